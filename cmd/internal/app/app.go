@@ -1,0 +1,199 @@
+// Package app is the wiring the three programs share: configuration read
+// from the environment into validated structs (the only place the
+// environment is read), logging, and serving a stream handler either under
+// Lambda or with the local stream runner.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/dynastream/dynastream/internal/ddb"
+	"github.com/dynastream/dynastream/internal/store"
+	"github.com/dynastream/dynastream/stream"
+)
+
+// InLambda reports whether the program runs inside Lambda.
+func InLambda() bool { return os.Getenv("AWS_LAMBDA_RUNTIME_API") != "" }
+
+// Common is the configuration every program has.
+type Common struct {
+	Table    string
+	DB       ddb.Config
+	LogLevel slog.Level
+	// LocalDir holds the local stack's outbox and dead letters.
+	LocalDir string
+}
+
+// Runner is the local stream runner's configuration.
+type Runner struct {
+	BatchSize       int
+	BatchWindow     time.Duration
+	MaxRetries      int
+	Bisect          bool
+	PollInterval    time.Duration
+	CheckpointTable string
+}
+
+type env struct{ errs []string }
+
+func (e *env) str(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+func (e *env) int(name string, def int) int {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		e.errs = append(e.errs, fmt.Sprintf("%s=%q: not an integer", name, v))
+	}
+	return n
+}
+
+func (e *env) dur(name string, def time.Duration) time.Duration {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		e.errs = append(e.errs, fmt.Sprintf("%s=%q: not a duration (e.g. 500ms, 2s)", name, v))
+	}
+	return d
+}
+
+func (e *env) bool(name string, def bool) bool {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		e.errs = append(e.errs, fmt.Sprintf("%s=%q: not a boolean", name, v))
+	}
+	return b
+}
+
+func (e *env) err() error {
+	if len(e.errs) == 0 {
+		return nil
+	}
+	return errors.New("configuration: " + strings.Join(e.errs, "; "))
+}
+
+// LoadCommon reads DYNAMODB_TABLE_NAME, DYNAMODB_ENDPOINT, AWS_REGION,
+// LOG_LEVEL and LOCAL_DIR.
+func LoadCommon() (Common, error) {
+	var e env
+	c := Common{
+		Table:    e.str("DYNAMODB_TABLE_NAME", ""),
+		DB:       ddb.Config{Endpoint: e.str("DYNAMODB_ENDPOINT", ""), Region: e.str("AWS_REGION", "")},
+		LocalDir: e.str("LOCAL_DIR", ".local"),
+	}
+	if c.Table == "" {
+		e.errs = append(e.errs, "DYNAMODB_TABLE_NAME is required")
+	}
+	if err := c.LogLevel.UnmarshalText([]byte(e.str("LOG_LEVEL", "info"))); err != nil {
+		e.errs = append(e.errs, "LOG_LEVEL: want debug, info, warn or error")
+	}
+	return c, e.err()
+}
+
+// LoadRunner reads the STREAM_* settings.
+func LoadRunner(table string) (Runner, error) {
+	var e env
+	r := Runner{
+		BatchSize:       e.int("STREAM_BATCH_SIZE", 100),
+		BatchWindow:     e.dur("STREAM_BATCH_WINDOW", 0),
+		MaxRetries:      e.int("STREAM_MAX_RETRIES", 3),
+		Bisect:          e.bool("STREAM_BISECT", true),
+		PollInterval:    e.dur("STREAM_POLL_INTERVAL", 100*time.Millisecond),
+		CheckpointTable: e.str("STREAM_CHECKPOINT_TABLE", table+"-checkpoints"),
+	}
+	if r.BatchSize < 1 || r.BatchSize > 10000 {
+		e.errs = append(e.errs, "STREAM_BATCH_SIZE: want 1..10000")
+	}
+	if r.MaxRetries < -1 {
+		e.errs = append(e.errs, "STREAM_MAX_RETRIES: want -1 (forever) or more")
+	}
+	return r, e.err()
+}
+
+// Logger returns the JSON logger every program uses.
+func Logger(c Common, program string) *slog.Logger {
+	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: c.LogLevel})).With("program", program)
+}
+
+// Fatal logs and exits.
+func Fatal(log *slog.Logger, msg string, err error) {
+	log.Error(msg, "err", err)
+	os.Exit(1)
+}
+
+// SignalContext is cancelled by SIGINT or SIGTERM.
+func SignalContext() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+}
+
+// ServeStream runs h: under Lambda via lambda.Start, locally with a stream
+// runner on the table's stream (checkpoints in their own table, dead
+// letters in LOCAL_DIR/deadletters/<consumer>.jsonl).
+func ServeStream(c Common, log *slog.Logger, consumer string, h stream.Handler) {
+	if InLambda() {
+		lambda.Start(h)
+		return
+	}
+	rc, err := LoadRunner(c.Table)
+	if err != nil {
+		Fatal(log, "bad configuration", err)
+	}
+	ctx, stop := SignalContext()
+	defer stop()
+	clients, err := ddb.New(ctx, c.DB)
+	if err != nil {
+		Fatal(log, "clients", err)
+	}
+	arn, err := store.StreamARN(ctx, clients.DB, c.Table)
+	if err != nil {
+		Fatal(log, "find the table's stream (is the table created? `make run` creates it)", err)
+	}
+	cps := &stream.TableCheckpoints{DB: clients.DB, Table: rc.CheckpointTable}
+	if err := cps.CreateTable(ctx); err != nil {
+		Fatal(log, "checkpoint table", err)
+	}
+	r := &stream.Runner{
+		Config: stream.Config{
+			StreamARN: arn, Consumer: consumer, BatchSize: rc.BatchSize, BatchWindow: rc.BatchWindow,
+			MaxRetries: rc.MaxRetries, Bisect: rc.Bisect, PollInterval: rc.PollInterval,
+		},
+		API: clients.Streams, Checkpoints: cps,
+		DeadLetters: &stream.FileDeadLetters{Path: filepath.Join(c.LocalDir, "deadletters", consumer+".jsonl")},
+		Logger:      log,
+		OnBatch: func(s stream.BatchStats) {
+			log.Debug("batch", "shard", s.ShardID, "records", s.Records, "attempt", s.Attempt, "failed", s.Failed,
+				"iteratorAgeMs", s.IteratorAge.Milliseconds(), "durationMs", s.Duration.Milliseconds())
+		},
+	}
+	log.Info("consuming stream", "stream", arn, "batchSize", rc.BatchSize, "checkpoints", rc.CheckpointTable)
+	if err := r.Run(ctx, h); err != nil {
+		Fatal(log, "runner", err)
+	}
+	log.Info("stopped")
+}

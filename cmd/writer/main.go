@@ -1,0 +1,76 @@
+// Command writer serves the HTTP API that writes the table's core items. In
+// Lambda it sits behind API Gateway's HTTP API with a JWT authorizer;
+// locally it is a net/http server that verifies HS256 dev tokens and mints
+// them at POST /dev/tokens.
+//
+// Environment: DYNAMODB_TABLE_NAME, DYNAMODB_ENDPOINT (empty = AWS),
+// AWS_REGION, WRITER_ADDR (default :8080), DEV_AUTH_SECRET (required
+// outside Lambda), LOG_LEVEL.
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
+	"github.com/oklog/ulid/v2"
+
+	"github.com/dynastream/dynastream/cmd/internal/app"
+	"github.com/dynastream/dynastream/internal/api"
+	"github.com/dynastream/dynastream/internal/auth"
+	"github.com/dynastream/dynastream/internal/ddb"
+	"github.com/dynastream/dynastream/internal/store"
+)
+
+func main() {
+	c, err := app.LoadCommon()
+	log := app.Logger(c, "writer")
+	if err != nil {
+		app.Fatal(log, "bad configuration", err)
+	}
+	clients, err := ddb.New(context.Background(), c.DB)
+	if err != nil {
+		app.Fatal(log, "clients", err)
+	}
+	entropy := ulid.Monotonic(rand.Reader, 0)
+	srv := &api.Server{
+		Store:  store.New(clients.DB, c.Table),
+		Logger: log,
+		Now:    time.Now,
+		NewID:  func() string { return ulid.MustNew(ulid.Now(), entropy).String() },
+	}
+	if app.InLambda() {
+		srv.Auth = auth.APIGateway{}
+		lambda.Start(httpadapter.NewV2(srv.Handler()).ProxyWithContext)
+		return
+	}
+	secret := os.Getenv("DEV_AUTH_SECRET")
+	if secret == "" {
+		app.Fatal(log, "bad configuration", errors.New("DEV_AUTH_SECRET is required outside Lambda (it signs the local dev tokens)"))
+	}
+	dev := &auth.DevTokens{Secret: []byte(secret), Issuer: "dynastream-local"}
+	srv.Auth, srv.DevTokens = dev, dev
+	addr := os.Getenv("WRITER_ADDR")
+	if addr == "" {
+		addr = ":8080"
+	}
+	ctx, stop := app.SignalContext()
+	defer stop()
+	hs := &http.Server{Addr: addr, Handler: srv.Handler(), ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = hs.Shutdown(sctx)
+	}()
+	log.Info("writer listening", "addr", addr, "table", c.Table)
+	if err := hs.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		app.Fatal(log, "listen", err)
+	}
+	log.Info("stopped")
+}

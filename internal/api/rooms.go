@@ -1,0 +1,360 @@
+package api
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/dynastream/dynastream/internal/auth"
+	"github.com/dynastream/dynastream/internal/errs"
+	"github.com/dynastream/dynastream/internal/room"
+	"github.com/dynastream/dynastream/internal/store"
+)
+
+type tokenRequest struct {
+	UserID string   `json:"userId"`
+	Groups []string `json:"groups"`
+}
+
+type tokenResponse struct {
+	Token     string `json:"token"`
+	UserID    string `json:"userId"`
+	ExpiresAt string `json:"expiresAt"`
+}
+
+const devTokenTTL = 12 * time.Hour
+
+func (s *Server) mintToken(w http.ResponseWriter, r *http.Request) error {
+	var req tokenRequest
+	if err := decode(r, &req); err != nil {
+		return err
+	}
+	now := s.Now()
+	tok, err := s.DevTokens.Mint(req.UserID, req.Groups, now, devTokenTTL)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, tokenResponse{Token: tok, UserID: req.UserID, ExpiresAt: store.Timestamp(now.Add(devTokenTTL))})
+	return nil
+}
+
+type createRoomRequest struct {
+	Name       string       `json:"name"`
+	SearchType string       `json:"searchType"`
+	Context    *roomContext `json:"context"`
+}
+
+type roomContext struct {
+	Description string    `json:"description"`
+	FamilySize  *int      `json:"familySize"`
+	CombineMode room.Mode `json:"combineMode"`
+}
+
+// Limits on free text.
+const (
+	maxName        = 200
+	maxDescription = 2000
+	maxSetEntries  = 50
+	maxSetEntry    = 100
+)
+
+func checkText(fs *[]errs.FieldError, field, v string, required bool, maxLen int) {
+	switch {
+	case required && strings.TrimSpace(v) == "":
+		*fs = append(*fs, errs.FieldError{Field: field, Reason: "is required"})
+	case !utf8.ValidString(v):
+		*fs = append(*fs, errs.FieldError{Field: field, Reason: "must be valid UTF-8"})
+	case utf8.RuneCountInString(v) > maxLen:
+		*fs = append(*fs, errs.FieldError{Field: field, Reason: fmt.Sprintf("must be at most %d characters", maxLen)})
+	}
+}
+
+func (s *Server) createRoom(w http.ResponseWriter, r *http.Request) error {
+	var req createRoomRequest
+	if err := decode(r, &req); err != nil {
+		return err
+	}
+	var fs []errs.FieldError
+	checkText(&fs, "name", req.Name, true, maxName)
+	if req.SearchType != room.SearchBuy && req.SearchType != room.SearchRent {
+		fs = append(fs, errs.FieldError{Field: "searchType", Reason: `must be "buy" or "rent"`})
+	}
+	ctx := room.Context{CombineMode: room.DefaultMode}
+	if c := req.Context; c != nil {
+		checkText(&fs, "context.description", c.Description, false, maxDescription)
+		if c.FamilySize != nil && (*c.FamilySize < 1 || *c.FamilySize > 50) {
+			fs = append(fs, errs.FieldError{Field: "context.familySize", Reason: "must be from 1 to 50"})
+		}
+		if c.CombineMode != "" && !c.CombineMode.Valid() {
+			fs = append(fs, errs.FieldError{Field: "context.combineMode", Reason: `must be "strict", "all" or "mixed"`})
+		}
+		ctx.Description, ctx.FamilySize = c.Description, c.FamilySize
+		if c.CombineMode != "" {
+			ctx.CombineMode = c.CombineMode
+		}
+	}
+	if err := errs.Fields(fs); err != nil {
+		return err
+	}
+	rm := room.Room{
+		RoomID: s.NewID(), Name: strings.TrimSpace(req.Name), CreatedByUserID: identity(r.Context()).UserID,
+		CreatedAt: store.Timestamp(s.Now()), SearchType: req.SearchType, Context: ctx,
+	}
+	if _, err := s.Store.CreateRoom(r.Context(), rm); err != nil {
+		return err
+	}
+	w.Header().Set("Location", "/rooms/"+rm.RoomID)
+	writeJSON(w, http.StatusCreated, rm)
+	return nil
+}
+
+// member checks that the caller is a member of the room; a non-member gets
+// the same 404 as for a missing room.
+func (s *Server) member(r *http.Request) (room.Member, error) {
+	roomID := r.PathValue("roomId")
+	m, err := s.Store.GetMember(r.Context(), roomID, identity(r.Context()).UserID)
+	if errs.Is(err, errs.NotFound) {
+		return m, errs.New(errs.NotFound, "room %s not found", roomID)
+	}
+	return m, err
+}
+
+func (s *Server) getRoom(w http.ResponseWriter, r *http.Request) error {
+	if _, err := s.member(r); err != nil {
+		return err
+	}
+	rm, err := s.Store.GetRoom(r.Context(), r.PathValue("roomId"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, rm)
+	return nil
+}
+
+func (s *Server) myRooms(w http.ResponseWriter, r *http.Request) error {
+	p, err := page(r)
+	if err != nil {
+		return err
+	}
+	rooms, next, err := s.Store.ListUserRooms(r.Context(), identity(r.Context()).UserID, p)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, list(rooms, next))
+	return nil
+}
+
+type addMemberRequest struct {
+	UserID string `json:"userId"`
+}
+
+func (s *Server) addMember(w http.ResponseWriter, r *http.Request) error {
+	me, err := s.member(r)
+	if err != nil {
+		return err
+	}
+	if me.Role != room.RoleOwner {
+		return errs.New(errs.Forbidden, "only the room's owner adds members")
+	}
+	var req addMemberRequest
+	if err := decode(r, &req); err != nil {
+		return err
+	}
+	if !auth.ValidUserID(req.UserID) {
+		return errs.Field("userId", auth.UserIDRule)
+	}
+	m := room.Member{RoomID: me.RoomID, UserID: req.UserID, Role: room.RoleMember, JoinedAt: store.Timestamp(s.Now())}
+	if err := s.Store.AddMember(r.Context(), m); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, m)
+	return nil
+}
+
+func (s *Server) listMembers(w http.ResponseWriter, r *http.Request) error {
+	me, err := s.member(r)
+	if err != nil {
+		return err
+	}
+	p, err := page(r)
+	if err != nil {
+		return err
+	}
+	ms, next, err := s.Store.ListMembers(r.Context(), me.RoomID, p)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, list(ms, next))
+	return nil
+}
+
+type putCriteriaRequest struct {
+	Criteria *room.Criteria `json:"criteria"`
+	Weights  *room.Weights  `json:"weights"`
+	Source   string         `json:"source"`
+}
+
+func validateCriteria(req putCriteriaRequest) error {
+	var fs []errs.FieldError
+	add := func(f, reason string) { fs = append(fs, errs.FieldError{Field: f, Reason: reason}) }
+	if req.Criteria == nil {
+		return errs.Field("criteria", "is required")
+	}
+	c := *req.Criteria
+	checkSet := func(name string, v []string) {
+		if len(v) > maxSetEntries {
+			add("criteria."+name, fmt.Sprintf("must have at most %d entries", maxSetEntries))
+		}
+		for i, e := range v {
+			checkText(&fs, fmt.Sprintf("criteria.%s[%d]", name, i), e, true, maxSetEntry)
+		}
+	}
+	checkSet("locations", c.Locations)
+	checkSet("features", c.Features)
+	nonNeg := func(name string, v *float64) {
+		if v != nil && *v < 0 {
+			add("criteria."+name, "must not be negative")
+		}
+	}
+	nonNeg("priceMin", c.PriceMin)
+	nonNeg("priceMax", c.PriceMax)
+	nonNeg("roomsMin", c.RoomsMin)
+	nonNeg("roomsMax", c.RoomsMax)
+	nonNeg("areaMin", c.AreaMin)
+	if c.PriceMin != nil && c.PriceMax != nil && *c.PriceMin > *c.PriceMax {
+		add("criteria.priceMin", "must not exceed priceMax")
+	}
+	if c.RoomsMin != nil && c.RoomsMax != nil && *c.RoomsMin > *c.RoomsMax {
+		add("criteria.roomsMin", "must not exceed roomsMax")
+	}
+	if w := req.Weights; w != nil {
+		for _, name := range room.CriterionNames {
+			if v := w.Of(name); v < 0 || v > room.MaxWeight {
+				add("weights."+name, "must be from 0 to 5")
+			}
+		}
+	}
+	if req.Source != "" && req.Source != room.SourceManual && req.Source != room.SourceAIProposed {
+		add("source", `must be "manual" or "ai_proposed"`)
+	}
+	return errs.Fields(fs)
+}
+
+func (s *Server) putCriteria(w http.ResponseWriter, r *http.Request) error {
+	me, err := s.member(r)
+	if err != nil {
+		return err
+	}
+	var req putCriteriaRequest
+	if err := decode(r, &req); err != nil {
+		return err
+	}
+	if err := validateCriteria(req); err != nil {
+		return err
+	}
+	cv := room.CriteriaVersion{RoomID: me.RoomID, UserID: me.UserID, Timestamp: store.Timestamp(s.Now()), Criteria: *req.Criteria, Source: req.Source}
+	if req.Weights != nil {
+		cv.Weights = *req.Weights
+	}
+	if cv.Source == "" {
+		cv.Source = room.SourceManual
+	}
+	cv, err = s.Store.PutCriteria(r.Context(), cv)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, cv)
+	return nil
+}
+
+func (s *Server) listCriteria(w http.ResponseWriter, r *http.Request) error {
+	me, err := s.member(r)
+	if err != nil {
+		return err
+	}
+	p, err := page(r)
+	if err != nil {
+		return err
+	}
+	userID := r.URL.Query().Get("userId")
+	if userID != "" && !auth.ValidUserID(userID) {
+		return errs.Field("userId", auth.UserIDRule)
+	}
+	vs, next, err := s.Store.ListCriteria(r.Context(), me.RoomID, userID, p)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, list(vs, next))
+	return nil
+}
+
+// latestCriteria returns each member's latest criteria version (members
+// without criteria are left out), or one user's with ?userId=.
+func (s *Server) latestCriteria(w http.ResponseWriter, r *http.Request) error {
+	me, err := s.member(r)
+	if err != nil {
+		return err
+	}
+	if userID := r.URL.Query().Get("userId"); userID != "" {
+		if !auth.ValidUserID(userID) {
+			return errs.Field("userId", auth.UserIDRule)
+		}
+		cv, err := s.Store.LatestCriteria(r.Context(), me.RoomID, userID)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, cv)
+		return nil
+	}
+	var out []room.CriteriaVersion
+	cursor := ""
+	for {
+		ms, next, err := s.Store.ListMembers(r.Context(), me.RoomID, store.Page{Limit: store.MaxLimit, Cursor: cursor})
+		if err != nil {
+			return err
+		}
+		for _, m := range ms {
+			cv, err := s.Store.LatestCriteria(r.Context(), me.RoomID, m.UserID)
+			if errs.Is(err, errs.NotFound) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			out = append(out, cv)
+		}
+		if cursor = next; cursor == "" {
+			break
+		}
+	}
+	writeJSON(w, http.StatusOK, list(out, ""))
+	return nil
+}
+
+func (s *Server) combined(w http.ResponseWriter, r *http.Request) error {
+	me, err := s.member(r)
+	if err != nil {
+		return err
+	}
+	v, err := s.Store.LatestCombined(r.Context(), me.RoomID)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, v)
+	return nil
+}
+
+func (s *Server) compatibility(w http.ResponseWriter, r *http.Request) error {
+	me, err := s.member(r)
+	if err != nil {
+		return err
+	}
+	v, err := s.Store.LatestCompatibility(r.Context(), me.RoomID)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, v)
+	return nil
+}

@@ -1,0 +1,110 @@
+// Package auth tells who is calling. In Lambda, API Gateway's JWT authorizer
+// has already verified the token and the claims come with the request; on
+// the local stack the writer verifies HS256 dev tokens itself (and mints them
+// for the README's walkthrough). Either way handlers see an Identity.
+package auth
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/awslabs/aws-lambda-go-api-proxy/core"
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/dynastream/dynastream/internal/errs"
+)
+
+// Identity is the authenticated caller.
+type Identity struct {
+	UserID string
+	Groups []string
+}
+
+// Authenticator finds the caller of a request.
+type Authenticator interface {
+	Authenticate(r *http.Request) (Identity, error)
+}
+
+// userIDPattern keeps user ids safe inside keys (no '#').
+var userIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._@:+-]{0,127}$`)
+
+// ValidUserID reports whether s can be a user id.
+func ValidUserID(s string) bool { return userIDPattern.MatchString(s) }
+
+// UserIDRule describes ValidUserID for error messages.
+const UserIDRule = "1-128 characters: letters, digits and . _ @ : + - (not starting with a symbol)"
+
+func identity(sub string, groups []string) (Identity, error) {
+	if !ValidUserID(sub) {
+		return Identity{}, errs.New(errs.Unauthorized, "token subject is not a valid user id")
+	}
+	return Identity{UserID: sub, Groups: groups}, nil
+}
+
+// DevTokens verifies and mints HS256 tokens for the local stack.
+type DevTokens struct {
+	Secret []byte
+	Issuer string
+}
+
+type claims struct {
+	jwt.RegisteredClaims
+	Groups []string `json:"cognito:groups,omitempty"`
+}
+
+// Mint returns a token for userID valid for ttl from now.
+func (d DevTokens) Mint(userID string, groups []string, now time.Time, ttl time.Duration) (string, error) {
+	if !ValidUserID(userID) {
+		return "", errs.Field("userId", UserIDRule)
+	}
+	c := claims{RegisteredClaims: jwt.RegisteredClaims{
+		Subject: userID, Issuer: d.Issuer,
+		IssuedAt: jwt.NewNumericDate(now), ExpiresAt: jwt.NewNumericDate(now.Add(ttl)),
+	}, Groups: groups}
+	s, err := jwt.NewWithClaims(jwt.SigningMethodHS256, c).SignedString(d.Secret)
+	if err != nil {
+		return "", fmt.Errorf("auth: sign: %w", err)
+	}
+	return s, nil
+}
+
+// Authenticate implements Authenticator for "Authorization: Bearer <token>".
+func (d DevTokens) Authenticate(r *http.Request) (Identity, error) {
+	h := r.Header.Get("Authorization")
+	tok, ok := strings.CutPrefix(h, "Bearer ")
+	if !ok || tok == "" {
+		return Identity{}, errs.New(errs.Unauthorized, "missing bearer token (Authorization: Bearer <token>)")
+	}
+	var c claims
+	_, err := jwt.ParseWithClaims(tok, &c, func(*jwt.Token) (any, error) { return d.Secret, nil },
+		jwt.WithValidMethods([]string{"HS256"}), jwt.WithIssuer(d.Issuer), jwt.WithExpirationRequired())
+	if err != nil {
+		return Identity{}, &errs.Error{Code: errs.Unauthorized, Message: "invalid token", Err: err}
+	}
+	return identity(c.Subject, c.Groups)
+}
+
+// APIGateway reads the claims API Gateway's JWT authorizer put on an HTTP
+// API (payload 2.0) request; the token itself was verified by API Gateway.
+type APIGateway struct{}
+
+// Authenticate implements Authenticator.
+func (APIGateway) Authenticate(r *http.Request) (Identity, error) {
+	rc, ok := core.GetAPIGatewayV2ContextFromContext(r.Context())
+	if !ok || rc.Authorizer == nil || rc.Authorizer.JWT == nil {
+		return Identity{}, errs.New(errs.Unauthorized, "no JWT authorizer claims on the request")
+	}
+	cl := rc.Authorizer.JWT.Claims
+	var groups []string
+	if g := strings.Trim(cl["cognito:groups"], "[]"); g != "" {
+		groups = strings.Fields(strings.ReplaceAll(g, ",", " "))
+	}
+	return identity(cl["sub"], groups)
+}
+
+// ErrNoIdentity is returned by FromContext outside an authenticated request.
+var ErrNoIdentity = errors.New("auth: no identity in context")

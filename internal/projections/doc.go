@@ -1,0 +1,18 @@
+// Package projections derives the derived items of the table from its
+// stream: a room's combined criteria and compatibility snapshots (DESIGN.md
+// §3).
+//
+// The derivations are pure functions (Combine, Compatibility, Snapshot,
+// TriggerOf) of a change and the state read; Projector is the thin handler
+// that reads that state and writes the results.
+//
+// Delivery guarantees: the handler is idempotent and convergent under
+// at-least-once delivery. A snapshot's key comes from its source change (the
+// criteria version's timestamp, the member's joinedAt, or the record's
+// creation time for a removal) and its content is computed "as of" that
+// timestamp from the current core state — each current member who joined by
+// then, with their latest criteria version at or before it — so a
+// redelivered, reordered or replayed record rewrites the same item with the
+// same content. Derived items (derived = true) are ignored, so the
+// projector never reacts to its own writes.
+package projections

@@ -1,0 +1,10 @@
+// Package store is the single DynamoDB table: its schema (the one place it is
+// defined), typed key builders for the seeds' key patterns, and the reads and
+// writes of core and derived items.
+//
+// Writes that must change together (Member and UserRoom, Room and its owner's
+// membership) go in one TransactWriteItems; conditional failures become
+// errs.Conflict or errs.NotFound with a reason, never a raw SDK error.
+// Derived items are written with plain puts on keys taken from the source
+// change, so writing them again is harmless (idempotent by key).
+package store

@@ -1,0 +1,261 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/dynastream/dynastream/internal/errs"
+	"github.com/dynastream/dynastream/internal/room"
+)
+
+func put(table string, item map[string]types.AttributeValue, cond string) types.TransactWriteItem {
+	p := &types.Put{TableName: aws.String(table), Item: item}
+	if cond != "" {
+		p.ConditionExpression = aws.String(cond)
+	}
+	return types.TransactWriteItem{Put: p}
+}
+
+func (s *Store) memberItems(m room.Member) (member, userRoom map[string]types.AttributeValue, err error) {
+	if member, err = marshal(head{Key: MemberKey(m.RoomID, m.UserID), ItemType: TypeMember}, m); err != nil {
+		return nil, nil, err
+	}
+	userRoom, err = marshal(head{Key: UserRoomKey(m.UserID, m.RoomID), ItemType: TypeUserRoom}, m)
+	return member, userRoom, err
+}
+
+// CreateRoom writes the Room and its owner's Member and UserRoom items in one
+// transaction. A room id that exists already is a Conflict.
+func (s *Store) CreateRoom(ctx context.Context, r room.Room) (room.Member, error) {
+	owner := room.Member{RoomID: r.RoomID, UserID: r.CreatedByUserID, Role: room.RoleOwner, JoinedAt: r.CreatedAt}
+	ri, err := marshal(head{Key: RoomKey(r.RoomID), ItemType: TypeRoom}, r)
+	if err != nil {
+		return owner, err
+	}
+	mi, ui, err := s.memberItems(owner)
+	if err != nil {
+		return owner, err
+	}
+	_, err = s.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+		put(s.Table, ri, "attribute_not_exists(PK)"),
+		put(s.Table, mi, "attribute_not_exists(PK)"),
+		put(s.Table, ui, "attribute_not_exists(PK)"),
+	}})
+	if reasons := cancelReasons(err); reasons != nil && reasons[0] == "ConditionalCheckFailed" {
+		return owner, errs.New(errs.Conflict, "room %s already exists", r.RoomID)
+	}
+	if err != nil {
+		return owner, fmt.Errorf("store: create room %s: %w", r.RoomID, err)
+	}
+	return owner, nil
+}
+
+// GetRoom reads a room; NotFound when there is none.
+func (s *Store) GetRoom(ctx context.Context, roomID string) (room.Room, error) {
+	var r room.Room
+	ok, err := s.get(ctx, RoomKey(roomID), &r)
+	if err == nil && !ok {
+		err = errs.New(errs.NotFound, "room %s not found", roomID)
+	}
+	return r, err
+}
+
+// AddMember writes Member and UserRoom in one transaction, on the condition
+// that the room exists and the user is not a member yet.
+func (s *Store) AddMember(ctx context.Context, m room.Member) error {
+	mi, ui, err := s.memberItems(m)
+	if err != nil {
+		return err
+	}
+	_, err = s.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+		{ConditionCheck: &types.ConditionCheck{TableName: aws.String(s.Table), Key: RoomKey(m.RoomID).AV(), ConditionExpression: aws.String("attribute_exists(PK)")}},
+		put(s.Table, mi, "attribute_not_exists(PK)"),
+		put(s.Table, ui, "attribute_not_exists(PK)"),
+	}})
+	if reasons := cancelReasons(err); reasons != nil {
+		switch {
+		case reasons[0] == "ConditionalCheckFailed":
+			return errs.New(errs.NotFound, "room %s not found", m.RoomID)
+		case reasons[1] == "ConditionalCheckFailed" || reasons[2] == "ConditionalCheckFailed":
+			return errs.New(errs.Conflict, "user %s is already a member of room %s", m.UserID, m.RoomID)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("store: add member %s to %s: %w", m.UserID, m.RoomID, err)
+	}
+	return nil
+}
+
+// GetMember reads one membership; NotFound when the user is not a member.
+func (s *Store) GetMember(ctx context.Context, roomID, userID string) (room.Member, error) {
+	var m room.Member
+	ok, err := s.get(ctx, MemberKey(roomID, userID), &m)
+	if err == nil && !ok {
+		err = errs.New(errs.NotFound, "user %s is not a member of room %s", userID, roomID)
+	}
+	return m, err
+}
+
+func decodeInto[T any](out *[]T) func(map[string]types.AttributeValue) error {
+	return func(it map[string]types.AttributeValue) error {
+		var v T
+		if err := attributevalue.UnmarshalMap(it, &v); err != nil {
+			return fmt.Errorf("store: decode item: %w", err)
+		}
+		*out = append(*out, v)
+		return nil
+	}
+}
+
+// ListMembers returns one page of a room's members, by user id.
+func (s *Store) ListMembers(ctx context.Context, roomID string, p Page) ([]room.Member, string, error) {
+	var out []room.Member
+	next, err := s.queryPage(ctx, query{pk: RoomPK(roomID), skPrefix: SKPrefixMember, page: p}, decodeInto(&out))
+	return out, next, err
+}
+
+// ListUserRooms returns one page of a user's memberships (UserRoom items).
+func (s *Store) ListUserRooms(ctx context.Context, userID string, p Page) ([]room.Member, string, error) {
+	var out []room.Member
+	next, err := s.queryPage(ctx, query{pk: UserPK(userID), skPrefix: SKPrefixRoom, page: p}, decodeInto(&out))
+	return out, next, err
+}
+
+// PutCriteria appends a criteria version. Versions are keyed by timestamp;
+// when two puts of one user land on the same millisecond the later one moves
+// on by a millisecond, so no version is ever overwritten. It returns the
+// version as stored.
+func (s *Store) PutCriteria(ctx context.Context, cv room.CriteriaVersion) (room.CriteriaVersion, error) {
+	t, err := ParseTimestamp(cv.Timestamp)
+	if err != nil {
+		return cv, fmt.Errorf("store: criteria timestamp: %w", err)
+	}
+	for attempt := 0; attempt < 20; attempt++ {
+		cv.Timestamp = Timestamp(t.Add(time.Duration(attempt) * time.Millisecond))
+		item, err := marshal(head{Key: CriteriaKey(cv.RoomID, cv.UserID, cv.Timestamp), ItemType: TypeCriteria}, cv)
+		if err != nil {
+			return cv, err
+		}
+		_, err = s.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.Table, Item: item, ConditionExpression: aws.String("attribute_not_exists(PK)")})
+		if isConditionFailed(err) {
+			continue
+		}
+		if err != nil {
+			return cv, fmt.Errorf("store: put criteria: %w", err)
+		}
+		return cv, nil
+	}
+	return cv, errs.New(errs.Conflict, "too many concurrent criteria updates for user %s", cv.UserID)
+}
+
+// latest returns the newest item under a prefix.
+func (s *Store) latest(ctx context.Context, pk, prefix string, out any) (bool, error) {
+	found := false
+	_, err := s.queryPage(ctx, query{pk: pk, skPrefix: prefix, desc: true, page: Page{Limit: 1}}, func(it map[string]types.AttributeValue) error {
+		found = true
+		return attributevalue.UnmarshalMap(it, out)
+	})
+	return found, err
+}
+
+// LatestCriteria returns a user's newest criteria version in a room.
+func (s *Store) LatestCriteria(ctx context.Context, roomID, userID string) (room.CriteriaVersion, error) {
+	var cv room.CriteriaVersion
+	ok, err := s.latest(ctx, RoomPK(roomID), CriteriaPrefix(userID), &cv)
+	if err == nil && !ok {
+		err = errs.New(errs.NotFound, "user %s has no criteria in room %s", userID, roomID)
+	}
+	return cv, err
+}
+
+// ListCriteria returns one page of criteria versions, newest first; all
+// users' when userID is empty.
+func (s *Store) ListCriteria(ctx context.Context, roomID, userID string, p Page) ([]room.CriteriaVersion, string, error) {
+	prefix := SKPrefixCriteria
+	if userID != "" {
+		prefix = CriteriaPrefix(userID)
+	}
+	var out []room.CriteriaVersion
+	next, err := s.queryPage(ctx, query{pk: RoomPK(roomID), skPrefix: prefix, desc: true, page: p}, decodeInto(&out))
+	return out, next, err
+}
+
+// LatestCombined returns the room's newest combined criteria.
+func (s *Store) LatestCombined(ctx context.Context, roomID string) (room.CombinedVersion, error) {
+	var v room.CombinedVersion
+	ok, err := s.latest(ctx, RoomPK(roomID), SKPrefixCombined, &v)
+	if err == nil && !ok {
+		err = errs.New(errs.NotFound, "room %s has no combined criteria yet", roomID)
+	}
+	return v, err
+}
+
+// LatestCompatibility returns the room's newest compatibility snapshot.
+func (s *Store) LatestCompatibility(ctx context.Context, roomID string) (room.CompatibilityVersion, error) {
+	var v room.CompatibilityVersion
+	ok, err := s.latest(ctx, RoomPK(roomID), SKPrefixCompatibility, &v)
+	if err == nil && !ok {
+		err = errs.New(errs.NotFound, "room %s has no compatibility yet (it needs two members with criteria)", roomID)
+	}
+	return v, err
+}
+
+// ReadRoomState reads a room's state: the Room item, then its members and
+// every criteria version with one paginated Query each (the partition's
+// derived snapshots are never read).
+func (s *Store) ReadRoomState(ctx context.Context, roomID string) (room.State, error) {
+	var st room.State
+	ok, err := s.get(ctx, RoomKey(roomID), &st.Room)
+	if err != nil {
+		return st, err
+	}
+	st.Exists = ok
+	if err := s.queryAll(ctx, RoomPK(roomID), SKPrefixMember, decodeInto(&st.Members)); err != nil {
+		return st, err
+	}
+	err = s.queryAll(ctx, RoomPK(roomID), SKPrefixCriteria, func(it map[string]types.AttributeValue) error {
+		var c room.StoredCriteria
+		if err := attributevalue.UnmarshalMap(it, &c.CriteriaVersion); err != nil {
+			return fmt.Errorf("store: decode criteria: %w", err)
+		}
+		if sk, ok := it[AttrSK].(*types.AttributeValueMemberS); ok {
+			c.SK = sk.Value
+		}
+		st.Criteria = append(st.Criteria, c)
+		return nil
+	})
+	if err != nil {
+		return st, err
+	}
+	sort.Slice(st.Criteria, func(i, j int) bool { return st.Criteria[i].SK < st.Criteria[j].SK })
+	return st, nil
+}
+
+// PutSnapshots writes combined-criteria and compatibility snapshots (derived
+// items) in batches of 25. Their keys come from the source change, so
+// writing them again is harmless.
+func (s *Store) PutSnapshots(ctx context.Context, combined []room.CombinedVersion, compat []room.CompatibilityVersion) error {
+	items := make([]map[string]types.AttributeValue, 0, len(combined)+len(compat))
+	for _, c := range combined {
+		it, err := marshal(head{Key: CombinedKey(c.RoomID, c.Timestamp), ItemType: TypeCombinedCriteria, Derived: true}, c)
+		if err != nil {
+			return err
+		}
+		items = append(items, it)
+	}
+	for _, p := range compat {
+		it, err := marshal(head{Key: CompatibilityKey(p.RoomID, p.Timestamp), ItemType: TypeCompatibility, Derived: true}, p)
+		if err != nil {
+			return err
+		}
+		items = append(items, it)
+	}
+	return s.BatchPut(ctx, items)
+}

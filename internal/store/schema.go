@@ -1,0 +1,110 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// Attribute and index names of the table.
+const (
+	AttrPK       = "PK"
+	AttrSK       = "SK"
+	AttrItemType = "itemType"
+	AttrDerived  = "derived"
+	AttrTTL      = "ttl"
+	IndexGSI1    = "GSI1"
+	IndexGSI2    = "GSI2"
+	IndexGSI3    = "GSI3"
+)
+
+// Indexes lists the overloaded GSIs with their key attributes.
+var Indexes = []struct{ Name, PK, SK string }{
+	{IndexGSI1, "GSI1PK", "GSI1SK"},
+	{IndexGSI2, "GSI2PK", "GSI2SK"},
+	{IndexGSI3, "GSI3PK", "GSI3SK"},
+}
+
+// TableInput is the table's definition (DESIGN.md §2): string keys PK/SK,
+// GSI1–GSI3 with projection ALL, on-demand billing, stream NEW_AND_OLD_IMAGES.
+func TableInput(name string) *dynamodb.CreateTableInput {
+	defs := []types.AttributeDefinition{
+		{AttributeName: aws.String(AttrPK), AttributeType: types.ScalarAttributeTypeS},
+		{AttributeName: aws.String(AttrSK), AttributeType: types.ScalarAttributeTypeS},
+	}
+	var gsis []types.GlobalSecondaryIndex
+	for _, ix := range Indexes {
+		defs = append(defs,
+			types.AttributeDefinition{AttributeName: aws.String(ix.PK), AttributeType: types.ScalarAttributeTypeS},
+			types.AttributeDefinition{AttributeName: aws.String(ix.SK), AttributeType: types.ScalarAttributeTypeS})
+		gsis = append(gsis, types.GlobalSecondaryIndex{
+			IndexName: aws.String(ix.Name),
+			KeySchema: []types.KeySchemaElement{
+				{AttributeName: aws.String(ix.PK), KeyType: types.KeyTypeHash},
+				{AttributeName: aws.String(ix.SK), KeyType: types.KeyTypeRange},
+			},
+			Projection: &types.Projection{ProjectionType: types.ProjectionTypeAll},
+		})
+	}
+	return &dynamodb.CreateTableInput{
+		TableName:            aws.String(name),
+		AttributeDefinitions: defs,
+		KeySchema: []types.KeySchemaElement{
+			{AttributeName: aws.String(AttrPK), KeyType: types.KeyTypeHash},
+			{AttributeName: aws.String(AttrSK), KeyType: types.KeyTypeRange},
+		},
+		GlobalSecondaryIndexes: gsis,
+		BillingMode:            types.BillingModePayPerRequest,
+		StreamSpecification: &types.StreamSpecification{
+			StreamEnabled:  aws.Bool(true),
+			StreamViewType: types.StreamViewTypeNewAndOldImages,
+		},
+	}
+}
+
+// EnsureTable creates the table if it does not exist, waits until it is
+// active, and turns TTL on for the ttl attribute. It is safe to call again.
+// It returns the table's latest stream ARN.
+func EnsureTable(ctx context.Context, db *dynamodb.Client, name string) (string, error) {
+	_, err := db.CreateTable(ctx, TableInput(name))
+	var inUse *types.ResourceInUseException
+	if err != nil && !errors.As(err, &inUse) {
+		return "", fmt.Errorf("store: create table %s: %w", name, err)
+	}
+	w := dynamodb.NewTableExistsWaiter(db, func(o *dynamodb.TableExistsWaiterOptions) { o.MinDelay = 100 * time.Millisecond })
+	if err := w.Wait(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)}, time.Minute); err != nil {
+		return "", fmt.Errorf("store: wait for table %s: %w", name, err)
+	}
+	ttl, err := db.DescribeTimeToLive(ctx, &dynamodb.DescribeTimeToLiveInput{TableName: aws.String(name)})
+	if err != nil {
+		return "", fmt.Errorf("store: describe TTL of %s: %w", name, err)
+	}
+	if d := ttl.TimeToLiveDescription; d == nil || d.TimeToLiveStatus != types.TimeToLiveStatusEnabled {
+		_, err = db.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{
+			TableName:               aws.String(name),
+			TimeToLiveSpecification: &types.TimeToLiveSpecification{AttributeName: aws.String(AttrTTL), Enabled: aws.Bool(true)},
+		})
+		if err != nil {
+			return "", fmt.Errorf("store: enable TTL on %s: %w", name, err)
+		}
+	}
+	return StreamARN(ctx, db, name)
+}
+
+// StreamARN returns the table's latest stream ARN, or an error if the table
+// has no stream.
+func StreamARN(ctx context.Context, db *dynamodb.Client, name string) (string, error) {
+	out, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)})
+	if err != nil {
+		return "", fmt.Errorf("store: describe table %s: %w", name, err)
+	}
+	if out.Table.LatestStreamArn == nil {
+		return "", fmt.Errorf("store: table %s has no stream", name)
+	}
+	return *out.Table.LatestStreamArn, nil
+}

@@ -1,0 +1,250 @@
+package store
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/dynastream/dynastream/internal/errs"
+)
+
+// Store reads and writes the table.
+type Store struct {
+	DB    *dynamodb.Client
+	Table string
+}
+
+// New returns a Store on the named table.
+func New(db *dynamodb.Client, table string) *Store { return &Store{DB: db, Table: table} }
+
+// Page asks for one page of a list.
+type Page struct {
+	Limit  int32
+	Cursor string
+}
+
+// DefaultLimit and MaxLimit bound a page.
+const (
+	DefaultLimit = 25
+	MaxLimit     = 100
+)
+
+// item is the stored shape: key, type marker and the entity's attributes.
+type head struct {
+	Key
+	ItemType string `dynamodbav:"itemType"`
+	Derived  bool   `dynamodbav:"derived,omitempty"`
+}
+
+func marshal(h head, v any) (map[string]types.AttributeValue, error) {
+	body, err := attributevalue.MarshalMap(v)
+	if err != nil {
+		return nil, fmt.Errorf("store: marshal %s: %w", h.ItemType, err)
+	}
+	hm, err := attributevalue.MarshalMap(h)
+	if err != nil {
+		return nil, fmt.Errorf("store: marshal head: %w", err)
+	}
+	for k, v := range hm {
+		body[k] = v
+	}
+	dropEmptyMaps(body)
+	return body, nil
+}
+
+// dropEmptyMaps removes empty map attributes, at any depth of maps. Reading
+// treats a missing map like an empty one, and DynamoDB Local's stream
+// encodes an empty map as {}, which the SDK then decodes wrongly (see
+// attr's TestDynamoDBLocalEmptyMapQuirk): so the table never holds one.
+func dropEmptyMaps(m map[string]types.AttributeValue) {
+	for k, v := range m {
+		if mv, ok := v.(*types.AttributeValueMemberM); ok {
+			dropEmptyMaps(mv.Value)
+			if len(mv.Value) == 0 {
+				delete(m, k)
+			}
+		}
+	}
+}
+
+func (s *Store) get(ctx context.Context, k Key, out any) (bool, error) {
+	res, err := s.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.Table, Key: k.AV()})
+	if err != nil {
+		return false, fmt.Errorf("store: get %s/%s: %w", k.PK, k.SK, err)
+	}
+	if res.Item == nil {
+		return false, nil
+	}
+	if err := attributevalue.UnmarshalMap(res.Item, out); err != nil {
+		return false, fmt.Errorf("store: decode %s/%s: %w", k.PK, k.SK, err)
+	}
+	return true, nil
+}
+
+// query runs one page of a key-condition query and decodes the items.
+type query struct {
+	pk, skPrefix string
+	desc         bool
+	page         Page
+}
+
+func (s *Store) queryPage(ctx context.Context, q query, decode func(map[string]types.AttributeValue) error) (next string, err error) {
+	limit := q.page.Limit
+	if limit <= 0 {
+		limit = DefaultLimit
+	}
+	if limit > MaxLimit {
+		return "", errs.Field("limit", fmt.Sprintf("must be at most %d", MaxLimit))
+	}
+	start, err := decodeCursor(q.page.Cursor)
+	if err != nil {
+		return "", err
+	}
+	in := &dynamodb.QueryInput{
+		TableName:              &s.Table,
+		KeyConditionExpression: aws.String("PK = :pk AND begins_with(SK, :sk)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":pk": &types.AttributeValueMemberS{Value: q.pk},
+			":sk": &types.AttributeValueMemberS{Value: q.skPrefix},
+		},
+		ScanIndexForward:  aws.Bool(!q.desc),
+		Limit:             aws.Int32(limit),
+		ExclusiveStartKey: start,
+	}
+	out, err := s.DB.Query(ctx, in)
+	if err != nil {
+		return "", fmt.Errorf("store: query %s %s*: %w", q.pk, q.skPrefix, err)
+	}
+	for _, it := range out.Items {
+		if err := decode(it); err != nil {
+			return "", err
+		}
+	}
+	return encodeCursor(out.LastEvaluatedKey)
+}
+
+// queryAll reads every item of a key-condition query, page by page.
+func (s *Store) queryAll(ctx context.Context, pk, skPrefix string, decode func(map[string]types.AttributeValue) error) error {
+	p := dynamodb.NewQueryPaginator(s.DB, &dynamodb.QueryInput{
+		TableName:              &s.Table,
+		KeyConditionExpression: aws.String("PK = :pk AND begins_with(SK, :sk)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":pk": &types.AttributeValueMemberS{Value: pk},
+			":sk": &types.AttributeValueMemberS{Value: skPrefix},
+		},
+	})
+	for p.HasMorePages() {
+		out, err := p.NextPage(ctx)
+		if err != nil {
+			return fmt.Errorf("store: query %s %s*: %w", pk, skPrefix, err)
+		}
+		for _, it := range out.Items {
+			if err := decode(it); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Cursors are opaque to clients: base64url of the string key attributes.
+func encodeCursor(k map[string]types.AttributeValue) (string, error) {
+	if len(k) == 0 {
+		return "", nil
+	}
+	m := make(map[string]string, len(k))
+	for name, v := range k {
+		s, ok := v.(*types.AttributeValueMemberS)
+		if !ok {
+			return "", fmt.Errorf("store: cursor key %s is not a string", name)
+		}
+		m[name] = s.Value
+	}
+	b, _ := json.Marshal(m)
+	return base64.RawURLEncoding.EncodeToString(b), nil
+}
+
+func decodeCursor(c string) (map[string]types.AttributeValue, error) {
+	if c == "" {
+		return nil, nil
+	}
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	var m map[string]string
+	if err == nil {
+		err = json.Unmarshal(b, &m)
+	}
+	if err != nil || len(m) == 0 {
+		return nil, errs.Field("cursor", "not a cursor returned by this API")
+	}
+	out := make(map[string]types.AttributeValue, len(m))
+	for k, v := range m {
+		out[k] = &types.AttributeValueMemberS{Value: v}
+	}
+	return out, nil
+}
+
+// cancelReasons returns the cancellation reason codes of a cancelled
+// transaction, or nil for any other error.
+func cancelReasons(err error) []string {
+	var tc *types.TransactionCanceledException
+	if !errors.As(err, &tc) {
+		return nil
+	}
+	codes := make([]string, len(tc.CancellationReasons))
+	for i, r := range tc.CancellationReasons {
+		codes[i] = aws.ToString(r.Code)
+	}
+	return codes
+}
+
+func isConditionFailed(err error) bool {
+	var cf *types.ConditionalCheckFailedException
+	return errors.As(err, &cf)
+}
+
+// BatchPut writes items in batches of 25, retrying unprocessed items with
+// backoff. Puts replace whole items, so a retried batch is harmless.
+func (s *Store) BatchPut(ctx context.Context, items []map[string]types.AttributeValue) error {
+	for start := 0; start < len(items); start += 25 {
+		end := min(start+25, len(items))
+		reqs := make([]types.WriteRequest, 0, end-start)
+		for _, it := range items[start:end] {
+			reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: it}})
+		}
+		if err := s.batchWrite(ctx, reqs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Store) batchWrite(ctx context.Context, reqs []types.WriteRequest) error {
+	backoff := 20 * time.Millisecond
+	for attempt := 0; len(reqs) > 0; attempt++ {
+		if attempt == 10 {
+			return fmt.Errorf("store: %d items still unprocessed after %d attempts", len(reqs), attempt)
+		}
+		if attempt > 0 {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(backoff):
+			}
+			backoff = min(backoff*2, time.Second)
+		}
+		out, err := s.DB.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{s.Table: reqs}})
+		if err != nil {
+			return fmt.Errorf("store: batch write: %w", err)
+		}
+		reqs = out.UnprocessedItems[s.Table]
+	}
+	return nil
+}

@@ -1,0 +1,118 @@
+package stream
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/dynastream/dynastream/attr"
+)
+
+// Kind says what happened to an item.
+type Kind int
+
+// The kinds of change.
+const (
+	Insert Kind = iota + 1
+	Modify
+	Remove
+	// TTLRemove is a deletion by DynamoDB's TTL process, not by a user.
+	TTLRemove
+)
+
+func (k Kind) String() string {
+	return [...]string{"", "INSERT", "MODIFY", "REMOVE", "TTL_REMOVE"}[k]
+}
+
+// ttlPrincipal is the identity the service puts on TTL deletions.
+const ttlPrincipal = "dynamodb.amazonaws.com"
+
+// KindOf classifies a record. TTL deletions come as REMOVE with the
+// dynamodb.amazonaws.com service identity from the service, and from
+// DynamoDB Local with an event name outside INSERT/MODIFY/REMOVE and no
+// identity; both are TTLRemove.
+func KindOf(r events.DynamoDBEventRecord) (Kind, error) {
+	switch r.EventName {
+	case "INSERT":
+		return Insert, nil
+	case "MODIFY":
+		return Modify, nil
+	case "REMOVE":
+		if u := r.UserIdentity; u != nil && u.Type == "Service" && u.PrincipalID == ttlPrincipal {
+			return TTLRemove, nil
+		}
+		return Remove, nil
+	}
+	if r.Change.NewImage == nil && r.Change.OldImage != nil {
+		return TTLRemove, nil
+	}
+	return 0, fmt.Errorf("stream: record %s: unknown event name %q", r.EventID, r.EventName)
+}
+
+// Change is a record decoded for a consumer: its kind, identity and both
+// images as SDK attribute values.
+type Change struct {
+	Kind           Kind
+	EventID        string
+	SequenceNumber string
+	// At is the record's approximate creation time (second precision).
+	At       time.Time
+	Keys     map[string]types.AttributeValue
+	Old, New map[string]types.AttributeValue
+}
+
+// Decode turns a record into a Change.
+func Decode(r events.DynamoDBEventRecord) (Change, error) {
+	k, err := KindOf(r)
+	if err != nil {
+		return Change{}, err
+	}
+	c := Change{Kind: k, EventID: r.EventID, SequenceNumber: r.Change.SequenceNumber, At: r.Change.ApproximateCreationDateTime.Time.UTC()}
+	if c.Keys, err = attr.FromLambdaMap(r.Change.Keys); err == nil {
+		if c.Old, err = attr.FromLambdaMap(r.Change.OldImage); err == nil {
+			c.New, err = attr.FromLambdaMap(r.Change.NewImage)
+		}
+	}
+	if err != nil {
+		return Change{}, fmt.Errorf("stream: record %s: %w", r.EventID, err)
+	}
+	return c, nil
+}
+
+// Image is the new image, or the old one when the item is gone.
+func (c Change) Image() map[string]types.AttributeValue {
+	if c.New != nil {
+		return c.New
+	}
+	return c.Old
+}
+
+// String returns a string attribute of Image (or of Keys), "" when absent.
+func (c Change) String(name string) string {
+	if s, ok := c.Image()[name].(*types.AttributeValueMemberS); ok {
+		return s.Value
+	}
+	if s, ok := c.Keys[name].(*types.AttributeValueMemberS); ok {
+		return s.Value
+	}
+	return ""
+}
+
+// ItemType is the item's itemType attribute.
+func (c Change) ItemType() string { return c.String("itemType") }
+
+// Derived reports whether the item is a derived one (derived = true): a
+// projector ignores those, so it never loops on its own writes.
+func (c Change) Derived() bool {
+	b, ok := c.Image()["derived"].(*types.AttributeValueMemberBOOL)
+	return ok && b.Value
+}
+
+// DecodeNew unmarshals the new image into v.
+func (c Change) DecodeNew(v any) error { return attributevalue.UnmarshalMap(c.New, v) }
+
+// DecodeOld unmarshals the old image into v.
+func (c Change) DecodeOld(v any) error { return attributevalue.UnmarshalMap(c.Old, v) }

@@ -1,0 +1,124 @@
+package stream
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+)
+
+// DeadLetter is a batch of records a consumer gave up on, with everything
+// needed to resubmit it: the records themselves, in the shape Lambda
+// delivers, and where and why they failed.
+type DeadLetter struct {
+	Consumer            string               `json:"consumer"`
+	StreamARN           string               `json:"streamArn"`
+	ShardID             string               `json:"shardId"`
+	FirstSequenceNumber string               `json:"firstSequenceNumber,omitempty"`
+	LastSequenceNumber  string               `json:"lastSequenceNumber,omitempty"`
+	Attempts            int                  `json:"attempts"`
+	Error               string               `json:"error"`
+	FailedAt            time.Time            `json:"failedAt"`
+	Event               events.DynamoDBEvent `json:"event"`
+}
+
+// DeadLetters receives what a consumer gives up on.
+type DeadLetters interface {
+	Put(ctx context.Context, dl DeadLetter) error
+}
+
+// MemoryDeadLetters keeps dead letters in memory: for tests.
+type MemoryDeadLetters struct {
+	mu sync.Mutex
+	l  []DeadLetter
+}
+
+// Put implements DeadLetters.
+func (m *MemoryDeadLetters) Put(_ context.Context, dl DeadLetter) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.l = append(m.l, dl)
+	return nil
+}
+
+// All returns the dead letters so far.
+func (m *MemoryDeadLetters) All() []DeadLetter {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]DeadLetter(nil), m.l...)
+}
+
+// FileDeadLetters appends dead letters as JSON lines to a file, synced
+// before Put returns.
+type FileDeadLetters struct {
+	Path string
+	mu   sync.Mutex
+}
+
+// Put implements DeadLetters.
+func (f *FileDeadLetters) Put(_ context.Context, dl DeadLetter) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	b, err := json.Marshal(dl)
+	if err != nil {
+		return fmt.Errorf("stream: encode dead letter: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(f.Path), 0o755); err != nil {
+		return fmt.Errorf("stream: dead-letter folder: %w", err)
+	}
+	fh, err := os.OpenFile(f.Path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return fmt.Errorf("stream: open dead-letter file: %w", err)
+	}
+	_, err = fh.Write(append(b, '\n'))
+	if err == nil {
+		err = fh.Sync()
+	}
+	if cerr := fh.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("stream: write dead letter: %w", err)
+	}
+	return nil
+}
+
+// ReadDeadLetters reads a FileDeadLetters file.
+func ReadDeadLetters(path string) ([]DeadLetter, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	var out []DeadLetter
+	sc := bufio.NewScanner(fh)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for line := 1; sc.Scan(); line++ {
+		var dl DeadLetter
+		if err := json.Unmarshal(sc.Bytes(), &dl); err != nil {
+			return out, fmt.Errorf("stream: %s line %d: %w", path, line, err)
+		}
+		out = append(out, dl)
+	}
+	return out, sc.Err()
+}
+
+// Resubmit hands a dead letter's records to a handler again, once. It
+// returns the handler's error, or an error listing the items it reported
+// failed.
+func Resubmit(ctx context.Context, h Handler, dl DeadLetter) error {
+	resp, err := safeCall(ctx, h, dl.Event)
+	if err != nil {
+		return err
+	}
+	if n := len(resp.BatchItemFailures); n > 0 {
+		return fmt.Errorf("stream: %d record(s) failed again, first %s", n, resp.BatchItemFailures[0].ItemIdentifier)
+	}
+	return nil
+}

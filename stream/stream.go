@@ -1,0 +1,497 @@
+package stream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
+
+	"github.com/dynastream/dynastream/attr"
+)
+
+// Handler is a stream consumer: the signature Lambda calls for a DynamoDB
+// stream with ReportBatchItemFailures on.
+type Handler func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error)
+
+// API is the part of the dynamodbstreams client a Runner uses.
+type API interface {
+	DescribeStream(ctx context.Context, in *dynamodbstreams.DescribeStreamInput, optFns ...func(*dynamodbstreams.Options)) (*dynamodbstreams.DescribeStreamOutput, error)
+	GetShardIterator(ctx context.Context, in *dynamodbstreams.GetShardIteratorInput, optFns ...func(*dynamodbstreams.Options)) (*dynamodbstreams.GetShardIteratorOutput, error)
+	GetRecords(ctx context.Context, in *dynamodbstreams.GetRecordsInput, optFns ...func(*dynamodbstreams.Options)) (*dynamodbstreams.GetRecordsOutput, error)
+}
+
+// Starting positions for a shard without a checkpoint.
+const (
+	TrimHorizon = "TRIM_HORIZON"
+	Latest      = "LATEST"
+)
+
+// Config holds a Runner's settings; zero values take the defaults named.
+type Config struct {
+	StreamARN string
+	// Consumer namespaces the checkpoints (e.g. "projector"). Required.
+	Consumer string
+	// BatchSize is the most records per handler call (default 100).
+	BatchSize int
+	// BatchWindow is how long to gather records before calling the handler
+	// (default 0: call as soon as records are read).
+	BatchWindow time.Duration
+	// PollInterval is the pause after an empty read of an open shard
+	// (default 250 ms, as Lambda polls four times a second).
+	PollInterval time.Duration
+	// MaxRetries is how often a failing batch is retried before its records
+	// are dead-lettered (default 0 means 3; -1 retries forever, as Lambda's
+	// default does — then a poison record blocks its shard).
+	MaxRetries int
+	// Bisect splits a failing batch in two and retries the halves.
+	Bisect bool
+	// RetryBackoff is the first pause before a retry; it doubles up to 30 s
+	// (default 100 ms).
+	RetryBackoff time.Duration
+	// StartingPosition for shards without a checkpoint: TrimHorizon (default) or Latest.
+	StartingPosition string
+	// ShardRefresh is how often the shard list is read again (default 5 s).
+	ShardRefresh time.Duration
+}
+
+func (c *Config) withDefaults() error {
+	if c.StreamARN == "" {
+		return errors.New("stream: StreamARN is required")
+	}
+	if c.Consumer == "" {
+		return errors.New("stream: Consumer is required (it namespaces the checkpoints)")
+	}
+	if c.BatchSize == 0 {
+		c.BatchSize = 100
+	}
+	if c.BatchSize < 1 || c.BatchSize > 10000 {
+		return fmt.Errorf("stream: BatchSize %d out of range 1..10000", c.BatchSize)
+	}
+	if c.BatchWindow < 0 || c.BatchWindow > 300*time.Second {
+		return fmt.Errorf("stream: BatchWindow %s out of range 0..300s", c.BatchWindow)
+	}
+	if c.PollInterval == 0 {
+		c.PollInterval = 250 * time.Millisecond
+	}
+	if c.MaxRetries == 0 {
+		c.MaxRetries = 3
+	}
+	if c.MaxRetries < -1 {
+		return fmt.Errorf("stream: MaxRetries %d: use -1 for forever", c.MaxRetries)
+	}
+	if c.RetryBackoff == 0 {
+		c.RetryBackoff = 100 * time.Millisecond
+	}
+	switch c.StartingPosition {
+	case "":
+		c.StartingPosition = TrimHorizon
+	case TrimHorizon, Latest:
+	default:
+		return fmt.Errorf("stream: StartingPosition %q: want %s or %s", c.StartingPosition, TrimHorizon, Latest)
+	}
+	if c.ShardRefresh == 0 {
+		c.ShardRefresh = 5 * time.Second
+	}
+	return nil
+}
+
+// BatchStats describes one handler call, for metrics.
+type BatchStats struct {
+	Consumer    string
+	ShardID     string
+	Records     int
+	Attempt     int
+	Failed      bool
+	IteratorAge time.Duration
+	Duration    time.Duration
+}
+
+// Runner polls a table's stream and calls a Handler, as Lambda's event
+// source mapping does. Run one Runner per Consumer.
+type Runner struct {
+	Config
+	API         API
+	Checkpoints Checkpoints
+	DeadLetters DeadLetters
+	Logger      *slog.Logger
+	// OnBatch, if set, is called after every handler call.
+	OnBatch func(BatchStats)
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+// shardEnd marks a shard whose records have all been delivered.
+const shardEnd = "SHARD_END"
+
+// Run delivers the stream to h until ctx is done; it returns nil then. A
+// handler call under way when ctx ends is let finish, and its checkpoint is
+// written.
+func (r *Runner) Run(ctx context.Context, h Handler) error {
+	if err := r.Config.withDefaults(); err != nil {
+		return err
+	}
+	if r.API == nil || r.Checkpoints == nil || r.DeadLetters == nil {
+		return errors.New("stream: Runner needs API, Checkpoints and DeadLetters")
+	}
+	if r.Logger == nil {
+		r.Logger = slog.Default()
+	}
+	if r.Now == nil {
+		r.Now = time.Now
+	}
+	log := r.Logger.With("consumer", r.Consumer)
+	var (
+		mu      sync.Mutex
+		running = map[string]bool{}
+		done    = map[string]bool{}
+		wg      sync.WaitGroup
+	)
+	defer wg.Wait()
+	for {
+		shards, err := r.shards(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			log.Error("describe stream failed; retrying", "err", err)
+		}
+		present := make(map[string]bool, len(shards))
+		for _, s := range shards {
+			present[aws.ToString(s.ShardId)] = true
+		}
+		for _, s := range shards {
+			id := aws.ToString(s.ShardId)
+			parent := aws.ToString(s.ParentShardId)
+			mu.Lock()
+			skip := running[id] || done[id]
+			mu.Unlock()
+			if skip {
+				continue
+			}
+			cp, err := r.Checkpoints.Get(ctx, r.Consumer, id)
+			if err != nil {
+				log.Error("read checkpoint failed", "shard", id, "err", err)
+				continue
+			}
+			if cp == shardEnd {
+				mu.Lock()
+				done[id] = true
+				mu.Unlock()
+				continue
+			}
+			if parent != "" && present[parent] {
+				mu.Lock()
+				parentDone := done[parent]
+				mu.Unlock()
+				if !parentDone {
+					continue // the parent's records come first
+				}
+			}
+			mu.Lock()
+			running[id] = true
+			mu.Unlock()
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				finished := r.runShard(ctx, log.With("shard", id), h, id, cp)
+				mu.Lock()
+				running[id] = false
+				done[id] = finished
+				mu.Unlock()
+			}()
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(r.ShardRefresh):
+		}
+	}
+}
+
+func (r *Runner) shards(ctx context.Context) ([]types.Shard, error) {
+	var out []types.Shard
+	var start *string
+	for {
+		res, err := r.API.DescribeStream(ctx, &dynamodbstreams.DescribeStreamInput{StreamArn: aws.String(r.StreamARN), ExclusiveStartShardId: start})
+		if err != nil {
+			return out, fmt.Errorf("stream: describe %s: %w", r.StreamARN, err)
+		}
+		out = append(out, res.StreamDescription.Shards...)
+		start = res.StreamDescription.LastEvaluatedShardId
+		if start == nil {
+			return out, nil
+		}
+	}
+}
+
+func (r *Runner) iterator(ctx context.Context, shardID, after string) (*string, error) {
+	in := &dynamodbstreams.GetShardIteratorInput{StreamArn: aws.String(r.StreamARN), ShardId: aws.String(shardID)}
+	if after != "" {
+		in.ShardIteratorType = types.ShardIteratorTypeAfterSequenceNumber
+		in.SequenceNumber = aws.String(after)
+	} else {
+		in.ShardIteratorType = types.ShardIteratorType(r.StartingPosition)
+	}
+	out, err := r.API.GetShardIterator(ctx, in)
+	if err != nil {
+		return nil, fmt.Errorf("stream: shard iterator for %s: %w", shardID, err)
+	}
+	return out.ShardIterator, nil
+}
+
+// runShard reads one shard until it ends (true) or ctx is done (false).
+func (r *Runner) runShard(ctx context.Context, log *slog.Logger, h Handler, shardID, checkpoint string) bool {
+	lastRead := checkpoint // position of the newest record read into buf
+	var iter *string
+	var buf []events.DynamoDBEventRecord
+	var firstBuffered time.Time
+	backoff := r.RetryBackoff
+	for ctx.Err() == nil {
+		if iter == nil {
+			var err error
+			if iter, err = r.iterator(ctx, shardID, lastRead); err != nil {
+				var trimmed *types.TrimmedDataAccessException
+				if errors.As(err, &trimmed) && lastRead != "" {
+					log.Error("checkpoint is older than the stream's 24 h retention; records were lost before this consumer read them; resuming at TRIM_HORIZON", "checkpoint", lastRead)
+					lastRead = ""
+					continue
+				}
+				log.Error("get shard iterator failed; retrying", "err", err)
+				r.sleep(ctx, &backoff)
+				continue
+			}
+			if iter == nil { // a closed shard with nothing after the position
+				break
+			}
+		}
+		out, err := r.API.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: iter, Limit: aws.Int32(int32(min(1000, r.BatchSize)))})
+		if err != nil {
+			var expired *types.ExpiredIteratorException
+			if errors.As(err, &expired) {
+				log.Info("shard iterator expired; renewing", "after", lastRead)
+				iter = nil
+				continue
+			}
+			if ctx.Err() != nil {
+				break
+			}
+			log.Error("get records failed; retrying", "err", err)
+			r.sleep(ctx, &backoff)
+			continue
+		}
+		backoff = r.RetryBackoff
+		for _, rec := range out.Records {
+			lr, err := attr.LambdaRecord(rec, r.StreamARN)
+			if err != nil {
+				// Cannot be converted, so cannot be handled: dead-letter it as
+				// it came, in order, rather than drop it.
+				r.deadLetter(ctx, log, shardID, nil, 0, fmt.Errorf("convert record %s: %w", aws.ToString(rec.Dynamodb.SequenceNumber), err))
+				continue
+			}
+			if len(buf) == 0 {
+				firstBuffered = r.Now()
+			}
+			buf = append(buf, lr)
+		}
+		if len(out.Records) > 0 {
+			lastRead = aws.ToString(out.Records[len(out.Records)-1].Dynamodb.SequenceNumber)
+		}
+		iter = out.NextShardIterator
+		ended := iter == nil
+		for len(buf) > 0 && (ended || len(buf) >= r.BatchSize || r.Now().Sub(firstBuffered) >= r.BatchWindow) {
+			n := min(len(buf), r.BatchSize)
+			if !r.deliver(ctx, log, h, shardID, buf[:n]) {
+				return false // ctx ended mid-delivery; the checkpoint says where to resume
+			}
+			buf = buf[n:]
+			firstBuffered = r.Now()
+		}
+		if ended {
+			break
+		}
+		if len(out.Records) == 0 {
+			wait := r.PollInterval
+			if len(buf) > 0 {
+				wait = min(wait, r.BatchWindow-r.Now().Sub(firstBuffered))
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(max(wait, time.Millisecond)):
+			}
+		}
+	}
+	if ctx.Err() != nil {
+		return false
+	}
+	if err := r.Checkpoints.Put(context.WithoutCancel(ctx), r.Consumer, shardID, shardEnd); err != nil {
+		log.Error("checkpoint shard end failed", "err", err)
+	}
+	log.Info("shard drained")
+	return true
+}
+
+func (r *Runner) sleep(ctx context.Context, backoff *time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(*backoff):
+	}
+	*backoff = min(*backoff*2, 30*time.Second)
+}
+
+// deliver hands a batch to the handler until every record is either handled
+// or dead-lettered, checkpointing as it goes. It returns false when ctx ended
+// first.
+func (r *Runner) deliver(ctx context.Context, log *slog.Logger, h Handler, shardID string, batch []events.DynamoDBEventRecord) bool {
+	type pending struct {
+		recs     []events.DynamoDBEventRecord
+		attempts int
+	}
+	queue := []pending{{recs: batch}}
+	for len(queue) > 0 {
+		p := &queue[0]
+		if p.attempts > 0 {
+			backoff := r.RetryBackoff << min(p.attempts-1, 8)
+			select {
+			case <-ctx.Done():
+				return false
+			case <-time.After(min(backoff, 30*time.Second)):
+			}
+		}
+		p.attempts++
+		failedAt, err := r.call(ctx, h, shardID, p.recs, p.attempts)
+		if failedAt < 0 {
+			if !r.checkpoint(ctx, log, shardID, p.recs[len(p.recs)-1]) {
+				return false
+			}
+			queue = queue[1:]
+			continue
+		}
+		if ctx.Err() != nil {
+			return false
+		}
+		if failedAt > 0 { // records before the lowest failure are done
+			if !r.checkpoint(ctx, log, shardID, p.recs[failedAt-1]) {
+				return false
+			}
+			p.recs = p.recs[failedAt:]
+		}
+		log.Warn("batch failed", "records", len(p.recs), "attempt", p.attempts, "first", p.recs[0].Change.SequenceNumber, "err", err)
+		if r.Bisect && len(p.recs) > 1 {
+			half := len(p.recs) / 2
+			left, right := pending{recs: p.recs[:half]}, pending{recs: p.recs[half:]}
+			queue = append([]pending{left, right}, queue[1:]...)
+			continue
+		}
+		if r.MaxRetries >= 0 && p.attempts > r.MaxRetries {
+			if !r.deadLetter(ctx, log, shardID, p.recs, p.attempts, err) {
+				return false
+			}
+			if !r.checkpoint(ctx, log, shardID, p.recs[len(p.recs)-1]) {
+				return false
+			}
+			queue = queue[1:]
+		}
+	}
+	return true
+}
+
+// call runs the handler once. It returns -1 on success, else the index of
+// the lowest failed record (0 for a whole-batch failure) and the reason.
+func (r *Runner) call(ctx context.Context, h Handler, shardID string, recs []events.DynamoDBEventRecord, attempt int) (failedAt int, err error) {
+	start := r.Now()
+	defer func() {
+		if r.OnBatch != nil {
+			newest := recs[len(recs)-1].Change.ApproximateCreationDateTime.Time
+			r.OnBatch(BatchStats{Consumer: r.Consumer, ShardID: shardID, Records: len(recs), Attempt: attempt,
+				Failed: failedAt >= 0, IteratorAge: r.Now().Sub(newest), Duration: r.Now().Sub(start)})
+		}
+	}()
+	resp, err := safeCall(ctx, h, events.DynamoDBEvent{Records: recs})
+	if err != nil {
+		return 0, err
+	}
+	if len(resp.BatchItemFailures) == 0 {
+		return -1, nil
+	}
+	failedAt = len(recs)
+	for _, f := range resp.BatchItemFailures {
+		i := indexOf(recs, f.ItemIdentifier)
+		if i < 0 {
+			return 0, fmt.Errorf("handler reported unknown item %q: whole batch fails", f.ItemIdentifier)
+		}
+		failedAt = min(failedAt, i)
+	}
+	return failedAt, fmt.Errorf("handler reported %d failed item(s), lowest %s", len(resp.BatchItemFailures), recs[failedAt].Change.SequenceNumber)
+}
+
+func indexOf(recs []events.DynamoDBEventRecord, seq string) int {
+	for i := range recs {
+		if recs[i].Change.SequenceNumber == seq {
+			return i
+		}
+	}
+	return -1
+}
+
+// safeCall turns a handler panic into an error, so one poison record cannot
+// crash the runner.
+func safeCall(ctx context.Context, h Handler, ev events.DynamoDBEvent) (resp events.DynamoDBEventResponse, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("handler panicked: %v\n%s", p, debug.Stack())
+		}
+	}()
+	return h(ctx, ev)
+}
+
+// checkpoint records that everything up to rec is done, retrying until it
+// succeeds or ctx ends.
+func (r *Runner) checkpoint(ctx context.Context, log *slog.Logger, shardID string, rec events.DynamoDBEventRecord) bool {
+	backoff := r.RetryBackoff
+	for {
+		err := r.Checkpoints.Put(context.WithoutCancel(ctx), r.Consumer, shardID, rec.Change.SequenceNumber)
+		if err == nil {
+			return true
+		}
+		log.Error("checkpoint failed; retrying", "err", err)
+		if ctx.Err() != nil {
+			return false
+		}
+		r.sleep(ctx, &backoff)
+	}
+}
+
+// deadLetter hands records to the sink, retrying until it takes them: a
+// record leaves the shard only through the handler or the sink.
+func (r *Runner) deadLetter(ctx context.Context, log *slog.Logger, shardID string, recs []events.DynamoDBEventRecord, attempts int, cause error) bool {
+	dl := DeadLetter{
+		Consumer: r.Consumer, StreamARN: r.StreamARN, ShardID: shardID,
+		Error: cause.Error(), Attempts: attempts, FailedAt: r.Now().UTC(),
+		Event: events.DynamoDBEvent{Records: recs},
+	}
+	if len(recs) > 0 {
+		dl.FirstSequenceNumber = recs[0].Change.SequenceNumber
+		dl.LastSequenceNumber = recs[len(recs)-1].Change.SequenceNumber
+	}
+	backoff := r.RetryBackoff
+	for {
+		err := r.DeadLetters.Put(context.WithoutCancel(ctx), dl)
+		if err == nil {
+			log.Error("records dead-lettered", "records", len(recs), "first", dl.FirstSequenceNumber, "last", dl.LastSequenceNumber, "attempts", attempts, "err", cause)
+			return true
+		}
+		log.Error("dead-letter sink failed; retrying (the shard waits)", "err", err)
+		if ctx.Err() != nil {
+			return false
+		}
+		r.sleep(ctx, &backoff)
+	}
+}
