@@ -1,0 +1,206 @@
+package projections_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/dynastream/dynastream/internal/ddbtest"
+	"github.com/dynastream/dynastream/internal/projections"
+	"github.com/dynastream/dynastream/internal/room"
+	"github.com/dynastream/dynastream/internal/store"
+	"github.com/dynastream/dynastream/replay"
+	"github.com/dynastream/dynastream/stream"
+)
+
+func TestMain(m *testing.M) { ddbtest.Main(m) }
+
+func f(v float64) *float64 { return &v }
+func w(v int) *int         { return &v }
+
+// scenario writes a multi-user scenario through the store: three rooms (one
+// per combine mode), members joining before and after criteria are put,
+// several versions per user. It returns the clock's last time.
+type scenario struct {
+	st  *store.Store
+	now time.Time
+	t   *testing.T
+}
+
+func (s *scenario) tick() string {
+	s.now = s.now.Add(time.Second)
+	return store.Timestamp(s.now)
+}
+
+func (s *scenario) room(id string, mode room.Mode, owner string) {
+	s.t.Helper()
+	r := room.Room{RoomID: id, Name: "room " + id, CreatedByUserID: owner, CreatedAt: s.tick(), SearchType: room.SearchRent, Context: room.Context{CombineMode: mode}}
+	if _, err := s.st.CreateRoom(context.Background(), r); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+func (s *scenario) join(roomID, user string) {
+	s.t.Helper()
+	if err := s.st.AddMember(context.Background(), room.Member{RoomID: roomID, UserID: user, Role: room.RoleMember, JoinedAt: s.tick()}); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+func (s *scenario) put(roomID, user string, c room.Criteria, wt room.Weights) {
+	s.t.Helper()
+	if _, err := s.st.PutCriteria(context.Background(), room.CriteriaVersion{RoomID: roomID, UserID: user, Timestamp: s.tick(), Criteria: c, Weights: wt, Source: room.SourceManual}); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+func runScenario(t *testing.T, st *store.Store) {
+	s := &scenario{st: st, now: time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC), t: t}
+	for i, mode := range []room.Mode{room.ModeStrict, room.ModeAll, room.ModeMixed} {
+		id := fmt.Sprintf("r%d", i+1)
+		s.room(id, mode, "alice")
+		s.put(id, "alice", room.Criteria{Locations: []string{"Zurich", "Basel"}, PriceMin: f(1500), PriceMax: f(3000), RoomsMin: f(3), Features: []string{"balcony"}}, room.Weights{Price: w(5)})
+		s.join(id, "bob")
+		s.put(id, "bob", room.Criteria{Locations: []string{"Zurich"}, PriceMin: f(2000), PriceMax: f(3500), RoomsMin: f(2), RoomsMax: f(4), Features: []string{"lift"}}, room.Weights{})
+		s.put(id, "carol", room.Criteria{Locations: []string{"Bern"}}, room.Weights{}) // not a member (yet): ignored until she joins
+		s.join(id, "carol")
+		s.put(id, "alice", room.Criteria{Locations: []string{"Zurich", "Bern"}, PriceMax: f(2800), AreaMin: f(70), Features: []string{"balcony", "lift"}}, room.Weights{Locations: w(4), Area: w(2)})
+		s.join(id, "dave") // never puts criteria
+		s.put(id, "carol", room.Criteria{Locations: []string{"Bern", "Zurich"}, PriceMin: f(1800), PriceMax: f(2600), AreaMin: f(60)}, room.Weights{Area: w(5)})
+		s.put(id, "bob", room.Criteria{Locations: []string{"Zurich"}, PriceMin: f(2000), PriceMax: f(2900), RoomsMin: f(3), RoomsMax: f(4)}, room.Weights{Rooms: w(0)})
+	}
+}
+
+// The projector's derived state is identical however the stream is
+// delivered: as captured, every record twice, random batch sizes, shuffled
+// across items, and with injected failures and retries.
+func TestProjectorReplayEquivalence(t *testing.T) {
+	c, table, arn := ddbtest.Table(t)
+	st := store.New(c.DB, table)
+	runScenario(t, st)
+	ctx := context.Background()
+
+	ev, err := replay.Capture(ctx, c.Streams, arn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 3 rooms × (room + owner's member and userroom + 3 × (member + userroom) + 6 criteria) = 3 × 15
+	if got, want := len(ev.Records), 3*15; got != want {
+		t.Fatalf("captured %d records, want %d", got, want)
+	}
+
+	p := &projections.Projector{Store: st}
+	ts := replay.TableState{DB: c.DB, Table: table, Derived: replay.DerivedFlag}
+	rep, err := replay.Check(ctx, ev, replay.Target{Handler: p.Handle, Reset: ts.Reset, State: ts.State}, replay.Schedules(20261121, 24))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.Err(); err != nil {
+		t.Fatal(err)
+	}
+	dups, failures := 0, 0
+	for _, r := range rep.Runs {
+		if r.Schedule.Duplicate {
+			dups++
+		}
+		failures += r.Stats.InjectedFailures
+	}
+	if dups == 0 || failures == 0 {
+		t.Fatalf("schedules exercised %d duplicate runs and %d injected failures; want both > 0", dups, failures)
+	}
+	// Per room, triggers after alice's first criteria: alice1, bob joins,
+	// bob1, carol's put before she joined (a snapshot as of then: alice and
+	// bob only), carol joins, alice2, dave joins, carol2, bob2 = 9 combined;
+	// compatibility needs two members with criteria, so from bob1 on = 7.
+	items := rep.Baseline.([]map[string]any)
+	if got, want := len(items), 3*(9+7); got != want {
+		t.Fatalf("baseline has %d derived items, want %d", got, want)
+	}
+
+	// The latest snapshots of the strict room, worked out by hand from the
+	// final versions: alice2, bob2, carol2 (dave has none).
+	comb, err := st.LatestCombined(ctx, "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantComb := room.Combined{
+		Criteria: room.Criteria{
+			Locations: []string{"Zurich"},         // {Zurich,Bern} ∩ {Zurich} ∩ {Bern,Zurich}
+			PriceMin:  f(2000), PriceMax: f(2600), // max(2000,1800), min(2800,2900,2600)
+			RoomsMin: f(3), RoomsMax: f(4), // bob only
+			AreaMin:  f(70),                       // max(70,60)
+			Features: []string{"balcony", "lift"}, // alice only
+		},
+		Weights:     map[string]float64{"locations": 4, "price": 1, "rooms": 0, "area": 5, "features": 1},
+		FromUserIDs: []string{"alice", "bob", "carol"},
+		CombineMode: room.ModeStrict,
+		Conflicts:   []string{},
+	}
+	if diff := cmp.Diff(wantComb, comb.Combined); diff != "" {
+		t.Errorf("strict combined (-want +got):\n%s", diff)
+	}
+	if comb.Timestamp != "2026-01-01T10:00:10.000Z" {
+		t.Errorf("latest combined timestamp %s, want bob's last put", comb.Timestamp)
+	}
+}
+
+// A derived item on the stream (the projector's own write) triggers nothing,
+// and an undecodable record is reported as a batch item failure while the
+// rest of the batch is still projected.
+func TestProjectorIgnoresDerivedAndReportsPoison(t *testing.T) {
+	c, table, arn := ddbtest.Table(t)
+	st := store.New(c.DB, table)
+	s := &scenario{st: st, now: time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC), t: t}
+	s.room("r", room.ModeAll, "alice")
+	s.put("r", "alice", room.Criteria{Locations: []string{"Zurich"}}, room.Weights{})
+	ctx := context.Background()
+	ev, err := replay.Capture(ctx, c.Streams, arn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	poison := events.DynamoDBEventRecord{EventID: "poison", EventName: "BOGUS", Change: events.DynamoDBStreamRecord{
+		SequenceNumber: "999999999999999999999",
+		Keys:           map[string]events.DynamoDBAttributeValue{"PK": events.NewStringAttribute("ROOM#r"), "SK": events.NewStringAttribute("X")},
+		NewImage:       map[string]events.DynamoDBAttributeValue{"PK": events.NewStringAttribute("ROOM#r")},
+		OldImage:       map[string]events.DynamoDBAttributeValue{"PK": events.NewStringAttribute("ROOM#r")},
+	}}
+	ev.Records = append(ev.Records, poison)
+	p := &projections.Projector{Store: st}
+	resp, err := p.Handle(ctx, ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.BatchItemFailures) != 1 || resp.BatchItemFailures[0].ItemIdentifier != poison.Change.SequenceNumber {
+		t.Fatalf("failures = %+v, want only the poison record", resp.BatchItemFailures)
+	}
+	if _, err := st.LatestCombined(ctx, "r"); err != nil {
+		t.Fatalf("the good records were not projected: %v", err)
+	}
+
+	// The derived items the projector just wrote are on the stream now;
+	// handing them back changes nothing and reports nothing.
+	all, err := replay.Capture(ctx, c.Streams, arn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	derived := all.Records[len(ev.Records)-1:]
+	if len(derived) == 0 {
+		t.Fatal("no derived records on the stream")
+	}
+	for _, r := range derived {
+		ch, err := stream.Decode(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ch.Derived() {
+			t.Fatalf("record %s is not derived", r.EventID)
+		}
+		if _, ok, _ := projections.TriggerOf(ch); ok {
+			t.Fatalf("derived record %s triggered a projection", r.EventID)
+		}
+	}
+}

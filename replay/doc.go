@@ -1,0 +1,16 @@
+// Package replay tests stream consumers the way production treats them:
+// with at-least-once delivery. It captures a table's stream during a
+// scenario (Capture, as the events.DynamoDBEvent Lambda delivers; Save and
+// Load keep it as a JSON fixture), then replays it into a handler under
+// many delivery schedules — as captured, with every record twice, split
+// into random batch sizes, with cross-item interleavings shuffled (each
+// item's own order kept, as a stream guarantees), and with injected handler
+// failures that are retried like Lambda retries them — and checks that the
+// handler's derived state comes out identical every time (Check).
+//
+// A Target says how to reset and read the derived state; TableState does
+// both for derived items kept in a DynamoDB table.
+//
+// Deliver and Check call the handler from one goroutine; nothing here is
+// safe for concurrent use by several goroutines.
+package replay

@@ -1,0 +1,163 @@
+package replay_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/dynastream/dynastream/replay"
+)
+
+func stream3x4() events.DynamoDBEvent {
+	var ev events.DynamoDBEvent
+	seq := 0
+	for v := 1; v <= 4; v++ {
+		for _, pk := range []string{"A", "B", "C"} {
+			seq++
+			ev.Records = append(ev.Records, record(seq, pk, v))
+		}
+	}
+	return ev
+}
+
+func versions(recs []events.DynamoDBEventRecord) map[string][]int {
+	out := map[string][]int{}
+	for _, r := range recs {
+		v, _ := strconv.Atoi(r.Change.NewImage["version"].Number())
+		pk := r.Change.Keys["PK"].String()
+		out[pk] = append(out[pk], v)
+	}
+	return out
+}
+
+func seqs(recs []events.DynamoDBEventRecord) []string {
+	out := make([]string, len(recs))
+	for i, r := range recs {
+		out[i] = r.Change.SequenceNumber
+	}
+	return out
+}
+
+func TestOrderKeepsPerItemOrder(t *testing.T) {
+	ev := stream3x4()
+	for _, s := range replay.Schedules(7, 50) {
+		got := versions(replay.Order(ev, s))
+		want := []int{1, 2, 3, 4}
+		if s.Duplicate {
+			want = []int{1, 2, 3, 4, 1, 2, 3, 4}
+		}
+		for _, pk := range []string{"A", "B", "C"} {
+			if diff := cmp.Diff(want, got[pk]); diff != "" {
+				t.Fatalf("%s: item %s order (-want +got):\n%s", s.Name, pk, diff)
+			}
+		}
+	}
+}
+
+func TestOrderShufflesAcrossItems(t *testing.T) {
+	ev := stream3x4()
+	s := replay.Schedule{Shuffle: true, Seed: 1}
+	same := 0
+	for seed := uint64(1); seed <= 20; seed++ {
+		s.Seed = seed
+		if cmp.Equal(seqs(replay.Order(ev, s)), seqs(ev.Records)) {
+			same++
+		}
+	}
+	if same == 20 {
+		t.Fatal("20 shuffles all kept the captured order")
+	}
+}
+
+// Deliver retries a batch from the lowest record the handler reports failed,
+// and never skips a record.
+func TestDeliverRetriesFromLowestFailure(t *testing.T) {
+	ev := stream3x4()
+	seen := map[string]int{}
+	failOnce := map[string]bool{ev.Records[3].Change.SequenceNumber: true, ev.Records[7].Change.SequenceNumber: true}
+	var calls [][]string
+	h := func(_ context.Context, e events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+		var resp events.DynamoDBEventResponse
+		var call []string
+		for _, r := range e.Records {
+			seq := r.Change.SequenceNumber
+			call = append(call, seq)
+			if failOnce[seq] {
+				delete(failOnce, seq)
+				resp.BatchItemFailures = append(resp.BatchItemFailures, events.DynamoDBBatchItemFailure{ItemIdentifier: seq})
+				continue
+			}
+			seen[seq]++
+		}
+		calls = append(calls, call)
+		return resp, nil
+	}
+	st, err := replay.Deliver(context.Background(), ev, h, replay.Schedule{MaxBatch: 6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range ev.Records {
+		if seen[r.Change.SequenceNumber] == 0 {
+			t.Errorf("record %s never handled", r.Change.SequenceNumber)
+		}
+	}
+	// batch 1 = records 0..5, failure at 3 → retry 3..5; batch 2 = 6..11, failure at 7 → retry 7..11
+	if st.Calls != 4 {
+		t.Fatalf("calls = %d, want 4: %v", st.Calls, calls)
+	}
+	if calls[1][0] != ev.Records[3].Change.SequenceNumber || len(calls[1]) != 3 {
+		t.Fatalf("retry did not start at the failed record: %v", calls[1])
+	}
+}
+
+func TestDeliverGivesUpOnAHandlerThatAlwaysFails(t *testing.T) {
+	h := func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+		return events.DynamoDBEventResponse{}, errors.New("boom")
+	}
+	if _, err := replay.Deliver(context.Background(), stream3x4(), h, replay.AsCaptured); err == nil {
+		t.Fatal("want an error after the attempt limit")
+	}
+}
+
+// A projection that is not idempotent (a plain counter) is caught.
+func TestCheckCatchesANonIdempotentHandler(t *testing.T) {
+	count := 0
+	target := replay.Target{
+		Handler: func(_ context.Context, e events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+			count += len(e.Records)
+			return events.DynamoDBEventResponse{}, nil
+		},
+		Reset: func(context.Context) error { count = 0; return nil },
+		State: func(context.Context) (any, error) { return count, nil },
+	}
+	rep, err := replay.Check(context.Background(), stream3x4(), target, replay.Schedules(3, 20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Err() == nil {
+		t.Fatal("a counting handler passed 20 schedules with duplicates and failures")
+	}
+}
+
+func TestSaveLoad(t *testing.T) {
+	ev := stream3x4()
+	path := filepath.Join(t.TempDir(), "stream.json")
+	if err := replay.Save(path, ev); err != nil {
+		t.Fatal(err)
+	}
+	got, err := replay.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := json.Marshal(ev)
+	have, _ := json.Marshal(got)
+	if string(want) != string(have) {
+		t.Fatalf("loaded event differs:\n%s\n%s", want, have)
+	}
+}

@@ -1,0 +1,102 @@
+package replay
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// TableState is the derived state kept in a DynamoDB table: the items
+// Derived selects. Use its Reset and State methods in a Target.
+type TableState struct {
+	DB    *dynamodb.Client
+	Table string
+	// Derived selects the items that belong to the derived state.
+	Derived func(item map[string]types.AttributeValue) bool
+}
+
+// DerivedFlag selects items carrying derived = true.
+func DerivedFlag(item map[string]types.AttributeValue) bool {
+	b, ok := item["derived"].(*types.AttributeValueMemberBOOL)
+	return ok && b.Value
+}
+
+func (ts TableState) scan(ctx context.Context, each func(map[string]types.AttributeValue) error) error {
+	p := dynamodb.NewScanPaginator(ts.DB, &dynamodb.ScanInput{TableName: aws.String(ts.Table), ConsistentRead: aws.Bool(true)})
+	for p.HasMorePages() {
+		out, err := p.NextPage(ctx)
+		if err != nil {
+			return fmt.Errorf("replay: scan %s: %w", ts.Table, err)
+		}
+		for _, it := range out.Items {
+			if ts.Derived(it) {
+				if err := each(it); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// Reset deletes the derived items.
+func (ts TableState) Reset(ctx context.Context) error {
+	desc, err := ts.DB.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(ts.Table)})
+	if err != nil {
+		return fmt.Errorf("replay: describe %s: %w", ts.Table, err)
+	}
+	var reqs []types.WriteRequest
+	err = ts.scan(ctx, func(it map[string]types.AttributeValue) error {
+		key := map[string]types.AttributeValue{}
+		for _, k := range desc.Table.KeySchema {
+			key[*k.AttributeName] = it[*k.AttributeName]
+		}
+		reqs = append(reqs, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: key}})
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for len(reqs) > 0 {
+		n := min(25, len(reqs))
+		out, err := ts.DB.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{ts.Table: reqs[:n]}})
+		if err != nil {
+			return fmt.Errorf("replay: delete derived items: %w", err)
+		}
+		reqs = append(reqs[n:], out.UnprocessedItems[ts.Table]...)
+	}
+	return nil
+}
+
+// State returns the derived items as plain values, in a stable order.
+func (ts TableState) State(ctx context.Context) (any, error) {
+	type entry struct {
+		key  string
+		item map[string]any
+	}
+	var items []entry
+	err := ts.scan(ctx, func(it map[string]types.AttributeValue) error {
+		var m map[string]any
+		if err := attributevalue.UnmarshalMap(it, &m); err != nil {
+			return err
+		}
+		k, _ := json.Marshal(m)
+		items = append(items, entry{string(k), m})
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	sort.Slice(items, func(i, j int) bool { return items[i].key < items[j].key })
+	out := make([]map[string]any, len(items))
+	for i, e := range items {
+		out[i] = e.item
+	}
+	return out, nil
+}
