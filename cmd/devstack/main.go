@@ -16,10 +16,12 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -103,6 +105,11 @@ func main() {
 		procs = append(procs, p)
 		go func() { _ = cmd.Wait(); close(p.done); exited <- name }()
 	}
+	if err := waitHealthy(ctx, writerAddr, exited); err != nil {
+		log.Error("writer did not become healthy", "err", err)
+		stopAll(log, procs)
+		return
+	}
 	log.Info("local stack up: press Ctrl-C to stop", "writer", "http://localhost"+writerAddr, "outbox", filepath.Join(localDir, "outbox", "events.jsonl"))
 	select {
 	case <-ctx.Done():
@@ -111,6 +118,32 @@ func main() {
 		log.Error("a program exited; stopping the stack", "program", name)
 	}
 	stopAll(log, procs)
+}
+
+// waitHealthy polls the writer's /healthz until it answers 200.
+func waitHealthy(ctx context.Context, addr string, exited <-chan string) error {
+	host := addr
+	if strings.HasPrefix(host, ":") {
+		host = "127.0.0.1" + host
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		resp, err := http.Get("http://" + host + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case name := <-exited:
+			return fmt.Errorf("%s exited during start-up", name)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("no answer from http://%s/healthz after 30 s", host)
 }
 
 type proc struct {

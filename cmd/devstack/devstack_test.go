@@ -1,0 +1,202 @@
+package main_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/dynastream/dynastream/internal/ddblocal"
+)
+
+// TestLocalStack runs what `make run` runs — the real binaries — and walks
+// the README: two users, a room, a member, criteria for both, then the
+// derived combined criteria and compatibility. Then it stops the stack with
+// SIGINT, as Ctrl-C does, and checks that no process is left behind.
+func TestLocalStack(t *testing.T) {
+	bin := t.TempDir()
+	build := exec.Command("go", "build", "-o", bin+"/", "../writer", "../projector", "../notifier", ".")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		t.Fatalf("build: %v", err)
+	}
+	ddbPort, err := ddblocal.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	httpPort, err := ddblocal.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	local := t.TempDir()
+	cmd := exec.Command(filepath.Join(bin, "devstack"))
+	cmd.Env = append(os.Environ(),
+		"BIN_DIR="+bin, "LOCAL_DIR="+local, "DYNAMODB_TABLE_NAME=search-room",
+		"DYNAMODB_LOCAL_PORT="+strconv.Itoa(ddbPort), "WRITER_ADDR=127.0.0.1:"+strconv.Itoa(httpPort),
+		"STREAM_POLL_INTERVAL=50ms")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = cmd.Stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
+	var logs bytes.Buffer
+	up := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(out)
+		once := false
+		for sc.Scan() {
+			logs.WriteString(sc.Text() + "\n")
+			if !once && strings.Contains(sc.Text(), "local stack up") {
+				once = true
+				close(up)
+			}
+		}
+	}()
+	select {
+	case <-up:
+	case <-time.After(60 * time.Second):
+		t.Fatalf("stack not up after 60 s:\n%s", logs.String())
+	}
+
+	base := fmt.Sprintf("http://127.0.0.1:%d", httpPort)
+	call := func(method, path, token, body string, want int) map[string]any {
+		t.Helper()
+		req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != want {
+			t.Fatalf("%s %s: %d %s, want %d", method, path, resp.StatusCode, b, want)
+		}
+		var m map[string]any
+		_ = json.Unmarshal(b, &m)
+		return m
+	}
+	alice := call("POST", "/dev/tokens", "", `{"userId":"alice"}`, 201)["token"].(string)
+	bob := call("POST", "/dev/tokens", "", `{"userId":"bob"}`, 201)["token"].(string)
+	roomID := call("POST", "/rooms", alice, `{"name":"Flat in Zurich","searchType":"rent","context":{"combineMode":"strict"}}`, 201)["roomId"].(string)
+	call("POST", "/rooms/"+roomID+"/members", alice, `{"userId":"bob"}`, 201)
+	call("PUT", "/rooms/"+roomID+"/criteria", alice, `{"criteria":{"locations":["Zurich","Basel"],"priceMin":1500,"priceMax":3000,"roomsMin":3,"features":["balcony"]},"weights":{"price":5}}`, 201)
+	call("PUT", "/rooms/"+roomID+"/criteria", bob, `{"criteria":{"locations":["Zurich"],"priceMin":2000,"priceMax":3500,"roomsMin":2,"roomsMax":4,"features":["lift"]}}`, 201)
+	put := time.Now()
+
+	var compat map[string]any
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		req, _ := http.NewRequest("GET", base+"/rooms/"+roomID+"/compatibility", nil)
+		req.Header.Set("Authorization", "Bearer "+bob)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode == 200 {
+			_ = json.Unmarshal(b, &compat)
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("compatibility not derived after 10 s: %s\n%s", b, logs.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Logf("PUT criteria → compatibility visible: %v", time.Since(put).Round(time.Millisecond))
+	if compat["scorePercent"] != float64(50) || compat["level"] != "medium" {
+		t.Errorf("compatibility = %v, want 50%% medium (README)", compat)
+	}
+	comb := call("GET", "/rooms/"+roomID+"/combined-criteria", bob, "", 200)
+	crit, _ := json.Marshal(comb["criteria"])
+	if string(crit) != `{"features":["balcony","lift"],"locations":["Zurich"],"priceMax":3000,"priceMin":2000,"roomsMax":4,"roomsMin":3}` {
+		t.Errorf("combined criteria = %s", crit)
+	}
+	outbox, err := os.ReadFile(filepath.Join(local, "outbox", "events.jsonl"))
+	if err != nil || !bytes.Contains(outbox, []byte(`"detailType":"CompatibilityUpdated"`)) {
+		t.Errorf("outbox lacks CompatibilityUpdated (err %v):\n%s", err, outbox)
+	}
+
+	// Ctrl-C: the stack stops by itself, and leaves no process behind.
+	children := descendants(cmd.Process.Pid)
+	if len(children) < 4 {
+		t.Fatalf("expected java + 3 programs under devstack, found %v", children)
+	}
+	_ = cmd.Process.Signal(syscall.SIGINT)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("devstack exited with %v after SIGINT", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatalf("devstack still running 20 s after SIGINT:\n%s", logs.String())
+	}
+	for _, pid := range children {
+		if alive(pid) {
+			t.Errorf("process %d outlived devstack", pid)
+		}
+	}
+}
+
+// descendants lists the pids whose parent chain leads to pid.
+func descendants(pid int) []int {
+	parent := map[int]int{}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...
+		s := string(b)
+		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(fields) > 1 {
+			pp, _ := strconv.Atoi(fields[1])
+			parent[p] = pp
+		}
+	}
+	var out []int
+	for p := range parent {
+		for q := parent[p]; q > 1; q = parent[q] {
+			if q == pid {
+				out = append(out, p)
+				break
+			}
+		}
+	}
+	return out
+}
+
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	return len(fields) > 0 && fields[0] != "Z"
+}

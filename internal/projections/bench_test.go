@@ -1,0 +1,123 @@
+package projections_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/dynastream/dynastream/internal/projections"
+	"github.com/dynastream/dynastream/internal/room"
+	"github.com/dynastream/dynastream/internal/store"
+	"github.com/dynastream/dynastream/stream"
+)
+
+// batch10k builds a 10,000-record batch of criteria INSERTs over 100 rooms of
+// 5 members each, as Lambda's JSON, and the state the projector would read
+// for each room.
+func batch10k(b *testing.B) ([]byte, map[string]room.State) {
+	const rooms, members, records = 100, 5, 10000
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	s := events.NewStringAttribute
+	n := events.NewNumberAttribute
+	l := func(vs ...string) events.DynamoDBAttributeValue {
+		out := make([]events.DynamoDBAttributeValue, len(vs))
+		for i, v := range vs {
+			out[i] = s(v)
+		}
+		return events.NewListAttribute(out)
+	}
+	states := map[string]room.State{}
+	var ev events.DynamoDBEvent
+	for i := 0; i < records; i++ {
+		roomID := fmt.Sprintf("room-%03d", i%rooms)
+		user := fmt.Sprintf("user-%d", (i/rooms)%members)
+		ts := store.Timestamp(start.Add(time.Duration(i) * time.Millisecond))
+		price := 1000 + float64(i%40)*50
+		img := map[string]events.DynamoDBAttributeValue{
+			"PK": s(store.RoomPK(roomID)), "SK": s(store.CriteriaKey(roomID, user, ts).SK), "itemType": s(store.TypeCriteria),
+			"roomId": s(roomID), "userId": s(user), "timestamp": s(ts), "source": s("manual"),
+			"criteria": events.NewMapAttribute(map[string]events.DynamoDBAttributeValue{
+				"locations": l("Zurich", "Basel", fmt.Sprintf("loc-%d", i%7)),
+				"priceMin":  n(strconv.FormatFloat(price, 'f', -1, 64)), "priceMax": n(strconv.FormatFloat(price+1500, 'f', -1, 64)),
+				"roomsMin": n("2"), "roomsMax": n("4"), "areaMin": n(strconv.Itoa(50 + i%30)), "features": l("balcony", fmt.Sprintf("f-%d", i%5)),
+			}),
+			"weights": events.NewMapAttribute(map[string]events.DynamoDBAttributeValue{"price": n(strconv.Itoa(i % 6))}),
+		}
+		ev.Records = append(ev.Records, events.DynamoDBEventRecord{
+			EventID: fmt.Sprintf("ev-%d", i), EventName: "INSERT", EventSource: "aws:dynamodb",
+			Change: events.DynamoDBStreamRecord{SequenceNumber: fmt.Sprintf("%021d", i), Keys: map[string]events.DynamoDBAttributeValue{"PK": img["PK"], "SK": img["SK"]}, NewImage: img, StreamViewType: "NEW_AND_OLD_IMAGES"},
+		})
+		st := states[roomID]
+		st.Exists = true
+		st.Room = room.Room{RoomID: roomID, Context: room.Context{CombineMode: room.ModeMixed}}
+		if len(st.Members) < members {
+			st.Members = append(st.Members, room.Member{RoomID: roomID, UserID: fmt.Sprintf("user-%d", len(st.Members)), JoinedAt: "2025-01-01T00:00:00.000Z"})
+		}
+		st.Criteria = append(st.Criteria, room.StoredCriteria{SK: img["SK"].String(), CriteriaVersion: room.CriteriaVersion{
+			RoomID: roomID, UserID: user, Timestamp: ts,
+			Criteria: room.Criteria{Locations: []string{"Zurich", "Basel"}, PriceMin: &price, Features: []string{"balcony"}},
+		}})
+		states[roomID] = st
+	}
+	raw, err := json.Marshal(ev)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return raw, states
+}
+
+// BenchmarkDecodeBatch10k is the floor: only unmarshalling the Lambda JSON.
+func BenchmarkDecodeBatch10k(b *testing.B) {
+	raw, _ := batch10k(b)
+	b.SetBytes(int64(len(raw)))
+	b.ResetTimer()
+	for b.Loop() {
+		var ev events.DynamoDBEvent
+		if err := json.Unmarshal(raw, &ev); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N*10000)/b.Elapsed().Seconds(), "records/s")
+}
+
+// BenchmarkProjectBatch10k unmarshals the same batch and runs the pure
+// projection on it: decode each record, find its trigger, and compute the
+// room's combined criteria and compatibility as of it (from the state the
+// handler would have read, one read per room).
+func BenchmarkProjectBatch10k(b *testing.B) {
+	raw, states := batch10k(b)
+	b.SetBytes(int64(len(raw)))
+	b.ResetTimer()
+	for b.Loop() {
+		var ev events.DynamoDBEvent
+		if err := json.Unmarshal(raw, &ev); err != nil {
+			b.Fatal(err)
+		}
+		snapshots := 0
+		for _, rec := range ev.Records {
+			c, err := stream.Decode(rec)
+			if err != nil {
+				b.Fatal(err)
+			}
+			t, ok, err := projections.TriggerOf(c)
+			if err != nil || !ok {
+				b.Fatal("no trigger", err)
+			}
+			cv, pv := projections.Snapshot(states[t.RoomID], t.At)
+			if cv != nil {
+				snapshots++
+			}
+			if pv != nil {
+				snapshots++
+			}
+		}
+		if snapshots == 0 {
+			b.Fatal("nothing derived")
+		}
+	}
+	b.ReportMetric(float64(b.N*10000)/b.Elapsed().Seconds(), "records/s")
+}
