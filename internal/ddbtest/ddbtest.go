@@ -1,7 +1,3 @@
-// Package ddbtest gives tests a real DynamoDB Local: TestMain calls Main,
-// which starts one (or reuses the one at $DYNAMODB_ENDPOINT) and stops it
-// after the tests; Table gives each test a fresh table with the project's
-// schema. There is no mock of DynamoDB.
 package ddbtest
 
 import (

@@ -1,7 +1,3 @@
-// Package app is the wiring the three programs share: configuration read
-// from the environment into validated structs (the only place the
-// environment is read), logging, and serving a stream handler either under
-// Lambda or with the local stream runner.
 package app
 
 import (
@@ -155,7 +151,15 @@ func SignalContext() (context.Context, context.CancelFunc) {
 // ServeStream runs h: under Lambda via lambda.Start, locally with a stream
 // runner on the table's stream (checkpoints in their own table, dead
 // letters in LOCAL_DIR/deadletters/<consumer>.jsonl).
+//
+// With the arguments `resubmit FILE`, it instead hands every dead letter in
+// FILE (as written by the runner) to h once, appends the ones that fail
+// again to FILE.failed.jsonl, and exits non-zero if there were any.
 func ServeStream(c Common, log *slog.Logger, consumer string, h stream.Handler) {
+	if len(os.Args) == 3 && os.Args[1] == "resubmit" {
+		resubmit(log, h, os.Args[2])
+		return
+	}
 	if InLambda() {
 		lambda.Start(h)
 		return
@@ -196,4 +200,31 @@ func ServeStream(c Common, log *slog.Logger, consumer string, h stream.Handler) 
 		Fatal(log, "runner", err)
 	}
 	log.Info("stopped")
+}
+
+func resubmit(log *slog.Logger, h stream.Handler, path string) {
+	ctx, stop := SignalContext()
+	defer stop()
+	dls, err := stream.ReadDeadLetters(path)
+	if err != nil {
+		Fatal(log, "read dead letters", err)
+	}
+	again := &stream.FileDeadLetters{Path: path + ".failed.jsonl"}
+	failed := 0
+	for _, dl := range dls {
+		if err := stream.Resubmit(ctx, h, dl); err != nil {
+			failed++
+			dl.Error, dl.Attempts, dl.FailedAt = err.Error(), dl.Attempts+1, time.Now().UTC()
+			if perr := again.Put(ctx, dl); perr != nil {
+				Fatal(log, "keep a failed dead letter", perr)
+			}
+			log.Error("resubmitted records failed again", "first", dl.FirstSequenceNumber, "err", err)
+			continue
+		}
+		log.Info("resubmitted", "records", len(dl.Event.Records), "first", dl.FirstSequenceNumber)
+	}
+	log.Info("resubmit done", "deadLetters", len(dls), "failedAgain", failed, "kept", again.Path)
+	if failed > 0 {
+		os.Exit(1)
+	}
 }
