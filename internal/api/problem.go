@@ -1,12 +1,15 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"reflect"
+	"sort"
 	"strings"
 
 	"github.com/dynastream/dynastream/internal/errs"
@@ -14,12 +17,13 @@ import (
 
 // statusOf is the one table from error codes to HTTP statuses.
 var statusOf = map[errs.Code]int{
-	errs.Invalid:      http.StatusBadRequest,
-	errs.Unauthorized: http.StatusUnauthorized,
-	errs.Forbidden:    http.StatusForbidden,
-	errs.NotFound:     http.StatusNotFound,
-	errs.Conflict:     http.StatusConflict,
-	errs.Internal:     http.StatusInternalServerError,
+	errs.Invalid:          http.StatusBadRequest,
+	errs.Unauthorized:     http.StatusUnauthorized,
+	errs.Forbidden:        http.StatusForbidden,
+	errs.NotFound:         http.StatusNotFound,
+	errs.Conflict:         http.StatusConflict,
+	errs.MethodNotAllowed: http.StatusMethodNotAllowed,
+	errs.Internal:         http.StatusInternalServerError,
 }
 
 // Problem is an RFC 9457 problem document.
@@ -49,6 +53,9 @@ func writeError(w http.ResponseWriter, log *slog.Logger, r *http.Request, err er
 		p.Detail = e.Message
 		p.Errors = e.Fields
 	}
+	if status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", "Bearer") // RFC 6750 §3
+	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(p)
@@ -58,50 +65,155 @@ func writeError(w http.ResponseWriter, log *slog.Logger, r *http.Request, err er
 const maxBody = 64 << 10
 
 // decode reads a JSON body strictly: unknown fields, wrong types, trailing
-// data and oversize bodies are errors naming the field.
+// data and oversize bodies are errors naming the field (its full path, such
+// as criteria.priceMin or criteria.foo).
 func decode(r *http.Request, v any) error {
-	dec := json.NewDecoder(r.Body)
-	dec.DisallowUnknownFields()
-	err := dec.Decode(v)
-	if err == nil && dec.More() {
-		err = errors.New("trailing data after the JSON object")
+	data, err := io.ReadAll(r.Body)
+	if err != nil {
+		if errors.As(err, new(*http.MaxBytesError)) {
+			return errs.Field("body", fmt.Sprintf("larger than %d bytes", maxBody))
+		}
+		return fmt.Errorf("api: read body: %w", err)
 	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	err = dec.Decode(v)
 	if err == nil {
-		return nil
+		// Anything but white space after the value is an error; dec.More
+		// alone would let a stray '}' or ']' through.
+		var extra json.RawMessage
+		if err := dec.Decode(&extra); errors.Is(err, io.EOF) {
+			return nil
+		}
+		return errs.Field("body", "trailing data after the JSON value")
 	}
 	var te *json.UnmarshalTypeError
 	var se *json.SyntaxError
-	var mbe *http.MaxBytesError
 	switch {
 	case errors.As(err, &te):
-		return errs.Field(te.Field, fmt.Sprintf("must be %s, got %s", jsonType(te.Type.Kind().String()), te.Value))
+		field := te.Field
+		if field == "" {
+			field = "body"
+		}
+		return errs.Field(field, fmt.Sprintf("must be %s, got %s", jsonType(te.Type.Kind()), te.Value))
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+		var doc any
+		if json.Unmarshal(data, &doc) == nil {
+			if paths := unknownFields("", doc, reflect.TypeOf(v)); len(paths) > 0 {
+				fs := make([]errs.FieldError, len(paths))
+				for i, p := range paths {
+					fs[i] = errs.FieldError{Field: p, Reason: "unknown field"}
+				}
+				return errs.Fields(fs)
+			}
+		}
 		return errs.Field(name, "unknown field")
 	case errors.As(err, &se), errors.Is(err, io.ErrUnexpectedEOF):
 		return errs.Field("body", "malformed JSON: "+err.Error())
 	case errors.Is(err, io.EOF):
 		return errs.Field("body", "a JSON object is required")
-	case errors.As(err, &mbe):
-		return errs.Field("body", fmt.Sprintf("larger than %d bytes", maxBody))
 	}
 	return errs.Field("body", err.Error())
 }
 
-func jsonType(kind string) string {
-	switch kind {
-	case "string":
-		return "a string"
-	case "int", "int32", "int64", "float64", "float32":
-		return "a number"
-	case "bool":
-		return "a boolean"
-	case "slice":
-		return "an array"
-	case "struct", "map":
-		return "an object"
-	case "ptr":
-		return "a value of the right type"
+// unknownFields lists, sorted, the paths of the object keys in doc that the
+// Go type t has no field for (matching names as encoding/json does:
+// exactly, else case-insensitively).
+func unknownFields(prefix string, doc any, t reflect.Type) []string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
 	}
-	return kind
+	join := func(name string) string {
+		if prefix == "" {
+			return name
+		}
+		return prefix + "." + name
+	}
+	var out []string
+	switch t.Kind() {
+	case reflect.Struct:
+		obj, ok := doc.(map[string]any)
+		if !ok {
+			return nil
+		}
+		for key, val := range obj {
+			ft, ok := jsonField(t, key)
+			if !ok {
+				out = append(out, join(key))
+				continue
+			}
+			out = append(out, unknownFields(join(key), val, ft)...)
+		}
+	case reflect.Map:
+		if obj, ok := doc.(map[string]any); ok {
+			for key, val := range obj {
+				out = append(out, unknownFields(join(key), val, t.Elem())...)
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		if arr, ok := doc.([]any); ok {
+			for i, val := range arr {
+				out = append(out, unknownFields(fmt.Sprintf("%s[%d]", prefix, i), val, t.Elem())...)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// jsonField finds the type of t's field that encoding/json decodes key into.
+func jsonField(t reflect.Type, key string) (reflect.Type, bool) {
+	var fold reflect.Type
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" {
+			continue
+		}
+		if f.Anonymous && name == "" {
+			ft := f.Type
+			for ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct {
+				if et, ok := jsonField(ft, key); ok {
+					return et, true
+				}
+				continue
+			}
+		}
+		if name == "" {
+			name = f.Name
+		}
+		if name == key {
+			return f.Type, true
+		}
+		if fold == nil && strings.EqualFold(name, key) {
+			fold = f.Type
+		}
+	}
+	return fold, fold != nil
+}
+
+func jsonType(kind reflect.Kind) string {
+	switch kind {
+	case reflect.String:
+		return "a string"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	}
+	return "a value of another type"
 }

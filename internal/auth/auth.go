@@ -49,6 +49,10 @@ func identity(sub string, groups []string) (Identity, error) {
 type DevTokens struct {
 	Secret []byte
 	Issuer string
+	// Now is the clock tokens are verified against (nil: time.Now); Mint
+	// takes its time as an argument, so a test with a fixed clock passes
+	// the same clock here.
+	Now func() time.Time
 }
 
 type claims struct {
@@ -60,6 +64,9 @@ type claims struct {
 func (d DevTokens) Mint(userID string, groups []string, now time.Time, ttl time.Duration) (string, error) {
 	if !ValidUserID(userID) {
 		return "", errs.Field("userId", UserIDRule)
+	}
+	if len(d.Secret) == 0 {
+		return "", errNoSecret
 	}
 	c := claims{RegisteredClaims: jwt.RegisteredClaims{
 		Subject: userID, Issuer: d.Issuer,
@@ -74,14 +81,25 @@ func (d DevTokens) Mint(userID string, groups []string, now time.Time, ttl time.
 
 // Authenticate implements Authenticator for "Authorization: Bearer <token>".
 func (d DevTokens) Authenticate(r *http.Request) (Identity, error) {
-	h := r.Header.Get("Authorization")
-	tok, ok := strings.CutPrefix(h, "Bearer ")
-	if !ok || tok == "" {
+	// The scheme is case-insensitive (RFC 9110 §11.1).
+	scheme, tok, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+	tok = strings.TrimSpace(tok)
+	if !strings.EqualFold(scheme, "Bearer") || tok == "" {
 		return Identity{}, errs.New(errs.Unauthorized, "missing bearer token (Authorization: Bearer <token>)")
 	}
+	now := d.Now
+	if now == nil {
+		now = time.Now
+	}
+	key := func(*jwt.Token) (any, error) {
+		if len(d.Secret) == 0 {
+			return nil, errNoSecret // an empty HMAC key would accept forged tokens
+		}
+		return d.Secret, nil
+	}
 	var c claims
-	_, err := jwt.ParseWithClaims(tok, &c, func(*jwt.Token) (any, error) { return d.Secret, nil },
-		jwt.WithValidMethods([]string{"HS256"}), jwt.WithIssuer(d.Issuer), jwt.WithExpirationRequired())
+	_, err := jwt.ParseWithClaims(tok, &c, key, jwt.WithValidMethods([]string{"HS256"}), jwt.WithIssuer(d.Issuer),
+		jwt.WithExpirationRequired(), jwt.WithTimeFunc(now))
 	if err != nil {
 		return Identity{}, &errs.Error{Code: errs.Unauthorized, Message: "invalid token", Err: err}
 	}
@@ -106,5 +124,4 @@ func (APIGateway) Authenticate(r *http.Request) (Identity, error) {
 	return identity(cl["sub"], groups)
 }
 
-// ErrNoIdentity is returned by FromContext outside an authenticated request.
-var ErrNoIdentity = errors.New("auth: no identity in context")
+var errNoSecret = errors.New("auth: the dev token secret is empty")

@@ -18,7 +18,9 @@ const (
 	Forbidden    Code = "forbidden"    // authenticated but not allowed: 403
 	NotFound     Code = "not_found"    // 404
 	Conflict     Code = "conflict"     // state forbids it: 409
-	Internal     Code = "internal"     // everything else: 500
+	// MethodNotAllowed is for a known path asked with a method it lacks: 405.
+	MethodNotAllowed Code = "method_not_allowed"
+	Internal         Code = "internal" // everything else: 500
 )
 
 // FieldError names one bad field and why.

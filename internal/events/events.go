@@ -6,10 +6,11 @@
 // record yields the same IDs and consumers can dedupe; SequenceNumber lets
 // them order events of one item.
 //
-// This is the walking skeleton's mapping: one event per core change, named
-// <ItemType><Created|Updated|Deleted> except where a domain name exists
-// (MemberJoined, MemberLeft, CriteriaUpdated, CombinedCriteriaUpdated,
-// CompatibilityUpdated). The typed, versioned catalogue comes later.
+// This is the walking skeleton's mapping: one event per core change of a
+// catalogued item type, named <ItemType><Created|Updated|Deleted> except
+// where a domain name exists (MemberJoined, MemberLeft, CriteriaUpdated,
+// CombinedCriteriaUpdated, CompatibilityUpdated); item types outside the
+// catalogue mean no event. The typed, versioned catalogue comes later.
 package events
 
 import (
@@ -58,14 +59,16 @@ type Change struct {
 	Image map[string]any
 }
 
-// named maps (itemType, kind) to a domain event name; absent pairs use the
-// generic name; "" means no event.
-var named = map[string]map[Kind]string{
-	"Member":           {Insert: "MemberJoined", Remove: "MemberLeft", TTLRemove: "MemberLeft"},
-	"UserRoom":         {Insert: "", Modify: "", Remove: "", TTLRemove: ""}, // mirror of Member
-	"Criteria":         {Insert: "CriteriaUpdated"},
-	"CombinedCriteria": {Insert: "CombinedCriteriaUpdated", Modify: ""},
-	"Compatibility":    {Insert: "CompatibilityUpdated", Modify: ""},
+// catalogue maps each item type that means something outside, and each kind
+// of change to it, to a domain event name. Item types and kinds that are not
+// listed mean no event: unknown items, UserRoom (the mirror of Member), and
+// changes to the derived snapshots other than a new one.
+var catalogue = map[string]map[Kind]string{
+	"Room":             {Insert: "RoomCreated", Modify: "RoomUpdated", Remove: "RoomDeleted", TTLRemove: "RoomDeleted"},
+	"Member":           {Insert: "MemberJoined", Modify: "MemberUpdated", Remove: "MemberLeft", TTLRemove: "MemberLeft"},
+	"Criteria":         {Insert: "CriteriaUpdated", Modify: "CriteriaUpdated", Remove: "CriteriaDeleted", TTLRemove: "CriteriaDeleted"},
+	"CombinedCriteria": {Insert: "CombinedCriteriaUpdated"},
+	"Compatibility":    {Insert: "CompatibilityUpdated"},
 }
 
 // derivedEvents are the derived item types that are events too.
@@ -74,20 +77,10 @@ var derivedEvents = map[string]bool{"CombinedCriteria": true, "Compatibility": t
 // Map returns the events a change means (none for changes that mean nothing
 // outside: unknown items, derived items other than the two snapshot types).
 func Map(c Change) []Event {
-	if c.ItemType == "" || (c.Derived && !derivedEvents[c.ItemType]) {
+	if c.Derived && !derivedEvents[c.ItemType] {
 		return nil
 	}
-	name, ok := named[c.ItemType][c.Kind]
-	if !ok {
-		switch c.Kind {
-		case Insert:
-			name = c.ItemType + "Created"
-		case Modify:
-			name = c.ItemType + "Updated"
-		default:
-			name = c.ItemType + "Deleted"
-		}
-	}
+	name := catalogue[c.ItemType][c.Kind]
 	if name == "" {
 		return nil
 	}

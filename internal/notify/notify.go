@@ -9,6 +9,7 @@ package notify
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 
 	lambdaevents "github.com/aws/aws-lambda-go/events"
@@ -77,7 +78,18 @@ func (n *Notifier) Handle(ctx context.Context, ev lambdaevents.DynamoDBEvent) (l
 		return resp, nil
 	}
 	failed := map[string]bool{}
-	for i, err := range n.Publisher.Publish(ctx, all) {
+	results := n.Publisher.Publish(ctx, all)
+	if len(results) != len(all) {
+		// A broken Publisher: without one result per event nothing can be
+		// counted as published, so every record with events is retried.
+		log.Error("notifier: publisher returned the wrong number of results", "events", len(all), "results", len(results))
+		err := fmt.Errorf("notify: publisher returned %d results for %d events", len(results), len(all))
+		results = make([]error, len(all))
+		for i := range results {
+			results[i] = err
+		}
+	}
+	for i, err := range results {
 		if err != nil && !failed[owner[i]] {
 			failed[owner[i]] = true
 			log.Error("notifier: publish failed", "event", all[i].ID, "err", err)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -104,7 +105,7 @@ func (s *Store) queryPage(ctx context.Context, q query, decode func(map[string]t
 	if limit > MaxLimit {
 		return "", errs.Field("limit", fmt.Sprintf("must be at most %d", MaxLimit))
 	}
-	start, err := decodeCursor(q.page.Cursor)
+	start, err := decodeCursor(q.page.Cursor, q.pk, q.skPrefix)
 	if err != nil {
 		return "", err
 	}
@@ -172,7 +173,10 @@ func encodeCursor(k map[string]types.AttributeValue) (string, error) {
 	return base64.RawURLEncoding.EncodeToString(b), nil
 }
 
-func decodeCursor(c string) (map[string]types.AttributeValue, error) {
+// decodeCursor decodes a cursor of the query PK = pk AND begins_with(SK,
+// skPrefix). A cursor of another list (another partition or prefix) is
+// invalid input, not a request for DynamoDB to reject with a 500.
+func decodeCursor(c, pk, skPrefix string) (map[string]types.AttributeValue, error) {
 	if c == "" {
 		return nil, nil
 	}
@@ -181,8 +185,8 @@ func decodeCursor(c string) (map[string]types.AttributeValue, error) {
 	if err == nil {
 		err = json.Unmarshal(b, &m)
 	}
-	if err != nil || len(m) == 0 {
-		return nil, errs.Field("cursor", "not a cursor returned by this API")
+	if err != nil || len(m) != 2 || m[AttrPK] != pk || !strings.HasPrefix(m[AttrSK], skPrefix) {
+		return nil, errs.Field("cursor", "not a cursor returned by this API for this list")
 	}
 	out := make(map[string]types.AttributeValue, len(m))
 	for k, v := range m {

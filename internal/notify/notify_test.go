@@ -1,0 +1,346 @@
+package notify_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	lambdaevents "github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+	streamtypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/dynastream/dynastream/attr"
+	"github.com/dynastream/dynastream/internal/ddbtest"
+	"github.com/dynastream/dynastream/internal/events"
+	"github.com/dynastream/dynastream/internal/notify"
+	"github.com/dynastream/dynastream/internal/outbox"
+	"github.com/dynastream/dynastream/internal/room"
+	"github.com/dynastream/dynastream/internal/store"
+)
+
+func TestMain(m *testing.M) { ddbtest.Main(m) }
+
+var at = time.Date(2025, 3, 14, 15, 9, 26, 0, time.UTC)
+
+// record builds a stream record as Lambda delivers it.
+func record(t *testing.T, seq, eventName string, newImg, oldImg map[string]any) lambdaevents.DynamoDBEventRecord {
+	t.Helper()
+	conv := func(img map[string]any) map[string]lambdaevents.DynamoDBAttributeValue {
+		if img == nil {
+			return nil
+		}
+		av, err := attributevalue.MarshalMap(img)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lm, err := attr.ToLambdaMap(av)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return lm
+	}
+	img := newImg
+	if img == nil {
+		img = oldImg
+	}
+	return lambdaevents.DynamoDBEventRecord{
+		EventID: "ev" + seq, EventName: eventName, EventSource: "aws:dynamodb", EventVersion: "1.1", AWSRegion: "us-east-1",
+		Change: lambdaevents.DynamoDBStreamRecord{
+			ApproximateCreationDateTime: lambdaevents.SecondsEpochTime{Time: at},
+			Keys:                        conv(map[string]any{"PK": img["PK"], "SK": img["SK"]}),
+			NewImage:                    conv(newImg), OldImage: conv(oldImg),
+			SequenceNumber: seq, SizeBytes: 100, StreamViewType: "NEW_AND_OLD_IMAGES",
+		},
+	}
+}
+
+func item(itemType, pk, sk string, derived bool, attrs map[string]any) map[string]any {
+	m := map[string]any{"PK": pk, "SK": sk, "itemType": itemType}
+	if derived {
+		m["derived"] = true
+	}
+	for k, v := range attrs {
+		m[k] = v
+	}
+	return m
+}
+
+// fakePublisher records what it is given and fails the event ids in fail.
+type fakePublisher struct {
+	mu    sync.Mutex
+	fail  map[string]bool
+	calls [][]events.Event
+	short bool // return fewer results than events (a broken publisher)
+}
+
+func (p *fakePublisher) Publish(_ context.Context, evs []events.Event) []error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.calls = append(p.calls, evs)
+	if p.short {
+		return nil
+	}
+	out := make([]error, len(evs))
+	for i, e := range evs {
+		if p.fail[e.ID] {
+			out[i] = errors.New("boom")
+		}
+	}
+	return out
+}
+
+func failures(resp lambdaevents.DynamoDBEventResponse) []string {
+	var ids []string
+	for _, f := range resp.BatchItemFailures {
+		ids = append(ids, f.ItemIdentifier)
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+func batch(t *testing.T) lambdaevents.DynamoDBEvent {
+	room1 := item("Room", "ROOM#r1", "ROOM", false, map[string]any{"roomId": "r1", "name": "Flat"})
+	member := item("Member", "ROOM#r1", "MEMBER#bob", false, map[string]any{"roomId": "r1", "userId": "bob", "role": "member"})
+	userRoom := item("UserRoom", "USER#bob", "ROOM#r1", false, map[string]any{"roomId": "r1", "userId": "bob"})
+	crit := item("Criteria", "ROOM#r1", "CRITERIA#bob#T", false, map[string]any{"roomId": "r1", "userId": "bob", "criteria": map[string]any{"priceMax": 2000}})
+	comb := item("CombinedCriteria", "ROOM#r1", "CRITERIA_COMBINED#T", true, map[string]any{"roomId": "r1", "fromUserIds": []string{"bob"}})
+	activity := item("Activity", "ROOM#r1", "ACTIVITY#T#a1", true, map[string]any{"roomId": "r1", "GSI1PK": "x", "ttl": 1})
+	return lambdaevents.DynamoDBEvent{Records: []lambdaevents.DynamoDBEventRecord{
+		record(t, "001", "INSERT", room1, nil),
+		record(t, "002", "INSERT", member, nil),
+		record(t, "003", "INSERT", userRoom, nil),
+		record(t, "004", "INSERT", crit, nil),
+		record(t, "005", "INSERT", comb, nil),
+		record(t, "006", "INSERT", activity, nil),
+		record(t, "007", "WHATEVER", member, member), // undecodable: unknown event name, both images
+		record(t, "008", "REMOVE", nil, member),
+	}}
+}
+
+func TestHandleReportsExactlyTheFailedRecords(t *testing.T) {
+	pub := &fakePublisher{fail: map[string]bool{"ev002-0": true, "ev005-0": true}}
+	n := &notify.Notifier{Publisher: pub}
+	resp, err := n.Handle(context.Background(), batch(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"002", "005", "007"}, failures(resp)); diff != "" {
+		t.Errorf("batch item failures (-want +got):\n%s", diff)
+	}
+	if len(pub.calls) != 1 {
+		t.Fatalf("Publish called %d times, want once per batch", len(pub.calls))
+	}
+	type brief struct{ ID, DetailType, Seq string }
+	var got []brief
+	for _, e := range pub.calls[0] {
+		got = append(got, brief{e.ID, e.DetailType, e.SequenceNumber})
+	}
+	want := []brief{
+		{"ev001-0", "RoomCreated", "001"},
+		{"ev002-0", "MemberJoined", "002"},
+		{"ev004-0", "CriteriaUpdated", "004"},
+		{"ev005-0", "CombinedCriteriaUpdated", "005"},
+		{"ev008-0", "MemberLeft", "008"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("published events (-want +got):\n%s", diff)
+	}
+
+	// Data is the entity: no keys, index attributes or markers.
+	ev := pub.calls[0][3]
+	wantData := map[string]any{"roomId": "r1", "fromUserIds": []any{"bob"}}
+	if diff := cmp.Diff(wantData, ev.Data); diff != "" {
+		t.Errorf("CombinedCriteriaUpdated data (-want +got):\n%s", diff)
+	}
+	if ev.OccurredAt != "2025-03-14T15:09:26Z" || ev.Source != events.SourceRooms || ev.Version != events.Version {
+		t.Errorf("envelope = %+v", ev)
+	}
+	if left := pub.calls[0][4]; left.Data["userId"] != "bob" {
+		t.Errorf("MemberLeft data comes from the old image: %v", left.Data)
+	}
+}
+
+func TestHandleAllPublished(t *testing.T) {
+	pub := &fakePublisher{}
+	n := &notify.Notifier{Publisher: pub}
+	b := batch(t)
+	b.Records = slices.Delete(b.Records, 6, 7) // drop the undecodable one
+	resp, err := n.Handle(context.Background(), b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.BatchItemFailures) != 0 {
+		t.Errorf("failures %v, want none", failures(resp))
+	}
+
+	// A batch without events does not call the publisher.
+	pub = &fakePublisher{}
+	n.Publisher = pub
+	resp, err = n.Handle(context.Background(), lambdaevents.DynamoDBEvent{Records: b.Records[2:3]}) // UserRoom only
+	if err != nil || len(resp.BatchItemFailures) != 0 || len(pub.calls) != 0 {
+		t.Errorf("UserRoom-only batch: resp=%v err=%v publish calls=%d", failures(resp), err, len(pub.calls))
+	}
+}
+
+func TestHandleTTLRemovals(t *testing.T) {
+	member := item("Member", "ROOM#r1", "MEMBER#bob", false, map[string]any{"roomId": "r1", "userId": "bob"})
+	service := record(t, "001", "REMOVE", nil, member)
+	service.UserIdentity = &lambdaevents.DynamoDBUserIdentity{Type: "Service", PrincipalID: "dynamodb.amazonaws.com"}
+	local := record(t, "002", "UNKNOWN_TO_SDK_VERSION", nil, member) // DynamoDB Local's TTL delete
+	c, err := notify.ToChange(service)
+	if err != nil || c.Kind != events.TTLRemove {
+		t.Errorf("service TTL delete: kind %q, err %v", c.Kind, err)
+	}
+	c, err = notify.ToChange(local)
+	if err != nil || c.Kind != events.TTLRemove {
+		t.Errorf("DynamoDB Local TTL delete: kind %q, err %v", c.Kind, err)
+	}
+	pub := &fakePublisher{}
+	resp, err := (&notify.Notifier{Publisher: pub}).Handle(context.Background(), lambdaevents.DynamoDBEvent{Records: []lambdaevents.DynamoDBEventRecord{service, local}})
+	if err != nil || len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("resp=%v err=%v", failures(resp), err)
+	}
+	if len(pub.calls) != 1 || len(pub.calls[0]) != 2 || pub.calls[0][0].DetailType != "MemberLeft" || pub.calls[0][1].DetailType != "MemberLeft" {
+		t.Errorf("published %+v, want two MemberLeft", pub.calls)
+	}
+}
+
+func TestHandleBrokenPublisher(t *testing.T) {
+	pub := &fakePublisher{short: true}
+	b := batch(t)
+	resp, err := (&notify.Notifier{Publisher: pub}).Handle(context.Background(), b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every record with events is retried, plus the undecodable one.
+	if diff := cmp.Diff([]string{"001", "002", "004", "005", "007", "008"}, failures(resp)); diff != "" {
+		t.Errorf("failures (-want +got):\n%s", diff)
+	}
+}
+
+func readLines(t *testing.T, path string) []events.Event {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []events.Event
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var e events.Event
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			t.Fatalf("line %q: %v", sc.Text(), err)
+		}
+		out = append(out, e)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestNotifierOnRealStream runs the notifier on the records DynamoDB Local's
+// stream carries for writes made through the store, into the outbox.
+func TestNotifierOnRealStream(t *testing.T) {
+	c, table, arn := ddbtest.Table(t)
+	ctx := context.Background()
+	st := store.New(c.DB, table)
+	ts := store.Timestamp(at)
+	if _, err := st.CreateRoom(ctx, room.Room{RoomID: "r1", Name: "Flat", CreatedByUserID: "alice", CreatedAt: ts, SearchType: room.SearchRent, Context: room.Context{CombineMode: room.ModeMixed}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.AddMember(ctx, room.Member{RoomID: "r1", UserID: "bob", Role: room.RoleMember, JoinedAt: ts}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.PutCriteria(ctx, room.CriteriaVersion{RoomID: "r1", UserID: "bob", Timestamp: ts, Criteria: room.Criteria{Locations: []string{"Bern"}}, Source: room.SourceManual}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.PutSnapshots(ctx, []room.CombinedVersion{{RoomID: "r1", Timestamp: ts, Combined: room.Combined{FromUserIDs: []string{"bob"}, CombineMode: room.ModeMixed}}}, nil); err != nil {
+		t.Fatal(err)
+	}
+
+	recs := readStream(t, c.Streams, arn, 7)
+	path := filepath.Join(t.TempDir(), "events.jsonl")
+	resp, err := (&notify.Notifier{Publisher: &outbox.Outbox{Path: path}}).Handle(ctx, lambdaevents.DynamoDBEvent{Records: recs})
+	if err != nil || len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("Handle: failures %v, err %v", failures(resp), err)
+	}
+	got := readLines(t, path)
+	var names []string
+	byID := map[string]bool{}
+	for i, e := range got {
+		names = append(names, e.DetailType)
+		byID[e.ID] = true
+		if e.Data["PK"] != nil || e.Data["SK"] != nil || e.Data["itemType"] != nil || e.Data["derived"] != nil {
+			t.Errorf("event %d carries internal attributes: %v", i, e.Data)
+		}
+		if e.Data["roomId"] != "r1" {
+			t.Errorf("event %d: roomId %v", i, e.Data["roomId"])
+		}
+	}
+	sort.Strings(names)
+	want := []string{"CombinedCriteriaUpdated", "CriteriaUpdated", "MemberJoined", "MemberJoined", "RoomCreated"}
+	if diff := cmp.Diff(want, names); diff != "" {
+		t.Errorf("events from the real stream (-want +got):\n%s", diff)
+	}
+	for _, r := range recs {
+		c, err := notify.ToChange(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.ItemType != store.TypeUserRoom && !byID[r.EventID+"-0"] {
+			t.Errorf("no event with id %s-0 for record %s (%s)", r.EventID, r.Change.SequenceNumber, c.ItemType)
+		}
+	}
+}
+
+func readStream(t *testing.T, sc *dynamodbstreams.Client, arn string, want int) []lambdaevents.DynamoDBEventRecord {
+	t.Helper()
+	ctx := context.Background()
+	var out []lambdaevents.DynamoDBEventRecord
+	deadline := time.Now().Add(10 * time.Second)
+	d, err := sc.DescribeStream(ctx, &dynamodbstreams.DescribeStreamInput{StreamArn: aws.String(arn)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sh := range d.StreamDescription.Shards {
+		it, err := sc.GetShardIterator(ctx, &dynamodbstreams.GetShardIteratorInput{StreamArn: aws.String(arn), ShardId: sh.ShardId, ShardIteratorType: streamtypes.ShardIteratorTypeTrimHorizon})
+		if err != nil {
+			t.Fatal(err)
+		}
+		iter := it.ShardIterator
+		for iter != nil && len(out) < want && time.Now().Before(deadline) {
+			res, err := sc.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: iter})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range res.Records {
+				lr, err := attr.LambdaRecord(r, arn)
+				if err != nil {
+					t.Fatal(err)
+				}
+				out = append(out, lr)
+			}
+			iter = res.NextShardIterator
+			if len(res.Records) == 0 {
+				time.Sleep(50 * time.Millisecond)
+			}
+		}
+	}
+	if len(out) != want {
+		t.Fatalf("read %d stream records, want %d", len(out), want)
+	}
+	return out
+}
