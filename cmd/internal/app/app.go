@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -190,11 +191,14 @@ func ServeStream(c Common, log *slog.Logger, consumer string, h stream.Handler) 
 		API: clients.Streams, Checkpoints: cps,
 		DeadLetters: &stream.FileDeadLetters{Path: filepath.Join(c.LocalDir, "deadletters", consumer+".jsonl")},
 		Logger:      log,
-		OnBatch: func(s stream.BatchStats) {
-			log.Debug("batch", "shard", s.ShardID, "records", s.Records, "attempt", s.Attempt, "failed", s.Failed,
-				"iteratorAgeMs", s.IteratorAge.Milliseconds(), "durationMs", s.Duration.Milliseconds())
-		},
 	}
+	var prog progress
+	r.OnBatch = func(s stream.BatchStats) {
+		log.Debug("batch", "shard", s.ShardID, "records", s.Records, "attempt", s.Attempt, "failed", s.Failed,
+			"iteratorAgeMs", s.IteratorAge.Milliseconds(), "durationMs", s.Duration.Milliseconds())
+		prog.add(s)
+	}
+	go prog.report(ctx, log, 30*time.Second)
 	log.Info("consuming stream", "stream", arn, "batchSize", rc.BatchSize, "checkpoints", rc.CheckpointTable)
 	if err := r.Run(ctx, h); err != nil {
 		Fatal(log, "runner", err)
@@ -226,5 +230,43 @@ func resubmit(log *slog.Logger, h stream.Handler, path string) {
 	log.Info("resubmit done", "deadLetters", len(dls), "failedAgain", failed, "kept", again.Path)
 	if failed > 0 {
 		os.Exit(1)
+	}
+}
+
+// progress sums batches between reports, so a running consumer says how
+// far behind it is (iterator age) without logging every batch.
+type progress struct {
+	mu                      sync.Mutex
+	batches, records, fails int
+	maxAge                  time.Duration
+}
+
+func (p *progress) add(s stream.BatchStats) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.batches++
+	p.records += s.Records
+	if s.Failed {
+		p.fails++
+	}
+	p.maxAge = max(p.maxAge, s.IteratorAge)
+}
+
+func (p *progress) report(ctx context.Context, log *slog.Logger, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		p.mu.Lock()
+		if p.batches > 0 {
+			log.Info("stream progress", "batches", p.batches, "records", p.records, "failedCalls", p.fails,
+				"maxIteratorAgeMs", p.maxAge.Milliseconds(), "window", every.String())
+		}
+		p.batches, p.records, p.fails, p.maxAge = 0, 0, 0, 0
+		p.mu.Unlock()
 	}
 }
