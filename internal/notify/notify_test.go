@@ -1,11 +1,8 @@
 package notify_test
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -231,24 +228,11 @@ func TestHandleBrokenPublisher(t *testing.T) {
 
 func readLines(t *testing.T, path string) []events.Event {
 	t.Helper()
-	f, err := os.Open(path)
+	evs, err := outbox.Read(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	var out []events.Event
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		var e events.Event
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			t.Fatalf("line %q: %v", sc.Text(), err)
-		}
-		out = append(out, e)
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return evs
 }
 
 // TestNotifierOnRealStream runs the notifier on the records DynamoDB Local's

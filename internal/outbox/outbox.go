@@ -5,6 +5,7 @@
 package outbox
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -62,4 +63,24 @@ func (o *Outbox) write(evs []events.Event) error {
 		return fmt.Errorf("outbox: write %s: %w", o.Path, err)
 	}
 	return nil
+}
+
+// Read returns the events in an outbox file, in the order written.
+func Read(path string) ([]events.Event, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("outbox: %w", err)
+	}
+	defer f.Close()
+	var out []events.Event
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	for line := 1; sc.Scan(); line++ {
+		var e events.Event
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			return out, fmt.Errorf("outbox: %s line %d: %w", path, line, err)
+		}
+		out = append(out, e)
+	}
+	return out, sc.Err()
 }

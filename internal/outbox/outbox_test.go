@@ -1,9 +1,7 @@
 package outbox_test
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"sync"
@@ -17,24 +15,11 @@ import (
 
 func readLines(t *testing.T, path string) []events.Event {
 	t.Helper()
-	f, err := os.Open(path)
+	evs, err := outbox.Read(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	var out []events.Event
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		var e events.Event
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			t.Fatalf("line %q: %v", sc.Text(), err)
-		}
-		out = append(out, e)
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return evs
 }
 
 func TestOutbox(t *testing.T) {
