@@ -217,10 +217,10 @@ func (s *Store) ReadRoomState(ctx context.Context, roomID string) (room.State, e
 		return st, err
 	}
 	st.Exists = ok
-	if err := s.queryAll(ctx, RoomPK(roomID), SKPrefixMember, decodeInto(&st.Members)); err != nil {
+	if err := s.queryAll(ctx, query{pk: RoomPK(roomID), skPrefix: SKPrefixMember}, decodeInto(&st.Members)); err != nil {
 		return st, err
 	}
-	err = s.queryAll(ctx, RoomPK(roomID), SKPrefixCriteria, func(it map[string]types.AttributeValue) error {
+	err = s.queryAll(ctx, query{pk: RoomPK(roomID), skPrefix: SKPrefixCriteria}, func(it map[string]types.AttributeValue) error {
 		var c room.StoredCriteria
 		if err := attributevalue.UnmarshalMap(it, &c.CriteriaVersion); err != nil {
 			return fmt.Errorf("store: decode criteria: %w", err)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -90,11 +91,60 @@ func (s *Store) get(ctx context.Context, k Key, out any) (bool, error) {
 	return true, nil
 }
 
-// query runs one page of a key-condition query and decodes the items.
+// query is one key-condition query: on the table or a GSI, a partition, and
+// either a sort-key prefix or a sort-key range.
 type query struct {
-	pk, skPrefix string
-	desc         bool
-	page         Page
+	index string // "" for the table, else IndexGSI1…3
+	pk    string
+	// skPrefix selects begins_with(SK, skPrefix); with skFrom/skTo set it
+	// only checks cursors, and the condition is SK BETWEEN skFrom AND skTo.
+	skPrefix, skFrom, skTo string
+	desc                   bool
+	page                   Page
+	// liveAt, when set (epoch seconds), drops items whose ttl has passed:
+	// DynamoDB deletes expired items late, DynamoDB Local never.
+	liveAt int64
+}
+
+func (q query) keyAttrs() (pk, sk string) {
+	for _, ix := range Indexes {
+		if ix.Name == q.index {
+			return ix.PK, ix.SK
+		}
+	}
+	return AttrPK, AttrSK
+}
+
+func (q query) input(table string) *dynamodb.QueryInput {
+	pkAttr, skAttr := q.keyAttrs()
+	in := &dynamodb.QueryInput{
+		TableName:                aws.String(table),
+		ExpressionAttributeNames: map[string]string{"#pk": pkAttr, "#sk": skAttr},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":pk": &types.AttributeValueMemberS{Value: q.pk},
+		},
+		ScanIndexForward: aws.Bool(!q.desc),
+	}
+	if q.index != "" {
+		in.IndexName = aws.String(q.index)
+	}
+	switch {
+	case q.skFrom != "":
+		in.KeyConditionExpression = aws.String("#pk = :pk AND #sk BETWEEN :from AND :to")
+		in.ExpressionAttributeValues[":from"] = &types.AttributeValueMemberS{Value: q.skFrom}
+		in.ExpressionAttributeValues[":to"] = &types.AttributeValueMemberS{Value: q.skTo}
+	case q.skPrefix != "":
+		in.KeyConditionExpression = aws.String("#pk = :pk AND begins_with(#sk, :sk)")
+		in.ExpressionAttributeValues[":sk"] = &types.AttributeValueMemberS{Value: q.skPrefix}
+	default:
+		in.KeyConditionExpression = aws.String("#pk = :pk")
+	}
+	if q.liveAt > 0 {
+		in.FilterExpression = aws.String("attribute_not_exists(#ttl) OR #ttl > :now")
+		in.ExpressionAttributeNames["#ttl"] = AttrTTL
+		in.ExpressionAttributeValues[":now"] = &types.AttributeValueMemberN{Value: strconv.FormatInt(q.liveAt, 10)}
+	}
+	return in
 }
 
 func (s *Store) queryPage(ctx context.Context, q query, decode func(map[string]types.AttributeValue) error) (next string, err error) {
@@ -105,24 +155,16 @@ func (s *Store) queryPage(ctx context.Context, q query, decode func(map[string]t
 	if limit > MaxLimit {
 		return "", errs.Field("limit", fmt.Sprintf("must be at most %d", MaxLimit))
 	}
-	start, err := decodeCursor(q.page.Cursor, q.pk, q.skPrefix)
+	start, err := q.decodeCursor(q.page.Cursor)
 	if err != nil {
 		return "", err
 	}
-	in := &dynamodb.QueryInput{
-		TableName:              &s.Table,
-		KeyConditionExpression: aws.String("PK = :pk AND begins_with(SK, :sk)"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":pk": &types.AttributeValueMemberS{Value: q.pk},
-			":sk": &types.AttributeValueMemberS{Value: q.skPrefix},
-		},
-		ScanIndexForward:  aws.Bool(!q.desc),
-		Limit:             aws.Int32(limit),
-		ExclusiveStartKey: start,
-	}
+	in := q.input(s.Table)
+	in.Limit = aws.Int32(limit)
+	in.ExclusiveStartKey = start
 	out, err := s.DB.Query(ctx, in)
 	if err != nil {
-		return "", fmt.Errorf("store: query %s %s*: %w", q.pk, q.skPrefix, err)
+		return "", fmt.Errorf("store: query %s %s %s*: %w", q.index, q.pk, q.skPrefix, err)
 	}
 	for _, it := range out.Items {
 		if err := decode(it); err != nil {
@@ -133,19 +175,12 @@ func (s *Store) queryPage(ctx context.Context, q query, decode func(map[string]t
 }
 
 // queryAll reads every item of a key-condition query, page by page.
-func (s *Store) queryAll(ctx context.Context, pk, skPrefix string, decode func(map[string]types.AttributeValue) error) error {
-	p := dynamodb.NewQueryPaginator(s.DB, &dynamodb.QueryInput{
-		TableName:              &s.Table,
-		KeyConditionExpression: aws.String("PK = :pk AND begins_with(SK, :sk)"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":pk": &types.AttributeValueMemberS{Value: pk},
-			":sk": &types.AttributeValueMemberS{Value: skPrefix},
-		},
-	})
+func (s *Store) queryAll(ctx context.Context, q query, decode func(map[string]types.AttributeValue) error) error {
+	p := dynamodb.NewQueryPaginator(s.DB, q.input(s.Table))
 	for p.HasMorePages() {
 		out, err := p.NextPage(ctx)
 		if err != nil {
-			return fmt.Errorf("store: query %s %s*: %w", pk, skPrefix, err)
+			return fmt.Errorf("store: query %s %s %s*: %w", q.index, q.pk, q.skPrefix, err)
 		}
 		for _, it := range out.Items {
 			if err := decode(it); err != nil {
@@ -173,10 +208,10 @@ func encodeCursor(k map[string]types.AttributeValue) (string, error) {
 	return base64.RawURLEncoding.EncodeToString(b), nil
 }
 
-// decodeCursor decodes a cursor of the query PK = pk AND begins_with(SK,
-// skPrefix). A cursor of another list (another partition or prefix) is
-// invalid input, not a request for DynamoDB to reject with a 500.
-func decodeCursor(c, pk, skPrefix string) (map[string]types.AttributeValue, error) {
+// decodeCursor decodes a cursor of this query. A cursor of another list
+// (another partition, prefix or index) is invalid input, not a request for
+// DynamoDB to reject with a 500.
+func (q query) decodeCursor(c string) (map[string]types.AttributeValue, error) {
 	if c == "" {
 		return nil, nil
 	}
@@ -185,7 +220,12 @@ func decodeCursor(c, pk, skPrefix string) (map[string]types.AttributeValue, erro
 	if err == nil {
 		err = json.Unmarshal(b, &m)
 	}
-	if err != nil || len(m) != 2 || m[AttrPK] != pk || !strings.HasPrefix(m[AttrSK], skPrefix) {
+	pkAttr, skAttr := q.keyAttrs()
+	want := 2
+	if q.index != "" {
+		want = 4
+	}
+	if err != nil || len(m) != want || m[AttrPK] == "" || m[AttrSK] == "" || m[pkAttr] != q.pk || !strings.HasPrefix(m[skAttr], q.skPrefix) {
 		return nil, errs.Field("cursor", "not a cursor returned by this API for this list")
 	}
 	out := make(map[string]types.AttributeValue, len(m))
