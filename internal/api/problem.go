@@ -58,6 +58,16 @@ func writeError(w http.ResponseWriter, log *slog.Logger, r *http.Request, err er
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(status)
+	if e != nil && len(e.Extra) > 0 && code != errs.Internal {
+		doc := map[string]any{}
+		for k, v := range e.Extra {
+			doc[k] = v
+		}
+		b, _ := json.Marshal(p)
+		_ = json.Unmarshal(b, &doc) // the standard members win over extensions
+		_ = json.NewEncoder(w).Encode(doc)
+		return
+	}
 	_ = json.NewEncoder(w).Encode(p)
 }
 

@@ -34,7 +34,10 @@ type Error struct {
 	Code    Code
 	Message string
 	Fields  []FieldError
-	Err     error
+	// Extra holds extension members for the problem document (e.g. the id
+	// of the existing item a conflict is about).
+	Extra map[string]any
+	Err   error
 }
 
 func (e *Error) Error() string {

@@ -251,7 +251,7 @@ func TestNotifierOnRealStream(t *testing.T) {
 	if _, err := st.PutCriteria(ctx, room.CriteriaVersion{RoomID: "r1", UserID: "bob", Timestamp: ts, Criteria: room.Criteria{Locations: []string{"Bern"}}, Source: room.SourceManual}); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.PutSnapshots(ctx, []room.CombinedVersion{{RoomID: "r1", Timestamp: ts, Combined: room.Combined{FromUserIDs: []string{"bob"}, CombineMode: room.ModeMixed}}}, nil); err != nil {
+	if err := st.PutDerived(ctx, store.Derived{Combined: []room.CombinedVersion{{RoomID: "r1", Timestamp: ts, Combined: room.Combined{FromUserIDs: []string{"bob"}, CombineMode: room.ModeMixed}}}, Compatibility: nil}); err != nil {
 		t.Fatal(err)
 	}
 

@@ -103,11 +103,11 @@ func BenchmarkProjectBatch10k(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			t, ok, err := projections.TriggerOf(c)
+			e, ok, err := projections.EffectsOf(c)
 			if err != nil || !ok {
-				b.Fatal("no trigger", err)
+				b.Fatal("no effects", err)
 			}
-			cv, pv := projections.Snapshot(states[t.RoomID], t.At)
+			cv, pv := projections.Snapshot(states[e.RoomID], e.SnapshotAt)
 			if cv != nil {
 				snapshots++
 			}

@@ -17,11 +17,21 @@ type Projector struct {
 	Logger *slog.Logger
 }
 
-// Handle derives the snapshots a batch asks for. Records are grouped by room
-// so each room's state is read once per batch and its snapshots are written
-// in one batch write. A record that cannot be decoded, or whose room could
-// not be read or written, is reported in BatchItemFailures (the runner or
-// Lambda retries from the lowest one); the other rooms are still done.
+// roomWork gathers a batch's effects on one room.
+type roomWork struct {
+	at         map[string]bool
+	activities []room.Activity
+	cascade    bool
+	seqs       []string
+}
+
+// Handle applies a batch's effects. Records are grouped by room, so each
+// room's state is read once per batch and its derived items are written in
+// one batch write; rooms that are gone get no derived items, and deleted
+// rooms are cascaded last. A record that cannot be decoded, or whose room
+// could not be read or written, is reported in BatchItemFailures (the
+// runner or Lambda retries from the lowest one); the other rooms are still
+// done.
 func (p *Projector) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 	log := p.Logger
 	if log == nil {
@@ -31,18 +41,14 @@ func (p *Projector) Handle(ctx context.Context, ev events.DynamoDBEvent) (events
 	fail := func(seq string) {
 		resp.BatchItemFailures = append(resp.BatchItemFailures, events.DynamoDBBatchItemFailure{ItemIdentifier: seq})
 	}
-	type work struct {
-		at   map[string]bool
-		seqs []string
-	}
-	rooms := map[string]*work{}
+	rooms := map[string]*roomWork{}
 	var order []string
 	for _, rec := range ev.Records {
 		c, err := stream.Decode(rec)
-		var t Trigger
+		var e Effects
 		var ok bool
 		if err == nil {
-			t, ok, err = TriggerOf(c)
+			e, ok, err = EffectsOf(c)
 		}
 		if err != nil {
 			log.Error("projector: undecodable record", "seq", rec.Change.SequenceNumber, "eventID", rec.EventID, "err", err)
@@ -52,42 +58,77 @@ func (p *Projector) Handle(ctx context.Context, ev events.DynamoDBEvent) (events
 		if !ok {
 			continue
 		}
-		w := rooms[t.RoomID]
+		w := rooms[e.RoomID]
 		if w == nil {
-			w = &work{at: map[string]bool{}}
-			rooms[t.RoomID] = w
-			order = append(order, t.RoomID)
+			w = &roomWork{at: map[string]bool{}}
+			rooms[e.RoomID] = w
+			order = append(order, e.RoomID)
 		}
-		w.at[t.At] = true
+		if e.SnapshotAt != "" {
+			w.at[e.SnapshotAt] = true
+		}
+		w.activities = append(w.activities, e.Activities...)
+		w.cascade = w.cascade || e.DeleteRoom
 		w.seqs = append(w.seqs, rec.Change.SequenceNumber)
 	}
+	failRoom := func(roomID string, w *roomWork, err error) {
+		log.Error("projector: room failed", "room", roomID, "records", len(w.seqs), "err", err)
+		for _, s := range w.seqs {
+			fail(s)
+		}
+	}
 	for _, roomID := range order {
-		w := rooms[roomID]
-		if err := p.project(ctx, roomID, w.at); err != nil {
-			log.Error("projector: room failed", "room", roomID, "records", len(w.seqs), "err", err)
-			for _, s := range w.seqs {
-				fail(s)
+		if w := rooms[roomID]; !w.cascade {
+			if err := p.project(ctx, roomID, w); err != nil {
+				failRoom(roomID, w, err)
 			}
+		}
+	}
+	for _, roomID := range order {
+		if w := rooms[roomID]; w.cascade {
+			n, err := p.Store.DeleteRoomCascade(ctx, roomID)
+			if err != nil {
+				failRoom(roomID, w, err)
+				continue
+			}
+			log.Info("projector: room deleted", "room", roomID, "itemsDeleted", n)
 		}
 	}
 	return resp, nil
 }
 
-func (p *Projector) project(ctx context.Context, roomID string, at map[string]bool) error {
-	st, err := p.Store.ReadRoomState(ctx, roomID)
-	if err != nil {
-		return err
-	}
-	var combined []room.CombinedVersion
-	var compat []room.CompatibilityVersion
-	for t := range at {
-		cv, pv := Snapshot(st, t)
-		if cv != nil {
-			combined = append(combined, *cv)
+// project writes a room's derived items: the snapshots asked for and the
+// activity entries, nothing when the room is gone.
+func (p *Projector) project(ctx context.Context, roomID string, w *roomWork) error {
+	var d store.Derived
+	if len(w.at) == 0 {
+		exists, err := p.Store.RoomExists(ctx, roomID)
+		if err != nil || !exists {
+			return err
 		}
-		if pv != nil {
-			compat = append(compat, *pv)
+	} else {
+		st, err := p.Store.ReadRoomState(ctx, roomID)
+		if err != nil || !st.Exists {
+			return err
+		}
+		for t := range w.at {
+			cv, pv := Snapshot(st, t)
+			if cv != nil {
+				d.Combined = append(d.Combined, *cv)
+			}
+			if pv != nil {
+				d.Compatibility = append(d.Compatibility, *pv)
+				d.Activities = append(d.Activities, compatibilityActivity(*pv))
+			}
 		}
 	}
-	return p.Store.PutSnapshots(ctx, combined, compat)
+	// A batch may carry a record twice: one write per entry.
+	seen := map[string]bool{}
+	for _, a := range w.activities {
+		if k := a.CreatedAt + "#" + a.ActivityID; !seen[k] {
+			seen[k] = true
+			d.Activities = append(d.Activities, a)
+		}
+	}
+	return p.Store.PutDerived(ctx, d)
 }

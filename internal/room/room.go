@@ -26,6 +26,9 @@ type Room struct {
 	CreatedAt       string  `json:"createdAt" dynamodbav:"createdAt"`
 	SearchType      string  `json:"searchType" dynamodbav:"searchType"`
 	Context         Context `json:"context" dynamodbav:"context"`
+	// UpdatedAt and UpdatedByUserID record the last context change.
+	UpdatedAt       string `json:"updatedAt,omitempty" dynamodbav:"updatedAt,omitempty"`
+	UpdatedByUserID string `json:"updatedByUserId,omitempty" dynamodbav:"updatedByUserId,omitempty"`
 }
 
 // Context is a room's optional context.

@@ -28,6 +28,9 @@ const (
 	TypeCriteria         = "Criteria"
 	TypeCombinedCriteria = "CombinedCriteria"
 	TypeCompatibility    = "Compatibility"
+	TypeListing          = "Listing"
+	TypeListingSource    = "ListingSourceLookup"
+	TypeActivity         = "Activity"
 )
 
 // Key prefixes and sort-key prefixes of the search-room patterns (seed 000).
@@ -41,6 +44,11 @@ const (
 	SKPrefixCriteria      = "CRITERIA#"
 	SKPrefixCombined      = "CRITERIA_COMBINED#"
 	SKPrefixCompatibility = "COMPATIBILITY#"
+	SKPrefixListing       = "LISTING#"
+	SKPrefixListingSource = "LISTING_SOURCE#"
+	SKPrefixActivity      = "ACTIVITY#"
+	prefixSource          = "SOURCE#"
+	prefixStatus          = "STATUS#"
 )
 
 // RoomPK is a room's partition key.
@@ -71,6 +79,35 @@ func CombinedKey(roomID, ts string) Key { return Key{RoomPK(roomID), SKPrefixCom
 
 // CompatibilityKey is a compatibility snapshot's key.
 func CompatibilityKey(roomID, ts string) Key { return Key{RoomPK(roomID), SKPrefixCompatibility + ts} }
+
+// ListingKey is a listing's key.
+func ListingKey(roomID, listingID string) Key {
+	return Key{RoomPK(roomID), SKPrefixListing + listingID}
+}
+
+// ListingSourceKey is the lookup item that keeps a source listing unique in
+// a room (written in the same transaction as the listing).
+func ListingSourceKey(roomID, brand, externalID string) Key {
+	return Key{RoomPK(roomID), SKPrefixListingSource + brand + "#" + externalID}
+}
+
+// ExternalIDIndexKey is a listing's GSI1 key (only when it has an external id).
+func ExternalIDIndexKey(brand, externalID, roomID string) Key {
+	return Key{prefixSource + brand + "#" + externalID, prefixRoom + roomID}
+}
+
+// StatusPrefix is the GSI2SK prefix of the listings in a status.
+func StatusPrefix(status string) string { return prefixStatus + status + "#" }
+
+// StatusIndexKey is a listing's GSI2 key: it follows the listing's status.
+func StatusIndexKey(roomID, status, listingID string) Key {
+	return Key{RoomPK(roomID), StatusPrefix(status) + listingID}
+}
+
+// ActivityKey is an activity entry's key.
+func ActivityKey(roomID, ts, activityID string) Key {
+	return Key{RoomPK(roomID), SKPrefixActivity + ts + "#" + activityID}
+}
 
 // TimeLayout is the one timestamp format of keys and attributes: UTC,
 // millisecond precision, fixed width, so it sorts as text.

@@ -49,7 +49,7 @@ func TestSeedKeys(t *testing.T) {
 	compat := room.CompatibilityVersion{RoomID: "r1", Timestamp: "2025-03-14T15:09:27.000Z", Compatibility: room.Compatibility{
 		ScorePercent: 50, Level: room.LevelMedium, Comment: "c", CriteriaRefs: []string{"CRITERIA#alice#" + ts},
 		Pairs: map[string]float64{"alice|bob": 0.5}}}
-	if err := f.st.PutSnapshots(f.ctx, []room.CombinedVersion{comb}, []room.CompatibilityVersion{compat}); err != nil {
+	if err := f.st.PutDerived(f.ctx, store.Derived{Combined: []room.CombinedVersion{comb}, Compatibility: []room.CompatibilityVersion{compat}}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -124,7 +124,7 @@ func TestSeedKeys(t *testing.T) {
 	}
 
 	// Writing the snapshots again (a replayed record) changes nothing.
-	if err := f.st.PutSnapshots(f.ctx, []room.CombinedVersion{comb}, []room.CompatibilityVersion{compat}); err != nil {
+	if err := f.st.PutDerived(f.ctx, store.Derived{Combined: []room.CombinedVersion{comb}, Compatibility: []room.CompatibilityVersion{compat}}); err != nil {
 		t.Fatal(err)
 	}
 	if n := len(f.scanAll()); n != len(tests) {
@@ -296,7 +296,7 @@ func TestCriteriaPrefixExcludesDerived(t *testing.T) {
 			Combined: room.Combined{FromUserIDs: []string{"alice", "bob"}, CombineMode: room.ModeMixed, Weights: map[string]float64{"area": 1}}})
 	}
 	compat := []room.CompatibilityVersion{{RoomID: "r1", Timestamp: ts, Compatibility: room.Compatibility{ScorePercent: 100, Level: room.LevelExcellent}}}
-	if err := f.st.PutSnapshots(f.ctx, combs, compat); err != nil {
+	if err := f.st.PutDerived(f.ctx, store.Derived{Combined: combs, Compatibility: compat}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -437,9 +437,9 @@ func TestNoEmptyMaps(t *testing.T) {
 	if _, err := f.st.CreateRoom(f.ctx, room.Room{RoomID: "r1", Name: "n", CreatedByUserID: "alice", CreatedAt: ts, SearchType: room.SearchBuy}); err != nil {
 		t.Fatal(err)
 	}
-	err = f.st.PutSnapshots(f.ctx,
-		[]room.CombinedVersion{{RoomID: "r1", Timestamp: ts, Combined: room.Combined{Weights: map[string]float64{}, FromUserIDs: []string{}, Conflicts: []string{}}}},
-		[]room.CompatibilityVersion{{RoomID: "r1", Timestamp: ts, Compatibility: room.Compatibility{Pairs: map[string]float64{}}}})
+	err = f.st.PutDerived(f.ctx, store.Derived{
+		Combined:      []room.CombinedVersion{{RoomID: "r1", Timestamp: ts, Combined: room.Combined{Weights: map[string]float64{}, FromUserIDs: []string{}, Conflicts: []string{}}}},
+		Compatibility: []room.CompatibilityVersion{{RoomID: "r1", Timestamp: ts, Compatibility: room.Compatibility{Pairs: map[string]float64{}}}}})
 	if err != nil {
 		t.Fatal(err)
 	}

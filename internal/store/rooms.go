@@ -207,20 +207,21 @@ func (s *Store) LatestCompatibility(ctx context.Context, roomID string) (room.Co
 	return v, err
 }
 
-// ReadRoomState reads a room's state: the Room item, then its members and
+// ReadRoomState reads a room's state, strongly consistent (a derivation must
+// see the change that triggered it): the Room item, then its members and
 // every criteria version with one paginated Query each (the partition's
-// derived snapshots are never read).
+// derived items are never read).
 func (s *Store) ReadRoomState(ctx context.Context, roomID string) (room.State, error) {
 	var st room.State
-	ok, err := s.get(ctx, RoomKey(roomID), &st.Room)
+	ok, err := s.getItem(ctx, RoomKey(roomID), true, &st.Room)
 	if err != nil {
 		return st, err
 	}
 	st.Exists = ok
-	if err := s.queryAll(ctx, query{pk: RoomPK(roomID), skPrefix: SKPrefixMember}, decodeInto(&st.Members)); err != nil {
+	if err := s.queryAll(ctx, query{pk: RoomPK(roomID), skPrefix: SKPrefixMember, consistent: true}, decodeInto(&st.Members)); err != nil {
 		return st, err
 	}
-	err = s.queryAll(ctx, query{pk: RoomPK(roomID), skPrefix: SKPrefixCriteria}, func(it map[string]types.AttributeValue) error {
+	err = s.queryAll(ctx, query{pk: RoomPK(roomID), skPrefix: SKPrefixCriteria, consistent: true}, func(it map[string]types.AttributeValue) error {
 		var c room.StoredCriteria
 		if err := attributevalue.UnmarshalMap(it, &c.CriteriaVersion); err != nil {
 			return fmt.Errorf("store: decode criteria: %w", err)
@@ -236,26 +237,4 @@ func (s *Store) ReadRoomState(ctx context.Context, roomID string) (room.State, e
 	}
 	sort.Slice(st.Criteria, func(i, j int) bool { return st.Criteria[i].SK < st.Criteria[j].SK })
 	return st, nil
-}
-
-// PutSnapshots writes combined-criteria and compatibility snapshots (derived
-// items) in batches of 25. Their keys come from the source change, so
-// writing them again is harmless.
-func (s *Store) PutSnapshots(ctx context.Context, combined []room.CombinedVersion, compat []room.CompatibilityVersion) error {
-	items := make([]map[string]types.AttributeValue, 0, len(combined)+len(compat))
-	for _, c := range combined {
-		it, err := marshal(head{Key: CombinedKey(c.RoomID, c.Timestamp), ItemType: TypeCombinedCriteria, Derived: true}, c)
-		if err != nil {
-			return err
-		}
-		items = append(items, it)
-	}
-	for _, p := range compat {
-		it, err := marshal(head{Key: CompatibilityKey(p.RoomID, p.Timestamp), ItemType: TypeCompatibility, Derived: true}, p)
-		if err != nil {
-			return err
-		}
-		items = append(items, it)
-	}
-	return s.BatchPut(ctx, items)
 }

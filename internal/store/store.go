@@ -78,7 +78,11 @@ func dropEmptyMaps(m map[string]types.AttributeValue) {
 }
 
 func (s *Store) get(ctx context.Context, k Key, out any) (bool, error) {
-	res, err := s.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.Table, Key: k.AV()})
+	return s.getItem(ctx, k, false, out)
+}
+
+func (s *Store) getItem(ctx context.Context, k Key, consistent bool, out any) (bool, error) {
+	res, err := s.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.Table, Key: k.AV(), ConsistentRead: aws.Bool(consistent)})
 	if err != nil {
 		return false, fmt.Errorf("store: get %s/%s: %w", k.PK, k.SK, err)
 	}
@@ -101,6 +105,8 @@ type query struct {
 	skPrefix, skFrom, skTo string
 	desc                   bool
 	page                   Page
+	// consistent asks for a strongly consistent read (table only).
+	consistent bool
 	// liveAt, when set (epoch seconds), drops items whose ttl has passed:
 	// DynamoDB deletes expired items late, DynamoDB Local never.
 	liveAt int64
@@ -127,6 +133,8 @@ func (q query) input(table string) *dynamodb.QueryInput {
 	}
 	if q.index != "" {
 		in.IndexName = aws.String(q.index)
+	} else if q.consistent {
+		in.ConsistentRead = aws.Bool(true)
 	}
 	switch {
 	case q.skFrom != "":

@@ -1,0 +1,139 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/dynastream/dynastream/internal/room"
+)
+
+func activityAV(a room.Activity) (map[string]types.AttributeValue, error) {
+	return marshal(head{Key: ActivityKey(a.RoomID, a.CreatedAt, a.ActivityID), ItemType: TypeActivity, Derived: true}, a)
+}
+
+// ListActivities returns one page of a room's live activities, newest first.
+// Entries past their ttl are never returned, deleted yet or not.
+func (s *Store) ListActivities(ctx context.Context, roomID string, now time.Time, p Page) ([]room.Activity, string, error) {
+	var out []room.Activity
+	next, err := s.queryPage(ctx, query{pk: RoomPK(roomID), skPrefix: SKPrefixActivity, desc: true, page: p, liveAt: now.Unix()}, decodeInto(&out))
+	return out, next, err
+}
+
+// ActivitiesAfter returns one page of a room's live activities created
+// strictly after the timestamp, oldest first (for polling clients: pass the
+// newest createdAt seen).
+func (s *Store) ActivitiesAfter(ctx context.Context, roomID, after string, now time.Time, p Page) ([]room.Activity, string, error) {
+	var out []room.Activity
+	q := query{
+		pk: RoomPK(roomID), skPrefix: SKPrefixActivity,
+		// '$' sorts right after '#': every entry of the timestamp itself is excluded.
+		skFrom: SKPrefixActivity + after + "$", skTo: "ACTIVITY$",
+		page: p, liveAt: now.Unix(),
+	}
+	next, err := s.queryPage(ctx, q, decodeInto(&out))
+	return out, next, err
+}
+
+// Derived is what the projector writes for a room in one go.
+type Derived struct {
+	Combined      []room.CombinedVersion
+	Compatibility []room.CompatibilityVersion
+	Activities    []room.Activity
+}
+
+// PutDerived writes derived items in batches of 25. Their keys come from the
+// source change, so writing them again is harmless.
+func (s *Store) PutDerived(ctx context.Context, d Derived) error {
+	items := make([]map[string]types.AttributeValue, 0, len(d.Combined)+len(d.Compatibility)+len(d.Activities))
+	for _, c := range d.Combined {
+		it, err := marshal(head{Key: CombinedKey(c.RoomID, c.Timestamp), ItemType: TypeCombinedCriteria, Derived: true}, c)
+		if err != nil {
+			return err
+		}
+		items = append(items, it)
+	}
+	for _, p := range d.Compatibility {
+		it, err := marshal(head{Key: CompatibilityKey(p.RoomID, p.Timestamp), ItemType: TypeCompatibility, Derived: true}, p)
+		if err != nil {
+			return err
+		}
+		items = append(items, it)
+	}
+	for _, a := range d.Activities {
+		it, err := activityAV(a)
+		if err != nil {
+			return err
+		}
+		items = append(items, it)
+	}
+	return s.BatchPut(ctx, items)
+}
+
+// DeleteRoomCascade deletes what is left of a deleted room: each member's
+// UserRoom item, then every item of the room's partition, in batches of 25
+// with unprocessed-item retry. It is safe to run again (a second run finds
+// less or nothing); the UserRoom items go first so that a run cut short
+// still finds the Member items that name them. It returns how many items it
+// deleted.
+func (s *Store) DeleteRoomCascade(ctx context.Context, roomID string) (int, error) {
+	var members, partition []Key
+	err := s.queryAll(ctx, query{pk: RoomPK(roomID)}, func(it map[string]types.AttributeValue) error {
+		var h struct {
+			Key
+			ItemType string `dynamodbav:"itemType"`
+			UserID   string `dynamodbav:"userId"`
+		}
+		if err := attributevalue.UnmarshalMap(it, &h); err != nil {
+			return err
+		}
+		if h.ItemType == TypeMember && h.UserID != "" {
+			members = append(members, UserRoomKey(h.UserID, roomID))
+		}
+		partition = append(partition, h.Key)
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	if err := s.BatchDelete(ctx, members); err != nil {
+		return 0, fmt.Errorf("store: cascade %s: user rooms: %w", roomID, err)
+	}
+	if err := s.BatchDelete(ctx, partition); err != nil {
+		return len(members), fmt.Errorf("store: cascade %s: partition: %w", roomID, err)
+	}
+	return len(members) + len(partition), nil
+}
+
+// BatchDelete deletes items by key in batches of 25 with unprocessed-item
+// retry.
+func (s *Store) BatchDelete(ctx context.Context, keys []Key) error {
+	for start := 0; start < len(keys); start += 25 {
+		end := min(start+25, len(keys))
+		reqs := make([]types.WriteRequest, 0, end-start)
+		for _, k := range keys[start:end] {
+			reqs = append(reqs, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: k.AV()}})
+		}
+		if err := s.batchWrite(ctx, reqs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// RoomExists reads whether the Room item is there (strongly consistent).
+func (s *Store) RoomExists(ctx context.Context, roomID string) (bool, error) {
+	out, err := s.DB.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: aws.String(s.Table), Key: RoomKey(roomID).AV(), ConsistentRead: aws.Bool(true),
+		ProjectionExpression: aws.String("PK"),
+	})
+	if err != nil {
+		return false, fmt.Errorf("store: read room %s: %w", roomID, err)
+	}
+	return out.Item != nil, nil
+}
