@@ -712,7 +712,7 @@ func TestUnknownRoute(t *testing.T) {
 	for _, rt := range []struct{ method, path string }{
 		{"GET", "/nope"},
 		{"GET", "/"},
-		{"GET", "/rooms/room01/listings"},
+		{"GET", "/rooms/room01/chat"},
 	} {
 		p := e.problem(e.do(rt.method, rt.path, alice, nil), 404)
 		if !strings.Contains(p.Detail, rt.path) {
@@ -721,7 +721,7 @@ func TestUnknownRoute(t *testing.T) {
 	}
 	// A known path with a method it lacks is a 405 naming the allowed ones.
 	for _, rt := range []struct{ method, path, allow string }{
-		{"DELETE", "/rooms/room01", "GET"},
+		{"POST", "/rooms/room01", "GET, PATCH, DELETE"},
 		{"POST", "/me/rooms", "GET"},
 		{"GET", "/rooms", "POST"},
 		{"DELETE", "/rooms/room01/criteria", "GET, PUT"},

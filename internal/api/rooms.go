@@ -81,20 +81,7 @@ func (s *Server) createRoom(w http.ResponseWriter, r *http.Request) error {
 	if req.SearchType != room.SearchBuy && req.SearchType != room.SearchRent {
 		fs = append(fs, errs.FieldError{Field: "searchType", Reason: `must be "buy" or "rent"`})
 	}
-	ctx := room.Context{CombineMode: room.DefaultMode}
-	if c := req.Context; c != nil {
-		checkText(&fs, "context.description", c.Description, false, maxDescription)
-		if c.FamilySize != nil && (*c.FamilySize < 1 || *c.FamilySize > 50) {
-			fs = append(fs, errs.FieldError{Field: "context.familySize", Reason: "must be from 1 to 50"})
-		}
-		if c.CombineMode != "" && !c.CombineMode.Valid() {
-			fs = append(fs, errs.FieldError{Field: "context.combineMode", Reason: `must be "strict", "all" or "mixed"`})
-		}
-		ctx.Description, ctx.FamilySize = c.Description, c.FamilySize
-		if c.CombineMode != "" {
-			ctx.CombineMode = c.CombineMode
-		}
-	}
+	ctx := parseContext(&fs, req.Context)
 	if err := errs.Fields(fs); err != nil {
 		return err
 	}
@@ -107,6 +94,116 @@ func (s *Server) createRoom(w http.ResponseWriter, r *http.Request) error {
 	}
 	w.Header().Set("Location", "/rooms/"+rm.RoomID)
 	writeJSON(w, http.StatusCreated, rm)
+	return nil
+}
+
+// parseContext validates a room context; an absent one is the default.
+func parseContext(fs *[]errs.FieldError, c *roomContext) room.Context {
+	ctx := room.Context{CombineMode: room.DefaultMode}
+	if c == nil {
+		return ctx
+	}
+	checkText(fs, "context.description", c.Description, false, maxDescription)
+	if c.FamilySize != nil && (*c.FamilySize < 1 || *c.FamilySize > 50) {
+		*fs = append(*fs, errs.FieldError{Field: "context.familySize", Reason: "must be from 1 to 50"})
+	}
+	if c.CombineMode != "" && !c.CombineMode.Valid() {
+		*fs = append(*fs, errs.FieldError{Field: "context.combineMode", Reason: `must be "strict", "all" or "mixed"`})
+	}
+	ctx.Description, ctx.FamilySize = c.Description, c.FamilySize
+	if c.CombineMode != "" {
+		ctx.CombineMode = c.CombineMode
+	}
+	return ctx
+}
+
+type updateRoomRequest struct {
+	Context *roomContext `json:"context"`
+}
+
+// updateRoom replaces the room's context (owner only); a new combineMode
+// makes the projector derive new snapshots.
+func (s *Server) updateRoom(w http.ResponseWriter, r *http.Request) error {
+	me, err := s.owner(r)
+	if err != nil {
+		return err
+	}
+	var req updateRoomRequest
+	if err := decode(r, &req); err != nil {
+		return err
+	}
+	if req.Context == nil {
+		return errs.Field("context", "is required")
+	}
+	var fs []errs.FieldError
+	ctx := parseContext(&fs, req.Context)
+	if err := errs.Fields(fs); err != nil {
+		return err
+	}
+	rm, err := s.Store.UpdateRoomContext(r.Context(), me.RoomID, ctx, store.Timestamp(s.Now()), me.UserID)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, rm)
+	return nil
+}
+
+// deleteRoom deletes the Room item and answers 202: the projector deletes
+// the rest of the room (its items and the members' UserRoom items).
+func (s *Server) deleteRoom(w http.ResponseWriter, r *http.Request) error {
+	me, err := s.owner(r)
+	if err != nil {
+		return err
+	}
+	if err := s.Store.DeleteRoom(r.Context(), me.RoomID); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusAccepted, map[string]string{"roomId": me.RoomID, "status": "deleting"})
+	return nil
+}
+
+// owner checks that the caller is the room's owner (a non-member gets 404,
+// a member 403).
+func (s *Server) owner(r *http.Request) (room.Member, error) {
+	me, err := s.member(r)
+	if err == nil && me.Role != room.RoleOwner {
+		err = errs.New(errs.Forbidden, "only the room's owner may do this")
+	}
+	return me, err
+}
+
+// getMember checks one user's membership (members only).
+func (s *Server) getMember(w http.ResponseWriter, r *http.Request) error {
+	me, err := s.member(r)
+	if err != nil {
+		return err
+	}
+	m, err := s.Store.GetMember(r.Context(), me.RoomID, r.PathValue("userId"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, m)
+	return nil
+}
+
+// removeMember lets a member leave (their own id) or the owner remove a
+// member. The owner cannot leave: they delete the room instead.
+func (s *Server) removeMember(w http.ResponseWriter, r *http.Request) error {
+	me, err := s.member(r)
+	if err != nil {
+		return err
+	}
+	target := r.PathValue("userId")
+	switch {
+	case target == me.UserID && me.Role == room.RoleOwner:
+		return errs.New(errs.Conflict, "the owner cannot leave the room; delete the room instead")
+	case target != me.UserID && me.Role != room.RoleOwner:
+		return errs.New(errs.Forbidden, "only the room's owner removes other members")
+	}
+	if err := s.Store.RemoveMember(r.Context(), me.RoomID, target); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
 
@@ -156,7 +253,7 @@ func (s *Server) addMember(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if me.Role != room.RoleOwner {
-		return errs.New(errs.Forbidden, "only the room's owner adds members")
+		return errs.New(errs.Forbidden, "only the room's owner may do this")
 	}
 	var req addMemberRequest
 	if err := decode(r, &req); err != nil {

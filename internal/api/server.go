@@ -68,6 +68,18 @@ func (s *Server) Handler() http.Handler {
 	authed("GET /rooms/{roomId}/criteria/latest", s.latestCriteria)
 	authed("GET /rooms/{roomId}/combined-criteria", s.combined)
 	authed("GET /rooms/{roomId}/compatibility", s.compatibility)
+	authed("PATCH /rooms/{roomId}", s.updateRoom)
+	authed("DELETE /rooms/{roomId}", s.deleteRoom)
+	authed("GET /rooms/{roomId}/members/{userId}", s.getMember)
+	authed("DELETE /rooms/{roomId}/members/{userId}", s.removeMember)
+	authed("POST /rooms/{roomId}/listings", s.addListing)
+	authed("GET /rooms/{roomId}/listings", s.listListings)
+	authed("GET /rooms/{roomId}/listings/lookup", s.findListing)
+	authed("GET /rooms/{roomId}/listings/{listingId}", s.getListing)
+	authed("PUT /rooms/{roomId}/listings/{listingId}/status", s.setStatus)
+	authed("POST /rooms/{roomId}/listings/{listingId}/seen", s.markSeen)
+	authed("GET /rooms/{roomId}/compatibility/history", s.compatibilityHistory)
+	authed("GET /rooms/{roomId}/activities", s.activities)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if allow := allowed(mux, r); len(allow) > 0 {
 			w.Header().Set("Allow", strings.Join(allow, ", "))

@@ -238,3 +238,76 @@ func (s *Store) ReadRoomState(ctx context.Context, roomID string) (room.State, e
 	sort.Slice(st.Criteria, func(i, j int) bool { return st.Criteria[i].SK < st.Criteria[j].SK })
 	return st, nil
 }
+
+// RemoveMember deletes Member and UserRoom in one transaction; NotFound when
+// the user is not a member.
+func (s *Store) RemoveMember(ctx context.Context, roomID, userID string) error {
+	del := func(k Key) types.TransactWriteItem {
+		return types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.Table), Key: k.AV(), ConditionExpression: aws.String("attribute_exists(PK)")}}
+	}
+	_, err := s.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+		del(MemberKey(roomID, userID)), del(UserRoomKey(userID, roomID)),
+	}})
+	if cancelReasons(err) != nil {
+		return errs.New(errs.NotFound, "user %s is not a member of room %s", userID, roomID)
+	}
+	if err != nil {
+		return fmt.Errorf("store: remove member %s from %s: %w", userID, roomID, err)
+	}
+	return nil
+}
+
+// UpdateRoomContext replaces a room's context, recording when and by whom.
+func (s *Store) UpdateRoomContext(ctx context.Context, roomID string, c room.Context, at, by string) (room.Room, error) {
+	av, err := attributevalue.Marshal(c)
+	if err != nil {
+		return room.Room{}, fmt.Errorf("store: marshal context: %w", err)
+	}
+	if m, ok := av.(*types.AttributeValueMemberM); ok {
+		dropEmptyMaps(m.Value)
+	}
+	out, err := s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(s.Table), Key: RoomKey(roomID).AV(),
+		UpdateExpression:         aws.String("SET #ctx = :ctx, updatedAt = :at, updatedByUserId = :by"),
+		ConditionExpression:      aws.String("attribute_exists(PK)"),
+		ExpressionAttributeNames: map[string]string{"#ctx": "context"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":ctx": av, ":at": &types.AttributeValueMemberS{Value: at}, ":by": &types.AttributeValueMemberS{Value: by},
+		},
+		ReturnValues: types.ReturnValueAllNew,
+	})
+	if isConditionFailed(err) {
+		return room.Room{}, errs.New(errs.NotFound, "room %s not found", roomID)
+	}
+	if err != nil {
+		return room.Room{}, fmt.Errorf("store: update room %s: %w", roomID, err)
+	}
+	var r room.Room
+	if err := attributevalue.UnmarshalMap(out.Attributes, &r); err != nil {
+		return r, fmt.Errorf("store: decode room: %w", err)
+	}
+	return r, nil
+}
+
+// DeleteRoom deletes the Room item only; the projector's cascade removes the
+// rest of the room (its partition and its members' UserRoom items).
+func (s *Store) DeleteRoom(ctx context.Context, roomID string) error {
+	_, err := s.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+		TableName: aws.String(s.Table), Key: RoomKey(roomID).AV(), ConditionExpression: aws.String("attribute_exists(PK)"),
+	})
+	if isConditionFailed(err) {
+		return errs.New(errs.NotFound, "room %s not found", roomID)
+	}
+	if err != nil {
+		return fmt.Errorf("store: delete room %s: %w", roomID, err)
+	}
+	return nil
+}
+
+// ListCompatibility returns one page of a room's compatibility snapshots,
+// newest first.
+func (s *Store) ListCompatibility(ctx context.Context, roomID string, p Page) ([]room.CompatibilityVersion, string, error) {
+	var out []room.CompatibilityVersion
+	next, err := s.queryPage(ctx, query{pk: RoomPK(roomID), skPrefix: SKPrefixCompatibility, desc: true, page: p}, decodeInto(&out))
+	return out, next, err
+}

@@ -1,0 +1,265 @@
+package api
+
+import (
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+
+	"github.com/dynastream/dynastream/internal/errs"
+	"github.com/dynastream/dynastream/internal/room"
+	"github.com/dynastream/dynastream/internal/store"
+)
+
+var (
+	brandPattern      = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,39}$`)
+	externalIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,99}$`)
+)
+
+const (
+	brandRule      = "1-40 characters: lower-case letters, digits and - (e.g. homegate)"
+	externalIDRule = "1-100 characters: letters, digits and . _ : -"
+	maxTitle       = 300
+	maxLocation    = 200
+	maxURL         = 2000
+)
+
+type addListingRequest struct {
+	SourceBrand string   `json:"sourceBrand"`
+	ExternalID  string   `json:"externalId"`
+	Title       string   `json:"title"`
+	Location    string   `json:"location"`
+	URL         string   `json:"url"`
+	Price       *float64 `json:"price"`
+	Rooms       *float64 `json:"rooms"`
+	Area        *float64 `json:"area"`
+}
+
+func (req addListingRequest) validate() error {
+	var fs []errs.FieldError
+	add := func(f, reason string) { fs = append(fs, errs.FieldError{Field: f, Reason: reason}) }
+	if !brandPattern.MatchString(req.SourceBrand) {
+		add("sourceBrand", brandRule)
+	}
+	if req.ExternalID != "" && !externalIDPattern.MatchString(req.ExternalID) {
+		add("externalId", externalIDRule)
+	}
+	checkText(&fs, "title", req.Title, true, maxTitle)
+	checkText(&fs, "location", req.Location, true, maxLocation)
+	if req.URL != "" {
+		u, err := url.Parse(req.URL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || len(req.URL) > maxURL {
+			add("url", "must be an absolute http(s) URL of at most 2000 characters")
+		}
+	}
+	for _, n := range []struct {
+		name string
+		v    *float64
+	}{{"price", req.Price}, {"rooms", req.Rooms}, {"area", req.Area}} {
+		if n.v != nil && *n.v < 0 {
+			add(n.name, "must not be negative")
+		}
+	}
+	return errs.Fields(fs)
+}
+
+// addListing pins a listing (any member). The same sourceBrand+externalId
+// twice in one room is a 409 naming the existing listing.
+func (s *Server) addListing(w http.ResponseWriter, r *http.Request) error {
+	me, err := s.member(r)
+	if err != nil {
+		return err
+	}
+	var req addListingRequest
+	if err := decode(r, &req); err != nil {
+		return err
+	}
+	if err := req.validate(); err != nil {
+		return err
+	}
+	now := store.Timestamp(s.Now())
+	l := room.Listing{
+		ListingID: s.NewID(), RoomID: me.RoomID, SourceBrand: req.SourceBrand, ExternalID: req.ExternalID,
+		Title: strings.TrimSpace(req.Title), Location: strings.TrimSpace(req.Location), URL: req.URL,
+		Price: req.Price, Rooms: req.Rooms, Area: req.Area, Status: room.StatusUnseen, SeenBy: []string{},
+		AddedAt: now, AddedByUserID: me.UserID, UpdatedAt: now, UpdatedByUserID: me.UserID,
+	}
+	if err := s.Store.AddListing(r.Context(), l); err != nil {
+		return err
+	}
+	w.Header().Set("Location", "/rooms/"+me.RoomID+"/listings/"+l.ListingID)
+	writeJSON(w, http.StatusCreated, l)
+	return nil
+}
+
+func (s *Server) getListing(w http.ResponseWriter, r *http.Request) error {
+	me, err := s.member(r)
+	if err != nil {
+		return err
+	}
+	l, err := s.Store.GetListing(r.Context(), me.RoomID, r.PathValue("listingId"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, l)
+	return nil
+}
+
+// listListings lists a room's listings, all or ?status= (GSI2).
+func (s *Server) listListings(w http.ResponseWriter, r *http.Request) error {
+	me, err := s.member(r)
+	if err != nil {
+		return err
+	}
+	p, err := page(r)
+	if err != nil {
+		return err
+	}
+	var ls []room.Listing
+	var next string
+	if st := room.Status(r.URL.Query().Get("status")); st != "" {
+		if !st.Valid() {
+			return errs.Field("status", statusRule)
+		}
+		ls, next, err = s.Store.ListListingsByStatus(r.Context(), me.RoomID, st, p)
+	} else {
+		ls, next, err = s.Store.ListListings(r.Context(), me.RoomID, p)
+	}
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, list(ls, next))
+	return nil
+}
+
+// findListing finds a listing by ?sourceBrand=&externalId= (GSI1).
+func (s *Server) findListing(w http.ResponseWriter, r *http.Request) error {
+	me, err := s.member(r)
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	var fs []errs.FieldError
+	if !brandPattern.MatchString(q.Get("sourceBrand")) {
+		fs = append(fs, errs.FieldError{Field: "sourceBrand", Reason: brandRule})
+	}
+	if !externalIDPattern.MatchString(q.Get("externalId")) {
+		fs = append(fs, errs.FieldError{Field: "externalId", Reason: externalIDRule})
+	}
+	if err := errs.Fields(fs); err != nil {
+		return err
+	}
+	l, err := s.Store.FindListingByExternalID(r.Context(), me.RoomID, q.Get("sourceBrand"), q.Get("externalId"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, l)
+	return nil
+}
+
+var statusRule = func() string {
+	names := make([]string, len(room.Statuses))
+	for i, st := range room.Statuses {
+		names[i] = string(st)
+	}
+	return "must be one of " + strings.Join(names, ", ")
+}()
+
+type setStatusRequest struct {
+	Status room.Status `json:"status"`
+}
+
+// setStatus moves a listing along its lifecycle (room.CanMove); an illegal
+// move is a 409 with the reason.
+func (s *Server) setStatus(w http.ResponseWriter, r *http.Request) error {
+	me, err := s.member(r)
+	if err != nil {
+		return err
+	}
+	var req setStatusRequest
+	if err := decode(r, &req); err != nil {
+		return err
+	}
+	if !req.Status.Valid() {
+		return errs.Field("status", statusRule)
+	}
+	l, err := s.Store.GetListing(r.Context(), me.RoomID, r.PathValue("listingId"))
+	if err != nil {
+		return err
+	}
+	if err := room.CanMove(l.Status, req.Status); err != nil {
+		return errs.New(errs.Conflict, "%s", err.Error())
+	}
+	l, err = s.Store.SetListingStatus(r.Context(), l, req.Status, me.UserID, store.Timestamp(s.Now()), "")
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, l)
+	return nil
+}
+
+// markSeen records that the caller saw the listing (UNSEEN becomes SEEN).
+func (s *Server) markSeen(w http.ResponseWriter, r *http.Request) error {
+	me, err := s.member(r)
+	if err != nil {
+		return err
+	}
+	l, err := s.Store.GetListing(r.Context(), me.RoomID, r.PathValue("listingId"))
+	if err != nil {
+		return err
+	}
+	l, err = s.Store.MarkSeen(r.Context(), l, me.UserID, store.Timestamp(s.Now()))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, l)
+	return nil
+}
+
+func (s *Server) compatibilityHistory(w http.ResponseWriter, r *http.Request) error {
+	me, err := s.member(r)
+	if err != nil {
+		return err
+	}
+	p, err := page(r)
+	if err != nil {
+		return err
+	}
+	vs, next, err := s.Store.ListCompatibility(r.Context(), me.RoomID, p)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, list(vs, next))
+	return nil
+}
+
+// activities lists the room's feed newest first, or with ?after=<timestamp>
+// the entries created after it, oldest first (for polling). Expired entries
+// are never returned.
+func (s *Server) activities(w http.ResponseWriter, r *http.Request) error {
+	me, err := s.member(r)
+	if err != nil {
+		return err
+	}
+	p, err := page(r)
+	if err != nil {
+		return err
+	}
+	now := s.Now()
+	var as []room.Activity
+	var next string
+	if after := r.URL.Query().Get("after"); after != "" {
+		t, perr := store.ParseTimestamp(after)
+		if perr != nil {
+			return errs.Field("after", "must be a timestamp like 2026-01-02T15:04:05.000Z (an activity's createdAt)")
+		}
+		as, next, err = s.Store.ActivitiesAfter(r.Context(), me.RoomID, store.Timestamp(t), now, p)
+	} else {
+		as, next, err = s.Store.ListActivities(r.Context(), me.RoomID, now, p)
+	}
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, list(as, next))
+	return nil
+}
