@@ -3,10 +3,14 @@ package projections_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/dynastream/dynastream/internal/ddbtest"
@@ -58,8 +62,23 @@ func (s *scenario) put(roomID, user string, c room.Criteria, wt room.Weights) {
 	}
 }
 
+func (s *scenario) listing(roomID, id, externalID, by string) room.Listing {
+	s.t.Helper()
+	at := s.tick()
+	l := room.Listing{ListingID: id, RoomID: roomID, SourceBrand: "homegate", ExternalID: externalID, Title: "Flat " + id, Location: "Zurich",
+		Status: room.StatusUnseen, AddedAt: at, AddedByUserID: by, UpdatedAt: at, UpdatedByUserID: by}
+	if err := s.st.AddListing(context.Background(), l); err != nil {
+		s.t.Fatal(err)
+	}
+	return l
+}
+
+// runScenario writes the scenario. Its clock starts an hour ago, so that a
+// member's leaving — timed by the stream record's creation time — comes
+// after everything else, as it does in real use.
 func runScenario(t *testing.T, st *store.Store) {
-	s := &scenario{st: st, now: time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC), t: t}
+	ctx := context.Background()
+	s := &scenario{st: st, now: time.Now().UTC().Add(-time.Hour).Truncate(time.Second), t: t}
 	for i, mode := range []room.Mode{room.ModeStrict, room.ModeAll, room.ModeMixed} {
 		id := fmt.Sprintf("r%d", i+1)
 		s.room(id, mode, "alice")
@@ -72,6 +91,27 @@ func runScenario(t *testing.T, st *store.Store) {
 		s.join(id, "dave") // never puts criteria
 		s.put(id, "carol", room.Criteria{Locations: []string{"Bern", "Zurich"}, PriceMin: f(1800), PriceMax: f(2600), AreaMin: f(60)}, room.Weights{Area: w(5)})
 		s.put(id, "bob", room.Criteria{Locations: []string{"Zurich"}, PriceMin: f(2000), PriceMax: f(2900), RoomsMin: f(3), RoomsMax: f(4)}, room.Weights{Rooms: w(0)})
+		l := s.listing(id, "l1"+id, "ext-1", "bob")
+		s.listing(id, "l2"+id, "", "carol")
+		l, err := st.MarkSeen(ctx, l, "alice", s.tick()) // UNSEEN → SEEN
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.SetListingStatus(ctx, l, room.StatusVisitPlanned, "bob", s.tick(), ""); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.RemoveMember(ctx, id, "dave"); err != nil { // dave leaves
+			t.Fatal(err)
+		}
+	}
+	// A fourth room lives and is deleted: its cascade must leave nothing.
+	s.room("r4", room.ModeMixed, "alice")
+	s.join("r4", "bob")
+	s.put("r4", "alice", room.Criteria{Locations: []string{"Basel"}}, room.Weights{})
+	s.put("r4", "bob", room.Criteria{Locations: []string{"Basel", "Bern"}}, room.Weights{})
+	s.listing("r4", "l1r4", "ext-1", "bob")
+	if err := st.DeleteRoom(ctx, "r4"); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -88,8 +128,11 @@ func TestProjectorReplayEquivalence(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// 3 rooms × (room + owner's member and userroom + 3 × (member + userroom) + 6 criteria) = 3 × 15
-	if got, want := len(ev.Records), 3*15; got != want {
+	// 3 rooms × (room + owner's member and userroom + 3 × (member + userroom)
+	// + 6 criteria + 2 listings + 1 source lookup + 2 status changes + dave's
+	// member and userroom removed) = 3 × 22; r4: room, 2 × (member +
+	// userroom), 2 criteria, listing + lookup, room removed = 10.
+	if got, want := len(ev.Records), 3*22+10; got != want {
 		t.Fatalf("captured %d records, want %d", got, want)
 	}
 
@@ -118,8 +161,11 @@ func TestProjectorReplayEquivalence(t *testing.T) {
 	// compatibility needs two members with criteria, so from bob1 on = 7.
 	// Activities: RoomCreated, 4 × MemberJoined (owner included), 6 ×
 	// CriteriaUpdated and one CompatibilityUpdated per compatibility = 18.
+	// Then 2 ListingPinned, 2 ListingStatusChanged, dave's MemberLeft, and a
+	// snapshot as of his leaving (combined, compatibility and its entry): 8.
+	// The deleted room r4 has nothing left.
 	items := rep.Baseline.([]map[string]any)
-	if got, want := len(items), 3*(9+7+18); got != want {
+	if got, want := len(items), 3*(9+7+18+8); got != want {
 		t.Fatalf("baseline has %d derived items, want %d", got, want)
 	}
 
@@ -145,8 +191,23 @@ func TestProjectorReplayEquivalence(t *testing.T) {
 	if diff := cmp.Diff(wantComb, comb.Combined); diff != "" {
 		t.Errorf("strict combined (-want +got):\n%s", diff)
 	}
-	if comb.Timestamp != "2026-01-01T10:00:10.000Z" {
-		t.Errorf("latest combined timestamp %s, want bob's last put", comb.Timestamp)
+	for _, it := range items {
+		if strings.HasPrefix(it["PK"].(string), "ROOM#r4") {
+			t.Errorf("deleted room r4 still has derived item %v", it["SK"])
+		}
+	}
+	left, err := c.DB.Query(ctx, &dynamodb.QueryInput{
+		TableName: aws.String(table), KeyConditionExpression: aws.String("PK = :pk"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: "ROOM#r4"}},
+	})
+	if err != nil || len(left.Items) != 0 {
+		t.Errorf("r4's partition after the cascade: %v items (err %v)", left, err)
+	}
+	for _, u := range []string{"alice", "bob"} {
+		ur, err := c.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), Key: store.UserRoomKey(u, "r4").AV()})
+		if err != nil || ur.Item != nil {
+			t.Errorf("%s's UserRoom of r4 after the cascade: %v (err %v)", u, ur.Item, err)
+		}
 	}
 }
 

@@ -125,7 +125,7 @@ func (q query) input(table string) *dynamodb.QueryInput {
 	pkAttr, skAttr := q.keyAttrs()
 	in := &dynamodb.QueryInput{
 		TableName:                aws.String(table),
-		ExpressionAttributeNames: map[string]string{"#pk": pkAttr, "#sk": skAttr},
+		ExpressionAttributeNames: map[string]string{"#pk": pkAttr},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":pk": &types.AttributeValueMemberS{Value: q.pk},
 		},
@@ -135,6 +135,9 @@ func (q query) input(table string) *dynamodb.QueryInput {
 		in.IndexName = aws.String(q.index)
 	} else if q.consistent {
 		in.ConsistentRead = aws.Bool(true)
+	}
+	if q.skFrom != "" || q.skPrefix != "" {
+		in.ExpressionAttributeNames["#sk"] = skAttr
 	}
 	switch {
 	case q.skFrom != "":
