@@ -24,7 +24,11 @@ const (
 )
 
 func (k Kind) String() string {
-	return [...]string{"", "INSERT", "MODIFY", "REMOVE", "TTL_REMOVE"}[k]
+	names := [...]string{"", "INSERT", "MODIFY", "REMOVE", "TTL_REMOVE"}
+	if k < 0 || int(k) >= len(names) {
+		return fmt.Sprintf("Kind(%d)", int(k))
+	}
+	return names[k]
 }
 
 // ttlPrincipal is the identity the service puts on TTL deletions.

@@ -18,8 +18,9 @@
 //   - checkpoints are kept by a Checkpoints store outside the streamed table,
 //     namespaced by Consumer, so a restarted runner resumes after the last
 //     record it finished; expired iterators are renewed from there;
-//   - iterator age (now minus the approximate creation time of a batch's
-//     newest record) is reported per batch through OnBatch and the log.
+//   - iterator age (the time a batch is handed to the handler minus the
+//     approximate creation time of its newest record, as Lambda's
+//     IteratorAge) is reported per handler call through OnBatch.
 //
 // Handlers must therefore be idempotent: records can come again after a
 // crash, a retry or a redelivery, exactly as in Lambda.

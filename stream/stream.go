@@ -105,13 +105,15 @@ func (c *Config) withDefaults() error {
 
 // BatchStats describes one handler call, for metrics.
 type BatchStats struct {
-	Consumer    string
-	ShardID     string
-	Records     int
-	Attempt     int
-	Failed      bool
+	Consumer string
+	ShardID  string
+	Records  int
+	Attempt  int
+	Failed   bool
+	// IteratorAge is the newest record's age when the handler was called.
 	IteratorAge time.Duration
-	Duration    time.Duration
+	// Duration is how long the handler took.
+	Duration time.Duration
 }
 
 // Runner polls a table's stream and calls a Handler, as Lambda's event
@@ -232,13 +234,15 @@ func (r *Runner) shards(ctx context.Context) ([]types.Shard, error) {
 	}
 }
 
-func (r *Runner) iterator(ctx context.Context, shardID, after string) (*string, error) {
+// iterator returns an iterator after the sequence number after or, when
+// after is "", at from (TRIM_HORIZON or LATEST).
+func (r *Runner) iterator(ctx context.Context, shardID, after string, from types.ShardIteratorType) (*string, error) {
 	in := &dynamodbstreams.GetShardIteratorInput{StreamArn: aws.String(r.StreamARN), ShardId: aws.String(shardID)}
 	if after != "" {
 		in.ShardIteratorType = types.ShardIteratorTypeAfterSequenceNumber
 		in.SequenceNumber = aws.String(after)
 	} else {
-		in.ShardIteratorType = types.ShardIteratorType(r.StartingPosition)
+		in.ShardIteratorType = from
 	}
 	out, err := r.API.GetShardIterator(ctx, in)
 	if err != nil {
@@ -249,7 +253,9 @@ func (r *Runner) iterator(ctx context.Context, shardID, after string) (*string, 
 
 // runShard reads one shard until it ends (true) or ctx is done (false).
 func (r *Runner) runShard(ctx context.Context, log *slog.Logger, h Handler, shardID, checkpoint string) bool {
-	lastRead := checkpoint // position of the newest record read into buf
+	// lastRead is the position of the newest record read into buf; from is
+	// where to start while it is "".
+	lastRead, from := checkpoint, types.ShardIteratorType(r.StartingPosition)
 	var iter *string
 	var buf []events.DynamoDBEventRecord
 	var firstBuffered time.Time
@@ -257,11 +263,11 @@ func (r *Runner) runShard(ctx context.Context, log *slog.Logger, h Handler, shar
 	for ctx.Err() == nil {
 		if iter == nil {
 			var err error
-			if iter, err = r.iterator(ctx, shardID, lastRead); err != nil {
+			if iter, err = r.iterator(ctx, shardID, lastRead, from); err != nil {
 				var trimmed *types.TrimmedDataAccessException
 				if errors.As(err, &trimmed) && lastRead != "" {
 					log.Error("checkpoint is older than the stream's 24 h retention; records were lost before this consumer read them; resuming at TRIM_HORIZON", "checkpoint", lastRead)
-					lastRead = ""
+					lastRead, from = "", types.ShardIteratorTypeTrimHorizon
 					continue
 				}
 				log.Error("get shard iterator failed; retrying", "err", err)
@@ -269,6 +275,13 @@ func (r *Runner) runShard(ctx context.Context, log *slog.Logger, h Handler, shar
 				continue
 			}
 			if iter == nil { // a closed shard with nothing after the position
+				for len(buf) > 0 { // records read before the iterator was renewed
+					n := min(len(buf), r.BatchSize)
+					if !r.deliver(ctx, log, h, shardID, buf[:n]) {
+						return false
+					}
+					buf = buf[n:]
+				}
 				break
 			}
 		}
@@ -278,6 +291,24 @@ func (r *Runner) runShard(ctx context.Context, log *slog.Logger, h Handler, shar
 			if errors.As(err, &expired) {
 				log.Info("shard iterator expired; renewing", "after", lastRead)
 				iter = nil
+				continue
+			}
+			var trimmed *types.TrimmedDataAccessException
+			if errors.As(err, &trimmed) {
+				// The iterator points before the oldest record the shard
+				// still has; retrying it can never succeed. Renew it: after
+				// lastRead (GetShardIterator reports a loss if that is
+				// trimmed too), or, when nothing was read yet, at
+				// TRIM_HORIZON, which is not older than where a TRIM_HORIZON
+				// or LATEST iterator pointed. DynamoDB Local does this to an
+				// iterator taken on an empty shard once another table's
+				// write has used the sequence number it points at.
+				log.Warn("shard iterator points before the oldest record; renewing", "after", lastRead, "err", err)
+				if lastRead == "" {
+					from = types.ShardIteratorTypeTrimHorizon
+				}
+				iter = nil
+				r.sleep(ctx, &backoff)
 				continue
 			}
 			if ctx.Err() != nil {
@@ -409,9 +440,11 @@ func (r *Runner) call(ctx context.Context, h Handler, shardID string, recs []eve
 	start := r.Now()
 	defer func() {
 		if r.OnBatch != nil {
+			// As Lambda's IteratorAge: the newest record's age when the
+			// batch is handed to the function, not counting the handler.
 			newest := recs[len(recs)-1].Change.ApproximateCreationDateTime.Time
 			r.OnBatch(BatchStats{Consumer: r.Consumer, ShardID: shardID, Records: len(recs), Attempt: attempt,
-				Failed: failedAt >= 0, IteratorAge: r.Now().Sub(newest), Duration: r.Now().Sub(start)})
+				Failed: failedAt >= 0, IteratorAge: start.Sub(newest), Duration: r.Now().Sub(start)})
 		}
 	}()
 	resp, err := safeCall(ctx, h, events.DynamoDBEvent{Records: recs})

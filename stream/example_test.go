@@ -1,0 +1,141 @@
+package stream_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log"
+	"log/slog"
+	"os"
+	"os/signal"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+
+	"github.com/dynastream/dynastream/stream"
+)
+
+// ExampleRunner wires a Runner around a handler written for Lambda. The same
+// handler is what a Lambda function passes to lambda.Start; here it runs
+// against the table's stream from any process, with checkpoints in a table
+// of their own and dead letters in a file. It needs a live endpoint, so it
+// has no output to check.
+func ExampleRunner() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+
+	cfg, err := config.LoadDefaultConfig(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	// For DynamoDB Local, point both clients at it:
+	//   dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) { o.BaseEndpoint = aws.String("http://127.0.0.1:8000") })
+	db := dynamodb.NewFromConfig(cfg)
+	streams := dynamodbstreams.NewFromConfig(cfg)
+
+	table, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String("rooms")})
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	// The handler reports the records it could not handle; the runner
+	// retries from the lowest of them, as Lambda does with
+	// ReportBatchItemFailures on. Records can come again, so it must be
+	// idempotent.
+	handler := func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+		var resp events.DynamoDBEventResponse
+		for _, rec := range ev.Records {
+			c, err := stream.Decode(rec)
+			if err == nil && !c.Derived() {
+				err = project(ctx, c)
+			}
+			if err != nil {
+				// Everything from this record on is retried: stop here.
+				resp.BatchItemFailures = append(resp.BatchItemFailures,
+					events.DynamoDBBatchItemFailure{ItemIdentifier: rec.Change.SequenceNumber})
+				return resp, nil
+			}
+		}
+		return resp, nil
+	}
+
+	checkpoints := &stream.TableCheckpoints{DB: db, Table: "rooms-checkpoints"}
+	if err := checkpoints.CreateTable(ctx); err != nil {
+		log.Fatal(err)
+	}
+	r := &stream.Runner{
+		Config: stream.Config{
+			StreamARN:  aws.ToString(table.Table.LatestStreamArn),
+			Consumer:   "projector", // checkpoints are kept per consumer
+			BatchSize:  100,
+			MaxRetries: 5,
+			Bisect:     true, // a poison record ends up alone in the dead letters
+		},
+		API:         streams,
+		Checkpoints: checkpoints,
+		DeadLetters: &stream.FileDeadLetters{Path: "deadletters/projector.jsonl"},
+		OnBatch: func(s stream.BatchStats) {
+			slog.Debug("batch", "records", s.Records, "attempt", s.Attempt, "failed", s.Failed, "iteratorAge", s.IteratorAge)
+		},
+	}
+	// Run returns nil once ctx is done (Ctrl-C here), after the batch under
+	// way is handled and checkpointed.
+	if err := r.Run(ctx, handler); err != nil {
+		log.Fatal(err)
+	}
+}
+
+// project stands for the consumer's own work.
+func project(ctx context.Context, c stream.Change) error { return nil }
+
+func ExampleKindOf() {
+	// A TTL deletion as DynamoDB Local delivers it: an event name the SDK
+	// does not know, no userIdentity, only the old image.
+	var ttl events.DynamoDBEventRecord
+	err := json.Unmarshal([]byte(`{
+		"eventID": "9c2ab4d5-56d3-4f6e-8f5b-1b1c2d3e4f50",
+		"eventName": "UNKNOWN_TO_SDK_VERSION",
+		"eventVersion": "1.1",
+		"eventSource": "aws:dynamodb",
+		"awsRegion": "ddblocal",
+		"dynamodb": {
+			"ApproximateCreationDateTime": 1767225600,
+			"Keys": {"PK": {"S": "ROOM#r1"}, "SK": {"S": "INVITE#u9"}},
+			"OldImage": {"PK": {"S": "ROOM#r1"}, "SK": {"S": "INVITE#u9"}, "itemType": {"S": "Invite"}, "ttl": {"N": "1767225000"}},
+			"SequenceNumber": "000000000000000000042",
+			"SizeBytes": 61,
+			"StreamViewType": "NEW_AND_OLD_IMAGES"
+		}
+	}`), &ttl)
+	if err != nil {
+		panic(err)
+	}
+
+	// The same deletion from the service: REMOVE by the TTL service identity.
+	service := ttl
+	service.EventName = "REMOVE"
+	service.UserIdentity = &events.DynamoDBUserIdentity{Type: "Service", PrincipalID: "dynamodb.amazonaws.com"}
+
+	// A user's DeleteItem.
+	user := ttl
+	user.EventName = "REMOVE"
+
+	for _, r := range []events.DynamoDBEventRecord{ttl, service, user} {
+		k, err := stream.KindOf(r)
+		if err != nil {
+			panic(err)
+		}
+		c, err := stream.Decode(r)
+		if err != nil {
+			panic(err)
+		}
+		fmt.Printf("%-22s -> %s %s %s\n", r.EventName, k, c.String("PK"), c.ItemType())
+	}
+	// Output:
+	// UNKNOWN_TO_SDK_VERSION -> TTL_REMOVE ROOM#r1 Invite
+	// REMOVE                 -> TTL_REMOVE ROOM#r1 Invite
+	// REMOVE                 -> REMOVE ROOM#r1 Invite
+}
