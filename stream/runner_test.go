@@ -568,16 +568,21 @@ func TestPoisonRecord(t *testing.T) {
 		bisect bool
 		fail   func(seq string) (events.DynamoDBEventResponse, error)
 		errHas string
+		// retries is MaxRetries (0: maxRetries); attempts the expected tries.
+		retries, attempts int
 	}{
 		{"bisect/error", true, func(seq string) (events.DynamoDBEventResponse, error) {
 			return events.DynamoDBEventResponse{}, fmt.Errorf("poison record %s", seq)
-		}, "poison record"},
+		}, "poison record", 0, 0},
 		{"bisect/panic", true, func(seq string) (events.DynamoDBEventResponse, error) {
 			panic("poison record " + seq)
-		}, "handler panicked: poison record"},
+		}, "handler panicked: poison record", 0, 0},
 		{"no bisect", false, func(seq string) (events.DynamoDBEventResponse, error) {
 			return events.DynamoDBEventResponse{}, fmt.Errorf("poison record %s", seq)
-		}, "poison record"},
+		}, "poison record", 0, 0},
+		{"bisect/no retries", true, func(seq string) (events.DynamoDBEventResponse, error) {
+			return events.DynamoDBEventResponse{}, fmt.Errorf("poison record %s", seq)
+		}, "poison record", stream.NoRetries, 1},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -595,7 +600,11 @@ func TestPoisonRecord(t *testing.T) {
 			}}
 			r := newRunner(t, f.c.Streams, f.arn, "poison")
 			r.BatchSize = 10
+			wantAttempts := maxRetries + 1
 			r.MaxRetries = maxRetries
+			if tc.retries != 0 {
+				r.MaxRetries, wantAttempts = tc.retries, tc.attempts
+			}
 			r.Bisect = tc.bisect
 			dls := r.DeadLetters.(*stream.MemoryDeadLetters)
 			run := start(t, r, rec.handle)
@@ -645,11 +654,11 @@ func TestPoisonRecord(t *testing.T) {
 					attempts++
 				}
 			}
-			if attempts != maxRetries+1 {
-				t.Errorf("the dead-lettered batch was attempted %d times on its own, want %d", attempts, maxRetries+1)
+			if attempts != wantAttempts {
+				t.Errorf("the dead-lettered batch was attempted %d times on its own, want %d", attempts, wantAttempts)
 			}
-			if dl.Attempts != maxRetries+1 {
-				t.Errorf("DeadLetter.Attempts = %d, want %d", dl.Attempts, maxRetries+1)
+			if dl.Attempts != wantAttempts {
+				t.Errorf("DeadLetter.Attempts = %d, want %d", dl.Attempts, wantAttempts)
 			}
 			if dl.FirstSequenceNumber != wantDead[0] || dl.LastSequenceNumber != wantDead[len(wantDead)-1] {
 				t.Errorf("DeadLetter sequence numbers %s..%s, want %s..%s", dl.FirstSequenceNumber, dl.LastSequenceNumber, wantDead[0], wantDead[len(wantDead)-1])
@@ -1085,7 +1094,8 @@ func TestConfigValidation(t *testing.T) {
 		{"BatchSize too big", func(r *stream.Runner) { r.BatchSize = 10001 }, "BatchSize 10001 out of range"},
 		{"BatchWindow negative", func(r *stream.Runner) { r.BatchWindow = -time.Second }, "BatchWindow"},
 		{"BatchWindow too long", func(r *stream.Runner) { r.BatchWindow = 301 * time.Second }, "BatchWindow"},
-		{"MaxRetries below -1", func(r *stream.Runner) { r.MaxRetries = -2 }, "MaxRetries -2"},
+		{"MaxRetries none", func(r *stream.Runner) { r.MaxRetries = stream.NoRetries }, ""},
+		{"MaxRetries below -2", func(r *stream.Runner) { r.MaxRetries = -3 }, "MaxRetries -3"},
 		{"StartingPosition unknown", func(r *stream.Runner) { r.StartingPosition = "AT_TIMESTAMP" }, `StartingPosition "AT_TIMESTAMP"`},
 		{"no API", func(r *stream.Runner) { r.API = nil }, "needs API"},
 		{"no Checkpoints", func(r *stream.Runner) { r.Checkpoints = nil }, "needs API, Checkpoints"},

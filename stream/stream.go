@@ -34,6 +34,12 @@ const (
 	Latest      = "LATEST"
 )
 
+// Special MaxRetries values.
+const (
+	Forever   = -1
+	NoRetries = -2
+)
+
 // Config holds a Runner's settings; zero values take the defaults named.
 type Config struct {
 	StreamARN string
@@ -48,8 +54,9 @@ type Config struct {
 	// (default 250 ms, as Lambda polls four times a second).
 	PollInterval time.Duration
 	// MaxRetries is how often a failing batch is retried before its records
-	// are dead-lettered (default 0 means 3; -1 retries forever, as Lambda's
-	// default does — then a poison record blocks its shard).
+	// are dead-lettered. The zero value selects the default, 3; NoRetries
+	// dead-letters on the first failure; Forever (-1, Lambda's default)
+	// never gives up, so a poison record blocks its shard.
 	MaxRetries int
 	// Bisect splits a failing batch in two and retries the halves.
 	Bisect bool
@@ -81,11 +88,13 @@ func (c *Config) withDefaults() error {
 	if c.PollInterval == 0 {
 		c.PollInterval = 250 * time.Millisecond
 	}
-	if c.MaxRetries == 0 {
+	switch {
+	case c.MaxRetries == 0:
 		c.MaxRetries = 3
-	}
-	if c.MaxRetries < -1 {
-		return fmt.Errorf("stream: MaxRetries %d: use -1 for forever", c.MaxRetries)
+	case c.MaxRetries == NoRetries:
+		c.MaxRetries = 0
+	case c.MaxRetries < Forever:
+		return fmt.Errorf("stream: MaxRetries %d: use Forever (-1) or NoRetries (-2)", c.MaxRetries)
 	}
 	if c.RetryBackoff == 0 {
 		c.RetryBackoff = 100 * time.Millisecond

@@ -127,8 +127,11 @@ func LoadRunner(table string) (Runner, error) {
 	if r.BatchSize < 1 || r.BatchSize > 10000 {
 		e.errs = append(e.errs, "STREAM_BATCH_SIZE: want 1..10000")
 	}
-	if r.MaxRetries < -1 {
+	switch {
+	case r.MaxRetries < -1:
 		e.errs = append(e.errs, "STREAM_MAX_RETRIES: want -1 (forever) or more")
+	case r.MaxRetries == 0:
+		r.MaxRetries = stream.NoRetries // the environment's 0 means none, as Lambda's does
 	}
 	return r, e.err()
 }
