@@ -1,10 +1,20 @@
 // Command projector derives the table's derived items from its stream. In
 // Lambda it is the function of the stream's event source mapping; locally
 // it polls the stream with the same semantics (package stream).
+//
+// Subcommands:
+//
+//	projector resubmit FILE      hand dead-lettered records to the handler again
+//	projector backfill [-segments N]
+//	                             set the GSI1/GSI2 attributes of existing listings
+//	                             (safe to re-run; prints progress)
 package main
 
 import (
 	"context"
+	"flag"
+	"os"
+	"time"
 
 	"github.com/dynastream/dynastream/cmd/internal/app"
 	"github.com/dynastream/dynastream/internal/ddb"
@@ -22,6 +32,33 @@ func main() {
 	if err != nil {
 		app.Fatal(log, "clients", err)
 	}
-	p := &projections.Projector{Store: store.New(clients.DB, c.Table), Logger: log}
+	st := store.New(clients.DB, c.Table)
+	if len(os.Args) > 1 && os.Args[1] == "backfill" {
+		backfill(st, c, os.Args[2:])
+		return
+	}
+	p := &projections.Projector{Store: st, Logger: log}
 	app.ServeStream(c, log, "projector", p.Handle)
+}
+
+func backfill(st *store.Store, c app.Common, args []string) {
+	log := app.Logger(c, "backfill")
+	fs := flag.NewFlagSet("backfill", flag.ExitOnError)
+	segments := fs.Int("segments", 4, "parallel scan segments")
+	_ = fs.Parse(args)
+	ctx, stop := app.SignalContext()
+	defer stop()
+	start := time.Now()
+	last := time.Time{}
+	stats, err := st.BackfillListingIndexes(ctx, *segments, func(s store.BackfillStats) {
+		if time.Since(last) >= time.Second {
+			last = time.Now()
+			log.Info("backfill progress", "scanned", s.Scanned, "listings", s.Listings, "updated", s.Updated, "unchanged", s.Unchanged)
+		}
+	})
+	log.Info("backfill done", "scanned", stats.Scanned, "listings", stats.Listings, "updated", stats.Updated,
+		"unchanged", stats.Unchanged, "retried", stats.Retried, "seconds", time.Since(start).Seconds())
+	if err != nil {
+		app.Fatal(log, "backfill failed (it is safe to run again)", err)
+	}
 }

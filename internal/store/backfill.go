@@ -1,0 +1,161 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/dynastream/dynastream/internal/room"
+)
+
+// BackfillStats count a backfill's progress.
+type BackfillStats struct {
+	Scanned   int64 // items read
+	Listings  int64 // listings among them
+	Updated   int64 // listings whose index attributes were set
+	Unchanged int64 // listings already right
+	Retried   int64 // updates that raced a concurrent change and were redone
+}
+
+// BackfillListingIndexes sets the GSI1/GSI2 attributes of every listing
+// (the seed's migration note): GSI1 only for listings with an external id,
+// GSI2 following the status. It scans the table in parallel segments and
+// updates only listings whose attributes differ, each on the condition that
+// its status did not change meanwhile (if it did, the listing is read again
+// and redone). Running it again finds nothing to do. progress, if set, is
+// called after every scanned page, never concurrently.
+func (s *Store) BackfillListingIndexes(ctx context.Context, segments int, progress func(BackfillStats)) (BackfillStats, error) {
+	if segments < 1 {
+		segments = 1
+	}
+	var (
+		scanned, listings, updated, unchanged, retried atomic.Int64
+		wg                                             sync.WaitGroup
+		errOnce                                        sync.Once
+		progressMu                                     sync.Mutex
+		firstErr                                       error
+	)
+	snapshot := func() BackfillStats {
+		return BackfillStats{scanned.Load(), listings.Load(), updated.Load(), unchanged.Load(), retried.Load()}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for seg := range segments {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p := dynamodb.NewScanPaginator(s.DB, &dynamodb.ScanInput{
+				TableName: aws.String(s.Table), Segment: aws.Int32(int32(seg)), TotalSegments: aws.Int32(int32(segments)),
+				FilterExpression:          aws.String("itemType = :t"),
+				ExpressionAttributeValues: map[string]types.AttributeValue{":t": &types.AttributeValueMemberS{Value: TypeListing}},
+			})
+			for p.HasMorePages() {
+				out, err := p.NextPage(ctx)
+				if err == nil {
+					scanned.Add(int64(out.ScannedCount))
+					for _, it := range out.Items {
+						listings.Add(1)
+						var changed, raced bool
+						if changed, raced, err = s.backfillOne(ctx, it); err != nil {
+							break
+						}
+						if raced {
+							retried.Add(1)
+						}
+						if changed {
+							updated.Add(1)
+						} else {
+							unchanged.Add(1)
+						}
+					}
+				}
+				if err != nil {
+					errOnce.Do(func() { firstErr = err; cancel() })
+					return
+				}
+				if progress != nil {
+					progressMu.Lock()
+					progress(snapshot())
+					progressMu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return snapshot(), firstErr
+}
+
+// backfillOne sets one listing's index attributes if they differ.
+func (s *Store) backfillOne(ctx context.Context, item map[string]types.AttributeValue) (changed, raced bool, err error) {
+	for attempt := 0; attempt < 5; attempt++ {
+		var l room.Listing
+		if err := attributevalue.UnmarshalMap(item, &l); err != nil {
+			return false, raced, fmt.Errorf("store: backfill: decode listing: %w", err)
+		}
+		want := ListingIndexKeys(l)
+		var set, remove []string
+		vals := map[string]types.AttributeValue{":status": &types.AttributeValueMemberS{Value: string(l.Status)}}
+		for _, name := range []string{"GSI1PK", "GSI1SK", "GSI2PK", "GSI2SK"} {
+			have, _ := item[name].(*types.AttributeValueMemberS)
+			w, ok := want[name]
+			switch {
+			case ok && (have == nil || have.Value != w):
+				set = append(set, fmt.Sprintf("%s = :%s", name, name))
+				vals[":"+name] = &types.AttributeValueMemberS{Value: w}
+			case !ok && item[name] != nil:
+				remove = append(remove, name)
+			}
+		}
+		if len(set) == 0 && len(remove) == 0 {
+			return false, raced, nil
+		}
+		expr := ""
+		if len(set) > 0 {
+			expr = "SET " + join(set)
+		}
+		if len(remove) > 0 {
+			expr += " REMOVE " + join(remove)
+		}
+		_, err := s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName: aws.String(s.Table), Key: ListingKey(l.RoomID, l.ListingID).AV(),
+			UpdateExpression:          aws.String(expr),
+			ConditionExpression:       aws.String("attribute_exists(PK) AND #status = :status"),
+			ExpressionAttributeNames:  map[string]string{"#status": "status"},
+			ExpressionAttributeValues: vals,
+		})
+		if err == nil {
+			return true, raced, nil
+		}
+		if !isConditionFailed(err) {
+			return false, raced, fmt.Errorf("store: backfill listing %s: %w", l.ListingID, err)
+		}
+		// The listing changed or went away meanwhile: read it again.
+		raced = true
+		out, gerr := s.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.Table), Key: ListingKey(l.RoomID, l.ListingID).AV(), ConsistentRead: aws.Bool(true)})
+		if gerr != nil {
+			return false, raced, fmt.Errorf("store: backfill: reread listing %s: %w", l.ListingID, gerr)
+		}
+		if out.Item == nil {
+			return false, raced, nil
+		}
+		item = out.Item
+	}
+	return false, raced, fmt.Errorf("store: backfill: listing keeps changing; run the backfill again")
+}
+
+func join(parts []string) string {
+	out := ""
+	for i, p := range parts {
+		if i > 0 {
+			out += ", "
+		}
+		out += p
+	}
+	return out
+}
