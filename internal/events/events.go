@@ -67,6 +67,7 @@ var catalogue = map[string]map[Kind]string{
 	"Room":             {Insert: "RoomCreated", Modify: "RoomUpdated", Remove: "RoomDeleted", TTLRemove: "RoomDeleted"},
 	"Member":           {Insert: "MemberJoined", Modify: "MemberUpdated", Remove: "MemberLeft", TTLRemove: "MemberLeft"},
 	"Criteria":         {Insert: "CriteriaUpdated", Modify: "CriteriaUpdated", Remove: "CriteriaDeleted", TTLRemove: "CriteriaDeleted"},
+	"Listing":          {Insert: "ListingPinned", Modify: "ListingUpdated", Remove: "ListingDeleted", TTLRemove: "ListingDeleted"},
 	"CombinedCriteria": {Insert: "CombinedCriteriaUpdated"},
 	"Compatibility":    {Insert: "CompatibilityUpdated"},
 }

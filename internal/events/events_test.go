@@ -26,6 +26,11 @@ func TestMap(t *testing.T) {
 		{"Member", false, events.Remove, "MemberLeft"},
 		{"Member", false, events.TTLRemove, "MemberLeft"},
 		{"Criteria", false, events.Insert, "CriteriaUpdated"},
+		{"Listing", false, events.Insert, "ListingPinned"},
+		{"Listing", false, events.Modify, "ListingUpdated"},
+		{"Listing", false, events.Remove, "ListingDeleted"},
+		// The source lookup is internal to the uniqueness rule.
+		{"ListingSourceLookup", false, events.Insert, ""},
 		{"CombinedCriteria", true, events.Insert, "CombinedCriteriaUpdated"},
 		{"Compatibility", true, events.Insert, "CompatibilityUpdated"},
 		// A snapshot rewritten by a replay, or removed with its room, is no news.
