@@ -47,7 +47,7 @@ func TestBackfillListingIndexes(t *testing.T) {
 	raw(listings[1], map[string]string{"GSI2PK": "ROOM#r1", "GSI2SK": "STATUS#UNSEEN#L2"}) // stale status
 	raw(listings[2], map[string]string{"GSI1PK": "SOURCE#homegate#9", "GSI1SK": "ROOM#r2", "GSI2PK": "ROOM#r2", "GSI2SK": "STATUS#SHORTLISTED#L3"})
 	raw(listings[3], map[string]string{"GSI1PK": "SOURCE#homegate#", "GSI1SK": "ROOM#r2"}) // GSI1 without an external id
-	for i := range 30 { // other items, scanned past
+	for i := range 30 {                                                                    // other items, scanned past
 		if _, err := st.CreateRoom(ctx, room.Room{RoomID: string(rune('a'+i%26)) + "room" + string(rune('0'+i/26)), Name: "n", CreatedByUserID: "u", CreatedAt: "2026-01-01T00:00:00.000Z", SearchType: room.SearchBuy}); err != nil {
 			t.Fatal(err)
 		}
