@@ -226,6 +226,9 @@ func TestPutCriteriaSameMillisecond(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	ts := store.Timestamp(t0)
+	if _, err := f.st.CreateRoom(f.ctx, room.Room{RoomID: "r1", Name: "n", CreatedByUserID: "alice", CreatedAt: ts, SearchType: room.SearchBuy}); err != nil {
+		t.Fatal(err)
+	}
 	var stored []string
 	for i := range 3 {
 		cv, err := f.st.PutCriteria(f.ctx, room.CriteriaVersion{RoomID: "r1", UserID: "alice", Timestamp: ts,
@@ -426,15 +429,15 @@ func TestNoEmptyMaps(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	ts := store.Timestamp(t0)
+	if _, err := f.st.CreateRoom(f.ctx, room.Room{RoomID: "r1", Name: "n", CreatedByUserID: "alice", CreatedAt: ts, SearchType: room.SearchBuy}); err != nil {
+		t.Fatal(err)
+	}
 	cv, err := f.st.PutCriteria(f.ctx, room.CriteriaVersion{RoomID: "r1", UserID: "alice", Timestamp: ts,
 		Criteria: room.Criteria{Locations: []string{"Bern"}}, Weights: room.Weights{}, Source: room.SourceManual})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.st.PutCriteria(f.ctx, room.CriteriaVersion{RoomID: "r1", UserID: "bob", Timestamp: ts, Source: room.SourceAIProposed}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.st.CreateRoom(f.ctx, room.Room{RoomID: "r1", Name: "n", CreatedByUserID: "alice", CreatedAt: ts, SearchType: room.SearchBuy}); err != nil {
 		t.Fatal(err)
 	}
 	err = f.st.PutDerived(f.ctx, store.Derived{

@@ -43,6 +43,13 @@ func listingAV(l room.Listing) (map[string]types.AttributeValue, error) {
 	if err != nil {
 		return nil, err
 	}
+	// seenBy is a string set, which DynamoDB cannot hold empty: the encoder
+	// writes an empty (non-nil) one as NULL, and "ADD seenBy :seen" on a NULL
+	// fails (ValidationException: incorrect data type). No one has seen it
+	// yet: no attribute.
+	if len(l.SeenBy) == 0 {
+		delete(it, "seenBy")
+	}
 	for k, v := range ListingIndexKeys(l) {
 		it[k] = &types.AttributeValueMemberS{Value: v}
 	}
@@ -130,7 +137,10 @@ func (s *Store) ListListingsByStatus(ctx context.Context, roomID string, status 
 func (s *Store) FindListingByExternalID(ctx context.Context, roomID, brand, externalID string) (room.Listing, error) {
 	k := ExternalIDIndexKey(brand, externalID, roomID)
 	var out []room.Listing
-	_, err := s.queryPage(ctx, query{index: IndexGSI1, pk: k.PK, skPrefix: k.SK, page: Page{Limit: 1}}, decodeInto(&out))
+	// GSI1SK = ROOM#<roomId> exactly (BETWEEN a key and itself): with
+	// begins_with a room would find the listing of any room whose id starts
+	// with its own.
+	_, err := s.queryPage(ctx, query{index: IndexGSI1, pk: k.PK, skPrefix: k.SK, skFrom: k.SK, skTo: k.SK, page: Page{Limit: 1}}, decodeInto(&out))
 	if err != nil {
 		return room.Listing{}, err
 	}

@@ -130,8 +130,11 @@ func (s *Store) ListUserRooms(ctx context.Context, userID string, p Page) ([]roo
 
 // PutCriteria appends a criteria version. Versions are keyed by timestamp;
 // when two puts of one user land on the same millisecond the later one moves
-// on by a millisecond, so no version is ever overwritten. It returns the
-// version as stored.
+// on by a millisecond, so no version is ever overwritten. The write is
+// conditional, in one transaction, on the Room item existing: a deleted room
+// (its cascade pending or under way) is NotFound, so no version can be left
+// behind after the cascade read the partition. It returns the version as
+// stored.
 func (s *Store) PutCriteria(ctx context.Context, cv room.CriteriaVersion) (room.CriteriaVersion, error) {
 	t, err := ParseTimestamp(cv.Timestamp)
 	if err != nil {
@@ -143,9 +146,17 @@ func (s *Store) PutCriteria(ctx context.Context, cv room.CriteriaVersion) (room.
 		if err != nil {
 			return cv, err
 		}
-		_, err = s.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.Table, Item: item, ConditionExpression: aws.String("attribute_not_exists(PK)")})
-		if isConditionFailed(err) {
-			continue
+		_, err = s.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+			{ConditionCheck: &types.ConditionCheck{TableName: aws.String(s.Table), Key: RoomKey(cv.RoomID).AV(), ConditionExpression: aws.String("attribute_exists(PK)")}},
+			put(s.Table, item, "attribute_not_exists(PK)"),
+		}})
+		if reasons := cancelReasons(err); len(reasons) == 2 {
+			switch {
+			case reasons[0] == "ConditionalCheckFailed":
+				return cv, errs.New(errs.NotFound, "room %s not found", cv.RoomID)
+			case reasons[1] == "ConditionalCheckFailed":
+				continue
+			}
 		}
 		if err != nil {
 			return cv, fmt.Errorf("store: put criteria: %w", err)

@@ -277,6 +277,9 @@ func TestLatestAndMissing(t *testing.T) {
 		t.Errorf("GetMember on empty table: %v, want not found", err)
 	}
 	// "al" is a prefix of "alice": alice's versions are not al's.
+	if _, err := f.st.CreateRoom(f.ctx, room.Room{RoomID: "r1", Name: "n", CreatedByUserID: "alice", CreatedAt: store.Timestamp(t0), SearchType: room.SearchBuy}); err != nil {
+		t.Fatal(err)
+	}
 	for i, ts := range []time.Time{t0, t0.Add(time.Second)} {
 		cv := room.CriteriaVersion{RoomID: "r1", UserID: "alice", Timestamp: store.Timestamp(ts), Criteria: room.Criteria{PriceMax: fp(float64(1000 * (i + 1)))}, Source: room.SourceManual}
 		if _, err := f.st.PutCriteria(f.ctx, cv); err != nil {
@@ -295,5 +298,20 @@ func TestLatestAndMissing(t *testing.T) {
 	}
 	if !strings.HasPrefix(got.Timestamp, "2025-03-14T15:09:27.535") {
 		t.Errorf("timestamp %q not in TimeLayout", got.Timestamp)
+	}
+}
+
+// A criteria version for a room that does not exist (or was just deleted,
+// its cascade pending) is refused: nothing could clean it up later.
+func TestPutCriteriaNeedsTheRoom(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	_, err := f.st.PutCriteria(f.ctx, room.CriteriaVersion{RoomID: "gone", UserID: "alice", Timestamp: store.Timestamp(t0),
+		Criteria: room.Criteria{Locations: []string{"Bern"}}, Source: room.SourceManual})
+	if !errs.Is(err, errs.NotFound) {
+		t.Fatalf("PutCriteria on a missing room: %v, want not found", err)
+	}
+	if _, err := f.st.LatestCriteria(f.ctx, "gone", "alice"); !errs.Is(err, errs.NotFound) {
+		t.Fatalf("a version was written: %v", err)
 	}
 }
