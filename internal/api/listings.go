@@ -92,6 +92,17 @@ func (s *Server) addListing(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// listingJSON is a listing as the API answers it: seenBy is always a list.
+// The table stores it as a string set, which cannot be empty, so a listing
+// nobody has seen reads back with none (and would answer "seenBy": null,
+// unlike the "seenBy": [] of the POST that created it).
+func listingJSON(l room.Listing) room.Listing {
+	if l.SeenBy == nil {
+		l.SeenBy = []string{}
+	}
+	return l
+}
+
 func (s *Server) getListing(w http.ResponseWriter, r *http.Request) error {
 	me, err := s.member(r)
 	if err != nil {
@@ -101,7 +112,7 @@ func (s *Server) getListing(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, l)
+	writeJSON(w, http.StatusOK, listingJSON(l))
 	return nil
 }
 
@@ -128,6 +139,9 @@ func (s *Server) listListings(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	for i := range ls {
+		ls[i] = listingJSON(ls[i])
+	}
 	writeJSON(w, http.StatusOK, list(ls, next))
 	return nil
 }
@@ -153,7 +167,7 @@ func (s *Server) findListing(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, l)
+	writeJSON(w, http.StatusOK, listingJSON(l))
 	return nil
 }
 
@@ -194,7 +208,7 @@ func (s *Server) setStatus(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, l)
+	writeJSON(w, http.StatusOK, listingJSON(l))
 	return nil
 }
 
@@ -212,7 +226,7 @@ func (s *Server) markSeen(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, l)
+	writeJSON(w, http.StatusOK, listingJSON(l))
 	return nil
 }
 

@@ -78,12 +78,9 @@ const maxBody = 64 << 10
 // data and oversize bodies are errors naming the field (its full path, such
 // as criteria.priceMin or criteria.foo).
 func decode(r *http.Request, v any) error {
-	data, err := io.ReadAll(r.Body)
+	data, err := readBody(r)
 	if err != nil {
-		if errors.As(err, new(*http.MaxBytesError)) {
-			return errs.Field("body", fmt.Sprintf("larger than %d bytes", maxBody))
-		}
-		return fmt.Errorf("api: read body: %w", err)
+		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -125,6 +122,18 @@ func decode(r *http.Request, v any) error {
 		return errs.Field("body", "a JSON object is required")
 	}
 	return errs.Field("body", err.Error())
+}
+
+// readBody reads r's whole body; one over maxBody is an error naming body.
+func readBody(r *http.Request) ([]byte, error) {
+	data, err := io.ReadAll(r.Body)
+	if err != nil {
+		if errors.As(err, new(*http.MaxBytesError)) {
+			return nil, errs.Field("body", fmt.Sprintf("larger than %d bytes", maxBody))
+		}
+		return nil, fmt.Errorf("api: read body: %w", err)
+	}
+	return data, nil
 }
 
 // unknownFields lists, sorted, the paths of the object keys in doc that the

@@ -33,53 +33,96 @@ func identity(ctx context.Context) auth.Identity {
 	return id
 }
 
-// Handler returns the routes.
+// access says who may call a route. The handlers check it themselves; the
+// table keeps it so that a request that is both invalid and not allowed gets
+// the handler's answer (authorization before input; see validate).
+type access int
+
+const (
+	public  access = iota // no token
+	devOnly               // no token; served only when Server.DevTokens is set
+	user                  // any authenticated user
+	member                // a member of the room {roomId}
+	owner                 // the owner of the room {roomId}
+)
+
+// route is one entry of the route table.
+type route struct {
+	pattern string // a net/http pattern, "METHOD /path/{param}"
+	access  access
+	handle  func(*Server, http.ResponseWriter, *http.Request) error
+}
+
+// routes is the route table, in one place: Handler registers it, and
+// openapi.yaml has exactly one operation per entry (openapi_test.go checks
+// both ways).
+var routes = []route{
+	{"GET /healthz", public, (*Server).health},
+	{"GET /openapi.yaml", public, (*Server).openapiYAML},
+	{"GET /openapi.json", public, (*Server).openapiJSON},
+	{"POST /dev/tokens", devOnly, (*Server).mintToken},
+	{"POST /rooms", user, (*Server).createRoom},
+	{"GET /rooms/{roomId}", member, (*Server).getRoom},
+	{"GET /me/rooms", user, (*Server).myRooms},
+	{"POST /rooms/{roomId}/members", owner, (*Server).addMember},
+	{"GET /rooms/{roomId}/members", member, (*Server).listMembers},
+	{"PUT /rooms/{roomId}/criteria", member, (*Server).putCriteria},
+	{"GET /rooms/{roomId}/criteria", member, (*Server).listCriteria},
+	{"GET /rooms/{roomId}/criteria/latest", member, (*Server).latestCriteria},
+	{"GET /rooms/{roomId}/combined-criteria", member, (*Server).combined},
+	{"GET /rooms/{roomId}/compatibility", member, (*Server).compatibility},
+	{"PATCH /rooms/{roomId}", owner, (*Server).updateRoom},
+	{"DELETE /rooms/{roomId}", owner, (*Server).deleteRoom},
+	{"GET /rooms/{roomId}/members/{userId}", member, (*Server).getMember},
+	{"DELETE /rooms/{roomId}/members/{userId}", member, (*Server).removeMember},
+	{"POST /rooms/{roomId}/listings", member, (*Server).addListing},
+	{"GET /rooms/{roomId}/listings", member, (*Server).listListings},
+	{"GET /rooms/{roomId}/listings/lookup", member, (*Server).findListing},
+	{"GET /rooms/{roomId}/listings/{listingId}", member, (*Server).getListing},
+	{"PUT /rooms/{roomId}/listings/{listingId}/status", member, (*Server).setStatus},
+	{"POST /rooms/{roomId}/listings/{listingId}/seen", member, (*Server).markSeen},
+	{"GET /rooms/{roomId}/compatibility/history", member, (*Server).compatibilityHistory},
+	{"GET /rooms/{roomId}/activities", member, (*Server).activities},
+}
+
+// Handler returns the routes. Each request is answered in this order: an
+// unknown route is a 404 or 405 (the catch-all), then the token is checked
+// (401), then the request is validated against openapi.yaml (400), then the
+// handler runs. It panics if the embedded openapi.yaml does not load (a
+// build defect that openapi_test.go catches).
 func (s *Server) Handler() http.Handler {
+	spec, err := loadSpec()
+	if err != nil {
+		panic(err)
+	}
 	mux := http.NewServeMux()
-	authed := func(pattern string, h func(http.ResponseWriter, *http.Request) error) {
-		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-			id, err := s.Auth.Authenticate(r)
+	for _, rt := range routes {
+		if rt.access == devOnly && s.DevTokens == nil {
+			continue
+		}
+		op, err := spec.route(rt.pattern)
+		if err != nil {
+			panic(err)
+		}
+		mux.HandleFunc(rt.pattern, func(w http.ResponseWriter, r *http.Request) {
+			var err error
+			if rt.access >= user {
+				var id auth.Identity
+				if id, err = s.Auth.Authenticate(r); err == nil {
+					r = r.WithContext(context.WithValue(r.Context(), ctxKey{}, id))
+				}
+			}
 			if err == nil {
-				r = r.WithContext(context.WithValue(r.Context(), ctxKey{}, id))
-				err = h(w, r)
+				err = s.validate(r, rt, op)
+			}
+			if err == nil {
+				err = rt.handle(s, w, r)
 			}
 			if err != nil {
 				writeError(w, s.log(), r, err)
 			}
 		})
 	}
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
-	})
-	if s.DevTokens != nil {
-		mux.HandleFunc("POST /dev/tokens", func(w http.ResponseWriter, r *http.Request) {
-			if err := s.mintToken(w, r); err != nil {
-				writeError(w, s.log(), r, err)
-			}
-		})
-	}
-	authed("POST /rooms", s.createRoom)
-	authed("GET /rooms/{roomId}", s.getRoom)
-	authed("GET /me/rooms", s.myRooms)
-	authed("POST /rooms/{roomId}/members", s.addMember)
-	authed("GET /rooms/{roomId}/members", s.listMembers)
-	authed("PUT /rooms/{roomId}/criteria", s.putCriteria)
-	authed("GET /rooms/{roomId}/criteria", s.listCriteria)
-	authed("GET /rooms/{roomId}/criteria/latest", s.latestCriteria)
-	authed("GET /rooms/{roomId}/combined-criteria", s.combined)
-	authed("GET /rooms/{roomId}/compatibility", s.compatibility)
-	authed("PATCH /rooms/{roomId}", s.updateRoom)
-	authed("DELETE /rooms/{roomId}", s.deleteRoom)
-	authed("GET /rooms/{roomId}/members/{userId}", s.getMember)
-	authed("DELETE /rooms/{roomId}/members/{userId}", s.removeMember)
-	authed("POST /rooms/{roomId}/listings", s.addListing)
-	authed("GET /rooms/{roomId}/listings", s.listListings)
-	authed("GET /rooms/{roomId}/listings/lookup", s.findListing)
-	authed("GET /rooms/{roomId}/listings/{listingId}", s.getListing)
-	authed("PUT /rooms/{roomId}/listings/{listingId}/status", s.setStatus)
-	authed("POST /rooms/{roomId}/listings/{listingId}/seen", s.markSeen)
-	authed("GET /rooms/{roomId}/compatibility/history", s.compatibilityHistory)
-	authed("GET /rooms/{roomId}/activities", s.activities)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if allow := allowed(mux, r); len(allow) > 0 {
 			w.Header().Set("Allow", strings.Join(allow, ", "))
@@ -92,6 +135,11 @@ func (s *Server) Handler() http.Handler {
 		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
 		mux.ServeHTTP(w, r)
 	})
+}
+
+func (s *Server) health(w http.ResponseWriter, r *http.Request) error {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	return nil
 }
 
 // allowed lists the methods that have a route for r's path.
