@@ -130,10 +130,39 @@ func TestLocalStack(t *testing.T) {
 	if string(crit) != `{"features":["balcony","lift"],"locations":["Zurich"],"priceMax":3000,"priceMin":2000,"roomsMax":4,"roomsMin":3}` {
 		t.Errorf("combined criteria = %s", crit)
 	}
-	outbox, err := os.ReadFile(filepath.Join(local, "outbox", "events.jsonl"))
-	if err != nil || !bytes.Contains(outbox, []byte(`"detailType":"CompatibilityUpdated"`)) {
-		t.Errorf("outbox lacks CompatibilityUpdated (err %v):\n%s", err, outbox)
+	// The notifier sees the derived snapshot on the stream after the
+	// projector wrote it: wait for it.
+	var outbox []byte
+	waitUntil(t, "CompatibilityUpdated in the outbox", func() bool {
+		outbox, _ = os.ReadFile(filepath.Join(local, "outbox", "events.jsonl"))
+		return bytes.Contains(outbox, []byte(`"detailType":"CompatibilityUpdated"`))
+	})
+
+	// The README's second part: listings, their lifecycle, the feed, leaving
+	// and deleting the room.
+	listing := call("POST", "/rooms/"+roomID+"/listings", bob, `{"sourceBrand":"homegate","externalId":"HG-4711","title":"3.5 rooms near the lake","location":"Zurich","price":2800}`, 201)["listingId"].(string)
+	dup := call("POST", "/rooms/"+roomID+"/listings", alice, `{"sourceBrand":"homegate","externalId":"HG-4711","title":"same again","location":"Zurich"}`, 409)
+	if dup["existingListingId"] != listing {
+		t.Errorf("duplicate listing: %v, want existingListingId %s", dup, listing)
 	}
+	if seen := call("POST", "/rooms/"+roomID+"/listings/"+listing+"/seen", alice, "", 200); seen["status"] != "SEEN" {
+		t.Errorf("after seen: %v", seen)
+	}
+	call("PUT", "/rooms/"+roomID+"/listings/"+listing+"/status", alice, `{"status":"VISIT_PLANNED"}`, 200)
+	call("PUT", "/rooms/"+roomID+"/listings/"+listing+"/status", alice, `{"status":"UNSEEN"}`, 409)
+	if got := call("GET", "/rooms/"+roomID+"/listings?status=VISIT_PLANNED", bob, "", 200)["items"].([]any); len(got) != 1 {
+		t.Errorf("listings by status: %v", got)
+	}
+	call("GET", "/rooms/"+roomID+"/listings/lookup?sourceBrand=homegate&externalId=HG-4711", bob, "", 200)
+	waitUntil(t, "the status change in the feed", func() bool {
+		items := call("GET", "/rooms/"+roomID+"/activities?limit=3", bob, "", 200)["items"].([]any)
+		return len(items) > 0 && items[0].(map[string]any)["type"] == "ListingStatusChanged" && items[0].(map[string]any)["to"] == "VISIT_PLANNED"
+	})
+	call("DELETE", "/rooms/"+roomID+"/members/bob", bob, "", 204)
+	call("DELETE", "/rooms/"+roomID, alice, "", 202)
+	waitUntil(t, "the room's cascade", func() bool {
+		return len(call("GET", "/me/rooms", alice, "", 200)["items"].([]any)) == 0
+	})
 
 	// Ctrl-C: the stack stops by itself, and leaves no process behind.
 	children := descendants(cmd.Process.Pid)
@@ -155,6 +184,17 @@ func TestLocalStack(t *testing.T) {
 		if alive(pid) {
 			t.Errorf("process %d outlived devstack", pid)
 		}
+	}
+}
+
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not seen after 10 s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 
