@@ -12,6 +12,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"net"
 	"net/http"
 	"os"
 	"time"
@@ -68,9 +69,13 @@ func main() {
 		defer cancel()
 		_ = hs.Shutdown(sctx)
 	}()
-	log.Info("writer listening", "addr", addr, "table", c.Table)
-	if err := hs.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		app.Fatal(log, "listen", err)
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		app.Fatal(log, "listen (is another writer running? set WRITER_ADDR)", err)
+	}
+	log.Info("writer listening", "addr", ln.Addr().String(), "table", c.Table)
+	if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		app.Fatal(log, "serve", err)
 	}
 	log.Info("stopped")
 }
