@@ -105,6 +105,8 @@ type query struct {
 	skPrefix, skFrom, skTo string
 	desc                   bool
 	page                   Page
+	// topLevel keeps only items without a parentId (top-level comments).
+	topLevel bool
 	// consistent asks for a strongly consistent read (table only).
 	consistent bool
 	// liveAt, when set (epoch seconds), drops items whose ttl has passed:
@@ -149,6 +151,9 @@ func (q query) input(table string) *dynamodb.QueryInput {
 		in.ExpressionAttributeValues[":sk"] = &types.AttributeValueMemberS{Value: q.skPrefix}
 	default:
 		in.KeyConditionExpression = aws.String("#pk = :pk")
+	}
+	if q.topLevel {
+		in.FilterExpression = aws.String("attribute_not_exists(parentId)")
 	}
 	if q.liveAt > 0 {
 		in.FilterExpression = aws.String("attribute_not_exists(#ttl) OR #ttl > :now")

@@ -1,0 +1,692 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/dynastream/dynastream/internal/collab"
+	"github.com/dynastream/dynastream/internal/errs"
+)
+
+// Item types of the collaboration domain (seed 004) and the shared profile.
+const (
+	TypeResource       = "Resource"
+	TypeInvite         = "CollaborationInvite"
+	TypeCollaborator   = "Collaborator"
+	TypeComment        = "Comment"
+	TypeCommentRef     = "CommentRef"
+	TypeReaction       = "Reaction"
+	TypeReactionCounts = "ReactionCounts"
+	TypePreferences    = "NotificationPreference"
+	TypeProfile        = "UserProfile"
+	TypeNotification   = "Notification"
+)
+
+// ResourcePK is a resource's partition: RESOURCE#<TYPE>#<id>.
+func ResourcePK(t collab.ResourceType, id string) string { return "RESOURCE#" + t.Key() + "#" + id }
+
+// ResourceKey is the Resource item's key.
+func ResourceKey(t collab.ResourceType, id string) Key { return Key{ResourcePK(t, id), "META"} }
+
+// InviteKey is an invite's key.
+func InviteKey(t collab.ResourceType, id, inviteID string) Key {
+	return Key{ResourcePK(t, id), "INVITE#" + inviteID}
+}
+
+// InviteIndexKey is an invite's GSI1 key: the invitee's received invites by
+// status (USER#<inviteeId>, or EMAIL#<address> for an invite by e-mail only).
+func InviteIndexKey(inv collab.Invite) Key {
+	pk := UserPK(inv.InviteeID)
+	if inv.InviteeID == "" {
+		pk = EmailPK(inv.InviteeEmail)
+	}
+	return Key{pk, "INVITE#" + inv.Status + "#" + inv.CreatedAt}
+}
+
+// EmailPK is the GSI1 partition of invites sent to an address only.
+func EmailPK(email string) string { return "EMAIL#" + strings.ToLower(email) }
+
+// CollaboratorKey is a collaborator's key.
+func CollaboratorKey(t collab.ResourceType, id, userID string) Key {
+	return Key{ResourcePK(t, id), "COLLABORATOR#" + userID}
+}
+
+// CollaboratorIndexKey is a collaborator's GSI1 key.
+func CollaboratorIndexKey(c collab.Collaborator) Key {
+	return Key{UserPK(c.UserID), "COLLAB#" + string(c.ResourceType) + "#" + c.JoinedAt}
+}
+
+// CommentKey is a comment's key.
+func CommentKey(t collab.ResourceType, id, createdAt, commentID string) Key {
+	return Key{ResourcePK(t, id), "COMMENT#" + createdAt + "#" + commentID}
+}
+
+// CommentPK is a comment's own partition: its reactions, counts and the
+// reference back to the comment.
+func CommentPK(commentID string) string { return "COMMENT#" + commentID }
+
+// CommentRefKey is the item that finds a comment (and its resource) by id.
+func CommentRefKey(commentID string) Key { return Key{CommentPK(commentID), "META"} }
+
+// ReplyIndexKey is a reply's GSI1 key.
+func ReplyIndexKey(parentID, createdAt string) Key {
+	return Key{CommentPK(parentID), "CREATED#" + createdAt}
+}
+
+// ReactionKey is a reaction's key.
+func ReactionKey(commentID, userID, emoji string) Key {
+	return Key{CommentPK(commentID), "REACTION#" + userID + "#" + emoji}
+}
+
+// CountsKey is a comment's derived reaction counts.
+func CountsKey(commentID string) Key { return Key{CommentPK(commentID), "COUNTS"} }
+
+// PreferencesKey is a user's notification preferences.
+func PreferencesKey(userID string) Key { return Key{UserPK(userID), "COLLAB_PREFS"} }
+
+// ProfileKey is a user's profile.
+func ProfileKey(userID string) Key { return Key{UserPK(userID), "PROFILE"} }
+
+// NotificationKey is an in-app notification's key.
+func NotificationKey(userID, ts, id string) Key {
+	return Key{UserPK(userID), "NOTIFICATION#" + ts + "#" + id}
+}
+
+// withIndex adds GSI1 attributes to an item.
+func withIndex(it map[string]types.AttributeValue, k Key) {
+	it["GSI1PK"] = &types.AttributeValueMemberS{Value: k.PK}
+	it["GSI1SK"] = &types.AttributeValueMemberS{Value: k.SK}
+}
+
+// CreateResource writes a resource; an existing id is a Conflict.
+func (s *Store) CreateResource(ctx context.Context, r collab.Resource) error {
+	it, err := marshal(head{Key: ResourceKey(r.ResourceType, r.ResourceID), ItemType: TypeResource}, r)
+	if err != nil {
+		return err
+	}
+	_, err = s.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.Table), Item: it, ConditionExpression: aws.String("attribute_not_exists(PK)")})
+	if isConditionFailed(err) {
+		return errs.New(errs.Conflict, "%s %s already exists", r.ResourceType, r.ResourceID)
+	}
+	if err != nil {
+		return fmt.Errorf("store: create resource: %w", err)
+	}
+	return nil
+}
+
+// Access is what a user may do with a resource.
+type Access struct {
+	Resource     collab.Resource
+	Owner        bool
+	Collaborator bool
+}
+
+// Member reports whether the user is the owner or a collaborator.
+func (a Access) Member() bool { return a.Owner || a.Collaborator }
+
+// ResourceAccess reads a resource and the user's collaborator item in one
+// BatchGetItem. A missing resource is NotFound.
+func (s *Store) ResourceAccess(ctx context.Context, t collab.ResourceType, id, userID string) (Access, error) {
+	rk, ck := ResourceKey(t, id), CollaboratorKey(t, id, userID)
+	out, err := s.DB.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{
+		s.Table: {Keys: []map[string]types.AttributeValue{rk.AV(), ck.AV()}, ConsistentRead: aws.Bool(true)},
+	}})
+	if err != nil {
+		return Access{}, fmt.Errorf("store: read access to %s %s: %w", t, id, err)
+	}
+	if len(out.UnprocessedKeys) > 0 { // rare: fall back to single reads
+		var a Access
+		ok, err := s.getItem(ctx, rk, true, &a.Resource)
+		if err != nil || !ok {
+			return a, notFoundOr(err, "%s %s not found", t, id)
+		}
+		var c collab.Collaborator
+		a.Collaborator, err = s.getItem(ctx, ck, true, &c)
+		a.Owner = a.Resource.OwnerID == userID
+		return a, err
+	}
+	var a Access
+	found := false
+	for _, it := range out.Responses[s.Table] {
+		sk, _ := it[AttrSK].(*types.AttributeValueMemberS)
+		switch {
+		case sk != nil && sk.Value == rk.SK:
+			if err := attributevalue.UnmarshalMap(it, &a.Resource); err != nil {
+				return a, fmt.Errorf("store: decode resource: %w", err)
+			}
+			found = true
+		case sk != nil && sk.Value == ck.SK:
+			a.Collaborator = true
+		}
+	}
+	if !found {
+		return Access{}, errs.New(errs.NotFound, "%s %s not found", t, id)
+	}
+	a.Owner = a.Resource.OwnerID == userID
+	return a, nil
+}
+
+func notFoundOr(err error, format string, args ...any) error {
+	if err != nil {
+		return err
+	}
+	return errs.New(errs.NotFound, format, args...)
+}
+
+func inviteAV(inv collab.Invite) (map[string]types.AttributeValue, error) {
+	it, err := marshal(head{Key: InviteKey(inv.ResourceType, inv.ResourceID, inv.InviteID), ItemType: TypeInvite}, inv)
+	if err != nil {
+		return nil, err
+	}
+	withIndex(it, InviteIndexKey(inv))
+	return it, nil
+}
+
+// CreateInvite writes an invite, on the condition that the resource exists.
+func (s *Store) CreateInvite(ctx context.Context, inv collab.Invite) error {
+	it, err := inviteAV(inv)
+	if err != nil {
+		return err
+	}
+	_, err = s.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+		{ConditionCheck: &types.ConditionCheck{TableName: aws.String(s.Table), Key: ResourceKey(inv.ResourceType, inv.ResourceID).AV(), ConditionExpression: aws.String("attribute_exists(PK)")}},
+		put(s.Table, it, "attribute_not_exists(PK)"),
+	}})
+	if reasons := cancelReasons(err); reasons != nil {
+		if reasons[0] == "ConditionalCheckFailed" {
+			return errs.New(errs.NotFound, "%s %s not found", inv.ResourceType, inv.ResourceID)
+		}
+		return errs.New(errs.Conflict, "invite %s already exists", inv.InviteID)
+	}
+	if err != nil {
+		return fmt.Errorf("store: create invite: %w", err)
+	}
+	return nil
+}
+
+// GetInvite reads one invite.
+func (s *Store) GetInvite(ctx context.Context, t collab.ResourceType, id, inviteID string) (collab.Invite, error) {
+	var inv collab.Invite
+	ok, err := s.getItem(ctx, InviteKey(t, id, inviteID), true, &inv)
+	if err == nil && !ok {
+		err = errs.New(errs.NotFound, "invite %s not found", inviteID)
+	}
+	return inv, err
+}
+
+// ListInvites returns one page of a resource's invites.
+func (s *Store) ListInvites(ctx context.Context, t collab.ResourceType, id string, p Page) ([]collab.Invite, string, error) {
+	var out []collab.Invite
+	next, err := s.queryPage(ctx, query{pk: ResourcePK(t, id), skPrefix: "INVITE#", page: p}, decodeInto(&out))
+	return out, next, err
+}
+
+// ReceivedInvites returns one page of the invites sent to a GSI1 partition
+// (UserPK or EmailPK), newest first; with status set only those in it.
+// Pending invites past their expiry are left out of a "pending" list.
+func (s *Store) ReceivedInvites(ctx context.Context, pk, status string, now time.Time, p Page) ([]collab.Invite, string, error) {
+	prefix := "INVITE#"
+	if status != "" {
+		prefix += status + "#"
+	}
+	var out []collab.Invite
+	nowTS := Timestamp(now)
+	next, err := s.queryPage(ctx, query{index: IndexGSI1, pk: pk, skPrefix: prefix, desc: true, page: p}, func(it map[string]types.AttributeValue) error {
+		var inv collab.Invite
+		if err := attributevalue.UnmarshalMap(it, &inv); err != nil {
+			return fmt.Errorf("store: decode invite: %w", err)
+		}
+		if status == collab.InvitePending && inv.EffectiveStatus(nowTS) != collab.InvitePending {
+			return nil
+		}
+		out = append(out, inv)
+		return nil
+	})
+	return out, next, err
+}
+
+// RespondInvite accepts (with the Collaborator written in the same
+// transaction) or declines a pending, unexpired invite; otherwise a
+// Conflict that says why (expired, already accepted or declined).
+func (s *Store) RespondInvite(ctx context.Context, inv collab.Invite, accept bool, by string, now time.Time) (collab.Invite, *collab.Collaborator, error) {
+	at := Timestamp(now)
+	status := collab.InviteDeclined
+	if accept {
+		status = collab.InviteAccepted
+	}
+	upd := "SET #status = :st, GSI1SK = :gsi1sk, updatedAt = :at, respondedBy = :by"
+	if accept {
+		upd += " REMOVE #ttl" // accepted invites are kept as history
+	}
+	nv := inv
+	nv.Status, nv.UpdatedAt = status, at
+	items := []types.TransactWriteItem{{Update: &types.Update{
+		TableName: aws.String(s.Table), Key: InviteKey(inv.ResourceType, inv.ResourceID, inv.InviteID).AV(),
+		UpdateExpression:         aws.String(upd),
+		ConditionExpression:      aws.String("#status = :pending AND expiresAt > :at"),
+		ExpressionAttributeNames: map[string]string{"#status": "status", "#ttl": AttrTTL},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":st": &types.AttributeValueMemberS{Value: status}, ":gsi1sk": &types.AttributeValueMemberS{Value: InviteIndexKey(nv).SK},
+			":at": &types.AttributeValueMemberS{Value: at}, ":by": &types.AttributeValueMemberS{Value: by},
+			":pending": &types.AttributeValueMemberS{Value: collab.InvitePending},
+		},
+	}}}
+	if !accept {
+		items[0].Update.ExpressionAttributeNames = map[string]string{"#status": "status"}
+	}
+	var col *collab.Collaborator
+	if accept {
+		col = &collab.Collaborator{UserID: by, ResourceType: inv.ResourceType, ResourceID: inv.ResourceID, Role: collab.RoleCollaborator, JoinedAt: at, InviteID: inv.InviteID}
+		it, err := marshal(head{Key: CollaboratorKey(inv.ResourceType, inv.ResourceID, by), ItemType: TypeCollaborator}, col)
+		if err != nil {
+			return inv, nil, err
+		}
+		withIndex(it, CollaboratorIndexKey(*col))
+		items = append(items, put(s.Table, it, "attribute_not_exists(PK)"))
+	}
+	_, err := s.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+	if reasons := cancelReasons(err); reasons != nil {
+		if len(reasons) > 1 && reasons[1] == "ConditionalCheckFailed" {
+			return inv, nil, errs.New(errs.Conflict, "user %s already collaborates on %s %s", by, inv.ResourceType, inv.ResourceID)
+		}
+		cur, gerr := s.GetInvite(ctx, inv.ResourceType, inv.ResourceID, inv.InviteID)
+		if gerr != nil {
+			return inv, nil, gerr
+		}
+		if why := cur.CanRespond(at); why != nil {
+			return cur, nil, errs.New(errs.Conflict, "%s", why.Error())
+		}
+		return cur, nil, errs.New(errs.Conflict, "the invite changed meanwhile; try again")
+	}
+	if err != nil {
+		return inv, nil, fmt.Errorf("store: respond to invite: %w", err)
+	}
+	if accept {
+		nv.TTL = 0
+	}
+	return nv, col, nil
+}
+
+// ListCollaborators returns one page of a resource's collaborators.
+func (s *Store) ListCollaborators(ctx context.Context, t collab.ResourceType, id string, p Page) ([]collab.Collaborator, string, error) {
+	var out []collab.Collaborator
+	next, err := s.queryPage(ctx, query{pk: ResourcePK(t, id), skPrefix: "COLLABORATOR#", page: p}, decodeInto(&out))
+	return out, next, err
+}
+
+// AllCollaborators reads every collaborator of a resource (for notifying).
+func (s *Store) AllCollaborators(ctx context.Context, t collab.ResourceType, id string) ([]collab.Collaborator, error) {
+	var out []collab.Collaborator
+	err := s.queryAll(ctx, query{pk: ResourcePK(t, id), skPrefix: "COLLABORATOR#", consistent: true}, decodeInto(&out))
+	return out, err
+}
+
+// GetCollaborator reads one collaborator.
+func (s *Store) GetCollaborator(ctx context.Context, t collab.ResourceType, id, userID string) (collab.Collaborator, error) {
+	var c collab.Collaborator
+	ok, err := s.get(ctx, CollaboratorKey(t, id, userID), &c)
+	if err == nil && !ok {
+		err = errs.New(errs.NotFound, "user %s does not collaborate on %s %s", userID, t, id)
+	}
+	return c, err
+}
+
+// UserCollaborations returns one page of a user's collaborations, newest
+// first; with t set, only on that resource type (GSI1).
+func (s *Store) UserCollaborations(ctx context.Context, userID string, t collab.ResourceType, p Page) ([]collab.Collaborator, string, error) {
+	prefix := "COLLAB#"
+	if t != "" {
+		prefix += string(t) + "#"
+	}
+	var out []collab.Collaborator
+	next, err := s.queryPage(ctx, query{index: IndexGSI1, pk: UserPK(userID), skPrefix: prefix, desc: true, page: p}, decodeInto(&out))
+	return out, next, err
+}
+
+// commentRef finds a comment by id.
+type commentRef struct {
+	CommentID    string              `dynamodbav:"commentId"`
+	ResourceType collab.ResourceType `dynamodbav:"resourceType"`
+	ResourceID   string              `dynamodbav:"resourceId"`
+	CreatedAt    string              `dynamodbav:"createdAt"`
+	UserID       string              `dynamodbav:"userId"`
+}
+
+// CreateComment writes a comment and its reference item in one transaction,
+// on the condition that the resource exists (and, for a reply, that the
+// parent exists).
+func (s *Store) CreateComment(ctx context.Context, c collab.Comment) error {
+	it, err := marshal(head{Key: CommentKey(c.ResourceType, c.ResourceID, c.CreatedAt, c.CommentID), ItemType: TypeComment}, c)
+	if err != nil {
+		return err
+	}
+	if c.ParentID != "" {
+		withIndex(it, ReplyIndexKey(c.ParentID, c.CreatedAt))
+	}
+	ref, err := marshal(head{Key: CommentRefKey(c.CommentID), ItemType: TypeCommentRef},
+		commentRef{c.CommentID, c.ResourceType, c.ResourceID, c.CreatedAt, c.UserID})
+	if err != nil {
+		return err
+	}
+	items := []types.TransactWriteItem{
+		{ConditionCheck: &types.ConditionCheck{TableName: aws.String(s.Table), Key: ResourceKey(c.ResourceType, c.ResourceID).AV(), ConditionExpression: aws.String("attribute_exists(PK)")}},
+		put(s.Table, it, "attribute_not_exists(PK)"),
+		put(s.Table, ref, "attribute_not_exists(PK)"),
+	}
+	if c.ParentID != "" {
+		items = append(items, types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
+			TableName: aws.String(s.Table), Key: CommentRefKey(c.ParentID).AV(),
+			ConditionExpression:       aws.String("attribute_exists(PK) AND resourceId = :rid"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":rid": &types.AttributeValueMemberS{Value: c.ResourceID}},
+		}})
+	}
+	_, err = s.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+	if reasons := cancelReasons(err); reasons != nil {
+		switch {
+		case reasons[0] == "ConditionalCheckFailed":
+			return errs.New(errs.NotFound, "%s %s not found", c.ResourceType, c.ResourceID)
+		case len(reasons) > 3 && reasons[3] == "ConditionalCheckFailed":
+			return errs.Field("parentId", "no such comment on this resource")
+		default:
+			return errs.New(errs.Conflict, "comment %s already exists", c.CommentID)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("store: create comment: %w", err)
+	}
+	return nil
+}
+
+// GetComment finds a comment by id (through its reference item).
+func (s *Store) GetComment(ctx context.Context, commentID string) (collab.Comment, error) {
+	var ref commentRef
+	ok, err := s.getItem(ctx, CommentRefKey(commentID), true, &ref)
+	if err != nil || !ok {
+		return collab.Comment{}, notFoundOr(err, "comment %s not found", commentID)
+	}
+	var c collab.Comment
+	ok, err = s.getItem(ctx, CommentKey(ref.ResourceType, ref.ResourceID, ref.CreatedAt, commentID), true, &c)
+	if err != nil || !ok {
+		return c, notFoundOr(err, "comment %s not found", commentID)
+	}
+	return c, nil
+}
+
+// ListComments returns one page of a resource's top-level comments, oldest
+// first (replies are listed under their parent).
+func (s *Store) ListComments(ctx context.Context, t collab.ResourceType, id string, p Page) ([]collab.Comment, string, error) {
+	var out []collab.Comment
+	next, err := s.queryPage(ctx, query{pk: ResourcePK(t, id), skPrefix: "COMMENT#", page: p, topLevel: true}, decodeInto(&out))
+	return out, next, err
+}
+
+// ListReplies returns one page of a comment's replies, oldest first (GSI1).
+func (s *Store) ListReplies(ctx context.Context, parentID string, p Page) ([]collab.Comment, string, error) {
+	var out []collab.Comment
+	next, err := s.queryPage(ctx, query{index: IndexGSI1, pk: CommentPK(parentID), skPrefix: "CREATED#", page: p}, decodeInto(&out))
+	return out, next, err
+}
+
+// EditComment replaces a comment's text, keeping the previous one in
+// editHistory, on the condition that the author is by, it is not deleted
+// and nobody changed it meanwhile.
+func (s *Store) EditComment(ctx context.Context, c collab.Comment, text string, mentions []string, by string, now time.Time) (collab.Comment, error) {
+	at := Timestamp(now)
+	prev, err := attributevalue.Marshal([]collab.Edit{{Text: c.Text, EditedAt: at}})
+	if err != nil {
+		return c, err
+	}
+	ment, err := attributevalue.Marshal(mentions)
+	if err != nil {
+		return c, err
+	}
+	out, err := s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(s.Table), Key: CommentKey(c.ResourceType, c.ResourceID, c.CreatedAt, c.CommentID).AV(),
+		UpdateExpression:         aws.String("SET #text = :text, mentions = :m, updatedAt = :at, editHistory = list_append(if_not_exists(editHistory, :empty), :prev)"),
+		ConditionExpression:      aws.String("userId = :by AND attribute_not_exists(deletedAt) AND #text = :old"),
+		ExpressionAttributeNames: map[string]string{"#text": "text"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":text": &types.AttributeValueMemberS{Value: text}, ":m": ment, ":at": &types.AttributeValueMemberS{Value: at},
+			":empty": &types.AttributeValueMemberL{}, ":prev": prev, ":by": &types.AttributeValueMemberS{Value: by},
+			":old": &types.AttributeValueMemberS{Value: c.Text},
+		},
+		ReturnValues: types.ReturnValueAllNew,
+	})
+	if isConditionFailed(err) {
+		return c, errs.New(errs.Conflict, "comment %s was deleted or changed meanwhile", c.CommentID)
+	}
+	if err != nil {
+		return c, fmt.Errorf("store: edit comment: %w", err)
+	}
+	var nc collab.Comment
+	if err := attributevalue.UnmarshalMap(out.Attributes, &nc); err != nil {
+		return c, fmt.Errorf("store: decode comment: %w", err)
+	}
+	return nc, nil
+}
+
+// DeleteComment soft-deletes a comment: deletedAt is set and its text,
+// mentions and history are removed.
+func (s *Store) DeleteComment(ctx context.Context, c collab.Comment, by string, now time.Time) error {
+	_, err := s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(s.Table), Key: CommentKey(c.ResourceType, c.ResourceID, c.CreatedAt, c.CommentID).AV(),
+		UpdateExpression:         aws.String("SET deletedAt = :at, #text = :blank REMOVE mentions, editHistory"),
+		ConditionExpression:      aws.String("userId = :by AND attribute_not_exists(deletedAt)"),
+		ExpressionAttributeNames: map[string]string{"#text": "text"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":at": &types.AttributeValueMemberS{Value: Timestamp(now)}, ":blank": &types.AttributeValueMemberS{Value: ""},
+			":by": &types.AttributeValueMemberS{Value: by},
+		},
+	})
+	if isConditionFailed(err) {
+		return errs.New(errs.Conflict, "comment %s is already deleted", c.CommentID)
+	}
+	if err != nil {
+		return fmt.Errorf("store: delete comment: %w", err)
+	}
+	return nil
+}
+
+// AddReaction writes a user's reaction; adding the same one again is a
+// no-op that reports false.
+func (s *Store) AddReaction(ctx context.Context, r collab.Reaction) (bool, error) {
+	it, err := marshal(head{Key: ReactionKey(r.CommentID, r.UserID, r.Emoji), ItemType: TypeReaction}, r)
+	if err != nil {
+		return false, err
+	}
+	_, err = s.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.Table), Item: it, ConditionExpression: aws.String("attribute_not_exists(PK)")})
+	if isConditionFailed(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("store: add reaction: %w", err)
+	}
+	return true, nil
+}
+
+// RemoveReaction deletes a user's reaction; NotFound when there is none.
+func (s *Store) RemoveReaction(ctx context.Context, commentID, userID, emoji string) error {
+	_, err := s.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(s.Table), Key: ReactionKey(commentID, userID, emoji).AV(), ConditionExpression: aws.String("attribute_exists(PK)")})
+	if isConditionFailed(err) {
+		return errs.New(errs.NotFound, "no %s reaction of %s on comment %s", emoji, userID, commentID)
+	}
+	if err != nil {
+		return fmt.Errorf("store: remove reaction: %w", err)
+	}
+	return nil
+}
+
+// GetReaction reads one user's reaction.
+func (s *Store) GetReaction(ctx context.Context, commentID, userID, emoji string) (collab.Reaction, error) {
+	var r collab.Reaction
+	ok, err := s.get(ctx, ReactionKey(commentID, userID, emoji), &r)
+	if err == nil && !ok {
+		err = errs.New(errs.NotFound, "no %s reaction of %s on comment %s", emoji, userID, commentID)
+	}
+	return r, err
+}
+
+// ListReactions returns one page of a comment's reactions.
+func (s *Store) ListReactions(ctx context.Context, commentID string, p Page) ([]collab.Reaction, string, error) {
+	var out []collab.Reaction
+	next, err := s.queryPage(ctx, query{pk: CommentPK(commentID), skPrefix: "REACTION#", page: p}, decodeInto(&out))
+	return out, next, err
+}
+
+type countsItem struct {
+	Counts map[string]int `dynamodbav:"counts"`
+}
+
+// ReactionCounts reads the derived counts of several comments with
+// BatchGetItem (zero counts left out).
+func (s *Store) ReactionCounts(ctx context.Context, commentIDs []string) (map[string]map[string]int, error) {
+	out := map[string]map[string]int{}
+	for start := 0; start < len(commentIDs); start += 100 {
+		var keys []map[string]types.AttributeValue
+		for _, id := range commentIDs[start:min(start+100, len(commentIDs))] {
+			keys = append(keys, CountsKey(id).AV())
+		}
+		for len(keys) > 0 {
+			res, err := s.DB.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{s.Table: {Keys: keys}}})
+			if err != nil {
+				return nil, fmt.Errorf("store: read reaction counts: %w", err)
+			}
+			for _, it := range res.Responses[s.Table] {
+				var c countsItem
+				if err := attributevalue.UnmarshalMap(it, &c); err != nil {
+					return nil, fmt.Errorf("store: decode counts: %w", err)
+				}
+				pk := it[AttrPK].(*types.AttributeValueMemberS).Value
+				m := map[string]int{}
+				for e, n := range c.Counts {
+					if n > 0 {
+						m[e] = n
+					}
+				}
+				out[strings.TrimPrefix(pk, "COMMENT#")] = m
+			}
+			keys = res.UnprocessedKeys[s.Table].Keys
+		}
+	}
+	return out, nil
+}
+
+// CountReaction applies one reaction change (+1 or -1) to a comment's
+// counts exactly once: a marker item for the source change (its stream
+// event id) is written in the same transaction, so a redelivered record
+// changes nothing. One transaction per record (O(1) requests); the counts
+// map is created on a comment's first reaction.
+func (s *Store) CountReaction(ctx context.Context, commentID, emoji string, delta int, sourceID string, expires time.Time) (applied bool, err error) {
+	marker := map[string]types.AttributeValue{
+		AttrPK: &types.AttributeValueMemberS{Value: CommentPK(commentID)}, AttrSK: &types.AttributeValueMemberS{Value: "COUNTED#" + sourceID},
+		AttrItemType: &types.AttributeValueMemberS{Value: "ReactionCountMarker"}, AttrDerived: &types.AttributeValueMemberBOOL{Value: true},
+		AttrTTL: &types.AttributeValueMemberN{Value: fmt.Sprint(expires.Unix())},
+	}
+	for attempt := 0; attempt < 2; attempt++ {
+		_, err = s.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+			put(s.Table, marker, "attribute_not_exists(PK)"),
+			{Update: &types.Update{
+				TableName: aws.String(s.Table), Key: CountsKey(commentID).AV(),
+				UpdateExpression:         aws.String("ADD counts.#e :d SET itemType = :t, derived = :true, commentId = :c"),
+				ExpressionAttributeNames: map[string]string{"#e": emoji},
+				ExpressionAttributeValues: map[string]types.AttributeValue{
+					":d": &types.AttributeValueMemberN{Value: fmt.Sprint(delta)}, ":t": &types.AttributeValueMemberS{Value: TypeReactionCounts},
+					":true": &types.AttributeValueMemberBOOL{Value: true}, ":c": &types.AttributeValueMemberS{Value: commentID},
+				},
+			}},
+		}})
+		reasons := cancelReasons(err)
+		switch {
+		case err == nil:
+			return true, nil
+		case reasons != nil && reasons[0] == "ConditionalCheckFailed":
+			return false, nil // counted before
+		case reasons != nil && reasons[1] == "ValidationError" && attempt == 0:
+			// No counts map yet: create it (harmless if another got there first).
+			_, err = s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+				TableName: aws.String(s.Table), Key: CountsKey(commentID).AV(),
+				UpdateExpression:          aws.String("SET counts = if_not_exists(counts, :empty)"),
+				ExpressionAttributeValues: map[string]types.AttributeValue{":empty": &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{}}},
+			})
+			if err != nil {
+				return false, fmt.Errorf("store: create counts of %s: %w", commentID, err)
+			}
+			continue
+		}
+		return false, fmt.Errorf("store: count reaction on %s: %w", commentID, err)
+	}
+	return false, errors.New("store: counts map could not be created")
+}
+
+// GetPreferences reads a user's preferences, the defaults when none are
+// stored.
+func (s *Store) GetPreferences(ctx context.Context, userID string) (collab.Preferences, error) {
+	p := collab.DefaultPreferences(userID)
+	_, err := s.get(ctx, PreferencesKey(userID), &p)
+	return p, err
+}
+
+// PutPreferences stores a user's preferences.
+func (s *Store) PutPreferences(ctx context.Context, p collab.Preferences) error {
+	it, err := marshal(head{Key: PreferencesKey(p.UserID), ItemType: TypePreferences}, p)
+	if err != nil {
+		return err
+	}
+	if _, err := s.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.Table), Item: it}); err != nil {
+		return fmt.Errorf("store: put preferences: %w", err)
+	}
+	return nil
+}
+
+// GetProfile reads a user's profile; NotFound when there is none.
+func (s *Store) GetProfile(ctx context.Context, userID string) (collab.Profile, error) {
+	var p collab.Profile
+	ok, err := s.get(ctx, ProfileKey(userID), &p)
+	if err == nil && !ok {
+		err = errs.New(errs.NotFound, "user %s has no profile", userID)
+	}
+	return p, err
+}
+
+// PutProfile stores a user's profile (GSI1 USER#<id> / PROFILE).
+func (s *Store) PutProfile(ctx context.Context, p collab.Profile) error {
+	it, err := marshal(head{Key: ProfileKey(p.UserID), ItemType: TypeProfile}, p)
+	if err != nil {
+		return err
+	}
+	withIndex(it, ProfileKey(p.UserID))
+	if _, err := s.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.Table), Item: it}); err != nil {
+		return fmt.Errorf("store: put profile: %w", err)
+	}
+	return nil
+}
+
+// PutNotifications writes in-app notifications (derived; keys from the
+// source change, so writing them again is harmless).
+func (s *Store) PutNotifications(ctx context.Context, ns []collab.Notification) error {
+	items := make([]map[string]types.AttributeValue, 0, len(ns))
+	for _, n := range ns {
+		it, err := marshal(head{Key: NotificationKey(n.UserID, n.CreatedAt, n.NotificationID), ItemType: TypeNotification, Derived: true}, n)
+		if err != nil {
+			return err
+		}
+		items = append(items, it)
+	}
+	return s.BatchPut(ctx, items)
+}
+
+// ListNotifications returns one page of a user's live notifications, newest
+// first (expired ones are never returned).
+func (s *Store) ListNotifications(ctx context.Context, userID string, now time.Time, p Page) ([]collab.Notification, string, error) {
+	var out []collab.Notification
+	next, err := s.queryPage(ctx, query{pk: UserPK(userID), skPrefix: "NOTIFICATION#", desc: true, page: p, liveAt: now.Unix()}, decodeInto(&out))
+	return out, next, err
+}
