@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/mail"
 	"regexp"
 	"strings"
 	"time"
@@ -22,6 +23,9 @@ import (
 type Identity struct {
 	UserID string
 	Groups []string
+	// Email is the caller's verified e-mail address, when the token has one
+	// (Cognito's email claim with email_verified true; dev tokens say so).
+	Email string
 }
 
 // Authenticator finds the caller of a request.
@@ -38,11 +42,17 @@ func ValidUserID(s string) bool { return userIDPattern.MatchString(s) }
 // UserIDRule describes ValidUserID for error messages.
 const UserIDRule = "1-128 characters: letters, digits and . _ @ : + - (not starting with a symbol)"
 
-func identity(sub string, groups []string) (Identity, error) {
+func identity(sub string, groups []string, email string) (Identity, error) {
 	if !ValidUserID(sub) {
 		return Identity{}, errs.New(errs.Unauthorized, "token subject is not a valid user id")
 	}
-	return Identity{UserID: sub, Groups: groups}, nil
+	return Identity{UserID: sub, Groups: groups, Email: strings.ToLower(email)}, nil
+}
+
+// ValidEmail reports whether s is a plain e-mail address (no display name).
+func ValidEmail(s string) bool {
+	a, err := mail.ParseAddress(s)
+	return err == nil && a.Address == s && len(s) <= 254
 }
 
 // DevTokens verifies and mints HS256 tokens for the local stack.
@@ -58,12 +68,23 @@ type DevTokens struct {
 type claims struct {
 	jwt.RegisteredClaims
 	Groups []string `json:"cognito:groups,omitempty"`
+	Email  string   `json:"email,omitempty"`
 }
 
 // Mint returns a token for userID valid for ttl from now.
 func (d DevTokens) Mint(userID string, groups []string, now time.Time, ttl time.Duration) (string, error) {
+	return d.MintIdentity(Identity{UserID: userID, Groups: groups}, now, ttl)
+}
+
+// MintIdentity returns a token for the identity (its e-mail address, if
+// any, counts as verified) valid for ttl from now.
+func (d DevTokens) MintIdentity(id Identity, now time.Time, ttl time.Duration) (string, error) {
+	userID, groups := id.UserID, id.Groups
 	if !ValidUserID(userID) {
 		return "", errs.Field("userId", UserIDRule)
+	}
+	if id.Email != "" && !ValidEmail(id.Email) {
+		return "", errs.Field("email", "must be an e-mail address")
 	}
 	if len(d.Secret) == 0 {
 		return "", errNoSecret
@@ -71,7 +92,7 @@ func (d DevTokens) Mint(userID string, groups []string, now time.Time, ttl time.
 	c := claims{RegisteredClaims: jwt.RegisteredClaims{
 		Subject: userID, Issuer: d.Issuer,
 		IssuedAt: jwt.NewNumericDate(now), ExpiresAt: jwt.NewNumericDate(now.Add(ttl)),
-	}, Groups: groups}
+	}, Groups: groups, Email: id.Email}
 	s, err := jwt.NewWithClaims(jwt.SigningMethodHS256, c).SignedString(d.Secret)
 	if err != nil {
 		return "", fmt.Errorf("auth: sign: %w", err)
@@ -103,7 +124,7 @@ func (d DevTokens) Authenticate(r *http.Request) (Identity, error) {
 	if err != nil {
 		return Identity{}, &errs.Error{Code: errs.Unauthorized, Message: "invalid token", Err: err}
 	}
-	return identity(c.Subject, c.Groups)
+	return identity(c.Subject, c.Groups, c.Email)
 }
 
 // APIGateway reads the claims API Gateway's JWT authorizer put on an HTTP
@@ -121,7 +142,11 @@ func (APIGateway) Authenticate(r *http.Request) (Identity, error) {
 	if g := strings.Trim(cl["cognito:groups"], "[]"); g != "" {
 		groups = strings.Fields(strings.ReplaceAll(g, ",", " "))
 	}
-	return identity(cl["sub"], groups)
+	email := ""
+	if cl["email_verified"] == "true" {
+		email = cl["email"]
+	}
+	return identity(cl["sub"], groups, email)
 }
 
 var errNoSecret = errors.New("auth: the dev token secret is empty")

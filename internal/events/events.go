@@ -24,6 +24,42 @@ const Version = 1
 // Source of the search-room domain's events.
 const SourceRooms = "dynastream.rooms"
 
+// SourceCollaboration is the source of the collaboration domain's events.
+const SourceCollaboration = "dynastream.collaboration"
+
+var collaborationTypes = map[string]bool{"Resource": true, "CollaborationInvite": true, "Collaborator": true, "Comment": true, "Reaction": true, "NotificationPreference": true}
+
+func sourceOf(itemType string) string {
+	if collaborationTypes[itemType] {
+		return SourceCollaboration
+	}
+	return SourceRooms
+}
+
+// named gives the changes whose name depends on what changed: an invite
+// answered or expired, a comment edited or deleted.
+func named(c Change) string {
+	switch {
+	case c.ItemType == "CollaborationInvite" && c.Kind == Modify:
+		switch c.Image["status"] {
+		case "accepted":
+			return "InviteAccepted"
+		case "declined":
+			return "InviteDeclined"
+		}
+	case c.ItemType == "CollaborationInvite" && c.Kind == TTLRemove:
+		if c.Image["status"] == "pending" {
+			return "InviteExpired" // DynamoDB's TTL removed a pending invite
+		}
+	case c.ItemType == "Comment" && c.Kind == Modify:
+		if d, _ := c.Image["deletedAt"].(string); d != "" {
+			return "CommentDeleted"
+		}
+		return "CommentEdited"
+	}
+	return ""
+}
+
 // Event is one domain event.
 type Event struct {
 	ID             string         `json:"id"`
@@ -64,12 +100,18 @@ type Change struct {
 // listed mean no event: unknown items, UserRoom (the mirror of Member), and
 // changes to the derived snapshots other than a new one.
 var catalogue = map[string]map[Kind]string{
-	"Room":             {Insert: "RoomCreated", Modify: "RoomUpdated", Remove: "RoomDeleted", TTLRemove: "RoomDeleted"},
-	"Member":           {Insert: "MemberJoined", Modify: "MemberUpdated", Remove: "MemberLeft", TTLRemove: "MemberLeft"},
-	"Criteria":         {Insert: "CriteriaUpdated", Modify: "CriteriaUpdated", Remove: "CriteriaDeleted", TTLRemove: "CriteriaDeleted"},
-	"Listing":          {Insert: "ListingPinned", Modify: "ListingUpdated", Remove: "ListingDeleted", TTLRemove: "ListingDeleted"},
-	"CombinedCriteria": {Insert: "CombinedCriteriaUpdated"},
-	"Compatibility":    {Insert: "CompatibilityUpdated"},
+	"Room":                   {Insert: "RoomCreated", Modify: "RoomUpdated", Remove: "RoomDeleted", TTLRemove: "RoomDeleted"},
+	"Member":                 {Insert: "MemberJoined", Modify: "MemberUpdated", Remove: "MemberLeft", TTLRemove: "MemberLeft"},
+	"Criteria":               {Insert: "CriteriaUpdated", Modify: "CriteriaUpdated", Remove: "CriteriaDeleted", TTLRemove: "CriteriaDeleted"},
+	"Listing":                {Insert: "ListingPinned", Modify: "ListingUpdated", Remove: "ListingDeleted", TTLRemove: "ListingDeleted"},
+	"Resource":               {Insert: "ResourceCreated", Modify: "ResourceUpdated", Remove: "ResourceDeleted"},
+	"CollaborationInvite":    {Insert: "InviteCreated", Remove: "InviteDeleted"}, // MODIFY and TTL removal: see named
+	"Collaborator":           {Insert: "CollaboratorAdded", Remove: "CollaboratorRemoved"},
+	"Comment":                {Insert: "CommentCreated"}, // MODIFY: see named
+	"Reaction":               {Insert: "ReactionAdded", Remove: "ReactionRemoved"},
+	"NotificationPreference": {Insert: "NotificationPreferencesUpdated", Modify: "NotificationPreferencesUpdated"},
+	"CombinedCriteria":       {Insert: "CombinedCriteriaUpdated"},
+	"Compatibility":          {Insert: "CompatibilityUpdated"},
 }
 
 // derivedEvents are the derived item types that are events too.
@@ -83,11 +125,14 @@ func Map(c Change) []Event {
 	}
 	name := catalogue[c.ItemType][c.Kind]
 	if name == "" {
+		name = named(c)
+	}
+	if name == "" {
 		return nil
 	}
 	return []Event{{
 		ID:             fmt.Sprintf("%s-0", c.EventID),
-		Source:         SourceRooms,
+		Source:         sourceOf(c.ItemType),
 		DetailType:     name,
 		Version:        Version,
 		OccurredAt:     c.At.UTC().Format(time.RFC3339),

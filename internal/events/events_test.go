@@ -101,3 +101,38 @@ func TestEventJSON(t *testing.T) {
 		t.Errorf("JSON (-want +got):\n%s", diff)
 	}
 }
+
+func TestCollaborationEvents(t *testing.T) {
+	for _, tc := range []struct {
+		itemType string
+		kind     events.Kind
+		image    map[string]any
+		want     string
+	}{
+		{"CollaborationInvite", events.Insert, map[string]any{"status": "pending"}, "InviteCreated"},
+		{"CollaborationInvite", events.Modify, map[string]any{"status": "accepted"}, "InviteAccepted"},
+		{"CollaborationInvite", events.Modify, map[string]any{"status": "declined"}, "InviteDeclined"},
+		{"CollaborationInvite", events.TTLRemove, map[string]any{"status": "pending"}, "InviteExpired"},
+		{"CollaborationInvite", events.TTLRemove, map[string]any{"status": "declined"}, ""},
+		{"Comment", events.Insert, map[string]any{}, "CommentCreated"},
+		{"Comment", events.Modify, map[string]any{"text": "x"}, "CommentEdited"},
+		{"Comment", events.Modify, map[string]any{"deletedAt": "2026-01-01T00:00:00.000Z"}, "CommentDeleted"},
+		{"Reaction", events.Insert, nil, "ReactionAdded"},
+		{"Reaction", events.Remove, nil, "ReactionRemoved"},
+		{"Collaborator", events.Insert, nil, "CollaboratorAdded"},
+		{"UserProfile", events.Insert, nil, ""},
+		{"IdempotencyRecord", events.Insert, nil, ""},
+	} {
+		evs := events.Map(events.Change{EventID: "e", ItemType: tc.itemType, Kind: tc.kind, Image: tc.image})
+		got := ""
+		if len(evs) == 1 {
+			got = evs[0].DetailType
+			if evs[0].Source != events.SourceCollaboration {
+				t.Errorf("%s %s: source %s", tc.itemType, tc.kind, evs[0].Source)
+			}
+		}
+		if got != tc.want {
+			t.Errorf("%s %s %v: %q, want %q", tc.itemType, tc.kind, tc.image, got, tc.want)
+		}
+	}
+}

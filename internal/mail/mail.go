@@ -3,6 +3,8 @@ package mail
 import (
 	"context"
 	"errors"
+	"fmt"
+	netmail "net/mail"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -145,4 +147,19 @@ func multiLine(s string) string {
 // logical order (spoofed links, reversed names).
 func isBidiControl(r rune) bool {
 	return (r >= '\u202A' && r <= '\u202E') || (r >= '\u2066' && r <= '\u2069') || r == '\u200E' || r == '\u200F' || r == '\u061C'
+}
+
+// formatAddress parses an RFC 5322 address ("addr" or "Name <addr>") and
+// renders it for a header or an API: the bare address when there is no
+// display name, otherwise the name quoted or RFC 2047-encoded (SES requires
+// encoded words for non-ASCII display names).
+func formatAddress(s string) (string, error) {
+	a, err := netmail.ParseAddress(s)
+	if err != nil {
+		return "", &PermanentError{Err: fmt.Errorf("address %q: %w", s, err)}
+	}
+	if a.Name == "" {
+		return a.Address, nil
+	}
+	return a.String(), nil
 }

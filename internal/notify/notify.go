@@ -27,7 +27,9 @@ type Publisher interface {
 // Notifier is the handler.
 type Notifier struct {
 	Publisher Publisher
-	Logger    *slog.Logger
+	// Effects, when set, also sends e-mails and writes in-app notifications.
+	Effects *Effects
+	Logger  *slog.Logger
 }
 
 // internalAttrs are key and index attributes, not part of an event's data.
@@ -39,6 +41,11 @@ func ToChange(rec lambdaevents.DynamoDBEventRecord) (events.Change, error) {
 	if err != nil {
 		return events.Change{}, err
 	}
+	return plain(c)
+}
+
+// plain converts a decoded change into the plain Change events.Map takes.
+func plain(c stream.Change) (events.Change, error) {
 	var img map[string]any
 	if err := attributevalue.UnmarshalMap(c.Image(), &img); err != nil {
 		return events.Change{}, err
@@ -60,24 +67,40 @@ func (n *Notifier) Handle(ctx context.Context, ev lambdaevents.DynamoDBEvent) (l
 		log = slog.Default()
 	}
 	var resp lambdaevents.DynamoDBEventResponse
+	failed := map[string]bool{}
+	fail := func(seq string) {
+		if !failed[seq] {
+			failed[seq] = true
+			resp.BatchItemFailures = append(resp.BatchItemFailures, lambdaevents.DynamoDBBatchItemFailure{ItemIdentifier: seq})
+		}
+	}
 	var all []events.Event
 	var owner []string // sequence number of the record each event came from
 	for _, rec := range ev.Records {
-		c, err := ToChange(rec)
+		sc, err := stream.Decode(rec)
+		var c events.Change
+		if err == nil {
+			c, err = plain(sc)
+		}
 		if err != nil {
 			log.Error("notifier: undecodable record", "seq", rec.Change.SequenceNumber, "err", err)
-			resp.BatchItemFailures = append(resp.BatchItemFailures, lambdaevents.DynamoDBBatchItemFailure{ItemIdentifier: rec.Change.SequenceNumber})
+			fail(rec.Change.SequenceNumber)
 			continue
 		}
 		for _, e := range events.Map(c) {
 			all = append(all, e)
 			owner = append(owner, rec.Change.SequenceNumber)
 		}
+		if n.Effects != nil {
+			if err := n.Effects.Apply(ctx, sc); err != nil {
+				log.Error("notifier: side effects failed", "seq", rec.Change.SequenceNumber, "eventID", rec.EventID, "err", err)
+				fail(rec.Change.SequenceNumber)
+			}
+		}
 	}
 	if len(all) == 0 {
 		return resp, nil
 	}
-	failed := map[string]bool{}
 	results := n.Publisher.Publish(ctx, all)
 	if len(results) != len(all) {
 		// A broken Publisher: without one result per event nothing can be
@@ -91,9 +114,8 @@ func (n *Notifier) Handle(ctx context.Context, ev lambdaevents.DynamoDBEvent) (l
 	}
 	for i, err := range results {
 		if err != nil && !failed[owner[i]] {
-			failed[owner[i]] = true
 			log.Error("notifier: publish failed", "event", all[i].ID, "err", err)
-			resp.BatchItemFailures = append(resp.BatchItemFailures, lambdaevents.DynamoDBBatchItemFailure{ItemIdentifier: owner[i]})
+			fail(owner[i])
 		}
 	}
 	return resp, nil

@@ -3,6 +3,7 @@ package projections
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -10,6 +11,10 @@ import (
 	"github.com/dynastream/dynastream/internal/store"
 	"github.com/dynastream/dynastream/stream"
 )
+
+// countMarkerTTL is how long a reaction-count marker is kept: far longer
+// than the stream's 24 h retention, so no redelivery outlives its marker.
+const countMarkerTTL = 7 * 24 * time.Hour
 
 // Projector is the projector's stream handler.
 type Projector struct {
@@ -47,6 +52,17 @@ func (p *Projector) Handle(ctx context.Context, ev events.DynamoDBEvent) (events
 		c, err := stream.Decode(rec)
 		var e Effects
 		var ok bool
+		if err == nil {
+			var cc CountChange
+			if cc, ok, err = CountChangeOf(c); ok && err == nil {
+				// Exactly once per source change, one transaction (O(1)).
+				if _, err := p.Store.CountReaction(ctx, cc.CommentID, cc.Emoji, cc.Delta, c.EventID, c.At.Add(countMarkerTTL)); err != nil {
+					log.Error("projector: reaction count failed", "seq", rec.Change.SequenceNumber, "comment", cc.CommentID, "err", err)
+					fail(rec.Change.SequenceNumber)
+				}
+				continue
+			}
+		}
 		if err == nil {
 			e, ok, err = EffectsOf(c)
 		}

@@ -582,26 +582,40 @@ func (s *Store) ReactionCounts(ctx context.Context, commentIDs []string) (map[st
 // CountReaction applies one reaction change (+1 or -1) to a comment's
 // counts exactly once: a marker item for the source change (its stream
 // event id) is written in the same transaction, so a redelivered record
-// changes nothing. One transaction per record (O(1) requests); the counts
-// map is created on a comment's first reaction.
+// changes nothing. One transaction per record (O(1) requests). A comment's
+// first count creates the counts map with that emoji in it (an empty map
+// is never written: DynamoDB Local's stream would mangle it).
 func (s *Store) CountReaction(ctx context.Context, commentID, emoji string, delta int, sourceID string, expires time.Time) (applied bool, err error) {
 	marker := map[string]types.AttributeValue{
 		AttrPK: &types.AttributeValueMemberS{Value: CommentPK(commentID)}, AttrSK: &types.AttributeValueMemberS{Value: "COUNTED#" + sourceID},
 		AttrItemType: &types.AttributeValueMemberS{Value: "ReactionCountMarker"}, AttrDerived: &types.AttributeValueMemberBOOL{Value: true},
 		AttrTTL: &types.AttributeValueMemberN{Value: fmt.Sprint(expires.Unix())},
 	}
-	for attempt := 0; attempt < 2; attempt++ {
+	d := &types.AttributeValueMemberN{Value: fmt.Sprint(delta)}
+	vals := map[string]types.AttributeValue{
+		":t": &types.AttributeValueMemberS{Value: TypeReactionCounts}, ":true": &types.AttributeValueMemberBOOL{Value: true},
+		":c": &types.AttributeValueMemberS{Value: commentID},
+	}
+	add := &types.Update{
+		TableName: aws.String(s.Table), Key: CountsKey(commentID).AV(),
+		UpdateExpression:          aws.String("ADD counts.#e :d SET itemType = :t, derived = :true, commentId = :c"),
+		ConditionExpression:       aws.String("attribute_exists(counts)"),
+		ExpressionAttributeNames:  map[string]string{"#e": emoji},
+		ExpressionAttributeValues: with(vals, ":d", d),
+	}
+	create := &types.Update{
+		TableName: aws.String(s.Table), Key: CountsKey(commentID).AV(),
+		UpdateExpression:          aws.String("SET counts = :init, itemType = :t, derived = :true, commentId = :c"),
+		ConditionExpression:       aws.String("attribute_not_exists(counts)"),
+		ExpressionAttributeValues: with(vals, ":init", &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{emoji: d}}),
+	}
+	for attempt := 0; attempt < 4; attempt++ {
+		upd := add
+		if attempt%2 == 1 {
+			upd = create
+		}
 		_, err = s.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
-			put(s.Table, marker, "attribute_not_exists(PK)"),
-			{Update: &types.Update{
-				TableName: aws.String(s.Table), Key: CountsKey(commentID).AV(),
-				UpdateExpression:         aws.String("ADD counts.#e :d SET itemType = :t, derived = :true, commentId = :c"),
-				ExpressionAttributeNames: map[string]string{"#e": emoji},
-				ExpressionAttributeValues: map[string]types.AttributeValue{
-					":d": &types.AttributeValueMemberN{Value: fmt.Sprint(delta)}, ":t": &types.AttributeValueMemberS{Value: TypeReactionCounts},
-					":true": &types.AttributeValueMemberBOOL{Value: true}, ":c": &types.AttributeValueMemberS{Value: commentID},
-				},
-			}},
+			put(s.Table, marker, "attribute_not_exists(PK)"), {Update: upd},
 		}})
 		reasons := cancelReasons(err)
 		switch {
@@ -609,21 +623,21 @@ func (s *Store) CountReaction(ctx context.Context, commentID, emoji string, delt
 			return true, nil
 		case reasons != nil && reasons[0] == "ConditionalCheckFailed":
 			return false, nil // counted before
-		case reasons != nil && reasons[1] == "ValidationError" && attempt == 0:
-			// No counts map yet: create it (harmless if another got there first).
-			_, err = s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-				TableName: aws.String(s.Table), Key: CountsKey(commentID).AV(),
-				UpdateExpression:          aws.String("SET counts = if_not_exists(counts, :empty)"),
-				ExpressionAttributeValues: map[string]types.AttributeValue{":empty": &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{}}},
-			})
-			if err != nil {
-				return false, fmt.Errorf("store: create counts of %s: %w", commentID, err)
-			}
-			continue
+		case reasons != nil && reasons[1] == "ConditionalCheckFailed":
+			continue // no map yet (add) or one appeared meanwhile (create): the other way
 		}
 		return false, fmt.Errorf("store: count reaction on %s: %w", commentID, err)
 	}
-	return false, errors.New("store: counts map could not be created")
+	return false, errors.New("store: reaction counts kept changing; retry")
+}
+
+func with(m map[string]types.AttributeValue, k string, v types.AttributeValue) map[string]types.AttributeValue {
+	out := make(map[string]types.AttributeValue, len(m)+1)
+	for a, b := range m {
+		out[a] = b
+	}
+	out[k] = v
+	return out
 }
 
 // GetPreferences reads a user's preferences, the defaults when none are

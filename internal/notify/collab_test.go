@@ -1,0 +1,180 @@
+package notify_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/dynastream/dynastream/internal/collab"
+	"github.com/dynastream/dynastream/internal/ddbtest"
+	"github.com/dynastream/dynastream/internal/mail"
+	"github.com/dynastream/dynastream/internal/notify"
+	"github.com/dynastream/dynastream/internal/outbox"
+	"github.com/dynastream/dynastream/internal/store"
+	"github.com/dynastream/dynastream/replay"
+)
+
+// mailbox is a mail.Sender that records what it is asked to send and can
+// fail chosen sends (our own interface: SES itself is tested in
+// internal/mail against its wire protocol).
+type mailbox struct {
+	mu       sync.Mutex
+	sent     []mail.Message
+	failLeft map[string]int // recipient → failures still to give
+}
+
+func (m *mailbox) Send(_ context.Context, msg mail.Message) (string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.failLeft[msg.To[0]] > 0 {
+		m.failLeft[msg.To[0]]--
+		return "", fmt.Errorf("injected send failure to %s", msg.To[0])
+	}
+	m.sent = append(m.sent, msg)
+	return fmt.Sprintf("msg-%d", len(m.sent)), nil
+}
+
+// delivered lists "to | subject" of every send, sorted; duplicates stay.
+func (m *mailbox) delivered() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []string
+	for _, s := range m.sent {
+		out = append(out, s.To[0]+" | "+s.Subject)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// collabScenario writes the collaboration scenario through the store.
+func collabScenario(t *testing.T, st *store.Store) {
+	ctx := context.Background()
+	t0 := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	tick := func() time.Time { t0 = t0.Add(time.Second); return t0 }
+	ts := func() string { return store.Timestamp(tick()) }
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range []collab.Profile{
+		{UserID: "alice", Name: "Alice", Email: "alice@example.com"},
+		{UserID: "bob", Name: "Bob", Email: "bob@example.com"},
+		{UserID: "carol", Name: "Carol", Email: "carol@example.com"},
+	} {
+		p.UpdatedAt = ts()
+		must(st.PutProfile(ctx, p))
+	}
+	must(st.PutPreferences(ctx, collab.Preferences{UserID: "carol", EmailOnInvite: true, EmailOnComment: true, EmailOnMention: true}))
+	must(st.PutPreferences(ctx, collab.Preferences{UserID: "bob", EmailOnInvite: true, EmailOnMention: true, EmailOnReaction: true}))
+	res := collab.Resource{ResourceType: collab.Goal, ResourceID: "g1", Title: "Run a marathon", OwnerID: "alice", CreatedAt: ts()}
+	must(st.CreateResource(ctx, res))
+	invite := func(id, invitee, email string) collab.Invite {
+		now := tick()
+		inv := collab.Invite{InviteID: id, InviterID: "alice", InviteeID: invitee, InviteeEmail: email, ResourceType: collab.Goal, ResourceID: "g1",
+			Status: collab.InvitePending, Message: "Join me &lt;3", CreatedAt: store.Timestamp(now), UpdatedAt: store.Timestamp(now),
+			ExpiresAt: store.Timestamp(now.Add(30 * 24 * time.Hour)), TTL: now.Add(30 * 24 * time.Hour).Unix()}
+		must(st.CreateInvite(ctx, inv))
+		return inv
+	}
+	ib := invite("i-bob", "bob", "")
+	ic := invite("i-carol", "carol", "")
+	invite("i-dave", "", "dave@example.com")
+	for _, x := range []struct {
+		inv collab.Invite
+		by  string
+	}{{ib, "bob"}, {ic, "carol"}} {
+		_, _, err := st.RespondInvite(ctx, x.inv, true, x.by, tick())
+		must(err)
+	}
+	c1 := collab.Comment{CommentID: "c1", ResourceType: collab.Goal, ResourceID: "g1", UserID: "bob",
+		Text: "Great start! @carol what do you think?", Mentions: []string{"carol"}, CreatedAt: ts()}
+	must(st.CreateComment(ctx, c1))
+	must(st.CreateComment(ctx, collab.Comment{CommentID: "c2", ResourceType: collab.Goal, ResourceID: "g1", ParentID: "c1", UserID: "alice", Text: "Thanks &amp; welcome", CreatedAt: ts()}))
+	for _, r := range []collab.Reaction{{UserID: "carol", Emoji: "👍"}, {UserID: "alice", Emoji: "🎉"}, {UserID: "bob", Emoji: "👍"}} {
+		r.CommentID, r.ResourceType, r.ResourceID, r.CreatedAt = "c1", collab.Goal, "g1", ts()
+		_, err := st.AddReaction(ctx, r)
+		must(err)
+	}
+	must(st.RemoveReaction(ctx, "c1", "alice", "🎉"))
+}
+
+// Each expected e-mail goes out exactly once, and the in-app notifications
+// are the same, however the stream is delivered: duplicates, random
+// batches, shuffled items, injected handler failures — and failed sends.
+func TestCollaborationEmailsExactlyOnce(t *testing.T) {
+	c, table, arn := ddbtest.Table(t)
+	st := store.New(c.DB, table)
+	collabScenario(t, st)
+	ctx := context.Background()
+	ev, err := replay.Capture(ctx, c.Streams, arn)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	box := &mailbox{}
+	n := &notify.Notifier{
+		Publisher: &outbox.Outbox{Path: filepath.Join(t.TempDir(), "events.jsonl")},
+		Effects: &notify.Effects{Store: st, Mailer: box, BaseURL: "https://app.test",
+			Now: func() time.Time { return time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC) }},
+	}
+	ts := replay.TableState{DB: c.DB, Table: table, Derived: replay.DerivedFlag}
+	target := replay.Target{
+		Handler: n.Handle,
+		Reset: func(ctx context.Context) error {
+			box.mu.Lock()
+			box.sent = nil
+			// Every schedule also sees a send to carol fail twice.
+			box.failLeft = map[string]int{"carol@example.com": 2}
+			box.mu.Unlock()
+			return ts.Reset(ctx)
+		},
+		State: func(ctx context.Context) (any, error) {
+			items, err := ts.State(ctx)
+			if err != nil {
+				return nil, err
+			}
+			var notes []string
+			for _, it := range items.([]map[string]any) {
+				if it["itemType"] == store.TypeNotification {
+					notes = append(notes, fmt.Sprintf("%s %s %s by %s", it["userId"], it["type"], it["SK"], it["actorId"]))
+				}
+			}
+			return map[string]any{"emails": box.delivered(), "notifications": notes}, nil
+		},
+	}
+	rep, err := replay.Check(ctx, ev, target, replay.Schedules(404, 20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.Err(); err != nil {
+		t.Fatal(err)
+	}
+	base := rep.Baseline.(map[string]any)
+	want := []string{
+		`bob@example.com | Alice invited you to collaborate on the goal "Run a marathon"`,
+		`bob@example.com | Alice reacted 🎉 to your comment on "Run a marathon"`, // removed later, but it happened
+		`bob@example.com | Carol reacted 👍 to your comment on "Run a marathon"`,
+		`carol@example.com | Alice commented on the goal "Run a marathon"`,
+		`carol@example.com | Alice invited you to collaborate on the goal "Run a marathon"`,
+		`carol@example.com | Bob mentioned you in a comment on the goal "Run a marathon"`,
+		`dave@example.com | Alice invited you to collaborate on the goal "Run a marathon"`,
+	}
+	if diff := cmp.Diff(want, base["emails"]); diff != "" {
+		t.Errorf("e-mails sent (-want +got):\n%s", diff)
+	}
+	// In-app: bob's and carol's invites; alice (comment) and carol (mention)
+	// for c1; bob and carol (comment) for c2; bob for carol's and alice's
+	// reactions (bob's own reaction on his comment tells nobody) = 8.
+	if notes := base["notifications"].([]string); len(notes) != 8 {
+		t.Errorf("%d in-app notifications, want 8:\n%s", len(notes), strings.Join(notes, "\n"))
+	}
+}
