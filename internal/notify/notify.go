@@ -1,10 +1,3 @@
-// Package notify is the notifier's stream handler: it turns each change
-// into domain events (internal/events) and hands them to a Publisher — the
-// local outbox now, EventBridge later — reporting the records whose events
-// could not be published as batch item failures, so nothing is lost.
-//
-// Delivery: at least once. Event ids come from the record's eventID, so a
-// redelivered record republishes the same ids and consumers dedupe.
 package notify
 
 import (

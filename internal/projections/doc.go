@@ -1,6 +1,7 @@
 // Package projections derives the derived items of the table from its
-// stream: a room's combined criteria and compatibility snapshots (DESIGN.md
-// §3).
+// stream (DESIGN.md §3): a room's combined criteria and compatibility
+// snapshots, its activity feed, the cascade delete of a deleted room, and
+// the reaction counts of comments.
 //
 // The derivations are pure functions (Combine, Compatibility, Snapshot,
 // TriggerOf) of a change and the state read; Projector is the thin handler
@@ -13,6 +14,9 @@
 // timestamp from the current core state — each current member who joined by
 // then, with their latest criteria version at or before it — so a
 // redelivered, reordered or replayed record rewrites the same item with the
-// same content. Derived items (derived = true) are ignored, so the
-// projector never reacts to its own writes.
+// same content. Reaction counts are increments guarded by a marker item per
+// source change (its stream event id), written in the same transaction, so
+// each change counts once: O(1) requests per record, no recount. Derived
+// items (derived = true) are ignored, so the projector never reacts to its
+// own writes.
 package projections

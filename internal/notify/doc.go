@@ -1,0 +1,12 @@
+// Package notify is the notifier's stream handler: it turns each change
+// into domain events (internal/events) and hands them to a Publisher — the
+// local outbox now, EventBridge later — and carries out the collaboration
+// side effects (Effects: e-mails and in-app notifications), reporting the
+// records whose events or effects failed as batch item failures, so
+// nothing is lost.
+//
+// Delivery: events at least once — their ids come from the record's
+// eventID, so a redelivered record republishes the same ids and consumers
+// dedupe; e-mails at most once per (source change, recipient), guarded by
+// idempotency records (see Effects).
+package notify
