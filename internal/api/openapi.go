@@ -17,6 +17,8 @@ import (
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
 
+	"github.com/dynastream/dynastream/internal/auth"
+	"github.com/dynastream/dynastream/internal/collab"
 	"github.com/dynastream/dynastream/internal/errs"
 )
 
@@ -83,11 +85,23 @@ func (s *Server) openapiJSON(w http.ResponseWriter, r *http.Request) error {
 
 // validateOptions: every bad field is reported (MultiError); the token was
 // checked before (the Authenticator), so security requirements pass; the
-// request is never changed (no defaults written into it).
+// request is never changed (no defaults written into it); format: email is
+// what the handlers accept (auth.ValidEmail; empty means absent, as for
+// the handlers).
 var validateOptions = &openapi3filter.Options{
 	MultiError:          true,
 	AuthenticationFunc:  openapi3filter.NoopAuthenticationFunc,
 	SkipSettingDefaults: true,
+	SchemaValidationOptions: []openapi3.SchemaValidationOption{
+		openapi3.WithStringFormatValidators(map[string]openapi3.StringFormatValidator{
+			"email": openapi3.NewCallbackValidator(func(s string) error {
+				if s != "" && !auth.ValidEmail(s) {
+					return errors.New("not an e-mail address")
+				}
+				return nil
+			}),
+		}),
+	},
 }
 
 // validate checks r against its operation in openapi.yaml; the body stays
@@ -95,7 +109,7 @@ var validateOptions = &openapi3filter.Options{
 // the room at all gets the handler's answer instead (404 for a non-member,
 // 403 for a member where only the owner may act): the handlers check
 // authorization before input, and a room's existence must not show through
-// a 400.
+// a 400. The same holds for the collaboration routes (collabAccess).
 func (s *Server) validate(r *http.Request, rt route, op *routers.Route) error {
 	err := validateRequest(r, op)
 	if err == nil {
@@ -110,8 +124,55 @@ func (s *Server) validate(r *http.Request, rt route, op *routers.Route) error {
 		if _, aerr := s.owner(r); aerr != nil {
 			return aerr
 		}
+	case user:
+		if aerr := s.collabAccess(r, rt.pattern); aerr != nil {
+			return aerr
+		}
 	}
 	return err
+}
+
+// collabAccess gives, for an invalid request on a collaboration route, the
+// answer its handler gives before it reads any input: 404 to a caller who
+// may not see the resource, invite or comment of the path, 403 to one who
+// sees it where only the owner, the invitee or the author may act (the
+// handlers' messages). Other routes, and a path whose resource type is
+// invalid (the validation error names type), pass.
+func (s *Server) collabAccess(r *http.Request, pattern string) error {
+	me := identity(r.Context()).UserID
+	switch {
+	case r.PathValue("commentId") != "":
+		c, _, err := s.comment(r)
+		switch {
+		case err != nil:
+			return err
+		case pattern == "PATCH /comments/{commentId}" && c.UserID != me:
+			return errs.New(errs.Forbidden, "only the author edits a comment")
+		case pattern == "DELETE /comments/{commentId}" && c.UserID != me:
+			return errs.New(errs.Forbidden, "only the author deletes a comment")
+		}
+	case r.PathValue("type") == "":
+	case !collab.ResourceType(r.PathValue("type")).Valid():
+	case r.PathValue("inviteId") != "":
+		_, invitee, err := s.invite(r)
+		switch {
+		case err != nil:
+			return err
+		case !invitee && (strings.HasSuffix(pattern, "/accept") || strings.HasSuffix(pattern, "/decline")):
+			return errs.New(errs.Forbidden, "only the invitee accepts or declines an invite")
+		}
+	default:
+		a, err := s.access(r)
+		switch {
+		case err != nil:
+			return err
+		case pattern == "POST /resources/{type}/{id}/invites" && !a.Owner:
+			return errs.New(errs.Forbidden, "only the owner invites")
+		case pattern == "GET /resources/{type}/{id}/invites" && !a.Owner:
+			return errs.New(errs.Forbidden, "only the owner lists a resource's invites")
+		}
+	}
+	return nil
 }
 
 // validateRequest validates r with kin-openapi and maps what it finds to a
@@ -287,6 +348,13 @@ func (m *fieldMapper) schema(se *openapi3.SchemaError) {
 			m.put(m.path(append(path, name), false), "unknown field", 0)
 			return
 		}
+	case "enum":
+		// kin-openapi checks an enum before the type: a value of the wrong
+		// type is reported as encoding/json would (must be a string).
+		if se.Schema != nil && wrongType(se.Schema, se.Value) {
+			m.put(m.path(path, true), "must be "+typeName(se.Schema), 0)
+			return
+		}
 	case "required", "nullable":
 		rank = 0
 	case "type":
@@ -439,6 +507,26 @@ func xReason(s *openapi3.Schema) string {
 	}
 	r, _ := s.Extensions["x-reason"].(string)
 	return r
+}
+
+// wrongType reports whether v, a decoded JSON value, is not of s's type.
+func wrongType(s *openapi3.Schema, v any) bool {
+	if s.Type == nil || len(s.Type.Slice()) == 0 || v == nil {
+		return false
+	}
+	switch v.(type) {
+	case string:
+		return !s.Type.Permits(openapi3.TypeString)
+	case bool:
+		return !s.Type.Permits(openapi3.TypeBoolean)
+	case float64, json.Number:
+		return !s.Type.Permits(openapi3.TypeNumber) && !s.Type.Permits(openapi3.TypeInteger)
+	case map[string]any:
+		return !s.Type.Permits(openapi3.TypeObject)
+	case []any:
+		return !s.Type.Permits(openapi3.TypeArray)
+	}
+	return false
 }
 
 // typeName is "a string", "an integer", … for the schema's type.

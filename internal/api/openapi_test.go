@@ -213,6 +213,7 @@ type oaEnv struct {
 	spec    *apiSpec
 	mux     *http.ServeMux // to find a request's route pattern
 	project func()         // runs the projector over the stream so far
+	clock   *oaClock
 }
 
 type oaClock struct {
@@ -257,7 +258,7 @@ func newOAEnv(t *testing.T) *oaEnv {
 	for _, rt := range routes {
 		mux.HandleFunc(rt.pattern, func(http.ResponseWriter, *http.Request) {})
 	}
-	e := &oaEnv{t: t, url: ts.URL, spec: testSpec(t), mux: mux}
+	e := &oaEnv{t: t, url: ts.URL, spec: testSpec(t), mux: mux, clock: clk}
 	e.project = func() {
 		t.Helper()
 		ev, err := replay.Capture(context.Background(), c.Streams, arn)

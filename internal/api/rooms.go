@@ -16,6 +16,7 @@ import (
 type tokenRequest struct {
 	UserID string   `json:"userId"`
 	Groups []string `json:"groups"`
+	Email  string   `json:"email"`
 }
 
 type tokenResponse struct {
@@ -32,7 +33,7 @@ func (s *Server) mintToken(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	now := s.Now()
-	tok, err := s.DevTokens.Mint(req.UserID, req.Groups, now, devTokenTTL)
+	tok, err := s.DevTokens.MintIdentity(auth.Identity{UserID: req.UserID, Groups: req.Groups, Email: req.Email}, now, devTokenTTL)
 	if err != nil {
 		return err
 	}

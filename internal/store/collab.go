@@ -230,7 +230,9 @@ func (s *Store) ListInvites(ctx context.Context, t collab.ResourceType, id strin
 }
 
 // ReceivedInvites returns one page of the invites sent to a GSI1 partition
-// (UserPK or EmailPK), newest first; with status set only those in it.
+// (UserPK or EmailPK) in GSI1SK order descending — by status (pending,
+// declined, accepted), newest first within each; with status set only those
+// in it, newest first.
 // Pending invites past their expiry are left out of a "pending" list.
 func (s *Store) ReceivedInvites(ctx context.Context, pk, status string, now time.Time, p Page) ([]collab.Invite, string, error) {
 	prefix := "INVITE#"
@@ -339,8 +341,9 @@ func (s *Store) GetCollaborator(ctx context.Context, t collab.ResourceType, id, 
 	return c, err
 }
 
-// UserCollaborations returns one page of a user's collaborations, newest
-// first; with t set, only on that resource type (GSI1).
+// UserCollaborations returns one page of a user's collaborations in GSI1SK
+// order descending — by type (task, quest, goal), newest first within each;
+// with t set, only on that resource type, newest first (GSI1).
 func (s *Store) UserCollaborations(ctx context.Context, userID string, t collab.ResourceType, p Page) ([]collab.Collaborator, string, error) {
 	prefix := "COLLAB#"
 	if t != "" {
@@ -362,7 +365,7 @@ type commentRef struct {
 
 // CreateComment writes a comment and its reference item in one transaction,
 // on the condition that the resource exists (and, for a reply, that the
-// parent exists).
+// parent exists on the same resource).
 func (s *Store) CreateComment(ctx context.Context, c collab.Comment) error {
 	it, err := marshal(head{Key: CommentKey(c.ResourceType, c.ResourceID, c.CreatedAt, c.CommentID), ItemType: TypeComment}, c)
 	if err != nil {
@@ -384,8 +387,10 @@ func (s *Store) CreateComment(ctx context.Context, c collab.Comment) error {
 	if c.ParentID != "" {
 		items = append(items, types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
 			TableName: aws.String(s.Table), Key: CommentRefKey(c.ParentID).AV(),
-			ConditionExpression:       aws.String("attribute_exists(PK) AND resourceId = :rid"),
-			ExpressionAttributeValues: map[string]types.AttributeValue{":rid": &types.AttributeValueMemberS{Value: c.ResourceID}},
+			ConditionExpression: aws.String("attribute_exists(PK) AND resourceType = :rt AND resourceId = :rid"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{
+				":rt": &types.AttributeValueMemberS{Value: string(c.ResourceType)}, ":rid": &types.AttributeValueMemberS{Value: c.ResourceID},
+			},
 		}})
 	}
 	_, err = s.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})

@@ -107,6 +107,8 @@ type query struct {
 	page                   Page
 	// topLevel keeps only items without a parentId (top-level comments).
 	topLevel bool
+	// status, when set, keeps only items in that status.
+	status string
 	// consistent asks for a strongly consistent read (table only).
 	consistent bool
 	// liveAt, when set (epoch seconds), drops items whose ttl has passed:
@@ -154,6 +156,11 @@ func (q query) input(table string) *dynamodb.QueryInput {
 	}
 	if q.topLevel {
 		in.FilterExpression = aws.String("attribute_not_exists(parentId)")
+	}
+	if q.status != "" {
+		in.FilterExpression = aws.String("#status = :status")
+		in.ExpressionAttributeNames["#status"] = "status"
+		in.ExpressionAttributeValues[":status"] = &types.AttributeValueMemberS{Value: q.status}
 	}
 	if q.liveAt > 0 {
 		in.FilterExpression = aws.String("attribute_not_exists(#ttl) OR #ttl > :now")
