@@ -164,6 +164,33 @@ func TestLocalStack(t *testing.T) {
 		return len(call("GET", "/me/rooms", alice, "", 200)["items"].([]any)) == 0
 	})
 
+	// The README's collaboration part: invite (an .eml appears), accept,
+	// comment with a mention, react, counts and notifications.
+	call("PUT", "/me/profile", alice, `{"name":"Alice","email":"alice@example.com"}`, 200)
+	call("PUT", "/me/profile", bob, `{"name":"Bob","email":"bob@example.com"}`, 200)
+	goal := call("POST", "/resources", alice, `{"resourceType":"goal","title":"Run a marathon"}`, 201)["resourceId"].(string)
+	invite := call("POST", "/resources/goal/"+goal+"/invites", alice, `{"inviteeId":"bob","message":"Join me <3"}`, 201)["inviteId"].(string)
+	mailDir := filepath.Join(local, "outbox", "mail")
+	waitUntil(t, "the invite e-mail", func() bool { return countEML(t, mailDir, "To: bob@example.com", "invited you") == 1 })
+	if got := call("GET", "/me/invites?status=pending", bob, "", 200)["items"].([]any); len(got) != 1 {
+		t.Errorf("pending invites: %v", got)
+	}
+	call("POST", "/resources/goal/"+goal+"/invites/"+invite+"/accept", bob, "", 200)
+	comment := call("POST", "/resources/goal/"+goal+"/comments", bob, `{"text":"Count me in, @alice! <b>Sundays</b>?"}`, 201)
+	if comment["text"] != "Count me in, @alice! &lt;b&gt;Sundays&lt;/b&gt;?" {
+		t.Errorf("stored text %q", comment["text"])
+	}
+	commentID := comment["commentId"].(string)
+	call("PUT", "/comments/"+commentID+"/reactions/%F0%9F%91%8D", alice, "", 201)
+	waitUntil(t, "the reaction count", func() bool {
+		counts, _ := call("GET", "/comments/"+commentID, alice, "", 200)["reactionCounts"].(map[string]any)
+		return counts["👍"] == float64(1)
+	})
+	waitUntil(t, "the mention e-mail and notification", func() bool {
+		notes := call("GET", "/me/notifications", alice, "", 200)["items"].([]any)
+		return len(notes) == 1 && countEML(t, mailDir, "To: alice@example.com", "mentioned you") == 1
+	})
+
 	// Ctrl-C: the stack stops by itself, and leaves no process behind.
 	children := descendants(cmd.Process.Pid)
 	if len(children) < 4 {
@@ -185,6 +212,27 @@ func TestLocalStack(t *testing.T) {
 			t.Errorf("process %d outlived devstack", pid)
 		}
 	}
+}
+
+// countEML counts the .eml files in dir that contain every one of parts.
+func countEML(t *testing.T, dir string, parts ...string) int {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(dir, "*.eml"))
+	n := 0
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all := true
+		for _, p := range parts {
+			all = all && bytes.Contains(b, []byte(p))
+		}
+		if all {
+			n++
+		}
+	}
+	return n
 }
 
 func waitUntil(t *testing.T, what string, cond func() bool) {

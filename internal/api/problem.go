@@ -38,7 +38,9 @@ type Problem struct {
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false) // stored text is HTML-escaped already; keep it readable
+	_ = enc.Encode(v)
 }
 
 func writeError(w http.ResponseWriter, log *slog.Logger, r *http.Request, err error) {
