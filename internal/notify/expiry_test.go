@@ -38,7 +38,7 @@ func TestInviteExpiredFromTTLRemoval(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "events.jsonl")
 	n := &notify.Notifier{Publisher: &outbox.Outbox{Path: path}}
 	resp, err := n.Handle(context.Background(), lambdaevents.DynamoDBEvent{Records: []lambdaevents.DynamoDBEventRecord{
-		rec("001", "REMOVE", ttl, "pending"),                  // the service's TTL delete
+		rec("001", "REMOVE", ttl, "pending"),                 // the service's TTL delete
 		rec("002", "UNKNOWN_TO_SDK_VERSION", nil, "pending"), // DynamoDB Local's
 		rec("003", "REMOVE", nil, "pending"),                 // a user's delete
 		rec("004", "REMOVE", ttl, "accepted"),                // an answered invite's cleanup
