@@ -1,74 +1,33 @@
-// Package events maps stream changes to domain events: the public contract
-// other services consume (through EventBridge in AWS, the outbox locally).
-//
-// Map is pure. An event's ID is derived from the stream record's eventID
-// (plus an index when one change means several events), so a redelivered
-// record yields the same IDs and consumers can dedupe; SequenceNumber lets
-// them order events of one item.
-//
-// This is the walking skeleton's mapping: one event per core change of a
-// catalogued item type, named <ItemType><Created|Updated|Deleted> except
-// where a domain name exists (MemberJoined, MemberLeft, CriteriaUpdated,
-// CombinedCriteriaUpdated, CompatibilityUpdated); item types outside the
-// catalogue mean no event. The typed, versioned catalogue comes later.
 package events
 
 import (
+	"encoding/json"
 	"fmt"
 	"time"
 )
 
-// Version is the envelope/schema version of every event here.
-const Version = 1
-
-// Source of the search-room domain's events.
-const SourceRooms = "dynastream.rooms"
-
-// SourceCollaboration is the source of the collaboration domain's events.
-const SourceCollaboration = "dynastream.collaboration"
-
-var collaborationTypes = map[string]bool{"Resource": true, "CollaborationInvite": true, "Collaborator": true, "Comment": true, "Reaction": true, "NotificationPreference": true}
-
-func sourceOf(itemType string) string {
-	if collaborationTypes[itemType] {
-		return SourceCollaboration
-	}
-	return SourceRooms
-}
-
-// named gives the changes whose name depends on what changed: an invite
-// answered or expired, a comment edited or deleted.
-func named(c Change) string {
-	switch {
-	case c.ItemType == "CollaborationInvite" && c.Kind == Modify:
-		switch c.Image["status"] {
-		case "accepted":
-			return "InviteAccepted"
-		case "declined":
-			return "InviteDeclined"
-		}
-	case c.ItemType == "CollaborationInvite" && c.Kind == TTLRemove:
-		if c.Image["status"] == "pending" {
-			return "InviteExpired" // DynamoDB's TTL removed a pending invite
-		}
-	case c.ItemType == "Comment" && c.Kind == Modify:
-		if d, _ := c.Image["deletedAt"].(string); d != "" {
-			return "CommentDeleted"
-		}
-		return "CommentEdited"
-	}
-	return ""
-}
-
-// Event is one domain event.
+// Event is one domain event: EventBridge's Source and DetailType, and the
+// envelope that goes in Detail.
 type Event struct {
-	ID             string         `json:"id"`
-	Source         string         `json:"source"`
-	DetailType     string         `json:"detailType"`
-	Version        int            `json:"version"`
-	OccurredAt     string         `json:"occurredAt"`
-	SequenceNumber string         `json:"sequenceNumber"`
-	Data           map[string]any `json:"data"`
+	ID             string `json:"id"`
+	Source         string `json:"source"`
+	DetailType     string `json:"detailType"`
+	Version        int    `json:"version"`
+	OccurredAt     string `json:"occurredAt"`
+	SequenceNumber string `json:"sequenceNumber"`
+	Data           any    `json:"data"`
+}
+
+// Detail is the JSON that goes in a PutEvents entry's Detail: the envelope
+// without Source and DetailType (EventBridge carries those itself).
+func (e Event) Detail() ([]byte, error) {
+	return json.Marshal(struct {
+		ID             string `json:"id"`
+		OccurredAt     string `json:"occurredAt"`
+		Version        int    `json:"version"`
+		SequenceNumber string `json:"sequenceNumber"`
+		Data           any    `json:"data"`
+	}{e.ID, e.OccurredAt, e.Version, e.SequenceNumber, e.Data})
 }
 
 // Kind of change, as the stream says.
@@ -87,56 +46,99 @@ type Change struct {
 	EventID        string
 	SequenceNumber string
 	Kind           Kind
-	At             time.Time
-	ItemType       string
-	Derived        bool
-	// Image is the new image, or the old one for removals, as plain values
-	// (keys and index attributes already removed).
-	Image map[string]any
+	// At is the record's approximate creation time (the fallback for
+	// occurredAt when the item carries no timestamp of its own).
+	At       time.Time
+	ItemType string
+	Derived  bool
+	// Old and New are the images as plain values (nil when absent).
+	Old, New map[string]any
 }
 
-// catalogue maps each item type that means something outside, and each kind
-// of change to it, to a domain event name. Item types and kinds that are not
-// listed mean no event: unknown items, UserRoom (the mirror of Member), and
-// changes to the derived snapshots other than a new one.
-var catalogue = map[string]map[Kind]string{
-	"Room":                   {Insert: "RoomCreated", Modify: "RoomUpdated", Remove: "RoomDeleted", TTLRemove: "RoomDeleted"},
-	"Member":                 {Insert: "MemberJoined", Modify: "MemberUpdated", Remove: "MemberLeft", TTLRemove: "MemberLeft"},
-	"Criteria":               {Insert: "CriteriaUpdated", Modify: "CriteriaUpdated", Remove: "CriteriaDeleted", TTLRemove: "CriteriaDeleted"},
-	"Listing":                {Insert: "ListingPinned", Modify: "ListingUpdated", Remove: "ListingDeleted", TTLRemove: "ListingDeleted"},
-	"Resource":               {Insert: "ResourceCreated", Modify: "ResourceUpdated", Remove: "ResourceDeleted"},
-	"CollaborationInvite":    {Insert: "InviteCreated", Remove: "InviteDeleted"}, // MODIFY and TTL removal: see named
-	"Collaborator":           {Insert: "CollaboratorAdded", Remove: "CollaboratorRemoved"},
-	"Comment":                {Insert: "CommentCreated"}, // MODIFY: see named
-	"Reaction":               {Insert: "ReactionAdded", Remove: "ReactionRemoved"},
-	"NotificationPreference": {Insert: "NotificationPreferencesUpdated", Modify: "NotificationPreferencesUpdated"},
-	"CombinedCriteria":       {Insert: "CombinedCriteriaUpdated"},
-	"Compatibility":          {Insert: "CompatibilityUpdated"},
+// Image is the new image, or the old one for removals.
+func (c Change) Image() map[string]any {
+	if c.New != nil {
+		return c.New
+	}
+	return c.Old
 }
 
-// derivedEvents are the derived item types that are events too.
-var derivedEvents = map[string]bool{"CombinedCriteria": true, "Compatibility": true}
+// mapper turns one item type's change into event data, in order.
+type mapper func(c Change) ([]any, error)
 
-// Map returns the events a change means (none for changes that mean nothing
-// outside: unknown items, derived items other than the two snapshot types).
-func Map(c Change) []Event {
-	if c.Derived && !derivedEvents[c.ItemType] {
-		return nil
+// mappers is the one place that says what each item type's changes mean.
+// An item type listed with a nil mapper means nothing outside (lookups,
+// mirrors, idempotency records, derived items other than snapshots); a core
+// type missing here fails TestEveryCoreTypeIsMapped.
+var mappers = map[string]mapper{}
+
+// register adds an item type's mapper (nil: no events) at init.
+func register(itemType string, m mapper) { mappers[itemType] = m }
+
+// Mapped reports whether an item type has an entry (with or without events).
+func Mapped(itemType string) bool { _, ok := mappers[itemType]; return ok }
+
+// Map returns the events a change means, in order. IDs are the record's
+// eventID plus the event's index, so a redelivered record yields the same
+// IDs and consumers can dedupe.
+func Map(c Change) ([]Event, error) {
+	m := mappers[c.ItemType]
+	if m == nil {
+		return nil, nil
 	}
-	name := catalogue[c.ItemType][c.Kind]
-	if name == "" {
-		name = named(c)
+	datas, err := m(c)
+	if err != nil {
+		return nil, fmt.Errorf("events: %s %s %s: %w", c.ItemType, c.Kind, c.EventID, err)
 	}
-	if name == "" {
-		return nil
+	out := make([]Event, 0, len(datas))
+	for i, d := range datas {
+		def, ok := byType[typeName(d)]
+		if !ok {
+			return nil, fmt.Errorf("events: %T is not in the catalogue", d)
+		}
+		out = append(out, Event{
+			ID: fmt.Sprintf("%s-%d", c.EventID, i), Source: def.Source, DetailType: def.Name, Version: def.Version,
+			OccurredAt: occurredAt(d, c), SequenceNumber: c.SequenceNumber, Data: d,
+		})
 	}
-	return []Event{{
-		ID:             fmt.Sprintf("%s-0", c.EventID),
-		Source:         sourceOf(c.ItemType),
-		DetailType:     name,
-		Version:        Version,
-		OccurredAt:     c.At.UTC().Format(time.RFC3339),
-		SequenceNumber: c.SequenceNumber,
-		Data:           c.Image,
-	}}
+	return out, nil
+}
+
+// occurrence is implemented by data that knows when it happened.
+type occurrence interface{ occurred() string }
+
+func occurredAt(d any, c Change) string {
+	if o, ok := d.(occurrence); ok && o.occurred() != "" {
+		return o.occurred()
+	}
+	return c.At.UTC().Format(timeLayout)
+}
+
+// timeLayout is the store's timestamp layout (UTC, milliseconds).
+const timeLayout = "2006-01-02T15:04:05.000Z"
+
+// decode copies a plain image into typed data (through JSON: the images'
+// attribute names are the data's JSON names).
+func decode(img map[string]any, v any) error {
+	b, err := json.Marshal(img)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, v)
+}
+
+// one decodes the image into a new T and returns it as the only event.
+func one[T any](img map[string]any) ([]any, error) {
+	var v T
+	if err := decode(img, &v); err != nil {
+		return nil, err
+	}
+	return []any{v}, nil
+}
+
+func str(m map[string]any, k string) string { s, _ := m[k].(string); return s }
+
+func jsonString(v any) (string, error) {
+	b, err := json.Marshal(v)
+	return string(b), err
 }

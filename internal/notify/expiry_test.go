@@ -14,7 +14,7 @@ import (
 
 // A TTL removal of a pending invite is an InviteExpired event, in the
 // service's record shape (REMOVE by dynamodb.amazonaws.com) and in
-// DynamoDB Local's (an unknown event name, no identity); a user's delete of
+// DynamoDB Local's (an unknown event name, no identity); a delete by hand of
 // the same invite, or the TTL removal of an answered one, is not.
 func TestInviteExpiredFromTTLRemoval(t *testing.T) {
 	s := lambdaevents.NewStringAttribute
@@ -40,7 +40,7 @@ func TestInviteExpiredFromTTLRemoval(t *testing.T) {
 	resp, err := n.Handle(context.Background(), lambdaevents.DynamoDBEvent{Records: []lambdaevents.DynamoDBEventRecord{
 		rec("001", "REMOVE", ttl, "pending"),                 // the service's TTL delete
 		rec("002", "UNKNOWN_TO_SDK_VERSION", nil, "pending"), // DynamoDB Local's
-		rec("003", "REMOVE", nil, "pending"),                 // a user's delete
+		rec("003", "REMOVE", nil, "pending"),                 // a delete by hand: not an expiry
 		rec("004", "REMOVE", ttl, "accepted"),                // an answered invite's cleanup
 	}})
 	if err != nil || len(resp.BatchItemFailures) != 0 {
@@ -54,7 +54,7 @@ func TestInviteExpiredFromTTLRemoval(t *testing.T) {
 	for _, e := range evs {
 		got = append(got, e.SequenceNumber+" "+e.DetailType)
 	}
-	want := []string{"001 InviteExpired", "002 InviteExpired", "003 InviteDeleted"}
+	want := []string{"001 InviteExpired", "002 InviteExpired"}
 	if len(got) != len(want) {
 		t.Fatalf("events %v, want %v", got, want)
 	}

@@ -7,6 +7,7 @@ import (
 
 	lambdaevents "github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/dynastream/dynastream/internal/events"
 	"github.com/dynastream/dynastream/stream"
@@ -39,17 +40,32 @@ func ToChange(rec lambdaevents.DynamoDBEventRecord) (events.Change, error) {
 
 // plain converts a decoded change into the plain Change events.Map takes.
 func plain(c stream.Change) (events.Change, error) {
-	var img map[string]any
-	if err := attributevalue.UnmarshalMap(c.Image(), &img); err != nil {
+	old, err := plainImage(c.Old)
+	if err != nil {
 		return events.Change{}, err
 	}
-	for _, a := range internalAttrs {
-		delete(img, a)
+	cur, err := plainImage(c.New)
+	if err != nil {
+		return events.Change{}, err
 	}
 	return events.Change{
 		EventID: c.EventID, SequenceNumber: c.SequenceNumber, Kind: events.Kind(c.Kind.String()),
-		At: c.At, ItemType: c.ItemType(), Derived: c.Derived(), Image: img,
+		At: c.At, ItemType: c.ItemType(), Derived: c.Derived(), Old: old, New: cur,
 	}, nil
+}
+
+func plainImage(img map[string]types.AttributeValue) (map[string]any, error) {
+	if img == nil {
+		return nil, nil
+	}
+	var m map[string]any
+	if err := attributevalue.UnmarshalMap(img, &m); err != nil {
+		return nil, err
+	}
+	for _, a := range internalAttrs {
+		delete(m, a)
+	}
+	return m, nil
 }
 
 // Handle publishes the batch's events in one call and reports the records
@@ -75,12 +91,16 @@ func (n *Notifier) Handle(ctx context.Context, ev lambdaevents.DynamoDBEvent) (l
 		if err == nil {
 			c, err = plain(sc)
 		}
+		var evs []events.Event
+		if err == nil {
+			evs, err = events.Map(c)
+		}
 		if err != nil {
 			log.Error("notifier: undecodable record", "seq", rec.Change.SequenceNumber, "err", err)
 			fail(rec.Change.SequenceNumber)
 			continue
 		}
-		for _, e := range events.Map(c) {
+		for _, e := range evs {
 			all = append(all, e)
 			owner = append(owner, rec.Change.SequenceNumber)
 		}

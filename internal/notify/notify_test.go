@@ -2,6 +2,7 @@ package notify_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"path/filepath"
 	"slices"
@@ -156,14 +157,15 @@ func TestHandleReportsExactlyTheFailedRecords(t *testing.T) {
 
 	// Data is the entity: no keys, index attributes or markers.
 	ev := pub.calls[0][3]
-	wantData := map[string]any{"roomId": "r1", "fromUserIds": []any{"bob"}}
-	if diff := cmp.Diff(wantData, ev.Data); diff != "" {
+	wantData := map[string]any{"roomId": "r1", "fromUserIds": []any{"bob"}, // typed: every field of the schema
+		"combineMode": "", "conflicts": nil, "criteria": nil, "timestamp": "", "weights": nil}
+	if diff := cmp.Diff(wantData, dataMap(t, ev.Data)); diff != "" {
 		t.Errorf("CombinedCriteriaUpdated data (-want +got):\n%s", diff)
 	}
-	if ev.OccurredAt != "2025-03-14T15:09:26Z" || ev.Source != events.SourceRooms || ev.Version != events.Version {
+	if ev.OccurredAt != "2025-03-14T15:09:26.000Z" || ev.Source != events.SourceRooms || ev.Version != 1 {
 		t.Errorf("envelope = %+v", ev)
 	}
-	if left := pub.calls[0][4]; left.Data["userId"] != "bob" {
+	if left := pub.calls[0][4]; dataMap(t, left.Data)["userId"] != "bob" {
 		t.Errorf("MemberLeft data comes from the old image: %v", left.Data)
 	}
 }
@@ -267,11 +269,12 @@ func TestNotifierOnRealStream(t *testing.T) {
 	for i, e := range got {
 		names = append(names, e.DetailType)
 		byID[e.ID] = true
-		if e.Data["PK"] != nil || e.Data["SK"] != nil || e.Data["itemType"] != nil || e.Data["derived"] != nil {
-			t.Errorf("event %d carries internal attributes: %v", i, e.Data)
+		d := dataMap(t, e.Data)
+		if d["PK"] != nil || d["SK"] != nil || d["itemType"] != nil || d["derived"] != nil {
+			t.Errorf("event %d carries internal attributes: %v", i, d)
 		}
-		if e.Data["roomId"] != "r1" {
-			t.Errorf("event %d: roomId %v", i, e.Data["roomId"])
+		if d["roomId"] != "r1" {
+			t.Errorf("event %d: roomId %v", i, d["roomId"])
 		}
 	}
 	sort.Strings(names)
@@ -327,4 +330,18 @@ func readStream(t *testing.T, sc *dynamodbstreams.Client, arn string, want int) 
 		t.Fatalf("read %d stream records, want %d", len(out), want)
 	}
 	return out
+}
+
+// dataMap returns an event's data as plain JSON values.
+func dataMap(t *testing.T, v any) map[string]any {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
 }

@@ -593,7 +593,7 @@ func (s *Store) ReactionCounts(ctx context.Context, commentIDs []string) (map[st
 func (s *Store) CountReaction(ctx context.Context, commentID, emoji string, delta int, sourceID string, expires time.Time) (applied bool, err error) {
 	marker := map[string]types.AttributeValue{
 		AttrPK: &types.AttributeValueMemberS{Value: CommentPK(commentID)}, AttrSK: &types.AttributeValueMemberS{Value: "COUNTED#" + sourceID},
-		AttrItemType: &types.AttributeValueMemberS{Value: "ReactionCountMarker"}, AttrDerived: &types.AttributeValueMemberBOOL{Value: true},
+		AttrItemType: &types.AttributeValueMemberS{Value: TypeReactionCountMarker}, AttrDerived: &types.AttributeValueMemberBOOL{Value: true},
 		AttrTTL: &types.AttributeValueMemberN{Value: fmt.Sprint(expires.Unix())},
 	}
 	d := &types.AttributeValueMemberN{Value: fmt.Sprint(delta)}

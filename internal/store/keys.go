@@ -118,3 +118,16 @@ func Timestamp(t time.Time) string { return t.UTC().Format(TimeLayout) }
 
 // ParseTimestamp parses a TimeLayout timestamp.
 func ParseTimestamp(s string) (time.Time, error) { return time.Parse(TimeLayout, s) }
+
+// TypeReactionCountMarker marks that a source change was counted.
+const TypeReactionCountMarker = "ReactionCountMarker"
+
+// ItemTypes lists every itemType the table holds, core and derived: the
+// event catalogue must say what each one's changes mean (a test checks).
+var ItemTypes = []string{
+	TypeRoom, TypeMember, TypeUserRoom, TypeCriteria, TypeCombinedCriteria, TypeCompatibility,
+	TypeListing, TypeListingSource, TypeActivity,
+	TypeResource, TypeInvite, TypeCollaborator, TypeComment, TypeCommentRef, TypeReaction,
+	TypeReactionCounts, TypeReactionCountMarker, TypePreferences, TypeProfile, TypeNotification,
+	TypeIdempotency, TypeLocation, TypeLocationCode,
+}
