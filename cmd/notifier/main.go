@@ -1,23 +1,31 @@
-// Command notifier turns the table's stream into side effects: one domain
-// event per core change (to the local outbox, LOCAL_DIR/outbox/events.jsonl,
-// for now; EventBridge comes behind the same Publisher seam), and the
-// collaboration e-mails and in-app notifications. E-mails go through SES
-// v2 in AWS and to .eml files in LOCAL_DIR/outbox/mail on the local stack.
+// Command notifier turns the table's stream into side effects: the domain
+// events of the catalogue (docs/events.md) — to EventBridge in AWS, to the
+// local outbox (LOCAL_DIR/outbox/events.jsonl) on the local stack — and the
+// collaboration e-mails and in-app notifications. E-mails go through SES v2
+// in AWS and to .eml files in LOCAL_DIR/outbox/mail on the local stack.
 //
-// Environment (besides the common DYNAMODB_* and LOG_LEVEL): MAIL_FROM
-// (the sender; required in Lambda), SES_CONFIGURATION_SET (optional),
-// APP_BASE_URL (links in e-mails; default http://localhost:8080).
+// Environment (besides the common DYNAMODB_* and LOG_LEVEL): EVENT_BUS_NAME
+// (the bus; required in Lambda, and setting it locally publishes to
+// EventBridge too), EVENTBRIDGE_ENDPOINT and EVENTBRIDGE_MAX_BYTES
+// (optional), MAIL_FROM (the sender; required in Lambda),
+// SES_CONFIGURATION_SET (optional), APP_BASE_URL (links in e-mails; default
+// http://localhost:8080).
 package main
 
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/dynastream/dynastream/cmd/internal/app"
 	"github.com/dynastream/dynastream/internal/ddb"
+	"github.com/dynastream/dynastream/internal/eventbus"
+	"github.com/dynastream/dynastream/internal/events"
 	"github.com/dynastream/dynastream/internal/mail"
 	"github.com/dynastream/dynastream/internal/notify"
 	"github.com/dynastream/dynastream/internal/outbox"
@@ -53,15 +61,53 @@ func main() {
 		sender = &mail.EMLDir{Dir: dir, From: from}
 		log.Info("e-mails go to .eml files", "dir", dir)
 	}
-	path := filepath.Join(c.LocalDir, "outbox", "events.jsonl")
+	publisher, err := eventPublisher(c, clients, log)
+	if err != nil {
+		app.Fatal(log, "bad configuration", err)
+	}
 	n := &notify.Notifier{
-		Publisher: &outbox.Outbox{Path: path},
+		Publisher: publisher,
 		Effects: &notify.Effects{
 			Store: store.New(clients.DB, c.Table), Mailer: sender, Now: time.Now, Logger: log,
 			BaseURL: getenv("APP_BASE_URL", "http://localhost:8080"),
 		},
 		Logger: log,
 	}
-	log.Info("publishing domain events to the local outbox", "path", path)
 	app.ServeStream(c, log, "notifier", n.Handle)
+}
+
+// eventPublisher is EventBridge when a bus is named (required in Lambda),
+// else the local outbox. Events that can never be published go to
+// LOCAL_DIR/deadletters/events.jsonl locally; in Lambda the error log line
+// carries them (alarm on it), as a function has no disk to keep them.
+func eventPublisher(c app.Common, clients *ddb.Clients, log *slog.Logger) (notify.Publisher, error) {
+	bus := os.Getenv("EVENT_BUS_NAME")
+	if bus == "" {
+		if app.InLambda() {
+			return nil, errors.New("EVENT_BUS_NAME is required in Lambda")
+		}
+		path := filepath.Join(c.LocalDir, "outbox", "events.jsonl")
+		log.Info("publishing domain events to the local outbox", "path", path)
+		return &outbox.Outbox{Path: path}, nil
+	}
+	maxBytes := 0
+	if v := os.Getenv("EVENTBRIDGE_MAX_BYTES"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("EVENTBRIDGE_MAX_BYTES=%q: want a positive integer", v)
+		}
+		maxBytes = n
+	}
+	rejected := func(ctx context.Context, e events.Event, cause error) error { return nil } // logged by EventBridge
+	if !app.InLambda() {
+		dl := &outbox.Outbox{Path: filepath.Join(c.LocalDir, "deadletters", "events.jsonl")}
+		rejected = func(ctx context.Context, e events.Event, cause error) error {
+			return errors.Join(dl.Publish(ctx, []events.Event{e})...)
+		}
+	}
+	log.Info("publishing domain events to EventBridge", "bus", bus)
+	return &notify.EventBridge{
+		Bus:      &eventbus.Publisher{Client: eventbus.NewClient(clients.AWS, os.Getenv("EVENTBRIDGE_ENDPOINT")), BusName: bus, MaxBytes: maxBytes, Logger: log},
+		Rejected: rejected, Logger: log,
+	}, nil
 }

@@ -10,7 +10,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"net"
 	"net/http"
@@ -38,12 +37,11 @@ func main() {
 	if err != nil {
 		app.Fatal(log, "clients", err)
 	}
-	entropy := ulid.Monotonic(rand.Reader, 0)
 	srv := &api.Server{
 		Store:  store.New(clients.DB, c.Table),
 		Logger: log,
 		Now:    time.Now,
-		NewID:  func() string { return ulid.MustNew(ulid.Now(), entropy).String() },
+		NewID:  func() string { return ulid.Make().String() }, // safe for concurrent requests
 	}
 	if app.InLambda() {
 		srv.Auth = auth.APIGateway{}

@@ -20,6 +20,7 @@ import (
 	"github.com/dynastream/dynastream/internal/auth"
 	"github.com/dynastream/dynastream/internal/collab"
 	"github.com/dynastream/dynastream/internal/errs"
+	"github.com/dynastream/dynastream/internal/location"
 )
 
 // openapiSource is the API's OpenAPI 3.0 document, served as is.
@@ -100,6 +101,14 @@ var validateOptions = &openapi3filter.Options{
 				}
 				return nil
 			}),
+			// location.ValidCode: the length too, which a pattern without
+			// look-ahead cannot say.
+			"location-code": openapi3.NewCallbackValidator(func(s string) error {
+				if !location.ValidCode(s) {
+					return errors.New("not a location code")
+				}
+				return nil
+			}),
 		}),
 	},
 }
@@ -109,7 +118,8 @@ var validateOptions = &openapi3filter.Options{
 // the room at all gets the handler's answer instead (404 for a non-member,
 // 403 for a member where only the owner may act): the handlers check
 // authorization before input, and a room's existence must not show through
-// a 400. The same holds for the collaboration routes (collabAccess).
+// a 400. The same holds for the collaboration routes (collabAccess) and for
+// the location routes only admins may call (adminAccess: 403).
 func (s *Server) validate(r *http.Request, rt route, op *routers.Route) error {
 	err := validateRequest(r, op)
 	if err == nil {
@@ -125,6 +135,9 @@ func (s *Server) validate(r *http.Request, rt route, op *routers.Route) error {
 			return aerr
 		}
 	case user:
+		if aerr := adminAccess(r, rt.pattern); aerr != nil {
+			return aerr
+		}
 		if aerr := s.collabAccess(r, rt.pattern); aerr != nil {
 			return aerr
 		}
@@ -489,6 +502,10 @@ func schemaReason(se *openapi3.SchemaError) string {
 		}
 	case "minLength":
 		return fmt.Sprintf("must be at least %d characters", s.MinLength)
+	case "maxProperties":
+		if s.MaxProps != nil {
+			return fmt.Sprintf("must have at most %d entries", *s.MaxProps)
+		}
 	case "maxItems":
 		if s.MaxItems != nil {
 			return fmt.Sprintf("must have at most %d entries", *s.MaxItems)

@@ -110,6 +110,16 @@ var routes = []route{
 	{"GET /me/profile", user, (*Server).getProfile},
 	{"PUT /me/profile", user, (*Server).putProfile},
 	{"GET /me/notifications", user, (*Server).myNotifications},
+
+	// Locations (seed 001): reads for any user; the handlers let only
+	// admins write (adminRoutes).
+	{"POST /locations", user, (*Server).createLocation},
+	{"GET /locations", user, (*Server).listLocations},
+	{"GET /locations/by-code/{code}", user, (*Server).getLocationByCode},
+	{"GET /locations/{locationId}", user, (*Server).getLocation},
+	{"PATCH /locations/{locationId}", user, (*Server).updateLocation},
+	{"DELETE /locations/{locationId}", user, (*Server).deleteLocation},
+	{"PUT /locations/{locationId}/code", user, (*Server).changeLocationCode},
 }
 
 // Handler returns the routes. Each request is answered in this order: an

@@ -88,10 +88,11 @@ func (s *Store) CreateLocation(ctx context.Context, l location.Location) error {
 	return nil
 }
 
-// GetLocation reads a location by id.
+// GetLocation reads a location by id, strongly consistent (as by code): the
+// handlers read a location before they change it.
 func (s *Store) GetLocation(ctx context.Context, id string) (location.Location, error) {
 	var l location.Location
-	ok, err := s.get(ctx, LocationKey(id), &l)
+	ok, err := s.getItem(ctx, LocationKey(id), true, &l)
 	if err == nil && !ok {
 		err = errs.New(errs.NotFound, "location %s not found", id)
 	}
@@ -185,9 +186,14 @@ func (s *Store) updateLocation(ctx context.Context, id, upd, cond string, names 
 // ChangeLocationCode moves a location to a new code in one transaction:
 // the old lookup is deleted (it must point at this location), the new one
 // claimed (attribute_not_exists) and the location updated (it must still
-// have the old code). A taken code is a Conflict and nothing changes; the
-// old code becomes free.
+// have the old code and be active: a deactivated location keeps its code
+// for good). A taken code is a Conflict and nothing changes; the old code
+// becomes free. The code the location has already changes nothing (one
+// transaction cannot delete and put the same lookup).
 func (s *Store) ChangeLocationCode(ctx context.Context, l location.Location, newCode, at string) (location.Location, error) {
+	if newCode == l.LocationCode {
+		return l, nil
+	}
 	nl := l
 	nl.LocationCode, nl.UpdatedAt = newCode, at
 	_, lookup, err := s.locationItems(nl)
@@ -201,10 +207,12 @@ func (s *Store) ChangeLocationCode(ctx context.Context, l location.Location, new
 			ConditionExpression: aws.String("locationId = :id"), ExpressionAttributeValues: map[string]types.AttributeValue{":id": idv}}},
 		put(s.Table, lookup, "attribute_not_exists(PK)"),
 		{Update: &types.Update{TableName: aws.String(s.Table), Key: LocationKey(l.LocationID).AV(),
-			UpdateExpression:    aws.String("SET locationCode = :new, GSI2SK = :gsi2sk, updatedAt = :at"),
-			ConditionExpression: aws.String("locationCode = :old"),
+			UpdateExpression:         aws.String("SET locationCode = :new, GSI2SK = :gsi2sk, updatedAt = :at"),
+			ConditionExpression:      aws.String("locationCode = :old AND #status = :active"),
+			ExpressionAttributeNames: map[string]string{"#status": "status"},
 			ExpressionAttributeValues: map[string]types.AttributeValue{
 				":new": &types.AttributeValueMemberS{Value: newCode}, ":old": &types.AttributeValueMemberS{Value: l.LocationCode},
+				":active": &types.AttributeValueMemberS{Value: location.Active},
 				":gsi2sk": &types.AttributeValueMemberS{Value: byCode.SK}, ":at": &types.AttributeValueMemberS{Value: at},
 			}}},
 	}})
@@ -212,7 +220,7 @@ func (s *Store) ChangeLocationCode(ctx context.Context, l location.Location, new
 		if reasons[1] == "ConditionalCheckFailed" {
 			return l, errCodeTaken(newCode)
 		}
-		return l, errs.New(errs.Conflict, "location %s changed meanwhile; read it again", l.LocationID)
+		return l, errs.New(errs.Conflict, "location %s changed meanwhile (its code, or it was deactivated); read it again", l.LocationID)
 	}
 	if err != nil {
 		return l, fmt.Errorf("store: change location code: %w", err)

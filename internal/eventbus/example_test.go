@@ -1,0 +1,71 @@
+package eventbus_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/config"
+
+	"github.com/dynastream/dynastream/internal/eventbus"
+)
+
+// A Publisher on a real EventBridge client (this example needs AWS and is
+// compiled, not run).
+func ExamplePublisher() {
+	ctx := context.Background()
+	cfg, err := config.LoadDefaultConfig(ctx)
+	if err != nil {
+		slog.Error("aws config", "error", err)
+		return
+	}
+	p := &eventbus.Publisher{
+		Client:  eventbus.NewClient(cfg, ""), // SDK retries off: Publish retries
+		BusName: "dynastream-domain",
+		Logger:  slog.Default(),
+	}
+	errs := p.Publish(ctx, []eventbus.Entry{{
+		Source:     "dynastream.collab",
+		DetailType: "InviteAccepted",
+		Detail:     []byte(`{"id":"5f1c…-0","occurredAt":"2026-01-02T15:04:05.000Z","version":1,"data":{}}`),
+		Time:       time.Now(),
+	}})
+	for i, err := range errs {
+		switch {
+		case err == nil:
+			// published
+		case eventbus.IsPermanent(err):
+			fmt.Println("dead-letter entry", i, err)
+		default:
+			fmt.Println("report entry", i, "as a batch item failure:", err)
+		}
+	}
+}
+
+// Entries are cut into calls of at most 10 entries and 256 KB; an entry
+// over the limit on its own is refused without being sent.
+func ExamplePublisher_Publish() {
+	api := &stubAPI{}
+	p := &eventbus.Publisher{Client: api, Logger: quiet()}
+	var entries []eventbus.Entry
+	for i := range 23 {
+		entries = append(entries, entry(i))
+	}
+	entries = append(entries, sized(23, 300_000))
+
+	errs := p.Publish(context.Background(), entries)
+	for _, call := range api.calls {
+		fmt.Println("call with", len(call), "entries")
+	}
+	var tooLarge *eventbus.TooLargeError
+	if errors.As(errs[23], &tooLarge) {
+		fmt.Println("too large:", tooLarge.Size, ">", tooLarge.Limit)
+	}
+	// Output:
+	// call with 10 entries
+	// call with 10 entries
+	// call with 3 entries
+	// too large: 300000 > 262144
+}

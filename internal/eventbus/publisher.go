@@ -1,0 +1,345 @@
+package eventbus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
+)
+
+// API is the part of *eventbridge.Client the Publisher uses.
+type API interface {
+	PutEvents(ctx context.Context, in *eventbridge.PutEventsInput, optFns ...func(*eventbridge.Options)) (*eventbridge.PutEventsOutput, error)
+}
+
+var _ API = (*eventbridge.Client)(nil)
+
+// Limits and defaults.
+const (
+	// MaxEntriesLimit is the most entries PutEvents accepts in one call.
+	MaxEntriesLimit = 10
+	// DefaultMaxBytes is the PutEvents limit on the total size of a call's
+	// entries (Entry.Size), 256 KB.
+	DefaultMaxBytes    = 256 * 1024
+	DefaultMaxAttempts = 5
+	DefaultBackoff     = 100 * time.Millisecond
+	// MaxBackoff caps a single pause between attempts.
+	MaxBackoff = 5 * time.Second
+)
+
+// Publisher publishes entries to one EventBridge bus with PutEvents. It is
+// the one place that retries: the client must not retry on its own (build
+// it with NewClient), otherwise attempts multiply and throttling gets
+// worse. See the package documentation for the chunking, the failure
+// classification and the delivery guarantees.
+//
+// A Publisher is safe for concurrent use when its Client, Sleep, Jitter
+// and Logger are; Publish does not modify it.
+type Publisher struct {
+	Client API
+	// BusName is set as EventBusName on every entry (name or ARN); ""
+	// leaves it unset, which means the account's default bus.
+	BusName string
+	// MaxEntries bounds the entries per call (default and maximum 10).
+	MaxEntries int
+	// MaxBytes bounds the total size (Entry.Size) of a call's entries and
+	// so the size of one entry (default 256 KB).
+	MaxBytes int
+	// MaxAttempts bounds the attempts per entry (default 5).
+	MaxAttempts int
+	// Backoff is the first pause's upper bound (default 100ms); it doubles
+	// after each attempt, capped at MaxBackoff, and the actual pause is
+	// drawn uniformly from [0, bound] (full jitter).
+	Backoff time.Duration
+	// Sleep pauses between attempts (default: a timer that returns
+	// ctx.Err() early when ctx is done).
+	Sleep func(ctx context.Context, d time.Duration) error
+	// Jitter draws the pause from [0, bound] (default: uniform random).
+	// Tests inject it to get deterministic pauses.
+	Jitter func(bound time.Duration) time.Duration
+	// Logger receives entries that are dropped or given up on and retries
+	// (default slog.Default()).
+	Logger *slog.Logger
+}
+
+// NewClient builds the EventBridge client the Publisher expects: the SDK's
+// own retries are off (one attempt per call, retry.AddWithMaxAttempts(
+// retry.NewStandard(), 1)) so that retries live in Publisher.Publish only.
+// endpoint, when not empty, overrides the service endpoint (tests, local
+// stacks).
+func NewClient(cfg aws.Config, endpoint string) *eventbridge.Client {
+	return eventbridge.NewFromConfig(cfg, func(o *eventbridge.Options) {
+		o.Retryer = retry.AddWithMaxAttempts(retry.NewStandard(), 1)
+		// cfg.RetryMaxAttempts would otherwise re-wrap the retryer.
+		o.RetryMaxAttempts = 1
+		if endpoint != "" {
+			o.BaseEndpoint = aws.String(endpoint)
+		}
+	})
+}
+
+// settings are a Publisher's limits with the defaults applied.
+type settings struct {
+	maxEntries  int
+	maxBytes    int
+	maxAttempts int
+	backoff     time.Duration
+	log         *slog.Logger
+}
+
+func (p *Publisher) settings() settings {
+	s := settings{
+		maxEntries:  p.MaxEntries,
+		maxBytes:    p.MaxBytes,
+		maxAttempts: p.MaxAttempts,
+		backoff:     p.Backoff,
+		log:         p.Logger,
+	}
+	if s.maxEntries <= 0 || s.maxEntries > MaxEntriesLimit {
+		s.maxEntries = MaxEntriesLimit
+	}
+	if s.maxBytes <= 0 {
+		s.maxBytes = DefaultMaxBytes
+	}
+	if s.maxAttempts <= 0 {
+		s.maxAttempts = DefaultMaxAttempts
+	}
+	if s.backoff <= 0 {
+		s.backoff = DefaultBackoff
+	}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	return s
+}
+
+// Publish publishes entries and returns one error per entry, in input
+// order: nil when EventBridge accepted the entry, otherwise why not —
+// *TooLargeError or *PermanentError (see IsPermanent) for entries to
+// dead-letter, any other error for entries to redeliver (report them as
+// batch item failures). When ctx is done, the entries not yet published
+// get an error that wraps ctx.Err().
+func (p *Publisher) Publish(ctx context.Context, entries []Entry) []error {
+	errs := make([]error, len(entries))
+	if len(entries) == 0 {
+		return errs
+	}
+	if p.Client == nil {
+		err := errors.New("eventbus: no client")
+		for i := range errs {
+			errs[i] = err
+		}
+		return errs
+	}
+	s := p.settings()
+	sizes := make([]int, len(entries))
+	pending := make([]int, 0, len(entries))
+	for i, e := range entries {
+		sizes[i] = e.Size()
+		if sizes[i] > s.maxBytes {
+			errs[i] = &TooLargeError{Source: e.Source, DetailType: e.DetailType, Size: sizes[i], Limit: s.maxBytes}
+			s.log.Error("eventbus: entry too large for PutEvents, not sent",
+				"source", e.Source, "detail_type", e.DetailType, "size", sizes[i], "limit", s.maxBytes, "index", i)
+			continue
+		}
+		pending = append(pending, i)
+	}
+	for start := 0; start < len(pending); {
+		end := nextChunk(pending, sizes, start, s.maxEntries, s.maxBytes)
+		p.publishChunk(ctx, s, entries, pending[start:end], errs)
+		start = end
+	}
+	return errs
+}
+
+// nextChunk returns the end of the chunk of pending that starts at start:
+// as many entries as fit, in order, within maxEntries entries and maxBytes
+// total size. Every pending entry fits on its own, so a chunk is never
+// empty.
+func nextChunk(pending, sizes []int, start, maxEntries, maxBytes int) int {
+	end, total := start, 0
+	for end < len(pending) && end-start < maxEntries {
+		sz := sizes[pending[end]]
+		if end > start && total+sz > maxBytes {
+			break
+		}
+		total += sz
+		end++
+	}
+	return end
+}
+
+// publishChunk sends the entries idx (one chunk) until each is published,
+// fails for good, or runs out of attempts, and records the outcome in errs.
+// Only the entries that failed retryably are sent again.
+func (p *Publisher) publishChunk(ctx context.Context, s settings, entries []Entry, idx []int, errs []error) {
+	todo := idx
+	bound := s.backoff
+	for attempt := 1; ; attempt++ {
+		if err := ctx.Err(); err != nil {
+			setAll(errs, todo, fmt.Errorf("eventbus: put events (attempt %d): %w", attempt, err))
+			return
+		}
+		out, err := p.Client.PutEvents(ctx, p.input(entries, todo))
+		var retry []int
+		if err != nil {
+			if ctxErr := ctx.Err(); ctxErr != nil {
+				setAll(errs, todo, fmt.Errorf("eventbus: put events (attempt %d): %w", attempt, ctxErr))
+				return
+			}
+			switch classifyCall(err) {
+			case permanent:
+				setAll(errs, todo, &PermanentError{Code: errorCode(err), Message: err.Error()})
+				s.log.Error("eventbus: put events rejected the input", "entries", len(todo), "error", err)
+				return
+			case fatal:
+				setAll(errs, todo, fmt.Errorf("eventbus: put events: %w", err))
+				s.log.Error("eventbus: put events failed, not retried", "entries", len(todo), "code", errorCode(err), "error", err)
+				return
+			}
+			setAll(errs, todo, fmt.Errorf("eventbus: put events (attempt %d): %w", attempt, err))
+			retry = todo
+		} else {
+			retry = p.results(s, entries, todo, out, errs)
+		}
+		if len(retry) == 0 {
+			return
+		}
+		if attempt >= s.maxAttempts {
+			for _, i := range retry {
+				errs[i] = fmt.Errorf("eventbus: giving up after %d attempts: %w", attempt, errs[i])
+			}
+			s.log.Error("eventbus: giving up on entries", "entries", len(retry), "attempts", attempt, "error", errs[retry[0]])
+			return
+		}
+		pause := p.jitter(bound)
+		s.log.Warn("eventbus: retrying entries", "entries", len(retry), "attempt", attempt, "pause", pause, "error", errs[retry[0]])
+		if err := p.sleep(ctx, pause); err != nil {
+			setAll(errs, retry, fmt.Errorf("eventbus: backoff after attempt %d: %w", attempt, err))
+			return
+		}
+		bound = min(bound*2, MaxBackoff)
+		todo = retry
+	}
+}
+
+// results records the outcome of each entry of a successful call (matched
+// by position, as PutEvents documents) and returns those to send again.
+func (p *Publisher) results(s settings, entries []Entry, todo []int, out *eventbridge.PutEventsOutput, errs []error) []int {
+	if out == nil || out.FailedEntryCount == 0 {
+		setAll(errs, todo, nil)
+		return nil
+	}
+	if len(out.Entries) != len(todo) {
+		// Failures that cannot be matched to entries: send them all again
+		// (at least once).
+		setAll(errs, todo, &EntryError{Message: fmt.Sprintf(
+			"put events reported %d failed entries but %d results for %d entries",
+			out.FailedEntryCount, len(out.Entries), len(todo))})
+		return todo
+	}
+	var retry []int
+	for k, i := range todo {
+		r := out.Entries[k]
+		code, msg := aws.ToString(r.ErrorCode), aws.ToString(r.ErrorMessage)
+		if code == "" {
+			if aws.ToString(r.EventId) != "" {
+				errs[i] = nil
+				continue
+			}
+			// A failure without a code: treat it as transient.
+			errs[i] = &EntryError{Message: "no event id and no error code in the result"}
+			retry = append(retry, i)
+			continue
+		}
+		switch classifyEntry(code) {
+		case retryable:
+			errs[i] = &EntryError{Code: code, Message: msg}
+			retry = append(retry, i)
+		case permanent:
+			errs[i] = &PermanentError{Code: code, Message: msg}
+			s.log.Error("eventbus: entry rejected permanently",
+				"source", entries[i].Source, "detail_type", entries[i].DetailType, "code", code, "message", msg, "index", i)
+		default:
+			errs[i] = &EntryError{Code: code, Message: msg}
+			s.log.Error("eventbus: entry rejected, not retried",
+				"source", entries[i].Source, "detail_type", entries[i].DetailType, "code", code, "message", msg, "index", i)
+		}
+	}
+	return retry
+}
+
+// input builds the PutEvents request for entries[idx...].
+func (p *Publisher) input(entries []Entry, idx []int) *eventbridge.PutEventsInput {
+	var bus *string
+	if p.BusName != "" {
+		bus = aws.String(p.BusName)
+	}
+	req := make([]types.PutEventsRequestEntry, len(idx))
+	for k, i := range idx {
+		e := &entries[i]
+		r := &req[k]
+		r.EventBusName = bus
+		r.Source = aws.String(e.Source)
+		r.DetailType = aws.String(e.DetailType)
+		if len(e.Detail) > 0 {
+			r.Detail = aws.String(string(e.Detail))
+		}
+		if !e.Time.IsZero() {
+			t := e.Time
+			r.Time = &t
+		}
+		if len(e.Resources) > 0 {
+			r.Resources = e.Resources
+		}
+		if e.TraceHeader != "" {
+			r.TraceHeader = aws.String(e.TraceHeader)
+		}
+	}
+	return &eventbridge.PutEventsInput{Entries: req}
+}
+
+func setAll(errs []error, idx []int, err error) {
+	for _, i := range idx {
+		errs[i] = err
+	}
+}
+
+func (p *Publisher) sleep(ctx context.Context, d time.Duration) error {
+	if p.Sleep != nil {
+		return p.Sleep(ctx, d)
+	}
+	return sleepCtx(ctx, d)
+}
+
+func (p *Publisher) jitter(bound time.Duration) time.Duration {
+	if p.Jitter != nil {
+		return p.Jitter(bound)
+	}
+	if bound <= 0 {
+		return 0
+	}
+	return rand.N(bound + 1)
+}
+
+// sleepCtx waits d or until ctx is done, whichever comes first.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
