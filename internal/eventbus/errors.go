@@ -2,12 +2,8 @@ package eventbus
 
 import (
 	"errors"
-	"io"
-	"net"
-	"net/http"
 
-	"github.com/aws/smithy-go"
-	smithyhttp "github.com/aws/smithy-go/transport/http"
+	"github.com/dynastream/dynastream/internal/awserr"
 )
 
 // PermanentError reports an entry that will fail the same way however
@@ -55,14 +51,6 @@ func IsPermanent(err error) bool {
 	return errors.As(err, &pe) || errors.As(err, &tl)
 }
 
-type class int
-
-const (
-	retryable class = iota // try again within this Publish
-	permanent              // never succeeds as is: dead-letter
-	fatal                  // not retried here, may succeed on redelivery
-)
-
 // Per-entry error codes of a PutEvents response (PutEventsResultEntry.
 // ErrorCode). The service documents InternalFailure and ThrottlingException
 // as the retryable ones; every other code is not retryable. Of those, the
@@ -82,14 +70,14 @@ var (
 	}
 )
 
-func classifyEntry(code string) class {
+func classifyEntry(code string) awserr.Class {
 	switch {
 	case retryableEntryCodes[code]:
-		return retryable
+		return awserr.Retryable
 	case configEntryCodes[code]:
-		return fatal
+		return awserr.Fatal
 	}
-	return permanent
+	return awserr.Permanent
 }
 
 // throttleCodes are retried like HTTP 429 whatever the status code
@@ -113,41 +101,6 @@ var throttleCodes = map[string]bool{
 //     bad credentials… A whole-call rejection is not pinned on one entry
 //     and is most likely configuration, so the entries are not dead-lettered:
 //     redelivery after the fix publishes them.
-func classifyCall(err error) class {
-	code := errorCode(err)
-	if throttleCodes[code] {
-		return retryable
-	}
-	var apiErr smithy.APIError
-	if errors.As(err, &apiErr) && apiErr.ErrorFault() == smithy.FaultServer {
-		return retryable
-	}
-	// The SDK wraps every failed attempt in a ResponseError; its status is
-	// 0 when no response arrived (transport error, handled below).
-	var re *smithyhttp.ResponseError
-	if errors.As(err, &re) && re.HTTPStatusCode() != 0 {
-		if st := re.HTTPStatusCode(); st == http.StatusTooManyRequests || st >= 500 {
-			return retryable
-		}
-		return fatal
-	}
-	var invalid smithy.InvalidParamsError
-	var invalidPtr *smithy.InvalidParamsError
-	if errors.As(err, &invalid) || errors.As(err, &invalidPtr) {
-		return permanent
-	}
-	var sendErr *smithyhttp.RequestSendError
-	var netErr net.Error
-	if errors.As(err, &sendErr) || errors.As(err, &netErr) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return retryable
-	}
-	return fatal
-}
-
-func errorCode(err error) string {
-	var apiErr smithy.APIError
-	if errors.As(err, &apiErr) {
-		return apiErr.ErrorCode()
-	}
-	return ""
+func classifyCall(err error) awserr.Class {
+	return awserr.Classify(err, throttleCodes, nil)
 }

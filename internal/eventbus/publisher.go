@@ -5,13 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
+
+	"github.com/dynastream/dynastream/internal/awserr"
 )
 
 // API is the part of *eventbridge.Client the Publisher uses.
@@ -90,7 +91,7 @@ type settings struct {
 	maxEntries  int
 	maxBytes    int
 	maxAttempts int
-	backoff     time.Duration
+	backoff     awserr.Backoff
 	log         *slog.Logger
 }
 
@@ -99,7 +100,7 @@ func (p *Publisher) settings() settings {
 		maxEntries:  p.MaxEntries,
 		maxBytes:    p.MaxBytes,
 		maxAttempts: p.MaxAttempts,
-		backoff:     p.Backoff,
+		backoff:     awserr.Backoff{Base: p.Backoff, Max: MaxBackoff, Sleep: p.Sleep, Jitter: p.Jitter},
 		log:         p.Logger,
 	}
 	if s.maxEntries <= 0 || s.maxEntries > MaxEntriesLimit {
@@ -111,8 +112,8 @@ func (p *Publisher) settings() settings {
 	if s.maxAttempts <= 0 {
 		s.maxAttempts = DefaultMaxAttempts
 	}
-	if s.backoff <= 0 {
-		s.backoff = DefaultBackoff
+	if s.backoff.Base <= 0 {
+		s.backoff.Base = DefaultBackoff
 	}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -181,7 +182,6 @@ func nextChunk(pending, sizes []int, start, maxEntries, maxBytes int) int {
 // Only the entries that failed retryably are sent again.
 func (p *Publisher) publishChunk(ctx context.Context, s settings, entries []Entry, idx []int, errs []error) {
 	todo := idx
-	bound := s.backoff
 	for attempt := 1; ; attempt++ {
 		if err := ctx.Err(); err != nil {
 			setAll(errs, todo, fmt.Errorf("eventbus: put events (attempt %d): %w", attempt, err))
@@ -195,13 +195,13 @@ func (p *Publisher) publishChunk(ctx context.Context, s settings, entries []Entr
 				return
 			}
 			switch classifyCall(err) {
-			case permanent:
-				setAll(errs, todo, &PermanentError{Code: errorCode(err), Message: err.Error()})
+			case awserr.Permanent:
+				setAll(errs, todo, &PermanentError{Code: awserr.Code(err), Message: err.Error()})
 				s.log.Error("eventbus: put events rejected the input", "entries", len(todo), "error", err)
 				return
-			case fatal:
+			case awserr.Fatal:
 				setAll(errs, todo, fmt.Errorf("eventbus: put events: %w", err))
-				s.log.Error("eventbus: put events failed, not retried", "entries", len(todo), "code", errorCode(err), "error", err)
+				s.log.Error("eventbus: put events failed, not retried", "entries", len(todo), "code", awserr.Code(err), "error", err)
 				return
 			}
 			setAll(errs, todo, fmt.Errorf("eventbus: put events (attempt %d): %w", attempt, err))
@@ -219,13 +219,12 @@ func (p *Publisher) publishChunk(ctx context.Context, s settings, entries []Entr
 			s.log.Error("eventbus: giving up on entries", "entries", len(retry), "attempts", attempt, "error", errs[retry[0]])
 			return
 		}
-		pause := p.jitter(bound)
+		pause := s.backoff.Draw(attempt - 1)
 		s.log.Warn("eventbus: retrying entries", "entries", len(retry), "attempt", attempt, "pause", pause, "error", errs[retry[0]])
-		if err := p.sleep(ctx, pause); err != nil {
+		if err := s.backoff.Pause(ctx, pause); err != nil {
 			setAll(errs, retry, fmt.Errorf("eventbus: backoff after attempt %d: %w", attempt, err))
 			return
 		}
-		bound = min(bound*2, MaxBackoff)
 		todo = retry
 	}
 }
@@ -260,10 +259,10 @@ func (p *Publisher) results(s settings, entries []Entry, todo []int, out *eventb
 			continue
 		}
 		switch classifyEntry(code) {
-		case retryable:
+		case awserr.Retryable:
 			errs[i] = &EntryError{Code: code, Message: msg}
 			retry = append(retry, i)
-		case permanent:
+		case awserr.Permanent:
 			errs[i] = &PermanentError{Code: code, Message: msg}
 			s.log.Error("eventbus: entry rejected permanently",
 				"source", entries[i].Source, "detail_type", entries[i].DetailType, "code", code, "message", msg, "index", i)
@@ -309,37 +308,5 @@ func (p *Publisher) input(entries []Entry, idx []int) *eventbridge.PutEventsInpu
 func setAll(errs []error, idx []int, err error) {
 	for _, i := range idx {
 		errs[i] = err
-	}
-}
-
-func (p *Publisher) sleep(ctx context.Context, d time.Duration) error {
-	if p.Sleep != nil {
-		return p.Sleep(ctx, d)
-	}
-	return sleepCtx(ctx, d)
-}
-
-func (p *Publisher) jitter(bound time.Duration) time.Duration {
-	if p.Jitter != nil {
-		return p.Jitter(bound)
-	}
-	if bound <= 0 {
-		return 0
-	}
-	return rand.N(bound + 1)
-}
-
-// sleepCtx waits d or until ctx is done, whichever comes first.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
 	}
 }

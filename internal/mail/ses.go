@@ -4,10 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"math/rand/v2"
-	"net"
-	"net/http"
 	"sort"
 	"strings"
 	"time"
@@ -16,8 +12,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/sesv2"
 	"github.com/aws/aws-sdk-go-v2/service/sesv2/types"
-	"github.com/aws/smithy-go"
-	smithyhttp "github.com/aws/smithy-go/transport/http"
+
+	"github.com/dynastream/dynastream/internal/awserr"
 )
 
 // SESClient is the part of *sesv2.Client the SES sender uses.
@@ -115,9 +111,9 @@ func (s *SES) Send(ctx context.Context, m Message) (string, error) {
 	if attempts <= 0 {
 		attempts = DefaultMaxAttempts
 	}
-	bound := s.Backoff
-	if bound <= 0 {
-		bound = DefaultBackoff
+	backoff := awserr.Backoff{Base: s.Backoff, Max: MaxBackoff, Sleep: s.Sleep, Jitter: s.Jitter}
+	if backoff.Base <= 0 {
+		backoff.Base = DefaultBackoff
 	}
 	var lastErr error
 	for attempt := 1; ; attempt++ {
@@ -131,20 +127,19 @@ func (s *SES) Send(ctx context.Context, m Message) (string, error) {
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return "", fmt.Errorf("mail: ses send (attempt %d): %w", attempt, ctxErr)
 		}
-		switch classify(err) {
-		case permanent:
-			return "", &PermanentError{Code: errorCode(err), Err: fmt.Errorf("mail: ses send: %w", err)}
-		case fatal:
+		switch awserr.Classify(err, throttleCodes, permanentCodes) {
+		case awserr.Permanent:
+			return "", &PermanentError{Code: awserr.Code(err), Err: fmt.Errorf("mail: ses send: %w", err)}
+		case awserr.Fatal:
 			return "", fmt.Errorf("mail: ses send: %w", err)
 		}
 		lastErr = err
 		if attempt >= attempts {
 			break
 		}
-		if err := s.sleep(ctx, s.jitter(bound)); err != nil {
+		if err := backoff.Wait(ctx, attempt-1); err != nil {
 			return "", fmt.Errorf("mail: ses send: backoff after attempt %d: %w", attempt, err)
 		}
-		bound = min(bound*2, MaxBackoff)
 	}
 	return "", fmt.Errorf("mail: ses send: giving up after %d attempts: %w", attempts, lastErr)
 }
@@ -232,47 +227,8 @@ func sesTagText(s string) string {
 	return b.String()
 }
 
-func (s *SES) sleep(ctx context.Context, d time.Duration) error {
-	if s.Sleep != nil {
-		return s.Sleep(ctx, d)
-	}
-	return sleepCtx(ctx, d)
-}
-
-func (s *SES) jitter(bound time.Duration) time.Duration {
-	if s.Jitter != nil {
-		return s.Jitter(bound)
-	}
-	if bound <= 0 {
-		return 0
-	}
-	return rand.N(bound + 1)
-}
-
-// sleepCtx waits d or until ctx is done, whichever comes first.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
-
-type class int
-
-const (
-	retryable class = iota // try again within this call
-	permanent              // never succeeds as is: dead-letter
-	fatal                  // not retried here, may succeed on redelivery
-)
-
-// permanentCodes are the SES v2 SendEmail errors that no retry can fix.
+// permanentCodes are the SES v2 SendEmail errors that no retry can fix
+// (awserr.Classify adds the SDK's own input validation).
 var permanentCodes = map[string]bool{
 	"BadRequestException":                true,
 	"MessageRejected":                    true,
@@ -282,52 +238,11 @@ var permanentCodes = map[string]bool{
 	"NotFoundException":                  true,
 }
 
-// throttleCodes are retried like HTTP 429 whatever the status code.
+// throttleCodes are retried like HTTP 429 whatever the status code. The
+// rest of the decision (server faults, 429/5xx, other 4xx, transport
+// errors) is awserr.Classify's.
 var throttleCodes = map[string]bool{
 	"TooManyRequestsException": true,
 	"ThrottlingException":      true,
 	"Throttling":               true,
-}
-
-// classify is the single retry decision for SendEmail errors.
-func classify(err error) class {
-	code := errorCode(err)
-	switch {
-	case permanentCodes[code]:
-		return permanent
-	case throttleCodes[code]:
-		return retryable
-	}
-	var apiErr smithy.APIError
-	if errors.As(err, &apiErr) && apiErr.ErrorFault() == smithy.FaultServer {
-		return retryable
-	}
-	// The SDK wraps every failed attempt in a ResponseError; its status is
-	// 0 when no response arrived (transport error, handled below).
-	var re *smithyhttp.ResponseError
-	if errors.As(err, &re) && re.HTTPStatusCode() != 0 {
-		if st := re.HTTPStatusCode(); st == http.StatusTooManyRequests || st >= 500 {
-			return retryable
-		}
-		return fatal
-	}
-	var invalid smithy.InvalidParamsError
-	var invalidPtr *smithy.InvalidParamsError
-	if errors.As(err, &invalid) || errors.As(err, &invalidPtr) {
-		return permanent // the SDK's input validation: the same input fails again
-	}
-	var sendErr *smithyhttp.RequestSendError
-	var netErr net.Error
-	if errors.As(err, &sendErr) || errors.As(err, &netErr) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return retryable
-	}
-	return fatal
-}
-
-func errorCode(err error) string {
-	var apiErr smithy.APIError
-	if errors.As(err, &apiErr) {
-		return apiErr.ErrorCode()
-	}
-	return ""
 }
