@@ -162,8 +162,7 @@ func (s *Server) listInvites(w http.ResponseWriter, r *http.Request) error {
 	for i := range invs {
 		invs[i] = inviteJSON(invs[i], now)
 	}
-	writeJSON(w, http.StatusOK, list(invs, next))
-	return nil
+	return replyPage(w)(invs, next, nil)
 }
 
 // invite reads the invite of the path for its owner or its invitee (by
@@ -258,8 +257,7 @@ func (s *Server) myInvites(w http.ResponseWriter, r *http.Request) error {
 	for i := range invs {
 		invs[i] = inviteJSON(invs[i], store.Timestamp(now))
 	}
-	writeJSON(w, http.StatusOK, list(invs, next))
-	return nil
+	return replyPage(w)(invs, next, nil)
 }
 
 func (s *Server) listCollaborators(w http.ResponseWriter, r *http.Request) error {
@@ -271,12 +269,7 @@ func (s *Server) listCollaborators(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	cs, next, err := s.Store.ListCollaborators(r.Context(), a.Resource.ResourceType, a.Resource.ResourceID, p)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, list(cs, next))
-	return nil
+	return replyPage(w)(s.Store.ListCollaborators(r.Context(), a.Resource.ResourceType, a.Resource.ResourceID, p))
 }
 
 func (s *Server) getCollaborator(w http.ResponseWriter, r *http.Request) error {
@@ -284,12 +277,7 @@ func (s *Server) getCollaborator(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	c, err := s.Store.GetCollaborator(r.Context(), a.Resource.ResourceType, a.Resource.ResourceID, r.PathValue("userId"))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, c)
-	return nil
+	return reply(w, http.StatusOK)(s.Store.GetCollaborator(r.Context(), a.Resource.ResourceType, a.Resource.ResourceID, r.PathValue("userId")))
 }
 
 // myCollaborations lists the caller's collaborations (?type= to filter), in
@@ -304,12 +292,7 @@ func (s *Server) myCollaborations(w http.ResponseWriter, r *http.Request) error 
 	if t != "" && !t.Valid() {
 		return errs.Field("type", `must be "goal", "quest" or "task"`)
 	}
-	cs, next, err := s.Store.UserCollaborations(r.Context(), identity(r.Context()).UserID, t, p)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, list(cs, next))
-	return nil
+	return replyPage(w)(s.Store.UserCollaborations(r.Context(), identity(r.Context()).UserID, t, p))
 }
 
 type commentRequest struct {
@@ -381,8 +364,7 @@ func (s *Server) listComments(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, list(cs, next))
-	return nil
+	return replyPage(w)(cs, next, nil)
 }
 
 // comment reads the comment of the path and checks the caller may see it.
@@ -427,8 +409,7 @@ func (s *Server) listReplies(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, list(cs, next))
-	return nil
+	return replyPage(w)(cs, next, nil)
 }
 
 type editCommentRequest struct {
@@ -542,12 +523,7 @@ func (s *Server) listReactions(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	rs, next, err := s.Store.ListReactions(r.Context(), c.CommentID, p)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, list(rs, next))
-	return nil
+	return replyPage(w)(s.Store.ListReactions(r.Context(), c.CommentID, p))
 }
 
 // getReaction reads one user's reaction (the seed's GetItem pattern).
@@ -560,21 +536,11 @@ func (s *Server) getReaction(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	re, err := s.Store.GetReaction(r.Context(), c.CommentID, r.PathValue("userId"), e)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, re)
-	return nil
+	return reply(w, http.StatusOK)(s.Store.GetReaction(r.Context(), c.CommentID, r.PathValue("userId"), e))
 }
 
 func (s *Server) getPreferences(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.Store.GetPreferences(r.Context(), identity(r.Context()).UserID)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, p)
-	return nil
+	return reply(w, http.StatusOK)(s.Store.GetPreferences(r.Context(), identity(r.Context()).UserID))
 }
 
 type preferencesRequest struct {
@@ -610,12 +576,7 @@ func (s *Server) putPreferences(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) getProfile(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.Store.GetProfile(r.Context(), identity(r.Context()).UserID)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, p)
-	return nil
+	return reply(w, http.StatusOK)(s.Store.GetProfile(r.Context(), identity(r.Context()).UserID))
 }
 
 type profileRequest struct {
@@ -651,10 +612,5 @@ func (s *Server) myNotifications(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ns, next, err := s.Store.ListNotifications(r.Context(), identity(r.Context()).UserID, s.Now(), p)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, list(ns, next))
-	return nil
+	return replyPage(w)(s.Store.ListNotifications(r.Context(), identity(r.Context()).UserID, s.Now(), p))
 }

@@ -142,8 +142,7 @@ func (s *Server) listListings(w http.ResponseWriter, r *http.Request) error {
 	for i := range ls {
 		ls[i] = listingJSON(ls[i])
 	}
-	writeJSON(w, http.StatusOK, list(ls, next))
-	return nil
+	return replyPage(w)(ls, next, nil)
 }
 
 // findListing finds a listing by ?sourceBrand=&externalId= (GSI1).
@@ -239,12 +238,7 @@ func (s *Server) compatibilityHistory(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
-	vs, next, err := s.Store.ListCompatibility(r.Context(), me.RoomID, p)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, list(vs, next))
-	return nil
+	return replyPage(w)(s.Store.ListCompatibility(r.Context(), me.RoomID, p))
 }
 
 // activities lists the room's feed newest first, or with ?after=<timestamp>
@@ -274,6 +268,5 @@ func (s *Server) activities(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, list(as, next))
-	return nil
+	return replyPage(w)(as, next, nil)
 }

@@ -169,12 +169,7 @@ func (s *Server) createLocation(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) getLocation(w http.ResponseWriter, r *http.Request) error {
-	l, err := s.Store.GetLocation(r.Context(), r.PathValue("locationId"))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, l)
-	return nil
+	return reply(w, http.StatusOK)(s.Store.GetLocation(r.Context(), r.PathValue("locationId")))
 }
 
 // getLocationByCode finds a location through its code lookup. A
@@ -184,12 +179,7 @@ func (s *Server) getLocationByCode(w http.ResponseWriter, r *http.Request) error
 	if !location.ValidCode(code) {
 		return errs.Field("code", location.CodeRule)
 	}
-	l, err := s.Store.GetLocationByCode(r.Context(), code)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, l)
-	return nil
+	return reply(w, http.StatusOK)(s.Store.GetLocationByCode(r.Context(), code))
 }
 
 // Orders of GET /locations.
@@ -222,12 +212,7 @@ func (s *Server) listLocations(w http.ResponseWriter, r *http.Request) error {
 	if err := errs.Fields(fs); err != nil {
 		return err
 	}
-	ls, next, err := s.Store.ListLocations(r.Context(), status, order, p)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, list(ls, next))
-	return nil
+	return replyPage(w)(s.Store.ListLocations(r.Context(), status, order, p))
 }
 
 // updateLocationRequest: a member left out or null keeps its value;
@@ -313,12 +298,7 @@ func (s *Server) updateLocation(w http.ResponseWriter, r *http.Request) error {
 		l.Lng = *req.Lng
 	}
 	l.UpdatedAt = store.Timestamp(s.Now())
-	l, err = s.Store.UpdateLocation(r.Context(), l)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, l)
-	return nil
+	return reply(w, http.StatusOK)(s.Store.UpdateLocation(r.Context(), l))
 }
 
 // deleteLocation deactivates a location (admins only): a soft delete, the
@@ -335,12 +315,7 @@ func (s *Server) deleteLocation(w http.ResponseWriter, r *http.Request) error {
 	if l.Status == location.Inactive {
 		return errs.New(errs.Conflict, "location %s is already inactive", l.LocationID)
 	}
-	l, err = s.Store.DeactivateLocation(r.Context(), l.LocationID, store.Timestamp(s.Now()))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, l)
-	return nil
+	return reply(w, http.StatusOK)(s.Store.DeactivateLocation(r.Context(), l.LocationID, store.Timestamp(s.Now())))
 }
 
 type changeCodeRequest struct {

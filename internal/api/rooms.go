@@ -141,12 +141,7 @@ func (s *Server) updateRoom(w http.ResponseWriter, r *http.Request) error {
 	if err := errs.Fields(fs); err != nil {
 		return err
 	}
-	rm, err := s.Store.UpdateRoomContext(r.Context(), me.RoomID, ctx, store.Timestamp(s.Now()), me.UserID)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, rm)
-	return nil
+	return reply(w, http.StatusOK)(s.Store.UpdateRoomContext(r.Context(), me.RoomID, ctx, store.Timestamp(s.Now()), me.UserID))
 }
 
 // deleteRoom deletes the Room item and answers 202: the projector deletes
@@ -179,12 +174,7 @@ func (s *Server) getMember(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	m, err := s.Store.GetMember(r.Context(), me.RoomID, r.PathValue("userId"))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, m)
-	return nil
+	return reply(w, http.StatusOK)(s.Store.GetMember(r.Context(), me.RoomID, r.PathValue("userId")))
 }
 
 // removeMember lets a member leave (their own id) or the owner remove a
@@ -223,12 +213,7 @@ func (s *Server) getRoom(w http.ResponseWriter, r *http.Request) error {
 	if _, err := s.member(r); err != nil {
 		return err
 	}
-	rm, err := s.Store.GetRoom(r.Context(), r.PathValue("roomId"))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, rm)
-	return nil
+	return reply(w, http.StatusOK)(s.Store.GetRoom(r.Context(), r.PathValue("roomId")))
 }
 
 func (s *Server) myRooms(w http.ResponseWriter, r *http.Request) error {
@@ -236,12 +221,7 @@ func (s *Server) myRooms(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	rooms, next, err := s.Store.ListUserRooms(r.Context(), identity(r.Context()).UserID, p)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, list(rooms, next))
-	return nil
+	return replyPage(w)(s.Store.ListUserRooms(r.Context(), identity(r.Context()).UserID, p))
 }
 
 type addMemberRequest struct {
@@ -280,12 +260,7 @@ func (s *Server) listMembers(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ms, next, err := s.Store.ListMembers(r.Context(), me.RoomID, p)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, list(ms, next))
-	return nil
+	return replyPage(w)(s.Store.ListMembers(r.Context(), me.RoomID, p))
 }
 
 type putCriteriaRequest struct {
@@ -359,12 +334,7 @@ func (s *Server) putCriteria(w http.ResponseWriter, r *http.Request) error {
 	if cv.Source == "" {
 		cv.Source = room.SourceManual
 	}
-	cv, err = s.Store.PutCriteria(r.Context(), cv)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusCreated, cv)
-	return nil
+	return reply(w, http.StatusCreated)(s.Store.PutCriteria(r.Context(), cv))
 }
 
 func (s *Server) listCriteria(w http.ResponseWriter, r *http.Request) error {
@@ -380,12 +350,7 @@ func (s *Server) listCriteria(w http.ResponseWriter, r *http.Request) error {
 	if userID != "" && !auth.ValidUserID(userID) {
 		return errs.Field("userId", auth.UserIDRule)
 	}
-	vs, next, err := s.Store.ListCriteria(r.Context(), me.RoomID, userID, p)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, list(vs, next))
-	return nil
+	return replyPage(w)(s.Store.ListCriteria(r.Context(), me.RoomID, userID, p))
 }
 
 // latestCriteria returns each member's latest criteria version (members
@@ -427,8 +392,7 @@ func (s *Server) latestCriteria(w http.ResponseWriter, r *http.Request) error {
 			break
 		}
 	}
-	writeJSON(w, http.StatusOK, list(out, ""))
-	return nil
+	return replyPage(w)(out, "", nil)
 }
 
 func (s *Server) combined(w http.ResponseWriter, r *http.Request) error {
@@ -436,12 +400,7 @@ func (s *Server) combined(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	v, err := s.Store.LatestCombined(r.Context(), me.RoomID)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, v)
-	return nil
+	return reply(w, http.StatusOK)(s.Store.LatestCombined(r.Context(), me.RoomID))
 }
 
 func (s *Server) compatibility(w http.ResponseWriter, r *http.Request) error {
@@ -449,10 +408,5 @@ func (s *Server) compatibility(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	v, err := s.Store.LatestCompatibility(r.Context(), me.RoomID)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, v)
-	return nil
+	return reply(w, http.StatusOK)(s.Store.LatestCompatibility(r.Context(), me.RoomID))
 }

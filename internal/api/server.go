@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -212,15 +213,32 @@ func page(r *http.Request) (store.Page, error) {
 	return p, nil
 }
 
-// List is a page of results.
-type List[T any] struct {
-	Items      []T    `json:"items"`
-	NextCursor string `json:"nextCursor,omitempty"`
+// reply writes a handler's result as JSON with status, or returns its
+// error: return reply(w, http.StatusOK)(s.Store.GetRoom(ctx, id)).
+func reply(w http.ResponseWriter, status int) func(any, error) error {
+	return func(v any, err error) error {
+		if err != nil {
+			return err
+		}
+		writeJSON(w, status, v)
+		return nil
+	}
 }
 
-func list[T any](items []T, next string) List[T] {
-	if items == nil {
-		items = []T{}
+// replyPage writes one page of a list ({items, nextCursor}; a nil slice
+// as []), or returns the error: return replyPage(w)(s.Store.ListX(…)).
+func replyPage(w http.ResponseWriter) func(any, string, error) error {
+	return func(items any, next string, err error) error {
+		if err != nil {
+			return err
+		}
+		if v := reflect.ValueOf(items); v.Kind() == reflect.Slice && v.IsNil() {
+			items = reflect.MakeSlice(v.Type(), 0, 0).Interface()
+		}
+		writeJSON(w, http.StatusOK, struct {
+			Items      any    `json:"items"`
+			NextCursor string `json:"nextCursor,omitempty"`
+		}{items, next})
+		return nil
 	}
-	return List[T]{Items: items, NextCursor: next}
 }
