@@ -297,8 +297,9 @@ func (s *Server) updateLocation(w http.ResponseWriter, r *http.Request) error {
 	if req.Lng != nil {
 		l.Lng = *req.Lng
 	}
+	prev := l.UpdatedAt
 	l.UpdatedAt = store.Timestamp(s.Now())
-	return reply(w, http.StatusOK)(s.Store.UpdateLocation(r.Context(), l))
+	return reply(w, http.StatusOK)(s.Store.UpdateLocation(r.Context(), l, prev))
 }
 
 // deleteLocation deactivates a location (admins only): a soft delete, the

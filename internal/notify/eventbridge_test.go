@@ -179,8 +179,9 @@ func allEntities(t *testing.T, st *store.Store) {
 	loc := location.Location{LocationID: "01LOC1", LocationCode: "austin-main-01", Name: "Austin", PlaceID: "p", FormattedAddress: "1 Main",
 		Lat: 30.2, Lng: -97.7, Status: location.Active, CreatedAt: ts(), UpdatedAt: ts()}
 	must(st.CreateLocation(ctx, loc))
+	prev := loc.UpdatedAt
 	loc.Name, loc.UpdatedAt = "Austin Main", ts()
-	loc, err := st.UpdateLocation(ctx, loc)
+	loc, err := st.UpdateLocation(ctx, loc, prev)
 	must(err)
 	loc, err = st.ChangeLocationCode(ctx, loc, "austin-main-02", ts())
 	must(err)

@@ -137,7 +137,11 @@ func (s *Store) ListLocations(ctx context.Context, status string, order Location
 }
 
 // UpdateLocation replaces a location's name and address fields.
-func (s *Store) UpdateLocation(ctx context.Context, l location.Location) (location.Location, error) {
+//
+// prevUpdatedAt is the updatedAt the caller read: the write is conditional
+// on it, so two concurrent read-modify-writes cannot lose one another's
+// change (the later one is a Conflict and can read again).
+func (s *Store) UpdateLocation(ctx context.Context, l location.Location, prevUpdatedAt string) (location.Location, error) {
 	comps, err := attributevalue.Marshal(l.AddressComponents)
 	if err != nil {
 		return l, err
@@ -154,7 +158,14 @@ func (s *Store) UpdateLocation(ctx context.Context, l location.Location) (locati
 	} else {
 		upd += " REMOVE addressComponents"
 	}
-	return s.updateLocation(ctx, l.LocationID, upd, "attribute_exists(PK)", map[string]string{"#name": "name"}, vals)
+	vals[":prev"] = &types.AttributeValueMemberS{Value: prevUpdatedAt}
+	out, err := s.updateLocation(ctx, l.LocationID, upd, "attribute_exists(PK) AND updatedAt = :prev", map[string]string{"#name": "name"}, vals)
+	if errs.Is(err, errs.NotFound) {
+		if _, gerr := s.GetLocation(ctx, l.LocationID); gerr == nil {
+			return out, errs.New(errs.Conflict, "location %s changed meanwhile; read it again", l.LocationID)
+		}
+	}
+	return out, err
 }
 
 // DeactivateLocation soft-deletes a location: status inactive. Its code

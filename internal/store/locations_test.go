@@ -176,3 +176,33 @@ func TestConcurrentCreateSameCode(t *testing.T) {
 		t.Errorf("lookup points at %v", lk["locationId"])
 	}
 }
+
+// Two read-modify-writes of one location: the second, based on a stale
+// read, is a Conflict and changes nothing.
+func TestUpdateLocationLostUpdate(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	l := newLocation(1, "upd-01")
+	if err := f.st.CreateLocation(f.ctx, l); err != nil {
+		t.Fatal(err)
+	}
+	a, b := l, l
+	a.Name, a.UpdatedAt = "A", store.Timestamp(t0.Add(time.Hour))
+	b.Name, b.UpdatedAt = "B", store.Timestamp(t0.Add(2*time.Hour))
+	if _, err := f.st.UpdateLocation(f.ctx, a, l.UpdatedAt); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.st.UpdateLocation(f.ctx, b, l.UpdatedAt); !errs.Is(err, errs.Conflict) {
+		t.Fatalf("stale update: %v, want conflict", err)
+	}
+	if got, _ := f.st.GetLocation(f.ctx, l.LocationID); got.Name != "A" {
+		t.Fatalf("name %q, want A", got.Name)
+	}
+	if _, err := f.st.UpdateLocation(f.ctx, b, "x"); !errs.Is(err, errs.Conflict) {
+		t.Fatalf("%v", err)
+	}
+	ghost := newLocation(9, "ghost-01")
+	if _, err := f.st.UpdateLocation(f.ctx, ghost, ghost.UpdatedAt); !errs.Is(err, errs.NotFound) {
+		t.Fatalf("missing location: %v, want not found", err)
+	}
+}
