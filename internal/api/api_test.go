@@ -1,214 +1,25 @@
 package api_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/dynastream/dynastream/internal/api"
 	"github.com/dynastream/dynastream/internal/auth"
-	"github.com/dynastream/dynastream/internal/ddbtest"
 	"github.com/dynastream/dynastream/internal/room"
 	"github.com/dynastream/dynastream/internal/store"
 )
-
-func TestMain(m *testing.M) { ddbtest.Main(m) }
-
-// clock is a fixed clock that moves on by a second each time the server
-// reads it; token verification only peeks.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(time.Second)
-	return c.t
-}
-
-func (c *clock) Peek() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
-// env is a writer API on a fresh table, served over HTTP.
-type env struct {
-	t     *testing.T
-	url   string
-	db    *dynamodb.Client
-	table string
-	clock *clock
-}
-
-func newEnv(t *testing.T) *env {
-	t.Helper()
-	c, table, _ := ddbtest.Table(t)
-	clk := &clock{t: time.Date(2025, 3, 14, 15, 9, 26, 0, time.UTC)}
-	var mu sync.Mutex
-	n := 0
-	dev := &auth.DevTokens{Secret: []byte("test secret, 32 bytes long......"), Issuer: "dynastream-test", Now: clk.Peek}
-	srv := &api.Server{
-		Store:  store.New(c.DB, table),
-		Auth:   dev,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Now:    clk.Now,
-		NewID: func() string {
-			mu.Lock()
-			defer mu.Unlock()
-			n++
-			return fmt.Sprintf("room%02d", n)
-		},
-		DevTokens: dev,
-	}
-	ts := httptest.NewServer(srv.Handler())
-	t.Cleanup(ts.Close)
-	return &env{t: t, url: ts.URL, db: c.DB, table: table, clock: clk}
-}
-
-type response struct {
-	status int
-	header http.Header
-	body   []byte
-}
-
-// do sends a request; body is a string (sent as is), nil (no body) or a
-// value (sent as JSON).
-func (e *env) do(method, path, token string, body any) response {
-	e.t.Helper()
-	var rd io.Reader
-	switch b := body.(type) {
-	case nil:
-	case string:
-		rd = strings.NewReader(b)
-	case []byte:
-		rd = bytes.NewReader(b)
-	default:
-		js, err := json.Marshal(b)
-		if err != nil {
-			e.t.Fatal(err)
-		}
-		rd = bytes.NewReader(js)
-	}
-	req, err := http.NewRequest(method, e.url+path, rd)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		e.t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return response{status: res.StatusCode, header: res.Header, body: b}
-}
-
-// ok sends a request that must succeed with status and decodes the JSON body.
-func (e *env) ok(status int, method, path, token string, body, out any) {
-	e.t.Helper()
-	r := e.do(method, path, token, body)
-	if r.status != status {
-		e.t.Fatalf("%s %s: status %d, want %d: %s", method, path, r.status, status, r.body)
-	}
-	if ct := r.header.Get("Content-Type"); ct != "application/json" {
-		e.t.Errorf("%s %s: Content-Type %q", method, path, ct)
-	}
-	if out != nil {
-		if err := json.Unmarshal(r.body, out); err != nil {
-			e.t.Fatalf("%s %s: decode %s: %v", method, path, r.body, err)
-		}
-	}
-}
-
-func (e *env) token(userID string) string {
-	e.t.Helper()
-	var tr struct {
-		Token, UserID, ExpiresAt string
-	}
-	e.ok(http.StatusCreated, "POST", "/dev/tokens", "", map[string]string{"userId": userID}, &tr)
-	if tr.Token == "" || tr.UserID != userID {
-		e.t.Fatalf("token response %+v", tr)
-	}
-	return tr.Token
-}
-
-type fieldError struct {
-	Field  string `json:"field"`
-	Reason string `json:"reason"`
-}
-
-type problem struct {
-	Type   string       `json:"type"`
-	Title  string       `json:"title"`
-	Status int          `json:"status"`
-	Detail string       `json:"detail"`
-	Errors []fieldError `json:"errors"`
-}
-
-// problem checks a problem+json response with status and exactly the named
-// fields (in any order), and returns it.
-func (e *env) problem(r response, status int, fields ...string) problem {
-	e.t.Helper()
-	if r.status != status {
-		e.t.Fatalf("status %d, want %d: %s", r.status, status, r.body)
-	}
-	if ct := r.header.Get("Content-Type"); ct != "application/problem+json" {
-		e.t.Errorf("Content-Type %q, want application/problem+json", ct)
-	}
-	var p problem
-	dec := json.NewDecoder(bytes.NewReader(r.body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&p); err != nil {
-		e.t.Fatalf("problem %s: %v", r.body, err)
-	}
-	if p.Status != status || p.Title != http.StatusText(status) || p.Type != "about:blank" || p.Detail == "" {
-		e.t.Errorf("problem %+v: want status %d, title %q, type about:blank and a detail", p, status, http.StatusText(status))
-	}
-	got := []string{}
-	for _, f := range p.Errors {
-		got = append(got, f.Field)
-		if f.Reason == "" {
-			e.t.Errorf("field %s has no reason", f.Field)
-		}
-	}
-	sort.Strings(got)
-	want := append([]string{}, fields...)
-	sort.Strings(want)
-	if diff := cmp.Diff(want, got); diff != "" {
-		e.t.Errorf("problem fields (-want +got):\n%s\nbody: %s", diff, r.body)
-	}
-	return p
-}
 
 func (e *env) createRoom(token string, body any) room.Room {
 	e.t.Helper()
@@ -217,54 +28,9 @@ func (e *env) createRoom(token string, body any) room.Room {
 	return rm
 }
 
-type list[T any] struct {
-	Items      []T    `json:"items"`
-	NextCursor string `json:"nextCursor"`
-}
-
-// scan returns every item key of the table, sorted ("PK SK").
-func (e *env) scan() []string {
-	e.t.Helper()
-	var keys []string
-	p := dynamodb.NewScanPaginator(e.db, &dynamodb.ScanInput{TableName: aws.String(e.table), ConsistentRead: aws.Bool(true)})
-	for p.HasMorePages() {
-		out, err := p.NextPage(context.Background())
-		if err != nil {
-			e.t.Fatal(err)
-		}
-		for _, it := range out.Items {
-			keys = append(keys, it["PK"].(*types.AttributeValueMemberS).Value+" "+it["SK"].(*types.AttributeValueMemberS).Value)
-		}
-	}
-	sort.Strings(keys)
-	return keys
-}
-
-// query returns the SKs of a partition, with a raw Query.
-func (e *env) query(pk string) []string {
-	e.t.Helper()
-	out, err := e.db.Query(context.Background(), &dynamodb.QueryInput{
-		TableName:                 aws.String(e.table),
-		KeyConditionExpression:    aws.String("PK = :pk"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: pk}},
-		ConsistentRead:            aws.Bool(true),
-	})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	sks := []string{}
-	for _, it := range out.Items {
-		sks = append(sks, it["SK"].(*types.AttributeValueMemberS).Value)
-	}
-	return sks
-}
-
-func fp(v float64) *float64 { return &v }
-func ip(v int) *int         { return &v }
-
 func TestHealthAndTokens(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
+	e := newEnv(t, sequence("room%02d"))
 	var h map[string]string
 	e.ok(http.StatusOK, "GET", "/healthz", "", nil, &h)
 	if h["status"] != "ok" {
@@ -296,7 +62,7 @@ func TestHealthAndTokens(t *testing.T) {
 // TestRoomsWalkthrough drives every writer route through HTTP.
 func TestRoomsWalkthrough(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
+	e := newEnv(t, sequence("room%02d"))
 	alice, bob, carol := e.token("alice"), e.token("bob"), e.token("carol")
 
 	// Create (combineMode defaults to mixed) and read back.
@@ -387,7 +153,7 @@ func TestRoomsWalkthrough(t *testing.T) {
 	e.problem(e.do("POST", "/rooms/room01/members", alice, map[string]string{"userId": "b#ob"}), 400, "userId")
 	e.problem(e.do("POST", "/rooms/room01/members", alice, map[string]string{"userId": ""}), 400, "userId")
 	e.problem(e.do("POST", "/rooms/nope/members", alice, map[string]string{"userId": "carol"}), 404)
-	if got := e.query("USER#carol"); len(got) != 0 {
+	if got := e.partitionSKs("USER#carol"); len(got) != 0 {
 		t.Errorf("rejected adds wrote carol's memberships: %v", got)
 	}
 
@@ -489,14 +255,14 @@ func TestRoomsWalkthrough(t *testing.T) {
 		"USER#alice ROOM#room01", "USER#alice ROOM#room02", "USER#alice ROOM#room03", "USER#alice ROOM#room04", "USER#bob ROOM#room01",
 	}
 	sort.Strings(wantKeys)
-	if diff := cmp.Diff(wantKeys, e.scan()); diff != "" {
+	if diff := cmp.Diff(wantKeys, e.tableKeys()); diff != "" {
 		t.Errorf("table (-want +got):\n%s", diff)
 	}
 }
 
 func TestAuthentication(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
+	e := newEnv(t, sequence("room%02d"))
 	alice := e.token("alice")
 	e.createRoom(alice, map[string]any{"name": "n", "searchType": "buy"})
 
@@ -530,8 +296,7 @@ func TestAuthentication(t *testing.T) {
 			b, _ := io.ReadAll(res.Body)
 			res.Body.Close()
 			t.Run(rt.method+" "+rt.path+" "+name, func(t *testing.T) {
-				e := *e
-				e.t = t
+				e := e.withT(t)
 				e.problem(response{status: res.StatusCode, header: res.Header, body: b}, 401)
 				if res.Header.Get("WWW-Authenticate") != "Bearer" {
 					t.Errorf("WWW-Authenticate = %q", res.Header.Get("WWW-Authenticate"))
@@ -548,7 +313,7 @@ func TestAuthentication(t *testing.T) {
 	e.ok(http.StatusOK, "GET", "/me/rooms", e.token("alice"), nil, nil)
 
 	// Nothing was written by the refused requests.
-	if diff := cmp.Diff([]string{"ROOM#room01 MEMBER#alice", "ROOM#room01 ROOM", "USER#alice ROOM#room01"}, e.scan()); diff != "" {
+	if diff := cmp.Diff([]string{"ROOM#room01 MEMBER#alice", "ROOM#room01 ROOM", "USER#alice ROOM#room01"}, e.tableKeys()); diff != "" {
 		t.Errorf("table (-want +got):\n%s", diff)
 	}
 }
@@ -557,7 +322,7 @@ func TestAuthentication(t *testing.T) {
 // gets, so room ids cannot be probed.
 func TestNonMemberSeesNotFound(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
+	e := newEnv(t, sequence("room%02d"))
 	alice, carol := e.token("alice"), e.token("carol")
 	rm := e.createRoom(alice, map[string]any{"name": "n", "searchType": "buy"})
 	e.ok(http.StatusCreated, "PUT", "/rooms/"+rm.RoomID+"/criteria", alice, `{"criteria":{"priceMax":10}}`, nil)
@@ -575,48 +340,25 @@ func TestNonMemberSeesNotFound(t *testing.T) {
 		{"PUT", "/criteria", `{"nonsense":`}, // membership is checked before the body
 	} {
 		t.Run(rt.method+rt.suffix, func(t *testing.T) {
-			e := *e
-			e.t = t
-			var body any
-			if rt.body != "" {
-				body = rt.body
-			}
-			path := func(id string) string {
-				p, q, _ := strings.Cut(rt.suffix, "?")
-				u := "/rooms/" + id + p
-				if q != "" {
-					u += "?" + q
-				}
-				return u
-			}
-			nonMember := e.do(rt.method, path(rm.RoomID), carol, body)
-			missing := e.do(rt.method, path("room99"), alice, body)
-			pn := e.problem(nonMember, 404)
-			pm := e.problem(missing, 404)
+			pn, pm := e.withT(t).likeMissingRoom(rt.method, rt.suffix, rt.body, rm.RoomID, carol, "room99", alice)
 			pn.Detail = strings.ReplaceAll(pn.Detail, rm.RoomID, "{id}")
 			pm.Detail = strings.ReplaceAll(pm.Detail, "room99", "{id}")
 			if diff := cmp.Diff(pm, pn); diff != "" {
 				t.Errorf("non-member vs missing room (-missing +non-member):\n%s", diff)
 			}
-			if a, b := strings.ReplaceAll(string(nonMember.body), rm.RoomID, "{id}"), strings.ReplaceAll(string(missing.body), "room99", "{id}"); a != b {
-				t.Errorf("bodies differ:\n%s\n%s", a, b)
-			}
-			if nonMember.header.Get("Content-Type") != missing.header.Get("Content-Type") {
-				t.Errorf("content types differ")
-			}
 		})
 	}
-	if got := e.query("ROOM#" + rm.RoomID); len(got) != 3 {
+	if got := e.partitionSKs("ROOM#" + rm.RoomID); len(got) != 3 {
 		t.Errorf("room partition after refused requests: %v", got)
 	}
-	if got := e.query("USER#carol"); len(got) != 0 {
+	if got := e.partitionSKs("USER#carol"); len(got) != 0 {
 		t.Errorf("carol's partition: %v", got)
 	}
 }
 
 func TestBadInput(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
+	e := newEnv(t, sequence("room%02d"))
 	alice := e.token("alice")
 	rm := e.createRoom(alice, map[string]any{"name": "n", "searchType": "buy"})
 	crit := "/rooms/" + rm.RoomID + "/criteria"
@@ -673,8 +415,7 @@ func TestBadInput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := *e
-			e.t = t
+			e := e.withT(t)
 			p := e.problem(e.do(tt.method, tt.path, alice, tt.body), 400, tt.fields...)
 			if p.Detail != "invalid request" {
 				t.Errorf("detail %q", p.Detail)
@@ -683,16 +424,16 @@ func TestBadInput(t *testing.T) {
 	}
 
 	// Nothing was written by the rejected requests, and no id was taken.
-	if diff := cmp.Diff([]string{"MEMBER#alice", "ROOM"}, e.query("ROOM#"+rm.RoomID)); diff != "" {
+	if diff := cmp.Diff([]string{"MEMBER#alice", "ROOM"}, e.partitionSKs("ROOM#"+rm.RoomID)); diff != "" {
 		t.Errorf("room partition (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"ROOM#room01"}, e.query("USER#alice")); diff != "" {
+	if diff := cmp.Diff([]string{"ROOM#room01"}, e.partitionSKs("USER#alice")); diff != "" {
 		t.Errorf("alice's partition (-want +got):\n%s", diff)
 	}
-	if got := e.query("USER#bob"); len(got) != 0 {
+	if got := e.partitionSKs("USER#bob"); len(got) != 0 {
 		t.Errorf("bob's partition: %v", got)
 	}
-	if got := e.scan(); len(got) != 3 {
+	if got := e.tableKeys(); len(got) != 3 {
 		t.Errorf("table holds %v, want the one room's 3 items", got)
 	}
 	next := e.createRoom(alice, map[string]any{"name": "n2", "searchType": "rent"})
@@ -707,7 +448,7 @@ func TestBadInput(t *testing.T) {
 
 func TestUnknownRoute(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
+	e := newEnv(t, sequence("room%02d"))
 	alice := e.token("alice")
 	for _, rt := range []struct{ method, path string }{
 		{"GET", "/nope"},
@@ -738,7 +479,7 @@ func TestUnknownRoute(t *testing.T) {
 // nothing about the internals.
 func TestInternalErrorHidden(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
+	e := newEnv(t, sequence("room%02d"))
 	alice := e.token("alice")
 	if _, err := e.db.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(e.table)}); err != nil {
 		t.Fatal(err)

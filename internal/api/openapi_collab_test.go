@@ -8,7 +8,6 @@ package api
 import (
 	"maps"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"slices"
@@ -29,68 +28,28 @@ import (
 // what the handlers do.
 func TestOpenAPICollabRulesMatchTheHandlers(t *testing.T) {
 	t.Parallel()
-	doc := testSpec(t).doc
-	schema := func(name string) *openapi3.Schema {
-		t.Helper()
-		s := doc.Components.Schemas[name]
-		if s == nil {
-			t.Fatalf("no schema %s", name)
-		}
-		return s.Value
-	}
-	prop := func(schemaName, p string) *openapi3.Schema {
-		t.Helper()
-		s := schema(schemaName).Properties[p]
-		if s == nil {
-			t.Fatalf("no property %s.%s", schemaName, p)
-		}
-		return s.Value
-	}
-	param := func(name string) *openapi3.Schema {
-		t.Helper()
-		p := doc.Components.Parameters[name]
-		if p == nil {
-			t.Fatalf("no parameter %s", name)
-		}
-		return p.Value.Schema.Value
-	}
-	strs := func(vs []any) []string {
-		var out []string
-		for _, v := range vs {
-			if s, ok := v.(string); ok && s != "" {
-				out = append(out, s)
-			}
-		}
-		return out
-	}
-	var types []string
-	for _, rt := range collab.ResourceTypes {
-		types = append(types, string(rt))
-	}
-	for name, c := range map[string]struct{ got, want any }{
-		"ResourceType enum":        {strs(schema("ResourceType").Enum), types},
-		"type query enum":          {strs(param("ResourceTypeQuery").Enum), types},
-		"type path enum":           {strs(param("ResourceType").Enum), types},
-		"invite status enum":       {strs(prop("Invite", "status").Enum), []string{collab.InvitePending, collab.InviteAccepted, collab.InviteDeclined, collab.InviteExpired}},
-		"invite status query enum": {strs(param("InviteStatusQuery").Enum), []string{collab.InvitePending, collab.InviteAccepted, collab.InviteDeclined}},
-		"role enum":                {strs(prop("Collaborator", "role").Enum), []string{collab.RoleCollaborator}},
-		"notification type enum":   {strs(prop("Notification", "type").Enum), []string{collab.NotifyInvite, collab.NotifyComment, collab.NotifyMention, collab.NotifyReaction}},
-		"title maxLength":          {*prop("CreateResourceRequest", "title").MaxLength, uint64(maxResourceTitle)},
-		"message maxLength":        {*prop("CreateInviteRequest", "message").MaxLength, uint64(maxInviteMessage)},
-		"text maxLength":           {*schema("CommentText").MaxLength, uint64(collab.MaxCommentLength)},
-		"profile name maxLength":   {*prop("ProfileRequest", "name").MaxLength, uint64(maxName)},
-		"inviteeId x-reason":       {xReason(prop("CreateInviteRequest", "inviteeId")), auth.UserIDRule},
-		"inviteeId pattern": {prop("CreateInviteRequest", "inviteeId").Pattern,
-			"^(" + strings.TrimSuffix(strings.TrimPrefix(schema("UserId").Pattern, "^"), "$") + ")?$"},
-		"emoji x-reason": {xReason(param("Emoji")), "must be one emoji"},
-		"preferences": {slices.Sorted(maps.Keys(schema("PreferencesRequest").Properties)),
+	doc := newTestDoc(t)
+	types := stringsOf(collab.ResourceTypes)
+	checkRules(t, map[string]docRule{
+		"ResourceType enum":        {enumStrings(doc.schema("ResourceType").Enum), types},
+		"type query enum":          {enumStrings(doc.param("ResourceTypeQuery").Enum), types},
+		"type path enum":           {enumStrings(doc.param("ResourceType").Enum), types},
+		"invite status enum":       {enumStrings(doc.prop("Invite", "status").Enum), []string{collab.InvitePending, collab.InviteAccepted, collab.InviteDeclined, collab.InviteExpired}},
+		"invite status query enum": {enumStrings(doc.param("InviteStatusQuery").Enum), []string{collab.InvitePending, collab.InviteAccepted, collab.InviteDeclined}},
+		"role enum":                {enumStrings(doc.prop("Collaborator", "role").Enum), []string{collab.RoleCollaborator}},
+		"notification type enum":   {enumStrings(doc.prop("Notification", "type").Enum), []string{collab.NotifyInvite, collab.NotifyComment, collab.NotifyMention, collab.NotifyReaction}},
+		"title maxLength":          {*doc.prop("CreateResourceRequest", "title").MaxLength, uint64(maxResourceTitle)},
+		"message maxLength":        {*doc.prop("CreateInviteRequest", "message").MaxLength, uint64(maxInviteMessage)},
+		"text maxLength":           {*doc.schema("CommentText").MaxLength, uint64(collab.MaxCommentLength)},
+		"profile name maxLength":   {*doc.prop("ProfileRequest", "name").MaxLength, uint64(maxName)},
+		"inviteeId x-reason":       {xReason(doc.prop("CreateInviteRequest", "inviteeId")), auth.UserIDRule},
+		"inviteeId pattern": {doc.prop("CreateInviteRequest", "inviteeId").Pattern,
+			"^(" + strings.TrimSuffix(strings.TrimPrefix(doc.schema("UserId").Pattern, "^"), "$") + ")?$"},
+		"emoji x-reason": {xReason(doc.param("Emoji")), "must be one emoji"},
+		"preferences": {slices.Sorted(maps.Keys(doc.schema("PreferencesRequest").Properties)),
 			[]string{"emailOnComment", "emailOnInvite", "emailOnMention", "emailOnReaction"}},
-	} {
-		if diff := cmp.Diff(c.want, c.got); diff != "" {
-			t.Errorf("%s (-handler +openapi.yaml):\n%s", name, diff)
-		}
-	}
-	for _, s := range []*openapi3.Schema{prop("CreateInviteRequest", "inviteeEmail"), prop("ProfileRequest", "email"), prop("TokenRequest", "email")} {
+	})
+	for _, s := range []*openapi3.Schema{doc.prop("CreateInviteRequest", "inviteeEmail"), doc.prop("ProfileRequest", "email"), doc.prop("TokenRequest", "email")} {
 		if s.Format != "email" || xReason(s) != "must be an e-mail address" || !s.Nullable {
 			t.Errorf("e-mail property %+v: want format email, nullable, x-reason", s)
 		}
@@ -98,7 +57,7 @@ func TestOpenAPICollabRulesMatchTheHandlers(t *testing.T) {
 
 	// The emoji pattern agrees with collab.ValidEmoji within the length the
 	// handler allows (8 code points, 32 bytes), which it checks itself.
-	emoji := regexp.MustCompile(param("Emoji").Pattern)
+	emoji := regexp.MustCompile(doc.param("Emoji").Pattern)
 	var samples []string
 	for r := rune(0); r <= 0x1FAFF; r++ {
 		if utf8.ValidRune(r) {
@@ -131,16 +90,6 @@ func TestOpenAPICollabRulesMatchTheHandlers(t *testing.T) {
 // through what they accept.
 func TestOpenAPICollabValidatesRequests(t *testing.T) {
 	t.Parallel()
-	spec := testSpec(t)
-	paths := map[string]string{"type": "goal", "id": "g1", "inviteId": "i1", "commentId": "c1", "userId": "bob", "emoji": "👍"}
-	request := func(pattern, path, body string) *http.Request {
-		method, route, _ := strings.Cut(pattern, " ")
-		r := httptest.NewRequest(method, path, strings.NewReader(body))
-		for _, m := range regexp.MustCompile(`\{([^}]+)\}`).FindAllStringSubmatch(route, -1) {
-			r.SetPathValue(m[1], paths[m[1]])
-		}
-		return r
-	}
 	emojis := strings.Repeat("😀", collab.MaxCommentLength) // 2000 characters (4000 UTF-16 units, 8000 bytes)
 	for _, tc := range []struct {
 		name, pattern, path, body string
@@ -187,15 +136,11 @@ func TestOpenAPICollabValidatesRequests(t *testing.T) {
 			map[string]string{"email": "must be an e-mail address"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			op, err := spec.route(tc.pattern)
-			if err != nil {
-				t.Fatal(err)
-			}
-			r := request(tc.pattern, tc.path, tc.body)
+			r := specRequest(tc.pattern, tc.path, tc.body)
 			for k, v := range tc.pathValues {
 				r.SetPathValue(k, v)
 			}
-			got := fieldsOf(t, validateRequest(r, op))
+			got := fieldsOf(t, validated(t, tc.pattern, r))
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("fields (-want +got):\n%s", diff)
 			}
@@ -225,13 +170,9 @@ func TestOpenAPICollabValidatesRequests(t *testing.T) {
 		{"POST /dev/tokens", "/dev/tokens", `{"userId":"bob","email":"bob@example.com"}`},
 		{"POST /dev/tokens", "/dev/tokens", `{"userId":"bob","email":null}`},
 	} {
-		op, err := spec.route(tc.pattern)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r := request(tc.pattern, tc.path, tc.body)
+		r := specRequest(tc.pattern, tc.path, tc.body)
 		r.Header.Set("Content-Type", "text/plain")
-		if err := validateRequest(r, op); err != nil {
+		if err := validated(t, tc.pattern, r); err != nil {
 			t.Errorf("%s %.80s: %v", tc.pattern, tc.body, err)
 		}
 	}
@@ -244,9 +185,7 @@ func TestOpenAPICollabResponses(t *testing.T) {
 	t.Parallel()
 	e := newOAEnv(t)
 	alice, bob, mallory := e.token("alice"), e.token("bob"), e.token("mallory")
-	var ct struct{ Token string }
-	e.ok(http.StatusCreated, "POST", "/dev/tokens", "", map[string]any{"userId": "carol", "email": "Carol@Example.com"}, &ct)
-	carol := ct.Token
+	carol := e.mint(map[string]any{"userId": "carol", "email": "Carol@Example.com"})
 	e.problem(e.do("POST", "/dev/tokens", "", `{"userId":"carol","email":"carol"}`), 400, map[string]string{"email": "must be an e-mail address"})
 
 	var res struct{ ResourceID string }
@@ -356,9 +295,7 @@ func TestOpenAPICollabResponses(t *testing.T) {
 	// An expired invite; the 409 says so.
 	var iz struct{ InviteID string }
 	e.ok(http.StatusCreated, "POST", R+"/invites", alice, map[string]any{"inviteeId": "zoe"}, &iz)
-	e.clock.mu.Lock()
-	e.clock.t = e.clock.t.Add(31 * 24 * time.Hour)
-	e.clock.mu.Unlock()
+	e.clock.Advance(31 * 24 * time.Hour)
 	zoe2 := e.token("zoe") // a token valid at the new time
 	var got struct{ Status string }
 	e.ok(http.StatusOK, "GET", R+"/invites/"+iz.InviteID, zoe2, nil, &got)

@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"maps"
 	"net/http"
-	"net/http/httptest"
 	"reflect"
 	"regexp"
 	"slices"
@@ -45,74 +44,45 @@ func jsonNames(t reflect.Type) []string {
 
 func TestOpenAPILocationRulesMatchTheHandlers(t *testing.T) {
 	t.Parallel()
-	doc := testSpec(t).doc
-	schema := func(name string) *openapi3.Schema {
-		t.Helper()
-		s := doc.Components.Schemas[name]
-		if s == nil {
-			t.Fatalf("no schema %s", name)
-		}
-		return s.Value
-	}
-	prop := func(schemaName, p string) *openapi3.Schema {
-		t.Helper()
-		s := schema(schemaName).Properties[p]
-		if s == nil {
-			t.Fatalf("no property %s.%s", schemaName, p)
-		}
-		return s.Value
-	}
-	strs := func(vs []any) []string {
-		var out []string
-		for _, v := range vs {
-			if s, ok := v.(string); ok && s != "" {
-				out = append(out, s)
-			}
-		}
-		return out
-	}
-	comps := prop("CreateLocationRequest", "addressComponents")
+	doc := newTestDoc(t)
+	comps := doc.prop("CreateLocationRequest", "addressComponents")
 	for _, p := range []string{"addressComponents", "lat", "lng"} {
 		// The same rules in both requests (nullable in the update).
-		want := *prop("CreateLocationRequest", p)
+		want := *doc.prop("CreateLocationRequest", p)
 		want.Nullable, want.Description = true, ""
-		got := *prop("UpdateLocationRequest", p)
+		got := *doc.prop("UpdateLocationRequest", p)
 		got.Description = ""
 		if diff := cmp.Diff(asJSON(t, &want), asJSON(t, &got)); diff != "" {
 			t.Errorf("%s: create and update differ (-create +update):\n%s", p, diff)
 		}
 	}
-	for name, c := range map[string]struct{ got, want any }{
-		"code x-reason":            {xReason(schema("LocationCode")), location.CodeRule},
-		"code format":              {schema("LocationCode").Format, "location-code"},
-		"code path parameter":      {asJSON(t, doc.Components.Parameters["LocationCodePath"].Value.Schema.Value), asJSON(t, schema("LocationCode"))},
-		"status enum":              {strs(schema("LocationStatus").Enum), []string{location.Active, location.Inactive}},
-		"status query enum":        {asJSON(t, doc.Components.Parameters["LocationStatusQuery"].Value.Schema.Value), asJSON(t, schema("LocationStatus"))},
-		"order enum":               {strs(doc.Components.Parameters["LocationOrderQuery"].Value.Schema.Value.Enum), []string{orderNewest, orderCode}},
-		"name maxLength":           {*prop("CreateLocationRequest", "name").MaxLength, uint64(maxName)},
-		"placeId maxLength":        {*prop("CreateLocationRequest", "placeId").MaxLength, uint64(maxPlaceID)},
-		"address maxLength":        {*prop("CreateLocationRequest", "formattedAddress").MaxLength, uint64(maxAddress)},
-		"update name maxLength":    {*prop("UpdateLocationRequest", "name").MaxLength, uint64(maxName)},
-		"update placeId maxLength": {*prop("UpdateLocationRequest", "placeId").MaxLength, uint64(maxPlaceID)},
-		"update address maxLength": {*prop("UpdateLocationRequest", "formattedAddress").MaxLength, uint64(maxAddress)},
+	checkRules(t, map[string]docRule{
+		"code x-reason":            {xReason(doc.schema("LocationCode")), location.CodeRule},
+		"code format":              {doc.schema("LocationCode").Format, "location-code"},
+		"code path parameter":      {asJSON(t, doc.Components.Parameters["LocationCodePath"].Value.Schema.Value), asJSON(t, doc.schema("LocationCode"))},
+		"status enum":              {enumStrings(doc.schema("LocationStatus").Enum), []string{location.Active, location.Inactive}},
+		"status query enum":        {asJSON(t, doc.Components.Parameters["LocationStatusQuery"].Value.Schema.Value), asJSON(t, doc.schema("LocationStatus"))},
+		"order enum":               {enumStrings(doc.Components.Parameters["LocationOrderQuery"].Value.Schema.Value.Enum), []string{orderNewest, orderCode}},
+		"name maxLength":           {*doc.prop("CreateLocationRequest", "name").MaxLength, uint64(maxName)},
+		"placeId maxLength":        {*doc.prop("CreateLocationRequest", "placeId").MaxLength, uint64(maxPlaceID)},
+		"address maxLength":        {*doc.prop("CreateLocationRequest", "formattedAddress").MaxLength, uint64(maxAddress)},
+		"update name maxLength":    {*doc.prop("UpdateLocationRequest", "name").MaxLength, uint64(maxName)},
+		"update placeId maxLength": {*doc.prop("UpdateLocationRequest", "placeId").MaxLength, uint64(maxPlaceID)},
+		"update address maxLength": {*doc.prop("UpdateLocationRequest", "formattedAddress").MaxLength, uint64(maxAddress)},
 		"components maxProperties": {*comps.MaxProps, uint64(maxComponents)},
 		"component maxLength":      {*comps.AdditionalProperties.Schema.Value.MaxLength, uint64(maxComponentValue)},
-		"lat range":                {[]float64{*prop("CreateLocationRequest", "lat").Min, *prop("CreateLocationRequest", "lat").Max}, []float64{-90, 90}},
-		"lng range":                {[]float64{*prop("CreateLocationRequest", "lng").Min, *prop("CreateLocationRequest", "lng").Max}, []float64{-180, 180}},
-		"create members":           {slices.Sorted(maps.Keys(schema("CreateLocationRequest").Properties)), jsonNames(reflect.TypeFor[createLocationRequest]())},
-		"create required":          {slices.Sorted(slices.Values(schema("CreateLocationRequest").Required)), []string{"formattedAddress", "lat", "lng", "locationCode", "name", "placeId"}},
-		"update members":           {slices.Sorted(maps.Keys(schema("UpdateLocationRequest").Properties)), jsonNames(reflect.TypeFor[updateLocationRequest]())},
-		"change members":           {slices.Sorted(maps.Keys(schema("ChangeLocationCodeRequest").Properties)), jsonNames(reflect.TypeFor[changeCodeRequest]())},
-		"location members":         {slices.Sorted(maps.Keys(schema("Location").Properties)), jsonNames(reflect.TypeFor[location.Location]())},
-	} {
-		if diff := cmp.Diff(c.want, c.got); diff != "" {
-			t.Errorf("%s (-handler +openapi.yaml):\n%s", name, diff)
-		}
-	}
+		"lat range":                {[]float64{*doc.prop("CreateLocationRequest", "lat").Min, *doc.prop("CreateLocationRequest", "lat").Max}, []float64{-90, 90}},
+		"lng range":                {[]float64{*doc.prop("CreateLocationRequest", "lng").Min, *doc.prop("CreateLocationRequest", "lng").Max}, []float64{-180, 180}},
+		"create members":           {slices.Sorted(maps.Keys(doc.schema("CreateLocationRequest").Properties)), jsonNames(reflect.TypeFor[createLocationRequest]())},
+		"create required":          {slices.Sorted(slices.Values(doc.schema("CreateLocationRequest").Required)), []string{"formattedAddress", "lat", "lng", "locationCode", "name", "placeId"}},
+		"update members":           {slices.Sorted(maps.Keys(doc.schema("UpdateLocationRequest").Properties)), jsonNames(reflect.TypeFor[updateLocationRequest]())},
+		"change members":           {slices.Sorted(maps.Keys(doc.schema("ChangeLocationCodeRequest").Properties)), jsonNames(reflect.TypeFor[changeCodeRequest]())},
+		"location members":         {slices.Sorted(maps.Keys(doc.schema("Location").Properties)), jsonNames(reflect.TypeFor[location.Location]())},
+	})
 
 	// The code schema (pattern and format, as validated) accepts exactly
 	// what location.ValidCode does; its pattern alone is the slug.
-	code := schema("LocationCode")
+	code := doc.schema("LocationCode")
 	slug := regexp.MustCompile(code.Pattern)
 	for _, s := range []string{"austin-main-01", "abc", "a-b", "a1", "a", "", "Austin Main", "austin main", "-x-", "x-", "-x", "x--y", "a_b", "ab#c",
 		"é-ab", "ABC", strings.Repeat("a", 64), strings.Repeat("a", 65), strings.Repeat("a-", 32) + "b", strings.Repeat("ab-", 21) + "a", "01arz3ndektsv4rrffq69g5fav"} {
@@ -142,18 +112,6 @@ func TestOpenAPILocationRulesMatchTheHandlers(t *testing.T) {
 // they accept.
 func TestOpenAPILocationsValidatesRequests(t *testing.T) {
 	t.Parallel()
-	spec := testSpec(t)
-	request := func(pattern, path, body string) *http.Request {
-		method, route, _ := strings.Cut(pattern, " ")
-		r := httptest.NewRequest(method, path, strings.NewReader(body))
-		segs := strings.Split(path, "/")
-		for i, seg := range strings.Split(route, "/") {
-			if strings.HasPrefix(seg, "{") && i < len(segs) {
-				r.SetPathValue(strings.Trim(seg, "{}"), segs[i])
-			}
-		}
-		return r
-	}
 	const ok = `"locationCode":"austin-main-01","name":"Austin","placeId":"ChIJ1","formattedAddress":"1 Main St"`
 	rule := location.CodeRule
 	for _, tc := range []struct {
@@ -198,11 +156,7 @@ func TestOpenAPILocationsValidatesRequests(t *testing.T) {
 		{"not an object", "PATCH /locations/{locationId}", "/locations/l1", `[]`, map[string]string{"body": "must be an object"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			op, err := spec.route(tc.pattern)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := fieldsOf(t, validateRequest(request(tc.pattern, tc.path, tc.body), op))
+			got := fieldsOf(t, validated(t, tc.pattern, specRequest(tc.pattern, tc.path, tc.body)))
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("fields (-want +got):\n%s", diff)
 			}
@@ -224,13 +178,9 @@ func TestOpenAPILocationsValidatesRequests(t *testing.T) {
 		{"GET /locations", "/locations?status=active&order=newest", ``},
 		{"GET /locations/by-code/{code}", "/locations/by-code/austin-main-01", ``},
 	} {
-		op, err := spec.route(tc.pattern)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r := request(tc.pattern, tc.path, tc.body)
+		r := specRequest(tc.pattern, tc.path, tc.body)
 		r.Header.Set("Content-Type", "text/plain")
-		if err := validateRequest(r, op); err != nil {
+		if err := validated(t, tc.pattern, r); err != nil {
 			t.Errorf("%s %s %.80s: %v", tc.pattern, tc.path, tc.body, err)
 		}
 	}
@@ -251,9 +201,7 @@ func manyComponents(n int) string {
 func TestOpenAPILocationsResponses(t *testing.T) {
 	t.Parallel()
 	e := newOAEnv(t)
-	var tr struct{ Token string }
-	e.ok(http.StatusCreated, "POST", "/dev/tokens", "", map[string]any{"userId": "ada", "groups": []string{"admins"}}, &tr)
-	admin, bob := tr.Token, e.token("bob")
+	admin, bob := e.mint(map[string]any{"userId": "ada", "groups": []string{"admins"}}), e.token("bob")
 	body := map[string]any{"locationCode": "austin-main-01", "name": "Austin Main Center", "placeId": "ChIJN1t_tDeuEmsRUsoyG83frY4",
 		"formattedAddress": "123 Main St, Austin, TX 78701", "addressComponents": map[string]string{"locality": "Austin", "postal_code": "78701"},
 		"lat": 30.2672, "lng": -97.7431}

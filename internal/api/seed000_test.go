@@ -7,408 +7,26 @@ package api_test
 // with the table's captured stream.
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/dynastream/dynastream/internal/api"
-	"github.com/dynastream/dynastream/internal/auth"
-	"github.com/dynastream/dynastream/internal/ddbtest"
-	"github.com/dynastream/dynastream/internal/projections"
 	"github.com/dynastream/dynastream/internal/room"
 	"github.com/dynastream/dynastream/internal/store"
 	"github.com/dynastream/dynastream/replay"
 )
-
-// s0Clock is a fixed clock that moves on by a second each time the server
-// reads it (tokens only peek). It starts well before the real date, so the
-// entries the projector times by the stream record (MemberLeft) are newer.
-type s0Clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *s0Clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(time.Second)
-	return c.t
-}
-
-func (c *s0Clock) Peek() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *s0Clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
-// s0IDs hands out the ids queued by the test, then id001, id002, …
-type s0IDs struct {
-	mu     sync.Mutex
-	queued []string
-	n      int
-}
-
-func (g *s0IDs) next() string {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if len(g.queued) > 0 {
-		id := g.queued[0]
-		g.queued = g.queued[1:]
-		return id
-	}
-	g.n++
-	return fmt.Sprintf("id%03d", g.n)
-}
-
-func (g *s0IDs) queue(ids ...string) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.queued = append(g.queued, ids...)
-}
-
-// s0Env is the writer API on a fresh table, served over HTTP, plus the raw
-// clients to look underneath and the projector to run on the stream.
-type s0Env struct {
-	t       *testing.T
-	url     string
-	db      *dynamodb.Client
-	streams *dynamodbstreams.Client
-	table   string
-	arn     string
-	st      *store.Store
-	clock   *s0Clock
-	ids     *s0IDs
-}
-
-func newS0Env(t *testing.T) *s0Env {
-	t.Helper()
-	c, table, arn := ddbtest.Table(t)
-	clk := &s0Clock{t: time.Date(2025, 3, 14, 15, 9, 26, 0, time.UTC)}
-	ids := &s0IDs{}
-	dev := &auth.DevTokens{Secret: []byte("seed 000 test secret, 32 bytes.."), Issuer: "dynastream-test", Now: clk.Peek}
-	st := store.New(c.DB, table)
-	srv := &api.Server{
-		Store:     st,
-		Auth:      dev,
-		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Now:       clk.Now,
-		NewID:     ids.next,
-		DevTokens: dev,
-	}
-	ts := httptest.NewServer(srv.Handler())
-	t.Cleanup(ts.Close)
-	return &s0Env{t: t, url: ts.URL, db: c.DB, streams: c.Streams, table: table, arn: arn, st: st, clock: clk, ids: ids}
-}
-
-type s0Resp struct {
-	status int
-	header http.Header
-	body   []byte
-}
-
-// do sends a request; body is a string (sent as is), nil (no body) or a
-// value (sent as JSON).
-func (e *s0Env) do(method, path, token string, body any) s0Resp {
-	e.t.Helper()
-	var rd io.Reader
-	switch b := body.(type) {
-	case nil:
-	case string:
-		rd = strings.NewReader(b)
-	default:
-		js, err := json.Marshal(b)
-		if err != nil {
-			e.t.Fatal(err)
-		}
-		rd = bytes.NewReader(js)
-	}
-	req, err := http.NewRequest(method, e.url+path, rd)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		e.t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return s0Resp{status: res.StatusCode, header: res.Header, body: b}
-}
-
-// ok sends a request that must answer status with JSON, decoded into out.
-func (e *s0Env) ok(status int, method, path, token string, body, out any) {
-	e.t.Helper()
-	r := e.do(method, path, token, body)
-	if r.status != status {
-		e.t.Fatalf("%s %s: status %d, want %d: %s", method, path, r.status, status, r.body)
-	}
-	if status == http.StatusNoContent {
-		if len(r.body) != 0 {
-			e.t.Errorf("%s %s: 204 with a body: %s", method, path, r.body)
-		}
-		return
-	}
-	if ct := r.header.Get("Content-Type"); ct != "application/json" {
-		e.t.Errorf("%s %s: Content-Type %q", method, path, ct)
-	}
-	if out != nil {
-		if err := json.Unmarshal(r.body, out); err != nil {
-			e.t.Fatalf("%s %s: decode %s: %v", method, path, r.body, err)
-		}
-	}
-}
-
-func (e *s0Env) token(userID string) string {
-	e.t.Helper()
-	var tr struct {
-		Token string `json:"token"`
-	}
-	e.ok(http.StatusCreated, "POST", "/dev/tokens", "", map[string]string{"userId": userID}, &tr)
-	return tr.Token
-}
-
-// s0Prob is a decoded problem document.
-type s0Prob struct {
-	Detail string
-	Doc    map[string]any
-}
-
-// prob checks a problem+json response with status and exactly the named
-// invalid fields (in any order).
-func (e *s0Env) prob(r s0Resp, status int, fields ...string) s0Prob {
-	e.t.Helper()
-	if r.status != status {
-		e.t.Fatalf("status %d, want %d: %s", r.status, status, r.body)
-	}
-	if ct := r.header.Get("Content-Type"); ct != "application/problem+json" {
-		e.t.Errorf("Content-Type %q, want application/problem+json", ct)
-	}
-	var doc map[string]any
-	if err := json.Unmarshal(r.body, &doc); err != nil {
-		e.t.Fatalf("problem %s: %v", r.body, err)
-	}
-	var p struct {
-		Type   string `json:"type"`
-		Title  string `json:"title"`
-		Status int    `json:"status"`
-		Detail string `json:"detail"`
-		Errors []struct {
-			Field  string `json:"field"`
-			Reason string `json:"reason"`
-		} `json:"errors"`
-	}
-	_ = json.Unmarshal(r.body, &p)
-	if p.Status != status || p.Title != http.StatusText(status) || p.Type != "about:blank" || p.Detail == "" {
-		e.t.Errorf("problem %s: want status %d, title %q, type about:blank and a detail", r.body, status, http.StatusText(status))
-	}
-	got := []string{}
-	for _, f := range p.Errors {
-		got = append(got, f.Field)
-		if f.Reason == "" {
-			e.t.Errorf("field %s has no reason", f.Field)
-		}
-	}
-	sort.Strings(got)
-	want := append([]string{}, fields...)
-	sort.Strings(want)
-	if diff := cmp.Diff(want, got); diff != "" {
-		e.t.Errorf("problem fields (-want +got):\n%s\nbody: %s", diff, r.body)
-	}
-	return s0Prob{Detail: p.Detail, Doc: doc}
-}
-
-type s0List[T any] struct {
-	Items      []T    `json:"items"`
-	NextCursor string `json:"nextCursor"`
-}
-
-// s0All reads a list page by page with the given limit and returns every
-// item and the number of pages.
-func s0All[T any](e *s0Env, path, token string, limit int) ([]T, int) {
-	e.t.Helper()
-	sep := "?"
-	if strings.Contains(path, "?") {
-		sep = "&"
-	}
-	var out []T
-	cursor := ""
-	for pages := 1; ; pages++ {
-		if pages > 50 {
-			e.t.Fatalf("%s: pagination does not end", path)
-		}
-		var pg s0List[T]
-		e.ok(http.StatusOK, "GET", path+sep+"limit="+strconv.Itoa(limit)+"&cursor="+url.QueryEscape(cursor), token, nil, &pg)
-		if pg.Items == nil {
-			e.t.Errorf("%s: items is null, want a list", path)
-		}
-		if len(pg.Items) > limit {
-			e.t.Fatalf("%s: page of %d items with limit=%d", path, len(pg.Items), limit)
-		}
-		out = append(out, pg.Items...)
-		if pg.NextCursor == "" {
-			return out, pages
-		}
-		cursor = pg.NextCursor
-	}
-}
-
-// capture reads the table's stream as it is now.
-func (e *s0Env) capture() events.DynamoDBEvent {
-	e.t.Helper()
-	ev, err := replay.Capture(context.Background(), e.streams, e.arn)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return ev
-}
-
-// deliver plays a captured stream into the projector.
-func (e *s0Env) deliver(ev events.DynamoDBEvent, s replay.Schedule) {
-	e.t.Helper()
-	p := &projections.Projector{Store: e.st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	if _, err := replay.Deliver(context.Background(), ev, p.Handle, s); err != nil {
-		e.t.Fatalf("deliver (%s): %v", s.Name, err)
-	}
-}
-
-// project runs the projector over the whole stream so far, as captured.
-func (e *s0Env) project() events.DynamoDBEvent {
-	e.t.Helper()
-	ev := e.capture()
-	e.deliver(ev, replay.AsCaptured)
-	return ev
-}
-
-type s0Item = map[string]types.AttributeValue
-
-func s0S(it s0Item, name string) string {
-	if v, ok := it[name].(*types.AttributeValueMemberS); ok {
-		return v.Value
-	}
-	return ""
-}
-
-// getRaw reads one item, strongly consistent (nil when there is none).
-func (e *s0Env) getRaw(k store.Key) s0Item {
-	e.t.Helper()
-	out, err := e.db.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(e.table), Key: k.AV(), ConsistentRead: aws.Bool(true)})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return out.Item
-}
-
-// queryRaw reads every item of a partition of the table (index "") or of a
-// GSI, optionally under a sort-key prefix, in key order.
-func (e *s0Env) queryRaw(index, pk, skPrefix string) []s0Item {
-	e.t.Helper()
-	pkAttr, skAttr := "PK", "SK"
-	for _, ix := range store.Indexes {
-		if ix.Name == index {
-			pkAttr, skAttr = ix.PK, ix.SK
-		}
-	}
-	in := &dynamodb.QueryInput{
-		TableName:                 aws.String(e.table),
-		KeyConditionExpression:    aws.String("#pk = :pk"),
-		ExpressionAttributeNames:  map[string]string{"#pk": pkAttr},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: pk}},
-	}
-	if skPrefix != "" {
-		in.KeyConditionExpression = aws.String("#pk = :pk AND begins_with(#sk, :sk)")
-		in.ExpressionAttributeNames["#sk"] = skAttr
-		in.ExpressionAttributeValues[":sk"] = &types.AttributeValueMemberS{Value: skPrefix}
-	}
-	if index != "" {
-		in.IndexName = aws.String(index)
-	} else {
-		in.ConsistentRead = aws.Bool(true)
-	}
-	var items []s0Item
-	p := dynamodb.NewQueryPaginator(e.db, in)
-	for p.HasMorePages() {
-		out, err := p.NextPage(context.Background())
-		if err != nil {
-			e.t.Fatal(err)
-		}
-		items = append(items, out.Items...)
-	}
-	return items
-}
-
-// scanRaw reads every item of the table (index "") or of a GSI.
-func (e *s0Env) scanRaw(index string) []s0Item {
-	e.t.Helper()
-	in := &dynamodb.ScanInput{TableName: aws.String(e.table)}
-	if index != "" {
-		in.IndexName = aws.String(index)
-	} else {
-		in.ConsistentRead = aws.Bool(true)
-	}
-	var items []s0Item
-	p := dynamodb.NewScanPaginator(e.db, in)
-	for p.HasMorePages() {
-		out, err := p.NextPage(context.Background())
-		if err != nil {
-			e.t.Fatal(err)
-		}
-		items = append(items, out.Items...)
-	}
-	return items
-}
-
-// sks lists the items' sort keys (attribute SK).
-func s0SKs(items []s0Item) []string {
-	out := []string{}
-	for _, it := range items {
-		out = append(out, s0S(it, "SK"))
-	}
-	return out
-}
-
-// plain turns items into plain Go values (to compare them with cmp).
-func (e *s0Env) plain(items []s0Item) []map[string]any {
-	e.t.Helper()
-	var out []map[string]any
-	if err := attributevalue.UnmarshalListOfMaps(items, &out); err != nil {
-		e.t.Fatal(err)
-	}
-	return out
-}
-
-func s0fp(v float64) *float64 { return &v }
 
 // s0World is the state the seed scenario leaves behind.
 type s0World struct {
@@ -426,7 +44,7 @@ type s0World struct {
 // command's answer and the core reads on the way, and ends by running the
 // projector over the stream. The room is "zurich"; "zurich-2" is another
 // room of alice's whose id has "zurich" as a prefix.
-func s0Scenario(t *testing.T, e *s0Env) *s0World {
+func s0Scenario(t *testing.T, e *env) *s0World {
 	w := &s0World{roomID: "zurich", otherID: "zurich-2", start: time.Now().UTC()}
 	w.alice, w.bob, w.carol, w.dave, w.mallory = e.token("alice"), e.token("bob"), e.token("carol"), e.token("dave"), e.token("mallory")
 	R := "/rooms/" + w.roomID
@@ -454,10 +72,10 @@ func s0Scenario(t *testing.T, e *s0Env) *s0World {
 	if diff := cmp.Diff(w.created, got); diff != "" {
 		t.Errorf("GET room (-created +got):\n%s", diff)
 	}
-	e.prob(e.do("GET", R, w.mallory, nil), 404)
+	e.problem(e.do("GET", R, w.mallory, nil), 404)
 
 	// Room members (paginated).
-	members, pages := s0All[room.Member](e, R+"/members", w.carol, 3)
+	members, pages := listAll[room.Member](e, R+"/members", w.carol, 3)
 	var who []string
 	for _, m := range members {
 		who = append(who, m.UserID+":"+m.Role)
@@ -467,7 +85,7 @@ func s0Scenario(t *testing.T, e *s0Env) *s0World {
 	}
 
 	// A user's rooms.
-	bobRooms, _ := s0All[room.Member](e, "/me/rooms", w.bob, 1)
+	bobRooms, _ := listAll[room.Member](e, "/me/rooms", w.bob, 1)
 	var br []string
 	for _, m := range bobRooms {
 		br = append(br, m.RoomID+":"+m.Role)
@@ -486,8 +104,8 @@ func s0Scenario(t *testing.T, e *s0Env) *s0World {
 	if m.Role != room.RoleOwner {
 		t.Errorf("membership of alice: %+v", m)
 	}
-	e.prob(e.do("GET", R+"/members/mallory", w.alice, nil), 404)
-	e.prob(e.do("GET", R+"/members/alice", w.mallory, nil), 404)
+	e.problem(e.do("GET", R+"/members/mallory", w.alice, nil), 404)
+	e.problem(e.do("GET", R+"/members/alice", w.mallory, nil), 404)
 
 	// Listings.
 	add := func(token string, body map[string]any) room.Listing {
@@ -507,7 +125,7 @@ func s0Scenario(t *testing.T, e *s0Env) *s0World {
 	}
 	w.l1 = add(w.alice, map[string]any{"sourceBrand": "homegate", "externalId": "HG-1001", "title": " 3.5 rooms near the lake ", "location": "Zurich", "url": "https://www.homegate.ch/rent/1001", "price": 2800, "rooms": 3.5, "area": 85})
 	want := room.Listing{ListingID: w.l1.ListingID, RoomID: w.roomID, SourceBrand: "homegate", ExternalID: "HG-1001", Title: "3.5 rooms near the lake",
-		Location: "Zurich", URL: "https://www.homegate.ch/rent/1001", Price: s0fp(2800), Rooms: s0fp(3.5), Area: s0fp(85), Status: room.StatusUnseen,
+		Location: "Zurich", URL: "https://www.homegate.ch/rent/1001", Price: fp(2800), Rooms: fp(3.5), Area: fp(85), Status: room.StatusUnseen,
 		SeenBy: []string{}, AddedAt: w.l1.AddedAt, AddedByUserID: "alice", UpdatedAt: w.l1.AddedAt, UpdatedByUserID: "alice"}
 	if diff := cmp.Diff(want, w.l1); diff != "" || w.l1.ListingID == "" {
 		t.Errorf("created listing (-want +got):\n%s", diff)
@@ -516,20 +134,20 @@ func s0Scenario(t *testing.T, e *s0Env) *s0World {
 	w.l3 = add(w.carol, map[string]any{"sourceBrand": "comparis", "title": "Seen on a flyer", "location": "Oerlikon"})
 	// Without an external id a listing stays out of GSI1 (sparse), and no
 	// lookup item is claimed; it is in GSI2 like every listing.
-	if raw := e.getRaw(store.ListingKey(w.roomID, w.l3.ListingID)); raw == nil || raw["GSI1PK"] != nil || raw["GSI1SK"] != nil ||
-		s0S(raw, "GSI2PK") != "ROOM#"+w.roomID || s0S(raw, "GSI2SK") != "STATUS#UNSEEN#"+w.l3.ListingID {
+	if raw := e.getItem(store.ListingKey(w.roomID, w.l3.ListingID)); raw == nil || raw["GSI1PK"] != nil || raw["GSI1SK"] != nil ||
+		str(raw, "GSI2PK") != "ROOM#"+w.roomID || str(raw, "GSI2SK") != "STATUS#UNSEEN#"+w.l3.ListingID {
 		t.Errorf("listing without external id stored as %v", raw)
 	}
-	if got := s0SKs(e.queryRaw("", store.RoomPK(w.roomID), store.SKPrefixListingSource)); len(got) != 2 {
+	if got := sks(e.queryItems("", store.RoomPK(w.roomID), store.SKPrefixListingSource)); len(got) != 2 {
 		t.Errorf("lookup items after 3 listings, 2 with an external id: %v", got)
 	}
 	w.l4 = add(w.alice, map[string]any{"sourceBrand": "homegate", "externalId": "HG-1002", "title": "Loft", "location": "Zurich"})
 	w.l5 = add(w.dave, map[string]any{"sourceBrand": "newhome", "externalId": "NH.5:a_b-c", "title": "Garden flat", "location": "Basel"})
 
 	// The same source listing twice in one room: 409 naming the first.
-	p := e.prob(e.do("POST", R+"/listings", w.bob, map[string]any{"sourceBrand": "homegate", "externalId": "HG-1001", "title": "again", "location": "Zurich"}), 409)
-	if p.Doc["existingListingId"] != w.l1.ListingID {
-		t.Errorf("duplicate: existingListingId %v, want %s (%v)", p.Doc["existingListingId"], w.l1.ListingID, p.Doc)
+	p := e.problem(e.do("POST", R+"/listings", w.bob, map[string]any{"sourceBrand": "homegate", "externalId": "HG-1001", "title": "again", "location": "Zurich"}), 409)
+	if p.ExistingListingID != w.l1.ListingID {
+		t.Errorf("duplicate: existingListingId %q, want %s (%+v)", p.ExistingListingID, w.l1.ListingID, p)
 	}
 	if !strings.Contains(p.Detail, "HG-1001") {
 		t.Errorf("duplicate: detail %q", p.Detail)
@@ -544,8 +162,8 @@ func s0Scenario(t *testing.T, e *s0Env) *s0World {
 	if diff := cmp.Diff(w.l1, gl); diff != "" {
 		t.Errorf("GET listing (-created +got):\n%s", diff)
 	}
-	e.prob(e.do("GET", R+"/listings/nope", w.alice, nil), 404)
-	e.prob(e.do("GET", R+"/listings/"+w.otherDup.ListingID, w.alice, nil), 404) // another room's listing
+	e.problem(e.do("GET", R+"/listings/nope", w.alice, nil), 404)
+	e.problem(e.do("GET", R+"/listings/"+w.otherDup.ListingID, w.alice, nil), 404) // another room's listing
 
 	// Find by external id (GSI1): each room finds its own.
 	e.ok(http.StatusOK, "GET", R+"/listings/lookup?sourceBrand=homegate&externalId=HG-1001", w.bob, nil, &gl)
@@ -562,10 +180,10 @@ func s0Scenario(t *testing.T, e *s0Env) *s0World {
 	}
 	// A listing of another room whose id starts with this room's id is not
 	// this room's.
-	e.prob(e.do("GET", R+"/listings/lookup?sourceBrand=homegate&externalId=HG-2000", w.alice, nil), 404)
-	e.prob(e.do("GET", R+"/listings/lookup?sourceBrand=immoscout24&externalId=HG-1001", w.alice, nil), 404)
-	e.prob(e.do("GET", R+"/listings/lookup?sourceBrand=homegate", w.alice, nil), 400, "externalId")
-	e.prob(e.do("GET", R+"/listings/lookup?sourceBrand=Home+Gate&externalId=a+b", w.alice, nil), 400, "sourceBrand", "externalId")
+	e.problem(e.do("GET", R+"/listings/lookup?sourceBrand=homegate&externalId=HG-2000", w.alice, nil), 404)
+	e.problem(e.do("GET", R+"/listings/lookup?sourceBrand=immoscout24&externalId=HG-1001", w.alice, nil), 404)
+	e.problem(e.do("GET", R+"/listings/lookup?sourceBrand=homegate", w.alice, nil), 400, "externalId")
+	e.problem(e.do("GET", R+"/listings/lookup?sourceBrand=Home+Gate&externalId=a+b", w.alice, nil), 400, "sourceBrand", "externalId")
 
 	// Status lifecycle.
 	setStatus := func(l room.Listing, to room.Status, token string) room.Listing {
@@ -575,32 +193,32 @@ func s0Scenario(t *testing.T, e *s0Env) *s0World {
 		if out.Status != to || out.ListingID != l.ListingID || out.UpdatedAt <= l.UpdatedAt {
 			t.Errorf("moved to %s: %+v", to, out)
 		}
-		raw := e.getRaw(store.ListingKey(w.roomID, l.ListingID))
-		if got, want := s0S(raw, "GSI2SK"), "STATUS#"+string(to)+"#"+l.ListingID; got != want {
+		raw := e.getItem(store.ListingKey(w.roomID, l.ListingID))
+		if got, want := str(raw, "GSI2SK"), "STATUS#"+string(to)+"#"+l.ListingID; got != want {
 			t.Errorf("after → %s: GSI2SK %q, want %q", to, got, want)
 		}
-		if got := s0S(raw, "GSI2PK"); got != "ROOM#"+w.roomID {
+		if got := str(raw, "GSI2PK"); got != "ROOM#"+w.roomID {
 			t.Errorf("GSI2PK %q", got)
 		}
 		return out
 	}
 	illegal := func(l room.Listing, to room.Status) {
 		t.Helper()
-		p := e.prob(e.do("PUT", R+"/listings/"+l.ListingID+"/status", w.alice, map[string]any{"status": to}), 409)
+		p := e.problem(e.do("PUT", R+"/listings/"+l.ListingID+"/status", w.alice, map[string]any{"status": to}), 409)
 		if !strings.Contains(p.Detail, string(l.Status)) || !strings.Contains(p.Detail, string(to)) {
 			t.Errorf("%s → %s: detail %q does not name both", l.Status, to, p.Detail)
 		}
-		if got := s0S(e.getRaw(store.ListingKey(w.roomID, l.ListingID)), "status"); got != string(l.Status) {
+		if got := str(e.getItem(store.ListingKey(w.roomID, l.ListingID)), "status"); got != string(l.Status) {
 			t.Errorf("refused move changed the status to %s", got)
 		}
 	}
 	illegal(w.l1, room.StatusUnseen)
-	e.prob(e.do("PUT", R+"/listings/"+w.l1.ListingID+"/status", w.alice, `{"status":"SOLD"}`), 400, "status")
-	e.prob(e.do("PUT", R+"/listings/"+w.l1.ListingID+"/status", w.alice, `{"status":""}`), 400, "status")
-	e.prob(e.do("PUT", R+"/listings/"+w.l1.ListingID+"/status", w.alice, `{}`), 400, "status")
-	e.prob(e.do("PUT", R+"/listings/"+w.l1.ListingID+"/status", w.alice, `{"status":7}`), 400, "status")
-	e.prob(e.do("PUT", R+"/listings/"+w.l1.ListingID+"/status", w.alice, `{"status":"SEEN","note":"x"}`), 400, "note")
-	e.prob(e.do("PUT", R+"/listings/nope/status", w.alice, `{"status":"SEEN"}`), 404)
+	e.problem(e.do("PUT", R+"/listings/"+w.l1.ListingID+"/status", w.alice, `{"status":"SOLD"}`), 400, "status")
+	e.problem(e.do("PUT", R+"/listings/"+w.l1.ListingID+"/status", w.alice, `{"status":""}`), 400, "status")
+	e.problem(e.do("PUT", R+"/listings/"+w.l1.ListingID+"/status", w.alice, `{}`), 400, "status")
+	e.problem(e.do("PUT", R+"/listings/"+w.l1.ListingID+"/status", w.alice, `{"status":7}`), 400, "status")
+	e.problem(e.do("PUT", R+"/listings/"+w.l1.ListingID+"/status", w.alice, `{"status":"SEEN","note":"x"}`), 400, "note")
+	e.problem(e.do("PUT", R+"/listings/nope/status", w.alice, `{"status":"SEEN"}`), 404)
 	w.l1 = setStatus(w.l1, room.StatusSeen, w.bob)
 	illegal(w.l1, room.StatusVisited)
 	illegal(w.l1, room.StatusUnseen)
@@ -637,8 +255,8 @@ func s0Scenario(t *testing.T, e *s0Env) *s0World {
 	if w.l2.Status != room.StatusSeen || !cmp.Equal(w.l2.SeenBy, []string{"bob", "carol"}) {
 		t.Errorf("l2 seen by carol: %+v", w.l2)
 	}
-	if raw := e.getRaw(store.ListingKey(w.roomID, w.l2.ListingID)); s0S(raw, "GSI2SK") != "STATUS#SEEN#"+w.l2.ListingID {
-		t.Errorf("l2 GSI2SK %q", s0S(raw, "GSI2SK"))
+	if raw := e.getItem(store.ListingKey(w.roomID, w.l2.ListingID)); str(raw, "GSI2SK") != "STATUS#SEEN#"+w.l2.ListingID {
+		t.Errorf("l2 GSI2SK %q", str(raw, "GSI2SK"))
 	} else if ss, ok := raw["seenBy"].(*types.AttributeValueMemberSS); !ok || len(ss.Value) != 2 {
 		t.Errorf("l2 seenBy stored as %#v, want a string set of 2", raw["seenBy"])
 	}
@@ -649,7 +267,7 @@ func s0Scenario(t *testing.T, e *s0Env) *s0World {
 		t.Errorf("l1 after dave saw it: %+v", gl)
 	}
 	w.l1 = gl
-	e.prob(e.do("POST", R+"/listings/nope/seen", w.alice, nil), 404)
+	e.problem(e.do("POST", R+"/listings/nope/seen", w.alice, nil), 404)
 
 	// Criteria versions.
 	putCrit := func(token string, body map[string]any) room.CriteriaVersion {
@@ -664,10 +282,10 @@ func s0Scenario(t *testing.T, e *s0Env) *s0World {
 	w.c1 = putCrit(w.carol, map[string]any{"criteria": map[string]any{"locations": []string{"Geneva"}, "roomsMin": 4}})
 
 	// PATCH the context: owner only.
-	e.prob(e.do("PATCH", R, w.bob, map[string]any{"context": map[string]any{"combineMode": "all"}}), 403)
-	e.prob(e.do("PATCH", R, w.alice, map[string]any{"context": map[string]any{"combineMode": "fastest"}}), 400, "context.combineMode")
-	e.prob(e.do("PATCH", R, w.alice, map[string]any{}), 400, "context")
-	e.prob(e.do("PATCH", R, w.alice, map[string]any{"name": "x", "context": map[string]any{}}), 400, "name")
+	e.problem(e.do("PATCH", R, w.bob, map[string]any{"context": map[string]any{"combineMode": "all"}}), 403)
+	e.problem(e.do("PATCH", R, w.alice, map[string]any{"context": map[string]any{"combineMode": "fastest"}}), 400, "context.combineMode")
+	e.problem(e.do("PATCH", R, w.alice, map[string]any{}), 400, "context")
+	e.problem(e.do("PATCH", R, w.alice, map[string]any{"name": "x", "context": map[string]any{}}), 400, "name")
 	e.ok(http.StatusOK, "PATCH", R, w.alice, map[string]any{"context": map[string]any{"combineMode": "strict", "description": "two of us", "familySize": 2}}, &w.patched)
 	wantRoom := w.created
 	wantRoom.Context.CombineMode = room.ModeStrict
@@ -681,23 +299,23 @@ func s0Scenario(t *testing.T, e *s0Env) *s0World {
 	}
 
 	// Leaving and removing members.
-	e.prob(e.do("DELETE", R+"/members/carol", w.bob, nil), 403)
-	e.prob(e.do("DELETE", R+"/members/alice", w.bob, nil), 403)
-	e.prob(e.do("DELETE", R+"/members/alice", w.alice, nil), 409)
+	e.problem(e.do("DELETE", R+"/members/carol", w.bob, nil), 403)
+	e.problem(e.do("DELETE", R+"/members/alice", w.bob, nil), 403)
+	e.problem(e.do("DELETE", R+"/members/alice", w.alice, nil), 409)
 	e.ok(http.StatusNoContent, "DELETE", R+"/members/carol", w.carol, nil, nil)
-	e.prob(e.do("GET", R, w.carol, nil), 404)
-	e.prob(e.do("GET", R+"/listings", w.carol, nil), 404)
-	e.prob(e.do("DELETE", R+"/members/carol", w.carol, nil), 404)
+	e.problem(e.do("GET", R, w.carol, nil), 404)
+	e.problem(e.do("GET", R+"/listings", w.carol, nil), 404)
+	e.problem(e.do("DELETE", R+"/members/carol", w.carol, nil), 404)
 	e.ok(http.StatusNoContent, "DELETE", R+"/members/dave", w.alice, nil, nil)
-	e.prob(e.do("GET", R, w.dave, nil), 404)
-	e.prob(e.do("DELETE", R+"/members/dave", w.alice, nil), 404)
-	e.prob(e.do("GET", R+"/members/dave", w.alice, nil), 404)
+	e.problem(e.do("GET", R, w.dave, nil), 404)
+	e.problem(e.do("DELETE", R+"/members/dave", w.alice, nil), 404)
+	e.problem(e.do("GET", R+"/members/dave", w.alice, nil), 404)
 	for _, u := range []string{"carol", "dave"} {
-		if it := e.getRaw(store.UserRoomKey(u, w.roomID)); it != nil {
+		if it := e.getItem(store.UserRoomKey(u, w.roomID)); it != nil {
 			t.Errorf("%s's UserRoom item is still there", u)
 		}
 	}
-	var cr s0List[room.Member]
+	var cr list[room.Member]
 	e.ok(http.StatusOK, "GET", "/me/rooms", w.carol, nil, &cr)
 	if len(cr.Items) != 0 {
 		t.Errorf("carol's rooms after leaving: %+v", cr.Items)
@@ -712,13 +330,13 @@ func s0Scenario(t *testing.T, e *s0Env) *s0World {
 // seed through HTTP.
 func TestSeed000AccessPatterns(t *testing.T) {
 	t.Parallel()
-	e := newS0Env(t)
+	e := newEnv(t, sequence("id%03d"))
 	w := s0Scenario(t, e)
 	R := "/rooms/" + w.roomID
 
 	// All room listings, two per page; the listing lookup items of the
 	// partition are not listings.
-	all, pages := s0All[room.Listing](e, R+"/listings", w.bob, 2)
+	all, pages := listAll[room.Listing](e, R+"/listings", w.bob, 2)
 	var ids []string
 	for _, l := range all {
 		ids = append(ids, l.ListingID)
@@ -729,7 +347,7 @@ func TestSeed000AccessPatterns(t *testing.T) {
 	if diff := cmp.Diff([]string{w.l1.ListingID, w.l2.ListingID, w.l3.ListingID, w.l4.ListingID, w.l5.ListingID}, ids); diff != "" || pages != 3 {
 		t.Errorf("listings in %d pages (-want +got):\n%s", pages, diff)
 	}
-	var one s0List[room.Listing]
+	var one list[room.Listing]
 	e.ok(http.StatusOK, "GET", R+"/listings?limit=1", w.alice, nil, &one)
 	if len(one.Items) != 1 || one.Items[0].ListingID != w.l1.ListingID {
 		t.Errorf("first listing %+v", one)
@@ -751,7 +369,7 @@ func TestSeed000AccessPatterns(t *testing.T) {
 		{room.StatusShortlisted, []string{w.l4.ListingID}},
 		{room.StatusRejected, []string{w.l5.ListingID}},
 	} {
-		ls, _ := s0All[room.Listing](e, R+"/listings?status="+string(tc.status), w.alice, 1)
+		ls, _ := listAll[room.Listing](e, R+"/listings?status="+string(tc.status), w.alice, 1)
 		var got []string
 		for _, l := range ls {
 			got = append(got, l.ListingID)
@@ -763,12 +381,12 @@ func TestSeed000AccessPatterns(t *testing.T) {
 			t.Errorf("?status=%s (-want +got):\n%s", tc.status, diff)
 		}
 	}
-	e.prob(e.do("GET", R+"/listings?status=SOLD", w.alice, nil), 400, "status")
-	e.prob(e.do("GET", R+"/listings?status=seen", w.alice, nil), 400, "status")
-	var seenPage s0List[room.Listing]
+	e.problem(e.do("GET", R+"/listings?status=SOLD", w.alice, nil), 400, "status")
+	e.problem(e.do("GET", R+"/listings?status=seen", w.alice, nil), 400, "status")
+	var seenPage list[room.Listing]
 	e.ok(http.StatusOK, "GET", R+"/listings?status=SEEN&limit=1", w.alice, nil, &seenPage)
-	e.prob(e.do("GET", R+"/listings?status=UNSEEN&cursor="+url.QueryEscape(seenPage.NextCursor), w.alice, nil), 400, "cursor")
-	e.prob(e.do("GET", R+"/listings?cursor="+url.QueryEscape(seenPage.NextCursor), w.alice, nil), 400, "cursor")
+	e.problem(e.do("GET", R+"/listings?status=UNSEEN&cursor="+url.QueryEscape(seenPage.NextCursor), w.alice, nil), 400, "cursor")
+	e.problem(e.do("GET", R+"/listings?cursor="+url.QueryEscape(seenPage.NextCursor), w.alice, nil), 400, "cursor")
 
 	// Criteria: one user's latest, every member's latest, all versions,
 	// one user's history newest first.
@@ -782,18 +400,18 @@ func TestSeed000AccessPatterns(t *testing.T) {
 			t.Errorf("%s's latest (-want +got):\n%s", tc.user, diff)
 		}
 	}
-	e.prob(e.do("GET", R+"/criteria/latest?userId=dave", w.alice, nil), 404)
-	var latest s0List[room.CriteriaVersion]
+	e.problem(e.do("GET", R+"/criteria/latest?userId=dave", w.alice, nil), 404)
+	var latest list[room.CriteriaVersion]
 	e.ok(http.StatusOK, "GET", R+"/criteria/latest", w.alice, nil, &latest)
 	if diff := cmp.Diff([]room.CriteriaVersion{w.a2, w.b1}, latest.Items); diff != "" {
 		t.Errorf("latest of the current members (-want +got):\n%s", diff)
 	}
-	allCrit, _ := s0All[room.CriteriaVersion](e, R+"/criteria", w.alice, 2)
+	allCrit, _ := listAll[room.CriteriaVersion](e, R+"/criteria", w.alice, 2)
 	// carol left, but her version is still in the room's history.
 	if diff := cmp.Diff([]room.CriteriaVersion{w.c1, w.b1, w.a2, w.a1}, allCrit); diff != "" {
 		t.Errorf("all users' criteria (-want +got):\n%s", diff)
 	}
-	hist, pages := s0All[room.CriteriaVersion](e, R+"/criteria?userId=alice", w.bob, 1)
+	hist, pages := listAll[room.CriteriaVersion](e, R+"/criteria?userId=alice", w.bob, 1)
 	// (A page that ends the list exactly may still carry a cursor, to an
 	// empty last page: DynamoDB's LastEvaluatedKey.)
 	if diff := cmp.Diff([]room.CriteriaVersion{w.a2, w.a1}, hist); diff != "" || pages < 2 || pages > 3 {
@@ -805,14 +423,14 @@ func TestSeed000AccessPatterns(t *testing.T) {
 	var comb room.CombinedVersion
 	e.ok(http.StatusOK, "GET", R+"/combined-criteria", w.bob, nil, &comb)
 	wantComb := room.Combined{
-		Criteria:    room.Criteria{Locations: []string{"Zurich"}, PriceMin: s0fp(2500), PriceMax: s0fp(3000)},
+		Criteria:    room.Criteria{Locations: []string{"Zurich"}, PriceMin: fp(2500), PriceMax: fp(3000)},
 		Weights:     map[string]float64{"locations": 1, "price": 5},
 		FromUserIDs: []string{"alice", "bob"}, CombineMode: room.ModeStrict, Conflicts: []string{},
 	}
 	if diff := cmp.Diff(wantComb, comb.Combined); diff != "" || comb.RoomID != w.roomID {
 		t.Errorf("combined criteria (-want +got):\n%s", diff)
 	}
-	combSKs := s0SKs(e.queryRaw("", store.RoomPK(w.roomID), store.SKPrefixCombined))
+	combSKs := sks(e.queryItems("", store.RoomPK(w.roomID), store.SKPrefixCombined))
 	if len(combSKs) == 0 || comb.Timestamp != strings.TrimPrefix(combSKs[len(combSKs)-1], store.SKPrefixCombined) {
 		t.Errorf("latest combined at %s, stored %v", comb.Timestamp, combSKs)
 	}
@@ -826,7 +444,7 @@ func TestSeed000AccessPatterns(t *testing.T) {
 		!cmp.Equal(map[string]float64{"alice|bob": 0.5}, comp.Pairs) || comp.Comment == "" || comp.RoomID != w.roomID {
 		t.Errorf("latest compatibility %+v, want 50 %% medium from %v", comp, wantRefs)
 	}
-	compHist, _ := s0All[room.CompatibilityVersion](e, R+"/compatibility/history", w.bob, 2)
+	compHist, _ := listAll[room.CompatibilityVersion](e, R+"/compatibility/history", w.bob, 2)
 	if len(compHist) == 0 || !cmp.Equal(comp, compHist[0]) {
 		t.Fatalf("compatibility history %+v does not start with the latest", compHist)
 	}
@@ -856,9 +474,9 @@ func TestSeed000AccessPatterns(t *testing.T) {
 	}
 
 	// Activities: newest first, paginated; the same as the raw partition.
-	feed, _ := s0All[room.Activity](e, R+"/activities", w.alice, 4)
+	feed, _ := listAll[room.Activity](e, R+"/activities", w.alice, 4)
 	var raw []room.Activity
-	if err := attributevalue.UnmarshalListOfMaps(e.queryRaw("", store.RoomPK(w.roomID), store.SKPrefixActivity), &raw); err != nil {
+	if err := attributevalue.UnmarshalListOfMaps(e.queryItems("", store.RoomPK(w.roomID), store.SKPrefixActivity), &raw); err != nil {
 		t.Fatal(err)
 	}
 	sort.Slice(raw, func(i, j int) bool {
@@ -902,7 +520,7 @@ func TestSeed000AccessPatterns(t *testing.T) {
 			wantAfter = append(wantAfter, feed[i].ActivityID)
 		}
 	}
-	gotAfter, _ := s0All[room.Activity](e, R+"/activities?after="+url.QueryEscape(after), w.bob, 3)
+	gotAfter, _ := listAll[room.Activity](e, R+"/activities?after="+url.QueryEscape(after), w.bob, 3)
 	var gotIDs []string
 	for _, a := range gotAfter {
 		gotIDs = append(gotIDs, a.ActivityID)
@@ -910,17 +528,17 @@ func TestSeed000AccessPatterns(t *testing.T) {
 	if diff := cmp.Diff(wantAfter, gotIDs); diff != "" || len(wantAfter) == 0 || len(wantAfter) == len(feed) {
 		t.Errorf("activities after %s (-want +got):\n%s", after, diff)
 	}
-	var none s0List[room.Activity]
+	var none list[room.Activity]
 	e.ok(http.StatusOK, "GET", R+"/activities?after="+url.QueryEscape(feed[0].CreatedAt), w.bob, nil, &none)
 	if len(none.Items) != 0 || none.Items == nil {
 		t.Errorf("after the newest entry: %+v", none)
 	}
-	e.prob(e.do("GET", R+"/activities?after=yesterday", w.bob, nil), 400, "after")
-	e.prob(e.do("GET", R+"/activities?limit=0", w.bob, nil), 400, "limit")
+	e.problem(e.do("GET", R+"/activities?after=yesterday", w.bob, nil), 400, "after")
+	e.problem(e.do("GET", R+"/activities?limit=0", w.bob, nil), 400, "limit")
 
 	// A non-member gets, on every route, the very 404 of a missing room, and
 	// changes nothing.
-	before := e.plain(e.queryRaw("", store.RoomPK(w.roomID), ""))
+	before := e.plain(e.queryItems("", store.RoomPK(w.roomID), ""))
 	L := "/listings/" + w.l1.ListingID
 	for _, rt := range []struct{ method, suffix, body string }{
 		{"GET", "", ""},
@@ -956,48 +574,27 @@ func TestSeed000AccessPatterns(t *testing.T) {
 		{"GET", "/activities?after=2025-01-01T00:00:00.000Z", ""},
 	} {
 		t.Run("non-member "+rt.method+" "+rt.suffix, func(t *testing.T) {
-			ec := *e
-			ec.t = t
-			var body any
-			if rt.body != "" {
-				body = rt.body
-			}
-			path := func(id string) string {
-				p, q, _ := strings.Cut(rt.suffix, "?")
-				u := "/rooms/" + id + p
-				if q != "" {
-					u += "?" + q
-				}
-				return u
-			}
+			ec := e.withT(t)
 			for _, nonMember := range []string{w.mallory, w.carol} { // a stranger, a former member
-				got := ec.do(rt.method, path(w.roomID), nonMember, body)
-				missing := ec.do(rt.method, path("nosuchroom"), w.alice, body)
-				ec.prob(got, 404)
-				ec.prob(missing, 404)
-				a := strings.ReplaceAll(string(got.body), w.roomID, "{id}")
-				b := strings.ReplaceAll(string(missing.body), "nosuchroom", "{id}")
-				if a != b {
-					t.Errorf("non-member and missing room differ:\n%s\n%s", a, b)
-				}
+				ec.likeMissingRoom(rt.method, rt.suffix, rt.body, w.roomID, nonMember, "nosuchroom", w.alice)
 			}
 		})
 	}
-	if diff := cmp.Diff(before, e.plain(e.queryRaw("", store.RoomPK(w.roomID), ""))); diff != "" {
+	if diff := cmp.Diff(before, e.plain(e.queryItems("", store.RoomPK(w.roomID), ""))); diff != "" {
 		t.Errorf("refused requests changed the room (-before +after):\n%s", diff)
 	}
 
 	// Delete room: owner only, 202; the room is gone at once for reads of
 	// the room, the other room is untouched.
-	e.prob(e.do("DELETE", R, w.bob, nil), 403)
+	e.problem(e.do("DELETE", R, w.bob, nil), 403)
 	var del map[string]string
 	e.ok(http.StatusAccepted, "DELETE", R, w.alice, nil, &del)
 	if !cmp.Equal(map[string]string{"roomId": w.roomID, "status": "deleting"}, del) {
 		t.Errorf("DELETE answer %v", del)
 	}
-	e.prob(e.do("GET", R, w.alice, nil), 404)
-	e.prob(e.do("DELETE", R, w.alice, nil), 404)
-	if e.getRaw(store.RoomKey(w.roomID)) != nil {
+	e.problem(e.do("GET", R, w.alice, nil), 404)
+	e.problem(e.do("DELETE", R, w.alice, nil), 404)
+	if e.getItem(store.RoomKey(w.roomID)) != nil {
 		t.Error("the Room item is still there")
 	}
 	e.ok(http.StatusOK, "GET", "/rooms/"+w.otherID, w.bob, nil, nil)
@@ -1007,41 +604,41 @@ func TestSeed000AccessPatterns(t *testing.T) {
 // tables of the seed (and DESIGN.md §2).
 func TestSeed000RawKeys(t *testing.T) {
 	t.Parallel()
-	e := newS0Env(t)
+	e := newEnv(t, sequence("id%03d"))
 	w := s0Scenario(t, e)
 
-	items := e.scanRaw("")
-	byType := map[string][]s0Item{}
+	items := e.scanItems("")
+	byType := map[string][]item{}
 	for _, it := range items {
-		typ := s0S(it, "itemType")
+		typ := str(it, "itemType")
 		if typ == "" {
-			t.Errorf("item %s/%s has no itemType", s0S(it, "PK"), s0S(it, "SK"))
+			t.Errorf("item %s/%s has no itemType", str(it, "PK"), str(it, "SK"))
 		}
 		byType[typ] = append(byType[typ], it)
 		_, derived := it["derived"]
 		wantDerived := typ == store.TypeCombinedCriteria || typ == store.TypeCompatibility || typ == store.TypeActivity
 		if derived != wantDerived {
-			t.Errorf("%s %s/%s: derived attribute present %v, want %v", typ, s0S(it, "PK"), s0S(it, "SK"), derived, wantDerived)
+			t.Errorf("%s %s/%s: derived attribute present %v, want %v", typ, str(it, "PK"), str(it, "SK"), derived, wantDerived)
 		}
 		if wantDerived {
 			if b, ok := it["derived"].(*types.AttributeValueMemberBOOL); !ok || !b.Value {
-				t.Errorf("%s %s: derived = %#v, want true", typ, s0S(it, "SK"), it["derived"])
+				t.Errorf("%s %s: derived = %#v, want true", typ, str(it, "SK"), it["derived"])
 			}
 		}
 		_, hasTTL := it["ttl"]
 		if hasTTL != (typ == store.TypeActivity) {
-			t.Errorf("%s %s: ttl present %v", typ, s0S(it, "SK"), hasTTL)
+			t.Errorf("%s %s: ttl present %v", typ, str(it, "SK"), hasTTL)
 		}
 		for _, g := range []string{"GSI1PK", "GSI1SK", "GSI2PK", "GSI2SK", "GSI3PK", "GSI3SK"} {
 			if _, ok := it[g]; ok && typ != store.TypeListing {
-				t.Errorf("%s %s carries %s", typ, s0S(it, "SK"), g)
+				t.Errorf("%s %s carries %s", typ, str(it, "SK"), g)
 			}
 		}
 	}
 	keysOf := func(typ string) []string {
 		out := []string{}
 		for _, it := range byType[typ] {
-			out = append(out, s0S(it, "PK")+" "+s0S(it, "SK"))
+			out = append(out, str(it, "PK")+" "+str(it, "SK"))
 		}
 		sort.Strings(out)
 		return out
@@ -1077,26 +674,26 @@ func TestSeed000RawKeys(t *testing.T) {
 
 	// Each core item's key is made of its own attributes.
 	for _, it := range items {
-		pk, sk := s0S(it, "PK"), s0S(it, "SK")
+		pk, sk := str(it, "PK"), str(it, "SK")
 		var want store.Key
-		switch s0S(it, "itemType") {
+		switch str(it, "itemType") {
 		case store.TypeRoom:
-			want = store.Key{PK: "ROOM#" + s0S(it, "roomId"), SK: "ROOM"}
+			want = store.Key{PK: "ROOM#" + str(it, "roomId"), SK: "ROOM"}
 		case store.TypeMember:
-			want = store.Key{PK: "ROOM#" + s0S(it, "roomId"), SK: "MEMBER#" + s0S(it, "userId")}
+			want = store.Key{PK: "ROOM#" + str(it, "roomId"), SK: "MEMBER#" + str(it, "userId")}
 		case store.TypeUserRoom:
-			want = store.Key{PK: "USER#" + s0S(it, "userId"), SK: "ROOM#" + s0S(it, "roomId")}
+			want = store.Key{PK: "USER#" + str(it, "userId"), SK: "ROOM#" + str(it, "roomId")}
 		case store.TypeListing:
-			want = store.Key{PK: "ROOM#" + s0S(it, "roomId"), SK: "LISTING#" + s0S(it, "listingId")}
+			want = store.Key{PK: "ROOM#" + str(it, "roomId"), SK: "LISTING#" + str(it, "listingId")}
 		case store.TypeCriteria:
-			want = store.Key{PK: "ROOM#" + s0S(it, "roomId"), SK: "CRITERIA#" + s0S(it, "userId") + "#" + s0S(it, "timestamp")}
+			want = store.Key{PK: "ROOM#" + str(it, "roomId"), SK: "CRITERIA#" + str(it, "userId") + "#" + str(it, "timestamp")}
 		case store.TypeCombinedCriteria:
-			want = store.Key{PK: "ROOM#" + s0S(it, "roomId"), SK: "CRITERIA_COMBINED#" + s0S(it, "timestamp")}
+			want = store.Key{PK: "ROOM#" + str(it, "roomId"), SK: "CRITERIA_COMBINED#" + str(it, "timestamp")}
 		case store.TypeCompatibility:
-			want = store.Key{PK: "ROOM#" + s0S(it, "roomId"), SK: "COMPATIBILITY#" + s0S(it, "timestamp")}
+			want = store.Key{PK: "ROOM#" + str(it, "roomId"), SK: "COMPATIBILITY#" + str(it, "timestamp")}
 		case store.TypeActivity:
-			want = store.Key{PK: "ROOM#" + s0S(it, "roomId"), SK: "ACTIVITY#" + s0S(it, "createdAt") + "#" + s0S(it, "activityId")}
-			created, err := store.ParseTimestamp(s0S(it, "createdAt"))
+			want = store.Key{PK: "ROOM#" + str(it, "roomId"), SK: "ACTIVITY#" + str(it, "createdAt") + "#" + str(it, "activityId")}
+			created, err := store.ParseTimestamp(str(it, "createdAt"))
 			if err != nil {
 				t.Errorf("activity %s: createdAt: %v", sk, err)
 			}
@@ -1105,24 +702,24 @@ func TestSeed000RawKeys(t *testing.T) {
 				t.Errorf("activity %s: ttl %#v, want %d (createdAt + 90 days)", sk, it["ttl"], created.Add(90*24*time.Hour).Unix())
 			}
 		case store.TypeListingSource:
-			l := e.getRaw(store.ListingKey(strings.TrimPrefix(pk, "ROOM#"), s0S(it, "listingId")))
-			want = store.Key{PK: pk, SK: "LISTING_SOURCE#" + s0S(l, "sourceBrand") + "#" + s0S(l, "externalId")}
+			l := e.getItem(store.ListingKey(strings.TrimPrefix(pk, "ROOM#"), str(it, "listingId")))
+			want = store.Key{PK: pk, SK: "LISTING_SOURCE#" + str(l, "sourceBrand") + "#" + str(l, "externalId")}
 		default:
 			continue
 		}
 		if want.PK != pk || want.SK != sk || want.PK == "ROOM#" {
-			t.Errorf("%s key %s/%s, want %s/%s", s0S(it, "itemType"), pk, sk, want.PK, want.SK)
+			t.Errorf("%s key %s/%s, want %s/%s", str(it, "itemType"), pk, sk, want.PK, want.SK)
 		}
 	}
 
 	// Listings: GSI1 only with an external id (sparse), GSI2 always,
 	// following the status.
 	for _, l := range []room.Listing{w.l1, w.l2, w.l3, w.l4, w.l5, w.otherDup, w.otherOnly} {
-		it := e.getRaw(store.ListingKey(l.RoomID, l.ListingID))
+		it := e.getItem(store.ListingKey(l.RoomID, l.ListingID))
 		got := map[string]string{}
 		for _, g := range []string{"GSI1PK", "GSI1SK", "GSI2PK", "GSI2SK"} {
 			if _, ok := it[g]; ok {
-				got[g] = s0S(it, g)
+				got[g] = str(it, g)
 			}
 		}
 		want := map[string]string{"GSI2PK": "ROOM#" + l.RoomID, "GSI2SK": "STATUS#" + string(l.Status) + "#" + l.ListingID}
@@ -1133,14 +730,14 @@ func TestSeed000RawKeys(t *testing.T) {
 			t.Errorf("listing %s index keys (-want +got):\n%s", l.ListingID, diff)
 		}
 	}
-	if it := e.getRaw(store.ListingKey(Z, w.l3.ListingID)); it == nil || it["GSI1PK"] != nil || it["GSI1SK"] != nil || it["externalId"] != nil {
+	if it := e.getItem(store.ListingKey(Z, w.l3.ListingID)); it == nil || it["GSI1PK"] != nil || it["GSI1SK"] != nil || it["externalId"] != nil {
 		t.Errorf("listing without external id: %v", it)
 	}
 	// The indexes hold listings only, under exactly those keys.
-	gsi1 := e.scanRaw(store.IndexGSI1)
+	gsi1 := e.scanItems(store.IndexGSI1)
 	var g1 []string
 	for _, it := range gsi1 {
-		g1 = append(g1, s0S(it, "GSI1PK")+" "+s0S(it, "GSI1SK")+" "+s0S(it, "itemType"))
+		g1 = append(g1, str(it, "GSI1PK")+" "+str(it, "GSI1SK")+" "+str(it, "itemType"))
 	}
 	sort.Strings(g1)
 	wantG1 := sorted("SOURCE#homegate#HG-1001 ROOM#"+Z+" Listing", "SOURCE#homegate#HG-1001 ROOM#"+O+" Listing", "SOURCE#homegate#HG-1002 ROOM#"+Z+" Listing",
@@ -1148,22 +745,22 @@ func TestSeed000RawKeys(t *testing.T) {
 	if diff := cmp.Diff(wantG1, g1); diff != "" {
 		t.Errorf("GSI1 (-want +got):\n%s", diff)
 	}
-	if got := e.queryRaw(store.IndexGSI1, "SOURCE#homegate#HG-1001", ""); len(got) != 2 || s0S(got[0], "listingId") != w.l1.ListingID || s0S(got[1], "listingId") != w.otherDup.ListingID {
-		t.Errorf("GSI1 SOURCE#homegate#HG-1001: %v", s0SKs(got))
+	if got := e.queryItems(store.IndexGSI1, "SOURCE#homegate#HG-1001", ""); len(got) != 2 || str(got[0], "listingId") != w.l1.ListingID || str(got[1], "listingId") != w.otherDup.ListingID {
+		t.Errorf("GSI1 SOURCE#homegate#HG-1001: %v", sks(got))
 	}
 	var g2 []string
-	for _, it := range e.queryRaw(store.IndexGSI2, "ROOM#"+Z, "STATUS#") {
-		g2 = append(g2, s0S(it, "GSI2SK"))
+	for _, it := range e.queryItems(store.IndexGSI2, "ROOM#"+Z, "STATUS#") {
+		g2 = append(g2, str(it, "GSI2SK"))
 	}
 	wantG2 := sorted("STATUS#SEEN#"+w.l1.ListingID, "STATUS#SEEN#"+w.l2.ListingID, "STATUS#UNSEEN#"+w.l3.ListingID,
 		"STATUS#SHORTLISTED#"+w.l4.ListingID, "STATUS#REJECTED#"+w.l5.ListingID)
 	if diff := cmp.Diff(wantG2, g2); diff != "" {
 		t.Errorf("GSI2 ROOM#%s (-want +got):\n%s", Z, diff)
 	}
-	if n := len(e.scanRaw(store.IndexGSI2)); n != 7 {
+	if n := len(e.scanItems(store.IndexGSI2)); n != 7 {
 		t.Errorf("GSI2 holds %d items, want the 7 listings", n)
 	}
-	if n := len(e.scanRaw(store.IndexGSI3)); n != 0 {
+	if n := len(e.scanItems(store.IndexGSI3)); n != 0 {
 		t.Errorf("GSI3 holds %d items", n)
 	}
 
@@ -1171,8 +768,8 @@ func TestSeed000RawKeys(t *testing.T) {
 	tsOf := func(typ, room, prefix string) map[string]bool {
 		out := map[string]bool{}
 		for _, it := range byType[typ] {
-			if s0S(it, "PK") == "ROOM#"+room {
-				out[strings.TrimPrefix(s0S(it, "SK"), prefix)] = true
+			if str(it, "PK") == "ROOM#"+room {
+				out[strings.TrimPrefix(str(it, "SK"), prefix)] = true
 			}
 		}
 		return out
@@ -1200,8 +797,8 @@ func TestSeed000RawKeys(t *testing.T) {
 	}
 	// Every compatibility snapshot has its copilot activity.
 	for ts := range comp {
-		it := e.getRaw(store.ActivityKey(Z, ts, "compatibility-"+ts))
-		if s0S(it, "type") != room.ActivityCompatibilityUpdated || s0S(it, "senderType") != room.SenderAICopilot {
+		it := e.getItem(store.ActivityKey(Z, ts, "compatibility-"+ts))
+		if str(it, "type") != room.ActivityCompatibilityUpdated || str(it, "senderType") != room.SenderAICopilot {
 			t.Errorf("compatibility %s: activity %v", ts, it)
 		}
 	}
@@ -1212,7 +809,7 @@ func TestSeed000RawKeys(t *testing.T) {
 // harmless and other rooms are untouched.
 func TestRoomDeletionCascade(t *testing.T) {
 	t.Parallel()
-	e := newS0Env(t)
+	e := newEnv(t, sequence("id%03d"))
 	alice, bob, carol := e.token("alice"), e.token("bob"), e.token("carol")
 	e.ids.queue("doomed", "kept")
 	e.ok(http.StatusCreated, "POST", "/rooms", alice, map[string]any{"name": "Doomed", "searchType": "buy"}, nil)
@@ -1229,7 +826,7 @@ func TestRoomDeletionCascade(t *testing.T) {
 	}
 	e.ok(http.StatusCreated, "POST", "/rooms/doomed/members", alice, map[string]string{"userId": "carol"}, nil)
 	e.project()
-	doomed := s0SKs(e.queryRaw("", "ROOM#doomed", ""))
+	doomed := e.partitionSKs("ROOM#doomed")
 	for _, prefix := range []string{"ROOM", "MEMBER#carol", "LISTING#", "LISTING_SOURCE#", "CRITERIA#", "CRITERIA_COMBINED#", "COMPATIBILITY#", "ACTIVITY#"} {
 		found := false
 		for _, sk := range doomed {
@@ -1239,28 +836,28 @@ func TestRoomDeletionCascade(t *testing.T) {
 			t.Fatalf("the doomed room has no %s item before deletion: %v", prefix, doomed)
 		}
 	}
-	keptBefore := e.plain(e.queryRaw("", "ROOM#kept", ""))
-	userRoomsBefore := e.plain(append(e.queryRaw("", "USER#alice", "ROOM#kept"), e.queryRaw("", "USER#bob", "ROOM#kept")...))
+	keptBefore := e.plain(e.queryItems("", "ROOM#kept", ""))
+	userRoomsBefore := e.plain(append(e.queryItems("", "USER#alice", "ROOM#kept"), e.queryItems("", "USER#bob", "ROOM#kept")...))
 
-	e.prob(e.do("DELETE", "/rooms/doomed", bob, nil), 403)
-	e.prob(e.do("DELETE", "/rooms/doomed", carol, nil), 403)
+	e.problem(e.do("DELETE", "/rooms/doomed", bob, nil), 403)
+	e.problem(e.do("DELETE", "/rooms/doomed", carol, nil), 403)
 	e.ok(http.StatusAccepted, "DELETE", "/rooms/doomed", alice, nil, nil)
 	// Until the cascade ran, a deleted room takes no more writes.
-	e.prob(e.do("POST", "/rooms/doomed/listings", bob, map[string]any{"sourceBrand": "homegate", "externalId": "HG-9", "title": "t", "location": "l"}), 404)
-	e.prob(e.do("POST", "/rooms/doomed/members", alice, map[string]string{"userId": "dave"}), 404)
-	e.prob(e.do("PATCH", "/rooms/doomed", alice, map[string]any{"context": map[string]any{"combineMode": "all"}}), 404)
-	e.prob(e.do("PUT", "/rooms/doomed/criteria", bob, map[string]any{"criteria": map[string]any{"priceMax": 5}}), 404)
+	e.problem(e.do("POST", "/rooms/doomed/listings", bob, map[string]any{"sourceBrand": "homegate", "externalId": "HG-9", "title": "t", "location": "l"}), 404)
+	e.problem(e.do("POST", "/rooms/doomed/members", alice, map[string]string{"userId": "dave"}), 404)
+	e.problem(e.do("PATCH", "/rooms/doomed", alice, map[string]any{"context": map[string]any{"combineMode": "all"}}), 404)
+	e.problem(e.do("PUT", "/rooms/doomed/criteria", bob, map[string]any{"criteria": map[string]any{"priceMax": 5}}), 404)
 
 	ev := e.capture()
 	e.deliver(ev, replay.AsCaptured)
 
 	gone := func(when string) {
 		t.Helper()
-		if left := s0SKs(e.queryRaw("", "ROOM#doomed", "")); len(left) != 0 {
+		if left := e.partitionSKs("ROOM#doomed"); len(left) != 0 {
 			t.Errorf("%s: the room's partition still holds %v", when, left)
 		}
 		for _, u := range []string{"alice", "bob", "carol"} {
-			if it := e.getRaw(store.UserRoomKey(u, "doomed")); it != nil {
+			if it := e.getItem(store.UserRoomKey(u, "doomed")); it != nil {
 				t.Errorf("%s: %s's UserRoom item is still there", when, u)
 			}
 		}
@@ -1268,7 +865,7 @@ func TestRoomDeletionCascade(t *testing.T) {
 			user, token string
 			want        []string
 		}{{"alice", alice, []string{"kept"}}, {"bob", bob, []string{"kept"}}, {"carol", carol, nil}} {
-			rooms, _ := s0All[room.Member](e, "/me/rooms", tc.token, 10)
+			rooms, _ := listAll[room.Member](e, "/me/rooms", tc.token, 10)
 			var got []string
 			for _, m := range rooms {
 				got = append(got, m.RoomID)
@@ -1277,23 +874,23 @@ func TestRoomDeletionCascade(t *testing.T) {
 				t.Errorf("%s: %s's rooms (-want +got):\n%s", when, tc.user, diff)
 			}
 		}
-		e.prob(e.do("GET", "/rooms/doomed", alice, nil), 404)
-		e.prob(e.do("GET", "/rooms/doomed/listings", bob, nil), 404)
-		for _, it := range e.queryRaw(store.IndexGSI1, "SOURCE#homegate#HG-1", "") {
-			if s0S(it, "GSI1SK") != "ROOM#kept" {
-				t.Errorf("%s: GSI1 still holds %s/%s", when, s0S(it, "PK"), s0S(it, "SK"))
+		e.problem(e.do("GET", "/rooms/doomed", alice, nil), 404)
+		e.problem(e.do("GET", "/rooms/doomed/listings", bob, nil), 404)
+		for _, it := range e.queryItems(store.IndexGSI1, "SOURCE#homegate#HG-1", "") {
+			if str(it, "GSI1SK") != "ROOM#kept" {
+				t.Errorf("%s: GSI1 still holds %s/%s", when, str(it, "PK"), str(it, "SK"))
 			}
 		}
-		if got := e.queryRaw(store.IndexGSI1, "SOURCE#homegate#HG-1", "ROOM#doomed"); len(got) != 0 {
+		if got := e.queryItems(store.IndexGSI1, "SOURCE#homegate#HG-1", "ROOM#doomed"); len(got) != 0 {
 			t.Errorf("%s: GSI1 finds %d items of the doomed room", when, len(got))
 		}
-		if got := e.queryRaw(store.IndexGSI2, "ROOM#doomed", ""); len(got) != 0 {
+		if got := e.queryItems(store.IndexGSI2, "ROOM#doomed", ""); len(got) != 0 {
 			t.Errorf("%s: GSI2 finds %d items of the doomed room", when, len(got))
 		}
-		if diff := cmp.Diff(keptBefore, e.plain(e.queryRaw("", "ROOM#kept", ""))); diff != "" {
+		if diff := cmp.Diff(keptBefore, e.plain(e.queryItems("", "ROOM#kept", ""))); diff != "" {
 			t.Errorf("%s: the kept room changed (-before +after):\n%s", when, diff)
 		}
-		if diff := cmp.Diff(userRoomsBefore, e.plain(append(e.queryRaw("", "USER#alice", "ROOM#kept"), e.queryRaw("", "USER#bob", "ROOM#kept")...))); diff != "" {
+		if diff := cmp.Diff(userRoomsBefore, e.plain(append(e.queryItems("", "USER#alice", "ROOM#kept"), e.queryItems("", "USER#bob", "ROOM#kept")...))); diff != "" {
 			t.Errorf("%s: the kept room's UserRoom items changed (-before +after):\n%s", when, diff)
 		}
 	}
@@ -1313,7 +910,7 @@ func TestRoomDeletionCascade(t *testing.T) {
 // DynamoDB Local never deletes them.
 func TestActivitiesTTL(t *testing.T) {
 	t.Parallel()
-	e := newS0Env(t)
+	e := newEnv(t, sequence("id%03d"))
 	alice := e.token("alice")
 	e.ids.queue("ttl")
 	var rm room.Room
@@ -1347,7 +944,7 @@ func TestActivitiesTTL(t *testing.T) {
 
 	ids := func(path string, limit int) []string {
 		t.Helper()
-		as, _ := s0All[room.Activity](e, path, alice, limit)
+		as, _ := listAll[room.Activity](e, path, alice, limit)
 		out := []string{}
 		for _, a := range as {
 			out = append(out, a.Type+"/"+a.ActivityID)
@@ -1375,7 +972,7 @@ func TestActivitiesTTL(t *testing.T) {
 		t.Errorf("after an hour ago: %v, want the 3 live ones", got)
 	}
 	for _, id := range []string{"old", "expired-now"} {
-		if e.getRaw(store.ActivityKey("ttl", map[string]string{"old": store.Timestamp(old), "expired-now": store.Timestamp(now.Add(-time.Second))}[id], id)) == nil {
+		if e.getItem(store.ActivityKey("ttl", map[string]string{"old": store.Timestamp(old), "expired-now": store.Timestamp(now.Add(-time.Second))}[id], id)) == nil {
 			t.Fatalf("the raw entry %s is not there", id)
 		}
 		for _, s := range feed {
@@ -1394,7 +991,7 @@ func TestActivitiesTTL(t *testing.T) {
 	if got := ids("/rooms/ttl/activities?after="+url.QueryEscape(store.Timestamp(old.Add(-time.Hour))), 2); len(got) != 0 {
 		t.Errorf("after, 91 days later: %v", got)
 	}
-	if n := len(e.queryRaw("", "ROOM#ttl", store.SKPrefixActivity)); n != 5 {
+	if n := len(e.queryItems("", "ROOM#ttl", store.SKPrefixActivity)); n != 5 {
 		t.Errorf("%d activity items stored, want 5 (DynamoDB Local never expires them)", n)
 	}
 	// The room itself does not expire.
@@ -1406,7 +1003,7 @@ func TestActivitiesTTL(t *testing.T) {
 // writes nothing.
 func TestListingBadInput(t *testing.T) {
 	t.Parallel()
-	e := newS0Env(t)
+	e := newEnv(t, sequence("id%03d"))
 	alice := e.token("alice")
 	e.ids.queue("bad")
 	e.ok(http.StatusCreated, "POST", "/rooms", alice, map[string]any{"name": "n", "searchType": "buy"}, nil)
@@ -1456,20 +1053,19 @@ func TestListingBadInput(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			ec := *e
-			ec.t = t
-			p := ec.prob(ec.do("POST", "/rooms/bad/listings", alice, tc.body), 400, tc.field)
+			ec := e.withT(t)
+			p := ec.problem(ec.do("POST", "/rooms/bad/listings", alice, tc.body), 400, tc.field)
 			if p.Detail != "invalid request" {
 				t.Errorf("detail %q", p.Detail)
 			}
 		})
 	}
-	e.prob(e.do("POST", "/rooms/bad/listings", alice, body(func(b map[string]any) { b["title"] = ""; b["sourceBrand"] = "X"; b["price"] = -1 })), 400, "title", "sourceBrand", "price")
+	e.problem(e.do("POST", "/rooms/bad/listings", alice, body(func(b map[string]any) { b["title"] = ""; b["sourceBrand"] = "X"; b["price"] = -1 })), 400, "title", "sourceBrand", "price")
 
-	if diff := cmp.Diff([]string{"MEMBER#alice", "ROOM"}, s0SKs(e.queryRaw("", "ROOM#bad", ""))); diff != "" {
+	if diff := cmp.Diff([]string{"MEMBER#alice", "ROOM"}, e.partitionSKs("ROOM#bad")); diff != "" {
 		t.Errorf("the room's partition after the bad listings (-want +got):\n%s", diff)
 	}
-	if n := len(e.queryRaw(store.IndexGSI1, "SOURCE#homegate#HG-1", "")) + len(e.queryRaw(store.IndexGSI2, "ROOM#bad", "")); n != 0 {
+	if n := len(e.queryItems(store.IndexGSI1, "SOURCE#homegate#HG-1", "")) + len(e.queryItems(store.IndexGSI2, "ROOM#bad", "")); n != 0 {
 		t.Errorf("the indexes hold %d items", n)
 	}
 	if next := e.ids.next(); next != "id001" {
@@ -1485,7 +1081,7 @@ func TestListingBadInput(t *testing.T) {
 	if l.SourceBrand != strings.Repeat("a", 40) || l.Price == nil || *l.Price != 0 {
 		t.Errorf("listing at the limits: %+v", l)
 	}
-	if got := s0SKs(e.queryRaw("", "ROOM#bad", store.SKPrefixListingSource)); len(got) != 1 {
+	if got := sks(e.queryItems("", "ROOM#bad", store.SKPrefixListingSource)); len(got) != 1 {
 		t.Errorf("lookup items %v", got)
 	}
 }

@@ -8,18 +8,12 @@ package api_test
 // and attributes underneath are read raw. All against DynamoDB Local.
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
-	"reflect"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -32,309 +26,64 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/oklog/ulid/v2"
 
-	"github.com/dynastream/dynastream/internal/api"
-	"github.com/dynastream/dynastream/internal/auth"
-	"github.com/dynastream/dynastream/internal/ddbtest"
 	"github.com/dynastream/dynastream/internal/errs"
 	"github.com/dynastream/dynastream/internal/location"
 	"github.com/dynastream/dynastream/internal/store"
 )
 
-// s1Clock is a fixed clock that moves on by a second each time the server
-// reads it; tokens only peek.
-type s1Clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *s1Clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(time.Second)
-	return c.t
-}
-
-func (c *s1Clock) Peek() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-// s1Env is the writer API on a fresh table, served over HTTP, plus the raw
-// client to look underneath.
-type s1Env struct {
-	t     *testing.T
-	url   string
-	db    *dynamodb.Client
-	table string
-	st    *store.Store
+// locEnv is env with a token of the group admins and one of no group; its
+// JSON answers may hold no member their Go types lack.
+type locEnv struct {
+	*env
 	admin string // a token of the group admins
 	user  string // a token of no group
 }
 
-// newS1Env starts the writer; newID nil means sequential test ids.
-func newS1Env(t *testing.T, newID func() string) *s1Env {
+func newLocEnv(t *testing.T, newID func() string) *locEnv {
 	t.Helper()
-	c, table, _ := ddbtest.Table(t)
-	clk := &s1Clock{t: time.Date(2025, 3, 14, 15, 9, 26, 0, time.UTC)}
-	if newID == nil {
-		var mu sync.Mutex
-		n := 0
-		newID = func() string {
-			mu.Lock()
-			defer mu.Unlock()
-			n++
-			return fmt.Sprintf("LOC%03d", n)
-		}
-	}
-	dev := &auth.DevTokens{Secret: []byte("seed 001 test secret, 32 bytes.."), Issuer: "dynastream-test", Now: clk.Peek}
-	st := store.New(c.DB, table)
-	srv := &api.Server{Store: st, Auth: dev, DevTokens: dev, Now: clk.Now, NewID: newID,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	ts := httptest.NewServer(srv.Handler())
-	t.Cleanup(ts.Close)
-	e := &s1Env{t: t, url: ts.URL, db: c.DB, table: table, st: st}
-	e.admin = e.token("ada", "admins")
-	e.user = e.token("bob")
+	e := &locEnv{env: newEnv(t, newID)}
+	e.strictJSON = true
+	e.admin = e.groupToken("ada", "admins")
+	e.user = e.groupToken("bob")
 	return e
 }
 
-type s1Resp struct {
-	status int
-	header http.Header
-	body   []byte
+func (e *locEnv) withT(t *testing.T) *locEnv {
+	c := *e
+	c.env = e.env.withT(t)
+	return &c
 }
 
-// do sends a request; body is a string (sent as is), nil (no body) or a
-// value (sent as JSON).
-func (e *s1Env) do(method, path, token string, body any) s1Resp {
+// meta reads the item of a partition's sort key META, raw.
+func (e *locEnv) meta(pk string) item {
 	e.t.Helper()
-	var rd io.Reader
-	switch b := body.(type) {
-	case nil:
-	case string:
-		rd = strings.NewReader(b)
-	default:
-		js, err := json.Marshal(b)
-		if err != nil {
-			e.t.Fatal(err)
-		}
-		rd = bytes.NewReader(js)
-	}
-	req, err := http.NewRequest(method, e.url+path, rd)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		e.t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return s1Resp{status: res.StatusCode, header: res.Header, body: b}
+	return e.getItem(store.Key{PK: pk, SK: "META"})
 }
 
-// ok sends a request that must answer status with JSON, decoded into out.
-func (e *s1Env) ok(status int, method, path, token string, body, out any) s1Resp {
-	e.t.Helper()
-	r := e.do(method, path, token, body)
-	if r.status != status {
-		e.t.Fatalf("%s %s: status %d, want %d: %s", method, path, r.status, status, r.body)
-	}
-	if ct := r.header.Get("Content-Type"); ct != "application/json" {
-		e.t.Errorf("%s %s: Content-Type %q", method, path, ct)
-	}
-	if out != nil {
-		reflect.ValueOf(out).Elem().SetZero() // decode into a fresh value
-		dec := json.NewDecoder(bytes.NewReader(r.body))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(out); err != nil {
-			e.t.Fatalf("%s %s: decode %s: %v", method, path, r.body, err)
-		}
-	}
-	return r
-}
+func newULID() string { return ulid.Make().String() }
 
-func (e *s1Env) token(userID string, groups ...string) string {
-	e.t.Helper()
-	var tr struct {
-		Token     string `json:"token"`
-		UserID    string `json:"userId"`
-		ExpiresAt string `json:"expiresAt"`
-	}
-	e.ok(http.StatusCreated, "POST", "/dev/tokens", "", map[string]any{"userId": userID, "groups": groups}, &tr)
-	return tr.Token
-}
-
-// prob checks a problem+json response: status, and exactly these invalid
-// fields with these reasons ("" for any reason). It returns the detail.
-func (e *s1Env) prob(r s1Resp, status int, fields map[string]string) string {
-	e.t.Helper()
-	if r.status != status {
-		e.t.Fatalf("status %d, want %d: %s", r.status, status, r.body)
-	}
-	if ct := r.header.Get("Content-Type"); ct != "application/problem+json" {
-		e.t.Errorf("Content-Type %q, want application/problem+json", ct)
-	}
-	var p struct {
-		Type   string `json:"type"`
-		Title  string `json:"title"`
-		Status int    `json:"status"`
-		Detail string `json:"detail"`
-		Errors []struct {
-			Field  string `json:"field"`
-			Reason string `json:"reason"`
-		} `json:"errors"`
-	}
-	dec := json.NewDecoder(bytes.NewReader(r.body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&p); err != nil {
-		e.t.Fatalf("problem %s: %v", r.body, err)
-	}
-	if p.Status != status || p.Title != http.StatusText(status) || p.Type != "about:blank" || p.Detail == "" {
-		e.t.Errorf("problem %s: want status %d, title %q, type about:blank and a detail", r.body, status, http.StatusText(status))
-	}
-	got := map[string]string{}
-	for _, f := range p.Errors {
-		if _, dup := got[f.Field]; dup {
-			e.t.Errorf("field %s reported twice: %s", f.Field, r.body)
-		}
-		got[f.Field] = f.Reason
-	}
-	want := map[string]string{}
-	for f, reason := range fields {
-		want[f] = reason
-		if reason == "" && got[f] != "" {
-			want[f] = got[f]
-		}
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		e.t.Errorf("problem fields (-want +got):\n%s\nbody: %s", diff, r.body)
-	}
-	return p.Detail
-}
-
-type s1Item = map[string]types.AttributeValue
-
-func s1S(it s1Item, name string) string {
-	if v, ok := it[name].(*types.AttributeValueMemberS); ok {
-		return v.Value
-	}
-	return ""
-}
-
-// raw reads one item, strongly consistent (nil when there is none).
-func (e *s1Env) raw(pk, sk string) s1Item {
-	e.t.Helper()
-	out, err := e.db.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(e.table),
-		Key: store.Key{PK: pk, SK: sk}.AV(), ConsistentRead: aws.Bool(true)})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return out.Item
-}
-
-// scan returns every item of the table by "PK SK".
-func (e *s1Env) scan() map[string]s1Item {
-	e.t.Helper()
-	out := map[string]s1Item{}
-	p := dynamodb.NewScanPaginator(e.db, &dynamodb.ScanInput{TableName: aws.String(e.table), ConsistentRead: aws.Bool(true)})
-	for p.HasMorePages() {
-		pg, err := p.NextPage(context.Background())
-		if err != nil {
-			e.t.Fatal(err)
-		}
-		for _, it := range pg.Items {
-			out[s1S(it, "PK")+" "+s1S(it, "SK")] = it
-		}
-	}
-	return out
-}
-
-// keys returns the sorted keys of a scan.
-func s1Keys(items map[string]s1Item) []string {
-	var ks []string
-	for k := range items {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	if ks == nil {
-		ks = []string{}
-	}
-	return ks
-}
-
-// same checks that the table holds exactly what it held before.
-func (e *s1Env) same(before map[string]s1Item, what string) {
-	e.t.Helper()
-	if diff := cmp.Diff(s1Plain(e.t, before), s1Plain(e.t, e.scan())); diff != "" {
-		e.t.Errorf("%s changed the table (-before +after):\n%s", what, diff)
-	}
-}
-
-// s1Plain is a scan as plain values, to compare.
-func s1Plain(t *testing.T, items map[string]s1Item) map[string]map[string]any {
-	t.Helper()
-	out := map[string]map[string]any{}
-	for k, it := range items {
-		var m map[string]any
-		if err := attributevalue.UnmarshalMap(it, &m); err != nil {
-			t.Fatal(err)
-		}
-		out[k] = m
-	}
-	return out
-}
-
-// s1Location is a Location as the API answers it.
-type s1Location = location.Location
-
-type s1List struct {
-	Items      []s1Location `json:"items"`
-	NextCursor string       `json:"nextCursor"`
-}
-
-func s1Body(code string) map[string]any {
+func locationBody(code string) map[string]any {
 	return map[string]any{"locationCode": code, "name": "Center " + code, "placeId": "ChIJ-" + code,
 		"formattedAddress": "1 Main St, Austin, TX 78701", "lat": 30.2672, "lng": -97.7431}
 }
 
-func (e *s1Env) create(code string) s1Location {
+func (e *locEnv) create(code string) location.Location {
 	e.t.Helper()
-	var l s1Location
-	e.ok(http.StatusCreated, "POST", "/locations", e.admin, s1Body(code), &l)
+	var l location.Location
+	e.ok(http.StatusCreated, "POST", "/locations", e.admin, locationBody(code), &l)
 	return l
 }
 
-// all reads a list page by page with the given limit; it returns the codes
-// and the number of pages.
-func (e *s1Env) all(query string, limit int) ([]string, int) {
+// codes reads a list page by page with the given limit; it returns the
+// codes and the number of pages.
+func (e *locEnv) codes(query string, limit int) ([]string, int) {
 	e.t.Helper()
+	ls, pages := listAll[location.Location](e.env, "/locations?"+query, e.user, limit)
 	var codes []string
-	cursor := ""
-	for pages := 1; ; pages++ {
-		if pages > 20 {
-			e.t.Fatalf("%s: pagination does not end", query)
-		}
-		var pg s1List
-		e.ok(http.StatusOK, "GET", "/locations?"+query+"&limit="+strconv.Itoa(limit)+"&cursor="+url.QueryEscape(cursor), e.user, nil, &pg)
-		if pg.Items == nil || len(pg.Items) > limit {
-			e.t.Fatalf("%s: page %v with limit=%d", query, pg.Items, limit)
-		}
-		for _, l := range pg.Items {
-			codes = append(codes, l.LocationCode)
-		}
-		if pg.NextCursor == "" {
-			return codes, pages
-		}
-		cursor = pg.NextCursor
+	for _, l := range ls {
+		codes = append(codes, l.LocationCode)
 	}
+	return codes, pages
 }
 
 // TestSeed001CreateWithULID: a location gets a ULID from the server's real
@@ -342,12 +91,12 @@ func (e *s1Env) all(query string, limit int) ([]string, int) {
 // its code lookup, with exactly these attributes.
 func TestSeed001CreateWithULID(t *testing.T) {
 	t.Parallel()
-	e := newS1Env(t, func() string { return ulid.Make().String() })
+	e := newLocEnv(t, newULID)
 	start := time.Now().Add(-time.Second)
 	body := map[string]any{"locationCode": "austin-main-01", "name": "  Austin Main Center ", "placeId": "ChIJN1t_tDeuEmsRUsoyG83frY4",
 		"formattedAddress": "123 Main St, Austin, TX 78701", "addressComponents": map[string]string{"locality": "Austin", "postal_code": " 78701 "},
 		"lat": 30.2672, "lng": -97.7431}
-	var l s1Location
+	var l location.Location
 	r := e.ok(http.StatusCreated, "POST", "/locations", e.admin, body, &l)
 	id, err := ulid.ParseStrict(l.LocationID)
 	if err != nil {
@@ -359,7 +108,7 @@ func TestSeed001CreateWithULID(t *testing.T) {
 	if loc := r.header.Get("Location"); loc != "/locations/"+l.LocationID {
 		t.Errorf("Location header %q", loc)
 	}
-	want := s1Location{LocationID: l.LocationID, LocationCode: "austin-main-01", Name: "Austin Main Center", PlaceID: "ChIJN1t_tDeuEmsRUsoyG83frY4",
+	want := location.Location{LocationID: l.LocationID, LocationCode: "austin-main-01", Name: "Austin Main Center", PlaceID: "ChIJN1t_tDeuEmsRUsoyG83frY4",
 		FormattedAddress: "123 Main St, Austin, TX 78701", AddressComponents: map[string]string{"locality": "Austin", "postal_code": "78701"},
 		Lat: 30.2672, Lng: -97.7431, Status: location.Active, CreatedAt: l.CreatedAt, UpdatedAt: l.CreatedAt}
 	if _, err := store.ParseTimestamp(l.CreatedAt); err != nil {
@@ -370,10 +119,10 @@ func TestSeed001CreateWithULID(t *testing.T) {
 	}
 
 	// Underneath: the seed's two items, nothing else.
-	items := e.scan()
-	if diff := cmp.Diff([]string{"LOCATION#" + l.LocationID + " META", "LOCATION_CODE#austin-main-01 META"}, s1Keys(items)); diff != "" {
+	if diff := cmp.Diff([]string{"LOCATION#" + l.LocationID + " META", "LOCATION_CODE#austin-main-01 META"}, e.tableKeys()); diff != "" {
 		t.Fatalf("items (-want +got):\n%s", diff)
 	}
+	items := byKey(e.scanItems(""))
 	loc := items["LOCATION#"+l.LocationID+" META"]
 	var stored struct {
 		location.Location
@@ -416,7 +165,7 @@ func TestSeed001CreateWithULID(t *testing.T) {
 
 // strAttrs is an item of string attributes as a map (a test fails on any
 // other type).
-func strAttrs(t *testing.T, it s1Item) map[string]string {
+func strAttrs(t *testing.T, it item) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	for k, v := range it {
@@ -435,17 +184,17 @@ func strAttrs(t *testing.T, it s1Item) map[string]string {
 // reads; no token is a 401.
 func TestSeed001AdminOnly(t *testing.T) {
 	t.Parallel()
-	e := newS1Env(t, nil)
+	e := newLocEnv(t, sequence("LOC%03d"))
 	l := e.create("austin-main-01")
 	L := "/locations/" + l.LocationID
-	editor := e.token("eve", "editors", "Admins")
-	before := e.scan()
+	editor := e.groupToken("eve", "editors", "Admins")
+	before := e.snapshot()
 	for _, tok := range []string{e.user, editor} {
 		for _, c := range []struct {
 			method, path string
 			body         any
 		}{
-			{"POST", "/locations", s1Body("dallas-01")},
+			{"POST", "/locations", locationBody("dallas-01")},
 			{"POST", "/locations", `{"locationCode":"Austin Main","lat":91}`},
 			{"PATCH", L, map[string]any{"name": "Mine"}},
 			{"PATCH", L, `{"name":""}`},
@@ -454,40 +203,40 @@ func TestSeed001AdminOnly(t *testing.T) {
 			{"DELETE", L, nil},
 			{"DELETE", "/locations/nope", nil},
 		} {
-			detail := e.prob(e.do(c.method, c.path, tok, c.body), http.StatusForbidden, nil)
+			detail := e.problem(e.do(c.method, c.path, tok, c.body), http.StatusForbidden).Detail
 			if !strings.Contains(detail, "admin") {
 				t.Errorf("%s %s: detail %q", c.method, c.path, detail)
 			}
 		}
 	}
-	e.same(before, "non-admin writes")
+	e.unchanged(before, "non-admin writes")
 	for _, p := range []string{L, "/locations/by-code/austin-main-01", "/locations"} {
 		e.ok(http.StatusOK, "GET", p, e.user, nil, nil)
-		e.prob(e.do("GET", p, "", nil), http.StatusUnauthorized, nil)
+		e.problem(e.do("GET", p, "", nil), http.StatusUnauthorized)
 	}
-	e.prob(e.do("POST", "/locations", "", s1Body("dallas-01")), http.StatusUnauthorized, nil)
-	e.prob(e.do("POST", "/locations", "Bearer nonsense", s1Body("dallas-01")), http.StatusUnauthorized, nil)
-	e.same(before, "unauthenticated writes")
+	e.problem(e.do("POST", "/locations", "", locationBody("dallas-01")), http.StatusUnauthorized)
+	e.problem(e.do("POST", "/locations", "Bearer nonsense", locationBody("dallas-01")), http.StatusUnauthorized)
+	e.unchanged(before, "unauthenticated writes")
 }
 
 // TestSeed001DuplicateCode: a taken code is a 409 "code already taken" and
 // nothing of the second location is written.
 func TestSeed001DuplicateCode(t *testing.T) {
 	t.Parallel()
-	e := newS1Env(t, nil)
+	e := newLocEnv(t, sequence("LOC%03d"))
 	l := e.create("austin-main-01")
-	before := e.scan()
-	body := s1Body("austin-main-01")
+	before := e.snapshot()
+	body := locationBody("austin-main-01")
 	body["name"] = "Another"
-	detail := e.prob(e.do("POST", "/locations", e.admin, body), http.StatusConflict, nil)
+	detail := e.problem(e.do("POST", "/locations", e.admin, body), http.StatusConflict).Detail
 	if detail != "code already taken: austin-main-01" {
 		t.Errorf("detail %q", detail)
 	}
-	e.same(before, "a duplicate code")
-	if e.raw("LOCATION#LOC002", "META") != nil {
+	e.unchanged(before, "a duplicate code")
+	if e.meta("LOCATION#LOC002") != nil {
 		t.Error("the refused location was written")
 	}
-	if got := s1S(e.raw("LOCATION_CODE#austin-main-01", "META"), "locationId"); got != l.LocationID {
+	if got := str(e.meta("LOCATION_CODE#austin-main-01"), "locationId"); got != l.LocationID {
 		t.Errorf("lookup points at %q", got)
 	}
 	// Another code is fine.
@@ -498,9 +247,9 @@ func TestSeed001DuplicateCode(t *testing.T) {
 // through the lookup item.
 func TestSeed001GetByIDAndCode(t *testing.T) {
 	t.Parallel()
-	e := newS1Env(t, nil)
+	e := newLocEnv(t, sequence("LOC%03d"))
 	a, b := e.create("austin-main-01"), e.create("dallas-01")
-	var got s1Location
+	var got location.Location
 	e.ok(http.StatusOK, "GET", "/locations/"+a.LocationID, e.user, nil, &got)
 	if diff := cmp.Diff(a, got); diff != "" {
 		t.Errorf("by id (-created +got):\n%s", diff)
@@ -509,18 +258,18 @@ func TestSeed001GetByIDAndCode(t *testing.T) {
 	if diff := cmp.Diff(b, got); diff != "" {
 		t.Errorf("by code (-created +got):\n%s", diff)
 	}
-	if d := e.prob(e.do("GET", "/locations/LOC999", e.user, nil), http.StatusNotFound, nil); !strings.Contains(d, "LOC999") {
+	if d := e.problem(e.do("GET", "/locations/LOC999", e.user, nil), http.StatusNotFound).Detail; !strings.Contains(d, "LOC999") {
 		t.Errorf("detail %q", d)
 	}
-	e.prob(e.do("GET", "/locations/by-code/nowhere", e.user, nil), http.StatusNotFound, nil)
-	e.prob(e.do("GET", "/locations/by-code/Austin%20Main", e.user, nil), http.StatusBadRequest, map[string]string{"code": location.CodeRule})
-	e.prob(e.do("GET", "/locations/by-code/x--y", e.user, nil), http.StatusBadRequest, map[string]string{"code": location.CodeRule})
+	e.problem(e.do("GET", "/locations/by-code/nowhere", e.user, nil), http.StatusNotFound)
+	e.problemReasons(e.do("GET", "/locations/by-code/Austin%20Main", e.user, nil), http.StatusBadRequest, map[string]string{"code": location.CodeRule})
+	e.problemReasons(e.do("GET", "/locations/by-code/x--y", e.user, nil), http.StatusBadRequest, map[string]string{"code": location.CodeRule})
 
 	// The two steps: the code's lookup names the location that is read. A
 	// lookup pointed elsewhere (raw) answers that location; one pointing
 	// at nothing is a 404.
 	ctx := context.Background()
-	lk := e.raw("LOCATION_CODE#austin-main-01", "META")
+	lk := e.meta("LOCATION_CODE#austin-main-01")
 	lk["locationId"] = &types.AttributeValueMemberS{Value: b.LocationID}
 	if _, err := e.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(e.table), Item: lk}); err != nil {
 		t.Fatal(err)
@@ -533,15 +282,15 @@ func TestSeed001GetByIDAndCode(t *testing.T) {
 	if _, err := e.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(e.table), Item: lk}); err != nil {
 		t.Fatal(err)
 	}
-	e.prob(e.do("GET", "/locations/by-code/austin-main-01", e.user, nil), http.StatusNotFound, nil)
+	e.problem(e.do("GET", "/locations/by-code/austin-main-01", e.user, nil), http.StatusNotFound)
 }
 
 // TestSeed001ListFilterPaginate: all locations through an index, newest
 // first or by code, all or by status, two by two across pages.
 func TestSeed001ListFilterPaginate(t *testing.T) {
 	t.Parallel()
-	e := newS1Env(t, nil)
-	var empty s1List
+	e := newLocEnv(t, sequence("LOC%03d"))
+	var empty list[location.Location]
 	e.ok(http.StatusOK, "GET", "/locations", e.user, nil, &empty)
 	if empty.Items == nil || len(empty.Items) != 0 || empty.NextCursor != "" {
 		t.Errorf("empty list: %+v", empty)
@@ -565,7 +314,7 @@ func TestSeed001ListFilterPaginate(t *testing.T) {
 		{"status=inactive&order=code", []string{"b-02"}, 0},
 		{"status=&order=", []string{"d-04", "b-02", "e-05", "a-01", "c-03"}, 3},
 	} {
-		got, pages := e.all(tc.query, 2)
+		got, pages := e.codes(tc.query, 2)
 		if diff := cmp.Diff(tc.want, got); diff != "" {
 			t.Errorf("%q (-want +got):\n%s", tc.query, diff)
 		}
@@ -574,16 +323,16 @@ func TestSeed001ListFilterPaginate(t *testing.T) {
 		}
 	}
 	// One page holds the whole list; the items are the locations.
-	var pg s1List
+	var pg list[location.Location]
 	e.ok(http.StatusOK, "GET", "/locations?order=code&limit=100", e.user, nil, &pg)
 	if len(pg.Items) != 5 || pg.NextCursor != "" || pg.Items[1].Status != location.Inactive || pg.Items[0].LocationID != ids["a-01"] || pg.Items[0].PlaceID != "ChIJ-a-01" {
 		t.Errorf("one page: %+v", pg)
 	}
 	// A cursor belongs to its list.
 	e.ok(http.StatusOK, "GET", "/locations?limit=2", e.user, nil, &pg)
-	e.prob(e.do("GET", "/locations?order=code&cursor="+url.QueryEscape(pg.NextCursor), e.user, nil), http.StatusBadRequest, map[string]string{"cursor": ""})
-	e.prob(e.do("GET", "/locations?cursor=bm9wZQ", e.user, nil), http.StatusBadRequest, map[string]string{"cursor": ""})
-	e.prob(e.do("GET", "/locations?limit=101&status=gone&order=oldest", e.user, nil), http.StatusBadRequest,
+	e.problemReasons(e.do("GET", "/locations?order=code&cursor="+url.QueryEscape(pg.NextCursor), e.user, nil), http.StatusBadRequest, map[string]string{"cursor": ""})
+	e.problemReasons(e.do("GET", "/locations?cursor=bm9wZQ", e.user, nil), http.StatusBadRequest, map[string]string{"cursor": ""})
+	e.problemReasons(e.do("GET", "/locations?limit=101&status=gone&order=oldest", e.user, nil), http.StatusBadRequest,
 		map[string]string{"limit": "must be an integer from 1 to 100", "status": `must be "active" or "inactive"`, "order": `must be "newest" or "code"`})
 }
 
@@ -591,15 +340,15 @@ func TestSeed001ListFilterPaginate(t *testing.T) {
 // and its code stays taken for good.
 func TestSeed001SoftDelete(t *testing.T) {
 	t.Parallel()
-	e := newS1Env(t, nil)
+	e := newLocEnv(t, sequence("LOC%03d"))
 	l := e.create("austin-main-01")
 	L := "/locations/" + l.LocationID
-	var del s1Location
+	var del location.Location
 	e.ok(http.StatusOK, "DELETE", L, e.admin, nil, &del)
 	if del.Status != location.Inactive || del.UpdatedAt <= l.UpdatedAt || del.CreatedAt != l.CreatedAt || del.Name != l.Name || del.LocationCode != l.LocationCode {
 		t.Errorf("deactivated: %+v", del)
 	}
-	var got s1Location
+	var got location.Location
 	e.ok(http.StatusOK, "GET", L, e.user, nil, &got)
 	if diff := cmp.Diff(del, got); diff != "" {
 		t.Errorf("read after delete (-delete +get):\n%s", diff)
@@ -608,47 +357,47 @@ func TestSeed001SoftDelete(t *testing.T) {
 	if got.LocationID != l.LocationID || got.Status != location.Inactive {
 		t.Errorf("by code after delete: %+v", got)
 	}
-	if s1S(e.raw("LOCATION#"+l.LocationID, "META"), "status") != "inactive" || e.raw("LOCATION_CODE#austin-main-01", "META") == nil {
+	if str(e.meta("LOCATION#"+l.LocationID), "status") != "inactive" || e.meta("LOCATION_CODE#austin-main-01") == nil {
 		t.Error("raw: not inactive, or the lookup is gone")
 	}
-	before := e.scan()
+	before := e.snapshot()
 	// The code is never reused; the location is not changed any more.
-	if d := e.prob(e.do("POST", "/locations", e.admin, s1Body("austin-main-01")), http.StatusConflict, nil); d != "code already taken: austin-main-01" {
+	if d := e.problem(e.do("POST", "/locations", e.admin, locationBody("austin-main-01")), http.StatusConflict).Detail; d != "code already taken: austin-main-01" {
 		t.Errorf("reuse: %q", d)
 	}
-	e.prob(e.do("DELETE", L, e.admin, nil), http.StatusConflict, nil)
-	e.prob(e.do("PATCH", L, e.admin, map[string]any{"name": "Back"}), http.StatusConflict, nil)
-	e.prob(e.do("PUT", L+"/code", e.admin, map[string]any{"locationCode": "austin-main-02"}), http.StatusConflict, nil)
-	e.prob(e.do("DELETE", "/locations/LOC999", e.admin, nil), http.StatusNotFound, nil)
-	e.same(before, "writes to a deactivated location")
+	e.problem(e.do("DELETE", L, e.admin, nil), http.StatusConflict)
+	e.problem(e.do("PATCH", L, e.admin, map[string]any{"name": "Back"}), http.StatusConflict)
+	e.problem(e.do("PUT", L+"/code", e.admin, map[string]any{"locationCode": "austin-main-02"}), http.StatusConflict)
+	e.problem(e.do("DELETE", "/locations/LOC999", e.admin, nil), http.StatusNotFound)
+	e.unchanged(before, "writes to a deactivated location")
 
 	// The store refuses a change of code of an inactive location by itself
 	// (a deactivation racing the handler's read), and nothing changes.
 	if _, err := e.st.ChangeLocationCode(context.Background(), l, "austin-main-02", "2025-03-14T16:00:00.000Z"); !errs.Is(err, errs.Conflict) {
 		t.Errorf("store: change of code of an inactive location: %v", err)
 	}
-	e.same(before, "the store's change of code of an inactive location")
+	e.unchanged(before, "the store's change of code of an inactive location")
 }
 
 // TestSeed001Update: PATCH changes the given name and address fields,
 // keeps the others and sets updatedAt.
 func TestSeed001Update(t *testing.T) {
 	t.Parallel()
-	e := newS1Env(t, nil)
-	body := s1Body("austin-main-01")
+	e := newLocEnv(t, sequence("LOC%03d"))
+	body := locationBody("austin-main-01")
 	body["addressComponents"] = map[string]string{"locality": "Austin"}
-	var l s1Location
+	var l location.Location
 	e.ok(http.StatusCreated, "POST", "/locations", e.admin, body, &l)
 	L := "/locations/" + l.LocationID
 
-	var got s1Location
+	var got location.Location
 	e.ok(http.StatusOK, "PATCH", L, e.admin, map[string]any{"name": " Austin Downtown ", "lat": 30.5, "addressComponents": map[string]string{"locality": "Austin", "country": "US"}}, &got)
 	want := l
 	want.Name, want.Lat, want.AddressComponents, want.UpdatedAt = "Austin Downtown", 30.5, map[string]string{"locality": "Austin", "country": "US"}, got.UpdatedAt
 	if diff := cmp.Diff(want, got); diff != "" || got.UpdatedAt <= l.UpdatedAt {
 		t.Errorf("patched (-want +got):\n%s", diff)
 	}
-	var read s1Location
+	var read location.Location
 	e.ok(http.StatusOK, "GET", L, e.user, nil, &read)
 	if diff := cmp.Diff(got, read); diff != "" {
 		t.Errorf("read after patch (-patch +get):\n%s", diff)
@@ -659,20 +408,20 @@ func TestSeed001Update(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("second patch (-want +got):\n%s", diff)
 	}
-	if _, ok := e.raw("LOCATION#"+l.LocationID, "META")["addressComponents"]; ok {
+	if _, ok := e.meta("LOCATION#" + l.LocationID)["addressComponents"]; ok {
 		t.Error("addressComponents still stored")
 	}
 	e.ok(http.StatusOK, "GET", "/locations/by-code/austin-main-01", e.user, nil, &read)
 	if diff := cmp.Diff(got, read); diff != "" {
 		t.Errorf("by code after patch (-patch +get):\n%s", diff)
 	}
-	codes, _ := e.all("order=code", 10)
+	codes, _ := e.codes("order=code", 10)
 	if diff := cmp.Diff([]string{"austin-main-01"}, codes); diff != "" {
 		t.Errorf("listed after patch: %s", diff)
 	}
 
 	// Bad updates change nothing.
-	before := e.scan()
+	before := e.snapshot()
 	for _, c := range []struct {
 		body   string
 		fields map[string]string
@@ -688,17 +437,17 @@ func TestSeed001Update(t *testing.T) {
 		{`{"addressComponents":{"city":""}}`, map[string]string{"addressComponents.city": "is required"}},
 		{`{"name":"x"`, map[string]string{"body": ""}},
 	} {
-		e.prob(e.do("PATCH", L, e.admin, c.body), http.StatusBadRequest, c.fields)
+		e.problemReasons(e.do("PATCH", L, e.admin, c.body), http.StatusBadRequest, c.fields)
 	}
-	e.prob(e.do("PATCH", "/locations/LOC999", e.admin, map[string]any{"name": "x"}), http.StatusNotFound, nil)
-	e.same(before, "bad updates")
+	e.problem(e.do("PATCH", "/locations/LOC999", e.admin, map[string]any{"name": "x"}), http.StatusNotFound)
+	e.unchanged(before, "bad updates")
 }
 
 // TestSeed001ChangeCode: PUT /locations/{id}/code moves the location to a
 // new code in one transaction; a taken code changes nothing.
 func TestSeed001ChangeCode(t *testing.T) {
 	t.Parallel()
-	e := newS1Env(t, nil)
+	e := newLocEnv(t, sequence("LOC%03d"))
 	a, b := e.create("austin-main-01"), e.create("dallas-01")
 	A := "/locations/" + a.LocationID
 
@@ -706,14 +455,14 @@ func TestSeed001ChangeCode(t *testing.T) {
 	e.create("houston-01")
 	h, _ := e.st.GetLocationByCode(context.Background(), "houston-01")
 	e.ok(http.StatusOK, "DELETE", "/locations/"+h.LocationID, e.admin, nil, nil)
-	before := e.scan()
+	before := e.snapshot()
 	for _, code := range []string{"dallas-01", "houston-01"} {
-		if d := e.prob(e.do("PUT", A+"/code", e.admin, map[string]any{"locationCode": code}), http.StatusConflict, nil); d != "code already taken: "+code {
+		if d := e.problem(e.do("PUT", A+"/code", e.admin, map[string]any{"locationCode": code}), http.StatusConflict).Detail; d != "code already taken: "+code {
 			t.Errorf("taken %s: %q", code, d)
 		}
 	}
 	// Its own code: nothing to do.
-	var got s1Location
+	var got location.Location
 	e.ok(http.StatusOK, "PUT", A+"/code", e.admin, map[string]any{"locationCode": "austin-main-01"}, &got)
 	if diff := cmp.Diff(a, got); diff != "" {
 		t.Errorf("same code (-before +after):\n%s", diff)
@@ -734,10 +483,10 @@ func TestSeed001ChangeCode(t *testing.T) {
 		{`{"locationCode":"abc","locationId":"x"}`, map[string]string{"locationId": "unknown field"}},
 		{``, map[string]string{"body": "a JSON object is required"}},
 	} {
-		e.prob(e.do("PUT", A+"/code", e.admin, c.body), http.StatusBadRequest, c.fields)
+		e.problemReasons(e.do("PUT", A+"/code", e.admin, c.body), http.StatusBadRequest, c.fields)
 	}
-	e.prob(e.do("PUT", "/locations/LOC999/code", e.admin, map[string]any{"locationCode": "nowhere-01"}), http.StatusNotFound, nil)
-	e.same(before, "refused changes of code")
+	e.problem(e.do("PUT", "/locations/LOC999/code", e.admin, map[string]any{"locationCode": "nowhere-01"}), http.StatusNotFound)
+	e.unchanged(before, "refused changes of code")
 
 	// A change: the new lookup claimed, the old one gone, the location
 	// updated — all at once.
@@ -747,7 +496,7 @@ func TestSeed001ChangeCode(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" || got.UpdatedAt <= a.UpdatedAt {
 		t.Errorf("changed (-want +got):\n%s", diff)
 	}
-	items := e.scan()
+	items := byKey(e.scanItems(""))
 	if _, ok := items["LOCATION_CODE#austin-main-01 META"]; ok {
 		t.Error("the old lookup is still there")
 	}
@@ -756,16 +505,16 @@ func TestSeed001ChangeCode(t *testing.T) {
 		t.Errorf("new lookup (-want +got):\n%s", diff)
 	}
 	loc := items["LOCATION#"+a.LocationID+" META"]
-	if s1S(loc, "locationCode") != "austin-central-01" || s1S(loc, "GSI2SK") != "CODE#austin-central-01" || s1S(loc, "updatedAt") != got.UpdatedAt {
+	if str(loc, "locationCode") != "austin-central-01" || str(loc, "GSI2SK") != "CODE#austin-central-01" || str(loc, "updatedAt") != got.UpdatedAt {
 		t.Errorf("location item %v", loc)
 	}
-	var read s1Location
+	var read location.Location
 	e.ok(http.StatusOK, "GET", "/locations/by-code/austin-central-01", e.user, nil, &read)
 	if diff := cmp.Diff(got, read); diff != "" {
 		t.Errorf("by new code (-put +get):\n%s", diff)
 	}
-	e.prob(e.do("GET", "/locations/by-code/austin-main-01", e.user, nil), http.StatusNotFound, nil)
-	codes, _ := e.all("order=code", 2)
+	e.problem(e.do("GET", "/locations/by-code/austin-main-01", e.user, nil), http.StatusNotFound)
+	codes, _ := e.codes("order=code", 2)
 	if diff := cmp.Diff([]string{"austin-central-01", "dallas-01", "houston-01"}, codes); diff != "" {
 		t.Errorf("by code after the change (-want +got):\n%s", diff)
 	}
@@ -778,7 +527,7 @@ func TestSeed001ChangeCode(t *testing.T) {
 	// Two locations racing for one new code: one wins, the other is told
 	// the code is taken; each keeps a lookup of its own.
 	var wg sync.WaitGroup
-	res := make([]s1Resp, 2)
+	res := make([]response, 2)
 	for i, id := range []string{b.LocationID, c.LocationID} {
 		wg.Add(1)
 		go func() {
@@ -794,9 +543,9 @@ func TestSeed001ChangeCode(t *testing.T) {
 	if res[1].status == http.StatusOK {
 		winner, loser, loserCode = c.LocationID, b.LocationID, "dallas-01"
 	}
-	if s1S(e.raw("LOCATION_CODE#contested-01", "META"), "locationId") != winner || s1S(e.raw("LOCATION_CODE#"+loserCode, "META"), "locationId") != loser ||
-		s1S(e.raw("LOCATION#"+loser, "META"), "locationCode") != loserCode {
-		t.Errorf("after the race: %v", s1Keys(e.scan()))
+	if str(e.meta("LOCATION_CODE#contested-01"), "locationId") != winner || str(e.meta("LOCATION_CODE#"+loserCode), "locationId") != loser ||
+		str(e.meta("LOCATION#"+loser), "locationCode") != loserCode {
+		t.Errorf("after the race: %v", e.tableKeys())
 	}
 }
 
@@ -804,21 +553,21 @@ func TestSeed001ChangeCode(t *testing.T) {
 // exactly one 201, the others 409, and only the winner's items exist.
 func TestSeed001ConcurrentCreate(t *testing.T) {
 	t.Parallel()
-	e := newS1Env(t, func() string { return ulid.Make().String() })
+	e := newLocEnv(t, newULID)
 	const n = 12
-	res := make([]s1Resp, n)
+	res := make([]response, n)
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			body := s1Body("race-01")
+			body := locationBody("race-01")
 			body["name"] = fmt.Sprintf("Racer %d", i)
 			res[i] = e.do("POST", "/locations", e.admin, body)
 		}()
 	}
 	wg.Wait()
-	var winner s1Location
+	var winner location.Location
 	wins := 0
 	for i, r := range res {
 		switch r.status {
@@ -828,7 +577,7 @@ func TestSeed001ConcurrentCreate(t *testing.T) {
 				t.Fatal(err)
 			}
 		case http.StatusConflict:
-			if d := e.prob(r, http.StatusConflict, nil); d != "code already taken: race-01" && !strings.Contains(d, "try again") {
+			if d := e.problem(r, http.StatusConflict).Detail; d != "code already taken: race-01" && !strings.Contains(d, "try again") {
 				t.Errorf("create %d: %q", i, d)
 			}
 		default:
@@ -838,14 +587,14 @@ func TestSeed001ConcurrentCreate(t *testing.T) {
 	if wins != 1 {
 		t.Fatalf("%d creates won, want exactly 1", wins)
 	}
-	items := e.scan()
-	if diff := cmp.Diff([]string{"LOCATION#" + winner.LocationID + " META", "LOCATION_CODE#race-01 META"}, s1Keys(items)); diff != "" {
+	if diff := cmp.Diff([]string{"LOCATION#" + winner.LocationID + " META", "LOCATION_CODE#race-01 META"}, e.tableKeys()); diff != "" {
 		t.Errorf("items (-want +got):\n%s", diff)
 	}
-	if s1S(items["LOCATION_CODE#race-01 META"], "locationId") != winner.LocationID || s1S(items["LOCATION#"+winner.LocationID+" META"], "name") != winner.Name {
+	items := byKey(e.scanItems(""))
+	if str(items["LOCATION_CODE#race-01 META"], "locationId") != winner.LocationID || str(items["LOCATION#"+winner.LocationID+" META"], "name") != winner.Name {
 		t.Errorf("the items are not the winner's: %v", items)
 	}
-	var got s1Location
+	var got location.Location
 	e.ok(http.StatusOK, "GET", "/locations/by-code/race-01", e.user, nil, &got)
 	if diff := cmp.Diff(winner, got); diff != "" {
 		t.Errorf("by code (-winner +got):\n%s", diff)
@@ -856,10 +605,10 @@ func TestSeed001ConcurrentCreate(t *testing.T) {
 // field, and nothing is written.
 func TestSeed001BadInput(t *testing.T) {
 	t.Parallel()
-	e := newS1Env(t, nil)
+	e := newLocEnv(t, sequence("LOC%03d"))
 	rule := location.CodeRule
 	with := func(changes map[string]any, drop ...string) map[string]any {
-		b := s1Body("austin-main-01")
+		b := locationBody("austin-main-01")
 		for k, v := range changes {
 			b[k] = v
 		}
@@ -906,12 +655,11 @@ func TestSeed001BadInput(t *testing.T) {
 		"trailing data":        {`{"locationCode":"austin-main-01","name":"n","placeId":"p","formattedAddress":"f","lat":1,"lng":2} {}`, map[string]string{"body": ""}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			e := *e
-			e.t = t
-			e.prob(e.do("POST", "/locations", e.admin, c.body), http.StatusBadRequest, c.fields)
+			e := e.withT(t)
+			e.problemReasons(e.do("POST", "/locations", e.admin, c.body), http.StatusBadRequest, c.fields)
 		})
 	}
-	if diff := cmp.Diff([]string{}, s1Keys(e.scan())); diff != "" {
+	if diff := cmp.Diff([]string{}, e.tableKeys()); diff != "" {
 		t.Errorf("bad creates wrote items:\n%s", diff)
 	}
 	// The same body without its faults is fine.
