@@ -11,7 +11,7 @@ GO       ?= go
 BIN      := bin
 PROGRAMS := writer projector notifier devstack
 
-.PHONY: run build test bench vet fmt-check clean dynamodb-local
+.PHONY: run build test bench vet fmt-check clean dynamodb-local package deploy
 
 run: build dynamodb-local
 	$(BIN)/devstack
@@ -44,3 +44,36 @@ bench: dynamodb-local
 
 clean:
 	rm -rf $(BIN) .local
+
+# AWS (not part of `make test`; see infra/README.md). `package` builds each
+# Lambda program for linux/arm64 as `bootstrap` and zips it to dist/<name>.zip;
+# `deploy` uploads the zips to CODE_BUCKET and deploys infra/template.yaml
+# with the AWS CLI (needs credentials; never run here).
+DIST          := dist
+LAMBDAS       := writer projector notifier
+STACK_NAME    ?= dynastream-dev
+STAGE         ?= dev
+DEPLOY_PARAMS ?=
+
+package:
+	@command -v zip >/dev/null 2>&1 || { echo "zip is required for make package and was not found on PATH (Debian: apt-get install zip)." >&2; exit 1; }
+	@rm -rf $(DIST) && mkdir -p $(DIST)
+	@set -e; for p in $(LAMBDAS); do \
+		mkdir -p $(DIST)/$$p; \
+		echo "building $(DIST)/$$p.zip"; \
+		CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) build -tags lambda.norpc -trimpath -o $(DIST)/$$p/bootstrap ./cmd/$$p; \
+		(cd $(DIST)/$$p && zip -q -X ../$$p.zip bootstrap); \
+	done
+
+deploy: package
+	@command -v aws >/dev/null 2>&1 || { echo "the AWS CLI is required for make deploy and was not found on PATH." >&2; exit 1; }
+	@test -n "$(CODE_BUCKET)" || { echo "set CODE_BUCKET (an S3 bucket for the zips) and DEPLOY_PARAMS='MailFrom=... SesIdentity=... JwtIssuer=... JwtAudience=...'." >&2; exit 1; }
+	@set -e; keys=""; \
+	for pk in writer:WriterCodeKey projector:ProjectorCodeKey notifier:NotifierCodeKey; do \
+		p=$${pk%%:*}; key=$(STACK_NAME)/$$p-$$(sha256sum $(DIST)/$$p.zip | cut -c1-16).zip; \
+		aws s3 cp $(DIST)/$$p.zip s3://$(CODE_BUCKET)/$$key; \
+		keys="$$keys $${pk#*:}=$$key"; \
+	done; \
+	aws cloudformation deploy --stack-name $(STACK_NAME) --template-file infra/template.yaml \
+		--capabilities CAPABILITY_IAM --no-fail-on-empty-changeset \
+		--parameter-overrides Stage=$(STAGE) CodeBucket=$(CODE_BUCKET) $$keys $(DEPLOY_PARAMS)

@@ -1,0 +1,555 @@
+package infra_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/awslabs/goformation/v7"
+	"github.com/awslabs/goformation/v7/cloudformation"
+	"github.com/awslabs/goformation/v7/intrinsics"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/dynastream/dynastream/internal/store"
+)
+
+// open parses template.yaml, keeping intrinsic functions readable: Ref X
+// becomes "ref:X", GetAtt X.Y "getatt:X.Y" and Sub S "sub:S", so the checks
+// can see what refers to what (goformation resolves only parameter
+// defaults by itself).
+func open(t *testing.T) *cloudformation.Template {
+	t.Helper()
+	tmpl, err := goformation.OpenWithOptions("template.yaml", &intrinsics.ProcessorOptions{
+		IntrinsicHandlerOverrides: map[string]intrinsics.IntrinsicHandler{
+			"Ref": func(_ string, in, _ any) any { return fmt.Sprint("ref:", in) },
+			"Fn::GetAtt": func(_ string, in, _ any) any {
+				if parts, ok := in.([]any); ok {
+					s := make([]string, len(parts))
+					for i, p := range parts {
+						s[i] = fmt.Sprint(p)
+					}
+					return "getatt:" + strings.Join(s, ".")
+				}
+				return fmt.Sprint("getatt:", in)
+			},
+			"Fn::Sub": func(_ string, in, _ any) any {
+				if parts, ok := in.([]any); ok && len(parts) > 0 {
+					in = parts[0]
+				}
+				return fmt.Sprint("sub:", in)
+			},
+		},
+	})
+	if err != nil {
+		t.Fatalf("parse template.yaml: %v", err)
+	}
+	return tmpl
+}
+
+type keyElem struct{ Name, Type string }
+
+type index struct {
+	Name       string
+	Keys       []keyElem
+	Projection string
+}
+
+type tableShape struct {
+	Attrs      []keyElem
+	Keys       []keyElem
+	GSIs       []index
+	Billing    string
+	StreamView string
+	TTL        string
+}
+
+func sortShape(s *tableShape) {
+	sort.Slice(s.Attrs, func(i, j int) bool { return s.Attrs[i].Name < s.Attrs[j].Name })
+	sort.Slice(s.GSIs, func(i, j int) bool { return s.GSIs[i].Name < s.GSIs[j].Name })
+}
+
+// TestTableMatchesSchema: the template's table is store.TableInput (plus
+// TTL on store.AttrTTL), field by field; changing either side alone fails.
+func TestTableMatchesSchema(t *testing.T) {
+	tmpl := open(t)
+	tables := tmpl.GetAllDynamoDBTableResources()
+	if len(tables) != 1 {
+		t.Fatalf("want one AWS::DynamoDB::Table, got %d", len(tables))
+	}
+	tb, err := tmpl.GetDynamoDBTableWithName("Table")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	in := store.TableInput("ignored")
+	want := tableShape{Billing: string(in.BillingMode), TTL: store.AttrTTL}
+	for _, a := range in.AttributeDefinitions {
+		want.Attrs = append(want.Attrs, keyElem{*a.AttributeName, string(a.AttributeType)})
+	}
+	for _, k := range in.KeySchema {
+		want.Keys = append(want.Keys, keyElem{*k.AttributeName, string(k.KeyType)})
+	}
+	for _, g := range in.GlobalSecondaryIndexes {
+		ix := index{Name: *g.IndexName, Projection: string(g.Projection.ProjectionType)}
+		for _, k := range g.KeySchema {
+			ix.Keys = append(ix.Keys, keyElem{*k.AttributeName, string(k.KeyType)})
+		}
+		want.GSIs = append(want.GSIs, ix)
+	}
+	if s := in.StreamSpecification; s != nil && s.StreamEnabled != nil && *s.StreamEnabled {
+		want.StreamView = string(s.StreamViewType)
+	}
+
+	got := tableShape{Billing: deref(tb.BillingMode)}
+	for _, a := range tb.AttributeDefinitions {
+		got.Attrs = append(got.Attrs, keyElem{a.AttributeName, a.AttributeType})
+	}
+	for _, k := range tb.KeySchema {
+		got.Keys = append(got.Keys, keyElem{k.AttributeName, k.KeyType})
+	}
+	for _, g := range tb.GlobalSecondaryIndexes {
+		ix := index{Name: g.IndexName}
+		if g.Projection != nil {
+			ix.Projection = deref(g.Projection.ProjectionType)
+		}
+		for _, k := range g.KeySchema {
+			ix.Keys = append(ix.Keys, keyElem{k.AttributeName, k.KeyType})
+		}
+		got.GSIs = append(got.GSIs, ix)
+	}
+	if tb.StreamSpecification != nil {
+		got.StreamView = tb.StreamSpecification.StreamViewType
+	}
+	if ttl := tb.TimeToLiveSpecification; ttl != nil && ttl.Enabled {
+		got.TTL = deref(ttl.AttributeName)
+	}
+
+	sortShape(&want)
+	sortShape(&got)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("template table differs from store.TableInput (-code +template):\n%s", diff)
+	}
+
+	// What only the deployed table has (DESIGN.md §2).
+	if tb.PointInTimeRecoverySpecification == nil || !derefBool(tb.PointInTimeRecoverySpecification.PointInTimeRecoveryEnabled) {
+		t.Error("point-in-time recovery is not enabled")
+	}
+	if tb.SSESpecification == nil || !tb.SSESpecification.SSEEnabled {
+		t.Error("SSE is not enabled")
+	}
+	if !derefBool(tb.DeletionProtectionEnabled) {
+		t.Error("deletion protection is not enabled")
+	}
+	if tb.ProvisionedThroughput != nil || len(tb.LocalSecondaryIndexes) > 0 {
+		t.Error("the table has provisioned throughput or LSIs the code does not know of")
+	}
+}
+
+var functions = []string{"WriterFunction", "ProjectorFunction", "NotifierFunction"}
+
+func TestFunctions(t *testing.T) {
+	tmpl := open(t)
+	if n := len(tmpl.GetAllLambdaFunctionResources()); n != len(functions) {
+		t.Errorf("want %d functions, got %d", len(functions), n)
+	}
+	for _, name := range functions {
+		fn, err := tmpl.GetLambdaFunctionWithName(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if deref(fn.Runtime) != "provided.al2023" || !slices.Equal(fn.Architectures, []string{"arm64"}) || deref(fn.Handler) != "bootstrap" {
+			t.Errorf("%s: runtime %q, architectures %v, handler %q; want provided.al2023, [arm64], bootstrap",
+				name, deref(fn.Runtime), fn.Architectures, deref(fn.Handler))
+		}
+		if fn.Code == nil || deref(fn.Code.S3Bucket) != "ref:CodeBucket" {
+			t.Errorf("%s: code is not from the CodeBucket parameter", name)
+		}
+		env := map[string]string{}
+		if fn.Environment != nil {
+			env = fn.Environment.Variables
+		}
+		if env["DYNAMODB_TABLE_NAME"] != "ref:Table" || env["LOG_LEVEL"] == "" {
+			t.Errorf("%s: DYNAMODB_TABLE_NAME=%q LOG_LEVEL=%q", name, env["DYNAMODB_TABLE_NAME"], env["LOG_LEVEL"])
+		}
+		if _, ok := env["AWS_REGION"]; ok {
+			t.Errorf("%s: AWS_REGION is reserved (Lambda sets it)", name)
+		}
+		if _, ok := env["AWS_LAMBDA_RUNTIME_API"]; ok {
+			t.Errorf("%s: AWS_LAMBDA_RUNTIME_API is Lambda's own", name)
+		}
+	}
+	n, _ := tmpl.GetLambdaFunctionWithName("NotifierFunction")
+	env := n.Environment.Variables
+	for k, v := range map[string]string{
+		"EVENT_BUS_NAME":        "ref:EventBus",
+		"MAIL_FROM":             "ref:MailFrom",
+		"SES_CONFIGURATION_SET": "ref:MailConfigurationSet",
+		"APP_BASE_URL":          "ref:AppBaseUrl",
+	} {
+		if env[k] != v {
+			t.Errorf("notifier: %s=%q, want %q", k, env[k], v)
+		}
+	}
+	if len(tmpl.GetAllEventsEventBusResources()) != 1 || len(tmpl.GetAllSESConfigurationSetResources()) != 1 {
+		t.Error("want one EventBridge bus and one SES configuration set")
+	}
+}
+
+// queueArn returns "getatt:Q.Arn" for each SQS queue Q.
+func queueArns(tmpl *cloudformation.Template) []string {
+	var arns []string
+	for name := range tmpl.GetAllSQSQueueResources() {
+		arns = append(arns, "getatt:"+name+".Arn")
+	}
+	return arns
+}
+
+func TestEventSourceMappings(t *testing.T) {
+	tmpl := open(t)
+	esms := tmpl.GetAllLambdaEventSourceMappingResources()
+	byFunc := map[string]string{}
+	for name, m := range esms {
+		byFunc[m.FunctionName] = name
+	}
+	want := map[string]string{"ref:ProjectorFunction": "", "ref:NotifierFunction": ""}
+	if len(esms) != len(want) {
+		t.Errorf("want %d event source mappings, got %d", len(want), len(esms))
+	}
+	queues := queueArns(tmpl)
+	for fn := range want {
+		name, ok := byFunc[fn]
+		if !ok {
+			t.Errorf("no event source mapping for %s", fn)
+			continue
+		}
+		m := esms[name]
+		if deref(m.EventSourceArn) != "getatt:Table.StreamArn" {
+			t.Errorf("%s: source %q, want the table's stream", name, deref(m.EventSourceArn))
+		}
+		if !slices.Contains(m.FunctionResponseTypes, "ReportBatchItemFailures") {
+			t.Errorf("%s: no ReportBatchItemFailures", name)
+		}
+		if !derefBool(m.BisectBatchOnFunctionError) {
+			t.Errorf("%s: does not bisect", name)
+		}
+		if m.MaximumRetryAttempts == nil || *m.MaximumRetryAttempts < 0 || *m.MaximumRetryAttempts > 10 {
+			t.Errorf("%s: want a retry limit of 0..10, got %v", name, m.MaximumRetryAttempts)
+		}
+		if m.DestinationConfig == nil || m.DestinationConfig.OnFailure == nil ||
+			!slices.Contains(queues, deref(m.DestinationConfig.OnFailure.Destination)) {
+			t.Errorf("%s: the on-failure destination is not a queue of the template", name)
+		}
+		if deref(m.StartingPosition) != "TRIM_HORIZON" || m.BatchSize == nil || *m.BatchSize != 100 {
+			t.Errorf("%s: starting position %q, batch size %v", name, deref(m.StartingPosition), m.BatchSize)
+		}
+	}
+}
+
+// TestProjectorFilter evaluates the projector's filter patterns (with the
+// subset of Lambda's filter rules they use: value lists and exists on leaf
+// nodes) on the records the stream carries: core items pass, the
+// projector's own derived items do not. It checks the patterns say what is
+// meant; that Lambda evaluates them the same way is not verified here.
+func TestProjectorFilter(t *testing.T) {
+	tmpl := open(t)
+	m, err := tmpl.GetLambdaEventSourceMappingWithName("ProjectorEventSourceMapping")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.FilterCriteria == nil || len(m.FilterCriteria.Filters) == 0 {
+		t.Skip("no filter criteria")
+	}
+	var patterns []map[string]any
+	for _, f := range m.FilterCriteria.Filters {
+		var p map[string]any
+		if err := json.Unmarshal([]byte(deref(f.Pattern)), &p); err != nil {
+			t.Fatalf("pattern %q: %v", deref(f.Pattern), err)
+		}
+		for k := range p {
+			if k != "dynamodb" {
+				t.Errorf("pattern filters on %q: DynamoDB mappings filter on the dynamodb key only", k)
+			}
+		}
+		patterns = append(patterns, p)
+	}
+	core := `{"PK":{"S":"ROOM#1"},"SK":{"S":"ROOM"}}`
+	coreFalse := `{"PK":{"S":"ROOM#1"},"SK":{"S":"X"},"derived":{"BOOL":false}}`
+	derived := `{"PK":{"S":"ROOM#1"},"SK":{"S":"ACTIVITY#1"},"derived":{"BOOL":true}}`
+	for _, c := range []struct {
+		name     string
+		old, new string
+		keep     bool
+	}{
+		{"core insert", "", core, true},
+		{"core modify", core, core, true},
+		{"core remove", core, "", true},
+		{"derived false insert", "", coreFalse, true},
+		{"derived false remove", coreFalse, "", true},
+		{"derived insert", "", derived, false},
+		{"derived modify", derived, derived, false},
+		{"derived remove (TTL)", derived, "", false},
+	} {
+		d := map[string]any{"Keys": map[string]any{"PK": map[string]any{"S": "ROOM#1"}}}
+		if c.old != "" {
+			d["OldImage"] = mustJSON(t, c.old)
+		}
+		if c.new != "" {
+			d["NewImage"] = mustJSON(t, c.new)
+		}
+		rec := map[string]any{"eventName": "MODIFY", "dynamodb": d}
+		keep := false
+		for _, p := range patterns {
+			keep = keep || match(p, rec)
+		}
+		if keep != c.keep {
+			t.Errorf("%s: kept=%v, want %v", c.name, keep, c.keep)
+		}
+	}
+}
+
+func mustJSON(t *testing.T, s string) any {
+	var v any
+	if err := json.Unmarshal([]byte(s), &v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// match is a small event-pattern matcher: objects match field by field,
+// a list matches when the value equals one of its elements or satisfies one
+// of its {"exists": b} rules.
+func match(pattern, v any) bool {
+	switch p := pattern.(type) {
+	case map[string]any:
+		obj, _ := v.(map[string]any)
+		for k, sub := range p {
+			var val any
+			if obj != nil {
+				val = obj[k]
+			}
+			if !match(sub, val) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		for _, rule := range p {
+			if r, ok := rule.(map[string]any); ok {
+				if ex, ok := r["exists"].(bool); ok {
+					if _, isObj := v.(map[string]any); (v != nil && !isObj) == ex {
+						return true
+					}
+				}
+				continue
+			}
+			if v != nil && rule == v {
+				return true
+			}
+		}
+		return false
+	}
+	return false
+}
+
+func TestHTTPAPI(t *testing.T) {
+	tmpl := open(t)
+	in, err := tmpl.GetApiGatewayV2IntegrationWithName("WriterIntegration")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in.IntegrationType != "AWS_PROXY" || deref(in.IntegrationUri) != "getatt:WriterFunction.Arn" || deref(in.PayloadFormatVersion) != "2.0" {
+		t.Errorf("writer integration: %s %s payload %q; want AWS_PROXY to the writer, payload 2.0",
+			in.IntegrationType, deref(in.IntegrationUri), deref(in.PayloadFormatVersion))
+	}
+	api, err := tmpl.GetApiGatewayV2ApiWithName("HttpApi")
+	if err != nil || deref(api.ProtocolType) != "HTTP" {
+		t.Errorf("want an HTTP API named HttpApi: %v", err)
+	}
+	auths := tmpl.GetAllApiGatewayV2AuthorizerResources()
+	if a, ok := auths["JwtAuthorizer"]; !ok || a.AuthorizerType != "JWT" || a.JwtConfiguration == nil {
+		t.Error("no JWT authorizer JwtAuthorizer")
+	}
+	routes := map[string]string{}
+	for _, r := range tmpl.GetAllApiGatewayV2RouteResources() {
+		if deref(r.Target) != "sub:integrations/${WriterIntegration}" {
+			t.Errorf("route %s: target %q", r.RouteKey, deref(r.Target))
+		}
+		auth := deref(r.AuthorizationType)
+		if auth == "JWT" && deref(r.AuthorizerId) != "ref:JwtAuthorizer" {
+			auth = "JWT with another authorizer"
+		}
+		routes[r.RouteKey] = auth
+	}
+	want := map[string]string{"$default": "JWT", "GET /healthz": "NONE", "GET /openapi.yaml": "NONE", "GET /openapi.json": "NONE"}
+	if diff := cmp.Diff(want, routes); diff != "" {
+		t.Errorf("routes (-want +got):\n%s", diff)
+	}
+}
+
+type statement struct{ Actions, Resources []string }
+
+// statements flattens a role's inline policies.
+func statements(t *testing.T, tmpl *cloudformation.Template, role string) []statement {
+	t.Helper()
+	r, err := tmpl.GetIAMRoleWithName(role)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.ManagedPolicyArns) > 0 {
+		t.Errorf("%s: managed policies are not checked; use inline ones", role)
+	}
+	var out []statement
+	for _, p := range r.Policies {
+		doc, _ := p.PolicyDocument.(map[string]any)
+		sts, ok := doc["Statement"].([]any)
+		if !ok {
+			sts = []any{doc["Statement"]}
+		}
+		for _, s := range sts {
+			m, _ := s.(map[string]any)
+			if m["Effect"] != "Allow" || m["NotAction"] != nil || m["NotResource"] != nil {
+				t.Errorf("%s/%s: only plain Allow statements are checked: %v", role, p.PolicyName, m)
+			}
+			out = append(out, statement{strs(m["Action"]), strs(m["Resource"])})
+		}
+	}
+	return out
+}
+
+func strs(v any) []string {
+	switch v := v.(type) {
+	case string:
+		return []string{v}
+	case []any:
+		var s []string
+		for _, e := range v {
+			s = append(s, fmt.Sprint(e))
+		}
+		return s
+	}
+	return nil
+}
+
+func TestIAM(t *testing.T) {
+	tmpl := open(t)
+	roles := map[string]string{}
+	for _, name := range functions {
+		fn, _ := tmpl.GetLambdaFunctionWithName(name)
+		roles[name] = strings.TrimSuffix(strings.TrimPrefix(fn.Role, "getatt:"), ".Arn")
+	}
+	if len(tmpl.GetAllIAMRoleResources()) != len(functions) || roles["WriterFunction"] == roles["ProjectorFunction"] ||
+		roles["WriterFunction"] == roles["NotifierFunction"] || roles["ProjectorFunction"] == roles["NotifierFunction"] {
+		t.Errorf("want one role per function, got %v", roles)
+	}
+	granted := map[string]map[string][]string{} // function → action → resources
+	for fn, role := range roles {
+		granted[fn] = map[string][]string{}
+		for _, s := range statements(t, tmpl, role) {
+			for _, a := range s.Actions {
+				if strings.Contains(a, "*") {
+					t.Errorf("%s: wildcard action %q", role, a)
+				}
+				for _, r := range s.Resources {
+					if r == "*" {
+						t.Errorf("%s: %s on every resource", role, a)
+					}
+				}
+				granted[fn][a] = append(granted[fn][a], s.Resources...)
+			}
+		}
+	}
+	has := func(fn, action, resource string) {
+		t.Helper()
+		if !slices.Contains(granted[fn][action], resource) {
+			t.Errorf("%s may not %s on %s (has %v)", fn, action, resource, granted[fn][action])
+		}
+	}
+	for _, a := range []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem",
+		"dynamodb:Query", "dynamodb:ConditionCheckItem", "dynamodb:BatchGetItem"} {
+		has("WriterFunction", a, "getatt:Table.Arn")
+	}
+	has("WriterFunction", "dynamodb:Query", "sub:${Table.Arn}/index/*")
+	for _, fn := range []string{"ProjectorFunction", "NotifierFunction"} {
+		for _, a := range []string{"dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator"} {
+			has(fn, a, "getatt:Table.StreamArn")
+		}
+		for _, a := range []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query"} {
+			has(fn, a, "getatt:Table.Arn")
+		}
+		has(fn, "sqs:SendMessage", "getatt:DeadLetterQueue.Arn")
+	}
+	if got := granted["NotifierFunction"]["events:PutEvents"]; !slices.Equal(got, []string{"getatt:EventBus.Arn"}) {
+		t.Errorf("notifier: events:PutEvents on %v, want only the bus", got)
+	}
+	if len(granted["NotifierFunction"]["ses:SendEmail"]) == 0 {
+		t.Error("notifier may not send e-mail")
+	}
+	for _, res := range granted["NotifierFunction"]["ses:SendEmail"] {
+		if !strings.Contains(res, ":identity/${SesIdentity}") && !strings.Contains(res, ":configuration-set/${MailConfigurationSet}") {
+			t.Errorf("notifier: ses:SendEmail on %q, want the identity and the configuration set only", res)
+		}
+	}
+	// Side effects belong to the notifier, stream reads to the consumers.
+	for _, fn := range []string{"WriterFunction", "ProjectorFunction"} {
+		for a := range granted[fn] {
+			if strings.HasPrefix(a, "events:") || strings.HasPrefix(a, "ses:") {
+				t.Errorf("%s has %s", fn, a)
+			}
+		}
+	}
+	for a := range granted["WriterFunction"] {
+		if a == "dynamodb:GetRecords" || a == "dynamodb:Scan" || strings.HasPrefix(a, "sqs:") {
+			t.Errorf("writer has %s", a)
+		}
+	}
+}
+
+func TestAlarms(t *testing.T) {
+	tmpl := open(t)
+	alarms := tmpl.GetAllCloudWatchAlarmResources()
+	find := func(namespace, metric, dimName, dimValue string, threshold float64) bool {
+		for _, a := range alarms {
+			if deref(a.Namespace) != namespace || deref(a.MetricName) != metric || a.Threshold == nil ||
+				*a.Threshold != threshold || a.ComparisonOperator != "GreaterThanThreshold" || deref(a.Statistic) != "Maximum" {
+				continue
+			}
+			for _, d := range a.Dimensions {
+				if d.Name == dimName && d.Value == dimValue {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	for _, m := range tmpl.GetAllLambdaEventSourceMappingResources() {
+		if !find("AWS/Lambda", "IteratorAge", "FunctionName", m.FunctionName, 60000) {
+			t.Errorf("no IteratorAge > 60000 ms alarm for %s", m.FunctionName)
+		}
+	}
+	for name := range tmpl.GetAllSQSQueueResources() {
+		if !find("AWS/SQS", "ApproximateNumberOfMessagesVisible", "QueueName", "getatt:"+name+".QueueName", 0) {
+			t.Errorf("no alarm on messages in queue %s", name)
+		}
+	}
+}
+
+func TestOutputs(t *testing.T) {
+	tmpl := open(t)
+	for _, o := range []string{"ApiUrl", "TableName", "EventBusName", "DeadLetterQueueUrl"} {
+		if _, ok := tmpl.Outputs[o]; !ok {
+			t.Errorf("no output %s", o)
+		}
+	}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func derefBool(b *bool) bool { return b != nil && *b }
