@@ -120,43 +120,40 @@ func (e *Effects) sendOnce(ctx context.Context, key string, m mail.Message) erro
 	return e.Store.EndOnce(context.WithoutCancel(ctx), key, id)
 }
 
-// people caches the profiles and preferences a change needs.
+// people holds the profiles and preferences a change needs, read with one
+// BatchGetItem (not a round trip per recipient).
 type people struct {
-	e        *Effects
-	ctx      context.Context
 	profiles map[string]collab.Profile
+	prefs    map[string]collab.Preferences
 }
 
-func (p *people) profile(userID string) (collab.Profile, error) {
-	if pr, ok := p.profiles[userID]; ok {
-		return pr, nil
-	}
-	pr, err := p.e.Store.GetProfile(p.ctx, userID)
-	if errs.Is(err, errs.NotFound) {
-		pr, err = collab.Profile{UserID: userID, Name: userID}, nil
-	}
-	if err != nil {
-		return pr, err
+func (e *Effects) people(ctx context.Context, userIDs ...string) (*people, error) {
+	profiles, prefs, err := e.Store.People(ctx, userIDs)
+	return &people{profiles: profiles, prefs: prefs}, err
+}
+
+// profile returns a user's profile; without one, the user id is the name.
+func (p *people) profile(userID string) collab.Profile {
+	pr, ok := p.profiles[userID]
+	if !ok {
+		pr = collab.Profile{UserID: userID}
 	}
 	if pr.Name == "" {
 		pr.Name = userID
 	}
-	p.profiles[userID] = pr
-	return pr, nil
+	return pr
 }
 
 // address returns where to e-mail a user who opted in, "" for no e-mail.
-func (p *people) address(userID string, optedIn func(collab.Preferences) bool) (string, error) {
-	prefs, err := p.e.Store.GetPreferences(p.ctx, userID)
-	if err != nil || !optedIn(prefs) {
-		return "", err
+func (p *people) address(userID string, optedIn func(collab.Preferences) bool) string {
+	prefs, ok := p.prefs[userID]
+	if !ok {
+		prefs = collab.DefaultPreferences(userID)
 	}
-	pr, err := p.profile(userID)
-	return pr.Email, err
-}
-
-func (e *Effects) people(ctx context.Context) *people {
-	return &people{e: e, ctx: ctx, profiles: map[string]collab.Profile{}}
+	if !optedIn(prefs) {
+		return ""
+	}
+	return p.profile(userID).Email
 }
 
 func note(userID, typ, id, at, actor string, t collab.ResourceType, resID string) *collab.Notification {
@@ -178,11 +175,11 @@ func (e *Effects) invite(ctx context.Context, c stream.Change) ([]delivery, erro
 	if err != nil {
 		return nil, err
 	}
-	ppl := e.people(ctx)
-	inviter, err := ppl.profile(inv.InviterID)
+	ppl, err := e.people(ctx, inv.InviterID, inv.InviteeID)
 	if err != nil {
 		return nil, err
 	}
+	inviter := ppl.profile(inv.InviterID)
 	// To a user: in-app, and an e-mail if they want invite e-mails (to the
 	// address on the invite, else their profile's). To an address only: the
 	// e-mail (there are no preferences to ask).
@@ -192,19 +189,11 @@ func (e *Effects) invite(ctx context.Context, c stream.Change) ([]delivery, erro
 		d.key = "invite#" + c.EventID + "#" + inv.InviteeID
 		d.note = note(inv.InviteeID, collab.NotifyInvite, c.EventID, inv.CreatedAt, inv.InviterID, inv.ResourceType, inv.ResourceID)
 		d.note.InviteID = inv.InviteID
-		prefs, err := e.Store.GetPreferences(ctx, inv.InviteeID)
-		if err != nil {
-			return nil, err
-		}
 		switch {
-		case !prefs.EmailOnInvite:
-			to = ""
+		case !ppl.prefs[inv.InviteeID].EmailOnInvite:
+			to = "" // opted out
 		case to == "":
-			invitee, err := ppl.profile(inv.InviteeID)
-			if err != nil {
-				return nil, err
-			}
-			to = invitee.Email
+			to = ppl.profile(inv.InviteeID).Email
 		}
 	}
 	if to != "" {
@@ -241,11 +230,11 @@ func (e *Effects) comment(ctx context.Context, c stream.Change) ([]delivery, err
 	for _, col := range cols {
 		audience = append(audience, col.UserID)
 	}
-	ppl := e.people(ctx)
-	author, err := ppl.profile(cm.UserID)
+	ppl, err := e.people(ctx, append([]string{cm.UserID}, audience...)...)
 	if err != nil {
 		return nil, err
 	}
+	author := ppl.profile(cm.UserID)
 	var out []delivery
 	for _, u := range audience {
 		if u == cm.UserID {
@@ -258,11 +247,7 @@ func (e *Effects) comment(ctx context.Context, c stream.Change) ([]delivery, err
 		}
 		d := delivery{key: typ + "#" + c.EventID + "#" + u, note: note(u, typ, c.EventID, cm.CreatedAt, cm.UserID, cm.ResourceType, cm.ResourceID)}
 		d.note.CommentID = cm.CommentID
-		addr, err := ppl.address(u, opted)
-		if err != nil {
-			return nil, err
-		}
-		if addr != "" {
+		if addr := ppl.address(u, opted); addr != "" {
 			m := mail.CommentEmail(mail.CommentData{
 				To: addr, AuthorName: author.Name, ResourceType: string(cm.ResourceType), ResourceTitle: res.Title,
 				Text: html.UnescapeString(cm.Text), Mention: mention, CommentURL: e.url("/comments/" + cm.CommentID),
@@ -293,18 +278,14 @@ func (e *Effects) reaction(ctx context.Context, c stream.Change) ([]delivery, er
 	if err != nil {
 		return nil, err
 	}
-	ppl := e.people(ctx)
-	reactor, err := ppl.profile(re.UserID)
+	ppl, err := e.people(ctx, re.UserID, cm.UserID)
 	if err != nil {
 		return nil, err
 	}
+	reactor := ppl.profile(re.UserID)
 	d := delivery{key: "reaction#" + c.EventID + "#" + cm.UserID, note: note(cm.UserID, collab.NotifyReaction, c.EventID, re.CreatedAt, re.UserID, cm.ResourceType, cm.ResourceID)}
 	d.note.CommentID, d.note.Emoji = cm.CommentID, re.Emoji
-	addr, err := ppl.address(cm.UserID, func(p collab.Preferences) bool { return p.EmailOnReaction })
-	if err != nil {
-		return nil, err
-	}
-	if addr != "" {
+	if addr := ppl.address(cm.UserID, func(p collab.Preferences) bool { return p.EmailOnReaction }); addr != "" {
 		m := mail.ReactionEmail(mail.ReactionData{
 			To: addr, ReactorName: reactor.Name, Emoji: re.Emoji, CommentExcerpt: html.UnescapeString(cm.Text),
 			ResourceTitle: res.Title, CommentURL: e.url("/comments/" + cm.CommentID),

@@ -709,3 +709,57 @@ func (s *Store) ListNotifications(ctx context.Context, userID string, now time.T
 	next, err := s.queryPage(ctx, query{pk: UserPK(userID), skPrefix: "NOTIFICATION#", desc: true, page: p, liveAt: now.Unix()}, decodeInto(&out))
 	return out, next, err
 }
+
+// People reads the profiles and preferences of several users with
+// BatchGetItem (100 keys a call, unprocessed keys retried): a user with no
+// profile is absent from profiles; one with no preferences gets the
+// defaults.
+func (s *Store) People(ctx context.Context, userIDs []string) (map[string]collab.Profile, map[string]collab.Preferences, error) {
+	profiles := map[string]collab.Profile{}
+	prefs := map[string]collab.Preferences{}
+	var keys []map[string]types.AttributeValue
+	for _, u := range userIDs {
+		if _, ok := prefs[u]; ok || u == "" {
+			continue
+		}
+		prefs[u] = collab.DefaultPreferences(u)
+		keys = append(keys, ProfileKey(u).AV(), PreferencesKey(u).AV())
+	}
+	for start := 0; start < len(keys); start += 100 {
+		batch := keys[start:min(start+100, len(keys))]
+		for attempt := 0; len(batch) > 0; attempt++ {
+			if attempt == 10 {
+				return nil, nil, fmt.Errorf("store: read people: %d keys still unprocessed", len(batch))
+			}
+			out, err := s.DB.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{s.Table: {Keys: batch}}})
+			if err != nil {
+				return nil, nil, fmt.Errorf("store: read people: %w", err)
+			}
+			for _, it := range out.Responses[s.Table] {
+				var h head
+				if err := attributevalue.UnmarshalMap(it, &h); err != nil {
+					return nil, nil, err
+				}
+				switch h.ItemType {
+				case TypeProfile:
+					var p collab.Profile
+					if err := attributevalue.UnmarshalMap(it, &p); err != nil {
+						return nil, nil, err
+					}
+					profiles[p.UserID] = p
+				case TypePreferences:
+					var p collab.Preferences
+					if err := attributevalue.UnmarshalMap(it, &p); err != nil {
+						return nil, nil, err
+					}
+					prefs[p.UserID] = p
+				}
+			}
+			batch = out.UnprocessedKeys[s.Table].Keys
+			if len(batch) > 0 {
+				time.Sleep(time.Duration(20<<attempt) * time.Millisecond)
+			}
+		}
+	}
+	return profiles, prefs, nil
+}
