@@ -178,3 +178,48 @@ func TestCollaborationEmailsExactlyOnce(t *testing.T) {
 		t.Errorf("%d in-app notifications, want 8:\n%s", len(notes), strings.Join(notes, "\n"))
 	}
 }
+
+// An invitee who turned invite e-mails off gets the in-app notification
+// only; an invite to an address only is e-mailed there.
+func TestInviteEmailPreferences(t *testing.T) {
+	c, table, arn := ddbtest.Table(t)
+	st := store.New(c.DB, table)
+	ctx := context.Background()
+	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(st.PutProfile(ctx, collab.Profile{UserID: "erin", Name: "Erin", Email: "erin@example.com", UpdatedAt: store.Timestamp(now)}))
+	must(st.PutPreferences(ctx, collab.Preferences{UserID: "erin"})) // everything off
+	must(st.CreateResource(ctx, collab.Resource{ResourceType: collab.Task, ResourceID: "t1", Title: "Paint", OwnerID: "alice", CreatedAt: store.Timestamp(now)}))
+	for _, inv := range []collab.Invite{
+		{InviteID: "i1", InviteeID: "erin"},
+		{InviteID: "i2", InviteeEmail: "frank@example.com"},
+	} {
+		inv.InviterID, inv.ResourceType, inv.ResourceID, inv.Status = "alice", collab.Task, "t1", collab.InvitePending
+		inv.CreatedAt, inv.UpdatedAt, inv.ExpiresAt = store.Timestamp(now), store.Timestamp(now), store.Timestamp(now.Add(24*time.Hour))
+		must(st.CreateInvite(ctx, inv))
+	}
+	ev, err := replay.Capture(ctx, c.Streams, arn)
+	must(err)
+	box := &mailbox{}
+	n := &notify.Notifier{
+		Publisher: &outbox.Outbox{Path: filepath.Join(t.TempDir(), "events.jsonl")},
+		Effects:   &notify.Effects{Store: st, Mailer: box, Now: func() time.Time { return now }},
+	}
+	resp, err := n.Handle(ctx, ev)
+	if err != nil || len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("handle: %v %+v", err, resp)
+	}
+	if got := box.delivered(); len(got) != 1 || !strings.HasPrefix(got[0], "frank@example.com | ") {
+		t.Fatalf("e-mails %v, want only frank's", got)
+	}
+	notes, _, err := st.ListNotifications(ctx, "erin", now, store.Page{})
+	must(err)
+	if len(notes) != 1 || notes[0].Type != collab.NotifyInvite || notes[0].InviteID != "i1" {
+		t.Fatalf("erin's notifications %+v", notes)
+	}
+}
