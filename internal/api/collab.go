@@ -329,6 +329,28 @@ func (s *Server) createComment(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// replyComment writes a comment with its reaction counts, or returns err.
+func (s *Server) replyComment(w http.ResponseWriter, r *http.Request) func(collab.Comment, error) error {
+	return func(c collab.Comment, err error) error {
+		cs := []collab.Comment{c}
+		if err == nil {
+			err = s.withCounts(r, cs)
+		}
+		return reply(w, http.StatusOK)(cs[0], err)
+	}
+}
+
+// replyComments writes a page of comments with their reaction counts (one
+// BatchGetItem for the page), or returns err.
+func (s *Server) replyComments(w http.ResponseWriter, r *http.Request) func([]collab.Comment, string, error) error {
+	return func(cs []collab.Comment, next string, err error) error {
+		if err == nil {
+			err = s.withCounts(r, cs)
+		}
+		return replyPage(w)(cs, next, err)
+	}
+}
+
 // withCounts attaches the derived reaction counts (one BatchGetItem).
 func (s *Server) withCounts(r *http.Request, cs []collab.Comment) error {
 	ids := make([]string, len(cs))
@@ -357,14 +379,7 @@ func (s *Server) listComments(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	cs, next, err := s.Store.ListComments(r.Context(), a.Resource.ResourceType, a.Resource.ResourceID, p)
-	if err == nil {
-		err = s.withCounts(r, cs)
-	}
-	if err != nil {
-		return err
-	}
-	return replyPage(w)(cs, next, nil)
+	return s.replyComments(w, r)(s.Store.ListComments(r.Context(), a.Resource.ResourceType, a.Resource.ResourceID, p))
 }
 
 // comment reads the comment of the path and checks the caller may see it.
@@ -385,12 +400,7 @@ func (s *Server) getComment(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	cs := []collab.Comment{c}
-	if err := s.withCounts(r, cs); err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, cs[0])
-	return nil
+	return s.replyComment(w, r)(c, nil)
 }
 
 func (s *Server) listReplies(w http.ResponseWriter, r *http.Request) error {
@@ -402,14 +412,7 @@ func (s *Server) listReplies(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	cs, next, err := s.Store.ListReplies(r.Context(), c.CommentID, p)
-	if err == nil {
-		err = s.withCounts(r, cs)
-	}
-	if err != nil {
-		return err
-	}
-	return replyPage(w)(cs, next, nil)
+	return s.replyComments(w, r)(s.Store.ListReplies(r.Context(), c.CommentID, p))
 }
 
 type editCommentRequest struct {
@@ -435,16 +438,7 @@ func (s *Server) editComment(w http.ResponseWriter, r *http.Request) error {
 	if c.DeletedAt != "" {
 		return errs.New(errs.Conflict, "comment %s is deleted", c.CommentID)
 	}
-	c, err = s.Store.EditComment(r.Context(), c, collab.SanitizeText(req.Text), collab.Mentions(req.Text, me), me, s.Now())
-	if err != nil {
-		return err
-	}
-	cs := []collab.Comment{c}
-	if err := s.withCounts(r, cs); err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, cs[0])
-	return nil
+	return s.replyComment(w, r)(s.Store.EditComment(r.Context(), c, collab.SanitizeText(req.Text), collab.Mentions(req.Text, me), me, s.Now()))
 }
 
 func (s *Server) deleteComment(w http.ResponseWriter, r *http.Request) error {
