@@ -322,9 +322,6 @@ func (s *Server) createComment(w http.ResponseWriter, r *http.Request) error {
 	if err := s.Store.CreateComment(r.Context(), c); err != nil {
 		return err
 	}
-	if c.Mentions == nil {
-		c.Mentions = []string{}
-	}
 	writeJSON(w, http.StatusCreated, c)
 	return nil
 }
@@ -363,9 +360,6 @@ func (s *Server) withCounts(r *http.Request, cs []collab.Comment) error {
 	}
 	for i := range cs {
 		cs[i].Counts = counts[cs[i].CommentID]
-		if cs[i].Mentions == nil {
-			cs[i].Mentions = []string{}
-		}
 	}
 	return nil
 }

@@ -92,28 +92,12 @@ func (s *Server) addListing(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// listingJSON is a listing as the API answers it: seenBy is always a list.
-// The table stores it as a string set, which cannot be empty, so a listing
-// nobody has seen reads back with none (and would answer "seenBy": null,
-// unlike the "seenBy": [] of the POST that created it).
-func listingJSON(l room.Listing) room.Listing {
-	if l.SeenBy == nil {
-		l.SeenBy = []string{}
-	}
-	return l
-}
-
 func (s *Server) getListing(w http.ResponseWriter, r *http.Request) error {
 	me, err := s.member(r)
 	if err != nil {
 		return err
 	}
-	l, err := s.Store.GetListing(r.Context(), me.RoomID, r.PathValue("listingId"))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, listingJSON(l))
-	return nil
+	return reply(w, http.StatusOK)(s.Store.GetListing(r.Context(), me.RoomID, r.PathValue("listingId")))
 }
 
 // listListings lists a room's listings, all or ?status= (GSI2).
@@ -126,23 +110,13 @@ func (s *Server) listListings(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var ls []room.Listing
-	var next string
 	if st := room.Status(r.URL.Query().Get("status")); st != "" {
 		if !st.Valid() {
 			return errs.Field("status", statusRule)
 		}
-		ls, next, err = s.Store.ListListingsByStatus(r.Context(), me.RoomID, st, p)
-	} else {
-		ls, next, err = s.Store.ListListings(r.Context(), me.RoomID, p)
+		return replyPage(w)(s.Store.ListListingsByStatus(r.Context(), me.RoomID, st, p))
 	}
-	if err != nil {
-		return err
-	}
-	for i := range ls {
-		ls[i] = listingJSON(ls[i])
-	}
-	return replyPage(w)(ls, next, nil)
+	return replyPage(w)(s.Store.ListListings(r.Context(), me.RoomID, p))
 }
 
 // findListing finds a listing by ?sourceBrand=&externalId= (GSI1).
@@ -162,12 +136,7 @@ func (s *Server) findListing(w http.ResponseWriter, r *http.Request) error {
 	if err := errs.Fields(fs); err != nil {
 		return err
 	}
-	l, err := s.Store.FindListingByExternalID(r.Context(), me.RoomID, q.Get("sourceBrand"), q.Get("externalId"))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, listingJSON(l))
-	return nil
+	return reply(w, http.StatusOK)(s.Store.FindListingByExternalID(r.Context(), me.RoomID, q.Get("sourceBrand"), q.Get("externalId")))
 }
 
 var statusRule = func() string {
@@ -203,12 +172,7 @@ func (s *Server) setStatus(w http.ResponseWriter, r *http.Request) error {
 	if err := room.CanMove(l.Status, req.Status); err != nil {
 		return errs.New(errs.Conflict, "%s", err.Error())
 	}
-	l, err = s.Store.SetListingStatus(r.Context(), l, req.Status, me.UserID, store.Timestamp(s.Now()), "")
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, listingJSON(l))
-	return nil
+	return reply(w, http.StatusOK)(s.Store.SetListingStatus(r.Context(), l, req.Status, me.UserID, store.Timestamp(s.Now()), ""))
 }
 
 // markSeen records that the caller saw the listing (UNSEEN becomes SEEN).
@@ -221,12 +185,7 @@ func (s *Server) markSeen(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	l, err = s.Store.MarkSeen(r.Context(), l, me.UserID, store.Timestamp(s.Now()))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, listingJSON(l))
-	return nil
+	return reply(w, http.StatusOK)(s.Store.MarkSeen(r.Context(), l, me.UserID, store.Timestamp(s.Now())))
 }
 
 func (s *Server) compatibilityHistory(w http.ResponseWriter, r *http.Request) error {

@@ -1,6 +1,7 @@
 package collab
 
 import (
+	"encoding/json"
 	"fmt"
 	"html"
 	"regexp"
@@ -247,4 +248,14 @@ type Notification struct {
 	CommentID      string       `json:"commentId,omitempty" dynamodbav:"commentId,omitempty"`
 	Emoji          string       `json:"emoji,omitempty" dynamodbav:"emoji,omitempty"`
 	TTL            int64        `json:"expiresAt" dynamodbav:"ttl"`
+}
+
+// MarshalJSON writes mentions as a list even when there are none (the table
+// leaves the attribute out).
+func (c Comment) MarshalJSON() ([]byte, error) {
+	type plain Comment
+	if c.Mentions == nil {
+		c.Mentions = []string{}
+	}
+	return json.Marshal(plain(c))
 }

@@ -1,6 +1,7 @@
 package room
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -81,4 +82,15 @@ type Listing struct {
 	UpdatedAt     string   `json:"updatedAt" dynamodbav:"updatedAt"`
 	// UpdatedByUserID is who made the last change (the activity feed's sender).
 	UpdatedByUserID string `json:"updatedByUserId" dynamodbav:"updatedByUserId"`
+}
+
+// MarshalJSON writes seenBy as a list even when nobody has seen the
+// listing: the table keeps it as a string set, which cannot be empty, so it
+// reads back as nil.
+func (l Listing) MarshalJSON() ([]byte, error) {
+	type plain Listing
+	if l.SeenBy == nil {
+		l.SeenBy = []string{}
+	}
+	return json.Marshal(plain(l))
 }
