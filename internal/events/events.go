@@ -137,8 +137,3 @@ func one[T any](img map[string]any) ([]any, error) {
 }
 
 func str(m map[string]any, k string) string { s, _ := m[k].(string); return s }
-
-func jsonString(v any) (string, error) {
-	b, err := json.Marshal(v)
-	return string(b), err
-}

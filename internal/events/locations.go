@@ -1,5 +1,7 @@
 package events
 
+import "reflect"
+
 // Locations events (seed 001) and the shared user profile.
 
 // LocationCreated: an admin created a location.
@@ -99,7 +101,7 @@ func locationEvents(c Change) ([]any, error) {
 		}
 		changed := false
 		for _, k := range []string{"name", "placeId", "formattedAddress", "lat", "lng", "addressComponents"} {
-			if !equalJSON(c.Old[k], c.New[k]) {
+			if !reflect.DeepEqual(c.Old[k], c.New[k]) {
 				changed = true
 			}
 		}
@@ -113,10 +115,4 @@ func locationEvents(c Change) ([]any, error) {
 		return out, nil
 	}
 	return nil, nil
-}
-
-func equalJSON(a, b any) bool {
-	x, err1 := jsonString(a)
-	y, err2 := jsonString(b)
-	return err1 == nil && err2 == nil && x == y
 }

@@ -1,5 +1,7 @@
 package events
 
+import "slices"
+
 // Search-room events (seed 000).
 
 // RoomCreated: a room was created; its creator is its owner.
@@ -255,7 +257,7 @@ func listingEvents(c Change) ([]any, error) {
 	}
 	var seen []string
 	for _, u := range cur.SeenBy {
-		if !contains(old.SeenBy, u) {
+		if !slices.Contains(old.SeenBy, u) {
 			seen = append(seen, u)
 		}
 	}
@@ -267,13 +269,4 @@ func listingEvents(c Change) ([]any, error) {
 		out = append(out, ListingSeen{cur.RoomID, cur.ListingID, seen, seenAt})
 	}
 	return out, nil // a backfill of index attributes changes nothing outside
-}
-
-func contains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }

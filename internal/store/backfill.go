@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -117,10 +118,10 @@ func (s *Store) backfillOne(ctx context.Context, item map[string]types.Attribute
 		}
 		expr := ""
 		if len(set) > 0 {
-			expr = "SET " + join(set)
+			expr = "SET " + strings.Join(set, ", ")
 		}
 		if len(remove) > 0 {
-			expr += " REMOVE " + join(remove)
+			expr += " REMOVE " + strings.Join(remove, ", ")
 		}
 		_, err := s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 			TableName: aws.String(s.Table), Key: ListingKey(l.RoomID, l.ListingID).AV(),
@@ -147,15 +148,4 @@ func (s *Store) backfillOne(ctx context.Context, item map[string]types.Attribute
 		item = out.Item
 	}
 	return false, raced, fmt.Errorf("store: backfill: listing keeps changing; run the backfill again")
-}
-
-func join(parts []string) string {
-	out := ""
-	for i, p := range parts {
-		if i > 0 {
-			out += ", "
-		}
-		out += p
-	}
-	return out
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 
@@ -606,13 +607,13 @@ func (s *Store) CountReaction(ctx context.Context, commentID, emoji string, delt
 		UpdateExpression:          aws.String("ADD counts.#e :d SET itemType = :t, derived = :true, commentId = :c"),
 		ConditionExpression:       aws.String("attribute_exists(counts)"),
 		ExpressionAttributeNames:  map[string]string{"#e": emoji},
-		ExpressionAttributeValues: with(vals, ":d", d),
+		ExpressionAttributeValues: withValue(vals, ":d", d),
 	}
 	create := &types.Update{
 		TableName: aws.String(s.Table), Key: CountsKey(commentID).AV(),
 		UpdateExpression:          aws.String("SET counts = :init, itemType = :t, derived = :true, commentId = :c"),
 		ConditionExpression:       aws.String("attribute_not_exists(counts)"),
-		ExpressionAttributeValues: with(vals, ":init", &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{emoji: d}}),
+		ExpressionAttributeValues: withValue(vals, ":init", &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{emoji: d}}),
 	}
 	for attempt := 0; attempt < 4; attempt++ {
 		upd := add
@@ -634,15 +635,6 @@ func (s *Store) CountReaction(ctx context.Context, commentID, emoji string, delt
 		return false, fmt.Errorf("store: count reaction on %s: %w", commentID, err)
 	}
 	return false, errors.New("store: reaction counts kept changing; retry")
-}
-
-func with(m map[string]types.AttributeValue, k string, v types.AttributeValue) map[string]types.AttributeValue {
-	out := make(map[string]types.AttributeValue, len(m)+1)
-	for a, b := range m {
-		out[a] = b
-	}
-	out[k] = v
-	return out
 }
 
 // GetPreferences reads a user's preferences, the defaults when none are
@@ -762,4 +754,11 @@ func (s *Store) People(ctx context.Context, userIDs []string) (map[string]collab
 		}
 	}
 	return profiles, prefs, nil
+}
+
+// withValue is vals plus one more expression value (vals is not changed).
+func withValue(vals map[string]types.AttributeValue, k string, v types.AttributeValue) map[string]types.AttributeValue {
+	out := maps.Clone(vals)
+	out[k] = v
+	return out
 }

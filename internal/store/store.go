@@ -154,18 +154,23 @@ func (q query) input(table string) *dynamodb.QueryInput {
 	default:
 		in.KeyConditionExpression = aws.String("#pk = :pk")
 	}
+	// Filters combine: each is one parenthesised term joined by AND.
+	var filters []string
 	if q.topLevel {
-		in.FilterExpression = aws.String("attribute_not_exists(parentId)")
+		filters = append(filters, "attribute_not_exists(parentId)")
 	}
 	if q.status != "" {
-		in.FilterExpression = aws.String("#status = :status")
+		filters = append(filters, "#status = :status")
 		in.ExpressionAttributeNames["#status"] = "status"
 		in.ExpressionAttributeValues[":status"] = &types.AttributeValueMemberS{Value: q.status}
 	}
 	if q.liveAt > 0 {
-		in.FilterExpression = aws.String("attribute_not_exists(#ttl) OR #ttl > :now")
+		filters = append(filters, "(attribute_not_exists(#ttl) OR #ttl > :now)")
 		in.ExpressionAttributeNames["#ttl"] = AttrTTL
 		in.ExpressionAttributeValues[":now"] = &types.AttributeValueMemberN{Value: strconv.FormatInt(q.liveAt, 10)}
+	}
+	if len(filters) > 0 {
+		in.FilterExpression = aws.String(strings.Join(filters, " AND "))
 	}
 	return in
 }
