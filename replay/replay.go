@@ -24,20 +24,12 @@ import (
 // event. It stops reading a shard at its end or, for an open shard, after
 // an empty read (DynamoDB Local makes a write visible at once).
 func Capture(ctx context.Context, api stream.API, streamARN string) (events.DynamoDBEvent, error) {
-	var shards []types.Shard
-	var start *string
-	for {
-		out, err := api.DescribeStream(ctx, &dynamodbstreams.DescribeStreamInput{StreamArn: aws.String(streamARN), ExclusiveStartShardId: start})
-		if err != nil {
-			return events.DynamoDBEvent{}, fmt.Errorf("replay: describe stream: %w", err)
-		}
-		shards = append(shards, out.StreamDescription.Shards...)
-		if start = out.StreamDescription.LastEvaluatedShardId; start == nil {
-			break
-		}
+	shards, err := stream.Shards(ctx, api, streamARN)
+	if err != nil {
+		return events.DynamoDBEvent{}, fmt.Errorf("replay: %w", err)
 	}
 	var ev events.DynamoDBEvent
-	for _, s := range parentsFirst(shards) {
+	for _, s := range shards {
 		it, err := api.GetShardIterator(ctx, &dynamodbstreams.GetShardIteratorInput{
 			StreamArn: aws.String(streamARN), ShardId: s.ShardId, ShardIteratorType: types.ShardIteratorTypeTrimHorizon,
 		})
@@ -64,31 +56,6 @@ func Capture(ctx context.Context, api stream.API, streamARN string) (events.Dyna
 		}
 	}
 	return ev, nil
-}
-
-func parentsFirst(shards []types.Shard) []types.Shard {
-	byID := map[string]bool{}
-	for _, s := range shards {
-		byID[aws.ToString(s.ShardId)] = true
-	}
-	done := map[string]bool{}
-	var out []types.Shard
-	for len(out) < len(shards) {
-		progressed := false
-		for _, s := range shards {
-			id, parent := aws.ToString(s.ShardId), aws.ToString(s.ParentShardId)
-			if done[id] || (parent != "" && byID[parent] && !done[parent]) {
-				continue
-			}
-			done[id] = true
-			out = append(out, s)
-			progressed = true
-		}
-		if !progressed { // a cycle cannot happen; be safe anyway
-			break
-		}
-	}
-	return out
 }
 
 // Save writes an event as indented JSON (a fixture for testdata/).

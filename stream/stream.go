@@ -228,19 +228,55 @@ func (r *Runner) Run(ctx context.Context, h Handler) error {
 }
 
 func (r *Runner) shards(ctx context.Context) ([]types.Shard, error) {
+	return Shards(ctx, r.API, r.StreamARN)
+}
+
+// Shards lists a stream's shards (every DescribeStream page), parents
+// before their children.
+func Shards(ctx context.Context, api API, streamARN string) ([]types.Shard, error) {
 	var out []types.Shard
 	var start *string
 	for {
-		res, err := r.API.DescribeStream(ctx, &dynamodbstreams.DescribeStreamInput{StreamArn: aws.String(r.StreamARN), ExclusiveStartShardId: start})
+		res, err := api.DescribeStream(ctx, &dynamodbstreams.DescribeStreamInput{StreamArn: aws.String(streamARN), ExclusiveStartShardId: start})
 		if err != nil {
-			return out, fmt.Errorf("stream: describe %s: %w", r.StreamARN, err)
+			return nil, fmt.Errorf("stream: describe %s: %w", streamARN, err)
 		}
 		out = append(out, res.StreamDescription.Shards...)
-		start = res.StreamDescription.LastEvaluatedShardId
-		if start == nil {
-			return out, nil
+		if start = res.StreamDescription.LastEvaluatedShardId; start == nil {
+			return parentsFirst(out), nil
 		}
 	}
+}
+
+// parentsFirst orders shards so that a parent present in the list comes
+// before its children.
+func parentsFirst(shards []types.Shard) []types.Shard {
+	present := map[string]bool{}
+	for _, s := range shards {
+		present[aws.ToString(s.ShardId)] = true
+	}
+	done := map[string]bool{}
+	out := make([]types.Shard, 0, len(shards))
+	for len(out) < len(shards) {
+		progressed := false
+		for _, s := range shards {
+			id, parent := aws.ToString(s.ShardId), aws.ToString(s.ParentShardId)
+			if done[id] || (parent != "" && present[parent] && !done[parent]) {
+				continue
+			}
+			done[id] = true
+			out = append(out, s)
+			progressed = true
+		}
+		if !progressed { // a cycle cannot happen; keep the rest as listed
+			for _, s := range shards {
+				if !done[aws.ToString(s.ShardId)] {
+					out = append(out, s)
+				}
+			}
+		}
+	}
+	return out
 }
 
 // iterator returns an iterator after the sequence number after or, when

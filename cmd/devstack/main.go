@@ -22,23 +22,16 @@ import (
 	"github.com/dynastream/dynastream/stream"
 )
 
-func getenv(name, def string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return def
-}
-
 func main() {
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil)).With("program", "devstack")
-	table := getenv("DYNAMODB_TABLE_NAME", "search-room")
-	port, err := strconv.Atoi(getenv("DYNAMODB_LOCAL_PORT", "8000"))
+	table := app.Getenv("DYNAMODB_TABLE_NAME", "search-room")
+	port, err := strconv.Atoi(app.Getenv("DYNAMODB_LOCAL_PORT", "8000"))
 	if err != nil {
 		app.Fatal(log, "bad configuration", fmt.Errorf("DYNAMODB_LOCAL_PORT: %w", err))
 	}
-	binDir := getenv("BIN_DIR", "bin")
-	localDir := getenv("LOCAL_DIR", ".local")
-	writerAddr := getenv("WRITER_ADDR", ":8080")
+	binDir := app.Getenv("BIN_DIR", "bin")
+	localDir := app.Getenv("LOCAL_DIR", ".local")
+	writerAddr := app.Getenv("WRITER_ADDR", ":8080")
 
 	ctx, stop := app.SignalContext()
 	defer stop()

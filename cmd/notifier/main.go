@@ -20,13 +20,6 @@ import (
 	"github.com/dynastream/dynastream/internal/store"
 )
 
-func getenv(name, def string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return def
-}
-
 func main() {
 	c, err := app.LoadCommon()
 	log := app.Logger(c, "notifier")
@@ -57,7 +50,7 @@ func main() {
 		Publisher: publisher,
 		Effects: &notify.Effects{
 			Store: store.New(clients.DB, c.Table), Mailer: sender, Now: time.Now, Logger: log,
-			BaseURL: getenv("APP_BASE_URL", "http://localhost:8080"),
+			BaseURL: app.Getenv("APP_BASE_URL", "http://localhost:8080"),
 		},
 		Logger: log,
 	}

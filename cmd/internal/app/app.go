@@ -45,12 +45,7 @@ type Runner struct {
 
 type env struct{ errs []string }
 
-func (e *env) str(name, def string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return def
-}
+func (e *env) str(name, def string) string { return Getenv(name, def) }
 
 func (e *env) int(name string, def int) int {
 	v := os.Getenv(name)
@@ -93,6 +88,14 @@ func (e *env) err() error {
 		return nil
 	}
 	return errors.New("configuration: " + strings.Join(e.errs, "; "))
+}
+
+// Getenv returns the environment variable, or def when it is empty.
+func Getenv(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
 }
 
 // LoadCommon reads DYNAMODB_TABLE_NAME, DYNAMODB_ENDPOINT, AWS_REGION,
