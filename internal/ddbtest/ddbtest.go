@@ -38,9 +38,6 @@ func Main(m *testing.M) {
 	os.Exit(code)
 }
 
-// Endpoint is the DynamoDB Local endpoint of this test binary.
-func Endpoint() string { return endpoint }
-
 // Clients returns clients for the test endpoint.
 func Clients(t testing.TB) *ddb.Clients {
 	t.Helper()

@@ -68,14 +68,6 @@ func Fields(fs []FieldError) error {
 	return &Error{Code: Invalid, Message: "invalid request", Fields: fs}
 }
 
-// Wrap returns an Internal error around err (nil stays nil).
-func Wrap(err error, format string, args ...any) error {
-	if err == nil {
-		return nil
-	}
-	return &Error{Code: Internal, Message: fmt.Sprintf(format, args...), Err: err}
-}
-
 // CodeOf returns the code of the first *Error in err's chain, Internal otherwise.
 func CodeOf(err error) Code {
 	var e *Error

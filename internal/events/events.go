@@ -55,14 +55,6 @@ type Change struct {
 	Old, New map[string]any
 }
 
-// Image is the new image, or the old one for removals.
-func (c Change) Image() map[string]any {
-	if c.New != nil {
-		return c.New
-	}
-	return c.Old
-}
-
 // mapper turns one item type's change into event data, in order.
 type mapper func(c Change) ([]any, error)
 
