@@ -9,9 +9,9 @@ export DYNAMODB_LOCAL_DIR := $(CURDIR)/$(DDB_LOCAL_DIR)
 
 GO       ?= go
 BIN      := bin
-PROGRAMS := writer projector notifier devstack
+PROGRAMS := writer projector notifier devstack loadgen
 
-.PHONY: run build test bench vet fmt-check clean dynamodb-local package deploy
+.PHONY: run build test bench load vet fmt-check clean dynamodb-local package deploy
 
 run: build dynamodb-local
 	$(BIN)/devstack
@@ -38,6 +38,13 @@ vet:
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.local/*')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:" $$out >&2; exit 1; fi
+
+# The load benchmark (see README): the local stack under a seeded mixed
+# workload; LOAD_ARGS are loadgen's flags (bin/loadgen -h lists them).
+LOAD_ARGS ?= -rates 25,100 -step
+
+load: build dynamodb-local
+	$(BIN)/loadgen $(LOAD_ARGS)
 
 bench: dynamodb-local
 	$(GO) test -run '^$$' -bench . -benchmem ./...

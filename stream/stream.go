@@ -137,6 +137,8 @@ type Runner struct {
 	OnBatch func(BatchStats)
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+
+	counters counters
 }
 
 // shardEnd marks a shard whose records have all been delivered.
@@ -364,6 +366,7 @@ func (r *Runner) runShard(ctx context.Context, log *slog.Logger, h Handler, shar
 			continue
 		}
 		backoff = r.RetryBackoff
+		r.counters.recordsRead.Add(int64(len(out.Records)))
 		for _, rec := range out.Records {
 			lr, err := attr.LambdaRecord(rec, r.StreamARN)
 			if err != nil {
@@ -483,7 +486,15 @@ func (r *Runner) deliver(ctx context.Context, log *slog.Logger, h Handler, shard
 // the lowest failed record (0 for a whole-batch failure) and the reason.
 func (r *Runner) call(ctx context.Context, h Handler, shardID string, recs []events.DynamoDBEventRecord, attempt int) (failedAt int, err error) {
 	start := r.Now()
+	r.counters.calls.Add(1)
+	r.counters.iteratorAge.Store(int64(start.Sub(recs[len(recs)-1].Change.ApproximateCreationDateTime.Time)))
 	defer func() {
+		if failedAt >= 0 {
+			r.counters.failedCalls.Add(1)
+			r.counters.handled.Add(int64(failedAt))
+		} else {
+			r.counters.handled.Add(int64(len(recs)))
+		}
 		if r.OnBatch != nil {
 			// As Lambda's IteratorAge: the newest record's age when the
 			// batch is handed to the function, not counting the handler.
@@ -537,6 +548,7 @@ func (r *Runner) checkpoint(ctx context.Context, log *slog.Logger, shardID strin
 	for {
 		err := r.Checkpoints.Put(context.WithoutCancel(ctx), r.Consumer, shardID, rec.Change.SequenceNumber)
 		if err == nil {
+			r.counters.checkpoints.Add(1)
 			return true
 		}
 		log.Error("checkpoint failed; retrying", "err", err)
@@ -563,6 +575,7 @@ func (r *Runner) deadLetter(ctx context.Context, log *slog.Logger, shardID strin
 	for {
 		err := r.DeadLetters.Put(context.WithoutCancel(ctx), dl)
 		if err == nil {
+			r.counters.deadLettered.Add(int64(max(len(recs), 1)))
 			log.Error("records dead-lettered", "records", len(recs), "first", dl.FirstSequenceNumber, "last", dl.LastSequenceNumber, "attempts", attempts, "err", cause)
 			return true
 		}

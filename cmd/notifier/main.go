@@ -54,7 +54,7 @@ func main() {
 		},
 		Logger: log,
 	}
-	app.ServeStream(c, log, "notifier", n.Handle)
+	app.ServeStream(c, clients, log, "notifier", n.Handle)
 }
 
 // eventPublisher is EventBridge when a bus is named (required in Lambda),

@@ -28,7 +28,7 @@ func main() {
 		return
 	}
 	p := &projections.Projector{Store: st, Logger: log}
-	app.ServeStream(c, log, "projector", p.Handle)
+	app.ServeStream(c, clients, log, "projector", p.Handle)
 }
 
 func backfill(st *store.Store, c app.Common, args []string) {

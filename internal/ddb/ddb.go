@@ -27,6 +27,10 @@ type Clients struct {
 	DB      *dynamodb.Client
 	Streams *dynamodbstreams.Client
 	AWS     aws.Config
+	// Requests counts DB's requests, StreamRequests those of Streams.
+	Requests, StreamRequests *Counter
+
+	conf Config
 }
 
 // Local reports whether the config points at a local endpoint.
@@ -57,16 +61,28 @@ func New(ctx context.Context, c Config) (*Clients, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ddb: load AWS config: %w", err)
 	}
-	db := dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) {
+	out := &Clients{AWS: cfg, Requests: &Counter{}, StreamRequests: &Counter{}, conf: c}
+	out.DB = out.NewDB(out.Requests)
+	out.Streams = dynamodbstreams.NewFromConfig(cfg, func(o *dynamodbstreams.Options) {
 		if c.Local() {
 			o.BaseEndpoint = aws.String(c.Endpoint)
+		}
+		o.APIOptions = append(o.APIOptions, out.StreamRequests.Middleware)
+	})
+	return out, nil
+}
+
+// NewDB returns another DynamoDB client on the same configuration whose
+// requests count in counter (nil: not counted): e.g. for a consumer's
+// checkpoint table, so its bookkeeping is counted apart from its data.
+func (c *Clients) NewDB(counter *Counter) *dynamodb.Client {
+	return dynamodb.NewFromConfig(c.AWS, func(o *dynamodb.Options) {
+		if c.conf.Local() {
+			o.BaseEndpoint = aws.String(c.conf.Endpoint)
 			o.DisableValidateResponseChecksum = true
 		}
-	})
-	st := dynamodbstreams.NewFromConfig(cfg, func(o *dynamodbstreams.Options) {
-		if c.Local() {
-			o.BaseEndpoint = aws.String(c.Endpoint)
+		if counter != nil {
+			o.APIOptions = append(o.APIOptions, counter.Middleware)
 		}
 	})
-	return &Clients{DB: db, Streams: st, AWS: cfg}, nil
 }

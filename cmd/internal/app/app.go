@@ -41,6 +41,9 @@ type Runner struct {
 	Bisect          bool
 	PollInterval    time.Duration
 	CheckpointTable string
+	// AdminAddr, when set, is where the consumer serves /metrics and
+	// /healthz (local mode only).
+	AdminAddr string
 }
 
 type env struct{ errs []string }
@@ -126,6 +129,7 @@ func LoadRunner(table string) (Runner, error) {
 		Bisect:          e.bool("STREAM_BISECT", true),
 		PollInterval:    e.dur("STREAM_POLL_INTERVAL", 100*time.Millisecond),
 		CheckpointTable: e.str("STREAM_CHECKPOINT_TABLE", table+"-checkpoints"),
+		AdminAddr:       e.str("ADMIN_ADDR", ""),
 	}
 	if r.BatchSize < 1 || r.BatchSize > 10000 {
 		e.errs = append(e.errs, "STREAM_BATCH_SIZE: want 1..10000")
@@ -157,12 +161,13 @@ func SignalContext() (context.Context, context.CancelFunc) {
 
 // ServeStream runs h: under Lambda via lambda.Start, locally with a stream
 // runner on the table's stream (checkpoints in their own table, dead
-// letters in LOCAL_DIR/deadletters/<consumer>.jsonl).
+// letters in LOCAL_DIR/deadletters/<consumer>.jsonl). clients are the ones
+// h uses: their request counters are part of the consumer's metrics.
 //
 // With the arguments `resubmit FILE`, it instead hands every dead letter in
 // FILE (as written by the runner) to h once, appends the ones that fail
 // again to FILE.failed.jsonl, and exits non-zero if there were any.
-func ServeStream(c Common, log *slog.Logger, consumer string, h stream.Handler) {
+func ServeStream(c Common, clients *ddb.Clients, log *slog.Logger, consumer string, h stream.Handler) {
 	if len(os.Args) == 3 && os.Args[1] == "resubmit" {
 		resubmit(log, h, os.Args[2])
 		return
@@ -177,15 +182,12 @@ func ServeStream(c Common, log *slog.Logger, consumer string, h stream.Handler) 
 	}
 	ctx, stop := SignalContext()
 	defer stop()
-	clients, err := ddb.New(ctx, c.DB)
-	if err != nil {
-		Fatal(log, "clients", err)
-	}
 	arn, err := store.StreamARN(ctx, clients.DB, c.Table)
 	if err != nil {
 		Fatal(log, "find the table's stream (is the table created? `make run` creates it)", err)
 	}
-	cps := &stream.TableCheckpoints{DB: clients.DB, Table: rc.CheckpointTable}
+	cpRequests := &ddb.Counter{}
+	cps := &stream.TableCheckpoints{DB: clients.NewDB(cpRequests), Table: rc.CheckpointTable}
 	if err := cps.CreateTable(ctx); err != nil {
 		Fatal(log, "checkpoint table", err)
 	}
@@ -205,6 +207,12 @@ func ServeStream(c Common, log *slog.Logger, consumer string, h stream.Handler) 
 		prog.add(s)
 	}
 	go prog.report(ctx, log, 30*time.Second)
+	if rc.AdminAddr != "" {
+		m := &metrics{consumer: consumer, runner: r, data: clients.Requests, checkpoints: cpRequests, streams: clients.StreamRequests}
+		if err := serveAdmin(ctx, log, rc.AdminAddr, m); err != nil {
+			Fatal(log, "admin endpoint", err)
+		}
+	}
 	log.Info("consuming stream", "stream", arn, "batchSize", rc.BatchSize, "checkpoints", rc.CheckpointTable)
 	if err := r.Run(ctx, h); err != nil {
 		Fatal(log, "runner", err)

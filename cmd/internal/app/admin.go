@@ -1,0 +1,81 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"syscall"
+	"time"
+
+	"github.com/dynastream/dynastream/internal/ddb"
+	"github.com/dynastream/dynastream/stream"
+)
+
+// Metrics is what a local consumer serves at /metrics: its runner's
+// counters, its DynamoDB requests (data and checkpoints apart) and the CPU
+// time the process used.
+type Metrics struct {
+	Consumer           string       `json:"consumer"`
+	Stream             stream.Stats `json:"stream"`
+	DataRequests       ddb.Counts   `json:"dataRequests"`
+	CheckpointRequests ddb.Counts   `json:"checkpointRequests"`
+	StreamRequests     ddb.Counts   `json:"streamRequests"`
+	CPUSeconds         float64      `json:"cpuSeconds"`
+}
+
+type metrics struct {
+	consumer                   string
+	runner                     *stream.Runner
+	data, checkpoints, streams *ddb.Counter
+}
+
+func (m *metrics) read() Metrics {
+	return Metrics{
+		Consumer: m.consumer, Stream: m.runner.Stats(),
+		DataRequests: m.data.Counts(), CheckpointRequests: m.checkpoints.Counts(), StreamRequests: m.streams.Counts(),
+		CPUSeconds: CPUSeconds(),
+	}
+}
+
+// CPUSeconds is the user and system CPU time this process has used.
+func CPUSeconds() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+}
+
+// serveAdmin serves /metrics and /healthz on addr until ctx ends. It
+// returns once the address is bound, or the reason it cannot be.
+func serveAdmin(ctx context.Context, log *slog.Logger, addr string, m *metrics) error {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(m.read())
+	})
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"status":"ok"}` + "\n"))
+	})
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen on ADMIN_ADDR %s: %w", addr, err)
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		<-ctx.Done()
+		_ = srv.Close()
+	}()
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("admin endpoint stopped", "err", err)
+		}
+	}()
+	log.Info("admin endpoint listening", "addr", ln.Addr().String(), "paths", "/metrics /healthz")
+	return nil
+}

@@ -1,0 +1,229 @@
+package stack
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/dynastream/dynastream/internal/ddb"
+	"github.com/dynastream/dynastream/internal/ddblocal"
+	"github.com/dynastream/dynastream/internal/store"
+	"github.com/dynastream/dynastream/stream"
+)
+
+// Programs are the binaries the stack runs, in start order.
+var Programs = []string{"writer", "projector", "notifier"}
+
+// Options configure Start.
+type Options struct {
+	// BinDir holds the built programs (default "bin").
+	BinDir string
+	// LocalDir holds the outbox and dead letters (default ".local").
+	LocalDir string
+	// Table is the table's name (default "search-room").
+	Table string
+	// DynamoDBPort is DynamoDB Local's port; 0 picks a free one.
+	DynamoDBPort int
+	// WriterAddr is where the writer listens (default "127.0.0.1:8080").
+	WriterAddr string
+	// AdminPorts gives each consumer an admin endpoint (/metrics, /healthz)
+	// on a free loopback port.
+	AdminPorts bool
+	// Env is added to every program's environment (e.g. STREAM_* settings).
+	Env []string
+	// Output receives the programs' logs (default os.Stdout).
+	Output io.Writer
+	Logger *slog.Logger
+}
+
+// Stack is a running local stack.
+type Stack struct {
+	// Endpoint is DynamoDB Local's; Clients are clients for it.
+	Endpoint  string
+	Clients   *ddb.Clients
+	Table     string
+	StreamARN string
+	// WriterURL is the writer's base URL.
+	WriterURL string
+	// Admin maps each consumer to its admin endpoint's base URL (with
+	// AdminPorts).
+	Admin map[string]string
+	// Outbox is the notifier's domain-event file.
+	Outbox string
+
+	ddb    *ddblocal.Server
+	procs  []proc
+	exited chan string
+	log    *slog.Logger
+}
+
+type proc struct {
+	name string
+	cmd  *exec.Cmd
+	done chan struct{}
+}
+
+func (o *Options) defaults() {
+	if o.BinDir == "" {
+		o.BinDir = "bin"
+	}
+	if o.LocalDir == "" {
+		o.LocalDir = ".local"
+	}
+	if o.Table == "" {
+		o.Table = "search-room"
+	}
+	if o.WriterAddr == "" {
+		o.WriterAddr = "127.0.0.1:8080"
+	}
+	if o.Output == nil {
+		o.Output = os.Stdout
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+}
+
+// Start starts DynamoDB Local, creates the table and the checkpoint table
+// (idempotently), starts the programs and waits until the writer answers
+// /healthz. On error, whatever was started is stopped again.
+func Start(ctx context.Context, o Options) (_ *Stack, err error) {
+	o.defaults()
+	for _, name := range Programs {
+		if _, err := os.Stat(filepath.Join(o.BinDir, name)); err != nil {
+			return nil, fmt.Errorf("stack: %s not built in %s (run `make build`): %w", name, o.BinDir, err)
+		}
+	}
+	s := &Stack{Table: o.Table, Admin: map[string]string{}, exited: make(chan string, len(Programs)), log: o.Logger,
+		Outbox: filepath.Join(o.LocalDir, "outbox", "events.jsonl")}
+	defer func() {
+		if err != nil {
+			s.Stop()
+		}
+	}()
+	o.Logger.Info("starting DynamoDB Local", "port", o.DynamoDBPort)
+	if s.ddb, err = ddblocal.Start(ctx, ddblocal.Options{Port: o.DynamoDBPort}); err != nil {
+		return s, err
+	}
+	s.Endpoint = s.ddb.Endpoint
+	if s.Clients, err = ddb.New(ctx, ddb.Config{Endpoint: s.Endpoint}); err != nil {
+		return s, err
+	}
+	if s.StreamARN, err = store.EnsureTable(ctx, s.Clients.DB, o.Table); err != nil {
+		return s, fmt.Errorf("stack: create table: %w", err)
+	}
+	cps := &stream.TableCheckpoints{DB: s.Clients.DB, Table: o.Table + "-checkpoints"}
+	if err := cps.CreateTable(ctx); err != nil {
+		return s, fmt.Errorf("stack: create checkpoint table: %w", err)
+	}
+	o.Logger.Info("table ready", "table", o.Table, "stream", s.StreamARN)
+
+	secret := make([]byte, 16)
+	_, _ = rand.Read(secret)
+	env := append(os.Environ(),
+		"DYNAMODB_TABLE_NAME="+o.Table,
+		"DYNAMODB_ENDPOINT="+s.Endpoint,
+		"DEV_AUTH_SECRET="+hex.EncodeToString(secret),
+		"WRITER_ADDR="+o.WriterAddr,
+		"LOCAL_DIR="+o.LocalDir,
+		"AWS_LAMBDA_RUNTIME_API=", // never Lambda mode here
+	)
+	env = append(env, o.Env...)
+	for _, name := range Programs {
+		penv := env
+		if o.AdminPorts && name != "writer" {
+			port, err := ddblocal.FreePort()
+			if err != nil {
+				return s, fmt.Errorf("stack: admin port: %w", err)
+			}
+			addr := fmt.Sprintf("127.0.0.1:%d", port)
+			penv = append(append([]string(nil), env...), "ADMIN_ADDR="+addr)
+			s.Admin[name] = "http://" + addr
+		}
+		cmd := exec.Command(filepath.Join(o.BinDir, name))
+		cmd.Env = penv
+		cmd.Stdout, cmd.Stderr = o.Output, o.Output
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+		if err := cmd.Start(); err != nil {
+			return s, fmt.Errorf("stack: start %s: %w", name, err)
+		}
+		p := proc{name: name, cmd: cmd, done: make(chan struct{})}
+		s.procs = append(s.procs, p)
+		go func() { _ = cmd.Wait(); close(p.done); s.exited <- name }()
+	}
+	host := o.WriterAddr
+	if strings.HasPrefix(host, ":") {
+		host = "127.0.0.1" + host
+	}
+	s.WriterURL = "http://" + host
+	if err := s.waitHealthy(ctx, s.WriterURL); err != nil {
+		return s, fmt.Errorf("stack: writer did not become healthy: %w", err)
+	}
+	for name, url := range s.Admin {
+		if err := s.waitHealthy(ctx, url); err != nil {
+			return s, fmt.Errorf("stack: %s's admin endpoint: %w", name, err)
+		}
+	}
+	return s, nil
+}
+
+// waitHealthy polls base/healthz until it answers 200.
+func (s *Stack) waitHealthy(ctx context.Context, base string) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		resp, err := http.Get(base + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case name := <-s.exited:
+			s.exited <- name // Exited still reports it
+			return fmt.Errorf("%s exited during start-up", name)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("no answer from %s/healthz after 30 s", base)
+}
+
+// Exited receives the name of a program that exited.
+func (s *Stack) Exited() <-chan string { return s.exited }
+
+// Stop sends SIGTERM to every program, waits up to 5 s, kills whatever is
+// left (with its process group), then stops DynamoDB Local.
+func (s *Stack) Stop() {
+	for _, p := range s.procs {
+		_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	}
+	grace, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, p := range s.procs {
+		select {
+		case <-p.done:
+		case <-grace.Done():
+			s.log.Warn("killing", "program", p.name, "pid", p.cmd.Process.Pid)
+			_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+			<-p.done
+		}
+	}
+	s.procs = nil
+	if s.ddb != nil {
+		_ = s.ddb.Stop()
+		s.ddb = nil
+		s.log.Info("DynamoDB Local stopped")
+	}
+}

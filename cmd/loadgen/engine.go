@@ -1,0 +1,357 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/dynastream/dynastream/cmd/internal/app"
+)
+
+// engine drives phases of load and matches each write to what it derives.
+type engine struct {
+	w        *world
+	obs      *observer
+	events   bool              // the outbox is watched: domain events are expected
+	admin    map[string]string // consumer → admin base URL
+	workers  int
+	drain    time.Duration
+	seed     uint64
+	log      *slog.Logger
+	progress io.Writer
+	tty      bool
+
+	mu      sync.Mutex
+	pending []*op
+	recent  []sample // completed ops' worst lag, for the progress line
+}
+
+type sample struct {
+	at  time.Time
+	lag time.Duration
+}
+
+// phaseStats is what one phase measured.
+type phaseStats struct {
+	mu        sync.Mutex
+	lags      map[string][]time.Duration
+	writer    map[string][]time.Duration
+	errors    map[string]int
+	firstErrs []string
+	ops       int
+	notSent   int
+	lastDone  time.Time // the last write's 2xx
+	lastSeen  time.Time // the last derived item seen
+}
+
+func newPhaseStats() *phaseStats {
+	return &phaseStats{lags: map[string][]time.Duration{}, writer: map[string][]time.Duration{}, errors: map[string]int{}}
+}
+
+// check returns what an op still waits for, by kind ("write" while its
+// own core record has not been seen), and when the last of what it waited
+// for was seen. Lags are recorded in o.lag as they are found.
+func (e *engine) check(o *op) (open []string, seen time.Time) {
+	if !o.linked {
+		l, ok := e.obs.claim(o.key, o.change)
+		if !ok {
+			return []string{"write"}, time.Time{}
+		}
+		o.link, o.linked = l, true
+	}
+	if o.lag == nil {
+		o.lag = map[string]time.Duration{}
+	}
+	at := func(kind string, t time.Time, ok bool) {
+		if !ok {
+			if !slices.Contains(open, kind) {
+				open = append(open, kind)
+			}
+			return
+		}
+		o.lag[kind] = max(o.lag[kind], max(t.Sub(o.done), 0))
+		if t.After(seen) {
+			seen = t
+		}
+	}
+	look := func(kind, key string) {
+		t, ok := e.obs.seen[key]
+		at(kind, t, ok)
+	}
+	if o.combined != "" {
+		look(kindCombined, o.combined)
+	}
+	if o.compat != "" {
+		look(kindCompatibility, o.compat)
+	}
+	if o.activity {
+		look(kindActivity, "act:"+o.link.eventID)
+	}
+	if o.counts {
+		look(kindCounts, "cnt:"+o.link.eventID)
+	}
+	if o.notes > 0 {
+		n := e.obs.notes[o.link.eventID]
+		at(kindNotification, n.lastOr(), n != nil && len(n.users) >= o.notes)
+	}
+	for _, f := range o.mails {
+		look(kindEmail, "mail:"+fmt.Sprintf(f, o.link.eventID))
+	}
+	if e.events && o.link.hasEvents {
+		look(kindEvent, "evt:"+o.link.seq)
+	}
+	return open, seen
+}
+
+func (n *noteCount) lastOr() time.Time {
+	if n == nil {
+		return time.Time{}
+	}
+	return n.last
+}
+
+// match checks the pending ops every few milliseconds until ctx ends.
+func (e *engine) match(ctx context.Context, phases func(int) *phaseStats) {
+	t := time.NewTicker(20 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		e.sweep(phases)
+	}
+}
+
+func (e *engine) sweep(phases func(int) *phaseStats) {
+	e.obs.mu.Lock()
+	defer e.obs.mu.Unlock()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	kept := e.pending[:0]
+	for _, o := range e.pending {
+		open, seen := e.check(o)
+		if len(open) > 0 {
+			kept = append(kept, o)
+			continue
+		}
+		ps := phases(o.phase)
+		ps.mu.Lock()
+		worst := time.Duration(0)
+		for k, d := range o.lag {
+			ps.lags[k] = append(ps.lags[k], d)
+			worst = max(worst, d)
+		}
+		if seen.After(ps.lastSeen) {
+			ps.lastSeen = seen
+		}
+		ps.mu.Unlock()
+		e.recent = append(e.recent, sample{seen, worst})
+	}
+	clear(e.pending[len(kept):])
+	e.pending = kept
+	if cut := time.Now().Add(-5 * time.Second); len(e.recent) > 0 && e.recent[0].at.Before(cut) {
+		i := sort.Search(len(e.recent), func(i int) bool { return !e.recent[i].at.Before(cut) })
+		e.recent = slices.Delete(e.recent, 0, i)
+	}
+}
+
+// pendingOf counts the ops of a phase still waiting for something.
+func (e *engine) pendingOf(phase int) int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	n := 0
+	for _, o := range e.pending {
+		if o.phase == phase {
+			n++
+		}
+	}
+	return n
+}
+
+// missing lists what a phase's ops still lack, by kind ("write" for a
+// write whose own stream record never came).
+func (e *engine) missing(phase int) map[string]int {
+	e.obs.mu.Lock()
+	defer e.obs.mu.Unlock()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := map[string]int{}
+	for _, o := range e.pending {
+		if o.phase == phase {
+			open, _ := e.check(o)
+			for _, k := range open {
+				out[k]++
+			}
+		}
+	}
+	return out
+}
+
+// consumerMetrics reads each consumer's /metrics.
+func (e *engine) consumerMetrics(ctx context.Context) map[string]app.Metrics {
+	out := map[string]app.Metrics{}
+	for name, base := range e.admin {
+		req, err := http.NewRequestWithContext(ctx, "GET", base+"/metrics", nil)
+		if err != nil {
+			continue
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			e.log.Warn("loadgen: read metrics", "consumer", name, "err", err)
+			continue
+		}
+		var m app.Metrics
+		if err := json.NewDecoder(resp.Body).Decode(&m); err == nil {
+			out[name] = m
+		}
+		resp.Body.Close()
+	}
+	return out
+}
+
+// job is one scheduled write.
+type job struct {
+	name string
+	pick uint64
+}
+
+// runPhase sends writes at rate for d, then waits up to the drain time for
+// everything they derive.
+func (e *engine) runPhase(ctx context.Context, idx int, rate float64, d time.Duration, ps *phaseStats) PhaseReport {
+	before := e.consumerMetrics(ctx)
+	rng := rand.New(rand.NewPCG(e.seed, uint64(1000+idx)))
+	total := 0
+	for _, m := range mix {
+		total += m.weight
+	}
+	jobs := make(chan job, max(int(rate), 10)*2)
+	var wg sync.WaitGroup
+	for range e.workers {
+		wg.Go(func() {
+			for j := range jobs {
+				o, err := e.w.run(ctx, j.name, j.pick)
+				if o == nil {
+					o = &op{route: j.name}
+				}
+				ps.mu.Lock()
+				if err != nil {
+					ps.errors[o.route]++
+					if len(ps.firstErrs) < 5 {
+						ps.firstErrs = append(ps.firstErrs, fmt.Sprintf("%s: %v", o.route, err))
+					}
+					ps.mu.Unlock()
+					continue
+				}
+				ps.ops++
+				ps.writer[o.route] = append(ps.writer[o.route], o.done.Sub(o.sent))
+				if o.done.After(ps.lastDone) {
+					ps.lastDone = o.done
+				}
+				ps.mu.Unlock()
+				o.phase = idx
+				e.mu.Lock()
+				e.pending = append(e.pending, o)
+				e.mu.Unlock()
+			}
+		})
+	}
+	start := time.Now()
+	interval := time.Duration(float64(time.Second) / rate)
+	stopProgress := e.startProgress(ctx, idx, rate, d, start, ps)
+	for i := 0; ; i++ {
+		at := start.Add(time.Duration(i) * interval)
+		if at.Sub(start) >= d || ctx.Err() != nil {
+			break
+		}
+		if wait := time.Until(at); wait > 0 {
+			sleep(ctx, wait)
+		}
+		n := rng.IntN(total)
+		var name string
+		for _, m := range mix {
+			if n < m.weight {
+				name = m.name
+				break
+			}
+			n -= m.weight
+		}
+		select {
+		case jobs <- job{name, rng.Uint64()}:
+		default:
+			ps.mu.Lock()
+			ps.notSent++ // the writer is not keeping up: the queue is full
+			ps.mu.Unlock()
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	sent := time.Since(start)
+	drainStart := time.Now()
+	for e.pendingOf(idx) > 0 && time.Since(drainStart) < e.drain && ctx.Err() == nil {
+		sleep(ctx, 20*time.Millisecond)
+	}
+	e.sweep(func(int) *phaseStats { return ps })
+	stopProgress()
+	after := e.consumerMetrics(ctx)
+	return e.report(idx, rate, d, sent, ps, before, after)
+}
+
+// startProgress prints a progress line every two seconds until stopped.
+func (e *engine) startProgress(ctx context.Context, idx int, rate float64, d time.Duration, start time.Time, ps *phaseStats) func() {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(2 * time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				if e.tty {
+					fmt.Fprintln(e.progress)
+				}
+				return
+			case <-t.C:
+			}
+			ps.mu.Lock()
+			ops, errs := ps.ops, 0
+			for _, n := range ps.errors {
+				errs += n
+			}
+			ps.mu.Unlock()
+			e.mu.Lock()
+			var lags []time.Duration
+			cut := time.Now().Add(-2 * time.Second)
+			for _, s := range e.recent {
+				if s.at.After(cut) {
+					lags = append(lags, s.lag)
+				}
+			}
+			pending := len(e.pending)
+			e.mu.Unlock()
+			el := time.Since(start)
+			stage := fmt.Sprintf("%s/%s", el.Truncate(time.Second), d)
+			if el > d {
+				stage = "draining " + (el - d).Truncate(time.Second).String()
+			}
+			line := fmt.Sprintf("phase %d: %.0f writes/s  %s  writes %d (%.1f/s)  errors %d  waiting %d  lag p99 (2 s) %s",
+				idx+1, rate, stage, ops, float64(ops)/min(el, d).Seconds(), errs, pending, ms(percentile(lags, 0.99)))
+			if e.tty {
+				fmt.Fprintf(e.progress, "\r\033[K%s", line)
+			} else {
+				fmt.Fprintln(e.progress, line)
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestShortLoad runs loadgen as `make load` does — the real binaries on a
+// local stack it starts — for a few seconds at a low rate, and checks that
+// every kind of derivation was timed, nothing is missing, and the
+// consumers' request counts came back.
+func TestShortLoad(t *testing.T) {
+	bin := t.TempDir()
+	build := exec.Command("go", "build", "-o", bin+"/", "../writer", "../projector", "../notifier")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		t.Fatalf("build: %v", err)
+	}
+	c, err := parseFlags([]string{"-rates", "30", "-duration", "4s", "-rooms", "6", "-resources", "4", "-locations", "2",
+		"-bin", bin, "-local-dir", t.TempDir(), "-out", filepath.Join(t.TempDir(), "report.json"), "-raw", "500ms"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var progress bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	rep, err := run(ctx, c, slog.New(slog.NewTextHandler(io.Discard, nil)), &progress)
+	if err != nil {
+		t.Fatalf("run: %v\nprogress:\n%s", err, progress.String())
+	}
+	var out bytes.Buffer
+	rep.print(&out)
+	t.Log(out.String())
+	if len(rep.Phases) != 1 {
+		t.Fatalf("%d phases, want 1", len(rep.Phases))
+	}
+	p := rep.Phases[0]
+	if p.Errors != 0 || p.NotSent != 0 || p.Writes < 60 {
+		t.Errorf("writes %d, errors %d, not sent %d: %v", p.Writes, p.Errors, p.NotSent, p.FirstErrors)
+	}
+	if n := sum(p.Missing); n != 0 {
+		t.Errorf("%d derived items missing: %v", n, p.Missing)
+	}
+	for _, k := range kinds {
+		if d := p.Lag[k]; d.N == 0 || d.P50Ms < 0 || d.MaxMs < d.P99Ms || d.P99Ms < d.P50Ms {
+			t.Errorf("lag of %s: %+v", k, d)
+		}
+	}
+	for _, name := range []string{"projector", "notifier"} {
+		cr, ok := p.Consumers[name]
+		if !ok || cr.Records == 0 || cr.DataRequests == 0 || cr.CheckpointRequests == 0 || cr.StreamRequests == 0 {
+			t.Errorf("%s's metrics: %+v (ok %v)", name, cr, ok)
+		}
+	}
+	if rep.DynamoDBLocalWritesPerSec <= 0 {
+		t.Errorf("raw write rate %v", rep.DynamoDBLocalWritesPerSec)
+	}
+	if !strings.Contains(progress.String(), "phase 1: 30 writes/s") {
+		t.Errorf("no progress lines:\n%s", progress.String())
+	}
+	if err := writeJSON(c.out, rep); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(c.out)
+	var back Report
+	if err == nil {
+		err = json.Unmarshal(b, &back)
+	}
+	if err != nil || len(back.Phases) != 1 || back.Phases[0].Writes != p.Writes {
+		t.Errorf("JSON report read back: %v, %+v", err, back.Phases)
+	}
+}

@@ -1,0 +1,386 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/dynastream/dynastream/cmd/internal/app"
+	"github.com/dynastream/dynastream/cmd/internal/stack"
+	"github.com/dynastream/dynastream/internal/ddb"
+	"github.com/dynastream/dynastream/internal/ddblocal"
+	"github.com/dynastream/dynastream/internal/store"
+)
+
+// config is loadgen's configuration, from its flags.
+type config struct {
+	rates      []float64
+	duration   time.Duration
+	step       bool
+	stepBy     float64
+	maxRate    float64
+	kneeLag    time.Duration
+	seed       uint64
+	rooms      int
+	resources  int
+	locations  int
+	workers    int
+	drain      time.Duration
+	out        string
+	bin        string
+	localDir   string
+	env        []string
+	writer     string // a running stack's writer (with dynamodb, table, outbox, admin)
+	dynamodb   string
+	table      string
+	outbox     string
+	admin      map[string]string
+	stackLog   string
+	rawSeconds time.Duration
+}
+
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+func parseFlags(args []string) (config, error) {
+	fs := flag.NewFlagSet("loadgen", flag.ContinueOnError)
+	var c config
+	rates := fs.String("rates", "25,100", "steady phases: writes per second, comma-separated, each for -duration")
+	fs.DurationVar(&c.duration, "duration", 20*time.Second, "how long each phase sends writes")
+	fs.BoolVar(&c.step, "step", false, "after -rates, raise the rate by -step-by until lag p99 passes -knee-lag (the knee)")
+	fs.Float64Var(&c.stepBy, "step-by", 50, "rate increment of -step")
+	fs.Float64Var(&c.maxRate, "max-rate", 1000, "highest rate -step tries")
+	fs.DurationVar(&c.kneeLag, "knee-lag", time.Second, "the lag p99 that ends -step")
+	seed := fs.Uint64("seed", 1, "workload seed: the same seed writes the same sequence")
+	fs.IntVar(&c.rooms, "rooms", 50, "search rooms in the workload")
+	fs.IntVar(&c.resources, "resources", 20, "collaboration resources in the workload")
+	fs.IntVar(&c.locations, "locations", 10, "locations in the workload")
+	fs.IntVar(&c.workers, "workers", 64, "concurrent HTTP clients")
+	fs.DurationVar(&c.drain, "drain", 30*time.Second, "how long to wait after a phase for what it derives")
+	fs.StringVar(&c.out, "out", "", "JSON report path (default .local/load/report-<time>.json)")
+	fs.StringVar(&c.bin, "bin", "bin", "folder of the built programs (local stack)")
+	fs.StringVar(&c.localDir, "local-dir", "", "the local stack's outbox and logs (default .local/load/run-<time>)")
+	var env listFlag
+	fs.Var(&env, "env", "KEY=VALUE for the stack's programs, repeatable (e.g. STREAM_POLL_INTERVAL=50ms)")
+	fs.StringVar(&c.writer, "writer", "", "use a running local stack: its writer's URL (needs -dynamodb, -table, -outbox; -admin for consumer metrics)")
+	fs.StringVar(&c.dynamodb, "dynamodb", "", "the running stack's DynamoDB endpoint")
+	fs.StringVar(&c.table, "table", "search-room", "the running stack's table")
+	fs.StringVar(&c.outbox, "outbox", "", "the running stack's events.jsonl (empty: domain events are not timed)")
+	admin := fs.String("admin", "", "the running stack's consumer admin endpoints: projector=URL,notifier=URL")
+	fs.DurationVar(&c.rawSeconds, "raw", 3*time.Second, "how long to measure DynamoDB Local's raw write rate (0: skip)")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	c.seed, c.env = *seed, env
+	for _, s := range strings.Split(*rates, ",") {
+		if s = strings.TrimSpace(s); s == "" {
+			continue
+		}
+		r, err := strconv.ParseFloat(s, 64)
+		if err != nil || r <= 0 {
+			return c, fmt.Errorf("-rates: %q is not a positive number", s)
+		}
+		c.rates = append(c.rates, r)
+	}
+	c.admin = map[string]string{}
+	for _, kv := range strings.Split(*admin, ",") {
+		if k, v, ok := strings.Cut(strings.TrimSpace(kv), "="); ok {
+			c.admin[k] = strings.TrimRight(v, "/")
+		}
+	}
+	switch {
+	case len(c.rates) == 0 && !c.step:
+		return c, errors.New("nothing to do: give -rates or -step")
+	case c.duration <= 0 || c.drain <= 0:
+		return c, errors.New("-duration and -drain must be positive")
+	case c.rooms < 1 || c.resources < 1 || c.locations < 1 || c.workers < 1:
+		return c, errors.New("-rooms, -resources, -locations and -workers must be at least 1")
+	case c.writer != "" && c.dynamodb == "":
+		return c, errors.New("-writer needs -dynamodb (the observer reads the table's stream)")
+	}
+	stamp := time.Now().Format("20060102-150405")
+	if c.localDir == "" {
+		c.localDir = filepath.Join(".local", "load", "run-"+stamp)
+	}
+	if c.out == "" {
+		c.out = filepath.Join(".local", "load", "report-"+stamp+".json")
+	}
+	return c, nil
+}
+
+func main() {
+	c, err := parseFlags(os.Args[1:])
+	if errors.Is(err, flag.ErrHelp) {
+		return
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "loadgen:", err)
+		os.Exit(2)
+	}
+	ctx, stop := app.SignalContext()
+	defer stop()
+	rep, err := run(ctx, c, log, os.Stderr)
+	if rep != nil {
+		rep.print(os.Stdout)
+		if werr := writeJSON(c.out, rep); werr != nil {
+			fmt.Fprintln(os.Stderr, "loadgen:", werr)
+		} else {
+			fmt.Printf("\nreport: %s\n", c.out)
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "loadgen:", err)
+		os.Exit(1)
+	}
+}
+
+func writeJSON(path string, v any) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+// run starts (or finds) the stack, sets the workload up and runs the phases.
+func run(ctx context.Context, c config, log *slog.Logger, progress io.Writer) (*Report, error) {
+	ctx, abort := context.WithCancelCause(ctx)
+	defer abort(nil)
+	rep := &Report{StartedAt: time.Now().UTC(), Config: map[string]any{
+		"rates": c.rates, "duration": c.duration.String(), "step": c.step, "stepBy": c.stepBy, "seed": c.seed,
+		"rooms": c.rooms, "resources": c.resources, "locations": c.locations, "workers": c.workers, "env": c.env, "mix": mix,
+	}}
+	rep.Machine.CPUs, rep.Machine.OS, rep.Machine.Go = runtime.NumCPU(), runtime.GOOS+"/"+runtime.GOARCH, runtime.Version()
+
+	var clients *ddb.Clients
+	var streamARN, writer, outbox string
+	var exited <-chan string
+	admin := c.admin
+	if c.writer == "" {
+		if err := os.MkdirAll(c.localDir, 0o755); err != nil {
+			return nil, err
+		}
+		logPath := filepath.Join(c.localDir, "stack.log")
+		lf, err := os.Create(logPath)
+		if err != nil {
+			return nil, err
+		}
+		defer lf.Close()
+		port, err := ddblocal.FreePort()
+		if err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(progress, "starting the local stack (logs: %s)\n", logPath)
+		s, err := stack.Start(ctx, stack.Options{
+			BinDir: c.bin, LocalDir: c.localDir, Table: "load", WriterAddr: fmt.Sprintf("127.0.0.1:%d", port),
+			AdminPorts: true, Env: c.env, Output: lf, Logger: slog.New(slog.NewTextHandler(lf, nil)),
+		})
+		if err != nil {
+			return nil, err
+		}
+		defer s.Stop()
+		clients, streamARN, writer, outbox, admin = s.Clients, s.StreamARN, s.WriterURL, s.Outbox, s.Admin
+		exited = s.Exited()
+	} else {
+		var err error
+		if clients, err = ddb.New(ctx, ddb.Config{Endpoint: c.dynamodb}); err != nil {
+			return nil, err
+		}
+		if streamARN, err = store.StreamARN(ctx, clients.DB, c.table); err != nil {
+			return nil, err
+		}
+		writer, outbox = strings.TrimRight(c.writer, "/"), c.outbox
+	}
+
+	if c.rawSeconds > 0 {
+		fmt.Fprintf(progress, "measuring DynamoDB Local's raw write rate for %s\n", c.rawSeconds)
+		r, err := rawWriteRate(ctx, clients.DB, c.rawSeconds)
+		if err != nil {
+			return nil, fmt.Errorf("raw write rate: %w", err)
+		}
+		rep.DynamoDBLocalWritesPerSec = r
+	}
+
+	obs := newObserver(log)
+	octx, cancelObs := context.WithCancel(ctx)
+	defer cancelObs()
+	var bg sync.WaitGroup
+	defer bg.Wait()
+	defer cancelObs()
+	bg.Go(func() {
+		if err := obs.watch(octx, clients, streamARN); err != nil {
+			log.Error("observer", "err", err)
+		}
+	})
+	if outbox != "" {
+		bg.Go(func() { obs.tailOutbox(octx, outbox) })
+	}
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: c.workers, MaxIdleConns: c.workers}, Timeout: 30 * time.Second}
+	w := &world{c: &client{base: writer, http: hc}, tokens: map[string]string{}}
+	e := &engine{w: w, obs: obs, events: outbox != "", admin: admin, workers: c.workers, drain: c.drain, seed: c.seed, log: log, progress: progress, tty: isTerminal(progress)}
+	var phases sync.Map // index → *phaseStats
+	statsOf := func(i int) *phaseStats {
+		v, _ := phases.LoadOrStore(i, newPhaseStats())
+		return v.(*phaseStats)
+	}
+	bg.Go(func() { e.match(octx, statsOf) })
+	if exited != nil {
+		bg.Go(func() {
+			select {
+			case name := <-exited:
+				abort(fmt.Errorf("%s exited; see its log in %s", name, filepath.Join(c.localDir, "stack.log")))
+			case <-octx.Done():
+			}
+		})
+	}
+
+	fmt.Fprintf(progress, "setting up %d rooms, %d resources, %d locations\n", c.rooms, c.resources, c.locations)
+	if err := w.setup(ctx, c.rooms, c.resources, c.locations, c.seed); err != nil {
+		return nil, fmt.Errorf("set-up: %w", err)
+	}
+	// Let the set-up's own derivations settle before measuring.
+	settle(ctx, e, admin, 30*time.Second)
+
+	rates := append([]float64(nil), c.rates...)
+	for i := 0; ctx.Err() == nil; i++ {
+		var rate float64
+		switch {
+		case i < len(rates):
+			rate = rates[i]
+		case c.step:
+			prev := 0.0
+			if i > 0 {
+				prev = rates[i-1]
+			}
+			rate = prev + c.stepBy
+			if rate > c.maxRate {
+				rep.KneeNote = fmt.Sprintf("-max-rate %.0f reached", c.maxRate)
+				return rep, nil
+			}
+			rates = append(rates, rate)
+		default:
+			return rep, nil
+		}
+		fmt.Fprintf(progress, "phase %d: %.0f writes/s for %s\n", i+1, rate, c.duration)
+		p := e.runPhase(ctx, i, rate, c.duration, statsOf(i))
+		rep.Phases = append(rep.Phases, p)
+		kept := p.AchievedRate >= 0.95*p.TargetRate && p.NotSent == 0
+		if kept {
+			rep.WriterMax = max(rep.WriterMax, p.AchievedRate)
+		}
+		ok := kept && p.Errors == 0 && sum(p.Missing) == 0 && p.LagP99Ms <= msf(c.kneeLag)
+		if ok && rate > rep.Knee {
+			rep.Knee = rate
+		}
+		if c.step && i >= len(c.rates)-1 && !ok {
+			switch {
+			case !kept:
+				rep.KneeNote = fmt.Sprintf("at %.0f/s the writer achieved %.1f/s", rate, p.AchievedRate)
+			case sum(p.Missing) > 0:
+				rep.KneeNote = fmt.Sprintf("at %.0f/s %d derived items were still missing %s after the load", rate, sum(p.Missing), c.drain)
+			case p.Errors > 0:
+				rep.KneeNote = fmt.Sprintf("at %.0f/s %d writes failed", rate, p.Errors)
+			default:
+				rep.KneeNote = fmt.Sprintf("at %.0f/s lag p99 was %s", rate, fms(p.LagP99Ms))
+			}
+			return rep, nil
+		}
+		if sum(p.Missing) > 0 {
+			// Start the next phase from a drained pipeline anyway.
+			settle(ctx, e, admin, c.drain)
+		}
+	}
+	return rep, context.Cause(ctx)
+}
+
+// settle waits until the consumers have read everything in the stream:
+// their record counts stop changing and nothing is pending.
+func settle(ctx context.Context, e *engine, admin map[string]string, limit time.Duration) {
+	deadline := time.Now().Add(limit)
+	var last int64 = -1
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		var n int64
+		for _, m := range e.consumerMetrics(ctx) {
+			n += m.Stream.RecordsRead
+		}
+		e.mu.Lock()
+		pending := len(e.pending)
+		e.mu.Unlock()
+		if n == last && pending == 0 {
+			return
+		}
+		last = n
+		sleep(ctx, 500*time.Millisecond)
+	}
+}
+
+// rawWriteRate measures PutItem throughput from 16 clients into a scratch
+// table (no stream), then deletes it.
+func rawWriteRate(ctx context.Context, db *dynamodb.Client, d time.Duration) (float64, error) {
+	name := fmt.Sprintf("loadgen-raw-%d", time.Now().UnixNano())
+	_, err := db.CreateTable(ctx, &dynamodb.CreateTableInput{
+		TableName:            aws.String(name),
+		AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String("PK"), AttributeType: types.ScalarAttributeTypeS}},
+		KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String("PK"), KeyType: types.KeyTypeHash}},
+		BillingMode:          types.BillingModePayPerRequest,
+	})
+	if err != nil {
+		return 0, err
+	}
+	defer db.DeleteTable(context.WithoutCancel(ctx), &dynamodb.DeleteTableInput{TableName: aws.String(name)})
+	var n atomic.Int64
+	var wg sync.WaitGroup
+	end := time.Now().Add(d)
+	var failed atomic.Pointer[error]
+	for w := range 16 {
+		wg.Go(func() {
+			for i := 0; time.Now().Before(end) && ctx.Err() == nil; i++ {
+				_, err := db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(name), Item: map[string]types.AttributeValue{
+					"PK": &types.AttributeValueMemberS{Value: fmt.Sprintf("w%d-%d", w, i)}, "v": &types.AttributeValueMemberS{Value: strings.Repeat("x", 200)},
+				}})
+				if err != nil {
+					failed.Store(&err)
+					return
+				}
+				n.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	if err := failed.Load(); err != nil {
+		return 0, *err
+	}
+	return float64(n.Load()) / d.Seconds(), nil
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

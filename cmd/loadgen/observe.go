@@ -1,0 +1,207 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/dynastream/dynastream/internal/ddb"
+	devents "github.com/dynastream/dynastream/internal/events"
+	"github.com/dynastream/dynastream/internal/notify"
+	"github.com/dynastream/dynastream/internal/store"
+	"github.com/dynastream/dynastream/stream"
+)
+
+// The derivations whose lag is measured.
+const (
+	kindCombined      = "combined"
+	kindCompatibility = "compatibility"
+	kindActivity      = "activity"
+	kindCounts        = "reactionCounts"
+	kindNotification  = "notification"
+	kindEmail         = "email"
+	kindEvent         = "event"
+)
+
+// kinds in report order.
+var kinds = []string{kindCombined, kindCompatibility, kindActivity, kindCounts, kindNotification, kindEmail, kindEvent}
+
+// link is a core record seen on the stream, waiting for the write that made
+// it.
+type link struct {
+	eventID, seq string
+	hasEvents    bool
+}
+
+// observer watches the table's stream (and the notifier's outbox) and
+// remembers when each derived item, side effect and event first appeared.
+// The stream is read by a stream.Runner of its own with a short poll, so an
+// item is seen a few milliseconds after it is written; that delay is part
+// of every lag it measures.
+type observer struct {
+	mu    sync.Mutex
+	links map[string][]link     // core item key + kind → records, in stream order
+	seen  map[string]time.Time  // observation → first time
+	notes map[string]*noteCount // source event id → in-app notifications
+	now   func() time.Time
+	log   *slog.Logger
+}
+
+type noteCount struct {
+	users map[string]bool
+	last  time.Time
+}
+
+func newObserver(log *slog.Logger) *observer {
+	return &observer{links: map[string][]link{}, seen: map[string]time.Time{}, notes: map[string]*noteCount{}, now: time.Now, log: log}
+}
+
+func linkKey(k store.Key, kind string) string { return k.PK + "\x00" + k.SK + "\x00" + kind }
+
+func (o *observer) mark(key string, at time.Time) {
+	if _, ok := o.seen[key]; !ok {
+		o.seen[key] = at
+	}
+}
+
+// handle is the observer's stream handler.
+func (o *observer) handle(_ context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+	at := o.now()
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, rec := range ev.Records {
+		c, err := stream.Decode(rec)
+		if err != nil {
+			o.log.Warn("loadgen: undecodable record", "seq", rec.Change.SequenceNumber, "err", err)
+			continue
+		}
+		if !c.Derived() {
+			if c.Kind != stream.Insert && c.Kind != stream.Modify && c.Kind != stream.Remove {
+				continue
+			}
+			hasEvents := false
+			if pc, err := notify.ToChange(rec); err == nil {
+				evs, err := devents.Map(pc)
+				hasEvents = err == nil && len(evs) > 0
+			}
+			k := store.Key{PK: c.String(store.AttrPK), SK: c.String(store.AttrSK)}
+			lk := linkKey(k, c.Kind.String())
+			o.links[lk] = append(o.links[lk], link{eventID: c.EventID, seq: c.SequenceNumber, hasEvents: hasEvents})
+			continue
+		}
+		if c.Kind == stream.Remove || c.Kind == stream.TTLRemove {
+			continue
+		}
+		pk, sk := c.String(store.AttrPK), c.String(store.AttrSK)
+		switch c.ItemType() {
+		case store.TypeActivity:
+			o.mark("act:"+c.String("activityId"), at)
+		case store.TypeCombinedCriteria:
+			o.mark("comb:"+pk+":"+strings.TrimPrefix(sk, store.SKPrefixCombined), at)
+		case store.TypeCompatibility:
+			o.mark("comp:"+pk+":"+strings.TrimPrefix(sk, store.SKPrefixCompatibility), at)
+		case store.TypeReactionCountMarker:
+			o.mark("cnt:"+strings.TrimPrefix(sk, "COUNTED#"), at)
+		case store.TypeNotification:
+			id := c.String("notificationId")
+			n := o.notes[id]
+			if n == nil {
+				n = &noteCount{users: map[string]bool{}}
+				o.notes[id] = n
+			}
+			if u := c.String("userId"); !n.users[u] {
+				n.users[u] = true
+				n.last = at
+			}
+		case store.TypeIdempotency:
+			if st, ok := c.New["status"].(*types.AttributeValueMemberS); ok && st.Value == "COMPLETED" {
+				o.mark("mail:"+strings.TrimPrefix(pk, "IDEMPOTENCY#"), at)
+			}
+		}
+	}
+	return events.DynamoDBEventResponse{}, nil
+}
+
+// tailOutbox follows the notifier's outbox file (one event per line) until
+// ctx ends, marking each event's record sequence number.
+func (o *observer) tailOutbox(ctx context.Context, path string) {
+	var f *os.File
+	var r *bufio.Reader
+	var partial []byte
+	for ctx.Err() == nil {
+		if f == nil {
+			var err error
+			if f, err = os.Open(path); err != nil {
+				sleep(ctx, 20*time.Millisecond)
+				continue
+			}
+			defer f.Close()
+			r = bufio.NewReaderSize(f, 1<<20)
+		}
+		line, err := r.ReadBytes('\n')
+		if err == io.EOF {
+			partial = append(partial, line...)
+			sleep(ctx, 10*time.Millisecond)
+			continue
+		}
+		if err != nil {
+			o.log.Warn("loadgen: read outbox", "err", err)
+			return
+		}
+		line = append(partial, line...)
+		partial = nil
+		var e struct {
+			SequenceNumber string `json:"sequenceNumber"`
+		}
+		if json.Unmarshal(line, &e) == nil && e.SequenceNumber != "" {
+			at := o.now()
+			o.mu.Lock()
+			o.mark("evt:"+e.SequenceNumber, at)
+			o.mu.Unlock()
+		}
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+}
+
+// watch runs the observer on the table's stream until ctx ends.
+func (o *observer) watch(ctx context.Context, clients *ddb.Clients, streamARN string) error {
+	r := &stream.Runner{
+		Config: stream.Config{
+			StreamARN: streamARN, Consumer: "loadgen-observer", BatchSize: 1000,
+			PollInterval: 5 * time.Millisecond, MaxRetries: stream.Forever, RetryBackoff: 10 * time.Millisecond,
+		},
+		API: clients.Streams, Checkpoints: &stream.MemoryCheckpoints{}, DeadLetters: &stream.MemoryDeadLetters{},
+		Logger: o.log,
+	}
+	return r.Run(ctx, o.handle)
+}
+
+// claim returns the oldest unclaimed core record of an item's change.
+func (o *observer) claim(k store.Key, kind string) (link, bool) {
+	lk := linkKey(k, kind)
+	l := o.links[lk]
+	if len(l) == 0 {
+		return link{}, false
+	}
+	if len(l) == 1 {
+		delete(o.links, lk)
+	} else {
+		o.links[lk] = l[1:]
+	}
+	return l[0], true
+}

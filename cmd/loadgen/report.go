@@ -1,0 +1,260 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/dynastream/dynastream/cmd/internal/app"
+)
+
+// Report is the whole run, as written to the JSON file.
+type Report struct {
+	StartedAt time.Time `json:"startedAt"`
+	Machine   struct {
+		CPUs int    `json:"cpus"`
+		OS   string `json:"os"`
+		Go   string `json:"go"`
+	} `json:"machine"`
+	Config map[string]any `json:"config"`
+	// DynamoDBLocalWritesPerSec is DynamoDB Local's raw PutItem rate from
+	// 16 concurrent clients, measured before the run.
+	DynamoDBLocalWritesPerSec float64       `json:"dynamodbLocalWritesPerSec"`
+	Phases                    []PhaseReport `json:"phases"`
+	// Knee is the highest rate whose lag p99 stayed within 1 s with nothing
+	// missing and the writer keeping up (0: none did); KneeNote says why
+	// the next one failed.
+	Knee     float64 `json:"kneeWritesPerSec"`
+	KneeNote string  `json:"kneeNote,omitempty"`
+	// WriterMax is the highest achieved write rate of a phase in which the
+	// writer kept up (at least 95% of its target).
+	WriterMax float64 `json:"writerMaxWritesPerSec"`
+}
+
+// Dist is a distribution of durations.
+type Dist struct {
+	N     int     `json:"n"`
+	P50Ms float64 `json:"p50Ms"`
+	P99Ms float64 `json:"p99Ms"`
+	MaxMs float64 `json:"maxMs"`
+}
+
+func dist(ds []time.Duration) Dist {
+	if len(ds) == 0 {
+		return Dist{}
+	}
+	return Dist{N: len(ds), P50Ms: msf(percentile(ds, 0.5)), P99Ms: msf(percentile(ds, 0.99)), MaxMs: msf(slices.Max(ds))}
+}
+
+// ConsumerReport is one consumer's work during a phase (its drain included).
+type ConsumerReport struct {
+	Records int64 `json:"records"`
+	// DataRequests are DynamoDB calls on the table; CheckpointRequests
+	// those on the checkpoint table; StreamRequests DynamoDB Streams calls.
+	DataRequests       int64            `json:"dataRequests"`
+	CheckpointRequests int64            `json:"checkpointRequests"`
+	StreamRequests     int64            `json:"streamRequests"`
+	DataByOperation    map[string]int64 `json:"dataRequestsByOperation"`
+	DataPerRecord      float64          `json:"dataRequestsPerRecord"`
+	CheckpointPerRec   float64          `json:"checkpointRequestsPerRecord"`
+	CPUSecondsPer1000  float64          `json:"cpuSecondsPer1000Records"`
+	HandlerCalls       int64            `json:"handlerCalls"`
+	FailedCalls        int64            `json:"failedCalls"`
+	DeadLettered       int64            `json:"deadLettered"`
+}
+
+// PhaseReport is one phase's measurements.
+type PhaseReport struct {
+	TargetRate   float64 `json:"targetWritesPerSec"`
+	Duration     string  `json:"duration"`
+	AchievedRate float64 `json:"achievedWritesPerSec"`
+	Writes       int     `json:"writes"`
+	NotSent      int     `json:"notSent"`
+	Errors       int     `json:"errors"`
+	FirstErrors  []string
+	Writer       map[string]Dist `json:"writerLatencyByRoute"`
+	WriterAll    Dist            `json:"writerLatency"`
+	Lag          map[string]Dist `json:"lagByDerivation"`
+	// LagP99Ms is the largest p99 over the derivations.
+	LagP99Ms float64 `json:"lagP99Ms"`
+	// DrainMs is how long after the last write's 2xx the last derived item
+	// appeared.
+	DrainMs   float64                   `json:"drainMs"`
+	Missing   map[string]int            `json:"missing"`
+	Consumers map[string]ConsumerReport `json:"consumers"`
+}
+
+func (e *engine) report(idx int, rate float64, d, sent time.Duration, ps *phaseStats, before, after map[string]app.Metrics) PhaseReport {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	r := PhaseReport{
+		TargetRate: rate, Duration: d.String(), Writes: ps.ops, NotSent: ps.notSent, FirstErrors: ps.firstErrs,
+		AchievedRate: float64(ps.ops) / sent.Seconds(), Writer: map[string]Dist{}, Lag: map[string]Dist{},
+		Missing: e.missing(idx), Consumers: map[string]ConsumerReport{},
+	}
+	var all []time.Duration
+	for route, ds := range ps.writer {
+		r.Writer[route] = dist(ds)
+		all = append(all, ds...)
+	}
+	r.WriterAll = dist(all)
+	for _, n := range ps.errors {
+		r.Errors += n
+	}
+	for k, ds := range ps.lags {
+		r.Lag[k] = dist(ds)
+		r.LagP99Ms = max(r.LagP99Ms, r.Lag[k].P99Ms)
+	}
+	if !ps.lastSeen.IsZero() && !ps.lastDone.IsZero() {
+		r.DrainMs = msf(max(ps.lastSeen.Sub(ps.lastDone), 0))
+	}
+	for name, a := range after {
+		b := before[name]
+		c := ConsumerReport{
+			Records:            a.Stream.RecordsRead - b.Stream.RecordsRead,
+			DataRequests:       a.DataRequests.Calls - b.DataRequests.Calls,
+			CheckpointRequests: a.CheckpointRequests.Calls - b.CheckpointRequests.Calls,
+			StreamRequests:     a.StreamRequests.Calls - b.StreamRequests.Calls,
+			HandlerCalls:       a.Stream.HandlerCalls - b.Stream.HandlerCalls,
+			FailedCalls:        a.Stream.FailedCalls - b.Stream.FailedCalls,
+			DeadLettered:       a.Stream.DeadLettered - b.Stream.DeadLettered,
+			DataByOperation:    map[string]int64{},
+		}
+		for op, n := range a.DataRequests.ByOp {
+			if d := n - b.DataRequests.ByOp[op]; d > 0 {
+				c.DataByOperation[op] = d
+			}
+		}
+		if c.Records > 0 {
+			c.DataPerRecord = float64(c.DataRequests) / float64(c.Records)
+			c.CheckpointPerRec = float64(c.CheckpointRequests) / float64(c.Records)
+			c.CPUSecondsPer1000 = (a.CPUSeconds - b.CPUSeconds) / float64(c.Records) * 1000
+		}
+		r.Consumers[name] = c
+	}
+	return r
+}
+
+// percentile returns the q-quantile of ds (nearest rank).
+func percentile(ds []time.Duration, q float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	i := int(math.Ceil(q*float64(len(s)))) - 1
+	return s[max(0, min(i, len(s)-1))]
+}
+
+func msf(d time.Duration) float64 { return math.Round(float64(d)/float64(time.Millisecond)*10) / 10 }
+
+func ms(d time.Duration) string {
+	if d >= 10*time.Second {
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	}
+	return fmt.Sprintf("%.0fms", float64(d)/float64(time.Millisecond))
+}
+
+func fms(v float64) string { return ms(time.Duration(v * float64(time.Millisecond))) }
+
+// print writes the human tables.
+func (rep *Report) print(w io.Writer) {
+	fmt.Fprintf(w, "\nmachine: %d CPUs, %s, %s; DynamoDB Local raw PutItem rate: %.0f writes/s (16 clients)\n\n",
+		rep.Machine.CPUs, rep.Machine.OS, rep.Machine.Go, rep.DynamoDBLocalWritesPerSec)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "target/s\tachieved/s\terrors\twriter p50\twriter p99\tlag p50\tlag p99\tlag max\tdrain\tmissing\t")
+	for _, p := range rep.Phases {
+		var p50, mx float64
+		for _, d := range p.Lag {
+			p50, mx = max(p50, d.P50Ms), max(mx, d.MaxMs)
+		}
+		fmt.Fprintf(tw, "%.0f\t%.1f\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n", p.TargetRate, p.AchievedRate, p.Errors+p.NotSent,
+			fms(p.WriterAll.P50Ms), fms(p.WriterAll.P99Ms), fms(p50), fms(p.LagP99Ms), fms(mx), fms(p.DrainMs), sum(p.Missing))
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "\n(lag columns: the worst derivation's p50, p99 and max; below, each one)")
+
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprint(tw, "lag p50 / p99 / max\t")
+	for _, p := range rep.Phases {
+		fmt.Fprintf(tw, "%.0f/s\t", p.TargetRate)
+	}
+	fmt.Fprintln(tw)
+	for _, k := range kinds {
+		fmt.Fprintf(tw, "%s\t", k)
+		for _, p := range rep.Phases {
+			d := p.Lag[k]
+			miss := ""
+			if p.Missing[k] > 0 {
+				miss = fmt.Sprintf(" (%d missing)", p.Missing[k])
+			}
+			if d.N == 0 {
+				fmt.Fprintf(tw, "-%s\t", miss)
+				continue
+			}
+			fmt.Fprintf(tw, "%s / %s / %s%s\t", fms(d.P50Ms), fms(d.P99Ms), fms(d.MaxMs), miss)
+		}
+		fmt.Fprintln(tw)
+	}
+	tw.Flush()
+
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "consumer\ttarget/s\trecords\tdata req/record\tcheckpoint req/record\tCPU s/1000 records\tcalls\tfailed calls\tdead letters\t")
+	for _, name := range []string{"projector", "notifier"} {
+		for _, p := range rep.Phases {
+			c, ok := p.Consumers[name]
+			if !ok {
+				continue
+			}
+			fmt.Fprintf(tw, "%s\t%.0f\t%d\t%.2f\t%.3f\t%.2f\t%d\t%d\t%d\t\n", name, p.TargetRate, c.Records, c.DataPerRecord, c.CheckpointPerRec, c.CPUSecondsPer1000, c.HandlerCalls, c.FailedCalls, c.DeadLettered)
+		}
+	}
+	tw.Flush()
+
+	if len(rep.Phases) > 0 {
+		last := rep.Phases[len(rep.Phases)-1]
+		fmt.Fprintf(w, "\nwriter latency by route at %.0f writes/s (p50 / p99):\n", last.TargetRate)
+		routes := make([]string, 0, len(last.Writer))
+		for r := range last.Writer {
+			routes = append(routes, r)
+		}
+		sort.Strings(routes)
+		for _, r := range routes {
+			d := last.Writer[r]
+			fmt.Fprintf(w, "  %-52s %6d  %s / %s\n", r, d.N, fms(d.P50Ms), fms(d.P99Ms))
+		}
+	}
+	for _, p := range rep.Phases {
+		for _, e := range p.FirstErrors {
+			fmt.Fprintf(w, "error at %.0f/s: %s\n", p.TargetRate, strings.TrimSpace(e))
+		}
+	}
+	if rep.WriterMax > 0 {
+		fmt.Fprintf(w, "\nwriter kept up to %.0f writes/s achieved", rep.WriterMax)
+	}
+	switch {
+	case rep.Knee > 0:
+		fmt.Fprintf(w, "; knee (lag p99 ≤ 1 s, nothing missing): %.0f writes/s", rep.Knee)
+	case len(rep.Phases) > 0:
+		fmt.Fprint(w, "; no phase kept lag p99 within 1 s")
+	}
+	if rep.KneeNote != "" {
+		fmt.Fprintf(w, " (%s)", rep.KneeNote)
+	}
+	fmt.Fprintln(w)
+}
+
+func sum(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
+}

@@ -1,0 +1,51 @@
+package ddb_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+
+	"github.com/dynastream/dynastream/internal/ddb"
+	"github.com/dynastream/dynastream/internal/ddbtest"
+	"github.com/dynastream/dynastream/internal/store"
+)
+
+func TestMain(m *testing.M) { ddbtest.Main(m) }
+
+// Each client counts its own requests by operation: the table's client,
+// the streams client, and a separate client made with NewDB (as the
+// checkpoint store gets).
+func TestCountersCountEachClientApart(t *testing.T) {
+	c, table, arn := ddbtest.Table(t)
+	ctx := context.Background()
+	base := c.Requests.Counts()
+	other := &ddb.Counter{}
+	db2 := c.NewDB(other)
+	for range 3 {
+		if _, err := c.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), Key: store.RoomKey("x").AV()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db2.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), Key: store.RoomKey("x").AV()}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Streams.DescribeStream(ctx, &dynamodbstreams.DescribeStreamInput{StreamArn: aws.String(arn)}); err != nil {
+		t.Fatal(err)
+	}
+	got := c.Requests.Counts()
+	if n := got.ByOp["GetItem"] - base.ByOp["GetItem"]; n != 3 {
+		t.Errorf("table client: %d GetItem calls counted, want 3 (%+v)", n, got)
+	}
+	if got.Attempts < got.Calls || got.Calls-base.Calls != 3 {
+		t.Errorf("table client: %d calls, %d attempts (before: %+v)", got.Calls, got.Attempts, base)
+	}
+	if o := other.Counts(); o.Calls != 1 || o.ByOp["GetItem"] != 1 || o.Attempts != 1 {
+		t.Errorf("NewDB client counted %+v, want one GetItem", o)
+	}
+	if s := c.StreamRequests.Counts(); s.ByOp["DescribeStream"] < 1 {
+		t.Errorf("streams client counted %+v", s)
+	}
+}

@@ -1,0 +1,40 @@
+package stream
+
+import (
+	"sync/atomic"
+	"time"
+)
+
+// Stats are a Runner's counters since it started, for metrics and health.
+type Stats struct {
+	// RecordsRead counts records read from the stream (each once, however
+	// often it is then delivered).
+	RecordsRead int64 `json:"recordsRead"`
+	// HandlerCalls counts calls of the handler, FailedCalls those that
+	// failed (an error, a panic or batch item failures).
+	HandlerCalls int64 `json:"handlerCalls"`
+	FailedCalls  int64 `json:"failedCalls"`
+	// RecordsHandled counts records a handler call finished (a record
+	// delivered again after a retry counts again).
+	RecordsHandled int64 `json:"recordsHandled"`
+	// DeadLettered counts records handed to the dead-letter sink.
+	DeadLettered int64 `json:"deadLettered"`
+	// CheckpointWrites counts checkpoints written.
+	CheckpointWrites int64 `json:"checkpointWrites"`
+	// IteratorAge is the iterator age of the latest handler call.
+	IteratorAge time.Duration `json:"iteratorAgeNs"`
+}
+
+type counters struct {
+	recordsRead, calls, failedCalls, handled, deadLettered, checkpoints, iteratorAge atomic.Int64
+}
+
+// Stats returns the counters so far; it is safe to call while Run runs.
+func (r *Runner) Stats() Stats {
+	c := &r.counters
+	return Stats{
+		RecordsRead: c.recordsRead.Load(), HandlerCalls: c.calls.Load(), FailedCalls: c.failedCalls.Load(),
+		RecordsHandled: c.handled.Load(), DeadLettered: c.deadLettered.Load(), CheckpointWrites: c.checkpoints.Load(),
+		IteratorAge: time.Duration(c.iteratorAge.Load()),
+	}
+}
