@@ -3,11 +3,13 @@ package stream_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log"
 	"log/slog"
 	"os"
 	"os/signal"
+	"sync"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -138,4 +140,44 @@ func ExampleKindOf() {
 	// UNKNOWN_TO_SDK_VERSION -> TTL_REMOVE ROOM#r1 Invite
 	// REMOVE                 -> TTL_REMOVE ROOM#r1 Invite
 	// REMOVE                 -> REMOVE ROOM#r1 Invite
+}
+
+// ExampleKeyed handles a batch's records concurrently by partition key,
+// each key's records in order. The record of ROOM#b fails: its group stops
+// there (ROOM#b's later record waits), ROOM#a runs to its end, and the
+// response names the failed record, so Lambda — or a Runner — delivers
+// again from it.
+func ExampleKeyed() {
+	record := func(seq, pk string) events.DynamoDBEventRecord {
+		return events.DynamoDBEventRecord{EventName: "INSERT", Change: events.DynamoDBStreamRecord{
+			SequenceNumber: seq,
+			Keys:           map[string]events.DynamoDBAttributeValue{"PK": events.NewStringAttribute(pk), "SK": events.NewStringAttribute(seq)},
+		}}
+	}
+	batch := events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{
+		record("101", "ROOM#a"), record("102", "ROOM#b"), record("103", "ROOM#a"), record("104", "ROOM#b"),
+	}}
+
+	var mu sync.Mutex
+	handled := map[string][]string{}
+	h := stream.Keyed{Key: stream.PartitionKey("PK"), Concurrency: 8}.Handler(
+		stream.Each(func(ctx context.Context, r events.DynamoDBEventRecord) error {
+			pk := r.Change.Keys["PK"].String()
+			if r.Change.SequenceNumber == "102" {
+				return errors.New("room b is unreachable")
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			handled[pk] = append(handled[pk], r.Change.SequenceNumber)
+			return nil
+		}))
+
+	resp, _ := h(context.Background(), batch)
+	fmt.Println("ROOM#a:", handled["ROOM#a"])
+	fmt.Println("ROOM#b:", handled["ROOM#b"])
+	fmt.Println("retry from:", resp.BatchItemFailures[0].ItemIdentifier)
+	// Output:
+	// ROOM#a: [101 103]
+	// ROOM#b: []
+	// retry from: 102
 }

@@ -1,0 +1,247 @@
+package stream
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/aws/aws-lambda-go/events"
+)
+
+// KeyFunc returns the key whose records must be handled in order, one after
+// another; records of different keys may be handled at the same time.
+type KeyFunc func(events.DynamoDBEventRecord) string
+
+// PartitionKey keys records by the value of one key attribute — the table's
+// partition key — so that an item collection is handled in stream order,
+// as Lambda does with a ParallelizationFactor above 1. A record without
+// that attribute is keyed by its item (ItemKey).
+func PartitionKey(name string) KeyFunc {
+	return func(r events.DynamoDBEventRecord) string {
+		if v, ok := r.Change.Keys[name]; ok {
+			if s, ok := keyString(v); ok {
+				return s
+			}
+		}
+		return ItemKey(r)
+	}
+}
+
+// ItemKey keys a record by its item: every key attribute, by name. Order per
+// item is the one DynamoDB Streams itself guarantees.
+func ItemKey(r events.DynamoDBEventRecord) string {
+	names := make([]string, 0, len(r.Change.Keys))
+	for n := range r.Change.Keys {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	var b strings.Builder
+	for _, n := range names {
+		s, _ := keyString(r.Change.Keys[n])
+		b.WriteString(n)
+		b.WriteByte('=')
+		b.WriteString(s)
+		b.WriteByte(0)
+	}
+	return b.String()
+}
+
+// keyString is a key attribute's value as text (keys are S, N or B).
+func keyString(v events.DynamoDBAttributeValue) (string, bool) {
+	switch v.DataType() {
+	case events.DataTypeString:
+		return v.String(), true
+	case events.DataTypeNumber:
+		return v.Number(), true
+	case events.DataTypeBinary:
+		return base64.StdEncoding.EncodeToString(v.Binary()), true
+	}
+	return "", false
+}
+
+// Group is a batch's records of one key, in stream order.
+type Group struct {
+	Key     string
+	Records []events.DynamoDBEventRecord
+}
+
+// GroupBy splits records by key. Each group keeps its records' order;
+// groups are ordered by their first record.
+func GroupBy(recs []events.DynamoDBEventRecord, key KeyFunc) []Group {
+	var out []Group
+	at := map[string]int{}
+	for _, r := range recs {
+		k := key(r)
+		i, ok := at[k]
+		if !ok {
+			i = len(out)
+			at[k] = i
+			out = append(out, Group{Key: k})
+		}
+		out[i].Records = append(out[i].Records, r)
+	}
+	return out
+}
+
+// GroupFunc handles one group's records, in order. It returns how many of
+// them, from the first, it finished: done == len(g.Records) means all of
+// them; a smaller done means g.Records[done] failed, for err, and the
+// records after it were left alone (they come again with it).
+type GroupFunc func(ctx context.Context, g Group) (done int, err error)
+
+// Each makes a GroupFunc of a function of one record: a group's records are
+// handled one after another, and the first error (or panic) stops the
+// group there.
+func Each(fn func(ctx context.Context, r events.DynamoDBEventRecord) error) GroupFunc {
+	return func(ctx context.Context, g Group) (int, error) {
+		for i, r := range g.Records {
+			if err := callRecord(ctx, fn, r); err != nil {
+				return i, err
+			}
+		}
+		return len(g.Records), nil
+	}
+}
+
+func callRecord(ctx context.Context, fn func(context.Context, events.DynamoDBEventRecord) error, r events.DynamoDBEventRecord) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("record %s: panic: %v\n%s", r.Change.SequenceNumber, p, debug.Stack())
+		}
+	}()
+	return fn(ctx, r)
+}
+
+// DefaultConcurrency is how many groups Keyed runs at once by default.
+const DefaultConcurrency = 16
+
+// Keyed handles a batch's records grouped by key: the groups run at the
+// same time (at most Concurrency of them), each group's records in stream
+// order; when a record fails, its group stops there — its later records
+// are not handled — while the other groups run to their end. The response
+// reports the first unfinished record of each stopped group, so Lambda (or
+// a Runner) delivers again from the lowest of them: nothing is skipped, and
+// no record is handled before an earlier record of its key has succeeded.
+//
+// This separates scheduling — which records, in what order, how
+// concurrently — from what a record means, which stays in the GroupFunc.
+type Keyed struct {
+	// Key groups the records (default PartitionKey("PK")).
+	Key KeyFunc
+	// Concurrency bounds the groups handled at once (default
+	// DefaultConcurrency).
+	Concurrency int
+}
+
+// Outcome is what became of one group.
+type Outcome struct {
+	Group
+	// Done counts the group's records finished, from the first.
+	Done int
+	// Err says why Records[Done] failed (nil when Done == len(Records)).
+	Err error
+}
+
+// Failed reports whether the group stopped before its end.
+func (o Outcome) Failed() bool { return o.Done < len(o.Records) }
+
+// Result holds a batch's outcomes, one per group, in group order.
+type Result []Outcome
+
+// Run handles recs with fn and returns each group's outcome. A group that
+// panics counts as failed at its first record; a group not yet started when
+// ctx ends fails with ctx's error.
+func (k Keyed) Run(ctx context.Context, recs []events.DynamoDBEventRecord, fn GroupFunc) Result {
+	key := k.Key
+	if key == nil {
+		key = PartitionKey("PK")
+	}
+	limit := k.Concurrency
+	if limit <= 0 {
+		limit = DefaultConcurrency
+	}
+	groups := GroupBy(recs, key)
+	out := make(Result, len(groups))
+	sem := make(chan struct{}, limit)
+	var wg sync.WaitGroup
+	for i, g := range groups {
+		out[i].Group = g
+		if err := ctx.Err(); err != nil {
+			out[i].Err = err
+			continue
+		}
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			out[i].Err = ctx.Err()
+			continue
+		}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			out[i].Done, out[i].Err = callGroup(ctx, fn, g)
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+func callGroup(ctx context.Context, fn GroupFunc, g Group) (done int, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			done, err = 0, fmt.Errorf("group %q: panic: %v\n%s", g.Key, p, debug.Stack())
+		}
+	}()
+	done, err = fn(ctx, g)
+	switch {
+	case done < 0 || done > len(g.Records):
+		return 0, fmt.Errorf("group %q: GroupFunc finished %d of %d records", g.Key, done, len(g.Records))
+	case done < len(g.Records) && err == nil:
+		return done, fmt.Errorf("group %q: stopped at record %d of %d without an error", g.Key, done, len(g.Records))
+	case done == len(g.Records):
+		return done, nil
+	}
+	return done, err
+}
+
+// Failures returns the stopped groups' outcomes.
+func (r Result) Failures() []Outcome {
+	var out []Outcome
+	for _, o := range r {
+		if o.Failed() {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// Err joins the stopped groups' errors (nil when every group finished).
+func (r Result) Err() error {
+	var errs []error
+	for _, o := range r.Failures() {
+		errs = append(errs, fmt.Errorf("record %s (key %q): %w", o.Records[o.Done].Change.SequenceNumber, o.Key, o.Err))
+	}
+	return errors.Join(errs...)
+}
+
+// Response is the Lambda response for the batch: the first unfinished
+// record of each stopped group as a batch item failure.
+func (r Result) Response() events.DynamoDBEventResponse {
+	var resp events.DynamoDBEventResponse
+	for _, o := range r.Failures() {
+		resp.BatchItemFailures = append(resp.BatchItemFailures, events.DynamoDBBatchItemFailure{ItemIdentifier: o.Records[o.Done].Change.SequenceNumber})
+	}
+	return resp
+}
+
+// Handler returns a Handler that runs each batch through fn with Run and
+// answers with the Result's Response; the handler itself never fails.
+func (k Keyed) Handler(fn GroupFunc) Handler {
+	return func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+		return k.Run(ctx, ev.Records, fn).Response(), nil
+	}
+}
