@@ -3,6 +3,7 @@ package infra_test
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -14,17 +15,25 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/dynastream/dynastream/internal/store"
+	"github.com/dynastream/dynastream/stream"
 )
 
 // open parses template.yaml, keeping intrinsic functions readable: Ref X
 // becomes "ref:X", GetAtt X.Y "getatt:X.Y" and Sub S "sub:S", so the checks
 // can see what refers to what (goformation resolves only parameter
-// defaults by itself).
+// defaults by itself). A Ref to a Number parameter becomes its default, as
+// the numeric properties it feeds can hold nothing else (numberRefs checks
+// those refs on the raw template).
 func open(t *testing.T) *cloudformation.Template {
 	t.Helper()
 	tmpl, err := goformation.OpenWithOptions("template.yaml", &intrinsics.ProcessorOptions{
 		IntrinsicHandlerOverrides: map[string]intrinsics.IntrinsicHandler{
-			"Ref": func(_ string, in, _ any) any { return fmt.Sprint("ref:", in) },
+			"Ref": func(_ string, in, tmpl any) any {
+				if p := parameter(tmpl, fmt.Sprint(in)); p["Type"] == "Number" && p["Default"] != nil {
+					return p["Default"]
+				}
+				return fmt.Sprint("ref:", in)
+			},
 			"Fn::GetAtt": func(_ string, in, _ any) any {
 				if parts, ok := in.([]any); ok {
 					s := make([]string, len(parts))
@@ -47,6 +56,14 @@ func open(t *testing.T) *cloudformation.Template {
 		t.Fatalf("parse template.yaml: %v", err)
 	}
 	return tmpl
+}
+
+// parameter returns a parameter's definition from the raw template.
+func parameter(tmpl any, name string) map[string]any {
+	t, _ := tmpl.(map[string]any)
+	ps, _ := t["Parameters"].(map[string]any)
+	p, _ := ps[name].(map[string]any)
+	return p
 }
 
 type keyElem struct{ Name, Type string }
@@ -242,10 +259,67 @@ func TestEventSourceMappings(t *testing.T) {
 			!slices.Contains(queues, deref(m.DestinationConfig.OnFailure.Destination)) {
 			t.Errorf("%s: the on-failure destination is not a queue of the template", name)
 		}
-		if deref(m.StartingPosition) != "TRIM_HORIZON" || m.BatchSize == nil || *m.BatchSize != 100 {
-			t.Errorf("%s: starting position %q, batch size %v", name, deref(m.StartingPosition), m.BatchSize)
+		if deref(m.StartingPosition) != "TRIM_HORIZON" {
+			t.Errorf("%s: starting position %q", name, deref(m.StartingPosition))
 		}
 	}
+}
+
+// The consumers' batching and concurrency are parameters shared by both
+// mappings, named as the mapping's properties and with the local runner's
+// defaults (stream.Default*), so the two modes are configured alike.
+func TestStreamSettingsAreParameters(t *testing.T) {
+	raw := rawTemplate(t)
+	want := map[string]struct {
+		def, min, max float64
+	}{
+		"BatchSize":                      {stream.DefaultBatchSize, 1, 10000},
+		"MaximumBatchingWindowInSeconds": {stream.DefaultBatchWindow, 0, 300},
+		"ParallelizationFactor":          {stream.DefaultParallelizationFactor, 1, 10},
+	}
+	for name, w := range want {
+		p := parameter(raw, name)
+		if p["Type"] != "Number" || p["Default"] != w.def || p["MinValue"] != w.min || p["MaxValue"] != w.max {
+			t.Errorf("parameter %s = %v, want Number, default %v, %v..%v", name, p, w.def, w.min, w.max)
+		}
+	}
+	resources, _ := raw.(map[string]any)["Resources"].(map[string]any)
+	n := 0
+	for rname, r := range resources {
+		res, _ := r.(map[string]any)
+		if res["Type"] != "AWS::Lambda::EventSourceMapping" {
+			continue
+		}
+		n++
+		props, _ := res["Properties"].(map[string]any)
+		for name := range want {
+			if ref, _ := props[name].(map[string]any); ref["Ref"] != name {
+				t.Errorf("%s: %s is %v, want !Ref %s", rname, name, props[name], name)
+			}
+		}
+	}
+	if n != 2 {
+		t.Errorf("%d event source mappings, want 2", n)
+	}
+}
+
+// rawTemplate is template.yaml as plain values, intrinsics untouched (in
+// their long form: !Ref X is {"Ref": "X"}).
+func rawTemplate(t *testing.T) any {
+	t.Helper()
+	b, err := os.ReadFile("template.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := intrinsics.ProcessYAML(b, &intrinsics.ProcessorOptions{NoProcess: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v any
+	if err := json.Unmarshal(j, &v); err != nil {
+		t.Fatal(err)
+	}
+	return v
 }
 
 // TestProjectorFilter evaluates the projector's filter patterns (with the

@@ -5,12 +5,21 @@
 // What a Runner guarantees, as the event source mapping does:
 //   - at-least-once delivery: a record is handed to the handler until the
 //     handler succeeds on it or it is sent to the dead-letter sink;
-//   - per-shard order: records of a shard are delivered in sequence-number
-//     order, one batch at a time; parent shards are drained before their
-//     children start; shards with no parent run in parallel;
+//   - order per partition key: with ParallelizationFactor 1 (the default)
+//     a shard's records are delivered in sequence-number order, one batch at
+//     a time; with up to 10, that many batches of a shard run at once, and
+//     records are spread over them by a hash of their partition key (read
+//     from DescribeStream's key schema), so records of one key are always
+//     delivered in order and never at the same time, as Lambda does; parent
+//     shards are drained before their children start; shards with no parent
+//     run in parallel;
 //   - batches of at most BatchSize records, gathered for at most BatchWindow;
 //   - a handler's BatchItemFailures are honoured: the records before the
-//     lowest failed sequence number are checkpointed, the rest retried;
+//     lowest failed sequence number are finished, the rest retried;
+//   - the checkpoint moves only over records that are all finished (handled
+//     or dead-lettered), whatever order the concurrent batches finish in, so
+//     a crash never skips a record; it is written when it moved, one write
+//     at a time (never per empty poll), and before each retry;
 //   - a failing batch is bisected (when Bisect is set) and retried up to
 //     MaxRetries times with backoff, then its records go to the dead-letter
 //     sink with everything needed to resubmit them (the records themselves);
@@ -24,4 +33,11 @@
 //
 // Handlers must therefore be idempotent: records can come again after a
 // crash, a retry or a redelivery, exactly as in Lambda.
+//
+// Inside one batch, Keyed runs a handler's work concurrently by key (the
+// partition key by default, or a key the consumer chooses), each key's
+// records in order, and stops a key at its first failure while the other
+// keys run to their end; it answers with the partial-batch response, so
+// Lambda and the Runner deliver again from the first unfinished record. It
+// works the same under lambda.Start and under a Runner.
 package stream

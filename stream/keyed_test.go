@@ -40,6 +40,7 @@ type applied struct {
 	order     map[string][]string // key → sequence numbers, first applications
 	done      map[string]bool
 	all       []events.DynamoDBEventRecord // the stream
+	dead      func(seq string) bool        // dead-lettered records count as done (nil: none)
 	violation string
 	running   atomic.Int32
 	peak      atomic.Int32
@@ -57,7 +58,7 @@ func (a *applied) apply(r events.DynamoDBEventRecord) {
 		if earlier.Change.SequenceNumber >= seq {
 			break
 		}
-		if pkOf(earlier) == pkOf(r) && !a.done[earlier.Change.SequenceNumber] && a.violation == "" {
+		if pkOf(earlier) == pkOf(r) && !a.done[earlier.Change.SequenceNumber] && (a.dead == nil || !a.dead(earlier.Change.SequenceNumber)) && a.violation == "" {
 			a.violation = fmt.Sprintf("record %s of key %s applied before the earlier %s", seq, pkOf(r), earlier.Change.SequenceNumber)
 		}
 	}

@@ -7,14 +7,13 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
-
-	"github.com/dynastream/dynastream/attr"
 )
 
 // Handler is a stream consumer: the signature Lambda calls for a DynamoDB
@@ -38,6 +37,14 @@ const (
 const (
 	Forever   = -1
 	NoRetries = -2
+)
+
+// Defaults of the settings that the event source mapping has too (the
+// infra template's parameters take the same defaults; a test checks).
+const (
+	DefaultBatchSize             = 100
+	DefaultParallelizationFactor = 1
+	DefaultBatchWindow           = 0
 )
 
 // Config holds a Runner's settings; zero values take the defaults named.
@@ -67,6 +74,14 @@ type Config struct {
 	StartingPosition string
 	// ShardRefresh is how often the shard list is read again (default 5 s).
 	ShardRefresh time.Duration
+	// ParallelizationFactor is how many batches of one shard are handled at
+	// the same time (1–10, default 1), as the event source mapping's setting
+	// of that name. Records are spread over that many lanes by a hash of
+	// their partition key, so records of one key always share a lane and
+	// are handled in stream order, never at the same time; the checkpoint
+	// moves only over records that are all finished, so a crash never skips
+	// one. With 1, batches are handled one after another.
+	ParallelizationFactor int
 }
 
 func (c *Config) withDefaults() error {
@@ -77,7 +92,7 @@ func (c *Config) withDefaults() error {
 		return errors.New("stream: Consumer is required (it namespaces the checkpoints)")
 	}
 	if c.BatchSize == 0 {
-		c.BatchSize = 100
+		c.BatchSize = DefaultBatchSize
 	}
 	if c.BatchSize < 1 || c.BatchSize > 10000 {
 		return fmt.Errorf("stream: BatchSize %d out of range 1..10000", c.BatchSize)
@@ -109,6 +124,12 @@ func (c *Config) withDefaults() error {
 	if c.ShardRefresh == 0 {
 		c.ShardRefresh = 5 * time.Second
 	}
+	if c.ParallelizationFactor == 0 {
+		c.ParallelizationFactor = DefaultParallelizationFactor
+	}
+	if c.ParallelizationFactor < 1 || c.ParallelizationFactor > 10 {
+		return fmt.Errorf("stream: ParallelizationFactor %d out of range 1..10", c.ParallelizationFactor)
+	}
 	return nil
 }
 
@@ -133,12 +154,16 @@ type Runner struct {
 	Checkpoints Checkpoints
 	DeadLetters DeadLetters
 	Logger      *slog.Logger
-	// OnBatch, if set, is called after every handler call.
+	// OnBatch, if set, is called after every handler call; with a
+	// ParallelizationFactor above 1 it is called from several goroutines.
 	OnBatch func(BatchStats)
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 
 	counters counters
+	// partitionKey is the table's partition key attribute, from
+	// DescribeStream ("" until known: records are then keyed by item).
+	partitionKey atomic.Value
 }
 
 // shardEnd marks a shard whose records have all been delivered.
@@ -230,22 +255,45 @@ func (r *Runner) Run(ctx context.Context, h Handler) error {
 }
 
 func (r *Runner) shards(ctx context.Context) ([]types.Shard, error) {
-	return Shards(ctx, r.API, r.StreamARN)
+	shards, hashKey, err := describe(ctx, r.API, r.StreamARN)
+	if hashKey != "" {
+		r.partitionKey.Store(hashKey)
+	}
+	return shards, err
+}
+
+// keyFunc keys records by the table's partition key once it is known.
+func (r *Runner) keyFunc() KeyFunc {
+	if pk, _ := r.partitionKey.Load().(string); pk != "" {
+		return PartitionKey(pk)
+	}
+	return ItemKey
 }
 
 // Shards lists a stream's shards (every DescribeStream page), parents
 // before their children.
 func Shards(ctx context.Context, api API, streamARN string) ([]types.Shard, error) {
-	var out []types.Shard
+	shards, _, err := describe(ctx, api, streamARN)
+	return shards, err
+}
+
+// describe reads every DescribeStream page: the shards, parents first, and
+// the table's partition key attribute.
+func describe(ctx context.Context, api API, streamARN string) (shards []types.Shard, hashKey string, err error) {
 	var start *string
 	for {
 		res, err := api.DescribeStream(ctx, &dynamodbstreams.DescribeStreamInput{StreamArn: aws.String(streamARN), ExclusiveStartShardId: start})
 		if err != nil {
-			return nil, fmt.Errorf("stream: describe %s: %w", streamARN, err)
+			return nil, hashKey, fmt.Errorf("stream: describe %s: %w", streamARN, err)
 		}
-		out = append(out, res.StreamDescription.Shards...)
+		for _, k := range res.StreamDescription.KeySchema {
+			if k.KeyType == types.KeyTypeHash {
+				hashKey = aws.ToString(k.AttributeName)
+			}
+		}
+		shards = append(shards, res.StreamDescription.Shards...)
 		if start = res.StreamDescription.LastEvaluatedShardId; start == nil {
-			return parentsFirst(out), nil
+			return parentsFirst(shards), hashKey, nil
 		}
 	}
 }
@@ -298,188 +346,12 @@ func (r *Runner) iterator(ctx context.Context, shardID, after string, from types
 	return out.ShardIterator, nil
 }
 
-// runShard reads one shard until it ends (true) or ctx is done (false).
-func (r *Runner) runShard(ctx context.Context, log *slog.Logger, h Handler, shardID, checkpoint string) bool {
-	// lastRead is the position of the newest record read into buf; from is
-	// where to start while it is "".
-	lastRead, from := checkpoint, types.ShardIteratorType(r.StartingPosition)
-	var iter *string
-	var buf []events.DynamoDBEventRecord
-	var firstBuffered time.Time
-	backoff := r.RetryBackoff
-	for ctx.Err() == nil {
-		if iter == nil {
-			var err error
-			if iter, err = r.iterator(ctx, shardID, lastRead, from); err != nil {
-				var trimmed *types.TrimmedDataAccessException
-				if errors.As(err, &trimmed) && lastRead != "" {
-					log.Error("checkpoint is older than the stream's 24 h retention; records were lost before this consumer read them; resuming at TRIM_HORIZON", "checkpoint", lastRead)
-					lastRead, from = "", types.ShardIteratorTypeTrimHorizon
-					continue
-				}
-				log.Error("get shard iterator failed; retrying", "err", err)
-				r.sleep(ctx, &backoff)
-				continue
-			}
-			if iter == nil { // a closed shard with nothing after the position
-				for len(buf) > 0 { // records read before the iterator was renewed
-					n := min(len(buf), r.BatchSize)
-					if !r.deliver(ctx, log, h, shardID, buf[:n]) {
-						return false
-					}
-					buf = buf[n:]
-				}
-				break
-			}
-		}
-		out, err := r.API.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: iter, Limit: aws.Int32(int32(min(1000, r.BatchSize)))})
-		if err != nil {
-			var expired *types.ExpiredIteratorException
-			if errors.As(err, &expired) {
-				log.Info("shard iterator expired; renewing", "after", lastRead)
-				iter = nil
-				continue
-			}
-			var trimmed *types.TrimmedDataAccessException
-			if errors.As(err, &trimmed) {
-				// The iterator points before the oldest record the shard
-				// still has; retrying it can never succeed. Renew it: after
-				// lastRead (GetShardIterator reports a loss if that is
-				// trimmed too), or, when nothing was read yet, at
-				// TRIM_HORIZON, which is not older than where a TRIM_HORIZON
-				// or LATEST iterator pointed. DynamoDB Local does this to an
-				// iterator taken on an empty shard once another table's
-				// write has used the sequence number it points at.
-				log.Warn("shard iterator points before the oldest record; renewing", "after", lastRead, "err", err)
-				if lastRead == "" {
-					from = types.ShardIteratorTypeTrimHorizon
-				}
-				iter = nil
-				r.sleep(ctx, &backoff)
-				continue
-			}
-			if ctx.Err() != nil {
-				break
-			}
-			log.Error("get records failed; retrying", "err", err)
-			r.sleep(ctx, &backoff)
-			continue
-		}
-		backoff = r.RetryBackoff
-		r.counters.recordsRead.Add(int64(len(out.Records)))
-		for _, rec := range out.Records {
-			lr, err := attr.LambdaRecord(rec, r.StreamARN)
-			if err != nil {
-				// Cannot be converted, so cannot be handled: dead-letter it as
-				// it came, in order, rather than drop it.
-				r.deadLetter(ctx, log, shardID, nil, 0, fmt.Errorf("convert record %s: %w", aws.ToString(rec.Dynamodb.SequenceNumber), err))
-				continue
-			}
-			if len(buf) == 0 {
-				firstBuffered = r.Now()
-			}
-			buf = append(buf, lr)
-		}
-		if len(out.Records) > 0 {
-			lastRead = aws.ToString(out.Records[len(out.Records)-1].Dynamodb.SequenceNumber)
-		}
-		iter = out.NextShardIterator
-		ended := iter == nil
-		for len(buf) > 0 && (ended || len(buf) >= r.BatchSize || r.Now().Sub(firstBuffered) >= r.BatchWindow) {
-			n := min(len(buf), r.BatchSize)
-			if !r.deliver(ctx, log, h, shardID, buf[:n]) {
-				return false // ctx ended mid-delivery; the checkpoint says where to resume
-			}
-			buf = buf[n:]
-			firstBuffered = r.Now()
-		}
-		if ended {
-			break
-		}
-		if len(out.Records) == 0 {
-			wait := r.PollInterval
-			if len(buf) > 0 {
-				wait = min(wait, r.BatchWindow-r.Now().Sub(firstBuffered))
-			}
-			select {
-			case <-ctx.Done():
-			case <-time.After(max(wait, time.Millisecond)):
-			}
-		}
-	}
-	if ctx.Err() != nil {
-		return false
-	}
-	if err := r.Checkpoints.Put(context.WithoutCancel(ctx), r.Consumer, shardID, shardEnd); err != nil {
-		log.Error("checkpoint shard end failed", "err", err)
-	}
-	log.Info("shard drained")
-	return true
-}
-
 func (r *Runner) sleep(ctx context.Context, backoff *time.Duration) {
 	select {
 	case <-ctx.Done():
 	case <-time.After(*backoff):
 	}
 	*backoff = min(*backoff*2, 30*time.Second)
-}
-
-// deliver hands a batch to the handler until every record is either handled
-// or dead-lettered, checkpointing as it goes. It returns false when ctx ended
-// first.
-func (r *Runner) deliver(ctx context.Context, log *slog.Logger, h Handler, shardID string, batch []events.DynamoDBEventRecord) bool {
-	type pending struct {
-		recs     []events.DynamoDBEventRecord
-		attempts int
-	}
-	queue := []pending{{recs: batch}}
-	for len(queue) > 0 {
-		p := &queue[0]
-		if p.attempts > 0 {
-			backoff := r.RetryBackoff << min(p.attempts-1, 8)
-			select {
-			case <-ctx.Done():
-				return false
-			case <-time.After(min(backoff, 30*time.Second)):
-			}
-		}
-		p.attempts++
-		failedAt, err := r.call(ctx, h, shardID, p.recs, p.attempts)
-		if failedAt < 0 {
-			if !r.checkpoint(ctx, log, shardID, p.recs[len(p.recs)-1]) {
-				return false
-			}
-			queue = queue[1:]
-			continue
-		}
-		if ctx.Err() != nil {
-			return false
-		}
-		if failedAt > 0 { // records before the lowest failure are done
-			if !r.checkpoint(ctx, log, shardID, p.recs[failedAt-1]) {
-				return false
-			}
-			p.recs = p.recs[failedAt:]
-		}
-		log.Warn("batch failed", "records", len(p.recs), "attempt", p.attempts, "first", p.recs[0].Change.SequenceNumber, "err", err)
-		if r.Bisect && len(p.recs) > 1 {
-			half := len(p.recs) / 2
-			left, right := pending{recs: p.recs[:half]}, pending{recs: p.recs[half:]}
-			queue = append([]pending{left, right}, queue[1:]...)
-			continue
-		}
-		if r.MaxRetries >= 0 && p.attempts > r.MaxRetries {
-			if !r.deadLetter(ctx, log, shardID, p.recs, p.attempts, err) {
-				return false
-			}
-			if !r.checkpoint(ctx, log, shardID, p.recs[len(p.recs)-1]) {
-				return false
-			}
-			queue = queue[1:]
-		}
-	}
-	return true
 }
 
 // call runs the handler once. It returns -1 on success, else the index of
@@ -539,24 +411,6 @@ func safeCall(ctx context.Context, h Handler, ev events.DynamoDBEvent) (resp eve
 		}
 	}()
 	return h(ctx, ev)
-}
-
-// checkpoint records that everything up to rec is done, retrying until it
-// succeeds or ctx ends.
-func (r *Runner) checkpoint(ctx context.Context, log *slog.Logger, shardID string, rec events.DynamoDBEventRecord) bool {
-	backoff := r.RetryBackoff
-	for {
-		err := r.Checkpoints.Put(context.WithoutCancel(ctx), r.Consumer, shardID, rec.Change.SequenceNumber)
-		if err == nil {
-			r.counters.checkpoints.Add(1)
-			return true
-		}
-		log.Error("checkpoint failed; retrying", "err", err)
-		if ctx.Err() != nil {
-			return false
-		}
-		r.sleep(ctx, &backoff)
-	}
 }
 
 // deadLetter hands records to the sink, retrying until it takes them: a

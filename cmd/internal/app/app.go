@@ -35,8 +35,10 @@ type Common struct {
 
 // Runner is the local stream runner's configuration.
 type Runner struct {
-	BatchSize       int
-	BatchWindow     time.Duration
+	BatchSize   int
+	BatchWindow time.Duration
+	// Parallelization is the ParallelizationFactor (1–10).
+	Parallelization int
 	MaxRetries      int
 	Bisect          bool
 	PollInterval    time.Duration
@@ -123,8 +125,9 @@ func LoadCommon() (Common, error) {
 func LoadRunner(table string) (Runner, error) {
 	var e env
 	r := Runner{
-		BatchSize:       e.int("STREAM_BATCH_SIZE", 100),
-		BatchWindow:     e.dur("STREAM_BATCH_WINDOW", 0),
+		BatchSize:       e.int("STREAM_BATCH_SIZE", stream.DefaultBatchSize),
+		BatchWindow:     e.dur("STREAM_BATCH_WINDOW", stream.DefaultBatchWindow*time.Second),
+		Parallelization: e.int("STREAM_PARALLELIZATION_FACTOR", stream.DefaultParallelizationFactor),
 		MaxRetries:      e.int("STREAM_MAX_RETRIES", 3),
 		Bisect:          e.bool("STREAM_BISECT", true),
 		PollInterval:    e.dur("STREAM_POLL_INTERVAL", 100*time.Millisecond),
@@ -133,6 +136,9 @@ func LoadRunner(table string) (Runner, error) {
 	}
 	if r.BatchSize < 1 || r.BatchSize > 10000 {
 		e.errs = append(e.errs, "STREAM_BATCH_SIZE: want 1..10000")
+	}
+	if r.Parallelization < 1 || r.Parallelization > 10 {
+		e.errs = append(e.errs, "STREAM_PARALLELIZATION_FACTOR: want 1..10 (concurrent batches per shard, as Lambda's ParallelizationFactor)")
 	}
 	switch {
 	case r.MaxRetries < -1:
@@ -195,6 +201,7 @@ func ServeStream(c Common, clients *ddb.Clients, log *slog.Logger, consumer stri
 		Config: stream.Config{
 			StreamARN: arn, Consumer: consumer, BatchSize: rc.BatchSize, BatchWindow: rc.BatchWindow,
 			MaxRetries: rc.MaxRetries, Bisect: rc.Bisect, PollInterval: rc.PollInterval,
+			ParallelizationFactor: rc.Parallelization,
 		},
 		API: clients.Streams, Checkpoints: cps,
 		DeadLetters: &stream.FileDeadLetters{Path: filepath.Join(c.LocalDir, "deadletters", consumer+".jsonl")},
@@ -213,7 +220,7 @@ func ServeStream(c Common, clients *ddb.Clients, log *slog.Logger, consumer stri
 			Fatal(log, "admin endpoint", err)
 		}
 	}
-	log.Info("consuming stream", "stream", arn, "batchSize", rc.BatchSize, "checkpoints", rc.CheckpointTable)
+	log.Info("consuming stream", "stream", arn, "batchSize", rc.BatchSize, "parallelizationFactor", rc.Parallelization, "checkpoints", rc.CheckpointTable)
 	if err := r.Run(ctx, h); err != nil {
 		Fatal(log, "runner", err)
 	}

@@ -1,0 +1,412 @@
+package stream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
+
+	"github.com/dynastream/dynastream/attr"
+)
+
+// A shard is read by one reader, which reads ahead (up to a bound) and
+// hands each record to one of ParallelizationFactor lanes, chosen by its
+// partition key. Each lane hands its records to the handler one batch after
+// another, with the retries, bisection and dead letters of deliver. Every
+// record read is tracked in stream order until it is finished (handled or
+// dead-lettered); the checkpoint is the newest record before which every
+// record is finished, so it never passes one that is not.
+type shardRun struct {
+	r       *Runner
+	h       Handler
+	log     *slog.Logger
+	shardID string
+	key     KeyFunc
+	ctx     context.Context
+	limit   int // most records held at once (read and not yet past the checkpoint)
+
+	mu      sync.Mutex
+	cond    *sync.Cond // signalled when records arrive, finish, or ctx ends
+	lanes   [][]events.DynamoDBEventRecord
+	pending []*tracked // read, in stream order, up to the first unfinished one and beyond
+	bySeq   map[string]*tracked
+	done    string // everything up to this sequence number is finished
+	closing bool   // the reader will add nothing more
+	wg      sync.WaitGroup
+
+	cpMu    sync.Mutex // serialises checkpoint writes
+	written string
+	kick    chan struct{}
+	stopCP  chan struct{}
+	cpDone  chan struct{}
+}
+
+type tracked struct {
+	seq      string
+	finished bool
+}
+
+func (r *Runner) newShardRun(ctx context.Context, log *slog.Logger, h Handler, shardID, checkpoint string) *shardRun {
+	pf := r.ParallelizationFactor
+	sr := &shardRun{
+		r: r, h: h, log: log, shardID: shardID, key: r.keyFunc(), ctx: ctx,
+		limit: max(2*pf*r.BatchSize, 1000),
+		lanes: make([][]events.DynamoDBEventRecord, pf), bySeq: map[string]*tracked{},
+		done: checkpoint, written: checkpoint,
+		kick: make(chan struct{}, 1), stopCP: make(chan struct{}), cpDone: make(chan struct{}),
+	}
+	sr.cond = sync.NewCond(&sr.mu)
+	context.AfterFunc(ctx, func() {
+		sr.mu.Lock()
+		sr.cond.Broadcast()
+		sr.mu.Unlock()
+	})
+	for i := range pf {
+		sr.wg.Go(func() { sr.lane(i) })
+	}
+	go sr.checkpointer()
+	return sr
+}
+
+// laneOf picks a record's lane by a hash of its key.
+func (sr *shardRun) laneOf(rec events.DynamoDBEventRecord) int {
+	if len(sr.lanes) == 1 {
+		return 0
+	}
+	h := fnv.New32a()
+	h.Write([]byte(sr.key(rec)))
+	return int(h.Sum32() % uint32(len(sr.lanes)))
+}
+
+// add hands records to their lanes, in stream order, waiting while the
+// shard holds its limit. It returns false when ctx ended first.
+func (sr *shardRun) add(recs []events.DynamoDBEventRecord) bool {
+	sr.mu.Lock()
+	defer sr.mu.Unlock()
+	for _, rec := range recs {
+		for len(sr.pending) >= sr.limit && sr.ctx.Err() == nil {
+			sr.cond.Wait()
+		}
+		if sr.ctx.Err() != nil {
+			return false
+		}
+		t := &tracked{seq: rec.Change.SequenceNumber}
+		sr.pending = append(sr.pending, t)
+		sr.bySeq[t.seq] = t
+		i := sr.laneOf(rec)
+		sr.lanes[i] = append(sr.lanes[i], rec)
+	}
+	sr.cond.Broadcast()
+	return true
+}
+
+// addFinished tracks a record that is already finished (dead-lettered by
+// the reader because it could not be converted).
+func (sr *shardRun) addFinished(seq string) {
+	sr.mu.Lock()
+	defer sr.mu.Unlock()
+	t := &tracked{seq: seq, finished: true}
+	sr.pending = append(sr.pending, t)
+	sr.advance()
+}
+
+// finish marks records finished and moves the checkpoint over every
+// finished record at the head of the stream order.
+func (sr *shardRun) finish(recs []events.DynamoDBEventRecord) {
+	sr.mu.Lock()
+	defer sr.mu.Unlock()
+	for _, rec := range recs {
+		if t, ok := sr.bySeq[rec.Change.SequenceNumber]; ok {
+			t.finished = true
+			delete(sr.bySeq, t.seq)
+		}
+	}
+	sr.advance()
+}
+
+// advance must be called with mu held.
+func (sr *shardRun) advance() {
+	n := 0
+	for n < len(sr.pending) && sr.pending[n].finished {
+		n++
+	}
+	if n == 0 {
+		return
+	}
+	sr.done = sr.pending[n-1].seq
+	clear(sr.pending[:n])
+	sr.pending = sr.pending[n:]
+	sr.cond.Broadcast()
+	select {
+	case sr.kick <- struct{}{}:
+	default:
+	}
+}
+
+// lane hands one lane's records to the handler, a batch at a time, until
+// the shard closes and the lane is empty, or ctx ends.
+func (sr *shardRun) lane(i int) {
+	for {
+		sr.mu.Lock()
+		for len(sr.lanes[i]) == 0 && !sr.closing && sr.ctx.Err() == nil {
+			sr.cond.Wait()
+		}
+		if sr.ctx.Err() != nil || len(sr.lanes[i]) == 0 {
+			sr.mu.Unlock()
+			return
+		}
+		n := min(len(sr.lanes[i]), sr.r.BatchSize)
+		batch := sr.lanes[i][:n:n]
+		sr.lanes[i] = sr.lanes[i][n:]
+		sr.mu.Unlock()
+		if !sr.deliver(batch) {
+			return
+		}
+	}
+}
+
+// close says no more records will come and waits for the lanes to finish
+// what they hold (or for ctx to end). It returns whether every record read
+// is finished.
+func (sr *shardRun) close() bool {
+	sr.mu.Lock()
+	sr.closing = true
+	sr.cond.Broadcast()
+	sr.mu.Unlock()
+	sr.wg.Wait()
+	close(sr.stopCP)
+	<-sr.cpDone
+	sr.writeCheckpoint() // the final position, whatever ctx says
+	sr.mu.Lock()
+	defer sr.mu.Unlock()
+	return len(sr.pending) == 0
+}
+
+// checkpointer writes the checkpoint whenever it moved, one write at a
+// time: finishes that come while a write is under way are folded into the
+// next.
+func (sr *shardRun) checkpointer() {
+	defer close(sr.cpDone)
+	for {
+		select {
+		case <-sr.stopCP:
+			return
+		case <-sr.kick:
+			sr.writeCheckpoint()
+		}
+	}
+}
+
+// writeCheckpoint writes the current position if it moved, retrying until
+// it succeeds or ctx ends.
+func (sr *shardRun) writeCheckpoint() bool {
+	sr.cpMu.Lock()
+	defer sr.cpMu.Unlock()
+	backoff := sr.r.RetryBackoff
+	for {
+		sr.mu.Lock()
+		target := sr.done
+		sr.mu.Unlock()
+		if target == "" || target == sr.written {
+			return true
+		}
+		err := sr.r.Checkpoints.Put(context.WithoutCancel(sr.ctx), sr.r.Consumer, sr.shardID, target)
+		if err == nil {
+			sr.written = target
+			sr.r.counters.checkpoints.Add(1)
+			continue // it may have moved meanwhile
+		}
+		sr.log.Error("checkpoint failed; retrying", "err", err)
+		if sr.ctx.Err() != nil {
+			return false
+		}
+		sr.r.sleep(sr.ctx, &backoff)
+	}
+}
+
+// deliver hands a batch to the handler until every record is either handled
+// or dead-lettered, marking them finished as it goes. It returns false when
+// ctx ended first.
+func (sr *shardRun) deliver(batch []events.DynamoDBEventRecord) bool {
+	r, ctx, log := sr.r, sr.ctx, sr.log
+	type pending struct {
+		recs     []events.DynamoDBEventRecord
+		attempts int
+	}
+	queue := []pending{{recs: batch}}
+	for len(queue) > 0 {
+		p := &queue[0]
+		if p.attempts > 0 {
+			backoff := r.RetryBackoff << min(p.attempts-1, 8)
+			select {
+			case <-ctx.Done():
+				return false
+			case <-time.After(min(backoff, 30*time.Second)):
+			}
+		}
+		p.attempts++
+		failedAt, err := r.call(ctx, sr.h, sr.shardID, p.recs, p.attempts)
+		if failedAt < 0 {
+			sr.finish(p.recs)
+			queue = queue[1:]
+			continue
+		}
+		if ctx.Err() != nil {
+			return false
+		}
+		if failedAt > 0 { // records before the lowest failure are done
+			sr.finish(p.recs[:failedAt])
+			p.recs = p.recs[failedAt:]
+		}
+		// Before a retry, the checkpoint moves up to the failure, as
+		// Lambda's does.
+		sr.writeCheckpoint()
+		log.Warn("batch failed", "records", len(p.recs), "attempt", p.attempts, "first", p.recs[0].Change.SequenceNumber, "err", err)
+		if r.Bisect && len(p.recs) > 1 {
+			half := len(p.recs) / 2
+			left, right := pending{recs: p.recs[:half]}, pending{recs: p.recs[half:]}
+			queue = append([]pending{left, right}, queue[1:]...)
+			continue
+		}
+		if r.MaxRetries >= 0 && p.attempts > r.MaxRetries {
+			if !r.deadLetter(ctx, log, sr.shardID, p.recs, p.attempts, err) {
+				return false
+			}
+			sr.finish(p.recs)
+			sr.writeCheckpoint()
+			queue = queue[1:]
+		}
+	}
+	return true
+}
+
+// runShard reads one shard until it ends (true) or ctx is done (false).
+func (r *Runner) runShard(ctx context.Context, log *slog.Logger, h Handler, shardID, checkpoint string) bool {
+	sr := r.newShardRun(ctx, log, h, shardID, checkpoint)
+	// lastRead is the position of the newest record read; from is where to
+	// start while it is "".
+	lastRead, from := checkpoint, types.ShardIteratorType(r.StartingPosition)
+	var iter *string
+	var buf []events.DynamoDBEventRecord // gathered for the batch window
+	var firstBuffered time.Time
+	backoff := r.RetryBackoff
+	ended := false
+	for ctx.Err() == nil && !ended {
+		if iter == nil {
+			var err error
+			if iter, err = r.iterator(ctx, shardID, lastRead, from); err != nil {
+				var trimmed *types.TrimmedDataAccessException
+				if errors.As(err, &trimmed) && lastRead != "" {
+					log.Error("checkpoint is older than the stream's 24 h retention; records were lost before this consumer read them; resuming at TRIM_HORIZON", "checkpoint", lastRead)
+					lastRead, from = "", types.ShardIteratorTypeTrimHorizon
+					continue
+				}
+				log.Error("get shard iterator failed; retrying", "err", err)
+				r.sleep(ctx, &backoff)
+				continue
+			}
+			if iter == nil { // a closed shard with nothing after the position
+				ended = true
+				break
+			}
+		}
+		out, err := r.API.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: iter, Limit: aws.Int32(1000)})
+		if err != nil {
+			var expired *types.ExpiredIteratorException
+			if errors.As(err, &expired) {
+				log.Info("shard iterator expired; renewing", "after", lastRead)
+				iter = nil
+				continue
+			}
+			var trimmed *types.TrimmedDataAccessException
+			if errors.As(err, &trimmed) {
+				// The iterator points before the oldest record the shard
+				// still has; retrying it can never succeed. Renew it: after
+				// lastRead (GetShardIterator reports a loss if that is
+				// trimmed too), or, when nothing was read yet, at
+				// TRIM_HORIZON, which is not older than where a TRIM_HORIZON
+				// or LATEST iterator pointed. DynamoDB Local does this to an
+				// iterator taken on an empty shard once another table's
+				// write has used the sequence number it points at.
+				log.Warn("shard iterator points before the oldest record; renewing", "after", lastRead, "err", err)
+				if lastRead == "" {
+					from = types.ShardIteratorTypeTrimHorizon
+				}
+				iter = nil
+				r.sleep(ctx, &backoff)
+				continue
+			}
+			if ctx.Err() != nil {
+				break
+			}
+			log.Error("get records failed; retrying", "err", err)
+			r.sleep(ctx, &backoff)
+			continue
+		}
+		backoff = r.RetryBackoff
+		r.counters.recordsRead.Add(int64(len(out.Records)))
+		for _, rec := range out.Records {
+			lr, err := attr.LambdaRecord(rec, r.StreamARN)
+			if err != nil {
+				// Cannot be converted, so cannot be handled: dead-letter it
+				// (as it came) rather than drop it. The records before it
+				// go to their lanes first, so the shard's order holds.
+				if len(buf) > 0 && !sr.add(buf) {
+					break
+				}
+				buf = nil
+				seq := aws.ToString(rec.Dynamodb.SequenceNumber)
+				if !r.deadLetter(ctx, log, shardID, nil, 0, fmt.Errorf("convert record %s: %w", seq, err)) {
+					break
+				}
+				sr.addFinished(seq)
+				continue
+			}
+			if len(buf) == 0 {
+				firstBuffered = r.Now()
+			}
+			buf = append(buf, lr)
+		}
+		if len(out.Records) > 0 {
+			lastRead = aws.ToString(out.Records[len(out.Records)-1].Dynamodb.SequenceNumber)
+		}
+		iter = out.NextShardIterator
+		ended = iter == nil
+		if len(buf) > 0 && (ended || len(buf) >= r.BatchSize || r.Now().Sub(firstBuffered) >= r.BatchWindow) {
+			if !sr.add(buf) {
+				break
+			}
+			buf = nil
+		}
+		if !ended && len(out.Records) == 0 {
+			wait := r.PollInterval
+			if len(buf) > 0 {
+				wait = min(wait, r.BatchWindow-r.Now().Sub(firstBuffered))
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(max(wait, time.Millisecond)):
+			}
+		}
+	}
+	if ended && len(buf) > 0 { // records read before the iterator was renewed
+		sr.add(buf)
+	}
+	allDone := sr.close()
+	if ctx.Err() != nil || !ended || !allDone {
+		return false
+	}
+	if err := r.Checkpoints.Put(context.WithoutCancel(ctx), r.Consumer, shardID, shardEnd); err != nil {
+		log.Error("checkpoint shard end failed", "err", err)
+	}
+	log.Info("shard drained")
+	return true
+}
