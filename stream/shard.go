@@ -288,6 +288,10 @@ func (sr *shardRun) deliver(batch []events.DynamoDBEventRecord) bool {
 	return true
 }
 
+// fullRead is GetRecords' largest page: a read that fills it means more
+// records are waiting.
+const fullRead = 1000
+
 // runShard reads one shard until it ends (true) or ctx is done (false).
 func (r *Runner) runShard(ctx context.Context, log *slog.Logger, h Handler, shardID, checkpoint string) bool {
 	sr := r.newShardRun(ctx, log, h, shardID, checkpoint)
@@ -318,7 +322,7 @@ func (r *Runner) runShard(ctx context.Context, log *slog.Logger, h Handler, shar
 				break
 			}
 		}
-		out, err := r.API.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: iter, Limit: aws.Int32(1000)})
+		out, err := r.API.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: iter, Limit: aws.Int32(fullRead)})
 		if err != nil {
 			var expired *types.ExpiredIteratorException
 			if errors.As(err, &expired) {
@@ -386,7 +390,10 @@ func (r *Runner) runShard(ctx context.Context, log *slog.Logger, h Handler, shar
 			}
 			buf = nil
 		}
-		if !ended && len(out.Records) == 0 {
+		// Read again at once only after a full read (a backlog); otherwise
+		// wait for the poll interval, as Lambda polls a few times a second:
+		// reading ahead must not turn into reading the shard in a loop.
+		if !ended && len(out.Records) < fullRead {
 			wait := r.PollInterval
 			if len(buf) > 0 {
 				wait = min(wait, r.BatchWindow-r.Now().Sub(firstBuffered))

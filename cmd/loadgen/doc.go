@@ -7,7 +7,7 @@
 // appear: combined criteria, compatibility, activity entries, reaction
 // counts, in-app notifications, e-mails (their idempotency records reaching
 // COMPLETED) and domain events (the notifier's outbox). It sees them by
-// reading the table's own stream with a stream.Runner of its own (5 ms
+// reading the table's own stream with a stream.Runner of its own (20 ms
 // poll) and by following the outbox file, and matches each to its write
 // through the ids the stream derives them from (the source record's
 // eventID, the criteria version's timestamp). A phase then waits for the

@@ -344,8 +344,12 @@ func (e *engine) startProgress(ctx context.Context, idx int, rate float64, d tim
 			if el > d {
 				stage = "draining " + (el - d).Truncate(time.Second).String()
 			}
-			line := fmt.Sprintf("phase %d: %.0f writes/s  %s  writes %d (%.1f/s)  errors %d  waiting %d  lag p99 (2 s) %s",
-				idx+1, rate, stage, ops, float64(ops)/min(el, d).Seconds(), errs, pending, ms(percentile(lags, 0.99)))
+			name := fmt.Sprintf("phase %d", idx+1)
+			if idx < 0 {
+				name = "warm-up"
+			}
+			line := fmt.Sprintf("%s: %.0f writes/s  %s  writes %d (%.1f/s)  errors %d  waiting %d  lag p99 (2 s) %s",
+				name, rate, stage, ops, float64(ops)/min(el, d).Seconds(), errs, pending, ms(percentile(lags, 0.99)))
 			if e.tty {
 				fmt.Fprintf(e.progress, "\r\033[K%s", line)
 			} else {

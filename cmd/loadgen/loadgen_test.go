@@ -26,7 +26,7 @@ func TestShortLoad(t *testing.T) {
 		t.Fatalf("build: %v", err)
 	}
 	c, err := parseFlags([]string{"-rates", "30", "-duration", "4s", "-rooms", "6", "-resources", "4", "-locations", "2",
-		"-bin", bin, "-local-dir", t.TempDir(), "-out", filepath.Join(t.TempDir(), "report.json"), "-raw", "500ms"})
+		"-bin", bin, "-local-dir", t.TempDir(), "-out", filepath.Join(t.TempDir(), "report.json"), "-raw", "500ms", "-warmup", "1s"})
 	if err != nil {
 		t.Fatal(err)
 	}

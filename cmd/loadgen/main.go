@@ -52,8 +52,8 @@ type config struct {
 	table      string
 	outbox     string
 	admin      map[string]string
-	stackLog   string
 	rawSeconds time.Duration
+	warmup     time.Duration
 }
 
 type listFlag []string
@@ -87,6 +87,7 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&c.outbox, "outbox", "", "the running stack's events.jsonl (empty: domain events are not timed)")
 	admin := fs.String("admin", "", "the running stack's consumer admin endpoints: projector=URL,notifier=URL")
 	fs.DurationVar(&c.rawSeconds, "raw", 3*time.Second, "how long to measure DynamoDB Local's raw write rate (0: skip)")
+	fs.DurationVar(&c.warmup, "warmup", 15*time.Second, "an unreported phase at the first rate before measuring, so the JVM under DynamoDB Local has compiled its hot paths (0: none)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -170,7 +171,7 @@ func run(ctx context.Context, c config, log *slog.Logger, progress io.Writer) (*
 	ctx, abort := context.WithCancelCause(ctx)
 	defer abort(nil)
 	rep := &Report{StartedAt: time.Now().UTC(), Config: map[string]any{
-		"rates": c.rates, "duration": c.duration.String(), "step": c.step, "stepBy": c.stepBy, "seed": c.seed,
+		"rates": c.rates, "duration": c.duration.String(), "warmup": c.warmup.String(), "step": c.step, "stepBy": c.stepBy, "seed": c.seed,
 		"rooms": c.rooms, "resources": c.resources, "locations": c.locations, "workers": c.workers, "env": c.env, "mix": mix,
 	}}
 	rep.Machine.CPUs, rep.Machine.OS, rep.Machine.Go = runtime.NumCPU(), runtime.GOOS+"/"+runtime.GOARCH, runtime.Version()
@@ -263,6 +264,15 @@ func run(ctx context.Context, c config, log *slog.Logger, progress io.Writer) (*
 	}
 	// Let the set-up's own derivations settle before measuring.
 	settle(ctx, e, admin, 30*time.Second)
+	if c.warmup > 0 && ctx.Err() == nil {
+		rate := 50.0
+		if len(c.rates) > 0 {
+			rate = c.rates[0]
+		}
+		fmt.Fprintf(progress, "warm-up: %.0f writes/s for %s (not reported)\n", rate, c.warmup)
+		e.runPhase(ctx, -1, rate, c.warmup, statsOf(-1))
+		settle(ctx, e, admin, c.drain)
+	}
 
 	rates := append([]float64(nil), c.rates...)
 	for i := 0; ctx.Err() == nil; i++ {
@@ -324,7 +334,9 @@ func settle(ctx context.Context, e *engine, admin map[string]string, limit time.
 	for time.Now().Before(deadline) && ctx.Err() == nil {
 		var n int64
 		for _, m := range e.consumerMetrics(ctx) {
-			n += m.Stream.RecordsRead
+			if m.Stream != nil {
+				n += m.Stream.RecordsRead
+			}
 		}
 		e.mu.Lock()
 		pending := len(e.pending)

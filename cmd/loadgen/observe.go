@@ -44,9 +44,10 @@ type link struct {
 
 // observer watches the table's stream (and the notifier's outbox) and
 // remembers when each derived item, side effect and event first appeared.
-// The stream is read by a stream.Runner of its own with a short poll, so an
-// item is seen a few milliseconds after it is written; that delay is part
-// of every lag it measures.
+// The stream is read by a stream.Runner of its own with a 20 ms poll, so an
+// item is seen up to about 20 ms after it is written; that delay is part of
+// every lag it measures (a shorter poll would load DynamoDB Local, which the
+// measured stack shares, with GetRecords calls).
 type observer struct {
 	mu    sync.Mutex
 	links map[string][]link     // core item key + kind → records, in stream order
@@ -183,7 +184,7 @@ func (o *observer) watch(ctx context.Context, clients *ddb.Clients, streamARN st
 	r := &stream.Runner{
 		Config: stream.Config{
 			StreamARN: streamARN, Consumer: "loadgen-observer", BatchSize: 1000,
-			PollInterval: 5 * time.Millisecond, MaxRetries: stream.Forever, RetryBackoff: 10 * time.Millisecond,
+			PollInterval: 20 * time.Millisecond, MaxRetries: stream.Forever, RetryBackoff: 10 * time.Millisecond,
 		},
 		API: clients.Streams, Checkpoints: &stream.MemoryCheckpoints{}, DeadLetters: &stream.MemoryDeadLetters{},
 		Logger: o.log,

@@ -87,6 +87,11 @@ type PhaseReport struct {
 	DrainMs   float64                   `json:"drainMs"`
 	Missing   map[string]int            `json:"missing"`
 	Consumers map[string]ConsumerReport `json:"consumers"`
+	// The writer's DynamoDB requests per write and CPU seconds per 1,000
+	// writes (from its /metrics), for the budget the stack shares.
+	WriterRequestsPerWrite float64          `json:"writerRequestsPerWrite,omitempty"`
+	WriterByOperation      map[string]int64 `json:"writerRequestsByOperation,omitempty"`
+	WriterCPUPer1000       float64          `json:"writerCpuSecondsPer1000Writes,omitempty"`
 }
 
 func (e *engine) report(idx int, rate float64, d, sent time.Duration, ps *phaseStats, before, after map[string]app.Metrics) PhaseReport {
@@ -115,6 +120,19 @@ func (e *engine) report(idx int, rate float64, d, sent time.Duration, ps *phaseS
 	}
 	for name, a := range after {
 		b := before[name]
+		if a.Stream == nil || b.Stream == nil {
+			if name == "writer" && ps.ops > 0 {
+				r.WriterRequestsPerWrite = float64(a.DataRequests.Calls-b.DataRequests.Calls) / float64(ps.ops)
+				r.WriterCPUPer1000 = (a.CPUSeconds - b.CPUSeconds) / float64(ps.ops) * 1000
+				r.WriterByOperation = map[string]int64{}
+				for op, n := range a.DataRequests.ByOp {
+					if d := n - b.DataRequests.ByOp[op]; d > 0 {
+						r.WriterByOperation[op] = d
+					}
+				}
+			}
+			continue
+		}
 		c := ConsumerReport{
 			Records:            a.Stream.RecordsRead - b.Stream.RecordsRead,
 			DataRequests:       a.DataRequests.Calls - b.DataRequests.Calls,
@@ -214,6 +232,11 @@ func (rep *Report) print(w io.Writer) {
 				continue
 			}
 			fmt.Fprintf(tw, "%s\t%.0f\t%d\t%.2f\t%.3f\t%.2f\t%d\t%d\t%d\t\n", name, p.TargetRate, c.Records, c.DataPerRecord, c.CheckpointPerRec, c.CPUSecondsPer1000, c.HandlerCalls, c.FailedCalls, c.DeadLettered)
+		}
+	}
+	for _, p := range rep.Phases {
+		if p.WriterRequestsPerWrite > 0 {
+			fmt.Fprintf(tw, "writer\t%.0f\t%d writes\t%.2f per write\t\t%.2f per 1000 writes\t\t\t\t\n", p.TargetRate, p.Writes, p.WriterRequestsPerWrite, p.WriterCPUPer1000)
 		}
 	}
 	tw.Flush()

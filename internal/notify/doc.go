@@ -5,6 +5,14 @@
 // records whose events or effects failed as batch item failures, so
 // nothing is lost.
 //
+// Scheduling is stream.Keyed's: records are grouped by partition key and the
+// groups run concurrently, each in stream order and stopped at its first
+// failure. The reads the side effects need are made once per batch, the
+// in-app notifications written in shared batch writes, and the events
+// published in one call, in stream order. Events of one key may reach
+// EventBridge out of order after a retry (EventBridge keeps no order
+// anyway): their envelope's sequenceNumber orders them.
+//
 // Delivery: events at least once — their ids come from the record's
 // eventID, so a redelivered record republishes the same ids and consumers
 // dedupe; e-mails at most once per (source change, recipient), guarded by

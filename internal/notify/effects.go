@@ -7,6 +7,7 @@ import (
 	"html"
 	"log/slog"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/dynastream/dynastream/internal/collab"
@@ -47,46 +48,181 @@ type delivery struct {
 	message *mail.Message // nil: no e-mail (opted out or no address)
 }
 
-// Apply carries out a change's side effects.
-func (e *Effects) Apply(ctx context.Context, c stream.Change) error {
+// subject is the collaboration entity a change is about, decoded once.
+type subject struct {
+	invite   *collab.Invite
+	comment  *collab.Comment
+	reaction *collab.Reaction
+}
+
+// subjectOf decodes what a change's side effects are about; ok is false for
+// a change that has none (not an insert, derived, or another item type).
+func subjectOf(c stream.Change) (subject, bool, error) {
 	if c.Derived() || c.Kind != stream.Insert {
-		return nil
+		return subject{}, false, nil
 	}
-	var ds []delivery
-	var err error
+	var s subject
+	var v any
 	switch c.ItemType() {
 	case store.TypeInvite:
-		ds, err = e.invite(ctx, c)
+		s.invite = &collab.Invite{}
+		v = s.invite
 	case store.TypeComment:
-		ds, err = e.comment(ctx, c)
+		s.comment = &collab.Comment{}
+		v = s.comment
 	case store.TypeReaction:
-		ds, err = e.reaction(ctx, c)
+		s.reaction = &collab.Reaction{}
+		v = s.reaction
 	default:
-		return nil
+		return subject{}, false, nil
 	}
+	if err := c.DecodeNew(v); err != nil {
+		return subject{}, false, err
+	}
+	return s, true, nil
+}
+
+// reads is what a batch's side effects need, read once for the whole
+// batch: its resources, the comments its reactions are on, each commented
+// resource's collaborators, and everyone's profile and preferences.
+type reads struct {
+	resources map[store.ResourceRef]collab.Resource
+	comments  map[string]collab.Comment // text only where a reaction e-mail needs it
+	collabs   map[store.ResourceRef][]collab.Collaborator
+	people    *people
+}
+
+// read reads what the subjects' side effects need with a few requests
+// shared by the batch, in two rounds: resources and the reactions' comments
+// (one BatchGetItem round) while each commented resource's collaborators
+// are queried, then the people (one BatchGetItem round). A third round reads
+// the text of the comments whose authors want reaction e-mails (off by
+// default).
+func (e *Effects) read(ctx context.Context, subjects []subject) (*reads, error) {
+	var refs []store.ResourceRef
+	var commentIDs []string
+	commented := map[store.ResourceRef]bool{}
+	for _, s := range subjects {
+		switch {
+		case s.invite != nil:
+			refs = append(refs, store.ResourceRef{Type: s.invite.ResourceType, ID: s.invite.ResourceID})
+		case s.comment != nil:
+			r := store.ResourceRef{Type: s.comment.ResourceType, ID: s.comment.ResourceID}
+			refs = append(refs, r)
+			commented[r] = true
+		case s.reaction != nil:
+			refs = append(refs, store.ResourceRef{Type: s.reaction.ResourceType, ID: s.reaction.ResourceID})
+			commentIDs = append(commentIDs, s.reaction.CommentID)
+		}
+	}
+	rd := &reads{collabs: map[store.ResourceRef][]collab.Collaborator{}}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	var errs []error
+	wg.Go(func() {
+		res, comments, err := e.Store.CollabReads(ctx, refs, commentIDs)
+		mu.Lock()
+		defer mu.Unlock()
+		rd.resources, rd.comments, errs = res, comments, append(errs, err)
+	})
+	for r := range commented {
+		wg.Go(func() {
+			cols, err := e.Store.AllCollaborators(ctx, r.Type, r.ID)
+			mu.Lock()
+			defer mu.Unlock()
+			rd.collabs[r], errs = cols, append(errs, err)
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	var users []string
+	for _, s := range subjects {
+		switch {
+		case s.invite != nil:
+			users = append(users, s.invite.InviterID, s.invite.InviteeID)
+		case s.comment != nil:
+			r := store.ResourceRef{Type: s.comment.ResourceType, ID: s.comment.ResourceID}
+			users = append(users, s.comment.UserID, rd.resources[r].OwnerID)
+			for _, c := range rd.collabs[r] {
+				users = append(users, c.UserID)
+			}
+		case s.reaction != nil:
+			users = append(users, s.reaction.UserID, rd.comments[s.reaction.CommentID].UserID)
+		}
+	}
+	profiles, prefs, err := e.Store.People(ctx, users)
 	if err != nil {
-		return err
+		return nil, err
+	}
+	rd.people = &people{profiles: profiles, prefs: prefs}
+	var texts []collab.Comment
+	for _, s := range subjects {
+		if s.reaction == nil {
+			continue
+		}
+		if c, ok := rd.comments[s.reaction.CommentID]; ok && c.UserID != s.reaction.UserID &&
+			rd.people.address(c.UserID, func(p collab.Preferences) bool { return p.EmailOnReaction }) != "" {
+			texts = append(texts, c)
+		}
+	}
+	if len(texts) > 0 {
+		full, err := e.Store.CommentTexts(ctx, texts)
+		if err != nil {
+			return nil, err
+		}
+		for id, c := range full {
+			rd.comments[id] = c
+		}
+	}
+	return rd, nil
+}
+
+// resource is a subject's resource; a missing one is NotFound (the record
+// is retried: its resource may not be visible yet).
+func (rd *reads) resource(t collab.ResourceType, id string) (collab.Resource, error) {
+	r, ok := rd.resources[store.ResourceRef{Type: t, ID: id}]
+	if !ok {
+		return r, errs.New(errs.NotFound, "%s %s not found", t, id)
+	}
+	return r, nil
+}
+
+// deliveries works out a change's notifications and e-mails from what was
+// read; it does no I/O.
+func (e *Effects) deliveries(c stream.Change, s subject, rd *reads) ([]delivery, error) {
+	switch {
+	case s.invite != nil:
+		return e.invite(c, *s.invite, rd)
+	case s.comment != nil:
+		return e.comment(c, *s.comment, rd)
+	case s.reaction != nil:
+		return e.reaction(c, *s.reaction, rd)
+	}
+	return nil, nil
+}
+
+// apply sends a change's e-mails, each at most once, and returns its in-app
+// notifications (the caller writes a batch's together).
+func (e *Effects) apply(ctx context.Context, c stream.Change, s subject, rd *reads) ([]collab.Notification, error) {
+	ds, err := e.deliveries(c, s, rd)
+	if err != nil {
+		return nil, err
 	}
 	var notes []collab.Notification
+	var failed []error
 	for _, d := range ds {
 		if d.note != nil {
 			notes = append(notes, *d.note)
 		}
-	}
-	if len(notes) > 0 {
-		if err := e.Store.PutNotifications(ctx, notes); err != nil {
-			return err
-		}
-	}
-	var failed []error
-	for _, d := range ds {
 		if d.message != nil {
 			if err := e.sendOnce(ctx, d.key, *d.message); err != nil {
 				failed = append(failed, err)
 			}
 		}
 	}
-	return errors.Join(failed...)
+	return notes, errors.Join(failed...)
 }
 
 // errBusy: another worker holds the send; the record is retried later.
@@ -120,16 +256,11 @@ func (e *Effects) sendOnce(ctx context.Context, key string, m mail.Message) erro
 	return e.Store.EndOnce(context.WithoutCancel(ctx), key, id)
 }
 
-// people holds the profiles and preferences a change needs, read with one
-// BatchGetItem (not a round trip per recipient).
+// people holds the profiles and preferences a batch's changes need, read
+// with one BatchGetItem round (not a round trip per recipient).
 type people struct {
 	profiles map[string]collab.Profile
 	prefs    map[string]collab.Preferences
-}
-
-func (e *Effects) people(ctx context.Context, userIDs ...string) (*people, error) {
-	profiles, prefs, err := e.Store.People(ctx, userIDs)
-	return &people{profiles: profiles, prefs: prefs}, err
 }
 
 // profile returns a user's profile; without one, the user id is the name.
@@ -166,19 +297,12 @@ func note(userID, typ, id, at, actor string, t collab.ResourceType, resID string
 
 func (e *Effects) url(path string) string { return e.BaseURL + path }
 
-func (e *Effects) invite(ctx context.Context, c stream.Change) ([]delivery, error) {
-	var inv collab.Invite
-	if err := c.DecodeNew(&inv); err != nil {
-		return nil, err
-	}
-	res, err := e.resource(ctx, inv.ResourceType, inv.ResourceID)
+func (e *Effects) invite(c stream.Change, inv collab.Invite, rd *reads) ([]delivery, error) {
+	res, err := rd.resource(inv.ResourceType, inv.ResourceID)
 	if err != nil {
 		return nil, err
 	}
-	ppl, err := e.people(ctx, inv.InviterID, inv.InviteeID)
-	if err != nil {
-		return nil, err
-	}
+	ppl := rd.people
 	inviter := ppl.profile(inv.InviterID)
 	// To a user: in-app, and an e-mail if they want invite e-mails (to the
 	// address on the invite, else their profile's). To an address only: the
@@ -208,32 +332,16 @@ func (e *Effects) invite(ctx context.Context, c stream.Change) ([]delivery, erro
 	return []delivery{d}, nil
 }
 
-func (e *Effects) resource(ctx context.Context, t collab.ResourceType, id string) (collab.Resource, error) {
-	a, err := e.Store.ResourceAccess(ctx, t, id, "")
-	return a.Resource, err
-}
-
-func (e *Effects) comment(ctx context.Context, c stream.Change) ([]delivery, error) {
-	var cm collab.Comment
-	if err := c.DecodeNew(&cm); err != nil {
-		return nil, err
-	}
-	res, err := e.resource(ctx, cm.ResourceType, cm.ResourceID)
-	if err != nil {
-		return nil, err
-	}
-	cols, err := e.Store.AllCollaborators(ctx, cm.ResourceType, cm.ResourceID)
+func (e *Effects) comment(c stream.Change, cm collab.Comment, rd *reads) ([]delivery, error) {
+	res, err := rd.resource(cm.ResourceType, cm.ResourceID)
 	if err != nil {
 		return nil, err
 	}
 	audience := []string{res.OwnerID}
-	for _, col := range cols {
+	for _, col := range rd.collabs[store.ResourceRef{Type: cm.ResourceType, ID: cm.ResourceID}] {
 		audience = append(audience, col.UserID)
 	}
-	ppl, err := e.people(ctx, append([]string{cm.UserID}, audience...)...)
-	if err != nil {
-		return nil, err
-	}
+	ppl := rd.people
 	author := ppl.profile(cm.UserID)
 	var out []delivery
 	for _, u := range audience {
@@ -259,29 +367,19 @@ func (e *Effects) comment(ctx context.Context, c stream.Change) ([]delivery, err
 	return out, nil
 }
 
-func (e *Effects) reaction(ctx context.Context, c stream.Change) ([]delivery, error) {
-	var re collab.Reaction
-	if err := c.DecodeNew(&re); err != nil {
-		return nil, err
-	}
-	cm, err := e.Store.GetComment(ctx, re.CommentID)
-	if errs.Is(err, errs.NotFound) {
+func (e *Effects) reaction(c stream.Change, re collab.Reaction, rd *reads) ([]delivery, error) {
+	cm, ok := rd.comments[re.CommentID]
+	if !ok {
 		return nil, nil // the comment is gone: nobody to tell
-	}
-	if err != nil {
-		return nil, err
 	}
 	if cm.UserID == re.UserID {
 		return nil, nil
 	}
-	res, err := e.resource(ctx, cm.ResourceType, cm.ResourceID)
+	res, err := rd.resource(cm.ResourceType, cm.ResourceID)
 	if err != nil {
 		return nil, err
 	}
-	ppl, err := e.people(ctx, re.UserID, cm.UserID)
-	if err != nil {
-		return nil, err
-	}
+	ppl := rd.people
 	reactor := ppl.profile(re.UserID)
 	d := delivery{key: "reaction#" + c.EventID + "#" + cm.UserID, note: note(cm.UserID, collab.NotifyReaction, c.EventID, re.CreatedAt, re.UserID, cm.ResourceType, cm.ResourceID)}
 	d.note.CommentID, d.note.Emoji = cm.CommentID, re.Emoji

@@ -4,12 +4,16 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
+	"sync"
 
 	lambdaevents "github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/dynastream/dynastream/internal/collab"
 	"github.com/dynastream/dynastream/internal/events"
+	"github.com/dynastream/dynastream/internal/store"
 	"github.com/dynastream/dynastream/stream"
 )
 
@@ -24,6 +28,9 @@ type Notifier struct {
 	// Effects, when set, also sends e-mails and writes in-app notifications.
 	Effects *Effects
 	Logger  *slog.Logger
+	// Concurrency bounds the partition keys of a batch handled at once
+	// (default stream.DefaultConcurrency).
+	Concurrency int
 }
 
 // internalAttrs are key and index attributes, not part of an event's data.
@@ -68,51 +75,169 @@ func plainImage(img map[string]types.AttributeValue) (map[string]any, error) {
 	return m, nil
 }
 
-// Handle publishes the batch's events in one call and reports the records
-// whose events failed.
+// record is one stream record, decoded once.
+type record struct {
+	change  stream.Change
+	events  []events.Event
+	subject subject
+	effects bool // it has collaboration side effects
+	err     error
+}
+
+// owned is a value a group's record produced, for the batch's shared writes.
+type owned[T any] struct {
+	v      T
+	index  int // the record's position in the batch
+	group  int // its group's position in the Result
+	record int // its position in the group
+}
+
+// Handle maps each record to its domain events and side effects. Records
+// are grouped by partition key and the groups run concurrently, each in
+// stream order, stopping at its first failure (stream.Keyed); what several
+// records can share is shared: the reads the side effects need (resources,
+// comments, collaborators, people) are made once for the batch before the
+// groups run, and after them the in-app notifications are written in shared
+// BatchWriteItem calls and the events published in one Publish call, in
+// stream order. E-mails go out in the groups, each at most once. A record
+// whose decoding, reads, e-mails, notifications or events failed stops its
+// group there and is reported as a batch item failure.
 func (n *Notifier) Handle(ctx context.Context, ev lambdaevents.DynamoDBEvent) (lambdaevents.DynamoDBEventResponse, error) {
 	log := n.Logger
 	if log == nil {
 		log = slog.Default()
 	}
-	var resp lambdaevents.DynamoDBEventResponse
-	failed := map[string]bool{}
-	fail := func(seq string) {
-		if !failed[seq] {
-			failed[seq] = true
-			resp.BatchItemFailures = append(resp.BatchItemFailures, lambdaevents.DynamoDBBatchItemFailure{ItemIdentifier: seq})
-		}
-	}
-	var all []events.Event
-	var owner []string // sequence number of the record each event came from
-	for _, rec := range ev.Records {
-		sc, err := stream.Decode(rec)
+	recs := make(map[string]*record, len(ev.Records))
+	var subjects []subject
+	for _, r := range ev.Records {
+		x := &record{}
+		recs[r.Change.SequenceNumber] = x
+		x.change, x.err = stream.Decode(r)
 		var c events.Change
-		if err == nil {
-			c, err = plain(sc)
+		if x.err == nil {
+			c, x.err = plain(x.change)
 		}
-		var evs []events.Event
-		if err == nil {
-			evs, err = events.Map(c)
+		if x.err == nil {
+			x.events, x.err = events.Map(c)
 		}
-		if err != nil {
-			log.Error("notifier: undecodable record", "seq", rec.Change.SequenceNumber, "err", err)
-			fail(rec.Change.SequenceNumber)
+		if x.err == nil && n.Effects != nil {
+			x.subject, x.effects, x.err = subjectOf(x.change)
+		}
+		if x.err != nil {
+			log.Error("notifier: undecodable record", "seq", r.Change.SequenceNumber, "err", x.err)
 			continue
 		}
-		for _, e := range evs {
-			all = append(all, e)
-			owner = append(owner, rec.Change.SequenceNumber)
+		if x.effects {
+			subjects = append(subjects, x.subject)
 		}
-		if n.Effects != nil {
-			if err := n.Effects.Apply(ctx, sc); err != nil {
-				log.Error("notifier: side effects failed", "seq", rec.Change.SequenceNumber, "eventID", rec.EventID, "err", err)
-				fail(rec.Change.SequenceNumber)
+	}
+	var rd *reads
+	var readErr error
+	if len(subjects) > 0 {
+		if rd, readErr = n.Effects.read(ctx, subjects); readErr != nil {
+			readErr = fmt.Errorf("read what the side effects need: %w", readErr)
+		}
+	}
+
+	k := stream.Keyed{Key: stream.PartitionKey(store.AttrPK), Concurrency: n.Concurrency}
+	index := make(map[string]int, len(ev.Records))
+	for i, r := range ev.Records {
+		index[r.Change.SequenceNumber] = i
+	}
+	groups := map[string]int{}
+	for i, g := range stream.GroupBy(ev.Records, k.Key) {
+		groups[g.Key] = i
+	}
+	var mu sync.Mutex
+	var evs []owned[events.Event]
+	var notes []owned[collab.Notification]
+	res := k.Run(ctx, ev.Records, func(ctx context.Context, g stream.Group) (int, error) {
+		gi := groups[g.Key]
+		for i, r := range g.Records {
+			x := recs[r.Change.SequenceNumber]
+			if x.err != nil {
+				return i, x.err
+			}
+			var ns []collab.Notification
+			if x.effects {
+				if readErr != nil {
+					return i, readErr
+				}
+				var err error
+				if ns, err = n.Effects.apply(ctx, x.change, x.subject, rd); err != nil {
+					return i, fmt.Errorf("side effects: %w", err)
+				}
+			}
+			at := index[r.Change.SequenceNumber]
+			mu.Lock()
+			for _, e := range x.events {
+				evs = append(evs, owned[events.Event]{e, at, gi, i})
+			}
+			for _, nt := range ns {
+				notes = append(notes, owned[collab.Notification]{nt, at, gi, i})
+			}
+			mu.Unlock()
+		}
+		return len(g.Records), nil
+	})
+	fail := func(group, rec int, err error) {
+		if o := &res[group]; rec < o.Done {
+			o.Done, o.Err = rec, err
+		}
+	}
+	if len(notes) > 0 {
+		n.writeNotifications(ctx, notes, fail)
+	}
+	if len(evs) > 0 {
+		n.publish(ctx, log, evs, fail)
+	}
+	for _, o := range res.Failures() {
+		log.Error("notifier: records failed", "key", o.Key, "seq", o.Records[o.Done].Change.SequenceNumber,
+			"eventID", o.Records[o.Done].EventID, "waiting", len(o.Records)-o.Done, "err", o.Err)
+	}
+	return res.Response(), nil
+}
+
+// writeNotifications writes the batch's in-app notifications in shared
+// BatchWriteItem calls of 25; a failed call fails each record it held. A
+// notification asked for twice (a record delivered twice in one batch) is
+// written once: BatchWriteItem refuses a key twice in one call.
+func (n *Notifier) writeNotifications(ctx context.Context, notes []owned[collab.Notification], fail func(group, rec int, err error)) {
+	seen := map[store.Key]int{}
+	uniq := notes[:0:0]
+	for _, o := range notes {
+		k := store.NotificationKey(o.v.UserID, o.v.CreatedAt, o.v.NotificationID)
+		if i, ok := seen[k]; ok {
+			if o.index < uniq[i].index { // fail the earlier record if it fails
+				uniq[i] = o
+			}
+			continue
+		}
+		seen[k] = len(uniq)
+		uniq = append(uniq, o)
+	}
+	notes = uniq
+	for start := 0; start < len(notes); start += 25 {
+		chunk := notes[start:min(start+25, len(notes))]
+		ns := make([]collab.Notification, len(chunk))
+		for i, o := range chunk {
+			ns[i] = o.v
+		}
+		if err := n.Effects.Store.PutNotifications(ctx, ns); err != nil {
+			for _, o := range chunk {
+				fail(o.group, o.record, fmt.Errorf("write notifications: %w", err))
 			}
 		}
 	}
-	if len(all) == 0 {
-		return resp, nil
+}
+
+// publish publishes the batch's events in one call, in stream order; an
+// event that failed fails its record.
+func (n *Notifier) publish(ctx context.Context, log *slog.Logger, evs []owned[events.Event], fail func(group, rec int, err error)) {
+	slices.SortStableFunc(evs, func(a, b owned[events.Event]) int { return a.index - b.index })
+	all := make([]events.Event, len(evs))
+	for i, o := range evs {
+		all[i] = o.v
 	}
 	results := n.Publisher.Publish(ctx, all)
 	if len(results) != len(all) {
@@ -126,10 +251,9 @@ func (n *Notifier) Handle(ctx context.Context, ev lambdaevents.DynamoDBEvent) (l
 		}
 	}
 	for i, err := range results {
-		if err != nil && !failed[owner[i]] {
+		if err != nil {
 			log.Error("notifier: publish failed", "event", all[i].ID, "err", err)
-			fail(owner[i])
+			fail(evs[i].group, evs[i].record, fmt.Errorf("publish event %s: %w", all[i].ID, err))
 		}
 	}
-	return resp, nil
 }

@@ -123,17 +123,24 @@ func batch(t *testing.T) lambdaevents.DynamoDBEvent {
 		record(t, "006", "INSERT", activity, nil),
 		record(t, "007", "WHATEVER", member, member), // undecodable: unknown event name, both images
 		record(t, "008", "REMOVE", nil, member),
+		record(t, "009", "INSERT", item("Room", "ROOM#r2", "ROOM", false, map[string]any{"roomId": "r2", "name": "Loft"}), nil),
 	}}
 }
 
-func TestHandleReportsExactlyTheFailedRecords(t *testing.T) {
+// Records are handled by partition key, each key in stream order and
+// stopped at its first failure: room r1's undecodable 007 holds back r1's
+// later 008 (its MemberLeft is not published before 007 is done), while
+// r2's 009, later in the batch, is published. Each key reports its first
+// unfinished record — r1's is 002, whose event failed — and Lambda delivers
+// again from the lowest.
+func TestHandleStopsEachKeyAtItsFirstFailure(t *testing.T) {
 	pub := &fakePublisher{fail: map[string]bool{"ev002-0": true, "ev005-0": true}}
 	n := &notify.Notifier{Publisher: pub}
 	resp, err := n.Handle(context.Background(), batch(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]string{"002", "005", "007"}, failures(resp)); diff != "" {
+	if diff := cmp.Diff([]string{"002"}, failures(resp)); diff != "" {
 		t.Errorf("batch item failures (-want +got):\n%s", diff)
 	}
 	if len(pub.calls) != 1 {
@@ -149,10 +156,18 @@ func TestHandleReportsExactlyTheFailedRecords(t *testing.T) {
 		{"ev002-0", "MemberJoined", "002"},
 		{"ev004-0", "CriteriaUpdated", "004"},
 		{"ev005-0", "CombinedCriteriaUpdated", "005"},
-		{"ev008-0", "MemberLeft", "008"},
+		{"ev009-0", "RoomCreated", "009"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("published events (-want +got):\n%s", diff)
+		t.Errorf("published events, in stream order (-want +got):\n%s", diff)
+	}
+
+	// Delivered again from 002 with nothing failing, r1 stops at 007 once
+	// more and its later 008 still waits.
+	n.Publisher = &fakePublisher{}
+	resp, err = n.Handle(context.Background(), lambdaevents.DynamoDBEvent{Records: batch(t).Records[1:]})
+	if err != nil || !slices.Equal(failures(resp), []string{"007"}) {
+		t.Errorf("redelivery from 002: failures %v, err %v; want 007", failures(resp), err)
 	}
 
 	// Data is the entity: no keys, index attributes or markers.
@@ -165,8 +180,17 @@ func TestHandleReportsExactlyTheFailedRecords(t *testing.T) {
 	if ev.OccurredAt != "2025-03-14T15:09:26.000Z" || ev.Source != events.SourceRooms || ev.Version != 1 {
 		t.Errorf("envelope = %+v", ev)
 	}
-	if left := pub.calls[0][4]; dataMap(t, left.Data)["userId"] != "bob" {
-		t.Errorf("MemberLeft data comes from the old image: %v", left.Data)
+	// Without the undecodable record, r1's removal goes out; its data comes
+	// from the old image.
+	pub = &fakePublisher{}
+	n.Publisher = pub
+	b := batch(t)
+	b.Records = slices.Delete(b.Records, 6, 7)
+	if resp, err := n.Handle(context.Background(), b); err != nil || len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("without 007: failures %v, err %v", failures(resp), err)
+	}
+	if left := pub.calls[0][4]; left.DetailType != "MemberLeft" || dataMap(t, left.Data)["userId"] != "bob" {
+		t.Errorf("MemberLeft data comes from the old image: %+v", left)
 	}
 }
 
@@ -222,8 +246,9 @@ func TestHandleBrokenPublisher(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Every record with events is retried, plus the undecodable one.
-	if diff := cmp.Diff([]string{"001", "002", "004", "005", "007", "008"}, failures(resp)); diff != "" {
+	// No event counts as published: each key with events fails at its first
+	// record (r1 at 001, r2 at 009; bob's UserRoom has none).
+	if diff := cmp.Diff([]string{"001", "009"}, failures(resp)); diff != "" {
 		t.Errorf("failures (-want +got):\n%s", diff)
 	}
 }

@@ -1,13 +1,21 @@
 package projections_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/dynastream/dynastream/attr"
+	"github.com/dynastream/dynastream/internal/ddbtest"
 
 	"github.com/dynastream/dynastream/internal/projections"
 	"github.com/dynastream/dynastream/internal/room"
@@ -120,4 +128,83 @@ func BenchmarkProjectBatch10k(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.N*10000)/b.Elapsed().Seconds(), "records/s")
+}
+
+// BenchmarkProjectRoomHistory projects one new criteria version of a room
+// of three members whose history holds 10 or 10,000 versions, against
+// DynamoDB Local: what it costs must follow the members, not the history
+// (requests/op and ns/op alike).
+func BenchmarkProjectRoomHistory(b *testing.B) {
+	for _, n := range []int{10, 10_000} {
+		b.Run(fmt.Sprintf("versions=%d", n), func(b *testing.B) {
+			c, table, _ := ddbtest.Table(b)
+			st := store.New(c.DB, table)
+			ctx := context.Background()
+			start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+			members := []string{"alice", "bob", "carol"}
+			if _, err := st.CreateRoom(ctx, room.Room{RoomID: "r", Name: "r", CreatedByUserID: "alice", CreatedAt: store.Timestamp(start), SearchType: room.SearchRent, Context: room.Context{CombineMode: room.ModeMixed}}); err != nil {
+				b.Fatal(err)
+			}
+			for _, u := range members[1:] {
+				if err := st.AddMember(ctx, room.Member{RoomID: "r", UserID: u, Role: room.RoleMember, JoinedAt: store.Timestamp(start)}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			var items []map[string]types.AttributeValue
+			for i := range n {
+				u := members[i%len(members)]
+				price := float64(1000 + i%50*10)
+				cv := room.CriteriaVersion{RoomID: "r", UserID: u, Timestamp: store.Timestamp(start.Add(time.Duration(i+1) * time.Second)), Source: room.SourceManual,
+					Criteria: room.Criteria{Locations: []string{"Zurich", fmt.Sprintf("loc-%d", i%7)}, PriceMin: &price}}
+				it, err := attributevalue.MarshalMap(cv)
+				if err != nil {
+					b.Fatal(err)
+				}
+				k := store.CriteriaKey("r", u, cv.Timestamp)
+				it[store.AttrPK], it[store.AttrSK] = &types.AttributeValueMemberS{Value: k.PK}, &types.AttributeValueMemberS{Value: k.SK}
+				it[store.AttrItemType] = &types.AttributeValueMemberS{Value: store.TypeCriteria}
+				items = append(items, it)
+			}
+			var wg sync.WaitGroup
+			errs := make(chan error, 8)
+			for w := range 8 {
+				wg.Go(func() {
+					for s := w * 25; s < len(items); s += 8 * 25 {
+						if err := st.BatchPut(ctx, items[s:min(s+25, len(items))]); err != nil {
+							errs <- err
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				b.Fatal(err)
+			}
+			newest, err := attr.ToLambdaMap(items[len(items)-1])
+			if err != nil {
+				b.Fatal(err)
+			}
+			ev := events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{{
+				EventID: "bench-newest", EventName: "INSERT", EventSource: "aws:dynamodb",
+				Change: events.DynamoDBStreamRecord{SequenceNumber: "000000000000000000001", NewImage: newest,
+					Keys: map[string]events.DynamoDBAttributeValue{"PK": newest["PK"], "SK": newest["SK"]}, StreamViewType: "NEW_AND_OLD_IMAGES"},
+			}}}
+			p := &projections.Projector{Store: st, Logger: slog.New(slog.DiscardHandler)}
+			before := c.Requests.Counts().Calls
+			b.ResetTimer()
+			for b.Loop() {
+				resp, err := p.Handle(ctx, ev)
+				if err != nil || len(resp.BatchItemFailures) > 0 {
+					b.Fatalf("Handle: %v %+v", err, resp)
+				}
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(c.Requests.Counts().Calls-before)/float64(b.N), "requests/op")
+			if _, err := st.LatestCompatibility(ctx, "r"); err != nil {
+				b.Fatalf("nothing derived: %v", err)
+			}
+		})
+	}
 }

@@ -7,6 +7,14 @@
 // TriggerOf) of a change and the state read; Projector is the thin handler
 // that reads that state and writes the results.
 //
+// Scheduling is stream.Keyed's: a batch's records are grouped by room (other
+// records by partition key), the groups run concurrently, each in stream
+// order and stopped at its first failure. What rooms can share is shared: one
+// BatchGetItem for the batch's Room items, shared BatchWriteItem calls for
+// all derived items. A room's snapshots read its current members and, per
+// member, only the criteria versions the snapshot times need (Store.
+// SnapshotState): requests follow the members, not the room's history.
+//
 // Delivery guarantees: the handler is idempotent and convergent under
 // at-least-once delivery. A snapshot's key comes from its source change (the
 // criteria version's timestamp, the member's joinedAt, or the record's

@@ -16,6 +16,9 @@ type Effects struct {
 	Activities []room.Activity
 	// DeleteRoom asks for the room's cascade delete.
 	DeleteRoom bool
+	// Version is the criteria version a Criteria insert carries: the
+	// snapshot read need not fetch it again.
+	Version *room.StoredCriteria
 }
 
 // EffectsOf maps a change to its effects (false: none). It is pure: ids and
@@ -81,7 +84,8 @@ func EffectsOf(c stream.Change) (Effects, bool, error) {
 		}
 		a := newActivity(v.RoomID, c.EventID, room.ActivityCriteriaUpdated, v.Timestamp, room.SenderUser, v.UserID)
 		a.UserID = v.UserID
-		return Effects{RoomID: v.RoomID, SnapshotAt: v.Timestamp, Activities: []room.Activity{a}}, true, nil
+		return Effects{RoomID: v.RoomID, SnapshotAt: v.Timestamp, Activities: []room.Activity{a},
+			Version: &room.StoredCriteria{SK: c.String("SK"), CriteriaVersion: v}}, true, nil
 	case store.TypeListing:
 		var l room.Listing
 		switch c.Kind {

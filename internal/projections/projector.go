@@ -2,10 +2,13 @@ package projections
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/dynastream/dynastream/internal/room"
 	"github.com/dynastream/dynastream/internal/store"
@@ -20,114 +23,255 @@ const countMarkerTTL = 7 * 24 * time.Hour
 type Projector struct {
 	Store  *store.Store
 	Logger *slog.Logger
+	// Concurrency bounds the rooms (and other keys) of a batch projected at
+	// once (default stream.DefaultConcurrency).
+	Concurrency int
+
+	// counted remembers comments whose counts map exists (it is never
+	// deleted), so their next count tries the cheaper update first.
+	counted seenSet
 }
 
-// roomWork gathers a batch's effects on one room.
-type roomWork struct {
-	at         map[string]bool
-	activities []room.Activity
-	cascade    bool
-	seqs       []string
+// seenSet is a bounded set of strings, safe for concurrent use: a hint,
+// never a source of truth (it forgets everything when full).
+type seenSet struct {
+	mu sync.Mutex
+	m  map[string]struct{}
 }
 
-// Handle applies a batch's effects. Records are grouped by room, so each
-// room's state is read once per batch and its derived items are written in
-// one batch write; rooms that are gone get no derived items, and deleted
-// rooms are cascaded last. A record that cannot be decoded, or whose room
-// could not be read or written, is reported in BatchItemFailures (the
-// runner or Lambda retries from the lowest one); the other rooms are still
-// done.
+const seenSetMax = 100_000
+
+func (s *seenSet) has(k string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.m[k]
+	return ok
+}
+
+func (s *seenSet) add(k string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.m == nil || len(s.m) >= seenSetMax {
+		s.m = map[string]struct{}{}
+	}
+	s.m[k] = struct{}{}
+}
+
+// meaning is what one record asks of the projector, decoded once.
+type meaning struct {
+	err     error // undecodable: the record fails
+	count   *CountChange
+	effects *Effects
+}
+
+// key groups a batch's records: a room's records by the room (its items'
+// partition), every other record by its partition key.
+func (m meaning) key(r events.DynamoDBEventRecord) string {
+	if m.effects != nil {
+		return store.RoomPK(m.effects.RoomID)
+	}
+	return stream.PartitionKey(store.AttrPK)(r)
+}
+
+func decode(r events.DynamoDBEventRecord) meaning {
+	c, err := stream.Decode(r)
+	if err != nil {
+		return meaning{err: err}
+	}
+	cc, ok, err := CountChangeOf(c)
+	if err != nil {
+		return meaning{err: err}
+	}
+	if ok {
+		return meaning{count: &cc}
+	}
+	e, ok, err := EffectsOf(c)
+	if err != nil {
+		return meaning{err: err}
+	}
+	if ok {
+		return meaning{effects: &e}
+	}
+	return meaning{}
+}
+
+// derivedWrite is one derived item and the record that asked for it.
+type derivedWrite struct {
+	item  map[string]types.AttributeValue
+	group int // index in the batch's Result
+	rec   int // index of the record in its group
+}
+
+// batch is one handler call's shared state.
+type batch struct {
+	p       *Projector
+	meaning map[string]meaning // by sequence number
+	rooms   map[string]room.Room
+	roomErr error // the rooms could not be read: every room group fails
+
+	mu     sync.Mutex
+	writes []derivedWrite
+}
+
+// Handle applies a batch's effects. The records are grouped by room (other
+// records by partition key) and the groups are projected concurrently, each
+// in stream order (stream.Keyed): a room's snapshots are computed from one
+// read of its state, however many of its records the batch holds. Reads
+// and writes that several rooms can share are shared: the batch's Room
+// items come in one BatchGetItem, and all the derived items in shared
+// BatchWriteItem calls. A record that cannot be decoded, or whose room
+// could not be read or written, stops its group there and is reported in
+// BatchItemFailures (Lambda or the runner delivers again from the lowest);
+// the other groups are done.
 func (p *Projector) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
-	log := p.Logger
-	if log == nil {
-		log = slog.Default()
-	}
-	var resp events.DynamoDBEventResponse
-	fail := func(seq string) {
-		resp.BatchItemFailures = append(resp.BatchItemFailures, events.DynamoDBBatchItemFailure{ItemIdentifier: seq})
-	}
-	rooms := map[string]*roomWork{}
-	var order []string
-	for _, rec := range ev.Records {
-		c, err := stream.Decode(rec)
-		var e Effects
-		var ok bool
-		if err == nil {
-			var cc CountChange
-			if cc, ok, err = CountChangeOf(c); ok && err == nil {
-				// Exactly once per source change, one transaction (O(1)).
-				if _, err := p.Store.CountReaction(ctx, cc.CommentID, cc.Emoji, cc.Delta, c.EventID, c.At.Add(countMarkerTTL)); err != nil {
-					log.Error("projector: reaction count failed", "seq", rec.Change.SequenceNumber, "comment", cc.CommentID, "err", err)
-					fail(rec.Change.SequenceNumber)
-				}
-				continue
-			}
+	log := p.logger()
+	b := &batch{p: p, meaning: make(map[string]meaning, len(ev.Records))}
+	var roomIDs []string
+	for _, r := range ev.Records {
+		m := decode(r)
+		b.meaning[r.Change.SequenceNumber] = m
+		if m.err != nil {
+			log.Error("projector: undecodable record", "seq", r.Change.SequenceNumber, "eventID", r.EventID, "err", m.err)
 		}
-		if err == nil {
-			e, ok, err = EffectsOf(c)
-		}
-		if err != nil {
-			log.Error("projector: undecodable record", "seq", rec.Change.SequenceNumber, "eventID", rec.EventID, "err", err)
-			fail(rec.Change.SequenceNumber)
-			continue
-		}
-		if !ok {
-			continue
-		}
-		w := rooms[e.RoomID]
-		if w == nil {
-			w = &roomWork{at: map[string]bool{}}
-			rooms[e.RoomID] = w
-			order = append(order, e.RoomID)
-		}
-		if e.SnapshotAt != "" {
-			w.at[e.SnapshotAt] = true
-		}
-		w.activities = append(w.activities, e.Activities...)
-		w.cascade = w.cascade || e.DeleteRoom
-		w.seqs = append(w.seqs, rec.Change.SequenceNumber)
-	}
-	failRoom := func(roomID string, w *roomWork, err error) {
-		log.Error("projector: room failed", "room", roomID, "records", len(w.seqs), "err", err)
-		for _, s := range w.seqs {
-			fail(s)
+		if m.effects != nil && !m.effects.DeleteRoom {
+			roomIDs = append(roomIDs, m.effects.RoomID)
 		}
 	}
-	for _, roomID := range order {
-		if w := rooms[roomID]; !w.cascade {
-			if err := p.project(ctx, roomID, w); err != nil {
-				failRoom(roomID, w, err)
-			}
-		}
+	if len(roomIDs) > 0 {
+		b.rooms, b.roomErr = p.Store.GetRooms(ctx, roomIDs)
 	}
-	for _, roomID := range order {
-		if w := rooms[roomID]; w.cascade {
-			n, err := p.Store.DeleteRoomCascade(ctx, roomID)
-			if err != nil {
-				failRoom(roomID, w, err)
-				continue
-			}
-			log.Info("projector: room deleted", "room", roomID, "itemsDeleted", n)
-		}
+	k := stream.Keyed{Concurrency: p.Concurrency, Key: func(r events.DynamoDBEventRecord) string {
+		return b.meaning[r.Change.SequenceNumber].key(r)
+	}}
+	groups := map[string]int{} // group key → index in the Result
+	for i, g := range stream.GroupBy(ev.Records, k.Key) {
+		groups[g.Key] = i
 	}
-	return resp, nil
+	res := k.Run(ctx, ev.Records, func(ctx context.Context, g stream.Group) (int, error) {
+		return b.project(ctx, groups[g.Key], g)
+	})
+	b.flush(ctx, res)
+	for _, o := range res.Failures() {
+		log.Error("projector: records failed", "key", o.Key, "seq", o.Records[o.Done].Change.SequenceNumber,
+			"waiting", len(o.Records)-o.Done, "err", o.Err)
+	}
+	return res.Response(), nil
 }
 
-// project writes a room's derived items: the snapshots asked for and the
-// activity entries, nothing when the room is gone.
-func (p *Projector) project(ctx context.Context, roomID string, w *roomWork) error {
-	var d store.Derived
-	if len(w.at) == 0 {
-		exists, err := p.Store.RoomExists(ctx, roomID)
-		if err != nil || !exists {
-			return err
+func (p *Projector) logger() *slog.Logger {
+	if p.Logger != nil {
+		return p.Logger
+	}
+	return slog.Default()
+}
+
+// project handles one group's records in order: reaction counts one by one
+// (exactly once each), a room's snapshots and activities together, a deleted
+// room's cascade. Derived items are handed to flush, which writes the
+// batch's at once.
+func (b *batch) project(ctx context.Context, gi int, g stream.Group) (int, error) {
+	for i := 0; i < len(g.Records); {
+		r := g.Records[i]
+		m := b.meaning[r.Change.SequenceNumber]
+		switch {
+		case m.err != nil:
+			return i, m.err
+		case m.count != nil:
+			c, err := stream.Decode(r)
+			if err == nil {
+				_, err = b.p.Store.CountReaction(ctx, m.count.CommentID, m.count.Emoji, m.count.Delta, c.EventID, c.At.Add(countMarkerTTL), b.p.counted.has(m.count.CommentID))
+			}
+			if err != nil {
+				return i, fmt.Errorf("reaction count of comment %s: %w", m.count.CommentID, err)
+			}
+			b.p.counted.add(m.count.CommentID)
+			i++
+		case m.effects == nil:
+			i++
+		case m.effects.DeleteRoom:
+			n, err := b.p.Store.DeleteRoomCascade(ctx, m.effects.RoomID)
+			if err != nil {
+				return i, fmt.Errorf("cascade of room %s: %w", m.effects.RoomID, err)
+			}
+			b.p.logger().Info("projector: room deleted", "room", m.effects.RoomID, "itemsDeleted", n)
+			i++
+		default:
+			// The room's records up to the next undecodable record or
+			// deletion are projected together.
+			j := i
+			for j < len(g.Records) {
+				mj := b.meaning[g.Records[j].Change.SequenceNumber]
+				if mj.err != nil || mj.count != nil || mj.effects != nil && mj.effects.DeleteRoom {
+					break
+				}
+				j++
+			}
+			if err := b.projectRoom(ctx, gi, g.Records, i, j); err != nil {
+				return i, err
+			}
+			i = j
 		}
-	} else {
-		st, err := p.Store.ReadRoomState(ctx, roomID)
-		if err != nil || !st.Exists {
-			return err
+	}
+	return len(g.Records), nil
+}
+
+// projectRoom derives what records[from:to] of one room ask for: the
+// snapshots as of their timestamps and their activity entries; nothing
+// when the room is gone.
+func (b *batch) projectRoom(ctx context.Context, gi int, recs []events.DynamoDBEventRecord, from, to int) error {
+	if b.roomErr != nil {
+		return b.roomErr
+	}
+	var roomID string
+	at := map[string]int{} // snapshot timestamp → first record asking for it
+	var lo, hi string
+	type act struct {
+		a   room.Activity
+		rec int
+	}
+	var acts []act
+	var known []room.StoredCriteria
+	for i := from; i < to; i++ {
+		e := b.meaning[recs[i].Change.SequenceNumber].effects
+		if e == nil {
+			continue
 		}
-		for t := range w.at {
+		roomID = e.RoomID
+		if e.Version != nil {
+			known = append(known, *e.Version)
+		}
+		if t := e.SnapshotAt; t != "" {
+			if _, ok := at[t]; !ok {
+				at[t] = i
+			}
+			if lo == "" || t < lo {
+				lo = t
+			}
+			hi = max(hi, t)
+		}
+		for _, a := range e.Activities {
+			acts = append(acts, act{a, i})
+		}
+	}
+	r, exists := b.rooms[roomID]
+	if roomID == "" || !exists {
+		return nil // gone: its cascade removes what is left
+	}
+	var out []derivedWrite
+	add := func(d store.Derived, rec int) error {
+		items, err := store.DerivedItems(d)
+		for _, it := range items {
+			out = append(out, derivedWrite{item: it, group: gi, rec: rec})
+		}
+		return err
+	}
+	if len(at) > 0 {
+		st, err := b.p.Store.SnapshotState(ctx, r, lo, hi, known...)
+		if err != nil {
+			return fmt.Errorf("read room %s: %w", roomID, err)
+		}
+		for t, rec := range at {
+			var d store.Derived
 			cv, pv := Snapshot(st, t)
 			if cv != nil {
 				d.Combined = append(d.Combined, *cv)
@@ -136,15 +280,80 @@ func (p *Projector) project(ctx context.Context, roomID string, w *roomWork) err
 				d.Compatibility = append(d.Compatibility, *pv)
 				d.Activities = append(d.Activities, compatibilityActivity(*pv))
 			}
+			if err := add(d, rec); err != nil {
+				return err
+			}
 		}
 	}
 	// A batch may carry a record twice: one write per entry.
 	seen := map[string]bool{}
-	for _, a := range w.activities {
-		if k := a.CreatedAt + "#" + a.ActivityID; !seen[k] {
+	for _, a := range acts {
+		if k := a.a.CreatedAt + "#" + a.a.ActivityID; !seen[k] {
 			seen[k] = true
-			d.Activities = append(d.Activities, a)
+			if err := add(store.Derived{Activities: []room.Activity{a.a}}, a.rec); err != nil {
+				return err
+			}
 		}
 	}
-	return p.Store.PutDerived(ctx, d)
+	b.mu.Lock()
+	b.writes = append(b.writes, out...)
+	b.mu.Unlock()
+	return nil
+}
+
+// flush writes the batch's derived items in shared BatchWriteItem calls of
+// 25, a few at a time. When a call fails, each group with an item in it
+// fails at the earliest record that asked for one (its later records come
+// again, and rewrite the same items: their keys come from the records).
+func (b *batch) flush(ctx context.Context, res stream.Result) {
+	const perCall, calls = 25, 4
+	// An item asked for twice (a record delivered twice in one batch) is
+	// written once: BatchWriteItem refuses a key twice in one call.
+	seen := map[store.Key]int{}
+	uniq := b.writes[:0:0]
+	for _, w := range b.writes {
+		k := store.Key{PK: w.item[store.AttrPK].(*types.AttributeValueMemberS).Value, SK: w.item[store.AttrSK].(*types.AttributeValueMemberS).Value}
+		if i, ok := seen[k]; ok {
+			if w.group == uniq[i].group && w.rec < uniq[i].rec {
+				uniq[i] = w
+			}
+			continue
+		}
+		seen[k] = len(uniq)
+		uniq = append(uniq, w)
+	}
+	b.writes = uniq
+	type chunk struct {
+		writes []derivedWrite
+		err    error
+	}
+	var chunks []*chunk
+	for start := 0; start < len(b.writes); start += perCall {
+		chunks = append(chunks, &chunk{writes: b.writes[start:min(start+perCall, len(b.writes))]})
+	}
+	sem := make(chan struct{}, calls)
+	var wg sync.WaitGroup
+	for _, c := range chunks {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			items := make([]map[string]types.AttributeValue, len(c.writes))
+			for i, w := range c.writes {
+				items[i] = w.item
+			}
+			c.err = b.p.Store.BatchPut(ctx, items)
+		})
+	}
+	wg.Wait()
+	for _, c := range chunks {
+		if c.err == nil {
+			continue
+		}
+		for _, w := range c.writes {
+			o := &res[w.group]
+			if w.rec < o.Done {
+				o.Done, o.Err = w.rec, fmt.Errorf("write derived items: %w", c.err)
+			}
+		}
+	}
 }

@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/dynastream/dynastream/internal/room"
@@ -50,29 +48,39 @@ type Derived struct {
 // PutDerived writes derived items in batches of 25. Their keys come from the
 // source change, so writing them again is harmless.
 func (s *Store) PutDerived(ctx context.Context, d Derived) error {
+	items, err := DerivedItems(d)
+	if err != nil {
+		return err
+	}
+	return s.BatchPut(ctx, items)
+}
+
+// DerivedItems are the items PutDerived writes, for a caller that shares
+// batch writes between several rooms.
+func DerivedItems(d Derived) ([]map[string]types.AttributeValue, error) {
 	items := make([]map[string]types.AttributeValue, 0, len(d.Combined)+len(d.Compatibility)+len(d.Activities))
 	for _, c := range d.Combined {
 		it, err := marshal(head{Key: CombinedKey(c.RoomID, c.Timestamp), ItemType: TypeCombinedCriteria, Derived: true}, c)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		items = append(items, it)
 	}
 	for _, p := range d.Compatibility {
 		it, err := marshal(head{Key: CompatibilityKey(p.RoomID, p.Timestamp), ItemType: TypeCompatibility, Derived: true}, p)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		items = append(items, it)
 	}
 	for _, a := range d.Activities {
 		it, err := activityAV(a)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		items = append(items, it)
 	}
-	return s.BatchPut(ctx, items)
+	return items, nil
 }
 
 // DeleteRoomCascade deletes what is left of a deleted room: each member's
@@ -124,16 +132,4 @@ func (s *Store) BatchDelete(ctx context.Context, keys []Key) error {
 		}
 	}
 	return nil
-}
-
-// RoomExists reads whether the Room item is there (strongly consistent).
-func (s *Store) RoomExists(ctx context.Context, roomID string) (bool, error) {
-	out, err := s.DB.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName: aws.String(s.Table), Key: RoomKey(roomID).AV(), ConsistentRead: aws.Bool(true),
-		ProjectionExpression: aws.String("PK"),
-	})
-	if err != nil {
-		return false, fmt.Errorf("store: read room %s: %w", roomID, err)
-	}
-	return out.Item != nil, nil
 }

@@ -554,33 +554,31 @@ type countsItem struct {
 // ReactionCounts reads the derived counts of several comments with
 // BatchGetItem (zero counts left out).
 func (s *Store) ReactionCounts(ctx context.Context, commentIDs []string) (map[string]map[string]int, error) {
+	keys := make([]Key, len(commentIDs))
+	for i, id := range commentIDs {
+		keys[i] = CountsKey(id)
+	}
 	out := map[string]map[string]int{}
-	for start := 0; start < len(commentIDs); start += 100 {
-		var keys []map[string]types.AttributeValue
-		for _, id := range commentIDs[start:min(start+100, len(commentIDs))] {
-			keys = append(keys, CountsKey(id).AV())
+	err := s.batchGet(ctx, keys, false, func(it map[string]types.AttributeValue) error {
+		var c countsItem
+		if err := attributevalue.UnmarshalMap(it, &c); err != nil {
+			return fmt.Errorf("store: decode counts: %w", err)
 		}
-		for len(keys) > 0 {
-			res, err := s.DB.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{s.Table: {Keys: keys}}})
-			if err != nil {
-				return nil, fmt.Errorf("store: read reaction counts: %w", err)
-			}
-			for _, it := range res.Responses[s.Table] {
-				var c countsItem
-				if err := attributevalue.UnmarshalMap(it, &c); err != nil {
-					return nil, fmt.Errorf("store: decode counts: %w", err)
-				}
-				pk := it[AttrPK].(*types.AttributeValueMemberS).Value
-				m := map[string]int{}
-				for e, n := range c.Counts {
-					if n > 0 {
-						m[e] = n
-					}
-				}
-				out[strings.TrimPrefix(pk, "COMMENT#")] = m
-			}
-			keys = res.UnprocessedKeys[s.Table].Keys
+		pk, _ := it[AttrPK].(*types.AttributeValueMemberS)
+		if pk == nil {
+			return nil
 		}
+		m := map[string]int{}
+		for e, n := range c.Counts {
+			if n > 0 {
+				m[e] = n
+			}
+		}
+		out[strings.TrimPrefix(pk.Value, "COMMENT#")] = m
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: read reaction counts: %w", err)
 	}
 	return out, nil
 }
@@ -590,8 +588,11 @@ func (s *Store) ReactionCounts(ctx context.Context, commentIDs []string) (map[st
 // event id) is written in the same transaction, so a redelivered record
 // changes nothing. One transaction per record (O(1) requests). A comment's
 // first count creates the counts map with that emoji in it (an empty map
-// is never written: DynamoDB Local's stream would mangle it).
-func (s *Store) CountReaction(ctx context.Context, commentID, emoji string, delta int, sourceID string, expires time.Time) (applied bool, err error) {
+// is never written: DynamoDB Local's stream would mangle it). countsExist
+// says which to try first — adding to the map or creating it; both are
+// conditional, so a wrong guess costs one more transaction, never a wrong
+// count.
+func (s *Store) CountReaction(ctx context.Context, commentID, emoji string, delta int, sourceID string, expires time.Time, countsExist bool) (applied bool, err error) {
 	marker := map[string]types.AttributeValue{
 		AttrPK: &types.AttributeValueMemberS{Value: CommentPK(commentID)}, AttrSK: &types.AttributeValueMemberS{Value: "COUNTED#" + sourceID},
 		AttrItemType: &types.AttributeValueMemberS{Value: TypeReactionCountMarker}, AttrDerived: &types.AttributeValueMemberBOOL{Value: true},
@@ -615,10 +616,14 @@ func (s *Store) CountReaction(ctx context.Context, commentID, emoji string, delt
 		ConditionExpression:       aws.String("attribute_not_exists(counts)"),
 		ExpressionAttributeValues: withValue(vals, ":init", &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{emoji: d}}),
 	}
+	first, second := add, create
+	if !countsExist {
+		first, second = create, add
+	}
 	for attempt := 0; attempt < 4; attempt++ {
-		upd := add
+		upd := first
 		if attempt%2 == 1 {
-			upd = create
+			upd = second
 		}
 		_, err = s.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
 			put(s.Table, marker, "attribute_not_exists(PK)"), {Update: upd},
@@ -709,51 +714,109 @@ func (s *Store) ListNotifications(ctx context.Context, userID string, now time.T
 func (s *Store) People(ctx context.Context, userIDs []string) (map[string]collab.Profile, map[string]collab.Preferences, error) {
 	profiles := map[string]collab.Profile{}
 	prefs := map[string]collab.Preferences{}
-	var keys []map[string]types.AttributeValue
+	var keys []Key
 	for _, u := range userIDs {
 		if _, ok := prefs[u]; ok || u == "" {
 			continue
 		}
 		prefs[u] = collab.DefaultPreferences(u)
-		keys = append(keys, ProfileKey(u).AV(), PreferencesKey(u).AV())
+		keys = append(keys, ProfileKey(u), PreferencesKey(u))
 	}
-	for start := 0; start < len(keys); start += 100 {
-		batch := keys[start:min(start+100, len(keys))]
-		for attempt := 0; len(batch) > 0; attempt++ {
-			if attempt == 10 {
-				return nil, nil, fmt.Errorf("store: read people: %d keys still unprocessed", len(batch))
-			}
-			out, err := s.DB.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{s.Table: {Keys: batch}}})
-			if err != nil {
-				return nil, nil, fmt.Errorf("store: read people: %w", err)
-			}
-			for _, it := range out.Responses[s.Table] {
-				var h head
-				if err := attributevalue.UnmarshalMap(it, &h); err != nil {
-					return nil, nil, err
-				}
-				switch h.ItemType {
-				case TypeProfile:
-					var p collab.Profile
-					if err := attributevalue.UnmarshalMap(it, &p); err != nil {
-						return nil, nil, err
-					}
-					profiles[p.UserID] = p
-				case TypePreferences:
-					var p collab.Preferences
-					if err := attributevalue.UnmarshalMap(it, &p); err != nil {
-						return nil, nil, err
-					}
-					prefs[p.UserID] = p
-				}
-			}
-			batch = out.UnprocessedKeys[s.Table].Keys
-			if len(batch) > 0 {
-				time.Sleep(time.Duration(20<<attempt) * time.Millisecond)
-			}
+	err := s.batchGet(ctx, keys, false, func(it map[string]types.AttributeValue) error {
+		var h head
+		if err := attributevalue.UnmarshalMap(it, &h); err != nil {
+			return err
 		}
+		switch h.ItemType {
+		case TypeProfile:
+			var p collab.Profile
+			if err := attributevalue.UnmarshalMap(it, &p); err != nil {
+				return err
+			}
+			profiles[p.UserID] = p
+		case TypePreferences:
+			var p collab.Preferences
+			if err := attributevalue.UnmarshalMap(it, &p); err != nil {
+				return err
+			}
+			prefs[p.UserID] = p
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("store: read people: %w", err)
 	}
 	return profiles, prefs, nil
+}
+
+// ResourceRef names a resource.
+type ResourceRef struct {
+	Type collab.ResourceType
+	ID   string
+}
+
+// CollabReads reads, with one BatchGetItem round (per 100 keys) however
+// many changes ask, strongly consistent: resources, and comments by id as
+// their id reference items hold them — id, resource, author, createdAt, not
+// the text (CommentTexts reads that). A resource or comment that does not
+// exist is absent from the result.
+func (s *Store) CollabReads(ctx context.Context, resources []ResourceRef, commentIDs []string) (map[ResourceRef]collab.Resource, map[string]collab.Comment, error) {
+	res := map[ResourceRef]collab.Resource{}
+	comments := map[string]collab.Comment{}
+	keys := make([]Key, 0, len(resources)+len(commentIDs))
+	for _, r := range resources {
+		keys = append(keys, ResourceKey(r.Type, r.ID))
+	}
+	for _, id := range commentIDs {
+		keys = append(keys, CommentRefKey(id))
+	}
+	err := s.batchGet(ctx, keys, true, func(it map[string]types.AttributeValue) error {
+		var h head
+		if err := attributevalue.UnmarshalMap(it, &h); err != nil {
+			return err
+		}
+		switch h.ItemType {
+		case TypeResource:
+			var r collab.Resource
+			if err := attributevalue.UnmarshalMap(it, &r); err != nil {
+				return fmt.Errorf("store: decode resource: %w", err)
+			}
+			res[ResourceRef{r.ResourceType, r.ResourceID}] = r
+		case TypeCommentRef:
+			var ref commentRef
+			if err := attributevalue.UnmarshalMap(it, &ref); err != nil {
+				return fmt.Errorf("store: decode comment reference: %w", err)
+			}
+			comments[ref.CommentID] = collab.Comment{CommentID: ref.CommentID, ResourceType: ref.ResourceType, ResourceID: ref.ResourceID, CreatedAt: ref.CreatedAt, UserID: ref.UserID}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("store: read resources and comments: %w", err)
+	}
+	return res, comments, nil
+}
+
+// CommentTexts reads whole comments, given what CollabReads returned of
+// them, with one BatchGetItem round, strongly consistent.
+func (s *Store) CommentTexts(ctx context.Context, heads []collab.Comment) (map[string]collab.Comment, error) {
+	keys := make([]Key, len(heads))
+	for i, h := range heads {
+		keys[i] = CommentKey(h.ResourceType, h.ResourceID, h.CreatedAt, h.CommentID)
+	}
+	out := map[string]collab.Comment{}
+	err := s.batchGet(ctx, keys, true, func(it map[string]types.AttributeValue) error {
+		var c collab.Comment
+		if err := attributevalue.UnmarshalMap(it, &c); err != nil {
+			return fmt.Errorf("store: decode comment: %w", err)
+		}
+		out[c.CommentID] = c
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: read comments: %w", err)
+	}
+	return out, nil
 }
 
 // withValue is vals plus one more expression value (vals is not changed).

@@ -328,19 +328,17 @@ func TestCriteriaPrefixExcludesDerived(t *testing.T) {
 		t.Errorf("ListCriteria(all) users, SK descending (-want +got):\n%s", diff)
 	}
 
-	st, err := f.st.ReadRoomState(f.ctx, "r1")
+	rooms, err := f.st.GetRooms(f.ctx, []string{"r1", "nope", "r1"})
+	if err != nil || len(rooms) != 1 || rooms["r1"].CreatedByUserID != "alice" {
+		t.Fatalf("GetRooms = %+v, %v; want r1 only", rooms, err)
+	}
+	st, err := f.st.SnapshotState(f.ctx, rooms["r1"], ts, ts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !st.Exists || len(st.Members) != 1 || len(st.Criteria) != 2 {
-		t.Fatalf("ReadRoomState: exists=%v members=%d criteria=%d", st.Exists, len(st.Members), len(st.Criteria))
-	}
-	var refs []string
-	for _, c := range st.Criteria {
-		refs = append(refs, c.SK)
-	}
-	if diff := cmp.Diff([]string{"CRITERIA#alice#" + ts, "CRITERIA#bob#" + ts}, refs); diff != "" {
-		t.Errorf("ReadRoomState criteria SKs (-want +got):\n%s", diff)
+	// bob put criteria but is not a member: only alice's are read.
+	if !st.Exists || len(st.Members) != 1 || len(st.Criteria) != 1 || st.Criteria[0].SK != "CRITERIA#alice#"+ts {
+		t.Fatalf("SnapshotState: exists=%v members=%d criteria=%+v", st.Exists, len(st.Members), st.Criteria)
 	}
 
 	latest, err := f.st.LatestCombined(f.ctx, "r1")
@@ -476,4 +474,102 @@ func TestNoEmptyMaps(t *testing.T) {
 	if _, err := f.st.LatestCompatibility(f.ctx, "r1"); err != nil {
 		t.Errorf("LatestCompatibility of a snapshot with its maps dropped: %v", err)
 	}
+}
+
+// SnapshotState reads, for each member who joined by the range's end, the
+// versions from the newest at or before its start up to its end, and nothing
+// older: every snapshot in the range sees each member's latest version as of
+// its time, as from the whole history.
+func TestSnapshotStateReadsTheRangeOnly(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	at := func(s int) string { return store.Timestamp(t0.Add(time.Duration(s) * time.Second)) }
+	if _, err := f.st.CreateRoom(f.ctx, room.Room{RoomID: "r1", Name: "n", CreatedByUserID: "alice", CreatedAt: at(0), SearchType: room.SearchBuy, Context: room.Context{CombineMode: room.ModeMixed}}); err != nil {
+		t.Fatal(err)
+	}
+	for u, joined := range map[string]int{"bob": 1, "carol": 100} {
+		if err := f.st.AddMember(f.ctx, room.Member{RoomID: "r1", UserID: u, Role: room.RoleMember, JoinedAt: at(joined)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	versions := map[string][]int{"alice": {}, "bob": {2, 5, 15, 25, 40}, "carol": {3, 12, 18}, "dave": {11}}
+	for i := range 30 {
+		versions["alice"] = append(versions["alice"], i)
+	}
+	full := room.State{Exists: true}
+	for u, secs := range versions {
+		for _, s := range secs {
+			cv, err := f.st.PutCriteria(f.ctx, room.CriteriaVersion{RoomID: "r1", UserID: u, Timestamp: at(s), Criteria: room.Criteria{AreaMin: fp(float64(10*s + len(u)))}, Source: room.SourceManual})
+			if err != nil {
+				t.Fatal(err)
+			}
+			full.Criteria = append(full.Criteria, room.StoredCriteria{SK: store.CriteriaKey("r1", u, cv.Timestamp).SK, CriteriaVersion: cv})
+		}
+	}
+	rooms, err := f.st.GetRooms(f.ctx, []string{"r1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := f.st.SnapshotState(f.ctx, rooms["r1"], at(10), at(20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]string{}
+	for _, c := range st.Criteria {
+		got[c.UserID] = append(got[c.UserID], c.Timestamp)
+	}
+	want := map[string][]string{"bob": {at(5), at(15)}}
+	for s := 10; s <= 20; s++ {
+		want["alice"] = append(want["alice"], at(s))
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("versions read (-want +got):\n%s", diff)
+	}
+	// A version the caller already holds at the single timestamp asked for
+	// is that member's whole need: it comes back as given, and the others
+	// are read.
+	var bob15 room.StoredCriteria
+	for _, c := range full.Criteria {
+		if c.UserID == "bob" && c.Timestamp == at(15) {
+			bob15 = c
+		}
+	}
+	one, err := f.st.SnapshotState(f.ctx, rooms["r1"], at(15), at(15), bob15)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotOne := map[string]string{}
+	for _, c := range one.Criteria {
+		gotOne[c.UserID] = c.Timestamp
+	}
+	if diff := cmp.Diff(map[string]string{"alice": at(15), "bob": at(15)}, gotOne); diff != "" {
+		t.Errorf("with bob's version known (-want +got):\n%s", diff)
+	}
+
+	// The pure snapshot over this state is the one over the whole history,
+	// anywhere in the range (dave is no member; carol joined later).
+	full.Room, full.Members = rooms["r1"], st.Members
+	for s := 10; s <= 20; s++ {
+		if diff := cmp.Diff(projectionsSnapshot(full, at(s)), projectionsSnapshot(st, at(s))); diff != "" {
+			t.Errorf("snapshot at %s differs from the full history's (-full +bounded):\n%s", at(s), diff)
+		}
+	}
+}
+
+// projectionsSnapshot is each member's latest version as of at — what the
+// projector's Snapshot combines (the store cannot import projections).
+func projectionsSnapshot(st room.State, at string) map[string]string {
+	joined := map[string]bool{}
+	for _, m := range st.Members {
+		if m.JoinedAt <= at {
+			joined[m.UserID] = true
+		}
+	}
+	out := map[string]string{}
+	for _, c := range st.Criteria {
+		if joined[c.UserID] && c.Timestamp <= at && c.SK > out[c.UserID] {
+			out[c.UserID] = c.SK
+		}
+	}
+	return out
 }

@@ -2,8 +2,10 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -218,36 +220,110 @@ func (s *Store) LatestCompatibility(ctx context.Context, roomID string) (room.Co
 	return v, err
 }
 
-// ReadRoomState reads a room's state, strongly consistent (a derivation must
-// see the change that triggered it): the Room item, then its members and
-// every criteria version with one paginated Query each (the partition's
-// derived items are never read).
-func (s *Store) ReadRoomState(ctx context.Context, roomID string) (room.State, error) {
-	var st room.State
-	ok, err := s.getItem(ctx, RoomKey(roomID), true, &st.Room)
-	if err != nil {
-		return st, err
+// GetRooms reads several Room items with one BatchGetItem (per 100),
+// strongly consistent: a derivation must see the change that triggered it.
+// A room that does not exist is absent from the result.
+func (s *Store) GetRooms(ctx context.Context, roomIDs []string) (map[string]room.Room, error) {
+	keys := make([]Key, len(roomIDs))
+	for i, id := range roomIDs {
+		keys[i] = RoomKey(id)
 	}
-	st.Exists = ok
-	if err := s.queryAll(ctx, query{pk: RoomPK(roomID), skPrefix: SKPrefixMember, consistent: true}, decodeInto(&st.Members)); err != nil {
-		return st, err
-	}
-	err = s.queryAll(ctx, query{pk: RoomPK(roomID), skPrefix: SKPrefixCriteria, consistent: true}, func(it map[string]types.AttributeValue) error {
-		var c room.StoredCriteria
-		if err := attributevalue.UnmarshalMap(it, &c.CriteriaVersion); err != nil {
-			return fmt.Errorf("store: decode criteria: %w", err)
+	out := make(map[string]room.Room, len(roomIDs))
+	err := s.batchGet(ctx, keys, true, func(it map[string]types.AttributeValue) error {
+		var r room.Room
+		if err := attributevalue.UnmarshalMap(it, &r); err != nil {
+			return fmt.Errorf("store: decode room: %w", err)
 		}
-		if sk, ok := it[AttrSK].(*types.AttributeValueMemberS); ok {
-			c.SK = sk.Value
-		}
-		st.Criteria = append(st.Criteria, c)
+		out[r.RoomID] = r
 		return nil
 	})
 	if err != nil {
+		return nil, fmt.Errorf("store: read rooms: %w", err)
+	}
+	return out, nil
+}
+
+// SnapshotState reads what a room's combined criteria and compatibility as
+// of any timestamp in [from, to] need, strongly consistent: the room's
+// current members (one Query) and, for each member who joined by to, their
+// criteria versions from the newest at or before from up to to (one Query
+// per member, newest first, stopping there). Its cost follows the members,
+// not the room's history: a member's older versions are never read. r is
+// the Room item (GetRooms reads a batch's rooms at once). known are versions
+// the caller holds already (from stream records): when from == to, a
+// member's version at that very timestamp is all that member needs (a user
+// has one version per timestamp), so it is not read again.
+func (s *Store) SnapshotState(ctx context.Context, r room.Room, from, to string, known ...room.StoredCriteria) (room.State, error) {
+	st := room.State{Room: r, Exists: true}
+	if err := s.queryAll(ctx, query{pk: RoomPK(r.RoomID), skPrefix: SKPrefixMember, consistent: true}, decodeInto(&st.Members)); err != nil {
 		return st, err
+	}
+	have := map[string]room.StoredCriteria{}
+	if from == to {
+		for _, k := range known {
+			if k.RoomID == r.RoomID && k.Timestamp == to {
+				have[k.UserID] = k
+			}
+		}
+	}
+	var users []string
+	for _, m := range st.Members {
+		if m.JoinedAt > to {
+			continue
+		}
+		if k, ok := have[m.UserID]; ok {
+			st.Criteria = append(st.Criteria, k)
+			continue
+		}
+		users = append(users, m.UserID)
+	}
+	found := make([][]room.StoredCriteria, len(users))
+	errs := make([]error, len(users))
+	var wg sync.WaitGroup
+	for i, u := range users {
+		wg.Go(func() { found[i], errs[i] = s.criteriaBetween(ctx, r.RoomID, u, from, to) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return st, err
+	}
+	for _, f := range found {
+		st.Criteria = append(st.Criteria, f...)
 	}
 	sort.Slice(st.Criteria, func(i, j int) bool { return st.Criteria[i].SK < st.Criteria[j].SK })
 	return st, nil
+}
+
+// criteriaBetween reads a user's criteria versions at or before to, newest
+// first, down to the first one at or before from (included).
+func (s *Store) criteriaBetween(ctx context.Context, roomID, userID, from, to string) ([]room.StoredCriteria, error) {
+	prefix := CriteriaPrefix(userID)
+	in := query{pk: RoomPK(roomID), skPrefix: prefix, skFrom: prefix, skTo: prefix + to, desc: true, consistent: true}.input(s.Table)
+	in.Limit = aws.Int32(4)
+	var out []room.StoredCriteria
+	for {
+		res, err := s.DB.Query(ctx, in)
+		if err != nil {
+			return nil, fmt.Errorf("store: read criteria of %s in %s: %w", userID, roomID, err)
+		}
+		for _, it := range res.Items {
+			var c room.StoredCriteria
+			if err := attributevalue.UnmarshalMap(it, &c.CriteriaVersion); err != nil {
+				return nil, fmt.Errorf("store: decode criteria: %w", err)
+			}
+			if sk, ok := it[AttrSK].(*types.AttributeValueMemberS); ok {
+				c.SK = sk.Value
+			}
+			out = append(out, c)
+			if c.Timestamp <= from {
+				return out, nil
+			}
+		}
+		if res.LastEvaluatedKey == nil {
+			return out, nil
+		}
+		in.ExclusiveStartKey = res.LastEvaluatedKey
+	}
 }
 
 // RemoveMember deletes Member and UserRoom in one transaction; NotFound when

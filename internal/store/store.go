@@ -282,6 +282,50 @@ func isConditionFailed(err error) bool {
 	return errors.As(err, &cf)
 }
 
+// batchGet reads items by key with BatchGetItem: 100 keys a call, strongly
+// consistent if asked, unprocessed keys retried with backoff. each gets
+// every item found (missing keys are simply absent), in no order.
+func (s *Store) batchGet(ctx context.Context, keys []Key, consistent bool, each func(map[string]types.AttributeValue) error) error {
+	seen := make(map[Key]bool, len(keys))
+	var avs []map[string]types.AttributeValue
+	for _, k := range keys {
+		if !seen[k] {
+			seen[k] = true
+			avs = append(avs, k.AV())
+		}
+	}
+	for start := 0; start < len(avs); start += 100 {
+		batch := avs[start:min(start+100, len(avs))]
+		backoff := 20 * time.Millisecond
+		for attempt := 0; len(batch) > 0; attempt++ {
+			if attempt == 10 {
+				return fmt.Errorf("store: batch get: %d keys still unprocessed after %d attempts", len(batch), attempt)
+			}
+			if attempt > 0 {
+				select {
+				case <-ctx.Done():
+					return ctx.Err()
+				case <-time.After(backoff):
+				}
+				backoff = min(2*backoff, time.Second)
+			}
+			out, err := s.DB.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{
+				s.Table: {Keys: batch, ConsistentRead: aws.Bool(consistent)},
+			}})
+			if err != nil {
+				return fmt.Errorf("store: batch get: %w", err)
+			}
+			for _, it := range out.Responses[s.Table] {
+				if err := each(it); err != nil {
+					return err
+				}
+			}
+			batch = out.UnprocessedKeys[s.Table].Keys
+		}
+	}
+	return nil
+}
+
 // BatchPut writes items in batches of 25, retrying unprocessed items with
 // backoff. Puts replace whole items, so a retried batch is harmless.
 func (s *Store) BatchPut(ctx context.Context, items []map[string]types.AttributeValue) error {

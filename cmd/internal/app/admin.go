@@ -15,30 +15,48 @@ import (
 	"github.com/dynastream/dynastream/stream"
 )
 
-// Metrics is what a local consumer serves at /metrics: its runner's
-// counters, its DynamoDB requests (data and checkpoints apart) and the CPU
-// time the process used.
+// Metrics is what a local program serves at /metrics: its DynamoDB
+// requests on the table and the CPU time the process used; a consumer adds
+// its runner's counters and its checkpoint and stream requests, counted
+// apart.
 type Metrics struct {
-	Consumer           string       `json:"consumer"`
-	Stream             stream.Stats `json:"stream"`
-	DataRequests       ddb.Counts   `json:"dataRequests"`
-	CheckpointRequests ddb.Counts   `json:"checkpointRequests"`
-	StreamRequests     ddb.Counts   `json:"streamRequests"`
-	CPUSeconds         float64      `json:"cpuSeconds"`
+	Program            string        `json:"program"`
+	Stream             *stream.Stats `json:"stream,omitempty"`
+	DataRequests       ddb.Counts    `json:"dataRequests"`
+	CheckpointRequests ddb.Counts    `json:"checkpointRequests"`
+	StreamRequests     ddb.Counts    `json:"streamRequests"`
+	CPUSeconds         float64       `json:"cpuSeconds"`
 }
 
 type metrics struct {
-	consumer                   string
-	runner                     *stream.Runner
+	program                    string
+	runner                     *stream.Runner // nil for the writer
 	data, checkpoints, streams *ddb.Counter
 }
 
 func (m *metrics) read() Metrics {
-	return Metrics{
-		Consumer: m.consumer, Stream: m.runner.Stats(),
-		DataRequests: m.data.Counts(), CheckpointRequests: m.checkpoints.Counts(), StreamRequests: m.streams.Counts(),
-		CPUSeconds: CPUSeconds(),
+	out := Metrics{Program: m.program, DataRequests: m.data.Counts(), CPUSeconds: CPUSeconds()}
+	if m.runner != nil {
+		st := m.runner.Stats()
+		out.Stream = &st
 	}
+	if m.checkpoints != nil {
+		out.CheckpointRequests = m.checkpoints.Counts()
+	}
+	if m.streams != nil {
+		out.StreamRequests = m.streams.Counts()
+	}
+	return out
+}
+
+// ServeAdmin serves a program's /metrics (its DynamoDB requests on the
+// table, counted by clients.Requests, and its CPU time) and /healthz on
+// addr until ctx ends; "" serves nothing.
+func ServeAdmin(ctx context.Context, log *slog.Logger, addr, program string, clients *ddb.Clients) error {
+	if addr == "" {
+		return nil
+	}
+	return serveAdmin(ctx, log, addr, &metrics{program: program, data: clients.Requests})
 }
 
 // CPUSeconds is the user and system CPU time this process has used.

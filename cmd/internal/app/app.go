@@ -215,7 +215,7 @@ func ServeStream(c Common, clients *ddb.Clients, log *slog.Logger, consumer stri
 	}
 	go prog.report(ctx, log, 30*time.Second)
 	if rc.AdminAddr != "" {
-		m := &metrics{consumer: consumer, runner: r, data: clients.Requests, checkpoints: cpRequests, streams: clients.StreamRequests}
+		m := &metrics{program: consumer, runner: r, data: clients.Requests, checkpoints: cpRequests, streams: clients.StreamRequests}
 		if err := serveAdmin(ctx, log, rc.AdminAddr, m); err != nil {
 			Fatal(log, "admin endpoint", err)
 		}

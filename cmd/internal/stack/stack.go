@@ -36,7 +36,7 @@ type Options struct {
 	DynamoDBPort int
 	// WriterAddr is where the writer listens (default "127.0.0.1:8080").
 	WriterAddr string
-	// AdminPorts gives each consumer an admin endpoint (/metrics, /healthz)
+	// AdminPorts gives each program an admin endpoint (/metrics, /healthz)
 	// on a free loopback port.
 	AdminPorts bool
 	// Env is added to every program's environment (e.g. STREAM_* settings).
@@ -55,7 +55,7 @@ type Stack struct {
 	StreamARN string
 	// WriterURL is the writer's base URL.
 	WriterURL string
-	// Admin maps each consumer to its admin endpoint's base URL (with
+	// Admin maps each program to its admin endpoint's base URL (with
 	// AdminPorts).
 	Admin map[string]string
 	// Outbox is the notifier's domain-event file.
@@ -141,7 +141,7 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 	env = append(env, o.Env...)
 	for _, name := range Programs {
 		penv := env
-		if o.AdminPorts && name != "writer" {
+		if o.AdminPorts {
 			port, err := ddblocal.FreePort()
 			if err != nil {
 				return s, fmt.Errorf("stack: admin port: %w", err)
