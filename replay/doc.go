@@ -5,12 +5,17 @@
 // many delivery schedules — as captured, with every record twice, split
 // into random batch sizes, with cross-item interleavings shuffled (each
 // item's own order kept, as a stream guarantees), and with injected handler
-// failures that are retried like Lambda retries them — and checks that the
-// handler's derived state comes out identical every time (Check).
+// failures that are retried like Lambda retries them, and with a
+// ParallelizationFactor (Parallel) that spreads the records over lanes by
+// partition key and delivers the lanes at the same time, as Lambda does —
+// and checks that the handler's derived state comes out identical every
+// time (Check).
 //
 // A Target says how to reset and read the derived state; TableState does
 // both for derived items kept in a DynamoDB table.
 //
-// Deliver and Check call the handler from one goroutine; nothing here is
-// safe for concurrent use by several goroutines.
+// With a ParallelizationFactor above 1, Deliver calls the handler from
+// several goroutines at once (one per lane), so the handler and the
+// Target's state must be safe for that; otherwise one goroutine calls it.
+// Deliver and Check themselves are not meant to be called concurrently.
 package replay

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"math/rand/v2"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -99,6 +101,26 @@ type Schedule struct {
 	// random record of the batch as failed. Failed batches are retried from
 	// the lowest failed record, as Lambda does.
 	FailureRate float64
+	// ParallelizationFactor (1–10; 0 is 1) spreads the records over that
+	// many lanes by partition key, as Lambda does, and delivers the lanes
+	// at the same time, each in order with its own batches and failures:
+	// handler calls overlap.
+	ParallelizationFactor int
+	// PartitionKey is the attribute the lanes hash (default "PK"); a record
+	// without it is placed by its item.
+	PartitionKey string
+}
+
+// Parallel returns copies of schedules with a ParallelizationFactor of pf,
+// their names saying so.
+func Parallel(ss []Schedule, pf int) []Schedule {
+	out := make([]Schedule, len(ss))
+	for i, s := range ss {
+		s.ParallelizationFactor = pf
+		s.Name = fmt.Sprintf("%s, parallelization %d", s.Name, pf)
+		out[i] = s
+	}
+	return out
 }
 
 // AsCaptured delivers the stream in order, once, in batches of 100.
@@ -186,11 +208,53 @@ func itemKey(r events.DynamoDBEventRecord) string {
 
 // Deliver plays ev into h under schedule s, as Lambda's event source
 // mapping would: batches in order; a batch that fails (an error, or
-// BatchItemFailures) is retried from its lowest failed record.
+// BatchItemFailures) is retried from its lowest failed record. With a
+// ParallelizationFactor above 1, the lanes are delivered concurrently.
 func Deliver(ctx context.Context, ev events.DynamoDBEvent, h stream.Handler, s Schedule) (Stats, error) {
-	var st Stats
 	recs := Order(ev, s)
-	rng := rand.New(rand.NewPCG(s.Seed, 2))
+	pf := max(s.ParallelizationFactor, 1)
+	if pf > 10 {
+		return Stats{}, fmt.Errorf("replay: %s: ParallelizationFactor %d out of range 1..10", s.Name, pf)
+	}
+	if pf == 1 {
+		return deliverLane(ctx, recs, h, s, rand.New(rand.NewPCG(s.Seed, 2)))
+	}
+	pk := s.PartitionKey
+	if pk == "" {
+		pk = "PK"
+	}
+	key := stream.PartitionKey(pk)
+	lanes := make([][]events.DynamoDBEventRecord, pf)
+	for _, r := range recs {
+		h := fnv.New32a()
+		h.Write([]byte(key(r)))
+		i := h.Sum32() % uint32(pf)
+		lanes[i] = append(lanes[i], r)
+	}
+	var (
+		mu    sync.Mutex
+		total Stats
+		errs  []error
+		wg    sync.WaitGroup
+	)
+	for i, lane := range lanes {
+		wg.Go(func() {
+			st, err := deliverLane(ctx, lane, h, s, rand.New(rand.NewPCG(s.Seed, uint64(100+i))))
+			mu.Lock()
+			defer mu.Unlock()
+			total.Calls += st.Calls
+			total.RecordsDelivered += st.RecordsDelivered
+			total.InjectedFailures += st.InjectedFailures
+			errs = append(errs, err)
+		})
+	}
+	wg.Wait()
+	return total, errors.Join(errs...)
+}
+
+// deliverLane delivers records in order, in batches, with retries.
+func deliverLane(ctx context.Context, recs []events.DynamoDBEventRecord, h stream.Handler, s Schedule, rng *rand.Rand) (Stats, error) {
+	var st Stats
 	maxBatch := s.MaxBatch
 	if maxBatch <= 0 {
 		maxBatch = 100

@@ -6,7 +6,10 @@ import (
 	"errors"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/google/go-cmp/cmp"
@@ -159,5 +162,74 @@ func TestSaveLoad(t *testing.T) {
 	have, _ := json.Marshal(got)
 	if string(want) != string(have) {
 		t.Fatalf("loaded event differs:\n%s\n%s", want, have)
+	}
+}
+
+// With a ParallelizationFactor, lanes are delivered at the same time: calls
+// overlap, each partition key's records still come in order and never in
+// two calls at once, and every record is delivered.
+func TestDeliverParallelLanes(t *testing.T) {
+	var ev events.DynamoDBEvent
+	seq := 0
+	for v := 1; v <= 6; v++ {
+		for k := range 12 {
+			seq++
+			ev.Records = append(ev.Records, record(seq, "K"+strconv.Itoa(k), v))
+		}
+	}
+	var mu sync.Mutex
+	inFlight, peak := 0, 0
+	busy := map[string]bool{}
+	got := map[string][]int{}
+	var clash string
+	h := func(_ context.Context, e events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+		mu.Lock()
+		inFlight++
+		peak = max(peak, inFlight)
+		mine := map[string]bool{}
+		for _, r := range e.Records {
+			pk := r.Change.Keys["PK"].String()
+			if busy[pk] && !mine[pk] && clash == "" {
+				clash = "key " + pk + " in two calls at once"
+			}
+			busy[pk], mine[pk] = true, true
+		}
+		for pk, vs := range versions(e.Records) {
+			got[pk] = append(got[pk], vs...)
+		}
+		mu.Unlock()
+		time.Sleep(2 * time.Millisecond)
+		mu.Lock()
+		inFlight--
+		for pk := range mine {
+			delete(busy, pk)
+		}
+		mu.Unlock()
+		return events.DynamoDBEventResponse{}, nil
+	}
+	ss := replay.Parallel([]replay.Schedule{{Name: "lanes", MaxBatch: 3}}, 4)
+	if !strings.HasSuffix(ss[0].Name, "parallelization 4") {
+		t.Errorf("name %q", ss[0].Name)
+	}
+	st, err := replay.Deliver(context.Background(), ev, h, ss[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if clash != "" {
+		t.Fatal(clash)
+	}
+	if peak < 2 || peak > 4 {
+		t.Errorf("%d calls at once with 4 lanes", peak)
+	}
+	if st.RecordsDelivered != len(ev.Records) {
+		t.Errorf("%d records delivered, want %d", st.RecordsDelivered, len(ev.Records))
+	}
+	for k := range 12 {
+		if diff := cmp.Diff([]int{1, 2, 3, 4, 5, 6}, got["K"+strconv.Itoa(k)]); diff != "" {
+			t.Errorf("key K%d (-want +got):\n%s", k, diff)
+		}
+	}
+	if _, err := replay.Deliver(context.Background(), ev, h, replay.Schedule{ParallelizationFactor: 11}); err == nil {
+		t.Error("ParallelizationFactor 11 accepted")
 	}
 }

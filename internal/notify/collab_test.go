@@ -151,7 +151,7 @@ func TestCollaborationEmailsExactlyOnce(t *testing.T) {
 			return map[string]any{"emails": box.delivered(), "notifications": notes}, nil
 		},
 	}
-	rep, err := replay.Check(ctx, ev, target, replay.Schedules(404, 20))
+	rep, err := replay.Check(ctx, ev, target, append(replay.Schedules(404, 10), replay.Parallel(replay.Schedules(405, 10), 10)...))
 	if err != nil {
 		t.Fatal(err)
 	}

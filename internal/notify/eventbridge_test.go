@@ -241,7 +241,7 @@ func TestDomainEventsToEventBridge(t *testing.T) {
 			return lines, nil
 		},
 	}
-	rep, err := replay.Check(ctx, ev, target, replay.Schedules(5, 20))
+	rep, err := replay.Check(ctx, ev, target, append(replay.Schedules(5, 10), replay.Parallel(replay.Schedules(6, 10), 10)...))
 	if err != nil {
 		t.Fatal(err)
 	}

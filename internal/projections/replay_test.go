@@ -138,7 +138,7 @@ func TestProjectorReplayEquivalence(t *testing.T) {
 
 	p := &projections.Projector{Store: st}
 	ts := replay.TableState{DB: c.DB, Table: table, Derived: replay.DerivedFlag}
-	rep, err := replay.Check(ctx, ev, replay.Target{Handler: p.Handle, Reset: ts.Reset, State: ts.State}, replay.Schedules(20261121, 24))
+	rep, err := replay.Check(ctx, ev, replay.Target{Handler: p.Handle, Reset: ts.Reset, State: ts.State}, append(replay.Schedules(20261121, 12), replay.Parallel(replay.Schedules(20261122, 12), 10)...))
 	if err != nil {
 		t.Fatal(err)
 	}
