@@ -6,10 +6,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"net/http"
+	"os"
 	"slices"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -28,6 +32,9 @@ type engine struct {
 	log      *slog.Logger
 	progress io.Writer
 	tty      bool
+	// ddbCPU reads DynamoDB Local's CPU seconds (nil: not known, as for a
+	// stack loadgen did not start).
+	ddbCPU func() (float64, error)
 
 	mu      sync.Mutex
 	pending []*op
@@ -229,6 +236,7 @@ type job struct {
 // everything they derive.
 func (e *engine) runPhase(ctx context.Context, idx int, rate float64, d time.Duration, ps *phaseStats) PhaseReport {
 	before := e.consumerMetrics(ctx)
+	cpu0 := e.sampleCPU()
 	rng := rand.New(rand.NewPCG(e.seed, uint64(1000+idx)))
 	total := 0
 	for _, m := range mix {
@@ -296,6 +304,7 @@ func (e *engine) runPhase(ctx context.Context, idx int, rate float64, d time.Dur
 	close(jobs)
 	wg.Wait()
 	sent := time.Since(start)
+	cpu1 := e.sampleCPU()
 	drainStart := time.Now()
 	for e.pendingOf(idx) > 0 && time.Since(drainStart) < e.drain && ctx.Err() == nil {
 		sleep(ctx, 20*time.Millisecond)
@@ -303,7 +312,9 @@ func (e *engine) runPhase(ctx context.Context, idx int, rate float64, d time.Dur
 	e.sweep(func(int) *phaseStats { return ps })
 	stopProgress()
 	after := e.consumerMetrics(ctx)
-	return e.report(idx, rate, d, sent, ps, before, after)
+	r := e.report(idx, rate, d, sent, ps, before, after)
+	r.CPU = cpu1.since(cpu0)
+	return r
 }
 
 // startProgress prints a progress line every two seconds until stopped.
@@ -358,4 +369,61 @@ func (e *engine) startProgress(ctx context.Context, idx int, rate float64, d tim
 		}
 	}()
 	return func() { cancel(); <-done }
+}
+
+// cpuSample is the machine's and DynamoDB Local's CPU time at one moment.
+type cpuSample struct {
+	at               time.Time
+	busy, total, ddb float64 // jiffies busy and in all; DynamoDB Local's seconds (-1: unknown)
+}
+
+func (e *engine) sampleCPU() cpuSample {
+	s := cpuSample{at: time.Now(), ddb: -1}
+	s.busy, s.total = machineJiffies()
+	if e.ddbCPU != nil {
+		if v, err := e.ddbCPU(); err == nil {
+			s.ddb = v
+		}
+	}
+	return s
+}
+
+// machineJiffies reads the machine's busy and total CPU time (/proc/stat).
+func machineJiffies() (busy, total float64) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, 0
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	for i, v := range f[1:] {
+		n, _ := strconv.ParseFloat(v, 64)
+		total += n
+		if i != 3 && i != 4 { // idle, iowait
+			busy += n
+		}
+	}
+	return busy, total
+}
+
+// CPUUse is how busy the machine was while a phase sent its writes.
+type CPUUse struct {
+	// MachineBusyPercent is the share of all CPUs in use.
+	MachineBusyPercent float64 `json:"machineBusyPercent"`
+	// DynamoDBLocalCores is how many cores DynamoDB Local used on average
+	// (0 when not known).
+	DynamoDBLocalCores float64 `json:"dynamodbLocalCores"`
+}
+
+func (b cpuSample) since(a cpuSample) CPUUse {
+	var u CPUUse
+	if b.total > a.total {
+		u.MachineBusyPercent = math.Round(1000*(b.busy-a.busy)/(b.total-a.total)) / 10
+	}
+	if a.ddb >= 0 && b.ddb >= 0 {
+		if el := b.at.Sub(a.at).Seconds(); el > 0 {
+			u.DynamoDBLocalCores = math.Round(100*(b.ddb-a.ddb)/el) / 100
+		}
+	}
+	return u
 }

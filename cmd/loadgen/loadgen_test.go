@@ -61,6 +61,9 @@ func TestShortLoad(t *testing.T) {
 			t.Errorf("%s's metrics: %+v (ok %v)", name, cr, ok)
 		}
 	}
+	if p.CPU.MachineBusyPercent <= 0 || p.CPU.DynamoDBLocalCores <= 0 || p.WriterRequestsPerWrite <= 0 {
+		t.Errorf("CPU %+v, writer requests per write %v", p.CPU, p.WriterRequestsPerWrite)
+	}
 	if rep.DynamoDBLocalWritesPerSec <= 0 {
 		t.Errorf("raw write rate %v", rep.DynamoDBLocalWritesPerSec)
 	}

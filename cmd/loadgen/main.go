@@ -179,6 +179,7 @@ func run(ctx context.Context, c config, log *slog.Logger, progress io.Writer) (*
 	var clients *ddb.Clients
 	var streamARN, writer, outbox string
 	var exited <-chan string
+	var ddbCPU func() (float64, error)
 	admin := c.admin
 	if c.writer == "" {
 		if err := os.MkdirAll(c.localDir, 0o755); err != nil {
@@ -205,6 +206,7 @@ func run(ctx context.Context, c config, log *slog.Logger, progress io.Writer) (*
 		defer s.Stop()
 		clients, streamARN, writer, outbox, admin = s.Clients, s.StreamARN, s.WriterURL, s.Outbox, s.Admin
 		exited = s.Exited()
+		ddbCPU = s.DynamoDBCPUSeconds
 	} else {
 		var err error
 		if clients, err = ddb.New(ctx, ddb.Config{Endpoint: c.dynamodb}); err != nil {
@@ -241,7 +243,7 @@ func run(ctx context.Context, c config, log *slog.Logger, progress io.Writer) (*
 	}
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: c.workers, MaxIdleConns: c.workers}, Timeout: 30 * time.Second}
 	w := &world{c: &client{base: writer, http: hc}, tokens: map[string]string{}}
-	e := &engine{w: w, obs: obs, events: outbox != "", admin: admin, workers: c.workers, drain: c.drain, seed: c.seed, log: log, progress: progress, tty: isTerminal(progress)}
+	e := &engine{w: w, obs: obs, events: outbox != "", admin: admin, workers: c.workers, drain: c.drain, seed: c.seed, log: log, progress: progress, tty: isTerminal(progress), ddbCPU: ddbCPU}
 	var phases sync.Map // index → *phaseStats
 	statsOf := func(i int) *phaseStats {
 		v, _ := phases.LoadOrStore(i, newPhaseStats())

@@ -87,6 +87,9 @@ type PhaseReport struct {
 	DrainMs   float64                   `json:"drainMs"`
 	Missing   map[string]int            `json:"missing"`
 	Consumers map[string]ConsumerReport `json:"consumers"`
+	// CPU is how busy the machine and DynamoDB Local were while writes
+	// were sent.
+	CPU CPUUse `json:"cpu"`
 	// The writer's DynamoDB requests per write and CPU seconds per 1,000
 	// writes (from its /metrics), for the budget the stack shares.
 	WriterRequestsPerWrite float64          `json:"writerRequestsPerWrite,omitempty"`
@@ -185,14 +188,19 @@ func (rep *Report) print(w io.Writer) {
 	fmt.Fprintf(w, "\nmachine: %d CPUs, %s, %s; DynamoDB Local raw PutItem rate: %.0f writes/s (16 clients)\n\n",
 		rep.Machine.CPUs, rep.Machine.OS, rep.Machine.Go, rep.DynamoDBLocalWritesPerSec)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "target/s\tachieved/s\terrors\twriter p50\twriter p99\tlag p50\tlag p99\tlag max\tdrain\tmissing\t")
+	fmt.Fprintln(tw, "target/s\tachieved/s\terrors\twriter p50\twriter p99\tlag p50\tlag p99\tlag max\tdrain\tmissing\tCPU busy\tDynamoDB Local\t")
 	for _, p := range rep.Phases {
 		var p50, mx float64
 		for _, d := range p.Lag {
 			p50, mx = max(p50, d.P50Ms), max(mx, d.MaxMs)
 		}
-		fmt.Fprintf(tw, "%.0f\t%.1f\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n", p.TargetRate, p.AchievedRate, p.Errors+p.NotSent,
-			fms(p.WriterAll.P50Ms), fms(p.WriterAll.P99Ms), fms(p50), fms(p.LagP99Ms), fms(mx), fms(p.DrainMs), sum(p.Missing))
+		ddbCores := "-"
+		if p.CPU.DynamoDBLocalCores > 0 {
+			ddbCores = fmt.Sprintf("%.2f cores", p.CPU.DynamoDBLocalCores)
+		}
+		fmt.Fprintf(tw, "%.0f\t%.1f\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%.0f%%\t%s\t\n", p.TargetRate, p.AchievedRate, p.Errors+p.NotSent,
+			fms(p.WriterAll.P50Ms), fms(p.WriterAll.P99Ms), fms(p50), fms(p.LagP99Ms), fms(mx), fms(p.DrainMs), sum(p.Missing),
+			p.CPU.MachineBusyPercent, ddbCores)
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "\n(lag columns: the worst derivation's p50, p99 and max; below, each one)")

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -165,6 +166,38 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 			return s, nil
 		}
 	}
+}
+
+// CPUSeconds is the CPU time (user and system) DynamoDB Local's process has
+// used so far, from /proc (Linux only).
+func (s *Server) CPUSeconds() (float64, error) {
+	if s == nil || s.cmd.Process == nil {
+		return 0, errors.New("ddblocal: not running")
+	}
+	return ProcessCPUSeconds(s.cmd.Process.Pid)
+}
+
+// ProcessCPUSeconds reads a process's CPU time from /proc/<pid>/stat.
+func ProcessCPUSeconds(pid int) (float64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, fmt.Errorf("ddblocal: process CPU time: %w", err)
+	}
+	// The command name (field 2) may hold spaces; the fields after it do not.
+	rest := string(b)
+	if i := strings.LastIndexByte(rest, ')'); i >= 0 {
+		rest = rest[i+1:]
+	}
+	f := strings.Fields(rest)
+	if len(f) < 13 {
+		return 0, errors.New("ddblocal: unexpected /proc stat format")
+	}
+	utime, err1 := strconv.ParseFloat(f[11], 64)
+	stime, err2 := strconv.ParseFloat(f[12], 64)
+	if err1 != nil || err2 != nil {
+		return 0, errors.New("ddblocal: unexpected /proc stat format")
+	}
+	return (utime + stime) / 100, nil // clock ticks (USER_HZ, 100 on Linux)
 }
 
 // Stop terminates DynamoDB Local and waits for it to exit.

@@ -200,6 +200,9 @@ func (s *Stack) waitHealthy(ctx context.Context, base string) error {
 	return fmt.Errorf("no answer from %s/healthz after 30 s", base)
 }
 
+// DynamoDBCPUSeconds is the CPU time DynamoDB Local has used so far.
+func (s *Stack) DynamoDBCPUSeconds() (float64, error) { return s.ddb.CPUSeconds() }
+
 // Exited receives the name of a program that exited.
 func (s *Stack) Exited() <-chan string { return s.exited }
 
