@@ -46,7 +46,7 @@ fmt-check:
 
 # The load benchmark (see README): the local stack under a seeded mixed
 # workload; LOAD_ARGS are loadgen's flags (bin/loadgen -h lists them).
-LOAD_ARGS ?= -rates 25,100 -step
+LOAD_ARGS ?= -rates 25,50,75,100 -step -step-by 25
 
 load: build dynamodb-local
 	$(BIN)/loadgen $(LOAD_ARGS)

@@ -90,8 +90,9 @@ func GroupBy(recs []events.DynamoDBEventRecord, key KeyFunc) []Group {
 
 // GroupFunc handles one group's records, in order. It returns how many of
 // them, from the first, it finished: done == len(g.Records) means all of
-// them; a smaller done means g.Records[done] failed, for err, and the
-// records after it were left alone (they come again with it).
+// them (err is then ignored); a smaller done means g.Records[done] failed,
+// for err, and the records after it were left alone (they come again with
+// it).
 type GroupFunc func(ctx context.Context, g Group) (done int, err error)
 
 // Each makes a GroupFunc of a function of one record: a group's records are

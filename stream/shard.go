@@ -173,6 +173,23 @@ func (sr *shardRun) lane(i int) {
 	}
 }
 
+// waitFinished waits until every record read is finished, or for d at
+// most, or until ctx ends.
+func (sr *shardRun) waitFinished(d time.Duration) {
+	deadline := time.Now().Add(d)
+	t := time.AfterFunc(d, func() {
+		sr.mu.Lock()
+		sr.cond.Broadcast()
+		sr.mu.Unlock()
+	})
+	defer t.Stop()
+	sr.mu.Lock()
+	defer sr.mu.Unlock()
+	for len(sr.pending) > 0 && sr.ctx.Err() == nil && time.Now().Before(deadline) {
+		sr.cond.Wait()
+	}
+}
+
 // close says no more records will come and waits for the lanes to finish
 // what they hold (or for ctx to end). It returns whether every record read
 // is finished.
@@ -390,10 +407,15 @@ func (r *Runner) runShard(ctx context.Context, log *slog.Logger, h Handler, shar
 			}
 			buf = nil
 		}
-		// Read again at once only after a full read (a backlog); otherwise
-		// wait for the poll interval, as Lambda polls a few times a second:
-		// reading ahead must not turn into reading the shard in a loop.
-		if !ended && len(out.Records) < fullRead {
+		// Read again at once after a full read (a backlog); after an empty
+		// one, wait for the poll interval; after one in between, wait until
+		// what was read is finished, a poll interval at most: reading ahead
+		// must not turn into reading the shard in a loop while the handler
+		// works, and a consumer that keeps up reads again as soon as it is
+		// done, as it did one batch at a time.
+		switch {
+		case ended || len(out.Records) >= fullRead:
+		case len(buf) > 0 || len(out.Records) == 0:
 			wait := r.PollInterval
 			if len(buf) > 0 {
 				wait = min(wait, r.BatchWindow-r.Now().Sub(firstBuffered))
@@ -402,6 +424,8 @@ func (r *Runner) runShard(ctx context.Context, log *slog.Logger, h Handler, shar
 			case <-ctx.Done():
 			case <-time.After(max(wait, time.Millisecond)):
 			}
+		default:
+			sr.waitFinished(r.PollInterval)
 		}
 	}
 	if ended && len(buf) > 0 { // records read before the iterator was renewed

@@ -296,34 +296,48 @@ func (s *Store) batchGet(ctx context.Context, keys []Key, consistent bool, each 
 	}
 	for start := 0; start < len(avs); start += 100 {
 		batch := avs[start:min(start+100, len(avs))]
-		backoff := 20 * time.Millisecond
-		for attempt := 0; len(batch) > 0; attempt++ {
-			if attempt == 10 {
-				return fmt.Errorf("store: batch get: %d keys still unprocessed after %d attempts", len(batch), attempt)
-			}
-			if attempt > 0 {
-				select {
-				case <-ctx.Done():
-					return ctx.Err()
-				case <-time.After(backoff):
-				}
-				backoff = min(2*backoff, time.Second)
-			}
+		err := untilProcessed(ctx, "batch get", func() (int, error) {
 			out, err := s.DB.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{
 				s.Table: {Keys: batch, ConsistentRead: aws.Bool(consistent)},
 			}})
 			if err != nil {
-				return fmt.Errorf("store: batch get: %w", err)
+				return 0, fmt.Errorf("store: batch get: %w", err)
 			}
 			for _, it := range out.Responses[s.Table] {
 				if err := each(it); err != nil {
-					return err
+					return 0, err
 				}
 			}
 			batch = out.UnprocessedKeys[s.Table].Keys
+			return len(batch), nil
+		})
+		if err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// untilProcessed calls do until it leaves nothing unprocessed, with backoff
+// between calls (20 ms, doubling up to 1 s), 10 calls at the most: the one
+// retry of DynamoDB's batch calls' unprocessed keys and items.
+func untilProcessed(ctx context.Context, what string, do func() (left int, err error)) error {
+	backoff := 20 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		left, err := do()
+		if err != nil || left == 0 {
+			return err
+		}
+		if attempt == 10 {
+			return fmt.Errorf("store: %s: %d still unprocessed after %d attempts", what, left, attempt)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, time.Second)
+	}
 }
 
 // BatchPut writes items in batches of 25, retrying unprocessed items with
@@ -343,24 +357,12 @@ func (s *Store) BatchPut(ctx context.Context, items []map[string]types.Attribute
 }
 
 func (s *Store) batchWrite(ctx context.Context, reqs []types.WriteRequest) error {
-	backoff := 20 * time.Millisecond
-	for attempt := 0; len(reqs) > 0; attempt++ {
-		if attempt == 10 {
-			return fmt.Errorf("store: %d items still unprocessed after %d attempts", len(reqs), attempt)
-		}
-		if attempt > 0 {
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-time.After(backoff):
-			}
-			backoff = min(backoff*2, time.Second)
-		}
+	return untilProcessed(ctx, "batch write", func() (int, error) {
 		out, err := s.DB.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{s.Table: reqs}})
 		if err != nil {
-			return fmt.Errorf("store: batch write: %w", err)
+			return 0, fmt.Errorf("store: batch write: %w", err)
 		}
 		reqs = out.UnprocessedItems[s.Table]
-	}
-	return nil
+		return len(reqs), nil
+	})
 }
