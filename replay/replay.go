@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"math/rand/v2"
 	"os"
 	"strings"
@@ -226,9 +225,7 @@ func Deliver(ctx context.Context, ev events.DynamoDBEvent, h stream.Handler, s S
 	key := stream.PartitionKey(pk)
 	lanes := make([][]events.DynamoDBEventRecord, pf)
 	for _, r := range recs {
-		h := fnv.New32a()
-		h.Write([]byte(key(r)))
-		i := h.Sum32() % uint32(pf)
+		i := stream.Lane(key(r), pf)
 		lanes[i] = append(lanes[i], r)
 	}
 	var (

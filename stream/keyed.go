@@ -68,6 +68,9 @@ func keyString(v events.DynamoDBAttributeValue) (string, bool) {
 type Group struct {
 	Key     string
 	Records []events.DynamoDBEventRecord
+	// Index is the group's position among the batch's groups (and in Run's
+	// Result).
+	Index int
 }
 
 // GroupBy splits records by key. Each group keeps its records' order;
@@ -81,7 +84,7 @@ func GroupBy(recs []events.DynamoDBEventRecord, key KeyFunc) []Group {
 		if !ok {
 			i = len(out)
 			at[k] = i
-			out = append(out, Group{Key: k})
+			out = append(out, Group{Key: k, Index: i})
 		}
 		out[i].Records = append(out[i].Records, r)
 	}

@@ -47,6 +47,7 @@ type shardRun struct {
 	kick    chan struct{}
 	stopCP  chan struct{}
 	cpDone  chan struct{}
+	unwake  func() bool // stops the wake-up on ctx's end
 }
 
 type tracked struct {
@@ -64,7 +65,7 @@ func (r *Runner) newShardRun(ctx context.Context, log *slog.Logger, h Handler, s
 		kick: make(chan struct{}, 1), stopCP: make(chan struct{}), cpDone: make(chan struct{}),
 	}
 	sr.cond = sync.NewCond(&sr.mu)
-	context.AfterFunc(ctx, func() {
+	sr.unwake = context.AfterFunc(ctx, func() {
 		sr.mu.Lock()
 		sr.cond.Broadcast()
 		sr.mu.Unlock()
@@ -76,14 +77,24 @@ func (r *Runner) newShardRun(ctx context.Context, log *slog.Logger, h Handler, s
 	return sr
 }
 
-// laneOf picks a record's lane by a hash of its key.
+// Lane is the lane (0 to lanes-1) of a record whose key is key, when a
+// shard's records are spread over lanes by key: the Runner's rule, which the
+// replay kit follows too.
+func Lane(key string, lanes int) int {
+	if lanes <= 1 {
+		return 0
+	}
+	h := fnv.New32a()
+	h.Write([]byte(key))
+	return int(h.Sum32() % uint32(lanes))
+}
+
+// laneOf picks a record's lane by its key.
 func (sr *shardRun) laneOf(rec events.DynamoDBEventRecord) int {
 	if len(sr.lanes) == 1 {
 		return 0
 	}
-	h := fnv.New32a()
-	h.Write([]byte(sr.key(rec)))
-	return int(h.Sum32() % uint32(len(sr.lanes)))
+	return Lane(sr.key(rec), len(sr.lanes))
 }
 
 // add hands records to their lanes, in stream order, waiting while the
@@ -199,6 +210,7 @@ func (sr *shardRun) close() bool {
 	sr.cond.Broadcast()
 	sr.mu.Unlock()
 	sr.wg.Wait()
+	sr.unwake()
 	close(sr.stopCP)
 	<-sr.cpDone
 	sr.writeCheckpoint() // the final position, whatever ctx says

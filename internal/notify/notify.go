@@ -144,15 +144,11 @@ func (n *Notifier) Handle(ctx context.Context, ev lambdaevents.DynamoDBEvent) (l
 	for i, r := range ev.Records {
 		index[r.Change.SequenceNumber] = i
 	}
-	groups := map[string]int{}
-	for i, g := range stream.GroupBy(ev.Records, k.Key) {
-		groups[g.Key] = i
-	}
 	var mu sync.Mutex
 	var evs []owned[events.Event]
 	var notes []owned[collab.Notification]
 	res := k.Run(ctx, ev.Records, func(ctx context.Context, g stream.Group) (int, error) {
-		gi := groups[g.Key]
+		gi := g.Index
 		for i, r := range g.Records {
 			x := recs[r.Change.SequenceNumber]
 			if x.err != nil {

@@ -62,6 +62,9 @@ type meaning struct {
 	err     error // undecodable: the record fails
 	count   *CountChange
 	effects *Effects
+	// The source change's id and time, for a count's marker.
+	eventID string
+	at      time.Time
 }
 
 // key groups a batch's records: a room's records by the room (its items'
@@ -83,7 +86,7 @@ func decode(r events.DynamoDBEventRecord) meaning {
 		return meaning{err: err}
 	}
 	if ok {
-		return meaning{count: &cc}
+		return meaning{count: &cc, eventID: c.EventID, at: c.At}
 	}
 	e, ok, err := EffectsOf(c)
 	if err != nil {
@@ -143,13 +146,7 @@ func (p *Projector) Handle(ctx context.Context, ev events.DynamoDBEvent) (events
 	k := stream.Keyed{Concurrency: p.Concurrency, Key: func(r events.DynamoDBEventRecord) string {
 		return b.meaning[r.Change.SequenceNumber].key(r)
 	}}
-	groups := map[string]int{} // group key → index in the Result
-	for i, g := range stream.GroupBy(ev.Records, k.Key) {
-		groups[g.Key] = i
-	}
-	res := k.Run(ctx, ev.Records, func(ctx context.Context, g stream.Group) (int, error) {
-		return b.project(ctx, groups[g.Key], g)
-	})
+	res := k.Run(ctx, ev.Records, b.project)
 	b.flush(ctx, res)
 	for _, o := range res.Failures() {
 		log.Error("projector: records failed", "key", o.Key, "seq", o.Records[o.Done].Change.SequenceNumber,
@@ -169,7 +166,7 @@ func (p *Projector) logger() *slog.Logger {
 // (exactly once each), a room's snapshots and activities together, a deleted
 // room's cascade. Derived items are handed to flush, which writes the
 // batch's at once.
-func (b *batch) project(ctx context.Context, gi int, g stream.Group) (int, error) {
+func (b *batch) project(ctx context.Context, g stream.Group) (int, error) {
 	for i := 0; i < len(g.Records); {
 		r := g.Records[i]
 		m := b.meaning[r.Change.SequenceNumber]
@@ -177,10 +174,7 @@ func (b *batch) project(ctx context.Context, gi int, g stream.Group) (int, error
 		case m.err != nil:
 			return i, m.err
 		case m.count != nil:
-			c, err := stream.Decode(r)
-			if err == nil {
-				_, err = b.p.Store.CountReaction(ctx, m.count.CommentID, m.count.Emoji, m.count.Delta, c.EventID, c.At.Add(countMarkerTTL), b.p.counted.has(m.count.CommentID))
-			}
+			_, err := b.p.Store.CountReaction(ctx, m.count.CommentID, m.count.Emoji, m.count.Delta, m.eventID, m.at.Add(countMarkerTTL), b.p.counted.has(m.count.CommentID))
 			if err != nil {
 				return i, fmt.Errorf("reaction count of comment %s: %w", m.count.CommentID, err)
 			}
@@ -206,7 +200,7 @@ func (b *batch) project(ctx context.Context, gi int, g stream.Group) (int, error
 				}
 				j++
 			}
-			if err := b.projectRoom(ctx, gi, g.Records, i, j); err != nil {
+			if err := b.projectRoom(ctx, g.Index, g.Records, i, j); err != nil {
 				return i, err
 			}
 			i = j
