@@ -223,3 +223,72 @@ func TestInviteEmailPreferences(t *testing.T) {
 		t.Fatalf("erin's notifications %+v", notes)
 	}
 }
+
+// The recipients of a comment are the collaborators the comment's own time
+// defines: one who joined after it — whatever the notifier's lag — gets
+// neither its notification nor its mention e-mail; one who had joined
+// before it gets both.
+func TestCommentRecipientsAsOfTheComment(t *testing.T) {
+	c, table, arn := ddbtest.Table(t)
+	st := store.New(c.DB, table)
+	ctx := context.Background()
+	t0 := time.Date(2026, 4, 1, 9, 0, 0, 0, time.UTC)
+	tick := func() time.Time { t0 = t0.Add(time.Second); return t0 }
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, u := range []string{"alice", "bob", "erin"} {
+		must(st.PutProfile(ctx, collab.Profile{UserID: u, Name: strings.ToUpper(u[:1]) + u[1:], Email: u + "@example.com", UpdatedAt: store.Timestamp(tick())}))
+	}
+	must(st.CreateResource(ctx, collab.Resource{ResourceType: collab.Quest, ResourceID: "q1", Title: "Climb", OwnerID: "alice", CreatedAt: store.Timestamp(tick())}))
+	join := func(user string) {
+		now := tick()
+		inv := collab.Invite{InviteID: "i-" + user, InviterID: "alice", InviteeID: user, ResourceType: collab.Quest, ResourceID: "q1",
+			Status: collab.InvitePending, CreatedAt: store.Timestamp(now), UpdatedAt: store.Timestamp(now),
+			ExpiresAt: store.Timestamp(now.Add(24 * time.Hour)), TTL: now.Add(24 * time.Hour).Unix()}
+		must(st.CreateInvite(ctx, inv))
+		_, _, err := st.RespondInvite(ctx, inv, true, user, tick())
+		must(err)
+	}
+	join("bob")
+	must(st.CreateComment(ctx, collab.Comment{CommentID: "c1", ResourceType: collab.Quest, ResourceID: "q1", UserID: "alice",
+		Text: "@bob @erin ready?", Mentions: []string{"bob", "erin"}, CreatedAt: store.Timestamp(tick())}))
+	join("erin") // after the comment: the notifier sees her as a collaborator, the comment's time does not
+
+	ev, err := replay.Capture(ctx, c.Streams, arn)
+	must(err)
+	box := &mailbox{}
+	n := &notify.Notifier{
+		Publisher: &outbox.Outbox{Path: filepath.Join(t.TempDir(), "events.jsonl")},
+		Effects:   &notify.Effects{Store: st, Mailer: box, Now: func() time.Time { return t0 }},
+	}
+	resp, err := n.Handle(ctx, ev)
+	if err != nil || len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("handle: %v %+v", err, resp)
+	}
+	var mentions []string
+	for _, m := range box.delivered() {
+		if strings.Contains(m, "mentioned you") {
+			mentions = append(mentions, m)
+		}
+	}
+	if diff := cmp.Diff([]string{`bob@example.com | Alice mentioned you in a comment on the quest "Climb"`}, mentions); diff != "" {
+		t.Errorf("mention e-mails (-want +got):\n%s", diff)
+	}
+	for user, want := range map[string]int{"bob": 1, "erin": 0} {
+		notes, _, err := st.ListNotifications(ctx, user, t0, store.Page{})
+		must(err)
+		got := 0
+		for _, nt := range notes {
+			if nt.CommentID == "c1" {
+				got++
+			}
+		}
+		if got != want {
+			t.Errorf("%s has %d notifications of the comment, want %d", user, got, want)
+		}
+	}
+}

@@ -29,6 +29,9 @@ import (
 // with Lambda Powertools). A failed send releases the record and fails the
 // record, so the event source mapping retries it. In-app notifications are
 // keyed by the change and the recipient, so writing them again is harmless.
+// Recipients are those the change's own time defines (a comment's audience
+// is the owner and the collaborators who had joined by its createdAt), so a
+// lagging or replayed notifier tells exactly the same people.
 type Effects struct {
 	Store  *store.Store
 	Mailer mail.Sender
@@ -337,9 +340,13 @@ func (e *Effects) comment(c stream.Change, cm collab.Comment, rd *reads) ([]deli
 	if err != nil {
 		return nil, err
 	}
+	// The audience is the one the comment's own time defines: the owner and
+	// the collaborators who had joined by then, however late this runs.
 	audience := []string{res.OwnerID}
 	for _, col := range rd.collabs[store.ResourceRef{Type: cm.ResourceType, ID: cm.ResourceID}] {
-		audience = append(audience, col.UserID)
+		if col.JoinedAt <= cm.CreatedAt {
+			audience = append(audience, col.UserID)
+		}
 	}
 	ppl := rd.people
 	author := ppl.profile(cm.UserID)
