@@ -212,6 +212,17 @@ func callGroup(ctx context.Context, fn GroupFunc, g Group) (done int, err error)
 	return done, err
 }
 
+// Fail marks group's record (its position in the group) failed for err,
+// when that is earlier than where the group stopped: for work a handler
+// shares between groups after Run (one batch write for several groups), so
+// a failed shared write stops each group it held at its first record in
+// it.
+func (r Result) Fail(group, record int, err error) {
+	if o := &r[group]; record < o.Done {
+		o.Done, o.Err = record, err
+	}
+}
+
 // Failures returns the stopped groups' outcomes.
 func (r Result) Failures() []Outcome {
 	var out []Outcome

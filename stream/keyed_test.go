@@ -257,6 +257,14 @@ func TestKeyedGroupFuncContract(t *testing.T) {
 		t.Errorf("%d batch item failures, want 4", n)
 	}
 
+	// Fail stops a group earlier than where it stopped, never later.
+	res[0].Done, res[0].Err = 3, nil
+	res.Fail(0, 2, errors.New("shared write failed"))
+	res.Fail(0, 2, errors.New("later news")) // not earlier: ignored
+	if res[0].Done != 2 || res[0].Err.Error() != "shared write failed" {
+		t.Errorf("after Fail: done %d, err %v", res[0].Done, res[0].Err)
+	}
+
 	// A cancelled context: nothing runs, every group fails.
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

@@ -358,8 +358,11 @@ func (r *Runner) sleep(ctx context.Context, backoff *time.Duration) {
 // the lowest failed record (0 for a whole-batch failure) and the reason.
 func (r *Runner) call(ctx context.Context, h Handler, shardID string, recs []events.DynamoDBEventRecord, attempt int) (failedAt int, err error) {
 	start := r.Now()
+	// As Lambda's IteratorAge: the newest record's age when the batch is
+	// handed to the function, not counting the handler.
+	age := start.Sub(recs[len(recs)-1].Change.ApproximateCreationDateTime.Time)
 	r.counters.calls.Add(1)
-	r.counters.iteratorAge.Store(int64(start.Sub(recs[len(recs)-1].Change.ApproximateCreationDateTime.Time)))
+	r.counters.iteratorAge.Store(int64(age))
 	defer func() {
 		if failedAt >= 0 {
 			r.counters.failedCalls.Add(1)
@@ -368,11 +371,8 @@ func (r *Runner) call(ctx context.Context, h Handler, shardID string, recs []eve
 			r.counters.handled.Add(int64(len(recs)))
 		}
 		if r.OnBatch != nil {
-			// As Lambda's IteratorAge: the newest record's age when the
-			// batch is handed to the function, not counting the handler.
-			newest := recs[len(recs)-1].Change.ApproximateCreationDateTime.Time
 			r.OnBatch(BatchStats{Consumer: r.Consumer, ShardID: shardID, Records: len(recs), Attempt: attempt,
-				Failed: failedAt >= 0, IteratorAge: start.Sub(newest), Duration: r.Now().Sub(start)})
+				Failed: failedAt >= 0, IteratorAge: age, Duration: r.Now().Sub(start)})
 		}
 	}()
 	resp, err := safeCall(ctx, h, events.DynamoDBEvent{Records: recs})

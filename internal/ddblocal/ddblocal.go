@@ -174,11 +174,11 @@ func (s *Server) CPUSeconds() (float64, error) {
 	if s == nil || s.cmd.Process == nil {
 		return 0, errors.New("ddblocal: not running")
 	}
-	return ProcessCPUSeconds(s.cmd.Process.Pid)
+	return processCPUSeconds(s.cmd.Process.Pid)
 }
 
-// ProcessCPUSeconds reads a process's CPU time from /proc/<pid>/stat.
-func ProcessCPUSeconds(pid int) (float64, error) {
+// processCPUSeconds reads a process's CPU time from /proc/<pid>/stat.
+func processCPUSeconds(pid int) (float64, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0, fmt.Errorf("ddblocal: process CPU time: %w", err)

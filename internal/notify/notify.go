@@ -176,16 +176,11 @@ func (n *Notifier) Handle(ctx context.Context, ev lambdaevents.DynamoDBEvent) (l
 		}
 		return len(g.Records), nil
 	})
-	fail := func(group, rec int, err error) {
-		if o := &res[group]; rec < o.Done {
-			o.Done, o.Err = rec, err
-		}
-	}
 	if len(notes) > 0 {
-		n.writeNotifications(ctx, notes, fail)
+		n.writeNotifications(ctx, notes, res)
 	}
 	if len(evs) > 0 {
-		n.publish(ctx, log, evs, fail)
+		n.publish(ctx, log, evs, res)
 	}
 	for _, o := range res.Failures() {
 		log.Error("notifier: records failed", "key", o.Key, "seq", o.Records[o.Done].Change.SequenceNumber,
@@ -195,41 +190,31 @@ func (n *Notifier) Handle(ctx context.Context, ev lambdaevents.DynamoDBEvent) (l
 }
 
 // writeNotifications writes the batch's in-app notifications in shared
-// BatchWriteItem calls of 25; a failed call fails each record it held. A
-// notification asked for twice (a record delivered twice in one batch) is
-// written once: BatchWriteItem refuses a key twice in one call.
-func (n *Notifier) writeNotifications(ctx context.Context, notes []owned[collab.Notification], fail func(group, rec int, err error)) {
-	seen := map[store.Key]int{}
-	uniq := notes[:0:0]
-	for _, o := range notes {
-		k := store.NotificationKey(o.v.UserID, o.v.CreatedAt, o.v.NotificationID)
-		if i, ok := seen[k]; ok {
-			if o.index < uniq[i].index { // fail the earlier record if it fails
-				uniq[i] = o
-			}
-			continue
-		}
-		seen[k] = len(uniq)
-		uniq = append(uniq, o)
+// BatchWriteItem calls (Store.PutEach); a failed call fails each record it
+// held. A notification asked for twice (a record delivered twice in one
+// batch) is written once.
+func (n *Notifier) writeNotifications(ctx context.Context, notes []owned[collab.Notification], res stream.Result) {
+	ns := make([]collab.Notification, len(notes))
+	for i, o := range notes {
+		ns[i] = o.v
 	}
-	notes = uniq
-	for start := 0; start < len(notes); start += 25 {
-		chunk := notes[start:min(start+25, len(notes))]
-		ns := make([]collab.Notification, len(chunk))
-		for i, o := range chunk {
-			ns[i] = o.v
+	items, err := store.NotificationItems(ns)
+	if err != nil {
+		for _, o := range notes {
+			res.Fail(o.group, o.record, fmt.Errorf("encode notifications: %w", err))
 		}
-		if err := n.Effects.Store.PutNotifications(ctx, ns); err != nil {
-			for _, o := range chunk {
-				fail(o.group, o.record, fmt.Errorf("write notifications: %w", err))
-			}
+		return
+	}
+	for i, err := range n.Effects.Store.PutEach(ctx, items) {
+		if err != nil {
+			res.Fail(notes[i].group, notes[i].record, fmt.Errorf("write notifications: %w", err))
 		}
 	}
 }
 
 // publish publishes the batch's events in one call, in stream order; an
 // event that failed fails its record.
-func (n *Notifier) publish(ctx context.Context, log *slog.Logger, evs []owned[events.Event], fail func(group, rec int, err error)) {
+func (n *Notifier) publish(ctx context.Context, log *slog.Logger, evs []owned[events.Event], res stream.Result) {
 	slices.SortStableFunc(evs, func(a, b owned[events.Event]) int { return a.index - b.index })
 	all := make([]events.Event, len(evs))
 	for i, o := range evs {
@@ -249,7 +234,7 @@ func (n *Notifier) publish(ctx context.Context, log *slog.Logger, evs []owned[ev
 	for i, err := range results {
 		if err != nil {
 			log.Error("notifier: publish failed", "event", all[i].ID, "err", err)
-			fail(evs[i].group, evs[i].record, fmt.Errorf("publish event %s: %w", all[i].ID, err))
+			res.Fail(evs[i].group, evs[i].record, fmt.Errorf("publish event %s: %w", all[i].ID, err))
 		}
 	}
 }

@@ -279,14 +279,9 @@ func (b *batch) projectRoom(ctx context.Context, gi int, recs []events.DynamoDBE
 			}
 		}
 	}
-	// A batch may carry a record twice: one write per entry.
-	seen := map[string]bool{}
 	for _, a := range acts {
-		if k := a.a.CreatedAt + "#" + a.a.ActivityID; !seen[k] {
-			seen[k] = true
-			if err := add(store.Derived{Activities: []room.Activity{a.a}}, a.rec); err != nil {
-				return err
-			}
+		if err := add(store.Derived{Activities: []room.Activity{a.a}}, a.rec); err != nil {
+			return err
 		}
 	}
 	b.mu.Lock()
@@ -295,59 +290,19 @@ func (b *batch) projectRoom(ctx context.Context, gi int, recs []events.DynamoDBE
 	return nil
 }
 
-// flush writes the batch's derived items in shared BatchWriteItem calls of
-// 25, a few at a time. When a call fails, each group with an item in it
-// fails at the earliest record that asked for one (its later records come
-// again, and rewrite the same items: their keys come from the records).
+// flush writes the batch's derived items in shared BatchWriteItem calls
+// (Store.PutEach). When a call fails, each group with an item in it fails
+// at the earliest record that asked for one (its later records come again,
+// and rewrite the same items: their keys come from the records). An item
+// asked for twice — a record delivered twice in one batch — is written once.
 func (b *batch) flush(ctx context.Context, res stream.Result) {
-	const perCall, calls = 25, 4
-	// An item asked for twice (a record delivered twice in one batch) is
-	// written once: BatchWriteItem refuses a key twice in one call.
-	seen := map[store.Key]int{}
-	uniq := b.writes[:0:0]
-	for _, w := range b.writes {
-		k := store.Key{PK: w.item[store.AttrPK].(*types.AttributeValueMemberS).Value, SK: w.item[store.AttrSK].(*types.AttributeValueMemberS).Value}
-		if i, ok := seen[k]; ok {
-			if w.group == uniq[i].group && w.rec < uniq[i].rec {
-				uniq[i] = w
-			}
-			continue
-		}
-		seen[k] = len(uniq)
-		uniq = append(uniq, w)
+	items := make([]map[string]types.AttributeValue, len(b.writes))
+	for i, w := range b.writes {
+		items[i] = w.item
 	}
-	b.writes = uniq
-	type chunk struct {
-		writes []derivedWrite
-		err    error
-	}
-	var chunks []*chunk
-	for start := 0; start < len(b.writes); start += perCall {
-		chunks = append(chunks, &chunk{writes: b.writes[start:min(start+perCall, len(b.writes))]})
-	}
-	sem := make(chan struct{}, calls)
-	var wg sync.WaitGroup
-	for _, c := range chunks {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			items := make([]map[string]types.AttributeValue, len(c.writes))
-			for i, w := range c.writes {
-				items[i] = w.item
-			}
-			c.err = b.p.Store.BatchPut(ctx, items)
-		})
-	}
-	wg.Wait()
-	for _, c := range chunks {
-		if c.err == nil {
-			continue
-		}
-		for _, w := range c.writes {
-			o := &res[w.group]
-			if w.rec < o.Done {
-				o.Done, o.Err = w.rec, fmt.Errorf("write derived items: %w", c.err)
-			}
+	for i, err := range b.p.Store.PutEach(ctx, items) {
+		if err != nil {
+			res.Fail(b.writes[i].group, b.writes[i].rec, fmt.Errorf("write derived items: %w", err))
 		}
 	}
 }

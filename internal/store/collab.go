@@ -688,15 +688,25 @@ func (s *Store) PutProfile(ctx context.Context, p collab.Profile) error {
 // PutNotifications writes in-app notifications (derived; keys from the
 // source change, so writing them again is harmless).
 func (s *Store) PutNotifications(ctx context.Context, ns []collab.Notification) error {
+	items, err := NotificationItems(ns)
+	if err != nil {
+		return err
+	}
+	return s.BatchPut(ctx, items)
+}
+
+// NotificationItems are the items PutNotifications writes, for a caller
+// that shares batch writes (PutEach).
+func NotificationItems(ns []collab.Notification) ([]map[string]types.AttributeValue, error) {
 	items := make([]map[string]types.AttributeValue, 0, len(ns))
 	for _, n := range ns {
 		it, err := marshal(head{Key: NotificationKey(n.UserID, n.CreatedAt, n.NotificationID), ItemType: TypeNotification, Derived: true}, n)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		items = append(items, it)
 	}
-	return s.BatchPut(ctx, items)
+	return items, nil
 }
 
 // ListNotifications returns one page of a user's live notifications, newest

@@ -300,6 +300,9 @@ func (s *Store) criteriaBetween(ctx context.Context, roomID, userID, from, to st
 	prefix := CriteriaPrefix(userID)
 	in := query{pk: RoomPK(roomID), skPrefix: prefix, skFrom: prefix, skTo: prefix + to, desc: true, consistent: true}.input(s.Table)
 	in.Limit = aws.Int32(4)
+	if from == to { // one snapshot time: the newest version at or before it is all
+		in.Limit = aws.Int32(1)
+	}
 	var out []room.StoredCriteria
 	for {
 		res, err := s.DB.Query(ctx, in)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -338,6 +339,61 @@ func untilProcessed(ctx context.Context, what string, do func() (left int, err e
 		}
 		backoff = min(2*backoff, time.Second)
 	}
+}
+
+// PutEach writes items for several callers at once — shared BatchWriteItem
+// calls of 25, at most 4 at a time — and returns one result per item (nil:
+// written), so each caller learns whether its own items were written. An
+// item given twice (the same key) is written once, and both get its result:
+// BatchWriteItem refuses a key twice in one call.
+func (s *Store) PutEach(ctx context.Context, items []map[string]types.AttributeValue) []error {
+	const perCall, calls = 25, 4
+	out := make([]error, len(items))
+	first := make(map[Key]int, len(items)) // key → the item written for it
+	var uniq []int
+	for i, it := range items {
+		k := itemKey(it)
+		if _, ok := first[k]; !ok {
+			first[k] = i
+			uniq = append(uniq, i)
+		}
+	}
+	sem := make(chan struct{}, calls)
+	var wg sync.WaitGroup
+	for start := 0; start < len(uniq); start += perCall {
+		chunk := uniq[start:min(start+perCall, len(uniq))]
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			batch := make([]map[string]types.AttributeValue, len(chunk))
+			for j, i := range chunk {
+				batch[j] = items[i]
+			}
+			err := s.BatchPut(ctx, batch)
+			for _, i := range chunk {
+				out[i] = err
+			}
+		})
+	}
+	wg.Wait()
+	for i, it := range items {
+		out[i] = out[first[itemKey(it)]]
+	}
+	return out
+}
+
+// itemKey is an item's primary key.
+func itemKey(it map[string]types.AttributeValue) Key {
+	pk, _ := it[AttrPK].(*types.AttributeValueMemberS)
+	sk, _ := it[AttrSK].(*types.AttributeValueMemberS)
+	var k Key
+	if pk != nil {
+		k.PK = pk.Value
+	}
+	if sk != nil {
+		k.SK = sk.Value
+	}
+	return k
 }
 
 // BatchPut writes items in batches of 25, retrying unprocessed items with

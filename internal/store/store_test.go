@@ -315,3 +315,41 @@ func TestPutCriteriaNeedsTheRoom(t *testing.T) {
 		t.Fatalf("a version was written: %v", err)
 	}
 }
+
+// PutEach writes items in shared calls and answers for each: an item given
+// twice is written once and both get its result; a call that fails fails
+// only the items it held.
+func TestPutEach(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	item := func(pk, sk string) map[string]types.AttributeValue {
+		return map[string]types.AttributeValue{
+			"PK": &types.AttributeValueMemberS{Value: pk}, "SK": &types.AttributeValueMemberS{Value: sk},
+			"itemType": &types.AttributeValueMemberS{Value: "Test"},
+		}
+	}
+	var items []map[string]types.AttributeValue
+	for i := range 60 {
+		items = append(items, item("P", fmt.Sprintf("%02d", i)))
+	}
+	items = append(items, item("P", "07")) // a duplicate of item 7
+	items[40] = item("P", "")              // an empty sort key: DynamoDB refuses its call
+	errs := f.st.PutEach(f.ctx, items)
+	if len(errs) != len(items) {
+		t.Fatalf("%d results for %d items", len(errs), len(items))
+	}
+	// The unique items go in calls of 25 in order: 0–24, 25–49, 50–59; the
+	// duplicate is not sent again.
+	for i, err := range errs {
+		bad := i >= 25 && i < 50
+		if bad != (err != nil) {
+			t.Errorf("item %d: err %v, want failed=%v", i, err, bad)
+		}
+		if !bad && i < 60 && f.getRaw("P", fmt.Sprintf("%02d", i)) == nil {
+			t.Errorf("item %d reported written but is not there", i)
+		}
+	}
+	if errs[60] != nil || errs[7] != nil {
+		t.Errorf("duplicate and original: %v, %v", errs[60], errs[7])
+	}
+}
