@@ -9,8 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/awslabs/goformation/v7"
 	"github.com/awslabs/goformation/v7/cloudformation"
+	dynamodbres "github.com/awslabs/goformation/v7/cloudformation/dynamodb"
 	"github.com/awslabs/goformation/v7/intrinsics"
 	"github.com/google/go-cmp/cmp"
 
@@ -93,15 +95,39 @@ func sortShape(s *tableShape) {
 func TestTableMatchesSchema(t *testing.T) {
 	tmpl := open(t)
 	tables := tmpl.GetAllDynamoDBTableResources()
-	if len(tables) != 1 {
-		t.Fatalf("want one AWS::DynamoDB::Table, got %d", len(tables))
+	if len(tables) != 2 {
+		t.Fatalf("want two AWS::DynamoDB::Table (the table and the bookkeeping table), got %d", len(tables))
 	}
 	tb, err := tmpl.GetDynamoDBTableWithName("Table")
 	if err != nil {
 		t.Fatal(err)
 	}
+	compareTable(t, store.TableInput("Table"), tb)
+	bk, err := tmpl.GetDynamoDBTableWithName("BookkeepingTable")
+	if err != nil {
+		t.Fatal(err)
+	}
+	compareTable(t, store.BookkeepingTableInput("BookkeepingTable"), bk)
+	if bk.StreamSpecification != nil {
+		t.Error("the bookkeeping table has a stream")
+	}
 
-	in := store.TableInput("ignored")
+	// What only the deployed table has (DESIGN.md §2).
+	if tb.PointInTimeRecoverySpecification == nil || !derefBool(tb.PointInTimeRecoverySpecification.PointInTimeRecoveryEnabled) {
+		t.Error("point-in-time recovery is not enabled")
+	}
+	if tb.SSESpecification == nil || !tb.SSESpecification.SSEEnabled {
+		t.Error("SSE is not enabled")
+	}
+	if !derefBool(tb.DeletionProtectionEnabled) {
+		t.Error("deletion protection is not enabled")
+	}
+}
+
+// compareTable checks a template table against its CreateTableInput (plus
+// TTL on store.AttrTTL), field by field.
+func compareTable(t *testing.T, in *dynamodb.CreateTableInput, tb *dynamodbres.Table) {
+	t.Helper()
 	want := tableShape{Billing: string(in.BillingMode), TTL: store.AttrTTL}
 	for _, a := range in.AttributeDefinitions {
 		want.Attrs = append(want.Attrs, keyElem{*a.AttributeName, string(a.AttributeType)})
@@ -147,18 +173,7 @@ func TestTableMatchesSchema(t *testing.T) {
 	sortShape(&want)
 	sortShape(&got)
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("template table differs from store.TableInput (-code +template):\n%s", diff)
-	}
-
-	// What only the deployed table has (DESIGN.md §2).
-	if tb.PointInTimeRecoverySpecification == nil || !derefBool(tb.PointInTimeRecoverySpecification.PointInTimeRecoveryEnabled) {
-		t.Error("point-in-time recovery is not enabled")
-	}
-	if tb.SSESpecification == nil || !tb.SSESpecification.SSEEnabled {
-		t.Error("SSE is not enabled")
-	}
-	if !derefBool(tb.DeletionProtectionEnabled) {
-		t.Error("deletion protection is not enabled")
+		t.Errorf("template table %s differs from the code (-code +template):\n%s", *in.TableName, diff)
 	}
 	if tb.ProvisionedThroughput != nil || len(tb.LocalSecondaryIndexes) > 0 {
 		t.Error("the table has provisioned throughput or LSIs the code does not know of")
@@ -554,6 +569,13 @@ func TestIAM(t *testing.T) {
 			has(fn, a, "getatt:Table.Arn")
 		}
 		has(fn, "sqs:SendMessage", "getatt:DeadLetterQueue.Arn")
+		has(fn, "dynamodb:PutItem", "getatt:BookkeepingTable.Arn") // dead letters
+	}
+	// Notifications are written with BatchWriteItem; e-mail claims live in
+	// the bookkeeping table.
+	has("NotifierFunction", "dynamodb:BatchWriteItem", "getatt:Table.Arn")
+	for _, a := range []string{"dynamodb:GetItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"} {
+		has("NotifierFunction", a, "getatt:BookkeepingTable.Arn")
 	}
 	if got := granted["NotifierFunction"]["events:PutEvents"]; !slices.Equal(got, []string{"getatt:EventBus.Arn"}) {
 		t.Errorf("notifier: events:PutEvents on %v, want only the bus", got)

@@ -7,10 +7,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
 // DeadLetter is a batch of records a consumer gave up on, with everything
@@ -119,6 +123,82 @@ func Resubmit(ctx context.Context, h Handler, dl DeadLetter) error {
 	}
 	if n := len(resp.BatchItemFailures); n > 0 {
 		return fmt.Errorf("stream: %d record(s) failed again, first %s", n, resp.BatchItemFailures[0].ItemIdentifier)
+	}
+	return nil
+}
+
+// TableDeadLetters keeps dead letters in a DynamoDB table with string keys
+// PK and SK (the project's bookkeeping table: no stream): PK
+// "DEADLETTER#<consumer>", SK "<failedAt>#<first sequence number>", the
+// dead letter as JSON in "letter", removed by TTL ("ttl") after Keep. For a
+// handler in Lambda, which has no disk: the event source mapping's own
+// on-failure destination gets only a batch's position, not its records.
+// A dead letter larger than an item (400 KB) cannot be kept: Put fails, and
+// the record fails as if it were not permanent.
+type TableDeadLetters struct {
+	DB    *dynamodb.Client
+	Table string
+	// Keep is how long a dead letter is kept (default 14 days).
+	Keep time.Duration
+}
+
+const deadLetterPrefix = "DEADLETTER#"
+
+// Put implements DeadLetters.
+func (t *TableDeadLetters) Put(ctx context.Context, dl DeadLetter) error {
+	b, err := json.Marshal(dl)
+	if err != nil {
+		return fmt.Errorf("stream: encode dead letter: %w", err)
+	}
+	keep := t.Keep
+	if keep == 0 {
+		keep = 14 * 24 * time.Hour
+	}
+	_, err = t.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(t.Table), Item: map[string]ddbtypes.AttributeValue{
+		"PK":     &ddbtypes.AttributeValueMemberS{Value: deadLetterPrefix + dl.Consumer},
+		"SK":     &ddbtypes.AttributeValueMemberS{Value: dl.FailedAt.UTC().Format(time.RFC3339Nano) + "#" + dl.FirstSequenceNumber},
+		"letter": &ddbtypes.AttributeValueMemberS{Value: string(b)},
+		"ttl":    &ddbtypes.AttributeValueMemberN{Value: strconv.FormatInt(dl.FailedAt.Add(keep).Unix(), 10)},
+	}})
+	if err != nil {
+		return fmt.Errorf("stream: write dead letter: %w", err)
+	}
+	return nil
+}
+
+// List returns a consumer's dead letters, oldest first.
+func (t *TableDeadLetters) List(ctx context.Context, consumer string) ([]DeadLetter, error) {
+	p := dynamodb.NewQueryPaginator(t.DB, &dynamodb.QueryInput{
+		TableName: aws.String(t.Table), KeyConditionExpression: aws.String("PK = :pk"),
+		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":pk": &ddbtypes.AttributeValueMemberS{Value: deadLetterPrefix + consumer}},
+		ConsistentRead:            aws.Bool(true),
+	})
+	var out []DeadLetter
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return out, fmt.Errorf("stream: list dead letters: %w", err)
+		}
+		for _, it := range page.Items {
+			s, _ := it["letter"].(*ddbtypes.AttributeValueMemberS)
+			var dl DeadLetter
+			if s == nil || json.Unmarshal([]byte(s.Value), &dl) != nil {
+				return out, fmt.Errorf("stream: dead letter %v is not one", it["SK"])
+			}
+			out = append(out, dl)
+		}
+	}
+	return out, nil
+}
+
+// Delete removes a dead letter (after it was resubmitted).
+func (t *TableDeadLetters) Delete(ctx context.Context, dl DeadLetter) error {
+	_, err := t.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(t.Table), Key: map[string]ddbtypes.AttributeValue{
+		"PK": &ddbtypes.AttributeValueMemberS{Value: deadLetterPrefix + dl.Consumer},
+		"SK": &ddbtypes.AttributeValueMemberS{Value: dl.FailedAt.UTC().Format(time.RFC3339Nano) + "#" + dl.FirstSequenceNumber},
+	}})
+	if err != nil {
+		return fmt.Errorf("stream: delete dead letter: %w", err)
 	}
 	return nil
 }

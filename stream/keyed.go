@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 )
@@ -71,6 +72,10 @@ type Group struct {
 	// Index is the group's position among the batch's groups (and in Run's
 	// Result).
 	Index int
+	// Offset is the position of Records[0] among the group's records: 0,
+	// unless a record before it was dead-lettered for a Permanent error and
+	// the group goes on after it. Result.Fail takes Offset+i for Records[i].
+	Offset int
 }
 
 // GroupBy splits records by key. Each group keeps its records' order;
@@ -140,6 +145,15 @@ type Keyed struct {
 	// Concurrency bounds the groups handled at once (default
 	// DefaultConcurrency).
 	Concurrency int
+	// DeadLetters, when set, takes each record whose handling failed with a
+	// Permanent error, at once: retrying cannot help it, so it is not
+	// reported as a failure; its group goes on with the next record (the
+	// GroupFunc is called again with the rest, Offset set). When the dead
+	// letter cannot be written, or DeadLetters is nil, the record fails its
+	// group like any other error.
+	DeadLetters DeadLetters
+	// Consumer names the consumer in dead letters.
+	Consumer string
 }
 
 // Outcome is what became of one group.
@@ -149,6 +163,9 @@ type Outcome struct {
 	Done int
 	// Err says why Records[Done] failed (nil when Done == len(Records)).
 	Err error
+	// DeadLettered are the records of the group dead-lettered for a
+	// Permanent error (counted in Done: they are finished).
+	DeadLettered []DeadLetter
 }
 
 // Failed reports whether the group stopped before its end.
@@ -187,11 +204,64 @@ func (k Keyed) Run(ctx context.Context, recs []events.DynamoDBEventRecord, fn Gr
 		}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			out[i].Done, out[i].Err = callGroup(ctx, fn, g)
+			out[i].Done, out[i].Err, out[i].DeadLettered = k.runGroup(ctx, fn, g)
 		})
 	}
 	wg.Wait()
 	return out
+}
+
+// runGroup handles a group, going on past each record dead-lettered for a
+// Permanent error.
+func (k Keyed) runGroup(ctx context.Context, fn GroupFunc, g Group) (int, error, []DeadLetter) {
+	var dead []DeadLetter
+	for start := 0; ; {
+		sub := g
+		sub.Records, sub.Offset = g.Records[start:], start
+		done, err := callGroup(ctx, fn, sub)
+		done += start
+		if done == len(g.Records) || !IsPermanent(err) || k.DeadLetters == nil {
+			return done, err, dead
+		}
+		r := g.Records[done]
+		dl := DeadLetter{
+			Consumer: k.Consumer, StreamARN: r.EventSourceArn, FirstSequenceNumber: r.Change.SequenceNumber,
+			LastSequenceNumber: r.Change.SequenceNumber, Attempts: 1, Error: err.Error(), FailedAt: time.Now().UTC(),
+			Event: events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{r}},
+		}
+		if perr := k.DeadLetters.Put(ctx, dl); perr != nil {
+			return done, fmt.Errorf("%w (and its dead letter failed: %v)", err, perr), dead
+		}
+		dead = append(dead, dl)
+		start = done + 1
+		if start == len(g.Records) {
+			return start, nil, dead
+		}
+	}
+}
+
+// permanentError marks an error retrying cannot fix.
+type permanentError struct{ err error }
+
+func (e *permanentError) Error() string { return e.err.Error() }
+func (e *permanentError) Unwrap() error { return e.err }
+
+// Permanent marks err as permanent: the record that caused it fails the
+// same way however often it is retried (it cannot be decoded, it breaks a
+// rule). Keyed dead-letters such a record at once instead of reporting it
+// for a retry. Permanent(nil) is nil.
+func Permanent(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &permanentError{err}
+}
+
+// IsPermanent reports whether err (or an error it wraps) was marked with
+// Permanent.
+func IsPermanent(err error) bool {
+	var p *permanentError
+	return errors.As(err, &p)
 }
 
 func callGroup(ctx context.Context, fn GroupFunc, g Group) (done int, err error) {

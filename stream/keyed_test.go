@@ -294,3 +294,83 @@ func TestPartitionAndItemKeys(t *testing.T) {
 		t.Errorf("ItemKey = %q", got)
 	}
 }
+
+// A record failing with a Permanent error is dead-lettered at once and its
+// group goes on with the next record; the GroupFunc sees the rest with
+// Offset set, so Result.Fail still names the right record. Without
+// DeadLetters the same error stops the group.
+func TestKeyedDeadLettersPermanentFailuresAtOnce(t *testing.T) {
+	recs := []events.DynamoDBEventRecord{rec(1, "a"), rec(2, "a"), rec(3, "b"), rec(4, "a"), rec(5, "a")}
+	poison := map[string]bool{recs[1].Change.SequenceNumber: true, recs[4].Change.SequenceNumber: true}
+	handle := func(seen *[]string, offsets *[]int) stream.GroupFunc {
+		var mu sync.Mutex
+		return func(_ context.Context, g stream.Group) (int, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			*offsets = append(*offsets, g.Offset)
+			for i, r := range g.Records {
+				if poison[r.Change.SequenceNumber] {
+					return i, fmt.Errorf("decode %s: %w", r.Change.SequenceNumber, stream.Permanent(errors.New("bad image")))
+				}
+				*seen = append(*seen, r.Change.SequenceNumber)
+			}
+			return len(g.Records), nil
+		}
+	}
+	var dls stream.MemoryDeadLetters
+	var seen []string
+	var offsets []int
+	res := stream.Keyed{Concurrency: 1, DeadLetters: &dls, Consumer: "test"}.Run(context.Background(), recs, handle(&seen, &offsets))
+	if f := res.Response().BatchItemFailures; len(f) != 0 {
+		t.Fatalf("failures %v, want none (poison records dead-lettered)", f)
+	}
+	if want := []string{recs[0].Change.SequenceNumber, recs[3].Change.SequenceNumber, recs[2].Change.SequenceNumber}; !slices.Equal(seen, want) {
+		t.Errorf("handled %v, want %v", seen, want)
+	}
+	if want := []int{0, 2, 0}; !slices.Equal(offsets, want) {
+		t.Errorf("offsets %v, want %v", offsets, want)
+	}
+	all := dls.All()
+	if len(all) != 2 || all[0].Event.Records[0].Change.SequenceNumber != recs[1].Change.SequenceNumber ||
+		all[1].Event.Records[0].Change.SequenceNumber != recs[4].Change.SequenceNumber {
+		t.Fatalf("dead letters %+v, want records 2 and 5", all)
+	}
+	if dl := all[0]; dl.Consumer != "test" || !strings.Contains(dl.Error, "bad image") || dl.Attempts != 1 {
+		t.Errorf("dead letter %+v: want consumer, error and one attempt", dl)
+	}
+	if n := len(res[0].DeadLettered); n != 2 || res[0].Done != 4 {
+		t.Errorf("group a: done %d, dead-lettered %d; want 4 and 2", res[0].Done, n)
+	}
+	// A shared write failing afterwards for record 4 (position 2 of group a)
+	// stops the group there.
+	res.Fail(0, 2, errors.New("write failed"))
+	if f := res.Response().BatchItemFailures; len(f) != 1 || f[0].ItemIdentifier != recs[3].Change.SequenceNumber {
+		t.Errorf("after Fail: %v, want record 4", f)
+	}
+
+	seen, offsets = nil, nil
+	res = stream.Keyed{Concurrency: 1}.Run(context.Background(), recs, handle(&seen, &offsets))
+	if f := res.Response().BatchItemFailures; len(f) != 1 || f[0].ItemIdentifier != recs[1].Change.SequenceNumber || !stream.IsPermanent(res[0].Err) {
+		t.Errorf("without dead letters: failures %v (err %v), want record 2, permanent", f, res[0].Err)
+	}
+}
+
+// A dead letter that cannot be written leaves the record failed.
+func TestKeyedPermanentFailureStaysWhenDeadLetterFails(t *testing.T) {
+	recs := []events.DynamoDBEventRecord{rec(1, "a"), rec(2, "a")}
+	res := stream.Keyed{DeadLetters: failingDeadLetters{}}.Run(context.Background(), recs, func(_ context.Context, g stream.Group) (int, error) {
+		return 0, stream.Permanent(errors.New("bad"))
+	})
+	if f := res.Response().BatchItemFailures; len(f) != 1 || f[0].ItemIdentifier != recs[0].Change.SequenceNumber {
+		t.Fatalf("failures %v, want record 1", f)
+	}
+	if !strings.Contains(res[0].Err.Error(), "dead letter failed") {
+		t.Errorf("err %v: want the dead letter's failure named", res[0].Err)
+	}
+}
+
+type failingDeadLetters struct{}
+
+func (failingDeadLetters) Put(context.Context, stream.DeadLetter) error {
+	return errors.New("queue unavailable")
+}

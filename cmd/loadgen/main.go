@@ -240,6 +240,7 @@ func run(ctx context.Context, c config, log *slog.Logger, progress io.Writer) (*
 	})
 	if outbox != "" {
 		bg.Go(func() { obs.tailOutbox(octx, outbox) })
+		bg.Go(func() { obs.tailMail(octx, filepath.Join(filepath.Dir(outbox), "mail")) })
 	}
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: c.workers, MaxIdleConns: c.workers}, Timeout: 30 * time.Second}
 	w := &world{c: &client{base: writer, http: hc}, tokens: map[string]string{}}

@@ -6,16 +6,19 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"mime"
+	netmail "net/mail"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/dynastream/dynastream/internal/ddb"
 	devents "github.com/dynastream/dynastream/internal/events"
+	"github.com/dynastream/dynastream/internal/mail"
 	"github.com/dynastream/dynastream/internal/notify"
 	"github.com/dynastream/dynastream/internal/store"
 	"github.com/dynastream/dynastream/stream"
@@ -123,10 +126,6 @@ func (o *observer) handle(_ context.Context, ev events.DynamoDBEvent) (events.Dy
 				n.users[u] = true
 				n.last = at
 			}
-		case store.TypeIdempotency:
-			if st, ok := c.New["status"].(*types.AttributeValueMemberS); ok && st.Value == "COMPLETED" {
-				o.mark("mail:"+strings.TrimPrefix(pk, "IDEMPOTENCY#"), at)
-			}
 		}
 	}
 	return events.DynamoDBEventResponse{}, nil
@@ -169,6 +168,42 @@ func (o *observer) tailOutbox(ctx context.Context, path string) {
 			o.mark("evt:"+e.SequenceNumber, at)
 			o.mu.Unlock()
 		}
+	}
+}
+
+// tailMail watches the local mailer's directory (one .eml file per e-mail,
+// written atomically) until ctx ends, marking each e-mail's idempotency key
+// when its file appears (the idempotency records live in the bookkeeping
+// table, which has no stream).
+func (o *observer) tailMail(ctx context.Context, dir string) {
+	known := map[string]bool{}
+	for ctx.Err() == nil {
+		entries, _ := os.ReadDir(dir)
+		at := o.now()
+		for _, e := range entries {
+			name := e.Name()
+			if known[name] || !strings.HasSuffix(name, ".eml") || strings.HasPrefix(name, ".") {
+				continue
+			}
+			known[name] = true
+			f, err := os.Open(filepath.Join(dir, name))
+			if err != nil {
+				continue
+			}
+			msg, err := netmail.ReadMessage(bufio.NewReader(f))
+			f.Close()
+			if err != nil {
+				o.log.Warn("loadgen: unreadable e-mail", "file", name, "err", err)
+				continue
+			}
+			key, err := new(mime.WordDecoder).DecodeHeader(msg.Header.Get(mail.IdempotencyHeader))
+			if err == nil && key != "" {
+				o.mu.Lock()
+				o.mark("mail:"+key, at)
+				o.mu.Unlock()
+			}
+		}
+		sleep(ctx, 20*time.Millisecond)
 	}
 }
 

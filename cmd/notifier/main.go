@@ -46,15 +46,19 @@ func main() {
 	if err != nil {
 		app.Fatal(log, "bad configuration", err)
 	}
+	app.EnsureBookkeeping(c, clients, log)
+	st := store.New(clients.DB, c.Table)
+	st.Bookkeeping = c.Bookkeeping
+	dl := app.DeadLetters(c, clients, "notifier")
 	n := &notify.Notifier{
 		Publisher: publisher,
 		Effects: &notify.Effects{
-			Store: store.New(clients.DB, c.Table), Mailer: sender, Now: time.Now, Logger: log,
+			Store: st, Mailer: sender, Now: time.Now, Logger: log,
 			BaseURL: app.Getenv("APP_BASE_URL", "http://localhost:8080"),
 		},
-		Logger: log,
+		Logger: log, DeadLetters: dl,
 	}
-	app.ServeStream(c, clients, log, "notifier", n.Handle)
+	app.ServeStream(c, clients, log, app.Consumer{Name: "notifier", Handler: n.Handle, DeadLetters: dl, Quarantine: st.Quarantine})
 }
 
 // eventPublisher is EventBridge when a bus is named (required in Lambda),

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"os"
 	"time"
@@ -23,12 +24,19 @@ func main() {
 		app.Fatal(log, "clients", err)
 	}
 	st := store.New(clients.DB, c.Table)
+	st.Bookkeeping = c.Bookkeeping
 	if len(os.Args) > 1 && os.Args[1] == "backfill" {
 		backfill(st, c, os.Args[2:])
 		return
 	}
-	p := &projections.Projector{Store: st, Logger: log}
-	app.ServeStream(c, clients, log, "projector", p.Handle)
+	if len(os.Args) > 1 && os.Args[1] == "quarantine" {
+		quarantine(st, c, os.Args[2:])
+		return
+	}
+	app.EnsureBookkeeping(c, clients, log)
+	dl := app.DeadLetters(c, clients, "projector")
+	p := &projections.Projector{Store: st, Logger: log, DeadLetters: dl}
+	app.ServeStream(c, clients, log, app.Consumer{Name: "projector", Handler: p.Handle, DeadLetters: dl, Quarantine: st.Quarantine})
 }
 
 func backfill(st *store.Store, c app.Common, args []string) {
@@ -50,5 +58,30 @@ func backfill(st *store.Store, c app.Common, args []string) {
 		"unchanged", stats.Unchanged, "retried", stats.Retried, "seconds", time.Since(start).Seconds())
 	if err != nil {
 		app.Fatal(log, "backfill failed (it is safe to run again)", err)
+	}
+}
+
+// quarantine lists the stored items readers skip because they cannot be
+// decoded: one JSON line each on stdout, a summary on stderr; exit status 1
+// when there are any.
+func quarantine(st *store.Store, c app.Common, args []string) {
+	log := app.Logger(c, "quarantine")
+	fs := flag.NewFlagSet("quarantine", flag.ExitOnError)
+	segments := fs.Int("segments", 4, "parallel scan segments")
+	_ = fs.Parse(args)
+	ctx, stop := app.SignalContext()
+	defer stop()
+	enc := json.NewEncoder(os.Stdout)
+	bad := 0
+	scanned, err := st.ScanQuarantine(ctx, *segments, func(b store.BadItem) {
+		bad++
+		_ = enc.Encode(map[string]string{"pk": b.Key.PK, "sk": b.Key.SK, "itemType": b.ItemType, "reason": b.Reason})
+	})
+	if err != nil {
+		app.Fatal(log, "scan failed", err)
+	}
+	log.Info("quarantine scan done", "scanned", scanned, "undecodable", bad)
+	if bad > 0 {
+		os.Exit(1)
 	}
 }

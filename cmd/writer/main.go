@@ -52,7 +52,7 @@ func main() {
 	}
 	ctx, stop := app.SignalContext()
 	defer stop()
-	if err := app.ServeAdmin(ctx, log, os.Getenv("ADMIN_ADDR"), "writer", clients); err != nil {
+	if err := app.ServeAdmin(ctx, log, os.Getenv("ADMIN_ADDR"), "writer", clients, srv.Store.Quarantine); err != nil {
 		app.Fatal(log, "admin endpoint", err)
 	}
 	hs := &http.Server{Addr: addr, Handler: srv.Handler(), ReadHeaderTimeout: 5 * time.Second}

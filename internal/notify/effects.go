@@ -25,8 +25,9 @@ import (
 // the recipient (in progress with a hold, then completed): a redelivered
 // record, a retried batch or a replay finds the record completed and sends
 // nothing; a worker that crashed mid-send loses its hold after Hold, and the
-// send is retried then (the one window in which a mail can go out twice, as
-// with Lambda Powertools). A failed send releases the record and fails the
+// next attempt waits for that and sends (a crash between the send and its
+// completion record is the one window in which a mail can go out twice, as
+// with Lambda Powertools; a crash before the send only delays it). A failed send releases the record and fails the
 // record, so the event source mapping retries it. In-app notifications are
 // keyed by the change and the recipient, so writing them again is harmless.
 // Recipients are those the change's own time defines (a comment's audience
@@ -39,9 +40,11 @@ type Effects struct {
 	BaseURL string
 	Now     func() time.Time
 	Logger  *slog.Logger
-	// Hold is how long a send may take before another worker may retry it
-	// (default 2 minutes); Keep how long idempotency records stay (7 days).
-	Hold, Keep time.Duration
+	// Hold is how long a send is reserved for the worker that claimed it
+	// (default 30 s): after a crash, the next attempt takes the send over
+	// when the hold ends. SendTimeout bounds one send (default 10 s, less
+	// than Hold). Keep is how long idempotency records stay (7 days).
+	Hold, SendTimeout, Keep time.Duration
 }
 
 // delivery is one recipient's notification of one change.
@@ -228,28 +231,68 @@ func (e *Effects) apply(ctx context.Context, c stream.Change, s subject, rd *rea
 	return notes, errors.Join(failed...)
 }
 
-// errBusy: another worker holds the send; the record is retried later.
+// errBusy: another worker holds the send past this attempt's budget; the
+// record is retried later.
 var errBusy = errors.New("notify: another worker is sending this e-mail")
 
+// Defaults of Effects' durations.
+const (
+	DefaultHold        = 30 * time.Second
+	DefaultSendTimeout = 10 * time.Second
+	DefaultKeep        = 7 * 24 * time.Hour
+)
+
+// sendOnce sends m at most once for key. A send held by another worker —
+// in practice one that crashed mid-send, as a record is delivered to one
+// invocation at a time — is waited for until its hold ends and then taken
+// over, when the hold ends within this attempt's budget (ctx's deadline,
+// or Hold without one): so a crash delays an e-mail by Hold at most and
+// never loses it. The send itself is bounded by SendTimeout (< Hold), so a
+// live holder is done, one way or the other, before its hold ends.
 func (e *Effects) sendOnce(ctx context.Context, key string, m mail.Message) error {
-	hold, keep := e.Hold, e.Keep
+	hold, keep, timeout := e.Hold, e.Keep, e.SendTimeout
 	if hold == 0 {
-		hold = 2 * time.Minute
+		hold = DefaultHold
 	}
 	if keep == 0 {
-		keep = 7 * 24 * time.Hour
+		keep = DefaultKeep
 	}
-	st, err := e.Store.BeginOnce(ctx, key, e.Now(), hold, keep)
-	switch {
-	case err != nil:
-		return err
-	case st == store.OnceDone:
-		return nil
-	case st == store.OnceBusy:
-		return fmt.Errorf("%w (%s)", errBusy, key)
+	if timeout == 0 || timeout >= hold {
+		timeout = min(DefaultSendTimeout, hold/2)
+	}
+	for waited := false; ; waited = true {
+		now := e.Now()
+		st, until, err := e.Store.BeginOnce(ctx, key, now, hold, keep)
+		switch {
+		case err != nil:
+			return err
+		case st == store.OnceDone:
+			return nil
+		case st == store.OnceBusy:
+			// Wait for the hold to end (a little after, for clock skew),
+			// once, if that fits in the budget.
+			wait := until.Sub(now) + 50*time.Millisecond
+			budget := hold + time.Second
+			if dl, ok := ctx.Deadline(); ok {
+				budget = time.Until(dl) - timeout - time.Second
+			}
+			if waited || wait > budget {
+				return fmt.Errorf("%w (%s, held until %s)", errBusy, key, until.UTC().Format(time.RFC3339Nano))
+			}
+			e.logger().Warn("e-mail held by another attempt (a crash?); waiting for its hold to end", "key", key, "wait", wait.String())
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(wait):
+			}
+			continue
+		}
+		break
 	}
 	m.IdempotencyKey = key
-	id, err := e.Mailer.Send(ctx, m)
+	sctx, cancel := context.WithTimeout(ctx, timeout)
+	id, err := e.Mailer.Send(sctx, m)
+	cancel()
 	if err != nil {
 		if aerr := e.Store.AbortOnce(context.WithoutCancel(ctx), key); aerr != nil {
 			return errors.Join(err, aerr)
@@ -257,6 +300,13 @@ func (e *Effects) sendOnce(ctx context.Context, key string, m mail.Message) erro
 		return fmt.Errorf("notify: send %s: %w", key, err)
 	}
 	return e.Store.EndOnce(context.WithoutCancel(ctx), key, id)
+}
+
+func (e *Effects) logger() *slog.Logger {
+	if e.Logger != nil {
+		return e.Logger
+	}
+	return slog.Default()
 }
 
 // people holds the profiles and preferences a batch's changes need, read

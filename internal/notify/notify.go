@@ -31,6 +31,10 @@ type Notifier struct {
 	// Concurrency bounds the partition keys of a batch handled at once
 	// (default stream.DefaultConcurrency).
 	Concurrency int
+	// DeadLetters takes the records that can never be handled (they cannot
+	// be decoded) at once, so they neither wait out the retries nor hold up
+	// their key; nil: they fail like any other record.
+	DeadLetters stream.DeadLetters
 }
 
 // internalAttrs are key and index attributes, not part of an event's data.
@@ -124,7 +128,6 @@ func (n *Notifier) Handle(ctx context.Context, ev lambdaevents.DynamoDBEvent) (l
 			x.subject, x.effects, x.err = subjectOf(x.change)
 		}
 		if x.err != nil {
-			log.Error("notifier: undecodable record", "seq", r.Change.SequenceNumber, "err", x.err)
 			continue
 		}
 		if x.effects {
@@ -139,7 +142,7 @@ func (n *Notifier) Handle(ctx context.Context, ev lambdaevents.DynamoDBEvent) (l
 		}
 	}
 
-	k := stream.Keyed{Key: stream.PartitionKey(store.AttrPK), Concurrency: n.Concurrency}
+	k := stream.Keyed{Key: stream.PartitionKey(store.AttrPK), Concurrency: n.Concurrency, DeadLetters: n.DeadLetters, Consumer: "notifier"}
 	index := make(map[string]int, len(ev.Records))
 	for i, r := range ev.Records {
 		index[r.Change.SequenceNumber] = i
@@ -148,11 +151,11 @@ func (n *Notifier) Handle(ctx context.Context, ev lambdaevents.DynamoDBEvent) (l
 	var evs []owned[events.Event]
 	var notes []owned[collab.Notification]
 	res := k.Run(ctx, ev.Records, func(ctx context.Context, g stream.Group) (int, error) {
-		gi := g.Index
+		gi, off := g.Index, g.Offset
 		for i, r := range g.Records {
 			x := recs[r.Change.SequenceNumber]
 			if x.err != nil {
-				return i, x.err
+				return i, stream.Permanent(x.err)
 			}
 			var ns []collab.Notification
 			if x.effects {
@@ -167,10 +170,10 @@ func (n *Notifier) Handle(ctx context.Context, ev lambdaevents.DynamoDBEvent) (l
 			at := index[r.Change.SequenceNumber]
 			mu.Lock()
 			for _, e := range x.events {
-				evs = append(evs, owned[events.Event]{e, at, gi, i})
+				evs = append(evs, owned[events.Event]{e, at, gi, off + i})
 			}
 			for _, nt := range ns {
-				notes = append(notes, owned[collab.Notification]{nt, at, gi, i})
+				notes = append(notes, owned[collab.Notification]{nt, at, gi, off + i})
 			}
 			mu.Unlock()
 		}
@@ -181,6 +184,11 @@ func (n *Notifier) Handle(ctx context.Context, ev lambdaevents.DynamoDBEvent) (l
 	}
 	if len(evs) > 0 {
 		n.publish(ctx, log, evs, res)
+	}
+	for _, o := range res {
+		for _, dl := range o.DeadLettered {
+			log.Error("notifier: record dead-lettered (it can never be handled)", "seq", dl.FirstSequenceNumber, "err", dl.Error)
+		}
 	}
 	for _, o := range res.Failures() {
 		log.Error("notifier: records failed", "key", o.Key, "seq", o.Records[o.Done].Change.SequenceNumber,

@@ -27,6 +27,11 @@ type Projector struct {
 	// once (default stream.DefaultConcurrency).
 	Concurrency int
 
+	// DeadLetters takes the records that can never be handled (they cannot
+	// be decoded) at once, so they neither wait out the retries nor hold up
+	// their room; nil: they fail like any other record.
+	DeadLetters stream.DeadLetters
+
 	// counted remembers comments whose counts map exists (it is never
 	// deleted), so their next count tries the cheaper update first.
 	counted seenSet
@@ -133,9 +138,6 @@ func (p *Projector) Handle(ctx context.Context, ev events.DynamoDBEvent) (events
 	for _, r := range ev.Records {
 		m := decode(r)
 		b.meaning[r.Change.SequenceNumber] = m
-		if m.err != nil {
-			log.Error("projector: undecodable record", "seq", r.Change.SequenceNumber, "eventID", r.EventID, "err", m.err)
-		}
 		if m.effects != nil && !m.effects.DeleteRoom {
 			roomIDs = append(roomIDs, m.effects.RoomID)
 		}
@@ -143,11 +145,16 @@ func (p *Projector) Handle(ctx context.Context, ev events.DynamoDBEvent) (events
 	if len(roomIDs) > 0 {
 		b.rooms, b.roomErr = p.Store.GetRooms(ctx, roomIDs)
 	}
-	k := stream.Keyed{Concurrency: p.Concurrency, Key: func(r events.DynamoDBEventRecord) string {
+	k := stream.Keyed{Concurrency: p.Concurrency, DeadLetters: p.DeadLetters, Consumer: "projector", Key: func(r events.DynamoDBEventRecord) string {
 		return b.meaning[r.Change.SequenceNumber].key(r)
 	}}
 	res := k.Run(ctx, ev.Records, b.project)
 	b.flush(ctx, res)
+	for _, o := range res {
+		for _, dl := range o.DeadLettered {
+			log.Error("projector: record dead-lettered (it can never be handled)", "seq", dl.FirstSequenceNumber, "err", dl.Error)
+		}
+	}
 	for _, o := range res.Failures() {
 		log.Error("projector: records failed", "key", o.Key, "seq", o.Records[o.Done].Change.SequenceNumber,
 			"waiting", len(o.Records)-o.Done, "err", o.Err)
@@ -172,7 +179,7 @@ func (b *batch) project(ctx context.Context, g stream.Group) (int, error) {
 		m := b.meaning[r.Change.SequenceNumber]
 		switch {
 		case m.err != nil:
-			return i, m.err
+			return i, stream.Permanent(m.err)
 		case m.count != nil:
 			_, err := b.p.Store.CountReaction(ctx, m.count.CommentID, m.count.Emoji, m.count.Delta, m.eventID, m.at.Add(countMarkerTTL), b.p.counted.has(m.count.CommentID))
 			if err != nil {
@@ -200,7 +207,7 @@ func (b *batch) project(ctx context.Context, g stream.Group) (int, error) {
 				}
 				j++
 			}
-			if err := b.projectRoom(ctx, g.Index, g.Records, i, j); err != nil {
+			if err := b.projectRoom(ctx, g.Index, g.Offset, g.Records, i, j); err != nil {
 				return i, err
 			}
 			i = j
@@ -212,7 +219,7 @@ func (b *batch) project(ctx context.Context, g stream.Group) (int, error) {
 // projectRoom derives what records[from:to] of one room ask for: the
 // snapshots as of their timestamps and their activity entries; nothing
 // when the room is gone.
-func (b *batch) projectRoom(ctx context.Context, gi int, recs []events.DynamoDBEventRecord, from, to int) error {
+func (b *batch) projectRoom(ctx context.Context, gi, off int, recs []events.DynamoDBEventRecord, from, to int) error {
 	if b.roomErr != nil {
 		return b.roomErr
 	}
@@ -255,7 +262,7 @@ func (b *batch) projectRoom(ctx context.Context, gi int, recs []events.DynamoDBE
 	add := func(d store.Derived, rec int) error {
 		items, err := store.DerivedItems(d)
 		for _, it := range items {
-			out = append(out, derivedWrite{item: it, group: gi, rec: rec})
+			out = append(out, derivedWrite{item: it, group: gi, rec: off + rec})
 		}
 		return err
 	}

@@ -19,7 +19,7 @@ func activityAV(a room.Activity) (map[string]types.AttributeValue, error) {
 // Entries past their ttl are never returned, deleted yet or not.
 func (s *Store) ListActivities(ctx context.Context, roomID string, now time.Time, p Page) ([]room.Activity, string, error) {
 	var out []room.Activity
-	next, err := s.queryPage(ctx, query{pk: RoomPK(roomID), skPrefix: SKPrefixActivity, desc: true, page: p, liveAt: now.Unix()}, decodeInto(&out))
+	next, err := s.queryPage(ctx, query{pk: RoomPK(roomID), skPrefix: SKPrefixActivity, desc: true, page: p, liveAt: now.Unix()}, decodeInto(s, &out))
 	return out, next, err
 }
 
@@ -34,7 +34,7 @@ func (s *Store) ActivitiesAfter(ctx context.Context, roomID, after string, now t
 		skFrom: SKPrefixActivity + after + "$", skTo: "ACTIVITY$",
 		page: p, liveAt: now.Unix(),
 	}
-	next, err := s.queryPage(ctx, q, decodeInto(&out))
+	next, err := s.queryPage(ctx, q, decodeInto(s, &out))
 	return out, next, err
 }
 

@@ -160,10 +160,7 @@ func (s *Store) ResourceAccess(ctx context.Context, t collab.ResourceType, id, u
 		sk, _ := it[AttrSK].(*types.AttributeValueMemberS)
 		switch {
 		case sk != nil && sk.Value == rk.SK:
-			if err := attributevalue.UnmarshalMap(it, &a.Resource); err != nil {
-				return a, fmt.Errorf("store: decode resource: %w", err)
-			}
-			found = true
+			found = s.decode(it, &a.Resource)
 		case sk != nil && sk.Value == ck.SK:
 			a.Collaborator = true
 		}
@@ -226,7 +223,7 @@ func (s *Store) GetInvite(ctx context.Context, t collab.ResourceType, id, invite
 // ListInvites returns one page of a resource's invites.
 func (s *Store) ListInvites(ctx context.Context, t collab.ResourceType, id string, p Page) ([]collab.Invite, string, error) {
 	var out []collab.Invite
-	next, err := s.queryPage(ctx, query{pk: ResourcePK(t, id), skPrefix: "INVITE#", page: p}, decodeInto(&out))
+	next, err := s.queryPage(ctx, query{pk: ResourcePK(t, id), skPrefix: "INVITE#", page: p}, decodeInto(s, &out))
 	return out, next, err
 }
 
@@ -244,8 +241,8 @@ func (s *Store) ReceivedInvites(ctx context.Context, pk, status string, now time
 	nowTS := Timestamp(now)
 	next, err := s.queryPage(ctx, query{index: IndexGSI1, pk: pk, skPrefix: prefix, desc: true, page: p}, func(it map[string]types.AttributeValue) error {
 		var inv collab.Invite
-		if err := attributevalue.UnmarshalMap(it, &inv); err != nil {
-			return fmt.Errorf("store: decode invite: %w", err)
+		if !s.decode(it, &inv) {
+			return nil
 		}
 		if status == collab.InvitePending && inv.EffectiveStatus(nowTS) != collab.InvitePending {
 			return nil
@@ -321,14 +318,14 @@ func (s *Store) RespondInvite(ctx context.Context, inv collab.Invite, accept boo
 // ListCollaborators returns one page of a resource's collaborators.
 func (s *Store) ListCollaborators(ctx context.Context, t collab.ResourceType, id string, p Page) ([]collab.Collaborator, string, error) {
 	var out []collab.Collaborator
-	next, err := s.queryPage(ctx, query{pk: ResourcePK(t, id), skPrefix: "COLLABORATOR#", page: p}, decodeInto(&out))
+	next, err := s.queryPage(ctx, query{pk: ResourcePK(t, id), skPrefix: "COLLABORATOR#", page: p}, decodeInto(s, &out))
 	return out, next, err
 }
 
 // AllCollaborators reads every collaborator of a resource (for notifying).
 func (s *Store) AllCollaborators(ctx context.Context, t collab.ResourceType, id string) ([]collab.Collaborator, error) {
 	var out []collab.Collaborator
-	err := s.queryAll(ctx, query{pk: ResourcePK(t, id), skPrefix: "COLLABORATOR#", consistent: true}, decodeInto(&out))
+	err := s.queryAll(ctx, query{pk: ResourcePK(t, id), skPrefix: "COLLABORATOR#", consistent: true}, decodeInto(s, &out))
 	return out, err
 }
 
@@ -351,7 +348,7 @@ func (s *Store) UserCollaborations(ctx context.Context, userID string, t collab.
 		prefix += string(t) + "#"
 	}
 	var out []collab.Collaborator
-	next, err := s.queryPage(ctx, query{index: IndexGSI1, pk: UserPK(userID), skPrefix: prefix, desc: true, page: p}, decodeInto(&out))
+	next, err := s.queryPage(ctx, query{index: IndexGSI1, pk: UserPK(userID), skPrefix: prefix, desc: true, page: p}, decodeInto(s, &out))
 	return out, next, err
 }
 
@@ -430,14 +427,14 @@ func (s *Store) GetComment(ctx context.Context, commentID string) (collab.Commen
 // first (replies are listed under their parent).
 func (s *Store) ListComments(ctx context.Context, t collab.ResourceType, id string, p Page) ([]collab.Comment, string, error) {
 	var out []collab.Comment
-	next, err := s.queryPage(ctx, query{pk: ResourcePK(t, id), skPrefix: "COMMENT#", page: p, topLevel: true}, decodeInto(&out))
+	next, err := s.queryPage(ctx, query{pk: ResourcePK(t, id), skPrefix: "COMMENT#", page: p, topLevel: true}, decodeInto(s, &out))
 	return out, next, err
 }
 
 // ListReplies returns one page of a comment's replies, oldest first (GSI1).
 func (s *Store) ListReplies(ctx context.Context, parentID string, p Page) ([]collab.Comment, string, error) {
 	var out []collab.Comment
-	next, err := s.queryPage(ctx, query{index: IndexGSI1, pk: CommentPK(parentID), skPrefix: "CREATED#", page: p}, decodeInto(&out))
+	next, err := s.queryPage(ctx, query{index: IndexGSI1, pk: CommentPK(parentID), skPrefix: "CREATED#", page: p}, decodeInto(s, &out))
 	return out, next, err
 }
 
@@ -543,7 +540,7 @@ func (s *Store) GetReaction(ctx context.Context, commentID, userID, emoji string
 // ListReactions returns one page of a comment's reactions.
 func (s *Store) ListReactions(ctx context.Context, commentID string, p Page) ([]collab.Reaction, string, error) {
 	var out []collab.Reaction
-	next, err := s.queryPage(ctx, query{pk: CommentPK(commentID), skPrefix: "REACTION#", page: p}, decodeInto(&out))
+	next, err := s.queryPage(ctx, query{pk: CommentPK(commentID), skPrefix: "REACTION#", page: p}, decodeInto(s, &out))
 	return out, next, err
 }
 
@@ -561,8 +558,8 @@ func (s *Store) ReactionCounts(ctx context.Context, commentIDs []string) (map[st
 	out := map[string]map[string]int{}
 	err := s.batchGet(ctx, keys, false, func(it map[string]types.AttributeValue) error {
 		var c countsItem
-		if err := attributevalue.UnmarshalMap(it, &c); err != nil {
-			return fmt.Errorf("store: decode counts: %w", err)
+		if !s.decode(it, &c) {
+			return nil
 		}
 		pk, _ := it[AttrPK].(*types.AttributeValueMemberS)
 		if pk == nil {
@@ -713,7 +710,7 @@ func NotificationItems(ns []collab.Notification) ([]map[string]types.AttributeVa
 // first (expired ones are never returned).
 func (s *Store) ListNotifications(ctx context.Context, userID string, now time.Time, p Page) ([]collab.Notification, string, error) {
 	var out []collab.Notification
-	next, err := s.queryPage(ctx, query{pk: UserPK(userID), skPrefix: "NOTIFICATION#", desc: true, page: p, liveAt: now.Unix()}, decodeInto(&out))
+	next, err := s.queryPage(ctx, query{pk: UserPK(userID), skPrefix: "NOTIFICATION#", desc: true, page: p, liveAt: now.Unix()}, decodeInto(s, &out))
 	return out, next, err
 }
 
@@ -733,23 +730,17 @@ func (s *Store) People(ctx context.Context, userIDs []string) (map[string]collab
 		keys = append(keys, ProfileKey(u), PreferencesKey(u))
 	}
 	err := s.batchGet(ctx, keys, false, func(it map[string]types.AttributeValue) error {
-		var h head
-		if err := attributevalue.UnmarshalMap(it, &h); err != nil {
-			return err
-		}
-		switch h.ItemType {
+		switch itemTypeOf(it) {
 		case TypeProfile:
 			var p collab.Profile
-			if err := attributevalue.UnmarshalMap(it, &p); err != nil {
-				return err
+			if s.decode(it, &p) {
+				profiles[p.UserID] = p
 			}
-			profiles[p.UserID] = p
 		case TypePreferences:
 			var p collab.Preferences
-			if err := attributevalue.UnmarshalMap(it, &p); err != nil {
-				return err
+			if s.decode(it, &p) {
+				prefs[p.UserID] = p
 			}
-			prefs[p.UserID] = p
 		}
 		return nil
 	})
@@ -781,21 +772,16 @@ func (s *Store) CollabReads(ctx context.Context, resources []ResourceRef, commen
 		keys = append(keys, CommentRefKey(id))
 	}
 	err := s.batchGet(ctx, keys, true, func(it map[string]types.AttributeValue) error {
-		var h head
-		if err := attributevalue.UnmarshalMap(it, &h); err != nil {
-			return err
-		}
-		switch h.ItemType {
+		switch itemTypeOf(it) {
 		case TypeResource:
 			var r collab.Resource
-			if err := attributevalue.UnmarshalMap(it, &r); err != nil {
-				return fmt.Errorf("store: decode resource: %w", err)
+			if s.decode(it, &r) {
+				res[ResourceRef{r.ResourceType, r.ResourceID}] = r
 			}
-			res[ResourceRef{r.ResourceType, r.ResourceID}] = r
 		case TypeCommentRef:
 			var ref commentRef
-			if err := attributevalue.UnmarshalMap(it, &ref); err != nil {
-				return fmt.Errorf("store: decode comment reference: %w", err)
+			if !s.decode(it, &ref) {
+				return nil
 			}
 			comments[ref.CommentID] = collab.Comment{CommentID: ref.CommentID, ResourceType: ref.ResourceType, ResourceID: ref.ResourceID, CreatedAt: ref.CreatedAt, UserID: ref.UserID}
 		}
@@ -817,10 +803,9 @@ func (s *Store) CommentTexts(ctx context.Context, heads []collab.Comment) (map[s
 	out := map[string]collab.Comment{}
 	err := s.batchGet(ctx, keys, true, func(it map[string]types.AttributeValue) error {
 		var c collab.Comment
-		if err := attributevalue.UnmarshalMap(it, &c); err != nil {
-			return fmt.Errorf("store: decode comment: %w", err)
+		if s.decode(it, &c) {
+			out[c.CommentID] = c
 		}
-		out[c.CommentID] = c
 		return nil
 	})
 	if err != nil {

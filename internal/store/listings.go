@@ -121,7 +121,7 @@ func (s *Store) GetListing(ctx context.Context, roomID, listingID string) (room.
 // oldest first).
 func (s *Store) ListListings(ctx context.Context, roomID string, p Page) ([]room.Listing, string, error) {
 	var out []room.Listing
-	next, err := s.queryPage(ctx, query{pk: RoomPK(roomID), skPrefix: SKPrefixListing, page: p}, decodeInto(&out))
+	next, err := s.queryPage(ctx, query{pk: RoomPK(roomID), skPrefix: SKPrefixListing, page: p}, decodeInto(s, &out))
 	return out, next, err
 }
 
@@ -129,7 +129,7 @@ func (s *Store) ListListings(ctx context.Context, roomID string, p Page) ([]room
 // (GSI2).
 func (s *Store) ListListingsByStatus(ctx context.Context, roomID string, status room.Status, p Page) ([]room.Listing, string, error) {
 	var out []room.Listing
-	next, err := s.queryPage(ctx, query{index: IndexGSI2, pk: RoomPK(roomID), skPrefix: StatusPrefix(string(status)), page: p}, decodeInto(&out))
+	next, err := s.queryPage(ctx, query{index: IndexGSI2, pk: RoomPK(roomID), skPrefix: StatusPrefix(string(status)), page: p}, decodeInto(s, &out))
 	return out, next, err
 }
 
@@ -140,7 +140,7 @@ func (s *Store) FindListingByExternalID(ctx context.Context, roomID, brand, exte
 	// GSI1SK = ROOM#<roomId> exactly (BETWEEN a key and itself): with
 	// begins_with a room would find the listing of any room whose id starts
 	// with its own.
-	_, err := s.queryPage(ctx, query{index: IndexGSI1, pk: k.PK, skPrefix: k.SK, skFrom: k.SK, skTo: k.SK, page: Page{Limit: 1}}, decodeInto(&out))
+	_, err := s.queryPage(ctx, query{index: IndexGSI1, pk: k.PK, skPrefix: k.SK, skFrom: k.SK, skTo: k.SK, page: Page{Limit: 1}}, decodeInto(s, &out))
 	if err != nil {
 		return room.Listing{}, err
 	}

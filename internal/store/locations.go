@@ -132,7 +132,7 @@ func (s *Store) ListLocations(ctx context.Context, status string, order Location
 		q = query{index: IndexGSI2, pk: locationIndexPK, skPrefix: "CODE#", page: p, status: status}
 	}
 	var out []location.Location
-	next, err := s.queryPage(ctx, q, decodeInto(&out))
+	next, err := s.queryPage(ctx, q, decodeInto(s, &out))
 	return out, next, err
 }
 

@@ -43,8 +43,11 @@ func onceKey(key string) Key { return Key{"IDEMPOTENCY#" + key, "IDEMPOTENCY"} }
 // the work is done. A holder that crashed loses the key when its hold
 // expires, so the work is then done again: at most once, except for a crash
 // between the work and End. Records are kept for keep, then TTL removes them.
-// They are marked derived, so consumers ignore them on the stream.
-func (s *Store) BeginOnce(ctx context.Context, key string, now time.Time, hold, keep time.Duration) (OnceState, error) {
+// They live in the bookkeeping table (Store.Bookkeeping), which has no
+// stream; marked derived, so that consumers would ignore them on a stream.
+//
+// For OnceBusy it also returns when the other holder's hold ends.
+func (s *Store) BeginOnce(ctx context.Context, key string, now time.Time, hold, keep time.Duration) (OnceState, time.Time, error) {
 	k := onceKey(key)
 	item := k.AV()
 	item[AttrItemType] = &types.AttributeValueMemberS{Value: TypeIdempotency}
@@ -53,7 +56,7 @@ func (s *Store) BeginOnce(ctx context.Context, key string, now time.Time, hold, 
 	item["holdUntil"] = &types.AttributeValueMemberN{Value: strconv.FormatInt(now.Add(hold).UnixMilli(), 10)}
 	item[AttrTTL] = &types.AttributeValueMemberN{Value: strconv.FormatInt(now.Add(keep).Unix(), 10)}
 	_, err := s.DB.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName: aws.String(s.Table), Item: item,
+		TableName: aws.String(s.book()), Item: item,
 		ConditionExpression:      aws.String("attribute_not_exists(PK) OR (#status = :inprogress AND holdUntil < :now)"),
 		ExpressionAttributeNames: map[string]string{"#status": "status"},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
@@ -65,20 +68,26 @@ func (s *Store) BeginOnce(ctx context.Context, key string, now time.Time, hold, 
 	var cf *types.ConditionalCheckFailedException
 	if errors.As(err, &cf) {
 		if st, ok := cf.Item["status"].(*types.AttributeValueMemberS); ok && st.Value == onceCompleted {
-			return OnceDone, nil
+			return OnceDone, time.Time{}, nil
 		}
-		return OnceBusy, nil
+		until := now.Add(hold)
+		if h, ok := cf.Item["holdUntil"].(*types.AttributeValueMemberN); ok {
+			if ms, err := strconv.ParseInt(h.Value, 10, 64); err == nil {
+				until = time.UnixMilli(ms)
+			}
+		}
+		return OnceBusy, until, nil
 	}
 	if err != nil {
-		return 0, fmt.Errorf("store: begin %s: %w", key, err)
+		return 0, time.Time{}, fmt.Errorf("store: begin %s: %w", key, err)
 	}
-	return OnceStarted, nil
+	return OnceStarted, time.Time{}, nil
 }
 
 // EndOnce marks the work of a key done, recording its result.
 func (s *Store) EndOnce(ctx context.Context, key, result string) error {
 	_, err := s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(s.Table), Key: onceKey(key).AV(),
+		TableName: aws.String(s.book()), Key: onceKey(key).AV(),
 		UpdateExpression:         aws.String("SET #status = :done, #result = :r REMOVE holdUntil"),
 		ExpressionAttributeNames: map[string]string{"#status": "status", "#result": "result"},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
@@ -94,7 +103,7 @@ func (s *Store) EndOnce(ctx context.Context, key, result string) error {
 // AbortOnce releases a key whose work failed, so a retry can do it.
 func (s *Store) AbortOnce(ctx context.Context, key string) error {
 	_, err := s.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{
-		TableName: aws.String(s.Table), Key: onceKey(key).AV(),
+		TableName: aws.String(s.book()), Key: onceKey(key).AV(),
 		ConditionExpression:       aws.String("#status = :inprogress"),
 		ExpressionAttributeNames:  map[string]string{"#status": "status"},
 		ExpressionAttributeValues: map[string]types.AttributeValue{":inprogress": &types.AttributeValueMemberS{Value: onceInProgress}},

@@ -105,13 +105,14 @@ func (s *Store) GetMember(ctx context.Context, roomID, userID string) (room.Memb
 	return m, err
 }
 
-func decodeInto[T any](out *[]T) func(map[string]types.AttributeValue) error {
+// decodeInto appends each item a query returns to out, skipping (and
+// quarantining) those that cannot be decoded.
+func decodeInto[T any](s *Store, out *[]T) func(map[string]types.AttributeValue) error {
 	return func(it map[string]types.AttributeValue) error {
 		var v T
-		if err := attributevalue.UnmarshalMap(it, &v); err != nil {
-			return fmt.Errorf("store: decode item: %w", err)
+		if s.decode(it, &v) {
+			*out = append(*out, v)
 		}
-		*out = append(*out, v)
 		return nil
 	}
 }
@@ -119,14 +120,14 @@ func decodeInto[T any](out *[]T) func(map[string]types.AttributeValue) error {
 // ListMembers returns one page of a room's members, by user id.
 func (s *Store) ListMembers(ctx context.Context, roomID string, p Page) ([]room.Member, string, error) {
 	var out []room.Member
-	next, err := s.queryPage(ctx, query{pk: RoomPK(roomID), skPrefix: SKPrefixMember, page: p}, decodeInto(&out))
+	next, err := s.queryPage(ctx, query{pk: RoomPK(roomID), skPrefix: SKPrefixMember, page: p}, decodeInto(s, &out))
 	return out, next, err
 }
 
 // ListUserRooms returns one page of a user's memberships (UserRoom items).
 func (s *Store) ListUserRooms(ctx context.Context, userID string, p Page) ([]room.Member, string, error) {
 	var out []room.Member
-	next, err := s.queryPage(ctx, query{pk: UserPK(userID), skPrefix: SKPrefixRoom, page: p}, decodeInto(&out))
+	next, err := s.queryPage(ctx, query{pk: UserPK(userID), skPrefix: SKPrefixRoom, page: p}, decodeInto(s, &out))
 	return out, next, err
 }
 
@@ -168,12 +169,15 @@ func (s *Store) PutCriteria(ctx context.Context, cv room.CriteriaVersion) (room.
 	return cv, errs.New(errs.Conflict, "too many concurrent criteria updates for user %s", cv.UserID)
 }
 
-// latest returns the newest item under a prefix.
+// latest returns the newest decodable item under a prefix (among the
+// newest four: quarantined items are skipped).
 func (s *Store) latest(ctx context.Context, pk, prefix string, out any) (bool, error) {
 	found := false
-	_, err := s.queryPage(ctx, query{pk: pk, skPrefix: prefix, desc: true, page: Page{Limit: 1}}, func(it map[string]types.AttributeValue) error {
-		found = true
-		return attributevalue.UnmarshalMap(it, out)
+	_, err := s.queryPage(ctx, query{pk: pk, skPrefix: prefix, desc: true, page: Page{Limit: 4}}, func(it map[string]types.AttributeValue) error {
+		if !found {
+			found = s.decode(it, out)
+		}
+		return nil
 	})
 	return found, err
 }
@@ -196,7 +200,7 @@ func (s *Store) ListCriteria(ctx context.Context, roomID, userID string, p Page)
 		prefix = CriteriaPrefix(userID)
 	}
 	var out []room.CriteriaVersion
-	next, err := s.queryPage(ctx, query{pk: RoomPK(roomID), skPrefix: prefix, desc: true, page: p}, decodeInto(&out))
+	next, err := s.queryPage(ctx, query{pk: RoomPK(roomID), skPrefix: prefix, desc: true, page: p}, decodeInto(s, &out))
 	return out, next, err
 }
 
@@ -231,10 +235,9 @@ func (s *Store) GetRooms(ctx context.Context, roomIDs []string) (map[string]room
 	out := make(map[string]room.Room, len(roomIDs))
 	err := s.batchGet(ctx, keys, true, func(it map[string]types.AttributeValue) error {
 		var r room.Room
-		if err := attributevalue.UnmarshalMap(it, &r); err != nil {
-			return fmt.Errorf("store: decode room: %w", err)
+		if s.decode(it, &r) {
+			out[r.RoomID] = r
 		}
-		out[r.RoomID] = r
 		return nil
 	})
 	if err != nil {
@@ -255,7 +258,7 @@ func (s *Store) GetRooms(ctx context.Context, roomIDs []string) (map[string]room
 // has one version per timestamp), so it is not read again.
 func (s *Store) SnapshotState(ctx context.Context, r room.Room, from, to string, known ...room.StoredCriteria) (room.State, error) {
 	st := room.State{Room: r, Exists: true}
-	if err := s.queryAll(ctx, query{pk: RoomPK(r.RoomID), skPrefix: SKPrefixMember, consistent: true}, decodeInto(&st.Members)); err != nil {
+	if err := s.queryAll(ctx, query{pk: RoomPK(r.RoomID), skPrefix: SKPrefixMember, consistent: true}, decodeInto(s, &st.Members)); err != nil {
 		return st, err
 	}
 	have := map[string]room.StoredCriteria{}
@@ -311,8 +314,8 @@ func (s *Store) criteriaBetween(ctx context.Context, roomID, userID, from, to st
 		}
 		for _, it := range res.Items {
 			var c room.StoredCriteria
-			if err := attributevalue.UnmarshalMap(it, &c.CriteriaVersion); err != nil {
-				return nil, fmt.Errorf("store: decode criteria: %w", err)
+			if !s.decode(it, &c.CriteriaVersion) {
+				continue
 			}
 			if sk, ok := it[AttrSK].(*types.AttributeValueMemberS); ok {
 				c.SK = sk.Value
@@ -398,6 +401,6 @@ func (s *Store) DeleteRoom(ctx context.Context, roomID string) error {
 // newest first.
 func (s *Store) ListCompatibility(ctx context.Context, roomID string, p Page) ([]room.CompatibilityVersion, string, error) {
 	var out []room.CompatibilityVersion
-	next, err := s.queryPage(ctx, query{pk: RoomPK(roomID), skPrefix: SKPrefixCompatibility, desc: true, page: p}, decodeInto(&out))
+	next, err := s.queryPage(ctx, query{pk: RoomPK(roomID), skPrefix: SKPrefixCompatibility, desc: true, page: p}, decodeInto(s, &out))
 	return out, next, err
 }

@@ -71,18 +71,51 @@ func TableInput(name string) *dynamodb.CreateTableInput {
 // active, and turns TTL on for the ttl attribute. It is safe to call again.
 // It returns the table's latest stream ARN.
 func EnsureTable(ctx context.Context, db *dynamodb.Client, name string) (string, error) {
-	_, err := db.CreateTable(ctx, TableInput(name))
+	if err := ensure(ctx, db, TableInput(name)); err != nil {
+		return "", err
+	}
+	return StreamARN(ctx, db, name)
+}
+
+// BookkeepingTableInput is the consumers' bookkeeping table: idempotency
+// records of side effects and dead letters. Keys PK/SK as the main table,
+// on-demand, TTL on ttl, and no stream: bookkeeping costs no stream records
+// and wakes no consumer.
+func BookkeepingTableInput(name string) *dynamodb.CreateTableInput {
+	return &dynamodb.CreateTableInput{
+		TableName: aws.String(name),
+		AttributeDefinitions: []types.AttributeDefinition{
+			{AttributeName: aws.String(AttrPK), AttributeType: types.ScalarAttributeTypeS},
+			{AttributeName: aws.String(AttrSK), AttributeType: types.ScalarAttributeTypeS},
+		},
+		KeySchema: []types.KeySchemaElement{
+			{AttributeName: aws.String(AttrPK), KeyType: types.KeyTypeHash},
+			{AttributeName: aws.String(AttrSK), KeyType: types.KeyTypeRange},
+		},
+		BillingMode: types.BillingModePayPerRequest,
+	}
+}
+
+// EnsureBookkeepingTable creates the bookkeeping table if it does not
+// exist, waits until it is active and turns TTL on. Safe to call again.
+func EnsureBookkeepingTable(ctx context.Context, db *dynamodb.Client, name string) error {
+	return ensure(ctx, db, BookkeepingTableInput(name))
+}
+
+func ensure(ctx context.Context, db *dynamodb.Client, in *dynamodb.CreateTableInput) error {
+	name := aws.ToString(in.TableName)
+	_, err := db.CreateTable(ctx, in)
 	var inUse *types.ResourceInUseException
 	if err != nil && !errors.As(err, &inUse) {
-		return "", fmt.Errorf("store: create table %s: %w", name, err)
+		return fmt.Errorf("store: create table %s: %w", name, err)
 	}
 	w := dynamodb.NewTableExistsWaiter(db, func(o *dynamodb.TableExistsWaiterOptions) { o.MinDelay = 100 * time.Millisecond })
 	if err := w.Wait(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)}, time.Minute); err != nil {
-		return "", fmt.Errorf("store: wait for table %s: %w", name, err)
+		return fmt.Errorf("store: wait for table %s: %w", name, err)
 	}
 	ttl, err := db.DescribeTimeToLive(ctx, &dynamodb.DescribeTimeToLiveInput{TableName: aws.String(name)})
 	if err != nil {
-		return "", fmt.Errorf("store: describe TTL of %s: %w", name, err)
+		return fmt.Errorf("store: describe TTL of %s: %w", name, err)
 	}
 	if d := ttl.TimeToLiveDescription; d == nil || d.TimeToLiveStatus != types.TimeToLiveStatusEnabled {
 		_, err = db.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{
@@ -90,10 +123,10 @@ func EnsureTable(ctx context.Context, db *dynamodb.Client, name string) (string,
 			TimeToLiveSpecification: &types.TimeToLiveSpecification{AttributeName: aws.String(AttrTTL), Enabled: aws.Bool(true)},
 		})
 		if err != nil {
-			return "", fmt.Errorf("store: enable TTL on %s: %w", name, err)
+			return fmt.Errorf("store: enable TTL on %s: %w", name, err)
 		}
 	}
-	return StreamARN(ctx, db, name)
+	return nil
 }
 
 // StreamARN returns the table's latest stream ARN, or an error if the table

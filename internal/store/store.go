@@ -23,10 +23,26 @@ import (
 type Store struct {
 	DB    *dynamodb.Client
 	Table string
+	// Bookkeeping is the table of the consumers' idempotency records (a
+	// table without a stream, BookkeepingTableInput); "" means Table.
+	Bookkeeping string
+	// Quarantine receives the stored items readers cannot decode and skip
+	// (nil: a process-wide one).
+	Quarantine *Quarantine
+}
+
+// book is the bookkeeping table's name.
+func (s *Store) book() string {
+	if s.Bookkeeping != "" {
+		return s.Bookkeeping
+	}
+	return s.Table
 }
 
 // New returns a Store on the named table.
-func New(db *dynamodb.Client, table string) *Store { return &Store{DB: db, Table: table} }
+func New(db *dynamodb.Client, table string) *Store {
+	return &Store{DB: db, Table: table, Quarantine: &Quarantine{}}
+}
 
 // Page asks for one page of a list.
 type Page struct {
@@ -90,10 +106,8 @@ func (s *Store) getItem(ctx context.Context, k Key, consistent bool, out any) (b
 	if res.Item == nil {
 		return false, nil
 	}
-	if err := attributevalue.UnmarshalMap(res.Item, out); err != nil {
-		return false, fmt.Errorf("store: decode %s/%s: %w", k.PK, k.SK, err)
-	}
-	return true, nil
+	// An undecodable item is quarantined and read as absent.
+	return s.decode(res.Item, out), nil
 }
 
 // query is one key-condition query: on the table or a GSI, a partition, and

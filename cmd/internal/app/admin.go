@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dynastream/dynastream/internal/ddb"
+	"github.com/dynastream/dynastream/internal/store"
 	"github.com/dynastream/dynastream/stream"
 )
 
@@ -26,16 +27,23 @@ type Metrics struct {
 	CheckpointRequests ddb.Counts    `json:"checkpointRequests"`
 	StreamRequests     ddb.Counts    `json:"streamRequests"`
 	CPUSeconds         float64       `json:"cpuSeconds"`
+	// Quarantined counts reads that skipped a stored item they could not
+	// decode (store.Quarantine); `projector quarantine` lists such items.
+	Quarantined int64 `json:"quarantined"`
 }
 
 type metrics struct {
 	program                    string
 	runner                     *stream.Runner // nil for the writer
 	data, checkpoints, streams *ddb.Counter
+	quarantine                 *store.Quarantine
 }
 
 func (m *metrics) read() Metrics {
 	out := Metrics{Program: m.program, DataRequests: m.data.Counts(), CPUSeconds: CPUSeconds()}
+	if m.quarantine != nil {
+		out.Quarantined = m.quarantine.Count()
+	}
 	if m.runner != nil {
 		st := m.runner.Stats()
 		out.Stream = &st
@@ -50,13 +58,13 @@ func (m *metrics) read() Metrics {
 }
 
 // ServeAdmin serves a program's /metrics (its DynamoDB requests on the
-// table, counted by clients.Requests, and its CPU time) and /healthz on
-// addr until ctx ends; "" serves nothing.
-func ServeAdmin(ctx context.Context, log *slog.Logger, addr, program string, clients *ddb.Clients) error {
+// table, counted by clients.Requests, its CPU time and q's count) and
+// /healthz on addr until ctx ends; "" serves nothing.
+func ServeAdmin(ctx context.Context, log *slog.Logger, addr, program string, clients *ddb.Clients, q *store.Quarantine) error {
 	if addr == "" {
 		return nil
 	}
-	return serveAdmin(ctx, log, addr, &metrics{program: program, data: clients.Requests})
+	return serveAdmin(ctx, log, addr, &metrics{program: program, data: clients.Requests, quarantine: q})
 }
 
 // CPUSeconds is the user and system CPU time this process has used.

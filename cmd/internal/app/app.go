@@ -31,6 +31,9 @@ type Common struct {
 	LogLevel slog.Level
 	// LocalDir holds the local stack's outbox and dead letters.
 	LocalDir string
+	// Bookkeeping is the consumers' table without a stream: idempotency
+	// records and (in Lambda) the handlers' dead letters.
+	Bookkeeping string
 }
 
 // Runner is the local stream runner's configuration.
@@ -103,8 +106,9 @@ func Getenv(name, def string) string {
 	return def
 }
 
-// LoadCommon reads DYNAMODB_TABLE_NAME, DYNAMODB_ENDPOINT, AWS_REGION,
-// LOG_LEVEL and LOCAL_DIR.
+// LoadCommon reads DYNAMODB_TABLE_NAME, BOOKKEEPING_TABLE_NAME (default
+// <table>-bookkeeping), DYNAMODB_ENDPOINT, AWS_REGION, LOG_LEVEL and
+// LOCAL_DIR.
 func LoadCommon() (Common, error) {
 	var e env
 	c := Common{
@@ -112,6 +116,7 @@ func LoadCommon() (Common, error) {
 		DB:       ddb.Config{Endpoint: e.str("DYNAMODB_ENDPOINT", ""), Region: e.str("AWS_REGION", "")},
 		LocalDir: e.str("LOCAL_DIR", ".local"),
 	}
+	c.Bookkeeping = e.str("BOOKKEEPING_TABLE_NAME", c.Table+"-bookkeeping")
 	if c.Table == "" {
 		e.errs = append(e.errs, "DYNAMODB_TABLE_NAME is required")
 	}
@@ -165,16 +170,58 @@ func SignalContext() (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 }
 
-// ServeStream runs h: under Lambda via lambda.Start, locally with a stream
-// runner on the table's stream (checkpoints in their own table, dead
-// letters in LOCAL_DIR/deadletters/<consumer>.jsonl). clients are the ones
-// h uses: their request counters are part of the consumer's metrics.
+// Consumer is a stream consumer program's handler and what it reports.
+type Consumer struct {
+	Name    string
+	Handler stream.Handler
+	// DeadLetters is where the handler dead-letters records that can never
+	// be handled (DeadLetters(c, clients, Name)); locally the runner's own
+	// dead letters go there too.
+	DeadLetters stream.DeadLetters
+	// Quarantine is the handler's store's, for /metrics.
+	Quarantine *store.Quarantine
+}
+
+// DeadLetters is where a consumer's dead letters go: locally the file
+// LOCAL_DIR/deadletters/<consumer>.jsonl; in Lambda the bookkeeping table
+// (a function has no disk, and the event source mapping's own on-failure
+// destination gets no records).
+func DeadLetters(c Common, clients *ddb.Clients, consumer string) stream.DeadLetters {
+	if InLambda() {
+		return &stream.TableDeadLetters{DB: clients.DB, Table: c.Bookkeeping}
+	}
+	return &stream.FileDeadLetters{Path: filepath.Join(c.LocalDir, "deadletters", consumer+".jsonl")}
+}
+
+// EnsureBookkeeping creates the bookkeeping table when running locally (in
+// AWS the template does).
+func EnsureBookkeeping(c Common, clients *ddb.Clients, log *slog.Logger) {
+	if InLambda() || !c.DB.Local() {
+		return
+	}
+	if err := store.EnsureBookkeepingTable(context.Background(), clients.DB, c.Bookkeeping); err != nil {
+		Fatal(log, "bookkeeping table", err)
+	}
+}
+
+// ServeStream runs the consumer: under Lambda via lambda.Start, locally
+// with a stream runner on the table's stream (checkpoints in their own
+// table, dead letters where cons.DeadLetters puts them). clients are the
+// ones the handler uses: their request counters are part of the
+// consumer's metrics.
 //
 // With the arguments `resubmit FILE`, it instead hands every dead letter in
-// FILE (as written by the runner) to h once, appends the ones that fail
-// again to FILE.failed.jsonl, and exits non-zero if there were any.
-func ServeStream(c Common, clients *ddb.Clients, log *slog.Logger, consumer string, h stream.Handler) {
+// FILE (as written by the runner) to the handler once, appends the ones
+// that fail again to FILE.failed.jsonl, and exits non-zero if there were
+// any; `resubmit table` does the same with the dead letters the handler
+// kept in the bookkeeping table (Lambda's), deleting those that succeed.
+func ServeStream(c Common, clients *ddb.Clients, log *slog.Logger, cons Consumer) {
+	consumer, h := cons.Name, cons.Handler
 	if len(os.Args) == 3 && os.Args[1] == "resubmit" {
+		if os.Args[2] == "table" {
+			resubmitTable(log, h, &stream.TableDeadLetters{DB: clients.DB, Table: c.Bookkeeping}, consumer)
+			return
+		}
 		resubmit(log, h, os.Args[2])
 		return
 	}
@@ -197,15 +244,17 @@ func ServeStream(c Common, clients *ddb.Clients, log *slog.Logger, consumer stri
 	if err := cps.CreateTable(ctx); err != nil {
 		Fatal(log, "checkpoint table", err)
 	}
+	dl := cons.DeadLetters
+	if dl == nil {
+		dl = DeadLetters(c, clients, consumer)
+	}
 	r := &stream.Runner{
 		Config: stream.Config{
 			StreamARN: arn, Consumer: consumer, BatchSize: rc.BatchSize, BatchWindow: rc.BatchWindow,
 			MaxRetries: rc.MaxRetries, Bisect: rc.Bisect, PollInterval: rc.PollInterval,
 			ParallelizationFactor: rc.Parallelization,
 		},
-		API: clients.Streams, Checkpoints: cps,
-		DeadLetters: &stream.FileDeadLetters{Path: filepath.Join(c.LocalDir, "deadletters", consumer+".jsonl")},
-		Logger:      log,
+		API: clients.Streams, Checkpoints: cps, DeadLetters: dl, Logger: log,
 	}
 	var prog progress
 	r.OnBatch = func(s stream.BatchStats) {
@@ -215,7 +264,7 @@ func ServeStream(c Common, clients *ddb.Clients, log *slog.Logger, consumer stri
 	}
 	go prog.report(ctx, log, 30*time.Second)
 	if rc.AdminAddr != "" {
-		m := &metrics{program: consumer, runner: r, data: clients.Requests, checkpoints: cpRequests, streams: clients.StreamRequests}
+		m := &metrics{program: consumer, runner: r, data: clients.Requests, checkpoints: cpRequests, streams: clients.StreamRequests, quarantine: cons.Quarantine}
 		if err := serveAdmin(ctx, log, rc.AdminAddr, m); err != nil {
 			Fatal(log, "admin endpoint", err)
 		}
@@ -225,6 +274,33 @@ func ServeStream(c Common, clients *ddb.Clients, log *slog.Logger, consumer stri
 		Fatal(log, "runner", err)
 	}
 	log.Info("stopped")
+}
+
+// resubmitTable resubmits the consumer's dead letters kept in the
+// bookkeeping table, deleting each that succeeds.
+func resubmitTable(log *slog.Logger, h stream.Handler, t *stream.TableDeadLetters, consumer string) {
+	ctx, stop := SignalContext()
+	defer stop()
+	dls, err := t.List(ctx, consumer)
+	if err != nil {
+		Fatal(log, "read dead letters", err)
+	}
+	failed := 0
+	for _, dl := range dls {
+		if err := stream.Resubmit(ctx, h, dl); err != nil {
+			failed++
+			log.Error("resubmitted records failed again (kept)", "first", dl.FirstSequenceNumber, "err", err)
+			continue
+		}
+		if err := t.Delete(ctx, dl); err != nil {
+			Fatal(log, "delete a resubmitted dead letter", err)
+		}
+		log.Info("resubmitted", "records", len(dl.Event.Records), "first", dl.FirstSequenceNumber)
+	}
+	log.Info("resubmit done", "deadLetters", len(dls), "failedAgain", failed, "table", t.Table)
+	if failed > 0 {
+		os.Exit(1)
+	}
 }
 
 func resubmit(log *slog.Logger, h stream.Handler, path string) {

@@ -126,6 +126,9 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 	if err := cps.CreateTable(ctx); err != nil {
 		return s, fmt.Errorf("stack: create checkpoint table: %w", err)
 	}
+	if err := store.EnsureBookkeepingTable(ctx, s.Clients.DB, o.Table+"-bookkeeping"); err != nil {
+		return s, fmt.Errorf("stack: create bookkeeping table: %w", err)
+	}
 	o.Logger.Info("table ready", "table", o.Table, "stream", s.StreamARN)
 
 	secret := make([]byte, 16)

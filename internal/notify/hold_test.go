@@ -1,0 +1,116 @@
+package notify_test
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	dtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/dynastream/dynastream/internal/ddbtest"
+	"github.com/dynastream/dynastream/internal/notify"
+	"github.com/dynastream/dynastream/internal/outbox"
+	"github.com/dynastream/dynastream/internal/store"
+	"github.com/dynastream/dynastream/replay"
+	"github.com/dynastream/dynastream/stream"
+)
+
+// A notifier that crashed between claiming an e-mail and sending it leaves
+// the claim in progress. The next attempt waits for the claim's hold to end
+// and sends: the crash delays the e-mail, it never loses it. When the hold
+// ends past the attempt's budget, the record fails (to come again) rather
+// than being given up. The claims live in the bookkeeping table, so none
+// of them is in the streamed table.
+func TestCrashedSendIsTakenOverAfterItsHold(t *testing.T) {
+	c, table, arn := ddbtest.Table(t)
+	ctx := context.Background()
+	bk := table + "-bookkeeping"
+	if err := store.EnsureBookkeepingTable(ctx, c.DB, bk); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_, _ = c.DB.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(bk)})
+	})
+	st := store.New(c.DB, table)
+	st.Bookkeeping = bk
+	collabScenario(t, st)
+	ev, err := replay.Capture(ctx, c.Streams, arn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// bob's invite is the first record whose e-mail goes to bob.
+	var inv stream.Change
+	for _, r := range ev.Records {
+		ch, err := stream.Decode(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ch.ItemType() == store.TypeInvite && ch.Kind == stream.Insert && ch.New["inviteeId"] != nil {
+			var v struct {
+				InviteeID string `dynamodbav:"inviteeId"`
+			}
+			if err := ch.DecodeNew(&v); err == nil && v.InviteeID == "bob" {
+				inv = ch
+				break
+			}
+		}
+	}
+	if inv.EventID == "" {
+		t.Fatal("no invite to bob on the stream")
+	}
+	key := "invite#" + inv.EventID + "#bob"
+	const hold = 1500 * time.Millisecond
+	// The crashed worker's claim.
+	if st, _, err := st.BeginOnce(ctx, key, time.Now(), hold, time.Hour); err != nil || st != store.OnceStarted {
+		t.Fatalf("claim: %v %v", st, err)
+	}
+
+	box := &mailbox{}
+	n := &notify.Notifier{
+		Publisher: &outbox.Outbox{Path: filepath.Join(t.TempDir(), "events.jsonl")},
+		Effects:   &notify.Effects{Store: st, Mailer: box, Now: time.Now, Hold: hold},
+	}
+	// An attempt whose budget ends before the hold: bob's record fails.
+	short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	resp, err := n.Handle(short, ev)
+	cancel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.BatchItemFailures) == 0 {
+		t.Fatal("the held send did not fail an attempt that cannot wait for it")
+	}
+	if slices.Contains(box.delivered(), `bob@example.com | Alice invited you to collaborate on the goal "Run a marathon"`) {
+		t.Fatal("sent while another worker held the send")
+	}
+	// The redelivery (a normal budget) waits for the hold and sends.
+	long, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	resp, err = n.Handle(long, ev)
+	if err != nil || len(resp.BatchItemFailures) > 0 {
+		t.Fatalf("redelivery: %v %+v", err, resp.BatchItemFailures)
+	}
+	got := 0
+	for _, d := range box.delivered() {
+		if d == `bob@example.com | Alice invited you to collaborate on the goal "Run a marathon"` {
+			got++
+		}
+	}
+	if got != 1 {
+		t.Fatalf("bob's invite e-mail sent %d times, want 1: %v", got, box.delivered())
+	}
+	for name, want := range map[string]bool{table: false, bk: true} {
+		out, err := c.DB.Scan(ctx, &dynamodb.ScanInput{TableName: aws.String(name), FilterExpression: aws.String("itemType = :t"),
+			ExpressionAttributeValues: map[string]dtypes.AttributeValue{":t": &dtypes.AttributeValueMemberS{Value: store.TypeIdempotency}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if has := len(out.Items) > 0; has != want {
+			t.Errorf("table %s holds %d idempotency records; want some: %v", name, len(out.Items), want)
+		}
+	}
+}

@@ -1,0 +1,175 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/dynastream/dynastream/internal/collab"
+	"github.com/dynastream/dynastream/internal/location"
+	"github.com/dynastream/dynastream/internal/room"
+)
+
+// Quarantine is where a Store's readers put the stored items they cannot
+// decode (written by someone else: a migration, a console edit, an older
+// version). Readers skip such an item as if it were absent, so one bad item
+// never stops a derivation, a notification or a list; it is logged once per
+// key (at ERROR, with the key and the reason) and counted. Scan lists them
+// all, for repair. A Quarantine is safe for concurrent use.
+type Quarantine struct {
+	// Logger receives one line per bad item (default slog.Default()).
+	Logger *slog.Logger
+
+	mu    sync.Mutex
+	seen  map[Key]bool
+	count atomic.Int64
+}
+
+// quarantineMemory bounds how many keys a Quarantine remembers for
+// logging once; past it, an item may be logged again.
+const quarantineMemory = 10000
+
+// Count is how many times readers skipped an undecodable item.
+func (q *Quarantine) Count() int64 { return q.count.Load() }
+
+// add records one skip of an undecodable item.
+func (q *Quarantine) add(k Key, itemType string, err error) {
+	q.count.Add(1)
+	q.mu.Lock()
+	if q.seen == nil || len(q.seen) >= quarantineMemory {
+		q.seen = map[Key]bool{}
+	}
+	first := !q.seen[k]
+	q.seen[k] = true
+	q.mu.Unlock()
+	if !first {
+		return
+	}
+	log := q.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	log.Error("stored item cannot be decoded; skipped (quarantined) until repaired",
+		"pk", k.PK, "sk", k.SK, "itemType", itemType, "err", err)
+}
+
+// defaultQuarantine serves Stores built without New.
+var defaultQuarantine = &Quarantine{}
+
+func (s *Store) quarantine() *Quarantine {
+	if s.Quarantine != nil {
+		return s.Quarantine
+	}
+	return defaultQuarantine
+}
+
+// decode decodes a stored item into out. An item that cannot be decoded is
+// quarantined and ok is false: the caller skips it.
+func (s *Store) decode(it map[string]types.AttributeValue, out any) (ok bool) {
+	err := attributevalue.UnmarshalMap(it, out)
+	if err == nil {
+		return true
+	}
+	s.quarantine().add(itemKey(it), itemTypeOf(it), err)
+	return false
+}
+
+func itemTypeOf(it map[string]types.AttributeValue) string {
+	if v, ok := it[AttrItemType].(*types.AttributeValueMemberS); ok {
+		return v.Value
+	}
+	return ""
+}
+
+// shapes maps the item types readers decode to the Go types they decode
+// them into; Undecodable checks an item against it.
+var shapes = map[string]func() any{
+	TypeRoom:             func() any { return new(room.Room) },
+	TypeMember:           func() any { return new(room.Member) },
+	TypeUserRoom:         func() any { return new(room.Member) },
+	TypeCriteria:         func() any { return new(room.CriteriaVersion) },
+	TypeCombinedCriteria: func() any { return new(room.CombinedVersion) },
+	TypeCompatibility:    func() any { return new(room.CompatibilityVersion) },
+	TypeListing:          func() any { return new(room.Listing) },
+	TypeActivity:         func() any { return new(room.Activity) },
+	TypeLocation:         func() any { return new(location.Location) },
+	TypeResource:         func() any { return new(collab.Resource) },
+	TypeInvite:           func() any { return new(collab.Invite) },
+	TypeCollaborator:     func() any { return new(collab.Collaborator) },
+	TypeComment:          func() any { return new(collab.Comment) },
+	TypeCommentRef:       func() any { return new(commentRef) },
+	TypeReaction:         func() any { return new(collab.Reaction) },
+	TypeReactionCounts:   func() any { return new(countsItem) },
+	TypePreferences:      func() any { return new(collab.Preferences) },
+	TypeProfile:          func() any { return new(collab.Profile) },
+	TypeNotification:     func() any { return new(collab.Notification) },
+}
+
+// Undecodable returns why a stored item cannot be decoded into the type
+// its itemType names, or nil when it can (or its type has no shape).
+func Undecodable(it map[string]types.AttributeValue) error {
+	var h head
+	if err := attributevalue.UnmarshalMap(it, &h); err != nil {
+		return fmt.Errorf("key or itemType: %w", err)
+	}
+	mk, ok := shapes[h.ItemType]
+	if !ok {
+		return nil
+	}
+	return attributevalue.UnmarshalMap(it, mk())
+}
+
+// BadItem is an undecodable item Scan found.
+type BadItem struct {
+	Key      Key
+	ItemType string
+	Reason   string
+}
+
+// ScanQuarantine reads the whole table (segments parallel Scan segments)
+// and calls found for each item readers would quarantine; found is called
+// from one goroutine at a time. It returns how many items it scanned.
+func (s *Store) ScanQuarantine(ctx context.Context, segments int, found func(BadItem)) (int64, error) {
+	if segments < 1 {
+		segments = 1
+	}
+	var mu sync.Mutex
+	var scanned atomic.Int64
+	errc := make(chan error, segments)
+	for seg := range segments {
+		go func() {
+			in := &dynamodb.ScanInput{TableName: aws.String(s.Table), Segment: aws.Int32(int32(seg)), TotalSegments: aws.Int32(int32(segments))}
+			p := dynamodb.NewScanPaginator(s.DB, in)
+			for p.HasMorePages() {
+				out, err := p.NextPage(ctx)
+				if err != nil {
+					errc <- fmt.Errorf("store: scan segment %d: %w", seg, err)
+					return
+				}
+				scanned.Add(int64(len(out.Items)))
+				for _, it := range out.Items {
+					if err := Undecodable(it); err != nil {
+						mu.Lock()
+						found(BadItem{Key: itemKey(it), ItemType: itemTypeOf(it), Reason: err.Error()})
+						mu.Unlock()
+					}
+				}
+			}
+			errc <- nil
+		}()
+	}
+	var first error
+	for range segments {
+		if err := <-errc; err != nil && first == nil {
+			first = err
+		}
+	}
+	return scanned.Load(), first
+}
