@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,10 +18,8 @@ import (
 // every kind of derivation was timed, nothing is missing, and the
 // consumers' request counts came back.
 func TestShortLoad(t *testing.T) {
-	bin := t.TempDir()
-	build := exec.Command("go", "build", "-o", bin+"/", "../writer", "../projector", "../notifier")
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
+	bin, err := buildPrograms()
+	if err != nil {
 		t.Fatalf("build: %v", err)
 	}
 	c, err := parseFlags([]string{"-rates", "30", "-duration", "4s", "-rooms", "6", "-resources", "4", "-locations", "2",

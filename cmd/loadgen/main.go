@@ -54,6 +54,11 @@ type config struct {
 	admin      map[string]string
 	rawSeconds time.Duration
 	warmup     time.Duration
+	// programEnv is added to one program's environment (tests).
+	programEnv map[string][]string
+	// after, when set, runs once the last phase drained, while the local
+	// stack still runs (tests check the final state with it).
+	after func(ctx context.Context, clients *ddb.Clients, streamARN string) error
 }
 
 type listFlag []string
@@ -198,7 +203,7 @@ func run(ctx context.Context, c config, log *slog.Logger, progress io.Writer) (*
 		fmt.Fprintf(progress, "starting the local stack (logs: %s)\n", logPath)
 		s, err := stack.Start(ctx, stack.Options{
 			BinDir: c.bin, LocalDir: c.localDir, Table: "load", WriterAddr: fmt.Sprintf("127.0.0.1:%d", port),
-			AdminPorts: true, Env: c.env, Output: lf, Logger: slog.New(slog.NewTextHandler(lf, nil)),
+			AdminPorts: true, Env: c.env, ProgramEnv: c.programEnv, Output: lf, Logger: slog.New(slog.NewTextHandler(lf, nil)),
 		})
 		if err != nil {
 			return nil, err
@@ -295,6 +300,9 @@ func run(ctx context.Context, c config, log *slog.Logger, progress io.Writer) (*
 			}
 			rates = append(rates, rate)
 		default:
+			if c.after != nil {
+				return rep, c.after(ctx, clients, streamARN)
+			}
 			return rep, nil
 		}
 		fmt.Fprintf(progress, "phase %d: %.0f writes/s for %s\n", i+1, rate, c.duration)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dynastream/dynastream/cmd/internal/app"
+	"github.com/dynastream/dynastream/internal/ddb"
 )
 
 // Report is the whole run, as written to the JSON file.
@@ -70,12 +71,14 @@ type ConsumerReport struct {
 
 // PhaseReport is one phase's measurements.
 type PhaseReport struct {
-	TargetRate   float64 `json:"targetWritesPerSec"`
-	Duration     string  `json:"duration"`
-	AchievedRate float64 `json:"achievedWritesPerSec"`
-	Writes       int     `json:"writes"`
-	NotSent      int     `json:"notSent"`
-	Errors       int     `json:"errors"`
+	// Faults are the DynamoDB faults injected per program (DYNAMODB_FAULTS).
+	Faults       map[string]ddb.FaultCounts `json:"faults,omitempty"`
+	TargetRate   float64                    `json:"targetWritesPerSec"`
+	Duration     string                     `json:"duration"`
+	AchievedRate float64                    `json:"achievedWritesPerSec"`
+	Writes       int                        `json:"writes"`
+	NotSent      int                        `json:"notSent"`
+	Errors       int                        `json:"errors"`
 	FirstErrors  []string
 	Writer       map[string]Dist `json:"writerLatencyByRoute"`
 	WriterAll    Dist            `json:"writerLatency"`
@@ -123,6 +126,22 @@ func (e *engine) report(idx int, rate float64, d, sent time.Duration, ps *phaseS
 	}
 	for name, a := range after {
 		b := before[name]
+		if a.Faults != nil {
+			fc := ddb.FaultCounts{Requests: a.Faults.Requests, Injected: map[string]int64{}}
+			if b.Faults != nil {
+				fc.Requests -= b.Faults.Requests
+			}
+			for k, n := range a.Faults.Injected {
+				if b.Faults != nil {
+					n -= b.Faults.Injected[k]
+				}
+				fc.Injected[k] = n
+			}
+			if r.Faults == nil {
+				r.Faults = map[string]ddb.FaultCounts{}
+			}
+			r.Faults[name] = fc
+		}
 		if a.Stream == nil || b.Stream == nil {
 			if name == "writer" && ps.ops > 0 {
 				r.WriterRequestsPerWrite = float64(a.DataRequests.Calls-b.DataRequests.Calls) / float64(ps.ops)
@@ -248,6 +267,24 @@ func (rep *Report) print(w io.Writer) {
 		}
 	}
 	tw.Flush()
+	for _, p := range rep.Phases {
+		names := make([]string, 0, len(p.Faults))
+		for n := range p.Faults {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			fc := p.Faults[n]
+			var total int64
+			kinds := make([]string, 0, len(fc.Injected))
+			for k, c := range fc.Injected {
+				total += c
+				kinds = append(kinds, fmt.Sprintf("%s %d", k, c))
+			}
+			sort.Strings(kinds)
+			fmt.Fprintf(w, "faults injected at %.0f/s into %s: %d of %d DynamoDB requests (%s)\n", p.TargetRate, n, total, fc.Requests, strings.Join(kinds, ", "))
+		}
+	}
 
 	if len(rep.Phases) > 0 {
 		last := rep.Phases[len(rep.Phases)-1]

@@ -3,9 +3,9 @@ package ddb
 import (
 	"context"
 	"fmt"
+	"net/http"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -18,8 +18,12 @@ type Config struct {
 	Endpoint string
 	// Region defaults to us-east-1 for a local endpoint.
 	Region string
-	// MaxAttempts bounds the SDK's retries of throttled and 5xx calls (default 5).
+	// MaxAttempts bounds the attempts of a call that fails transiently
+	// (default DefaultMaxAttempts; see NewRetryer).
 	MaxAttempts int
+	// Faults, when set, fails a share of the DynamoDB and Streams clients'
+	// requests (tests of the failure behaviour; never in production).
+	Faults *Faults
 }
 
 // Clients are the two clients every program needs.
@@ -46,13 +50,7 @@ func New(ctx context.Context, c Config) (*Clients, error) {
 	if region != "" {
 		opts = append(opts, config.WithRegion(region))
 	}
-	attempts := c.MaxAttempts
-	if attempts <= 0 {
-		attempts = 5
-	}
-	opts = append(opts, config.WithRetryer(func() aws.Retryer {
-		return retry.NewStandard(func(o *retry.StandardOptions) { o.MaxAttempts = attempts })
-	}))
+	opts = append(opts, config.WithRetryer(func() aws.Retryer { return NewRetryer(c.MaxAttempts) }))
 	if c.Local() {
 		// DynamoDB Local accepts any credentials; never pick up a real profile.
 		opts = append(opts, config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("local", "local", "")))
@@ -67,10 +65,16 @@ func New(ctx context.Context, c Config) (*Clients, error) {
 		if c.Local() {
 			o.BaseEndpoint = aws.String(c.Endpoint)
 		}
+		if c.Faults != nil {
+			o.HTTPClient = &http.Client{Transport: c.Faults}
+		}
 		o.APIOptions = append(o.APIOptions, out.StreamRequests.Middleware)
 	})
 	return out, nil
 }
+
+// Faults returns the fault injector of the configuration (nil without).
+func (c *Clients) Faults() *Faults { return c.conf.Faults }
 
 // NewDB returns another DynamoDB client on the same configuration whose
 // requests count in counter (nil: not counted): e.g. for a consumer's
@@ -83,6 +87,9 @@ func (c *Clients) NewDB(counter *Counter) *dynamodb.Client {
 		}
 		if counter != nil {
 			o.APIOptions = append(o.APIOptions, counter.Middleware)
+		}
+		if c.conf.Faults != nil {
+			o.HTTPClient = &http.Client{Transport: c.conf.Faults}
 		}
 	})
 }

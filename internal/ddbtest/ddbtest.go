@@ -41,14 +41,22 @@ func Main(m *testing.M) {
 // Clients returns clients for the test endpoint.
 func Clients(t testing.TB) *ddb.Clients {
 	t.Helper()
+	return ClientsWith(t, ddb.Config{})
+}
+
+// ClientsWith returns clients for DynamoDB Local configured by c (its
+// Endpoint is set here), e.g. with Faults.
+func ClientsWith(t testing.TB, c ddb.Config) *ddb.Clients {
+	t.Helper()
 	if endpoint == "" {
 		t.Fatal("ddbtest: no endpoint: call ddbtest.Main from TestMain")
 	}
-	c, err := ddb.New(context.Background(), ddb.Config{Endpoint: endpoint})
+	c.Endpoint = endpoint
+	cl, err := ddb.New(context.Background(), c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return c
+	return cl
 }
 
 var seq atomic.Int64

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strconv"
 	"time"
 
@@ -53,6 +54,11 @@ func (s *Store) BeginOnce(ctx context.Context, key string, now time.Time, hold, 
 	item[AttrItemType] = &types.AttributeValueMemberS{Value: TypeIdempotency}
 	item[AttrDerived] = &types.AttributeValueMemberBOOL{Value: true}
 	item["status"] = &types.AttributeValueMemberS{Value: onceInProgress}
+	// The claim's own token: when the response to a claim that succeeded
+	// is lost and the SDK retries it, the retry's condition fails on the
+	// claim itself, which the token recognises.
+	token := strconv.FormatUint(rand.Uint64(), 36)
+	item["claim"] = &types.AttributeValueMemberS{Value: token}
 	item["holdUntil"] = &types.AttributeValueMemberN{Value: strconv.FormatInt(now.Add(hold).UnixMilli(), 10)}
 	item[AttrTTL] = &types.AttributeValueMemberN{Value: strconv.FormatInt(now.Add(keep).Unix(), 10)}
 	_, err := s.DB.PutItem(ctx, &dynamodb.PutItemInput{
@@ -69,6 +75,9 @@ func (s *Store) BeginOnce(ctx context.Context, key string, now time.Time, hold, 
 	if errors.As(err, &cf) {
 		if st, ok := cf.Item["status"].(*types.AttributeValueMemberS); ok && st.Value == onceCompleted {
 			return OnceDone, time.Time{}, nil
+		}
+		if c, ok := cf.Item["claim"].(*types.AttributeValueMemberS); ok && c.Value == token {
+			return OnceStarted, time.Time{}, nil
 		}
 		until := now.Add(hold)
 		if h, ok := cf.Item["holdUntil"].(*types.AttributeValueMemberN); ok {

@@ -30,6 +30,8 @@ type Metrics struct {
 	// Quarantined counts reads that skipped a stored item they could not
 	// decode (store.Quarantine); `projector quarantine` lists such items.
 	Quarantined int64 `json:"quarantined"`
+	// Faults are the failures DYNAMODB_FAULTS injected (nil without).
+	Faults *ddb.FaultCounts `json:"faults,omitempty"`
 }
 
 type metrics struct {
@@ -37,12 +39,17 @@ type metrics struct {
 	runner                     *stream.Runner // nil for the writer
 	data, checkpoints, streams *ddb.Counter
 	quarantine                 *store.Quarantine
+	faults                     *ddb.Faults
 }
 
 func (m *metrics) read() Metrics {
 	out := Metrics{Program: m.program, DataRequests: m.data.Counts(), CPUSeconds: CPUSeconds()}
 	if m.quarantine != nil {
 		out.Quarantined = m.quarantine.Count()
+	}
+	if m.faults != nil {
+		fc := m.faults.Counts()
+		out.Faults = &fc
 	}
 	if m.runner != nil {
 		st := m.runner.Stats()
@@ -64,7 +71,7 @@ func ServeAdmin(ctx context.Context, log *slog.Logger, addr, program string, cli
 	if addr == "" {
 		return nil
 	}
-	return serveAdmin(ctx, log, addr, &metrics{program: program, data: clients.Requests, quarantine: q})
+	return serveAdmin(ctx, log, addr, &metrics{program: program, data: clients.Requests, quarantine: q, faults: clients.Faults()})
 }
 
 // CPUSeconds is the user and system CPU time this process has used.

@@ -107,8 +107,9 @@ func Getenv(name, def string) string {
 }
 
 // LoadCommon reads DYNAMODB_TABLE_NAME, BOOKKEEPING_TABLE_NAME (default
-// <table>-bookkeeping), DYNAMODB_ENDPOINT, AWS_REGION, LOG_LEVEL and
-// LOCAL_DIR.
+// <table>-bookkeeping), DYNAMODB_ENDPOINT, AWS_REGION, LOG_LEVEL,
+// LOCAL_DIR and, for tests of the failure behaviour on the local stack
+// only, DYNAMODB_FAULTS (ddb.ParseFaults: "0.1,seed=7,after").
 func LoadCommon() (Common, error) {
 	var e env
 	c := Common{
@@ -117,6 +118,17 @@ func LoadCommon() (Common, error) {
 		LocalDir: e.str("LOCAL_DIR", ".local"),
 	}
 	c.Bookkeeping = e.str("BOOKKEEPING_TABLE_NAME", c.Table+"-bookkeeping")
+	if v := os.Getenv("DYNAMODB_FAULTS"); v != "" {
+		f, err := ddb.ParseFaults(v)
+		switch {
+		case err != nil:
+			e.errs = append(e.errs, "DYNAMODB_FAULTS: "+err.Error())
+		case InLambda() || !c.DB.Local():
+			e.errs = append(e.errs, "DYNAMODB_FAULTS injects failures for tests: only with a local DYNAMODB_ENDPOINT")
+		default:
+			c.DB.Faults = f
+		}
+	}
 	if c.Table == "" {
 		e.errs = append(e.errs, "DYNAMODB_TABLE_NAME is required")
 	}
@@ -264,7 +276,7 @@ func ServeStream(c Common, clients *ddb.Clients, log *slog.Logger, cons Consumer
 	}
 	go prog.report(ctx, log, 30*time.Second)
 	if rc.AdminAddr != "" {
-		m := &metrics{program: consumer, runner: r, data: clients.Requests, checkpoints: cpRequests, streams: clients.StreamRequests, quarantine: cons.Quarantine}
+		m := &metrics{program: consumer, runner: r, data: clients.Requests, checkpoints: cpRequests, streams: clients.StreamRequests, quarantine: cons.Quarantine, faults: clients.Faults()}
 		if err := serveAdmin(ctx, log, rc.AdminAddr, m); err != nil {
 			Fatal(log, "admin endpoint", err)
 		}

@@ -41,6 +41,8 @@ type Options struct {
 	AdminPorts bool
 	// Env is added to every program's environment (e.g. STREAM_* settings).
 	Env []string
+	// ProgramEnv is added to one program's environment, after Env.
+	ProgramEnv map[string][]string
 	// Output receives the programs' logs (default os.Stdout).
 	Output io.Writer
 	Logger *slog.Logger
@@ -143,14 +145,14 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 	)
 	env = append(env, o.Env...)
 	for _, name := range Programs {
-		penv := env
+		penv := append(append([]string(nil), env...), o.ProgramEnv[name]...)
 		if o.AdminPorts {
 			port, err := ddblocal.FreePort()
 			if err != nil {
 				return s, fmt.Errorf("stack: admin port: %w", err)
 			}
 			addr := fmt.Sprintf("127.0.0.1:%d", port)
-			penv = append(append([]string(nil), env...), "ADMIN_ADDR="+addr)
+			penv = append(penv, "ADMIN_ADDR="+addr)
 			s.Admin[name] = "http://" + addr
 		}
 		cmd := exec.Command(filepath.Join(o.BinDir, name))

@@ -1,0 +1,507 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/dynastream/dynastream/internal/ddb"
+	devents "github.com/dynastream/dynastream/internal/events"
+	"github.com/dynastream/dynastream/internal/mail"
+	"github.com/dynastream/dynastream/internal/notify"
+	"github.com/dynastream/dynastream/internal/projections"
+	"github.com/dynastream/dynastream/internal/store"
+	"github.com/dynastream/dynastream/replay"
+	"github.com/dynastream/dynastream/stream"
+)
+
+// buildPrograms builds the three programs once per test binary.
+var buildPrograms = sync.OnceValues(func() (string, error) {
+	bin, err := os.MkdirTemp("", "dynastream-bin-")
+	if err != nil {
+		return "", err
+	}
+	build := exec.Command("go", "build", "-o", bin+"/", "../writer", "../projector", "../notifier")
+	build.Stderr = os.Stderr
+	return bin, build.Run()
+})
+
+// suiteSeed is FAULT_SEED when set (to re-run a failure), else new.
+func suiteSeed(t *testing.T) uint64 {
+	if v := os.Getenv("FAULT_SEED"); v != "" {
+		s, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			t.Fatalf("FAULT_SEED=%q: %v", v, err)
+		}
+		return s
+	}
+	return uint64(time.Now().UnixNano() % 1e9)
+}
+
+// TestFaultSuite runs a mixed workload through the real writer, projector
+// and notifier while 10% of every program's DynamoDB requests fail (500,
+// throttling, throughput exceeded with DynamoDB's error bodies, connection
+// resets before sending, slow answers; for the consumers also resets after
+// DynamoDB executed the request), 20% of SES sends fail and 20% of
+// EventBridge calls fail whole or in part (FailedEntryCount). After the
+// drain it checks that nothing is missing and that the final state equals
+// an undisturbed run: the stream's core changes replayed into a fault-free
+// projector and notifier give the same derived items, every e-mail went
+// out exactly once per (change, recipient) and every domain event was
+// published (duplicates counted: the catalogue says consumers tolerate
+// them). The seed is printed; FAULT_SEED=<seed> re-runs it.
+func TestFaultSuite(t *testing.T) {
+	seed := suiteSeed(t)
+	t.Logf("seed %d (re-run with FAULT_SEED=%d)", seed, seed)
+	bin, err := buildPrograms()
+	if err != nil {
+		t.Fatalf("build: %v", err)
+	}
+	dir := t.TempDir()
+	ses := newFlakySES(t, 0.2, seed, filepath.Join(dir, "outbox", "mail"))
+	bus := newFlakyBus(t, 0.2, seed+1, filepath.Join(dir, "outbox", "events.jsonl"))
+	c, err := parseFlags([]string{"-rates", "25", "-duration", "15s", "-drain", "10s", "-rooms", "8", "-resources", "6", "-locations", "3",
+		"-bin", bin, "-local-dir", dir, "-out", filepath.Join(t.TempDir(), "report.json"), "-raw", "0", "-warmup", "0",
+		"-seed", strconv.FormatUint(seed, 10)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	notifierEnv := []string{"MAIL_SES=true", "MAIL_FROM=noreply@example.com", "SES_ENDPOINT=" + ses.srv.URL,
+		"EVENT_BUS_NAME=dynastream", "EVENTBRIDGE_ENDPOINT=" + bus.srv.URL}
+	consumerFaults := fmt.Sprintf("DYNAMODB_FAULTS=0.1,seed=%d,after", seed)
+	c.programEnv = map[string][]string{
+		"writer":    {fmt.Sprintf("DYNAMODB_FAULTS=0.1,seed=%d", seed)},
+		"projector": {consumerFaults},
+		"notifier":  append(notifierEnv, consumerFaults),
+	}
+	var verdict faultVerdict
+	c.after = func(ctx context.Context, clients *ddb.Clients, arn string) error {
+		return verdict.check(ctx, t, clients, arn, "load", ses, bus)
+	}
+	var progress bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	rep, err := run(ctx, c, slog.New(slog.NewTextHandler(io.Discard, nil)), &progress)
+	if err != nil {
+		t.Fatalf("run: %v\nprogress:\n%s", err, progress.String())
+	}
+	var out bytes.Buffer
+	rep.print(&out)
+	t.Log(out.String())
+	p := rep.Phases[0]
+	if p.Errors != 0 || p.NotSent != 0 {
+		t.Errorf("writer: %d errors, %d not sent: %v", p.Errors, p.NotSent, p.FirstErrors)
+	}
+	if n := sum(p.Missing); n != 0 {
+		t.Errorf("%d derived items or effects still missing %s after the load: %v", n, c.drain, p.Missing)
+	}
+	for name, cr := range p.Consumers {
+		t.Logf("%s: %+v", name, cr)
+	}
+	for _, name := range []string{"writer", "projector", "notifier"} {
+		fc := p.Faults[name]
+		var n int64
+		for _, c := range fc.Injected {
+			n += c
+		}
+		if n == 0 {
+			t.Errorf("no DynamoDB fault was injected into the %s: %+v", name, fc)
+		}
+	}
+	for _, k := range kinds {
+		t.Logf("lag of %s under faults: %+v", k, p.Lag[k])
+	}
+	t.Logf("largest lag p99 under faults: %s (target ≤ 2 s; measured and reported, not asserted)", fms(p.LagP99Ms))
+	t.Logf("compared %d derived items, %d e-mails (%d duplicates), %d events (%d duplicates); SES failed %d of %d calls, EventBridge %d of %d calls and %d entries",
+		verdict.derived, verdict.emails, verdict.emailDups, verdict.events, verdict.eventDups, ses.failed, ses.calls, bus.failedCalls, bus.calls, bus.failedEntries)
+	if ses.failed == 0 || bus.failedCalls+bus.failedEntries == 0 {
+		t.Error("the SES and EventBridge fakes failed nothing: the suite tested nothing there")
+	}
+}
+
+// faultVerdict is what check found.
+type faultVerdict struct {
+	derived, emails, emailDups, events, eventDups int
+}
+
+// check compares the final state with an undisturbed run of the same
+// changes: the derived items are deleted and rebuilt by a fault-free
+// projector and notifier from the stream's core records, which also give
+// the e-mails and events an undisturbed run sends.
+func (v *faultVerdict) check(ctx context.Context, t *testing.T, clients *ddb.Clients, arn, table string, ses *flakySES, bus *flakyBus) error {
+	ev, err := replay.Capture(ctx, clients.Streams, arn)
+	if err != nil {
+		return err
+	}
+	// What went out, before the reference run: the live consumers go on
+	// running, and the reference's writes reach them on the stream.
+	gotMail, gotEv := ses.counts(), bus.counts()
+	var core []events.DynamoDBEventRecord
+	for _, r := range ev.Records {
+		ch, err := stream.Decode(r)
+		if err != nil {
+			return fmt.Errorf("a record on the stream cannot be decoded: %w", err)
+		}
+		if !ch.Derived() {
+			core = append(core, r)
+		}
+	}
+	ts := replay.TableState{DB: clients.DB, Table: table, Derived: replay.DerivedFlag}
+	live, err := ts.State(ctx)
+	if err != nil {
+		return err
+	}
+	if err := ts.Reset(ctx); err != nil {
+		return err
+	}
+	st := store.New(clients.DB, table)
+	st.Bookkeeping = table + "-reference"
+	if err := store.EnsureBookkeepingTable(ctx, clients.DB, st.Bookkeeping); err != nil {
+		return err
+	}
+	box := &keyMailer{}
+	pub := &idPublisher{}
+	p := &projections.Projector{Store: st}
+	n := &notify.Notifier{Publisher: pub, Effects: &notify.Effects{Store: st, Mailer: box, Now: time.Now}}
+	// The projector derives from the core changes; the notifier maps every
+	// change the live one saw, derived ones included (they have events).
+	for name, in := range map[string]struct {
+		h    stream.Handler
+		recs []events.DynamoDBEventRecord
+	}{"projector": {p.Handle, core}, "notifier": {n.Handle, ev.Records}} {
+		for from := 0; from < len(in.recs); from += 100 {
+			resp, err := in.h(ctx, events.DynamoDBEvent{Records: in.recs[from:min(from+100, len(in.recs))]})
+			if err != nil || len(resp.BatchItemFailures) > 0 {
+				return fmt.Errorf("reference %s: %v %+v", name, err, resp.BatchItemFailures)
+			}
+		}
+	}
+	ref, err := ts.State(ctx)
+	if err != nil {
+		return err
+	}
+	v.derived = len(ref.([]map[string]any))
+	if diff := cmp.Diff(ref, live); diff != "" {
+		t.Errorf("derived items differ from an undisturbed run (-undisturbed +under faults):\n%s", diff)
+	}
+	if v.derived == 0 {
+		t.Error("no derived items at all")
+	}
+
+	want, got := box.counts(), gotMail
+	v.emails = len(want)
+	for k := range want {
+		switch n := got[k]; {
+		case n == 0:
+			t.Errorf("e-mail %s never sent", k)
+		case n > 1:
+			v.emailDups += n - 1
+		}
+	}
+	for k := range got {
+		if want[k] == 0 {
+			t.Errorf("e-mail %s sent, but an undisturbed run does not send it", k)
+		}
+	}
+	if v.emailDups > 0 {
+		t.Errorf("%d duplicate e-mails: with no crash, no e-mail may go out twice", v.emailDups)
+	}
+	wantEv := pub.counts()
+	v.events = len(wantEv)
+	for id := range wantEv {
+		if gotEv[id] == 0 {
+			t.Errorf("event %s never published", id)
+		}
+	}
+	for id, n := range gotEv {
+		if wantEv[id] == 0 {
+			t.Errorf("event %s published, but an undisturbed run does not publish it", id)
+		}
+		v.eventDups += n - 1
+	}
+	if v.emails == 0 || v.events == 0 {
+		t.Errorf("the workload sent %d e-mails and %d events: nothing to compare", v.emails, v.events)
+	}
+	return nil
+}
+
+// keyMailer records the idempotency key of each e-mail.
+type keyMailer struct {
+	mu   sync.Mutex
+	keys map[string]int
+}
+
+func (m *keyMailer) Send(_ context.Context, msg mail.Message) (string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.keys == nil {
+		m.keys = map[string]int{}
+	}
+	m.keys[msg.IdempotencyKey]++
+	return "ref", nil
+}
+
+func (m *keyMailer) counts() map[string]int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return maps(m.keys)
+}
+
+// idPublisher records the id of each event.
+type idPublisher struct {
+	mu  sync.Mutex
+	ids map[string]int
+}
+
+func (p *idPublisher) Publish(_ context.Context, evs []devents.Event) []error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ids == nil {
+		p.ids = map[string]int{}
+	}
+	for _, e := range evs {
+		p.ids[e.ID]++
+	}
+	return make([]error, len(evs))
+}
+
+func (p *idPublisher) counts() map[string]int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return maps(p.ids)
+}
+
+func maps(m map[string]int) map[string]int {
+	out := make(map[string]int, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// flakySES speaks SESv2 SendEmail (POST /v2/email/outbound-emails, the
+// REST-JSON body the real client sends) and fails a share of the calls
+// with SES's error replies (429 TooManyRequestsException, 500, 503, or a
+// dropped connection). An accepted e-mail is counted by its idempotency
+// header and dropped into mailDir as a headers-only .eml file, as the
+// local mailer would, so loadgen's observer times it.
+type flakySES struct {
+	t       *testing.T
+	rate    float64
+	mailDir string
+	srv     *httptest.Server
+
+	mu            sync.Mutex
+	rnd           *rand.Rand
+	keys          map[string]int
+	calls, failed int
+}
+
+func newFlakySES(t *testing.T, rate float64, seed uint64, mailDir string) *flakySES {
+	f := &flakySES{t: t, rate: rate, mailDir: mailDir, rnd: rand.New(rand.NewPCG(seed, 17)), keys: map[string]int{}}
+	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+func (f *flakySES) serve(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost || r.URL.Path != "/v2/email/outbound-emails" {
+		f.t.Errorf("SES: %s %s", r.Method, r.URL.Path)
+		http.Error(w, "not found", http.StatusNotFound)
+		return
+	}
+	var req struct {
+		Content struct {
+			Simple struct {
+				Headers []struct{ Name, Value string }
+			}
+		}
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		f.t.Errorf("SES: body: %v", err)
+	}
+	key := ""
+	for _, h := range req.Content.Simple.Headers {
+		if h.Name == mail.IdempotencyHeader {
+			key = h.Value
+		}
+	}
+	if key == "" {
+		f.t.Error("SES: an e-mail without an idempotency key")
+	}
+	f.mu.Lock()
+	f.calls++
+	fail := f.rnd.Float64() < f.rate
+	kind := f.rnd.IntN(4)
+	if fail {
+		f.failed++
+	} else {
+		f.keys[key]++
+	}
+	n := f.calls
+	f.mu.Unlock()
+	if fail {
+		switch kind {
+		case 0:
+			w.Header().Set("X-Amzn-ErrorType", "TooManyRequestsException")
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusTooManyRequests)
+			io.WriteString(w, `{"message":"Maximum sending rate exceeded."}`)
+		case 1:
+			w.Header().Set("X-Amzn-ErrorType", "InternalFailure")
+			w.WriteHeader(http.StatusInternalServerError)
+			io.WriteString(w, `{"message":"Internal failure"}`)
+		case 2:
+			w.WriteHeader(http.StatusServiceUnavailable)
+			io.WriteString(w, `{"message":"Service unavailable"}`)
+		default:
+			conn, _, err := w.(http.Hijacker).Hijack()
+			if err == nil {
+				conn.Close()
+			}
+		}
+		return
+	}
+	if err := os.MkdirAll(f.mailDir, 0o755); err == nil {
+		name := fmt.Sprintf("%s-%06d.eml", time.Now().UTC().Format("20060102T150405.000000000Z"), n)
+		tmp := filepath.Join(f.mailDir, "."+name)
+		if os.WriteFile(tmp, []byte(mail.IdempotencyHeader+": "+key+"\r\n\r\n"), 0o644) == nil {
+			_ = os.Rename(tmp, filepath.Join(f.mailDir, name))
+		}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	fmt.Fprintf(w, `{"MessageId":"ses-%d"}`, n)
+}
+
+func (f *flakySES) counts() map[string]int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return maps(f.keys)
+}
+
+// flakyBus speaks EventBridge PutEvents (JSON 1.1, X-Amz-Target
+// AWSEvents.PutEvents) and fails a share of the calls: whole (400
+// ThrottlingException, 500 InternalException, a dropped connection) or in
+// part (some entries with an ErrorCode, FailedEntryCount set). An accepted
+// entry is counted by its event id and its Detail appended to eventsPath,
+// as the local outbox would, so loadgen's observer times it.
+type flakyBus struct {
+	t          *testing.T
+	rate       float64
+	eventsPath string
+	srv        *httptest.Server
+
+	mu                                sync.Mutex
+	rnd                               *rand.Rand
+	ids                               map[string]int
+	calls, failedCalls, failedEntries int
+}
+
+func newFlakyBus(t *testing.T, rate float64, seed uint64, eventsPath string) *flakyBus {
+	f := &flakyBus{t: t, rate: rate, eventsPath: eventsPath, rnd: rand.New(rand.NewPCG(seed, 29)), ids: map[string]int{}}
+	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+func (f *flakyBus) serve(w http.ResponseWriter, r *http.Request) {
+	if r.Header.Get("X-Amz-Target") != "AWSEvents.PutEvents" {
+		f.t.Errorf("EventBridge: target %q", r.Header.Get("X-Amz-Target"))
+	}
+	var req struct{ Entries []struct{ Detail string } }
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		f.t.Errorf("EventBridge: body: %v", err)
+	}
+	reply := func(status int, body string) {
+		w.Header().Set("Content-Type", "application/x-amz-json-1.1")
+		w.WriteHeader(status)
+		io.WriteString(w, body)
+	}
+	f.mu.Lock()
+	f.calls++
+	partial := false
+	if f.rnd.Float64() < f.rate {
+		if kind := f.rnd.IntN(4); kind < 3 {
+			f.failedCalls++
+			f.mu.Unlock()
+			switch kind {
+			case 0:
+				reply(http.StatusBadRequest, `{"__type":"ThrottlingException","message":"Rate exceeded"}`)
+			case 1:
+				reply(http.StatusInternalServerError, `{"__type":"InternalException","message":"Internal error"}`)
+			default:
+				if conn, _, err := w.(http.Hijacker).Hijack(); err == nil {
+					conn.Close()
+				}
+			}
+			return
+		}
+		partial = true // some entries fail, below
+	}
+	type result struct {
+		EventId      string `json:",omitempty"`
+		ErrorCode    string `json:",omitempty"`
+		ErrorMessage string `json:",omitempty"`
+	}
+	resp := struct {
+		FailedEntryCount int
+		Entries          []result
+	}{}
+	var accepted []string
+	for i, e := range req.Entries {
+		if partial && f.rnd.IntN(2) == 0 {
+			resp.FailedEntryCount++
+			f.failedEntries++
+			code := []string{"InternalFailure", "ThrottlingException"}[f.rnd.IntN(2)]
+			resp.Entries = append(resp.Entries, result{ErrorCode: code, ErrorMessage: "injected " + code})
+			continue
+		}
+		var env struct {
+			ID string `json:"id"`
+		}
+		if err := json.Unmarshal([]byte(e.Detail), &env); err != nil || env.ID == "" {
+			f.t.Errorf("EventBridge: Detail without an id: %s", e.Detail)
+		}
+		f.ids[env.ID]++
+		accepted = append(accepted, e.Detail)
+		resp.Entries = append(resp.Entries, result{EventId: fmt.Sprintf("eb-%d-%d", f.calls, i)})
+	}
+	if len(accepted) > 0 {
+		if err := os.MkdirAll(filepath.Dir(f.eventsPath), 0o755); err == nil {
+			if fh, err := os.OpenFile(f.eventsPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644); err == nil {
+				var b bytes.Buffer
+				for _, d := range accepted {
+					b.WriteString(d)
+					b.WriteByte('\n')
+				}
+				_, _ = fh.Write(b.Bytes())
+				fh.Close()
+			}
+		}
+	}
+	f.mu.Unlock()
+	out, _ := json.Marshal(resp)
+	reply(http.StatusOK, string(out))
+}
+
+func (f *flakyBus) counts() map[string]int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return maps(f.ids)
+}

@@ -1,0 +1,184 @@
+package ddb
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// Faults injects failures between a client and DynamoDB, for tests of what
+// the programs do when DynamoDB misbehaves: an http.RoundTripper that fails
+// a share of requests the way DynamoDB does — 500 InternalServerError, 400
+// ThrottlingException and ProvisionedThroughputExceededException with
+// DynamoDB's JSON error bodies, connection resets before the request is
+// sent, and slow responses — and, with AfterExecution, connection resets
+// after DynamoDB executed the request (the response is lost: the caller
+// cannot tell whether its write happened). Draws come from Seed, so a run
+// can be repeated (up to the order in which concurrent requests draw).
+type Faults struct {
+	// Rate is the share of requests that fail (0..1).
+	Rate float64
+	Seed uint64
+	// AfterExecution adds lost responses to the mix.
+	AfterExecution bool
+	// Slow is how long a slow response is delayed (default 300 ms).
+	Slow time.Duration
+	// Next carries the requests that are sent (default a clone of
+	// http.DefaultTransport).
+	Next http.RoundTripper
+
+	once     sync.Once
+	mu       sync.Mutex
+	rnd      *rand.Rand
+	requests atomic.Int64
+	injected [faultKinds]atomic.Int64
+}
+
+// The kinds of injected faults.
+const (
+	FaultInternal = iota
+	FaultThrottling
+	FaultThroughput
+	FaultResetBefore
+	FaultSlow
+	FaultResetAfter
+	faultKinds
+)
+
+var faultNames = [faultKinds]string{"InternalServerError", "ThrottlingException", "ProvisionedThroughputExceededException",
+	"connection reset before sending", "slow response", "connection reset after execution"}
+
+// FaultCounts is how many requests went through and how many of each
+// kind of fault were injected.
+type FaultCounts struct {
+	Requests int64            `json:"requests"`
+	Injected map[string]int64 `json:"injected"`
+}
+
+// Counts returns the counts so far.
+func (f *Faults) Counts() FaultCounts {
+	c := FaultCounts{Requests: f.requests.Load(), Injected: map[string]int64{}}
+	for k := range faultKinds {
+		if n := f.injected[k].Load(); n > 0 {
+			c.Injected[faultNames[k]] = n
+		}
+	}
+	return c
+}
+
+// ParseFaults reads "RATE[,seed=N][,after]" (e.g. "0.1,seed=7,after").
+func ParseFaults(s string) (*Faults, error) {
+	parts := strings.Split(s, ",")
+	rate, err := strconv.ParseFloat(strings.TrimSpace(parts[0]), 64)
+	if err != nil || rate < 0 || rate > 1 {
+		return nil, fmt.Errorf("fault rate %q: want a number in 0..1", parts[0])
+	}
+	f := &Faults{Rate: rate, Seed: 1}
+	for _, p := range parts[1:] {
+		p = strings.TrimSpace(p)
+		switch {
+		case p == "after":
+			f.AfterExecution = true
+		case strings.HasPrefix(p, "seed="):
+			if f.Seed, err = strconv.ParseUint(strings.TrimPrefix(p, "seed="), 10, 64); err != nil {
+				return nil, fmt.Errorf("fault seed %q: %w", p, err)
+			}
+		default:
+			return nil, fmt.Errorf("fault option %q: want seed=N or after", p)
+		}
+	}
+	return f, nil
+}
+
+func (f *Faults) init() {
+	f.once.Do(func() {
+		f.rnd = rand.New(rand.NewPCG(f.Seed, f.Seed^0x9e3779b97f4a7c15))
+		if f.Next == nil {
+			t := http.DefaultTransport.(*http.Transport).Clone()
+			t.MaxIdleConnsPerHost = 100
+			f.Next = t
+		}
+		if f.Slow == 0 {
+			f.Slow = 300 * time.Millisecond
+		}
+	})
+}
+
+// draw returns the fault for a request, or -1 for none.
+func (f *Faults) draw() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.rnd.Float64() >= f.Rate {
+		return -1
+	}
+	n := FaultResetAfter
+	if f.AfterExecution {
+		n = faultKinds
+	}
+	return f.rnd.IntN(n)
+}
+
+var errReset = &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}
+
+// RoundTrip implements http.RoundTripper.
+func (f *Faults) RoundTrip(req *http.Request) (*http.Response, error) {
+	f.init()
+	f.requests.Add(1)
+	k := f.draw()
+	if k < 0 {
+		return f.Next.RoundTrip(req)
+	}
+	f.injected[k].Add(1)
+	switch k {
+	case FaultInternal:
+		return dynamoError(req, http.StatusInternalServerError, "com.amazonaws.dynamodb.v20120810#InternalServerError", "Internal server error"), nil
+	case FaultThrottling:
+		return dynamoError(req, http.StatusBadRequest, "com.amazon.coral.availability#ThrottlingException", "Rate of requests exceeds the allowed throughput."), nil
+	case FaultThroughput:
+		return dynamoError(req, http.StatusBadRequest, "com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException",
+			"The level of configured provisioned throughput for the table was exceeded. Consider increasing your provisioning level with the UpdateTable API."), nil
+	case FaultResetBefore:
+		if req.Body != nil {
+			req.Body.Close()
+		}
+		return nil, errReset
+	case FaultSlow:
+		select {
+		case <-time.After(f.Slow):
+		case <-req.Context().Done():
+			return nil, req.Context().Err()
+		}
+		return f.Next.RoundTrip(req)
+	default: // FaultResetAfter
+		resp, err := f.Next.RoundTrip(req)
+		if err != nil {
+			return nil, err
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return nil, errReset
+	}
+}
+
+func dynamoError(req *http.Request, status int, typ, msg string) *http.Response {
+	if req.Body != nil {
+		req.Body.Close()
+	}
+	body := fmt.Sprintf(`{"__type":%q,"message":%q}`, typ, msg)
+	h := http.Header{}
+	h.Set("Content-Type", "application/x-amz-json-1.0")
+	h.Set("X-Amzn-Requestid", fmt.Sprintf("FAULT%016X", rand.Uint64()))
+	return &http.Response{
+		Status: fmt.Sprintf("%d %s", status, http.StatusText(status)), StatusCode: status, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: h, Body: io.NopCloser(bytes.NewReader([]byte(body))), ContentLength: int64(len(body)), Request: req,
+	}
+}
