@@ -137,6 +137,10 @@ func TestFaultSuite(t *testing.T) {
 
 // faultVerdict is what check found.
 type faultVerdict struct {
+	// emailDupsAllowed is how many e-mails may go out twice (the crash
+	// window between a send and its completion record).
+	emailDupsAllowed int
+
 	derived, emails, emailDups, events, eventDups int
 }
 
@@ -219,8 +223,8 @@ func (v *faultVerdict) check(ctx context.Context, t *testing.T, clients *ddb.Cli
 			t.Errorf("e-mail %s sent, but an undisturbed run does not send it", k)
 		}
 	}
-	if v.emailDups > 0 {
-		t.Errorf("%d duplicate e-mails: with no crash, no e-mail may go out twice", v.emailDups)
+	if v.emailDups > v.emailDupsAllowed {
+		t.Errorf("%d duplicate e-mails, more than the %d the crash window allows", v.emailDups, v.emailDupsAllowed)
 	}
 	wantEv := pub.counts()
 	v.events = len(wantEv)

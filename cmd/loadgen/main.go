@@ -59,6 +59,9 @@ type config struct {
 	// after, when set, runs once the last phase drained, while the local
 	// stack still runs (tests check the final state with it).
 	after func(ctx context.Context, clients *ddb.Clients, streamARN string) error
+	// during, when set, runs while each measured phase sends its writes,
+	// with the local stack (tests kill and restart programs with it).
+	during func(ctx context.Context, s *stack.Stack)
 }
 
 type listFlag []string
@@ -185,6 +188,7 @@ func run(ctx context.Context, c config, log *slog.Logger, progress io.Writer) (*
 	var streamARN, writer, outbox string
 	var exited <-chan string
 	var ddbCPU func() (float64, error)
+	var st *stack.Stack
 	admin := c.admin
 	if c.writer == "" {
 		if err := os.MkdirAll(c.localDir, 0o755); err != nil {
@@ -212,6 +216,7 @@ func run(ctx context.Context, c config, log *slog.Logger, progress io.Writer) (*
 		clients, streamARN, writer, outbox, admin = s.Clients, s.StreamARN, s.WriterURL, s.Outbox, s.Admin
 		exited = s.Exited()
 		ddbCPU = s.DynamoDBCPUSeconds
+		st = s
 	} else {
 		var err error
 		if clients, err = ddb.New(ctx, ddb.Config{Endpoint: c.dynamodb}); err != nil {
@@ -306,7 +311,14 @@ func run(ctx context.Context, c config, log *slog.Logger, progress io.Writer) (*
 			return rep, nil
 		}
 		fmt.Fprintf(progress, "phase %d: %.0f writes/s for %s\n", i+1, rate, c.duration)
+		var during sync.WaitGroup
+		dctx, dcancel := context.WithTimeout(ctx, c.duration)
+		if c.during != nil && st != nil {
+			during.Go(func() { c.during(dctx, st) })
+		}
 		p := e.runPhase(ctx, i, rate, c.duration, statsOf(i))
+		dcancel()
+		during.Wait()
 		rep.Phases = append(rep.Phases, p)
 		kept := p.AchievedRate >= 0.95*p.TargetRate && p.NotSent == 0
 		if kept {

@@ -11,7 +11,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -64,15 +67,21 @@ type Stack struct {
 	Outbox string
 
 	ddb    *ddblocal.Server
-	procs  []proc
 	exited chan string
 	log    *slog.Logger
+	bin    string
+	output io.Writer
+	envs   map[string][]string
+
+	mu    sync.Mutex
+	procs []*proc
 }
 
 type proc struct {
-	name string
-	cmd  *exec.Cmd
-	done chan struct{}
+	name   string
+	cmd    *exec.Cmd
+	done   chan struct{}
+	killed atomic.Bool // by Kill: not reported on Exited
 }
 
 func (o *Options) defaults() {
@@ -107,6 +116,7 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 		}
 	}
 	s := &Stack{Table: o.Table, Admin: map[string]string{}, exited: make(chan string, len(Programs)), log: o.Logger,
+		bin: o.BinDir, output: o.Output, envs: map[string][]string{},
 		Outbox: filepath.Join(o.LocalDir, "outbox", "events.jsonl")}
 	defer func() {
 		if err != nil {
@@ -155,16 +165,10 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 			penv = append(penv, "ADMIN_ADDR="+addr)
 			s.Admin[name] = "http://" + addr
 		}
-		cmd := exec.Command(filepath.Join(o.BinDir, name))
-		cmd.Env = penv
-		cmd.Stdout, cmd.Stderr = o.Output, o.Output
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-		if err := cmd.Start(); err != nil {
-			return s, fmt.Errorf("stack: start %s: %w", name, err)
+		s.envs[name] = penv
+		if err := s.launch(name); err != nil {
+			return s, err
 		}
-		p := proc{name: name, cmd: cmd, done: make(chan struct{})}
-		s.procs = append(s.procs, p)
-		go func() { _ = cmd.Wait(); close(p.done); s.exited <- name }()
 	}
 	host := o.WriterAddr
 	if strings.HasPrefix(host, ":") {
@@ -180,6 +184,74 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 		}
 	}
 	return s, nil
+}
+
+// launch starts a program with its environment.
+func (s *Stack) launch(name string) error {
+	cmd := exec.Command(filepath.Join(s.bin, name))
+	cmd.Env = s.envs[name]
+	cmd.Stdout, cmd.Stderr = s.output, s.output
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("stack: start %s: %w", name, err)
+	}
+	p := &proc{name: name, cmd: cmd, done: make(chan struct{})}
+	s.mu.Lock()
+	s.procs = slices.DeleteFunc(s.procs, func(q *proc) bool { return q.name == name })
+	s.procs = append(s.procs, p)
+	s.mu.Unlock()
+	go func() {
+		_ = cmd.Wait()
+		close(p.done)
+		if !p.killed.Load() {
+			select {
+			case s.exited <- name:
+			default:
+			}
+		}
+	}()
+	return nil
+}
+
+func (s *Stack) proc(name string) *proc {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range s.procs {
+		if p.name == name {
+			return p
+		}
+	}
+	return nil
+}
+
+// Kill ends a program at once with SIGKILL (as a crash or a Lambda
+// timeout would: no clean-up runs) and waits until it is gone. Its exit
+// is not reported on Exited.
+func (s *Stack) Kill(name string) error {
+	p := s.proc(name)
+	if p == nil {
+		return fmt.Errorf("stack: no program %q", name)
+	}
+	p.killed.Store(true)
+	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	<-p.done
+	return nil
+}
+
+// Restart starts a program Kill ended, and waits until it answers
+// /healthz (its admin endpoint, or the writer's).
+func (s *Stack) Restart(ctx context.Context, name string) error {
+	if err := s.launch(name); err != nil {
+		return err
+	}
+	url := s.Admin[name]
+	if name == "writer" {
+		url = s.WriterURL
+	}
+	if url == "" {
+		return nil
+	}
+	return s.waitHealthy(ctx, url)
 }
 
 // waitHealthy polls base/healthz until it answers 200.
@@ -214,12 +286,17 @@ func (s *Stack) Exited() <-chan string { return s.exited }
 // Stop sends SIGTERM to every program, waits up to 5 s, kills whatever is
 // left (with its process group), then stops DynamoDB Local.
 func (s *Stack) Stop() {
-	for _, p := range s.procs {
+	s.mu.Lock()
+	procs := s.procs
+	s.procs = nil
+	s.mu.Unlock()
+	for _, p := range procs {
+		p.killed.Store(true)
 		_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	}
 	grace, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	for _, p := range s.procs {
+	for _, p := range procs {
 		select {
 		case <-p.done:
 		case <-grace.Done():
@@ -228,7 +305,6 @@ func (s *Stack) Stop() {
 			<-p.done
 		}
 	}
-	s.procs = nil
 	if s.ddb != nil {
 		_ = s.ddb.Stop()
 		s.ddb = nil
