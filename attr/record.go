@@ -1,6 +1,9 @@
 package attr
 
 import (
+	"encoding/json"
+	"fmt"
+
 	"github.com/aws/aws-lambda-go/events"
 	streamtypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 )
@@ -177,4 +180,74 @@ func streamsToLambdaList(l []streamtypes.AttributeValue) ([]events.DynamoDBAttri
 		out[i] = av
 	}
 	return out, nil
+}
+
+// RawRecord renders a stream record that LambdaRecord could not convert as
+// JSON in DynamoDB's wire shape ({"S": "…"}, {"M": {…}}), keeping what can
+// be kept: a value of a type this package does not know becomes
+// {"unknown": "<Go type>"}, a nil one null. For dead letters, so the record
+// can be read and repaired by hand.
+func RawRecord(r streamtypes.Record) json.RawMessage {
+	out := map[string]any{
+		"eventID": deref(r.EventID), "eventName": string(r.EventName), "eventSource": deref(r.EventSource),
+		"eventVersion": deref(r.EventVersion), "awsRegion": deref(r.AwsRegion),
+	}
+	if d := r.Dynamodb; d != nil {
+		dd := map[string]any{
+			"SequenceNumber": deref(d.SequenceNumber), "StreamViewType": string(d.StreamViewType),
+			"Keys": rawMap(d.Keys), "NewImage": rawMap(d.NewImage), "OldImage": rawMap(d.OldImage),
+		}
+		if d.ApproximateCreationDateTime != nil {
+			dd["ApproximateCreationDateTime"] = d.ApproximateCreationDateTime.Unix()
+		}
+		out["dynamodb"] = dd
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		b, _ = json.Marshal(map[string]string{"eventID": deref(r.EventID), "error": err.Error()})
+	}
+	return b
+}
+
+func rawMap(m map[string]streamtypes.AttributeValue) map[string]any {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = rawValue(v)
+	}
+	return out
+}
+
+func rawValue(v streamtypes.AttributeValue) any {
+	switch t := v.(type) {
+	case nil:
+		return nil
+	case *streamtypes.AttributeValueMemberS:
+		return map[string]any{"S": t.Value}
+	case *streamtypes.AttributeValueMemberN:
+		return map[string]any{"N": t.Value}
+	case *streamtypes.AttributeValueMemberB:
+		return map[string]any{"B": t.Value}
+	case *streamtypes.AttributeValueMemberBOOL:
+		return map[string]any{"BOOL": t.Value}
+	case *streamtypes.AttributeValueMemberNULL:
+		return map[string]any{"NULL": t.Value}
+	case *streamtypes.AttributeValueMemberSS:
+		return map[string]any{"SS": t.Value}
+	case *streamtypes.AttributeValueMemberNS:
+		return map[string]any{"NS": t.Value}
+	case *streamtypes.AttributeValueMemberBS:
+		return map[string]any{"BS": t.Value}
+	case *streamtypes.AttributeValueMemberM:
+		return map[string]any{"M": rawMap(t.Value)}
+	case *streamtypes.AttributeValueMemberL:
+		l := make([]any, len(t.Value))
+		for i, e := range t.Value {
+			l[i] = rawValue(e)
+		}
+		return map[string]any{"L": l}
+	}
+	return map[string]any{"unknown": fmt.Sprintf("%T", v)}
 }

@@ -30,6 +30,10 @@ type DeadLetter struct {
 	Error               string               `json:"error"`
 	FailedAt            time.Time            `json:"failedAt"`
 	Event               events.DynamoDBEvent `json:"event"`
+	// Unconverted holds records that could not be converted to Lambda's
+	// shape (so are not in Event), as DynamoDB Streams returned them
+	// (types.Record as JSON): for repair by hand; Resubmit skips them.
+	Unconverted []json.RawMessage `json:"unconverted,omitempty"`
 }
 
 // DeadLetters receives what a consumer gives up on.

@@ -39,5 +39,9 @@
 // records in order, and stops a key at its first failure while the other
 // keys run to their end; it answers with the partial-batch response, so
 // Lambda and the Runner deliver again from the first unfinished record. It
-// works the same under lambda.Start and under a Runner.
+// works the same under lambda.Start and under a Runner. A record whose
+// failure is marked Permanent (retrying cannot help: it cannot be decoded)
+// is dead-lettered at once by Keyed, with the record itself, when it has
+// DeadLetters (TableDeadLetters in Lambda, which has no disk), and its key
+// goes on; it never waits out the retry budget nor holds up its key.
 package stream

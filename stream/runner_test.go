@@ -24,6 +24,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/dynastream/dynastream/attr"
 	"github.com/dynastream/dynastream/internal/ddb"
 	"github.com/dynastream/dynastream/internal/ddbtest"
 	"github.com/dynastream/dynastream/stream"
@@ -1359,5 +1360,64 @@ func TestClosedShardBufferedRecordsSurviveRenewal(t *testing.T) {
 	}
 	if expired, _ := api.counts(); expired != 1 {
 		t.Fatalf("%d expiries injected, want 1", expired)
+	}
+}
+
+// A handler's dead letters in a table (Lambda's case: no disk) hold the
+// records themselves: listed back, resubmitted to the fixed handler, and
+// deleted once done.
+func TestTableDeadLettersResubmit(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	putItems(t, f.c.DB, f.table, 0, 4)
+	var recs []events.DynamoDBEventRecord
+	for _, r := range readStream(t, f.c.Streams, f.arn, 4) {
+		lr, err := attr.LambdaRecord(r, f.arn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, lr)
+	}
+	ctx := context.Background()
+	// The table itself serves as a PK/SK table for the dead letters here.
+	dls := &stream.TableDeadLetters{DB: f.c.DB, Table: f.table}
+	bad := recs[2].Change.SequenceNumber
+	broken := stream.Keyed{DeadLetters: dls, Consumer: "projector"}.Handler(stream.Each(func(_ context.Context, r events.DynamoDBEventRecord) error {
+		if r.Change.SequenceNumber == bad {
+			return stream.Permanent(fmt.Errorf("cannot decode %s", bad))
+		}
+		return nil
+	}))
+	resp, err := broken(ctx, events.DynamoDBEvent{Records: recs})
+	if err != nil || len(resp.BatchItemFailures) > 0 {
+		t.Fatalf("%v %+v: the permanent failure should be dead-lettered, not reported", err, resp.BatchItemFailures)
+	}
+	list, err := dls.List(ctx, "projector")
+	if err != nil || len(list) != 1 {
+		t.Fatalf("List: %v, %d dead letters, want 1", err, len(list))
+	}
+	dl := list[0]
+	if len(dl.Event.Records) != 1 || dl.FirstSequenceNumber != bad || !strings.Contains(dl.Error, "cannot decode") || dl.StreamARN != f.arn {
+		t.Fatalf("dead letter %+v", dl)
+	}
+	if diff := cmp.Diff(recordJSON(t, recs[2]), recordJSON(t, dl.Event.Records[0])); diff != "" {
+		t.Errorf("record changed in the table:\n%s", diff)
+	}
+	var got []string
+	fixed := stream.Keyed{}.Handler(stream.Each(func(_ context.Context, r events.DynamoDBEventRecord) error {
+		got = append(got, r.Change.SequenceNumber)
+		return nil
+	}))
+	if err := stream.Resubmit(ctx, fixed, dl); err != nil {
+		t.Fatalf("Resubmit: %v", err)
+	}
+	if len(got) != 1 || got[0] != bad {
+		t.Errorf("the fixed handler got %v, want [%s]", got, bad)
+	}
+	if err := dls.Delete(ctx, dl); err != nil {
+		t.Fatal(err)
+	}
+	if list, err := dls.List(ctx, "projector"); err != nil || len(list) != 0 {
+		t.Errorf("after Delete: %v, %d left", err, len(list))
 	}
 }

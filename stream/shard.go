@@ -397,7 +397,7 @@ func (r *Runner) runShard(ctx context.Context, log *slog.Logger, h Handler, shar
 				}
 				buf = nil
 				seq := aws.ToString(rec.Dynamodb.SequenceNumber)
-				if !r.deadLetter(ctx, log, shardID, nil, 0, fmt.Errorf("convert record %s: %w", seq, err)) {
+				if !r.deadLetter(ctx, log, shardID, nil, 0, fmt.Errorf("convert record %s: %w", seq, err), attr.RawRecord(rec)) {
 					break
 				}
 				sr.addFinished(seq)

@@ -2,6 +2,7 @@ package stream
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -415,11 +416,11 @@ func safeCall(ctx context.Context, h Handler, ev events.DynamoDBEvent) (resp eve
 
 // deadLetter hands records to the sink, retrying until it takes them: a
 // record leaves the shard only through the handler or the sink.
-func (r *Runner) deadLetter(ctx context.Context, log *slog.Logger, shardID string, recs []events.DynamoDBEventRecord, attempts int, cause error) bool {
+func (r *Runner) deadLetter(ctx context.Context, log *slog.Logger, shardID string, recs []events.DynamoDBEventRecord, attempts int, cause error, raw ...json.RawMessage) bool {
 	dl := DeadLetter{
 		Consumer: r.Consumer, StreamARN: r.StreamARN, ShardID: shardID,
 		Error: cause.Error(), Attempts: attempts, FailedAt: r.Now().UTC(),
-		Event: events.DynamoDBEvent{Records: recs},
+		Event: events.DynamoDBEvent{Records: recs}, Unconverted: raw,
 	}
 	if len(recs) > 0 {
 		dl.FirstSequenceNumber = recs[0].Change.SequenceNumber

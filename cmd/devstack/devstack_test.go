@@ -3,6 +3,7 @@ package main_test
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -16,7 +17,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/dynastream/dynastream/internal/ddb"
 	"github.com/dynastream/dynastream/internal/ddblocal"
+	"github.com/dynastream/dynastream/internal/store"
 )
 
 // TestLocalStack runs what `make run` runs — the real binaries — and walks
@@ -137,6 +144,43 @@ func TestLocalStack(t *testing.T) {
 		outbox, _ = os.ReadFile(filepath.Join(local, "outbox", "events.jsonl"))
 		return bytes.Contains(outbox, []byte(`"detailType":"CompatibilityUpdated"`))
 	})
+
+	// The issue's bad item: another writer puts a Criteria item whose
+	// criteria is a string. Its record is dead-lettered at once, the item
+	// is quarantined, and the room's next change derives as usual.
+	clients, err := ddb.New(context.Background(), ddb.Config{Endpoint: fmt.Sprintf("http://127.0.0.1:%d", ddbPort)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := store.CriteriaKey(roomID, "bob", store.Timestamp(time.Now()))
+	_, err = clients.DB.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String("search-room"), Item: map[string]types.AttributeValue{
+		"PK": &types.AttributeValueMemberS{Value: bad.PK}, "SK": &types.AttributeValueMemberS{Value: bad.SK},
+		"itemType": &types.AttributeValueMemberS{Value: store.TypeCriteria}, "roomId": &types.AttributeValueMemberS{Value: roomID},
+		"userId": &types.AttributeValueMemberS{Value: "bob"}, "criteria": &types.AttributeValueMemberS{Value: "Zurich, 3 rooms"},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadLetters := filepath.Join(local, "deadletters", "projector.jsonl")
+	waitUntil(t, "the bad record in the projector's dead letters", func() bool {
+		b, _ := os.ReadFile(deadLetters)
+		return bytes.Contains(b, []byte(bad.SK))
+	})
+	before := compat["timestamp"]
+	call("PUT", "/rooms/"+roomID+"/criteria", alice, `{"criteria":{"locations":["Zurich"],"priceMin":1500,"priceMax":3000,"roomsMin":3,"features":["balcony"]},"weights":{"price":5}}`, 201)
+	waitUntil(t, "a compatibility snapshot after the bad item", func() bool {
+		c := call("GET", "/rooms/"+roomID+"/compatibility", bob, "", 200)
+		return c["timestamp"] != before
+	})
+	q := exec.Command(filepath.Join(bin, "projector"), "quarantine")
+	q.Env = append(os.Environ(), "DYNAMODB_TABLE_NAME=search-room", fmt.Sprintf("DYNAMODB_ENDPOINT=http://127.0.0.1:%d", ddbPort), "LOCAL_DIR="+local)
+	qout, err := q.Output()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !bytes.Contains(qout, []byte(bad.SK)) || bytes.Count(qout, []byte("\n")) != 1 {
+		t.Errorf("projector quarantine: %v, output:\n%s", err, qout)
+	}
+	if _, err := clients.DB.DeleteItem(context.Background(), &dynamodb.DeleteItemInput{TableName: aws.String("search-room"), Key: bad.AV()}); err != nil {
+		t.Fatal(err)
+	}
 
 	// The README's second part: listings, their lifecycle, the feed, leaving
 	// and deleting the room.

@@ -1,13 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"io"
-	"log/slog"
 	"math/rand/v2"
-	"path/filepath"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -27,25 +22,9 @@ import (
 // not killed: its clients would see refused connections, which is not
 // what this suite is about. The seed is printed; FAULT_SEED re-runs it.
 func TestCrashSuite(t *testing.T) {
-	seed := suiteSeed(t)
-	t.Logf("seed %d (re-run with FAULT_SEED=%d)", seed, seed)
-	bin, err := buildPrograms()
-	if err != nil {
-		t.Fatalf("build: %v", err)
-	}
-	dir := t.TempDir()
-	ses := newFlakySES(t, 0, seed, filepath.Join(dir, "outbox", "mail"))
-	bus := newFlakyBus(t, 0, seed+1, filepath.Join(dir, "outbox", "events.jsonl"))
 	const kills = 20
 	duration := 20 * time.Second
-	c, err := parseFlags([]string{"-rates", "25", "-duration", duration.String(), "-drain", "15s", "-rooms", "8", "-resources", "6", "-locations", "3",
-		"-bin", bin, "-local-dir", dir, "-out", filepath.Join(t.TempDir(), "report.json"), "-raw", "0", "-warmup", "0",
-		"-seed", strconv.FormatUint(seed, 10)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.programEnv = map[string][]string{"notifier": {"MAIL_SES=true", "MAIL_FROM=noreply@example.com", "SES_ENDPOINT=" + ses.srv.URL,
-		"EVENT_BUS_NAME=dynastream", "EVENTBRIDGE_ENDPOINT=" + bus.srv.URL}}
+	seed, c, ses, bus := newSuite(t, 0, duration, 15*time.Second)
 	var mu sync.Mutex
 	killed := map[string]int{}
 	c.during = func(ctx context.Context, s *stack.Stack) {
@@ -82,23 +61,7 @@ func TestCrashSuite(t *testing.T) {
 		mu.Unlock()
 		return verdict.check(ctx, t, clients, arn, "load", ses, bus)
 	}
-	var progress bytes.Buffer
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
-	rep, err := run(ctx, c, slog.New(slog.NewTextHandler(io.Discard, nil)), &progress)
-	if err != nil {
-		t.Fatalf("run: %v\nprogress:\n%s", err, progress.String())
-	}
-	var out bytes.Buffer
-	rep.print(&out)
-	t.Log(out.String())
-	p := rep.Phases[0]
-	if p.Errors != 0 || p.NotSent != 0 {
-		t.Errorf("writer: %d errors, %d not sent: %v", p.Errors, p.NotSent, p.FirstErrors)
-	}
-	if n := sum(p.Missing); n != 0 {
-		t.Errorf("%d derived items or effects still missing %s after the load: %v", n, c.drain, p.Missing)
-	}
+	runOnePhase(t, c, 4*time.Minute)
 	total := killed["notifier"] + killed["projector"]
 	if total < kills/2 {
 		t.Errorf("only %d kills: %v", total, killed)

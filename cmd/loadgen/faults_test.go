@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -42,6 +41,31 @@ var buildPrograms = sync.OnceValues(func() (string, error) {
 	return bin, build.Run()
 })
 
+// newSuite prepares a suite's run: its seed (printed), one measured phase
+// at 25 writes/s of duration, and SES and EventBridge fakes failing a
+// share rate of the calls, wired to the notifier.
+func newSuite(t *testing.T, rate float64, duration, drain time.Duration) (uint64, config, *flakySES, *flakyBus) {
+	t.Helper()
+	seed := suiteSeed(t)
+	t.Logf("seed %d (re-run with FAULT_SEED=%d)", seed, seed)
+	bin, err := buildPrograms()
+	if err != nil {
+		t.Fatalf("build: %v", err)
+	}
+	dir := t.TempDir()
+	ses := newFlakySES(t, rate, seed, filepath.Join(dir, "outbox", "mail"))
+	bus := newFlakyBus(t, rate, seed+1, filepath.Join(dir, "outbox", "events.jsonl"))
+	c, err := parseFlags([]string{"-rates", "25", "-duration", duration.String(), "-drain", drain.String(), "-rooms", "8", "-resources", "6", "-locations", "3",
+		"-bin", bin, "-local-dir", dir, "-out", filepath.Join(t.TempDir(), "report.json"), "-raw", "0", "-warmup", "0",
+		"-seed", strconv.FormatUint(seed, 10)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.programEnv = map[string][]string{"notifier": {"MAIL_SES=true", "MAIL_FROM=noreply@example.com", "SES_ENDPOINT=" + ses.srv.URL,
+		"EVENT_BUS_NAME=dynastream", "EVENTBRIDGE_ENDPOINT=" + bus.srv.URL}}
+	return seed, c, ses, bus
+}
+
 // suiteSeed is FAULT_SEED when set (to re-run a failure), else new.
 func suiteSeed(t *testing.T) uint64 {
 	if v := os.Getenv("FAULT_SEED"); v != "" {
@@ -67,50 +91,16 @@ func suiteSeed(t *testing.T) uint64 {
 // published (duplicates counted: the catalogue says consumers tolerate
 // them). The seed is printed; FAULT_SEED=<seed> re-runs it.
 func TestFaultSuite(t *testing.T) {
-	seed := suiteSeed(t)
-	t.Logf("seed %d (re-run with FAULT_SEED=%d)", seed, seed)
-	bin, err := buildPrograms()
-	if err != nil {
-		t.Fatalf("build: %v", err)
-	}
-	dir := t.TempDir()
-	ses := newFlakySES(t, 0.2, seed, filepath.Join(dir, "outbox", "mail"))
-	bus := newFlakyBus(t, 0.2, seed+1, filepath.Join(dir, "outbox", "events.jsonl"))
-	c, err := parseFlags([]string{"-rates", "25", "-duration", "15s", "-drain", "10s", "-rooms", "8", "-resources", "6", "-locations", "3",
-		"-bin", bin, "-local-dir", dir, "-out", filepath.Join(t.TempDir(), "report.json"), "-raw", "0", "-warmup", "0",
-		"-seed", strconv.FormatUint(seed, 10)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	notifierEnv := []string{"MAIL_SES=true", "MAIL_FROM=noreply@example.com", "SES_ENDPOINT=" + ses.srv.URL,
-		"EVENT_BUS_NAME=dynastream", "EVENTBRIDGE_ENDPOINT=" + bus.srv.URL}
+	seed, c, ses, bus := newSuite(t, 0.2, 15*time.Second, 10*time.Second)
 	consumerFaults := fmt.Sprintf("DYNAMODB_FAULTS=0.1,seed=%d,after", seed)
-	c.programEnv = map[string][]string{
-		"writer":    {fmt.Sprintf("DYNAMODB_FAULTS=0.1,seed=%d", seed)},
-		"projector": {consumerFaults},
-		"notifier":  append(notifierEnv, consumerFaults),
-	}
+	c.programEnv["writer"] = []string{fmt.Sprintf("DYNAMODB_FAULTS=0.1,seed=%d", seed)}
+	c.programEnv["projector"] = []string{consumerFaults}
+	c.programEnv["notifier"] = append(c.programEnv["notifier"], consumerFaults)
 	var verdict faultVerdict
 	c.after = func(ctx context.Context, clients *ddb.Clients, arn string) error {
 		return verdict.check(ctx, t, clients, arn, "load", ses, bus)
 	}
-	var progress bytes.Buffer
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
-	rep, err := run(ctx, c, slog.New(slog.NewTextHandler(io.Discard, nil)), &progress)
-	if err != nil {
-		t.Fatalf("run: %v\nprogress:\n%s", err, progress.String())
-	}
-	var out bytes.Buffer
-	rep.print(&out)
-	t.Log(out.String())
-	p := rep.Phases[0]
-	if p.Errors != 0 || p.NotSent != 0 {
-		t.Errorf("writer: %d errors, %d not sent: %v", p.Errors, p.NotSent, p.FirstErrors)
-	}
-	if n := sum(p.Missing); n != 0 {
-		t.Errorf("%d derived items or effects still missing %s after the load: %v", n, c.drain, p.Missing)
-	}
+	_, p := runOnePhase(t, c, 4*time.Minute)
 	for name, cr := range p.Consumers {
 		t.Logf("%s: %+v", name, cr)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"log/slog"
 	"os"
 	"time"
 
@@ -39,12 +40,18 @@ func main() {
 	app.ServeStream(c, clients, log, app.Consumer{Name: "projector", Handler: p.Handle, DeadLetters: dl, Quarantine: st.Quarantine})
 }
 
-func backfill(st *store.Store, c app.Common, args []string) {
-	log := app.Logger(c, "backfill")
-	fs := flag.NewFlagSet("backfill", flag.ExitOnError)
+// scanCommand reads a table-scanning command's flags (-segments) and gives
+// its logger and a context that SIGINT or SIGTERM cancels.
+func scanCommand(c app.Common, name string, args []string) (*slog.Logger, *int, context.Context, context.CancelFunc) {
+	fs := flag.NewFlagSet(name, flag.ExitOnError)
 	segments := fs.Int("segments", 4, "parallel scan segments")
 	_ = fs.Parse(args)
 	ctx, stop := app.SignalContext()
+	return app.Logger(c, name), segments, ctx, stop
+}
+
+func backfill(st *store.Store, c app.Common, args []string) {
+	log, segments, ctx, stop := scanCommand(c, "backfill", args)
 	defer stop()
 	start := time.Now()
 	last := time.Time{}
@@ -65,11 +72,7 @@ func backfill(st *store.Store, c app.Common, args []string) {
 // decoded: one JSON line each on stdout, a summary on stderr; exit status 1
 // when there are any.
 func quarantine(st *store.Store, c app.Common, args []string) {
-	log := app.Logger(c, "quarantine")
-	fs := flag.NewFlagSet("quarantine", flag.ExitOnError)
-	segments := fs.Int("segments", 4, "parallel scan segments")
-	_ = fs.Parse(args)
-	ctx, stop := app.SignalContext()
+	log, segments, ctx, stop := scanCommand(c, "quarantine", args)
 	defer stop()
 	enc := json.NewEncoder(os.Stdout)
 	bad := 0

@@ -15,6 +15,10 @@
 //
 // Delivery: events at least once — their ids come from the record's
 // eventID, so a redelivered record republishes the same ids and consumers
-// dedupe; e-mails at most once per (source change, recipient), guarded by
-// idempotency records (see Effects).
+// dedupe; e-mails once per (source change, recipient), guarded by
+// idempotency records in the bookkeeping table (see Effects): a crash delays
+// an e-mail (by the claim's 30 s hold at most) and never loses it; it goes
+// out twice only when the crash falls between the send and its completion
+// record. Records that can never be handled are dead-lettered at once
+// (Notifier.DeadLetters).
 package notify

@@ -7,4 +7,11 @@
 // errs.Conflict or errs.NotFound with a reason, never a raw SDK error.
 // Derived items are written with plain puts on keys taken from the source
 // change, so writing them again is harmless (idempotent by key).
+//
+// Every read decodes stored items through one function: an item that cannot
+// be decoded (written by someone else) is quarantined — skipped as if it were
+// absent, logged once per key, counted (Quarantine) — so it never stops a
+// derivation or a list; ScanQuarantine lists such items for repair. The
+// consumers' bookkeeping (idempotency claims) lives in a second table without
+// a stream (Store.Bookkeeping, BookkeepingTableInput).
 package store

@@ -1,0 +1,40 @@
+package attr_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	streamtypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
+
+	"github.com/dynastream/dynastream/attr"
+)
+
+// A record LambdaRecord refuses is still rendered whole, in DynamoDB JSON,
+// with the value it could not convert named: what a dead letter keeps.
+func TestRawRecordKeepsWhatCannotBeConverted(t *testing.T) {
+	rec := streamtypes.Record{EventID: aws.String("e1"), EventName: streamtypes.OperationTypeInsert, Dynamodb: &streamtypes.StreamRecord{
+		SequenceNumber: aws.String("42"),
+		Keys:           map[string]streamtypes.AttributeValue{"PK": &streamtypes.AttributeValueMemberS{Value: "ROOM#r"}},
+		NewImage: map[string]streamtypes.AttributeValue{
+			"PK":   &streamtypes.AttributeValueMemberS{Value: "ROOM#r"},
+			"n":    &streamtypes.AttributeValueMemberN{Value: "1"},
+			"list": &streamtypes.AttributeValueMemberL{Value: []streamtypes.AttributeValue{&streamtypes.AttributeValueMemberBOOL{Value: true}}},
+			"odd":  &streamtypes.UnknownUnionMember{Tag: "Z"},
+		},
+	}}
+	if _, err := attr.LambdaRecord(rec, "arn"); err == nil {
+		t.Fatal("LambdaRecord converted an unknown value")
+	}
+	raw := attr.RawRecord(rec)
+	var back map[string]any
+	if err := json.Unmarshal(raw, &back); err != nil {
+		t.Fatalf("not JSON: %v: %s", err, raw)
+	}
+	for _, want := range []string{`"eventID":"e1"`, `"SequenceNumber":"42"`, `"PK":{"S":"ROOM#r"}`, `"n":{"N":"1"}`, `"list":{"L":[{"BOOL":true}]}`, `"odd":{"unknown":"*types.UnknownUnionMember"}`} {
+		if !strings.Contains(string(raw), want) {
+			t.Errorf("raw record lacks %s: %s", want, raw)
+		}
+	}
+}
