@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/dynastream/dynastream/internal/awserr"
+	"github.com/dynastream/dynastream/stream"
 )
 
 // The DynamoDB retry policy: short pauses, as AWS's own SDKs have long
@@ -86,4 +87,27 @@ func NewRetryer(maxAttempts int) aws.Retryer {
 		})}
 		o.RateLimiter = ratelimit.None
 	})
+}
+
+// Permanent reports whether a DynamoDB error fails the same way however
+// often the request is made again: a condition or a validation that fails,
+// a transaction cancelled for either, an input the SDK itself refuses.
+func Permanent(err error) bool {
+	if err == nil || Transient(err) {
+		return false
+	}
+	var tc *types.TransactionCanceledException
+	if errors.As(err, &tc) {
+		return true // not only conflicts (Transient said so)
+	}
+	return awserr.Classify(err, throttleCodes, permanentCodes) == awserr.Permanent
+}
+
+// MarkPermanent marks err with stream.Permanent when Permanent says so, so
+// that stream.Keyed dead-letters its record at once instead of retrying it.
+func MarkPermanent(err error) error {
+	if Permanent(err) {
+		return stream.Permanent(err)
+	}
+	return err
 }

@@ -9,10 +9,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
 
 	"github.com/dynastream/dynastream/internal/ddb"
 	"github.com/dynastream/dynastream/internal/ddbtest"
 	"github.com/dynastream/dynastream/internal/store"
+	"github.com/dynastream/dynastream/stream"
 )
 
 // With a third of the requests failing as DynamoDB fails (error bodies,
@@ -55,6 +57,29 @@ func TestRetryerRidesOutInjectedFaults(t *testing.T) {
 	}
 }
 
+func TestPermanent(t *testing.T) {
+	cond := &types.TransactionCanceledException{CancellationReasons: []types.CancellationReason{{Code: aws.String("ConditionalCheckFailed")}}}
+	for _, c := range []struct {
+		err  error
+		want bool
+	}{
+		{&types.ConditionalCheckFailedException{}, true},
+		{fmt.Errorf("put: %w", cond), true},
+		{&smithy.GenericAPIError{Code: "ValidationException", Message: "Item size has exceeded the maximum allowed size"}, true},
+		{&types.ProvisionedThroughputExceededException{}, false},
+		{&types.ResourceNotFoundException{}, false}, // a missing table is fixed by deploying, not by giving up
+		{context.DeadlineExceeded, false},
+		{errors.New("plain"), false},
+	} {
+		if got := ddb.Permanent(c.err); got != c.want {
+			t.Errorf("Permanent(%T %v) = %v, want %v", c.err, c.err, got, c.want)
+		}
+		if got := stream.IsPermanent(ddb.MarkPermanent(c.err)); got != c.want {
+			t.Errorf("MarkPermanent(%v) marked %v, want %v", c.err, got, c.want)
+		}
+	}
+}
+
 func TestTransient(t *testing.T) {
 	conflict := &types.TransactionCanceledException{CancellationReasons: []types.CancellationReason{{Code: aws.String("None")}, {Code: aws.String("TransactionConflict")}}}
 	cond := &types.TransactionCanceledException{CancellationReasons: []types.CancellationReason{{Code: aws.String("TransactionConflict")}, {Code: aws.String("ConditionalCheckFailed")}}}
@@ -75,5 +100,6 @@ func TestTransient(t *testing.T) {
 		if got := ddb.Transient(c.err); got != c.want {
 			t.Errorf("Transient(%T %v) = %v, want %v", c.err, c.err, got, c.want)
 		}
+
 	}
 }

@@ -235,6 +235,11 @@ func (e *Effects) apply(ctx context.Context, c stream.Change, s subject, rd *rea
 // record is retried later.
 var errBusy = errors.New("notify: another worker is sending this e-mail")
 
+// rejectedCodes are the SES errors that reject one message for good (as
+// opposed to the account's or the configuration's state, which a fix
+// changes: those fail the record, which is retried).
+var rejectedCodes = map[string]bool{"MessageRejected": true, "BadRequestException": true}
+
 // Defaults of Effects' durations.
 const (
 	DefaultHold        = 30 * time.Second
@@ -293,6 +298,14 @@ func (e *Effects) sendOnce(ctx context.Context, key string, m mail.Message) erro
 	sctx, cancel := context.WithTimeout(ctx, timeout)
 	id, err := e.Mailer.Send(sctx, m)
 	cancel()
+	var pe *mail.PermanentError
+	if errors.As(err, &pe) && rejectedCodes[pe.Code] {
+		// This message can never be sent (SES rejected it): sending it
+		// again cannot help, and failing the record would hold up its
+		// events and the other recipients. Recorded as done, and said.
+		e.logger().Error("e-mail rejected; it will not be retried", "key", key, "to", m.To, "code", pe.Code, "err", err)
+		return e.Store.EndOnce(context.WithoutCancel(ctx), key, "rejected: "+pe.Code)
+	}
 	if err != nil {
 		if aerr := e.Store.AbortOnce(context.WithoutCancel(ctx), key); aerr != nil {
 			return errors.Join(err, aerr)

@@ -2,8 +2,10 @@ package notify_test
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,6 +14,7 @@ import (
 	dtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/dynastream/dynastream/internal/ddbtest"
+	"github.com/dynastream/dynastream/internal/mail"
 	"github.com/dynastream/dynastream/internal/notify"
 	"github.com/dynastream/dynastream/internal/outbox"
 	"github.com/dynastream/dynastream/internal/store"
@@ -112,5 +115,51 @@ func TestCrashedSendIsTakenOverAfterItsHold(t *testing.T) {
 		if has := len(out.Items) > 0; has != want {
 			t.Errorf("table %s holds %d idempotency records; want some: %v", name, len(out.Items), want)
 		}
+	}
+}
+
+// rejecting refuses e-mails to one address for good, as SES's
+// MessageRejected does, and sends the rest.
+type rejecting struct {
+	mailbox
+	to string
+}
+
+func (r *rejecting) Send(ctx context.Context, msg mail.Message) (string, error) {
+	if msg.To[0] == r.to {
+		return "", &mail.PermanentError{Code: "MessageRejected", Err: errors.New("Email address is not verified.")}
+	}
+	return r.mailbox.Send(ctx, msg)
+}
+
+// An e-mail SES rejects for good is recorded as done, not retried: the
+// record's other e-mails, notifications and events go on, and a redelivery
+// does not try it again.
+func TestRejectedEmailIsNotRetried(t *testing.T) {
+	c, table, arn := ddbtest.Table(t)
+	ctx := context.Background()
+	st := store.New(c.DB, table)
+	collabScenario(t, st)
+	ev, err := replay.Capture(ctx, c.Streams, arn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	box := &rejecting{to: "carol@example.com"}
+	pub := &fakePublisher{}
+	n := &notify.Notifier{Publisher: pub, Effects: &notify.Effects{Store: st, Mailer: box, Now: time.Now}}
+	for range 2 {
+		resp, err := n.Handle(ctx, ev)
+		if err != nil || len(resp.BatchItemFailures) > 0 {
+			t.Fatalf("%v %+v: a rejected e-mail failed its record", err, resp.BatchItemFailures)
+		}
+	}
+	got := box.delivered()
+	for _, d := range got {
+		if strings.HasPrefix(d, "carol@") {
+			t.Errorf("sent to the rejected address: %s", d)
+		}
+	}
+	if len(got) == 0 || len(slices.Compact(slices.Clone(got))) != len(got) {
+		t.Errorf("the other e-mails: %v (each once)", got)
 	}
 }

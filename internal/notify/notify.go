@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/dynastream/dynastream/internal/collab"
+	"github.com/dynastream/dynastream/internal/ddb"
 	"github.com/dynastream/dynastream/internal/events"
 	"github.com/dynastream/dynastream/internal/store"
 	"github.com/dynastream/dynastream/stream"
@@ -164,7 +165,7 @@ func (n *Notifier) Handle(ctx context.Context, ev lambdaevents.DynamoDBEvent) (l
 				}
 				var err error
 				if ns, err = n.Effects.apply(ctx, x.change, x.subject, rd); err != nil {
-					return i, fmt.Errorf("side effects: %w", err)
+					return i, ddb.MarkPermanent(fmt.Errorf("side effects: %w", err))
 				}
 			}
 			at := index[r.Change.SequenceNumber]

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/dynastream/dynastream/internal/ddb"
 	"github.com/dynastream/dynastream/internal/room"
 	"github.com/dynastream/dynastream/internal/store"
 	"github.com/dynastream/dynastream/stream"
@@ -148,7 +149,12 @@ func (p *Projector) Handle(ctx context.Context, ev events.DynamoDBEvent) (events
 	k := stream.Keyed{Concurrency: p.Concurrency, DeadLetters: p.DeadLetters, Consumer: "projector", Key: func(r events.DynamoDBEventRecord) string {
 		return b.meaning[r.Change.SequenceNumber].key(r)
 	}}
-	res := k.Run(ctx, ev.Records, b.project)
+	// A DynamoDB error that fails the same way every time (a validation)
+	// dead-letters its record at once; the rest are retried.
+	res := k.Run(ctx, ev.Records, func(ctx context.Context, g stream.Group) (int, error) {
+		done, err := b.project(ctx, g)
+		return done, ddb.MarkPermanent(err)
+	})
 	b.flush(ctx, res)
 	for _, o := range res {
 		for _, dl := range o.DeadLettered {
