@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"sort"
 	"strings"
@@ -16,7 +18,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/dynastream/dynastream/internal/api"
 	"github.com/dynastream/dynastream/internal/auth"
+	"github.com/dynastream/dynastream/internal/ddb"
+	"github.com/dynastream/dynastream/internal/ddbtest"
 	"github.com/dynastream/dynastream/internal/room"
 	"github.com/dynastream/dynastream/internal/store"
 )
@@ -493,5 +498,34 @@ func TestInternalErrorHidden(t *testing.T) {
 		if strings.Contains(string(r.body), leak) {
 			t.Errorf("500 body leaks %q: %s", leak, r.body)
 		}
+	}
+}
+
+// TestDynamoDBUnavailableIs503: when DynamoDB keeps throttling or failing
+// past the retries, the writer answers 503 with Retry-After — try again —
+// not 500, and writes nothing.
+func TestDynamoDBUnavailableIs503(t *testing.T) {
+	t.Parallel()
+	_, table, _ := ddbtest.Table(t)
+	faulty := ddbtest.ClientsWith(t, ddb.Config{MaxAttempts: 2,
+		Faults: &ddb.Faults{Rate: 1, Seed: 5, Kinds: []int{ddb.FaultThrottling, ddb.FaultThroughput, ddb.FaultInternal}}})
+	dev := &auth.DevTokens{Secret: []byte("test secret, 32 bytes long......"), Issuer: "dynastream-test", Now: time.Now}
+	srv := &api.Server{Store: store.New(faulty.DB, table), Auth: dev, DevTokens: dev, Now: time.Now, NewID: func() string { return "r1" }, Logger: slog.New(slog.DiscardHandler)}
+	ts := httptest.NewServer(srv.Handler())
+	defer ts.Close()
+	tok, err := dev.Mint("alice", nil, time.Now(), time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, body := api.RoundTrip(t, "POST", ts.URL+"/rooms", tok, api.RequestBody(t, map[string]any{"name": "Flat", "searchType": "rent"}))
+	if res.StatusCode != 503 || res.Header.Get("Retry-After") == "" || res.Header.Get("Content-Type") != "application/problem+json" {
+		t.Fatalf("%d %v %s, want 503 problem+json with Retry-After", res.StatusCode, res.Header, body)
+	}
+	if !strings.Contains(string(body), "try again") || strings.Contains(string(body), table) {
+		t.Errorf("body %s", body)
+	}
+	out, err := ddbtest.Clients(t).DB.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String(table)})
+	if err != nil || len(out.Items) != 0 {
+		t.Errorf("%v: %d items written", err, len(out.Items))
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/dynastream/dynastream/internal/ddb"
 	"github.com/dynastream/dynastream/internal/errs"
 )
 
@@ -23,6 +24,7 @@ var statusOf = map[errs.Code]int{
 	errs.NotFound:         http.StatusNotFound,
 	errs.Conflict:         http.StatusConflict,
 	errs.MethodNotAllowed: http.StatusMethodNotAllowed,
+	errs.Unavailable:      http.StatusServiceUnavailable,
 	errs.Internal:         http.StatusInternalServerError,
 }
 
@@ -45,6 +47,13 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 func writeError(w http.ResponseWriter, log *slog.Logger, r *http.Request, err error) {
 	code := errs.CodeOf(err)
+	if code == errs.Internal && ddb.Transient(err) {
+		// DynamoDB throttled or failed past the retries: nothing was
+		// written (a transaction is all or nothing), and trying again
+		// later may succeed.
+		code = errs.Unavailable
+		err = &errs.Error{Code: errs.Unavailable, Message: "the database is busy; try again", Err: err}
+	}
 	status := statusOf[code]
 	p := Problem{Type: "about:blank", Title: http.StatusText(status), Status: status}
 	var e *errs.Error
@@ -54,6 +63,10 @@ func writeError(w http.ResponseWriter, log *slog.Logger, r *http.Request, err er
 	} else if errors.As(err, &e) {
 		p.Detail = e.Message
 		p.Errors = e.Fields
+	}
+	if status == http.StatusServiceUnavailable {
+		log.Warn("request failed for now", "method", r.Method, "path", r.URL.Path, "err", err)
+		w.Header().Set("Retry-After", "1")
 	}
 	if status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", "Bearer") // RFC 6750 §3

@@ -30,6 +30,8 @@ type Faults struct {
 	Seed uint64
 	// AfterExecution adds lost responses to the mix.
 	AfterExecution bool
+	// Kinds, when set, are the only faults drawn (Fault* constants).
+	Kinds []int
 	// Slow is how long a slow response is delayed (default 300 ms).
 	Slow time.Duration
 	// Next carries the requests that are sent (default a clone of
@@ -119,6 +121,9 @@ func (f *Faults) draw() int {
 	defer f.mu.Unlock()
 	if f.rnd.Float64() >= f.Rate {
 		return -1
+	}
+	if len(f.Kinds) > 0 {
+		return f.Kinds[f.rnd.IntN(len(f.Kinds))]
 	}
 	n := FaultResetAfter
 	if f.AfterExecution {

@@ -17,7 +17,10 @@ const (
 	Conflict     Code = "conflict"     // state forbids it: 409
 	// MethodNotAllowed is for a known path asked with a method it lacks: 405.
 	MethodNotAllowed Code = "method_not_allowed"
-	Internal         Code = "internal" // everything else: 500
+	// Unavailable is a dependency that keeps failing for now (DynamoDB
+	// throttling or 5xx past the retries): 503, try again.
+	Unavailable Code = "unavailable"
+	Internal    Code = "internal" // everything else: 500
 )
 
 // FieldError names one bad field and why.
