@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -300,6 +301,9 @@ type flakySES struct {
 	rate    float64
 	mailDir string
 	srv     *httptest.Server
+	// delay is how long an accepted send takes to answer (0: at once).
+	delay    time.Duration
+	inFlight atomic.Int64 // sends received and not yet answered
 
 	mu            sync.Mutex
 	rnd           *rand.Rand
@@ -315,6 +319,8 @@ func newFlakySES(t *testing.T, rate float64, seed uint64, mailDir string) *flaky
 }
 
 func (f *flakySES) serve(w http.ResponseWriter, r *http.Request) {
+	f.inFlight.Add(1)
+	defer f.inFlight.Add(-1)
 	if r.Method != http.MethodPost || r.URL.Path != "/v2/email/outbound-emails" {
 		f.t.Errorf("SES: %s %s", r.Method, r.URL.Path)
 		http.Error(w, "not found", http.StatusNotFound)
@@ -379,6 +385,7 @@ func (f *flakySES) serve(w http.ResponseWriter, r *http.Request) {
 			_ = os.Rename(tmp, filepath.Join(f.mailDir, name))
 		}
 	}
+	time.Sleep(f.delay)
 	w.Header().Set("Content-Type", "application/json")
 	fmt.Fprintf(w, `{"MessageId":"ses-%d"}`, n)
 }

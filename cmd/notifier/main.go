@@ -50,15 +50,38 @@ func main() {
 	st := store.New(clients.DB, c.Table)
 	st.Bookkeeping = c.Bookkeeping
 	dl := app.DeadLetters(c, clients, "notifier")
+	hold, timeout, err := mailTimes()
+	if err != nil {
+		app.Fatal(log, "bad configuration", err)
+	}
 	n := &notify.Notifier{
 		Publisher: publisher,
 		Effects: &notify.Effects{
-			Store: st, Mailer: sender, Now: time.Now, Logger: log,
+			Store: st, Mailer: sender, Now: time.Now, Logger: log, Hold: hold, SendTimeout: timeout,
 			BaseURL: app.Getenv("APP_BASE_URL", "http://localhost:8080"),
 		},
 		Logger: log, DeadLetters: dl,
 	}
 	app.ServeStream(c, clients, log, app.Consumer{Name: "notifier", Handler: n.Handle, DeadLetters: dl, Quarantine: st.Quarantine})
+}
+
+// mailTimes reads MAIL_HOLD (how long a claimed send is reserved for its
+// worker, default notify.DefaultHold) and MAIL_SEND_TIMEOUT (one send's
+// bound, default notify.DefaultSendTimeout); the timeout must be shorter
+// than the hold, so a live worker is done before another may take over.
+func mailTimes() (hold, timeout time.Duration, err error) {
+	hold, timeout = notify.DefaultHold, notify.DefaultSendTimeout
+	for name, d := range map[string]*time.Duration{"MAIL_HOLD": &hold, "MAIL_SEND_TIMEOUT": &timeout} {
+		if v := os.Getenv(name); v != "" {
+			if *d, err = time.ParseDuration(v); err != nil || *d <= 0 {
+				return 0, 0, fmt.Errorf("%s=%q: want a positive duration (e.g. 30s)", name, v)
+			}
+		}
+	}
+	if timeout >= hold {
+		return 0, 0, fmt.Errorf("MAIL_SEND_TIMEOUT (%s) must be shorter than MAIL_HOLD (%s)", timeout, hold)
+	}
+	return hold, timeout, nil
 }
 
 // eventPublisher is EventBridge when a bus is named (required in Lambda),
