@@ -22,7 +22,7 @@ func main() {
 		LocalDir:     app.Getenv("LOCAL_DIR", ".local"),
 		Table:        app.Getenv("DYNAMODB_TABLE_NAME", "search-room"),
 		DynamoDBPort: port,
-		WriterAddr:   app.Getenv("WRITER_ADDR", ":8080"),
+		WriterAddr:   app.Getenv("WRITER_ADDR", "127.0.0.1:8080"),
 		Logger:       log,
 	}
 

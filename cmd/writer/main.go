@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -19,6 +20,33 @@ import (
 	"github.com/dynastream/dynastream/internal/store"
 )
 
+// DefaultAddr is where the local writer listens: loopback only, as its dev
+// tokens authenticate anyone who asks.
+const DefaultAddr = "127.0.0.1:8080"
+
+// server builds the writer's API. In Lambda the identity comes from API
+// Gateway's JWT authorizer and there is no /dev/tokens route at all, so no
+// dev token is ever accepted there; locally dev tokens are signed with
+// secret (DEV_AUTH_SECRET, required).
+func server(c app.Common, clients *ddb.Clients, log *slog.Logger, inLambda bool, secret string) (*api.Server, error) {
+	srv := &api.Server{
+		Store:  store.New(clients.DB, c.Table),
+		Logger: log,
+		Now:    time.Now,
+		NewID:  func() string { return ulid.Make().String() }, // safe for concurrent requests
+	}
+	if inLambda {
+		srv.Auth = auth.APIGateway{}
+		return srv, nil
+	}
+	if secret == "" {
+		return nil, errors.New("DEV_AUTH_SECRET is required outside Lambda (it signs the local dev tokens)")
+	}
+	dev := &auth.DevTokens{Secret: []byte(secret), Issuer: "dynastream-local"}
+	srv.Auth, srv.DevTokens = dev, dev
+	return srv, nil
+}
+
 func main() {
 	c, err := app.LoadCommon()
 	log := app.Logger(c, "writer")
@@ -29,26 +57,17 @@ func main() {
 	if err != nil {
 		app.Fatal(log, "clients", err)
 	}
-	srv := &api.Server{
-		Store:  store.New(clients.DB, c.Table),
-		Logger: log,
-		Now:    time.Now,
-		NewID:  func() string { return ulid.Make().String() }, // safe for concurrent requests
+	srv, err := server(c, clients, log, app.InLambda(), os.Getenv("DEV_AUTH_SECRET"))
+	if err != nil {
+		app.Fatal(log, "bad configuration", err)
 	}
 	if app.InLambda() {
-		srv.Auth = auth.APIGateway{}
 		lambda.Start(httpadapter.NewV2(srv.Handler()).ProxyWithContext)
 		return
 	}
-	secret := os.Getenv("DEV_AUTH_SECRET")
-	if secret == "" {
-		app.Fatal(log, "bad configuration", errors.New("DEV_AUTH_SECRET is required outside Lambda (it signs the local dev tokens)"))
-	}
-	dev := &auth.DevTokens{Secret: []byte(secret), Issuer: "dynastream-local"}
-	srv.Auth, srv.DevTokens = dev, dev
-	addr := os.Getenv("WRITER_ADDR")
-	if addr == "" {
-		addr = ":8080"
+	addr := app.Getenv("WRITER_ADDR", DefaultAddr)
+	if app.Exposed(addr) {
+		log.Warn("the writer listens beyond this machine: anyone who reaches it can mint a dev token for any user, admins included (POST /dev/tokens); keep WRITER_ADDR on 127.0.0.1 unless that is what you want", "addr", addr)
 	}
 	ctx, stop := app.SignalContext()
 	defer stop()

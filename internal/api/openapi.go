@@ -125,6 +125,12 @@ func (s *Server) validate(r *http.Request, rt route, op *routers.Route) error {
 	if err == nil {
 		return nil
 	}
+	// An id in the path that breaks its pattern can name no item: saying
+	// so reveals nothing about what exists, and looking it up first would
+	// send DynamoDB a key it refuses.
+	if badPathID(r, err) {
+		return err
+	}
 	switch rt.access {
 	case member:
 		if _, aerr := s.member(r); aerr != nil {
@@ -143,6 +149,23 @@ func (s *Server) validate(r *http.Request, rt route, op *routers.Route) error {
 		}
 	}
 	return err
+}
+
+// pathIDs are the path parameters that are ids (schemas Id and UserId).
+var pathIDs = map[string]bool{"roomId": true, "listingId": true, "userId": true, "id": true, "inviteId": true, "commentId": true, "locationId": true}
+
+// badPathID reports whether a validation error names an id in the path.
+func badPathID(r *http.Request, err error) bool {
+	var e *errs.Error
+	if !errors.As(err, &e) {
+		return false
+	}
+	for _, f := range e.Fields {
+		if pathIDs[f.Field] && r.PathValue(f.Field) != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // collabAccess gives, for an invalid request on a collaboration route, the

@@ -263,12 +263,7 @@ func (q query) decodeCursor(c string) (map[string]types.AttributeValue, error) {
 	if err == nil {
 		err = json.Unmarshal(b, &m)
 	}
-	pkAttr, skAttr := q.keyAttrs()
-	want := 2
-	if q.index != "" {
-		want = 4
-	}
-	if err != nil || len(m) != want || m[AttrPK] == "" || m[AttrSK] == "" || m[pkAttr] != q.pk || !strings.HasPrefix(m[skAttr], q.skPrefix) {
+	if err != nil || !q.fits(m) {
 		return nil, errs.Field("cursor", "not a cursor returned by this API for this list")
 	}
 	out := make(map[string]types.AttributeValue, len(m))
@@ -276,6 +271,40 @@ func (q query) decodeCursor(c string) (map[string]types.AttributeValue, error) {
 		out[k] = &types.AttributeValueMemberS{Value: v}
 	}
 	return out, nil
+}
+
+// Key attribute values DynamoDB accepts: 2,048 bytes for a partition key,
+// 1,024 for a sort key.
+const (
+	maxPartitionKey = 2048
+	maxSortKey      = 1024
+)
+
+// fits reports whether a decoded cursor is a start key of this query: it
+// names exactly the query's key attributes (the table's, plus the index's
+// for an index), none empty or too long for DynamoDB, in the query's
+// partition, with a sort key the query can reach (under its prefix, within
+// its range). DynamoDB refuses any other start key with an error.
+func (q query) fits(m map[string]string) bool {
+	pkAttr, skAttr := q.keyAttrs()
+	names := map[string]int{AttrPK: maxPartitionKey, AttrSK: maxSortKey, pkAttr: maxPartitionKey, skAttr: maxSortKey}
+	if len(m) != len(names) {
+		return false
+	}
+	for name, v := range m {
+		limit, ok := names[name]
+		if !ok || v == "" || len(v) > limit {
+			return false
+		}
+	}
+	sk := m[skAttr]
+	switch {
+	case m[pkAttr] != q.pk, !strings.HasPrefix(sk, q.skPrefix):
+		return false
+	case q.skFrom != "" && (sk < q.skFrom || sk > q.skTo):
+		return false
+	}
+	return true
 }
 
 // cancelReasons returns the cancellation reason codes of a cancelled

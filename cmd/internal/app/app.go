@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -96,6 +97,21 @@ func (e *env) err() error {
 		return nil
 	}
 	return errors.New("configuration: " + strings.Join(e.errs, "; "))
+}
+
+// Exposed reports whether a listen address reaches beyond this machine:
+// every interface (":8080", "0.0.0.0:8080", "[::]:8080") or a host that is
+// not a loopback address or "localhost".
+func Exposed(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return true
+	}
+	if host == "localhost" {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return ip == nil || !ip.IsLoopback()
 }
 
 // Getenv returns the environment variable, or def when it is empty.
