@@ -561,6 +561,7 @@ func TestIAM(t *testing.T) {
 		has("WriterFunction", a, "getatt:Table.Arn")
 	}
 	has("WriterFunction", "dynamodb:Query", "sub:${Table.Arn}/index/*")
+	has("WriterFunction", "dynamodb:UpdateItem", "getatt:BookkeepingTable.Arn") // invite rate windows
 	for _, fn := range []string{"ProjectorFunction", "NotifierFunction"} {
 		for _, a := range []string{"dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator"} {
 			has(fn, a, "getatt:Table.StreamArn")

@@ -215,7 +215,7 @@ func TestLocalStack(t *testing.T) {
 	goal := call("POST", "/resources", alice, `{"resourceType":"goal","title":"Run a marathon"}`, 201)["resourceId"].(string)
 	invite := call("POST", "/resources/goal/"+goal+"/invites", alice, `{"inviteeId":"bob","message":"Join me <3"}`, 201)["inviteId"].(string)
 	mailDir := filepath.Join(local, "outbox", "mail")
-	waitUntil(t, "the invite e-mail", func() bool { return countEML(t, mailDir, "To: bob@example.com", "invited you") == 1 })
+	waitUntil(t, "the invite e-mail", func() bool { return countEML(t, mailDir, "To: bob@example.com", "invited you to collaborate") == 1 })
 	if got := call("GET", "/me/invites?status=pending", bob, "", 200)["items"].([]any); len(got) != 1 {
 		t.Errorf("pending invites: %v", got)
 	}

@@ -3,10 +3,12 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
@@ -16,6 +18,7 @@ import (
 	"github.com/dynastream/dynastream/cmd/internal/app"
 	"github.com/dynastream/dynastream/internal/api"
 	"github.com/dynastream/dynastream/internal/auth"
+	"github.com/dynastream/dynastream/internal/collab"
 	"github.com/dynastream/dynastream/internal/ddb"
 	"github.com/dynastream/dynastream/internal/store"
 )
@@ -29,8 +32,14 @@ const DefaultAddr = "127.0.0.1:8080"
 // dev token is ever accepted there; locally dev tokens are signed with
 // secret (DEV_AUTH_SECRET, required).
 func server(c app.Common, clients *ddb.Clients, log *slog.Logger, inLambda bool, secret string) (*api.Server, error) {
+	st := store.New(clients.DB, c.Table)
+	st.Bookkeeping = c.Bookkeeping // invite rate windows
+	var err error
+	if st.InviteLimits, err = inviteLimits(); err != nil {
+		return nil, err
+	}
 	srv := &api.Server{
-		Store:  store.New(clients.DB, c.Table),
+		Store:  st,
 		Logger: log,
 		Now:    time.Now,
 		NewID:  func() string { return ulid.Make().String() }, // safe for concurrent requests
@@ -45,6 +54,29 @@ func server(c app.Common, clients *ddb.Clients, log *slog.Logger, inLambda bool,
 	dev := &auth.DevTokens{Secret: []byte(secret), Issuer: "dynastream-local"}
 	srv.Auth, srv.DevTokens = dev, dev
 	return srv, nil
+}
+
+// inviteLimits reads INVITES_PER_USER, INVITES_PER_RESOURCE and
+// INVITE_WINDOW (defaults collab.DefaultInviteLimits: 20, 10, 1h).
+func inviteLimits() (collab.InviteLimits, error) {
+	l := collab.DefaultInviteLimits
+	for name, n := range map[string]*int{"INVITES_PER_USER": &l.PerUser, "INVITES_PER_RESOURCE": &l.PerResource} {
+		if v := os.Getenv(name); v != "" {
+			i, err := strconv.Atoi(v)
+			if err != nil || i < 1 {
+				return l, fmt.Errorf("%s=%q: want a positive integer", name, v)
+			}
+			*n = i
+		}
+	}
+	if v := os.Getenv("INVITE_WINDOW"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < time.Second {
+			return l, fmt.Errorf("INVITE_WINDOW=%q: want a duration of at least 1s (e.g. 1h)", v)
+		}
+		l.Window = d
+	}
+	return l, nil
 }
 
 func main() {

@@ -102,6 +102,7 @@ func newEnv(t *testing.T, newID func() string) *env {
 	gen := &ids{gen: newID}
 	dev := &auth.DevTokens{Secret: []byte("test secret, 32 bytes long......"), Issuer: "dynastream-test", Now: clk.Peek}
 	st := store.New(c.DB, table)
+	st.Bookkeeping = ddbtest.Bookkeeping(t, c, table) // as the writer has it
 	srv := &api.Server{Store: st, Auth: dev, DevTokens: dev, Now: clk.Now, NewID: gen.next, Logger: slog.New(slog.DiscardHandler)}
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)

@@ -246,7 +246,7 @@ func validateRequest(r *http.Request, op *routers.Route) error {
 		Request: vr, PathParams: params, Route: op, Options: validateOptions,
 	})
 	if err == nil {
-		return nil
+		return controlChars(r, op, doc)
 	}
 	m := fieldMapper{doc: doc, at: map[string]int{}}
 	m.add(err)
@@ -255,6 +255,80 @@ func validateRequest(r *http.Request, op *routers.Route) error {
 	}
 	sort.SliceStable(m.fields, func(i, j int) bool { return m.fields[i].Field < m.fields[j].Field })
 	return errs.Fields(m.fields)
+}
+
+// controlChars refuses control characters in what a request carries as
+// text: none at all in a query parameter or a single-line string of the
+// body (names, titles, criteria, …); in a multi-line one (x-multiline in
+// the spec: comment texts, invite messages, descriptions) only line breaks
+// and tabs. A terminal, a log or an e-mail header must never receive NUL,
+// ESC or a bare CR from a user.
+func controlChars(r *http.Request, op *routers.Route, doc any) error {
+	var fields []errs.FieldError
+	for name, vs := range r.URL.Query() {
+		for _, v := range vs {
+			if badText(v, false) {
+				fields = append(fields, errs.FieldError{Field: name, Reason: "must not contain control characters"})
+				break
+			}
+		}
+	}
+	if rb := op.Operation.RequestBody; rb != nil && rb.Value != nil && doc != nil {
+		if mt := rb.Value.Content.Get("application/json"); mt != nil && mt.Schema != nil {
+			walkText(doc, mt.Schema.Value, "", &fields)
+		}
+	}
+	sort.SliceStable(fields, func(i, j int) bool { return fields[i].Field < fields[j].Field })
+	return errs.Fields(fields)
+}
+
+// walkText checks every string of v against schema s (nil: single-line).
+func walkText(v any, s *openapi3.Schema, path string, out *[]errs.FieldError) {
+	switch x := v.(type) {
+	case string:
+		multi := s != nil && s.Extensions["x-multiline"] == true
+		if badText(x, multi) {
+			reason := "must be one line without control characters"
+			if multi {
+				reason = "must not contain control characters other than line breaks and tabs"
+			}
+			*out = append(*out, errs.FieldError{Field: strings.TrimPrefix(path, "."), Reason: reason})
+		}
+	case []any:
+		var items *openapi3.Schema
+		if s != nil && s.Items != nil {
+			items = s.Items.Value
+		}
+		for i, e := range x {
+			walkText(e, items, fmt.Sprintf("%s[%d]", path, i), out)
+		}
+	case map[string]any:
+		for k, e := range x {
+			var ps *openapi3.Schema
+			if s != nil {
+				if p := s.Properties[k]; p != nil {
+					ps = p.Value
+				} else if ap := s.AdditionalProperties.Schema; ap != nil {
+					ps = ap.Value
+				}
+			}
+			walkText(e, ps, path+"."+k, out)
+		}
+	}
+}
+
+// badText reports a control character (C0, DEL, C1); multi-line text may
+// hold line feeds, carriage returns before them, and tabs.
+func badText(s string, multi bool) bool {
+	for i, c := range s {
+		switch {
+		case multi && (c == '\n' || c == '\t'):
+		case multi && c == '\r' && i+1 < len(s) && s[i+1] == '\n':
+		case c < 0x20 || c == 0x7f || (c >= 0x80 && c < 0xa0):
+			return true
+		}
+	}
+	return false
 }
 
 // fieldMapper turns kin-openapi's errors into the project's field errors,

@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/dynastream/dynastream/internal/ddb"
@@ -25,6 +27,7 @@ var statusOf = map[errs.Code]int{
 	errs.Conflict:         http.StatusConflict,
 	errs.MethodNotAllowed: http.StatusMethodNotAllowed,
 	errs.Unavailable:      http.StatusServiceUnavailable,
+	errs.TooMany:          http.StatusTooManyRequests,
 	errs.Internal:         http.StatusInternalServerError,
 }
 
@@ -67,6 +70,9 @@ func writeError(w http.ResponseWriter, log *slog.Logger, r *http.Request, err er
 	if status == http.StatusServiceUnavailable {
 		log.Warn("request failed for now", "method", r.Method, "path", r.URL.Path, "err", err)
 		w.Header().Set("Retry-After", "1")
+	}
+	if e != nil && e.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(e.RetryAfter.Seconds()))))
 	}
 	if status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", "Bearer") // RFC 6750 §3

@@ -31,6 +31,18 @@ func (t ResourceType) Valid() bool { return slices.Contains(ResourceTypes, t) }
 // Key is the type's form in keys: RESOURCE#GOAL#<id>.
 func (t ResourceType) Key() string { return strings.ToUpper(string(t)) }
 
+// InviteLimits bound the invites one user sends, and one resource gets,
+// in a fixed window of time, so that invites (which e-mail any address)
+// cannot relay spam. Past a limit, creating an invite is refused until the
+// window ends.
+type InviteLimits struct {
+	PerUser, PerResource int
+	Window               time.Duration
+}
+
+// DefaultInviteLimits: 20 invites per user and 10 per resource an hour.
+var DefaultInviteLimits = InviteLimits{PerUser: 20, PerResource: 10, Window: time.Hour}
+
 // Resource is a goal, quest or task (minimal: a title and an owner).
 type Resource struct {
 	ResourceType ResourceType `json:"resourceType" dynamodbav:"resourceType"`

@@ -87,3 +87,17 @@ func Table(t testing.TB) (c *ddb.Clients, name, streamARN string) {
 	})
 	return c, name, arn
 }
+
+// Bookkeeping creates a bookkeeping table (store.BookkeepingTableInput) for
+// table and returns its name; it is deleted at cleanup.
+func Bookkeeping(t testing.TB, c *ddb.Clients, table string) string {
+	t.Helper()
+	name := table + "-bookkeeping"
+	if err := store.EnsureBookkeepingTable(context.Background(), c.DB, name); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_, _ = c.DB.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(name)})
+	})
+	return name
+}

@@ -3,6 +3,7 @@ package errs
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Code classifies an error.
@@ -17,6 +18,8 @@ const (
 	Conflict     Code = "conflict"     // state forbids it: 409
 	// MethodNotAllowed is for a known path asked with a method it lacks: 405.
 	MethodNotAllowed Code = "method_not_allowed"
+	// TooMany is a caller past a rate limit: 429, with RetryAfter.
+	TooMany Code = "too_many"
 	// Unavailable is a dependency that keeps failing for now (DynamoDB
 	// throttling or 5xx past the retries): 503, try again.
 	Unavailable Code = "unavailable"
@@ -37,7 +40,10 @@ type Error struct {
 	// Extra holds extension members for the problem document (e.g. the id
 	// of the existing item a conflict is about).
 	Extra map[string]any
-	Err   error
+	// RetryAfter, when positive, is how long the caller should wait before
+	// trying again (the Retry-After header).
+	RetryAfter time.Duration
+	Err        error
 }
 
 func (e *Error) Error() string {

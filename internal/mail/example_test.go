@@ -19,5 +19,5 @@ func ExampleInviteEmail() {
 	})
 	m.IdempotencyKey = "invite#inv-456#bob@example.com"
 	fmt.Println(m.Subject)
-	// Output: Alice invited you to collaborate on the goal "Run a marathon"
+	// Output: You have been invited to collaborate on a goal
 }

@@ -106,9 +106,10 @@ func InviteEmail(d InviteData) Message {
 	if !d.ExpiresAt.IsZero() {
 		v.Expires = d.ExpiresAt.UTC().Format(expiryLayout)
 	}
-	subject := fmt.Sprintf("%s invited you to collaborate on the %s \"%s\"",
-		orDefault(oneLine(d.InviterName, maxSubjectName), "Someone"), v.Kind,
-		orDefault(oneLine(d.ResourceTitle, maxSubjectTitle), "Untitled"))
+	// The subject holds no text a user chose (name, title, message): an
+	// invite goes to any address, and must not carry someone's words to a
+	// stranger's inbox list.
+	subject := fmt.Sprintf("You have been invited to collaborate on a %s", v.Kind)
 	return build(d.To, subject, "invite", v, map[string]string{"type": "invite", "resource_type": v.Kind})
 }
 

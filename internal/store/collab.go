@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"strconv"
 	"strings"
 	"time"
 
@@ -29,6 +30,8 @@ const (
 	TypePreferences    = "NotificationPreference"
 	TypeProfile        = "UserProfile"
 	TypeNotification   = "Notification"
+	// TypeRateWindow counts what a caller did in a window (bookkeeping).
+	TypeRateWindow = "RateWindow"
 )
 
 // ResourcePK is a resource's partition: RESOURCE#<TYPE>#<id>.
@@ -188,21 +191,65 @@ func inviteAV(inv collab.Invite) (map[string]types.AttributeValue, error) {
 	return it, nil
 }
 
-// CreateInvite writes an invite, on the condition that the resource exists.
+// CreateInvite writes an invite, on the condition that the resource exists
+// and that neither the inviter nor the resource is past its InviteLimits
+// (Store.InviteLimits, default collab.DefaultInviteLimits) in the current
+// window: errs.TooMany, with the time to the window's end, when one is.
+// The window counters are bookkeeping (Store.Bookkeeping, no stream),
+// counted in the same transaction as the invite, so a refused invite
+// counts nothing and an invite is never written uncounted.
 func (s *Store) CreateInvite(ctx context.Context, inv collab.Invite) error {
 	it, err := inviteAV(inv)
 	if err != nil {
 		return err
 	}
+	lim := s.InviteLimits
+	if lim.Window <= 0 {
+		lim = collab.DefaultInviteLimits
+	}
+	at, err := ParseTimestamp(inv.CreatedAt)
+	if err != nil {
+		return fmt.Errorf("store: invite createdAt %q: %w", inv.CreatedAt, err)
+	}
+	start := at.Truncate(lim.Window)
+	end := start.Add(lim.Window)
+	counter := func(scope string, max int) types.TransactWriteItem {
+		return types.TransactWriteItem{Update: &types.Update{
+			TableName:                aws.String(s.book()),
+			Key:                      Key{"RATE#invites#" + scope, "WINDOW#" + Timestamp(start)}.AV(),
+			UpdateExpression:         aws.String("SET itemType = :type, #ttl = :ttl ADD #n :one"),
+			ConditionExpression:      aws.String("attribute_not_exists(#n) OR #n < :max"),
+			ExpressionAttributeNames: map[string]string{"#n": "count", "#ttl": AttrTTL},
+			ExpressionAttributeValues: map[string]types.AttributeValue{
+				":type": &types.AttributeValueMemberS{Value: TypeRateWindow},
+				":ttl":  &types.AttributeValueMemberN{Value: strconv.FormatInt(end.Add(time.Hour).Unix(), 10)},
+				":one":  &types.AttributeValueMemberN{Value: "1"},
+				":max":  &types.AttributeValueMemberN{Value: strconv.Itoa(max)},
+			},
+		}}
+	}
 	_, err = s.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
 		{ConditionCheck: &types.ConditionCheck{TableName: aws.String(s.Table), Key: ResourceKey(inv.ResourceType, inv.ResourceID).AV(), ConditionExpression: aws.String("attribute_exists(PK)")}},
 		put(s.Table, it, "attribute_not_exists(PK)"),
+		counter("USER#"+inv.InviterID, lim.PerUser),
+		counter("RESOURCE#"+inv.ResourceType.Key()+"#"+inv.ResourceID, lim.PerResource),
 	}})
 	if reasons := cancelReasons(err); reasons != nil {
-		if reasons[0] == "ConditionalCheckFailed" {
-			return errs.New(errs.NotFound, "%s %s not found", inv.ResourceType, inv.ResourceID)
+		tooMany := func(what string, n int) error {
+			e := errs.New(errs.TooMany, "%s: at most %d invites per %s; try again after %s", what, n, lim.Window, Timestamp(end))
+			e.RetryAfter = end.Sub(at)
+			return e
 		}
-		return errs.New(errs.Conflict, "invite %s already exists", inv.InviteID)
+		switch {
+		case reasons[0] == "ConditionalCheckFailed":
+			return errs.New(errs.NotFound, "%s %s not found", inv.ResourceType, inv.ResourceID)
+		case reasons[1] == "ConditionalCheckFailed":
+			return errs.New(errs.Conflict, "invite %s already exists", inv.InviteID)
+		case reasons[2] == "ConditionalCheckFailed":
+			return tooMany("you have sent too many invites", lim.PerUser)
+		case reasons[3] == "ConditionalCheckFailed":
+			return tooMany("this "+string(inv.ResourceType)+" has had too many invites", lim.PerResource)
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("store: create invite: %w", err)

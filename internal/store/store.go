@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/dynastream/dynastream/internal/collab"
 	"github.com/dynastream/dynastream/internal/errs"
 )
 
@@ -26,6 +27,8 @@ type Store struct {
 	// Bookkeeping is the table of the consumers' idempotency records (a
 	// table without a stream, BookkeepingTableInput); "" means Table.
 	Bookkeeping string
+	// InviteLimits bound invites (zero: collab.DefaultInviteLimits).
+	InviteLimits collab.InviteLimits
 	// Quarantine receives the stored items readers cannot decode and skip
 	// (nil: a process-wide one).
 	Quarantine *Quarantine
