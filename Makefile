@@ -11,7 +11,7 @@ GO       ?= go
 BIN      := bin
 PROGRAMS := writer projector notifier devstack loadgen
 
-.PHONY: run build test bench load vet fmt-check clean dynamodb-local package deploy
+.PHONY: run build test bench load fuzz vet fmt-check clean dynamodb-local package deploy
 
 run: build dynamodb-local
 	$(BIN)/devstack
@@ -50,6 +50,21 @@ LOAD_ARGS ?= -rates 25,50,75,100 -step -step-by 25
 
 load: build dynamodb-local
 	$(BIN)/loadgen $(LOAD_ARGS)
+
+# Each fuzz target for FUZZTIME; what parses: record conversions, what a
+# change means, cursors, and every writer operation on DynamoDB Local. Their
+# seed corpora (and any crash found, kept in testdata/fuzz) run in `make test`.
+FUZZTIME     ?= 30s
+FUZZ_TARGETS := ./attr:FuzzRecordConversions ./internal/events:FuzzChangeMeaning ./internal/store:FuzzCursor ./internal/api:FuzzWriter
+
+fuzz: dynamodb-local
+	@total=0; for t in $(FUZZ_TARGETS); do \
+	  pkg=$${t%%:*}; name=$${t##*:}; \
+	  out=$$($(GO) test -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 0 $$pkg 2>&1); rc=$$?; \
+	  n=$$(echo "$$out" | grep -o 'execs: [0-9]*' | tail -1 | grep -o '[0-9]*'); n=$${n:-0}; \
+	  if [ $$rc -ne 0 ]; then echo "$$out" | tail -40; echo "$$name FAILED after $$n executions (the input is in $$pkg/testdata/fuzz/$$name)"; exit 1; fi; \
+	  echo "$$name ($$pkg): $$n executions in $(FUZZTIME)"; total=$$((total + n)); \
+	done; echo "fuzz: $$total executions in total, no failure"
 
 bench: dynamodb-local
 	$(GO) test -run '^$$' -bench . -benchmem ./...

@@ -1,6 +1,9 @@
 package attr
 
 import (
+	"encoding/json"
+	"fmt"
+
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
@@ -194,4 +197,19 @@ func toLambdaList(l []types.AttributeValue) ([]events.DynamoDBAttributeValue, er
 		out[i] = av
 	}
 	return out, nil
+}
+
+// UnmarshalJSON decodes JSON holding Lambda's DynamoDB shapes (an event, a
+// record, an image, or anything embedding them) into v, as json.Unmarshal
+// does, but answers malformed input with an error where aws-lambda-go's
+// decoder panics: v1.55.1 panics on a binary set with a non-string member,
+// {"BS":[{}]} (found by FuzzRecordConversions). Use it for JSON that did
+// not come from Lambda itself: files, dead letters, fixtures.
+func UnmarshalJSON(data []byte, v any) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("attr: malformed DynamoDB attribute value in JSON: %v", p)
+		}
+	}()
+	return json.Unmarshal(data, v)
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	streamtypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 
@@ -36,5 +37,19 @@ func TestRawRecordKeepsWhatCannotBeConverted(t *testing.T) {
 		if !strings.Contains(string(raw), want) {
 			t.Errorf("raw record lacks %s: %s", want, raw)
 		}
+	}
+}
+
+// aws-lambda-go's decoder panics on a binary set with a non-string member;
+// UnmarshalJSON answers an error instead (the input FuzzRecordConversions
+// found is kept in testdata/fuzz).
+func TestUnmarshalJSONRefusesWhatPanics(t *testing.T) {
+	var r events.DynamoDBEventRecord
+	err := attr.UnmarshalJSON([]byte(`{"dynamodb":{"NewImage":{"b":{"BS":[{}]}}}}`), &r)
+	if err == nil || !strings.Contains(err.Error(), "malformed") {
+		t.Fatalf("err = %v, want malformed", err)
+	}
+	if err := attr.UnmarshalJSON([]byte(`{"dynamodb":{"NewImage":{"b":{"BS":["AA=="]}}}}`), &r); err != nil {
+		t.Fatalf("a good binary set: %v", err)
 	}
 }

@@ -73,7 +73,7 @@ func Load(path string) (events.DynamoDBEvent, error) {
 	var ev events.DynamoDBEvent
 	b, err := os.ReadFile(path)
 	if err == nil {
-		err = json.Unmarshal(b, &ev)
+		err = attr.UnmarshalJSON(b, &ev)
 	}
 	if err != nil {
 		return ev, fmt.Errorf("replay: load %s: %w", path, err)

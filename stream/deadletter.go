@@ -15,6 +15,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/dynastream/dynastream/attr"
 )
 
 // DeadLetter is a batch of records a consumer gave up on, with everything
@@ -109,7 +111,7 @@ func ReadDeadLetters(path string) ([]DeadLetter, error) {
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
 	for line := 1; sc.Scan(); line++ {
 		var dl DeadLetter
-		if err := json.Unmarshal(sc.Bytes(), &dl); err != nil {
+		if err := attr.UnmarshalJSON(sc.Bytes(), &dl); err != nil {
 			return out, fmt.Errorf("stream: %s line %d: %w", path, line, err)
 		}
 		out = append(out, dl)
@@ -186,7 +188,7 @@ func (t *TableDeadLetters) List(ctx context.Context, consumer string) ([]DeadLet
 		for _, it := range page.Items {
 			s, _ := it["letter"].(*ddbtypes.AttributeValueMemberS)
 			var dl DeadLetter
-			if s == nil || json.Unmarshal([]byte(s.Value), &dl) != nil {
+			if s == nil || attr.UnmarshalJSON([]byte(s.Value), &dl) != nil {
 				return out, fmt.Errorf("stream: dead letter %v is not one", it["SK"])
 			}
 			out = append(out, dl)
