@@ -54,7 +54,7 @@ load: build dynamodb-local
 # Each fuzz target for FUZZTIME; what parses: record conversions, what a
 # change means, cursors, and every writer operation on DynamoDB Local. Their
 # seed corpora (and any crash found, kept in testdata/fuzz) run in `make test`.
-FUZZTIME     ?= 30s
+FUZZTIME     ?= 45s
 FUZZ_TARGETS := ./attr:FuzzRecordConversions ./internal/events:FuzzChangeMeaning ./internal/store:FuzzCursor ./internal/api:FuzzWriter
 
 fuzz: dynamodb-local
