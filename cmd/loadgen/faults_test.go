@@ -334,7 +334,10 @@ func (f *flakySES) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-		f.t.Errorf("SES: body: %v", err)
+		// A sender killed mid-request: SES gets half a body and sends
+		// nothing.
+		http.Error(w, `{"message":"incomplete request"}`, http.StatusBadRequest)
+		return
 	}
 	key := ""
 	for _, h := range req.Content.Simple.Headers {
@@ -427,7 +430,8 @@ func (f *flakyBus) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	var req struct{ Entries []struct{ Detail string } }
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-		f.t.Errorf("EventBridge: body: %v", err)
+		http.Error(w, `{"__type":"SerializationException"}`, http.StatusBadRequest) // a sender killed mid-request
+		return
 	}
 	reply := func(status int, body string) {
 		w.Header().Set("Content-Type", "application/x-amz-json-1.1")
