@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
+	streamtypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 
 	"github.com/dynastream/dynastream/attr"
 )
@@ -39,6 +40,7 @@ func FuzzRecordConversions(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
+	seq := "1"
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var r events.DynamoDBEventRecord
 		if err := attr.UnmarshalJSON(data, &r); err != nil {
@@ -70,6 +72,16 @@ func FuzzRecordConversions(f *testing.F) {
 			}
 			if a, b := mustJSON(t, img), mustJSON(t, back2); a != b {
 				t.Fatalf("through the Streams shape the image changed:\n%s\n%s", a, b)
+			}
+			// And as a whole record read from DynamoDB Streams (the runner's
+			// path), the image arrives as Lambda would deliver it.
+			lr, err := attr.LambdaRecord(streamtypes.Record{EventName: streamtypes.OperationTypeModify,
+				Dynamodb: &streamtypes.StreamRecord{SequenceNumber: &seq, NewImage: s}}, "arn")
+			if err != nil {
+				t.Fatalf("LambdaRecord of a converted image: %v", err)
+			}
+			if a, b := mustJSON(t, img), mustJSON(t, lr.Change.NewImage); len(img) > 0 && a != b {
+				t.Fatalf("through a Streams record the image changed:\n%s\n%s", a, b)
 			}
 		}
 	})
