@@ -101,6 +101,9 @@ var authzExpected = map[string][4]string{
 	"PATCH /locations/{locationId}":    {"403", "403", "403", "2xx"},
 	"DELETE /locations/{locationId}":   {"403", "403", "403", "2xx"},
 	"PUT /locations/{locationId}/code": {"403", "403", "403", "2xx"},
+	"POST /ingredients":                {"2xx", "2xx", "2xx", "2xx"},
+	"GET /ingredients":                 {"2xx", "2xx", "2xx", "2xx"},
+	"GET /ingredients/{ingredientId}":  {"2xx", "2xx", "2xx", "2xx"},
 }
 
 // publicOps need no token at all.
@@ -125,12 +128,13 @@ var matrixBodies = map[string]string{
 	"POST /locations":                                 `{"locationCode":"bern-main","name":"Bern","placeId":"p2","formattedAddress":"b","lat":46.9,"lng":7.4}`,
 	"PATCH /locations/{locationId}":                   `{"name":"Zurich HB"}`,
 	"PUT /locations/{locationId}/code":                `{"locationCode":"zurich-two"}`,
+	"POST /ingredients":                               `{"name":"Basil {n}"}`, // {n}: the world's number
 }
 
-// matrixBody is an operation's body (nil: none).
-func matrixBody(op string) any {
+// matrixBody is an operation's body in world n (nil: none).
+func matrixBody(op string, n int) any {
 	if b, ok := matrixBodies[op]; ok {
-		return json.RawMessage(b)
+		return json.RawMessage(strings.ReplaceAll(b, "{n}", fmt.Sprint(n)))
 	}
 	return nil
 }
@@ -139,7 +143,7 @@ func matrixBody(op string) any {
 // a listing; alice's goal with bob as collaborator, a pending invite to
 // dave, alice's comment with her reaction; a location.
 type matrixWorld struct {
-	room, listing, goal, invite, comment, location, code string
+	room, listing, goal, invite, comment, location, code, ingredient string
 }
 
 func buildWorld(t *testing.T, e *env, tok map[string]string, n int) matrixWorld {
@@ -166,6 +170,9 @@ func buildWorld(t *testing.T, e *env, tok map[string]string, n int) matrixWorld 
 	w.code = fmt.Sprintf("zurich-%03d", n)
 	e.ok(201, "POST", "/locations", tok[cAdmin], map[string]any{"locationCode": w.code, "name": "Zurich", "placeId": "p1", "formattedAddress": "a", "lat": 47.3, "lng": 8.5}, &v)
 	w.location = v.LocationID
+	var in struct{ IngredientID string }
+	e.ok(201, "POST", "/ingredients", tok[cOwner], map[string]any{"name": fmt.Sprintf("Thịt gà %d", n)}, &in)
+	w.ingredient = in.IngredientID
 	return w
 }
 
@@ -173,6 +180,7 @@ func (w matrixWorld) path(p string) string {
 	for from, to := range map[string]string{
 		"{roomId}": w.room, "{listingId}": w.listing, "{type}": "goal", "{id}": w.goal, "{inviteId}": w.invite,
 		"{commentId}": w.comment, "{emoji}": "%F0%9F%91%8D", "{locationId}": w.location, "{code}": w.code,
+		"{ingredientId}": w.ingredient,
 	} {
 		p = strings.ReplaceAll(p, from, to)
 	}
@@ -258,7 +266,7 @@ func TestAuthorizationMatrix(t *testing.T) {
 			if b, isBad := bad[caller]; isBad {
 				token = b
 			}
-			r := e.do(method, shared.path(path), token, matrixBody(op))
+			r := e.do(method, shared.path(path), token, matrixBody(op, n))
 			if r.status >= 500 {
 				t.Errorf("%s as %s: %d %s", op, caller, r.status, r.body)
 			}
@@ -279,8 +287,8 @@ func TestAuthorizationMatrix(t *testing.T) {
 		}
 		// An outsider learns nothing about whether a room exists.
 		if strings.Contains(path, "{roomId}") {
-			real := e.do(method, shared.path(path), tok[cOutsider], matrixBody(op))
-			ghost := e.do(method, strings.Replace(shared.path(path), shared.room, "no-such-room", 1), tok[cOutsider], matrixBody(op))
+			real := e.do(method, shared.path(path), tok[cOutsider], matrixBody(op, n))
+			ghost := e.do(method, strings.Replace(shared.path(path), shared.room, "no-such-room", 1), tok[cOutsider], matrixBody(op, n))
 			if real.status != ghost.status || strings.ReplaceAll(string(real.body), shared.room, "X") != strings.ReplaceAll(string(ghost.body), "no-such-room", "X") {
 				t.Errorf("%s: an outsider tells a room that exists (%d %s) from one that does not (%d %s)", op, real.status, real.body, ghost.status, ghost.body)
 			}

@@ -41,7 +41,7 @@ var fuzzRoutes = []string{
 	"GET /me/notification-preferences", "PUT /me/notification-preferences", "GET /me/profile", "PUT /me/profile",
 	"GET /me/notifications", "POST /locations", "GET /locations", "GET /locations/by-code/{code}",
 	"GET /locations/{locationId}", "PATCH /locations/{locationId}", "DELETE /locations/{locationId}",
-	"PUT /locations/{locationId}/code",
+	"PUT /locations/{locationId}/code", "POST /ingredients", "GET /ingredients", "GET /ingredients/{ingredientId}",
 }
 
 // FuzzWriter: any request to any operation — fuzzed ids in the path, query
@@ -88,6 +88,7 @@ func FuzzWriter(f *testing.F) {
 		"PUT /me/notification-preferences":     `{"emailOnInvite":true}`,
 		"POST /locations":                      `{"locationCode":"zurich-main","name":"Zurich","placeId":"p","formattedAddress":"a","lat":1,"lng":2}`,
 		"POST /dev/tokens":                     `{"userId":"bob"}`,
+		"POST /ingredients":                    `{"name":"Thịt gà","category":"meat"}`,
 	}
 	for i, r := range fuzzRoutes {
 		id := "id000001"
@@ -100,7 +101,7 @@ func FuzzWriter(f *testing.F) {
 	f.Add(uint8(2), uint8(0), strings.Repeat("a", 3000), "", []byte(nil))
 	f.Fuzz(func(t *testing.T, ri, ci uint8, id, query string, body []byte) {
 		method, path, _ := strings.Cut(fuzzRoutes[int(ri)%len(fuzzRoutes)], " ")
-		for _, p := range []string{"{roomId}", "{userId}", "{listingId}", "{id}", "{inviteId}", "{commentId}", "{locationId}", "{code}"} {
+		for _, p := range []string{"{roomId}", "{userId}", "{listingId}", "{id}", "{inviteId}", "{commentId}", "{locationId}", "{code}", "{ingredientId}"} {
 			path = strings.ReplaceAll(path, p, url.PathEscape(id))
 		}
 		path = strings.ReplaceAll(path, "{type}", "goal")

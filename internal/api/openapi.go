@@ -152,7 +152,7 @@ func (s *Server) validate(r *http.Request, rt route, op *routers.Route) error {
 }
 
 // pathIDs are the path parameters that are ids (schemas Id and UserId).
-var pathIDs = map[string]bool{"roomId": true, "listingId": true, "userId": true, "id": true, "inviteId": true, "commentId": true, "locationId": true}
+var pathIDs = map[string]bool{"roomId": true, "listingId": true, "userId": true, "id": true, "inviteId": true, "commentId": true, "locationId": true, "ingredientId": true}
 
 // badPathID reports whether a validation error names an id in the path.
 func badPathID(r *http.Request, err error) bool {

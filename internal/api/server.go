@@ -114,6 +114,9 @@ var routes = []route{
 
 	// Locations (seed 001): reads for any user; the handlers let only
 	// admins write (adminRoutes).
+	{"POST /ingredients", user, (*Server).createIngredient},
+	{"GET /ingredients", user, (*Server).listIngredients},
+	{"GET /ingredients/{ingredientId}", user, (*Server).getIngredient},
 	{"POST /locations", user, (*Server).createLocation},
 	{"GET /locations", user, (*Server).listLocations},
 	{"GET /locations/by-code/{code}", user, (*Server).getLocationByCode},

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/dynastream/dynastream/internal/collab"
+	"github.com/dynastream/dynastream/internal/cooking"
 	"github.com/dynastream/dynastream/internal/location"
 	"github.com/dynastream/dynastream/internal/room"
 )
@@ -110,6 +111,7 @@ var shapes = map[string]func() any{
 	TypePreferences:      func() any { return new(collab.Preferences) },
 	TypeProfile:          func() any { return new(collab.Profile) },
 	TypeNotification:     func() any { return new(collab.Notification) },
+	TypeIngredient:       func() any { return new(cooking.Ingredient) },
 }
 
 // Undecodable returns why a stored item cannot be decoded into the type

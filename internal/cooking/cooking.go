@@ -1,0 +1,60 @@
+package cooking
+
+import (
+	"strings"
+	"unicode"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// Ingredient is a master ingredient: recipes name ingredients by id.
+type Ingredient struct {
+	IngredientID string `json:"ingredientId" dynamodbav:"ingredientId"`
+	Name         string `json:"name" dynamodbav:"name"`
+	// NormalizedName is Normalize(Name): the ingredient's unique key for
+	// search (exact and prefix).
+	NormalizedName string `json:"normalizedName" dynamodbav:"normalizedName"`
+	Category       string `json:"category,omitempty" dynamodbav:"category,omitempty"`
+	CreatedAt      string `json:"createdAt" dynamodbav:"createdAt"`
+	CreatedBy      string `json:"createdByUserId" dynamodbav:"createdByUserId"`
+}
+
+// folded are letters that are not a base letter plus combining marks, so
+// that decomposing them strips nothing: each becomes its plain form.
+var folded = map[rune]string{
+	'đ': "d", 'Đ': "d", 'ð': "d", 'Ð': "d", 'ø': "o", 'Ø': "o", 'ł': "l", 'Ł': "l",
+	'ß': "ss", 'ẞ': "ss", 'æ': "ae", 'Æ': "ae", 'œ': "oe", 'Œ': "oe", 'þ': "th", 'Þ': "th",
+	'ı': "i", 'İ': "i", // Turkish dotless and dotted i
+}
+
+// Normalize is the one normalization of ingredient names, for writes and
+// for queries alike: lower case, diacritics stripped (Vietnamese
+// included: "Thịt gà" → "thit-ga", "đậu" → "dau"; đ, ø, ł, ß, æ, œ and the
+// Turkish ı/İ are folded, as they are not a letter plus a mark), and every
+// run of spaces, punctuation and symbols one hyphen, none at the ends.
+// Letters of other scripts are kept (lower-cased). An empty result means
+// the name has no letter or digit.
+func Normalize(s string) string {
+	var b strings.Builder
+	hyphen := false
+	for _, r := range norm.NFD.String(strings.ToValidUTF8(s, " ")) {
+		if f, ok := folded[r]; ok {
+			b.WriteString(f)
+			hyphen = false
+			continue
+		}
+		switch {
+		case unicode.Is(unicode.Mn, r):
+			// a combining mark: dropped
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			b.WriteString(string(unicode.ToLower(r)))
+			hyphen = false
+		default:
+			if !hyphen && b.Len() > 0 {
+				b.WriteByte('-')
+				hyphen = true
+			}
+		}
+	}
+	return strings.TrimSuffix(b.String(), "-")
+}

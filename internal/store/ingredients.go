@@ -1,0 +1,94 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/dynastream/dynastream/internal/cooking"
+	"github.com/dynastream/dynastream/internal/errs"
+)
+
+// Item types of the cooking patterns (seed 003).
+const (
+	TypeIngredient     = "Ingredient"
+	TypeIngredientName = "IngredientNameLookup"
+)
+
+// ingredientSearchPK is the GSI2 partition of every ingredient (pattern 4).
+const ingredientSearchPK = "INGREDIENT#SEARCH"
+
+// IngredientKey is an ingredient's key.
+func IngredientKey(id string) Key { return Key{"INGREDIENT#" + id, "METADATA"} }
+
+// IngredientNameKey is the lookup that claims a normalized name.
+func IngredientNameKey(normalized string) Key { return Key{"INGREDIENT_NAME#" + normalized, "META"} }
+
+type ingredientNameLookup struct {
+	IngredientID string `dynamodbav:"ingredientId"`
+}
+
+// CreateIngredient writes an ingredient and claims its normalized name in
+// one transaction: a name taken by another ingredient is errs.Conflict
+// naming it (existingIngredientId), and nothing is written.
+func (s *Store) CreateIngredient(ctx context.Context, in cooking.Ingredient) error {
+	it, err := marshal(head{Key: IngredientKey(in.IngredientID), ItemType: TypeIngredient}, in)
+	if err != nil {
+		return err
+	}
+	it["GSI2PK"] = &types.AttributeValueMemberS{Value: ingredientSearchPK}
+	it["GSI2SK"] = &types.AttributeValueMemberS{Value: "NAME#" + in.NormalizedName}
+	lookup, err := marshal(head{Key: IngredientNameKey(in.NormalizedName), ItemType: TypeIngredientName}, ingredientNameLookup{in.IngredientID})
+	if err != nil {
+		return err
+	}
+	_, err = s.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+		put(s.Table, it, "attribute_not_exists(PK)"),
+		put(s.Table, lookup, "attribute_not_exists(PK)"),
+	}})
+	if reasons := cancelReasons(err); reasons != nil {
+		switch {
+		case reasons[1] == "ConditionalCheckFailed":
+			var lk ingredientNameLookup
+			if ok, gerr := s.getItem(ctx, IngredientNameKey(in.NormalizedName), true, &lk); gerr != nil || !ok {
+				return errs.New(errs.Conflict, "an ingredient named %q exists already", in.NormalizedName)
+			}
+			e := errs.New(errs.Conflict, "ingredient %s has the same name (%s)", lk.IngredientID, in.NormalizedName)
+			e.Extra = map[string]any{"existingIngredientId": lk.IngredientID}
+			return e
+		case reasons[0] == "ConditionalCheckFailed":
+			return errs.New(errs.Conflict, "ingredient %s already exists", in.IngredientID)
+		default:
+			return errs.New(errs.Conflict, "a concurrent change to the name %s; try again", in.NormalizedName)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("store: create ingredient: %w", err)
+	}
+	return nil
+}
+
+// GetIngredient reads an ingredient by id.
+func (s *Store) GetIngredient(ctx context.Context, id string) (cooking.Ingredient, error) {
+	var in cooking.Ingredient
+	ok, err := s.get(ctx, IngredientKey(id), &in)
+	if err == nil && !ok {
+		err = errs.New(errs.NotFound, "ingredient %s not found", id)
+	}
+	return in, err
+}
+
+// FindIngredients pages through the ingredients whose normalized name is
+// normalized (exact) or starts with it, by normalized name (pattern 4 on
+// GSI2 INGREDIENT#SEARCH / NAME#…).
+func (s *Store) FindIngredients(ctx context.Context, normalized string, exact bool, p Page) ([]cooking.Ingredient, string, error) {
+	q := query{index: IndexGSI2, pk: ingredientSearchPK, skPrefix: "NAME#" + normalized, page: p}
+	if exact {
+		q.skFrom, q.skTo = "NAME#"+normalized, "NAME#"+normalized
+	}
+	var out []cooking.Ingredient
+	next, err := s.queryPage(ctx, q, decodeInto(s, &out))
+	return out, next, err
+}
