@@ -102,6 +102,8 @@ var authzExpected = map[string][4]string{
 	"DELETE /locations/{locationId}":   {"403", "403", "403", "2xx"},
 	"PUT /locations/{locationId}/code": {"403", "403", "403", "2xx"},
 	"POST /ingredients":                {"2xx", "2xx", "2xx", "2xx"},
+	"GET /me/cooking-preferences":      {"2xx", "2xx", "2xx", "2xx"},
+	"PUT /me/cooking-preferences":      {"2xx", "2xx", "2xx", "2xx"},
 	"GET /ingredients":                 {"2xx", "2xx", "2xx", "2xx"},
 	"GET /ingredients/{ingredientId}":  {"2xx", "2xx", "2xx", "2xx"},
 }
@@ -129,6 +131,7 @@ var matrixBodies = map[string]string{
 	"PATCH /locations/{locationId}":                   `{"name":"Zurich HB"}`,
 	"PUT /locations/{locationId}/code":                `{"locationCode":"zurich-two"}`,
 	"POST /ingredients":                               `{"name":"Basil {n}"}`, // {n}: the world's number
+	"PUT /me/cooking-preferences":                     `{"favoriteMethods":["steam"],"skillLevel":"beginner"}`,
 }
 
 // matrixBody is an operation's body in world n (nil: none).

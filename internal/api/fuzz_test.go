@@ -42,6 +42,7 @@ var fuzzRoutes = []string{
 	"GET /me/notifications", "POST /locations", "GET /locations", "GET /locations/by-code/{code}",
 	"GET /locations/{locationId}", "PATCH /locations/{locationId}", "DELETE /locations/{locationId}",
 	"PUT /locations/{locationId}/code", "POST /ingredients", "GET /ingredients", "GET /ingredients/{ingredientId}",
+	"GET /me/cooking-preferences", "PUT /me/cooking-preferences",
 }
 
 // FuzzWriter: any request to any operation — fuzzed ids in the path, query
@@ -89,6 +90,7 @@ func FuzzWriter(f *testing.F) {
 		"POST /locations":                      `{"locationCode":"zurich-main","name":"Zurich","placeId":"p","formattedAddress":"a","lat":1,"lng":2}`,
 		"POST /dev/tokens":                     `{"userId":"bob"}`,
 		"POST /ingredients":                    `{"name":"Thịt gà","category":"meat"}`,
+		"PUT /me/cooking-preferences":          `{"favoriteMethods":["steam","grill"],"dietaryRestrictions":["halal"],"dislikedIngredients":["id000003"],"skillLevel":"advanced","servings":4}`,
 	}
 	for i, r := range fuzzRoutes {
 		id := "id000001"

@@ -1,7 +1,9 @@
 package api
 
 import (
+	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/dynastream/dynastream/internal/cooking"
@@ -75,4 +77,80 @@ func (s *Server) listIngredients(w http.ResponseWriter, r *http.Request) error {
 		return replyPage(w)(s.Store.FindIngredients(r.Context(), n, true, p))
 	}
 	return replyPage(w)(s.Store.FindIngredients(r.Context(), cooking.Normalize(prefix), false, p))
+}
+
+// Limits on cooking preferences.
+const (
+	maxDisliked = 50
+	maxServings = 20
+)
+
+type cookingPreferencesRequest struct {
+	FavoriteMethods     []string `json:"favoriteMethods"`
+	DietaryRestrictions []string `json:"dietaryRestrictions"`
+	DislikedIngredients []string `json:"dislikedIngredients"`
+	SkillLevel          string   `json:"skillLevel"`
+	Servings            int      `json:"servings"`
+}
+
+func (s *Server) getCookingPreferences(w http.ResponseWriter, r *http.Request) error {
+	return reply(w, http.StatusOK)(s.Store.GetCookingPreferences(r.Context(), identity(r.Context()).UserID))
+}
+
+// putCookingPreferences replaces the caller's cooking preferences: methods,
+// restrictions and skill from their closed sets, disliked ingredients that
+// exist (one read for all of them), each list without repeats.
+func (s *Server) putCookingPreferences(w http.ResponseWriter, r *http.Request) error {
+	var req cookingPreferencesRequest
+	if err := decode(r, &req); err != nil {
+		return err
+	}
+	var fs []errs.FieldError
+	closedSet := func(field string, vs []string, set []string) []string {
+		out := []string{}
+		for i, v := range vs {
+			switch {
+			case !slices.Contains(set, v):
+				fs = append(fs, errs.FieldError{Field: fmt.Sprintf("%s[%d]", field, i), Reason: "must be one of " + strings.Join(set, ", ")})
+			case !slices.Contains(out, v):
+				out = append(out, v)
+			}
+		}
+		return out
+	}
+	methods := closedSet("favoriteMethods", req.FavoriteMethods, cooking.Methods)
+	restrictions := closedSet("dietaryRestrictions", req.DietaryRestrictions, cooking.Restrictions)
+	if req.SkillLevel != "" && !slices.Contains(cooking.SkillLevels, req.SkillLevel) {
+		fs = append(fs, errs.FieldError{Field: "skillLevel", Reason: "must be one of " + strings.Join(cooking.SkillLevels, ", ")})
+	}
+	if req.Servings < 0 || req.Servings > maxServings {
+		fs = append(fs, errs.FieldError{Field: "servings", Reason: fmt.Sprintf("must be from 1 to %d (0 or absent: not set)", maxServings)})
+	}
+	disliked := []string{}
+	for _, id := range req.DislikedIngredients {
+		if !slices.Contains(disliked, id) {
+			disliked = append(disliked, id)
+		}
+	}
+	if len(disliked) > maxDisliked {
+		fs = append(fs, errs.FieldError{Field: "dislikedIngredients", Reason: fmt.Sprintf("must have at most %d ingredients", maxDisliked)})
+	}
+	if err := errs.Fields(fs); err != nil {
+		return err
+	}
+	missing, err := s.Store.MissingIngredients(r.Context(), disliked)
+	if err != nil {
+		return err
+	}
+	for _, id := range missing {
+		fs = append(fs, errs.FieldError{Field: fmt.Sprintf("dislikedIngredients[%d]", slices.Index(req.DislikedIngredients, id)), Reason: "unknown ingredient " + id})
+	}
+	if err := errs.Fields(fs); err != nil {
+		return err
+	}
+	p := cooking.Preferences{
+		UserID: identity(r.Context()).UserID, FavoriteMethods: methods, DietaryRestrictions: restrictions,
+		DislikedIngredients: disliked, SkillLevel: req.SkillLevel, Servings: req.Servings, UpdatedAt: store.Timestamp(s.Now()),
+	}
+	return reply(w, http.StatusOK)(p, s.Store.PutCookingPreferences(r.Context(), p))
 }

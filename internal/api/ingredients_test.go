@@ -84,3 +84,42 @@ func TestIngredients(t *testing.T) {
 		t.Errorf("%d items, want 6 (3 ingredients, 3 lookups; nothing of the refused ones): %v", len(keys), keys)
 	}
 }
+
+// TestCookingPreferences: defaults, then a replacement with repeats
+// dropped; closed sets and unknown ingredients refused, each named.
+func TestCookingPreferences(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, sequence("cp%02d"))
+	alice := e.token("alice")
+	var pref struct {
+		UserID                                                    string
+		FavoriteMethods, DietaryRestrictions, DislikedIngredients []string
+		SkillLevel                                                string
+		Servings                                                  int
+	}
+	e.ok(200, "GET", "/me/cooking-preferences", alice, nil, &pref)
+	if pref.UserID != "alice" || pref.FavoriteMethods == nil || len(pref.FavoriteMethods) != 0 {
+		t.Errorf("defaults %+v", pref)
+	}
+	var gar struct{ IngredientID string }
+	e.ok(201, "POST", "/ingredients", alice, map[string]any{"name": "Tỏi"}, &gar)
+	e.ok(200, "PUT", "/me/cooking-preferences", alice, map[string]any{"favoriteMethods": []string{"steam", "stir-fry", "steam"},
+		"dietaryRestrictions": []string{"halal"}, "dislikedIngredients": []string{gar.IngredientID, gar.IngredientID}, "skillLevel": "beginner", "servings": 2}, nil)
+	e.ok(200, "GET", "/me/cooking-preferences", alice, nil, &pref)
+	if strings.Join(pref.FavoriteMethods, ",") != "steam,stir-fry" || len(pref.DislikedIngredients) != 1 || pref.Servings != 2 || pref.SkillLevel != "beginner" {
+		t.Errorf("stored %+v", pref)
+	}
+	e.problem(e.do("PUT", "/me/cooking-preferences", alice, map[string]any{"favoriteMethods": []string{"microwave"}}), 400, "favoriteMethods[0]")
+	e.problem(e.do("PUT", "/me/cooking-preferences", alice, map[string]any{"dislikedIngredients": []string{gar.IngredientID, "nope"}}), 400, "dislikedIngredients[1]")
+	e.problem(e.do("PUT", "/me/cooking-preferences", alice, map[string]any{"servings": 21}), 400, "servings")
+	// Nothing changed by the refused ones.
+	e.ok(200, "GET", "/me/cooking-preferences", alice, nil, &pref)
+	if pref.Servings != 2 {
+		t.Errorf("a refused request changed the preferences: %+v", pref)
+	}
+	for _, it := range e.snapshot() {
+		if it["SK"] == "PREFERENCES" && (it["GSI1PK"] != "USER#alice" || it["GSI1SK"] != "PREFERENCES" || it["PK"] != "USER#alice") {
+			t.Errorf("preferences item %v: want USER#alice / PREFERENCES on the table and GSI1", it)
+		}
+	}
+}

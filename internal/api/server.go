@@ -114,6 +114,8 @@ var routes = []route{
 
 	// Locations (seed 001): reads for any user; the handlers let only
 	// admins write (adminRoutes).
+	{"GET /me/cooking-preferences", user, (*Server).getCookingPreferences},
+	{"PUT /me/cooking-preferences", user, (*Server).putCookingPreferences},
 	{"POST /ingredients", user, (*Server).createIngredient},
 	{"GET /ingredients", user, (*Server).listIngredients},
 	{"GET /ingredients/{ingredientId}", user, (*Server).getIngredient},

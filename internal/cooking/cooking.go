@@ -58,3 +58,30 @@ func Normalize(s string) string {
 	}
 	return strings.TrimSuffix(b.String(), "-")
 }
+
+// Methods are the cooking methods a recipe may have and a user may favour
+// (a closed set: the seed's GSI2 METHOD#<method> partitions).
+var Methods = []string{"bake", "boil", "braise", "fry", "grill", "raw", "roast", "simmer", "steam", "stir-fry"}
+
+// Restrictions are the dietary restrictions a user may declare.
+var Restrictions = []string{"dairy-free", "gluten-free", "halal", "kosher", "nut-free", "pescatarian", "vegan", "vegetarian"}
+
+// SkillLevels are a cook's levels.
+var SkillLevels = []string{"beginner", "intermediate", "advanced"}
+
+// Preferences are a user's cooking preferences (one item per user).
+type Preferences struct {
+	UserID              string   `json:"userId" dynamodbav:"userId"`
+	FavoriteMethods     []string `json:"favoriteMethods" dynamodbav:"favoriteMethods"`
+	DietaryRestrictions []string `json:"dietaryRestrictions" dynamodbav:"dietaryRestrictions"`
+	// DislikedIngredients are ingredient ids.
+	DislikedIngredients []string `json:"dislikedIngredients" dynamodbav:"dislikedIngredients"`
+	SkillLevel          string   `json:"skillLevel,omitempty" dynamodbav:"skillLevel,omitempty"`
+	Servings            int      `json:"servings,omitempty" dynamodbav:"servings,omitempty"`
+	UpdatedAt           string   `json:"updatedAt,omitempty" dynamodbav:"updatedAt,omitempty"`
+}
+
+// DefaultPreferences are a user's preferences before they set any.
+func DefaultPreferences(userID string) Preferences {
+	return Preferences{UserID: userID, FavoriteMethods: []string{}, DietaryRestrictions: []string{}, DislikedIngredients: []string{}}
+}

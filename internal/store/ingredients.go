@@ -92,3 +92,60 @@ func (s *Store) FindIngredients(ctx context.Context, normalized string, exact bo
 	next, err := s.queryPage(ctx, q, decodeInto(s, &out))
 	return out, next, err
 }
+
+// TypeCookingPreferences marks a user's cooking preferences.
+const TypeCookingPreferences = "CookingPreferences"
+
+// CookingPreferencesKey is a user's cooking preferences (seed 003:
+// USER#<id> / PREFERENCES, also on GSI1 under the same keys).
+func CookingPreferencesKey(userID string) Key { return Key{UserPK(userID), "PREFERENCES"} }
+
+// PutCookingPreferences replaces a user's cooking preferences.
+func (s *Store) PutCookingPreferences(ctx context.Context, p cooking.Preferences) error {
+	k := CookingPreferencesKey(p.UserID)
+	it, err := marshal(head{Key: k, ItemType: TypeCookingPreferences}, p)
+	if err != nil {
+		return err
+	}
+	it["GSI1PK"] = &types.AttributeValueMemberS{Value: k.PK}
+	it["GSI1SK"] = &types.AttributeValueMemberS{Value: k.SK}
+	if _, err := s.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.Table, Item: it}); err != nil {
+		return fmt.Errorf("store: put cooking preferences: %w", err)
+	}
+	return nil
+}
+
+// GetCookingPreferences reads a user's cooking preferences, the defaults
+// when they set none.
+func (s *Store) GetCookingPreferences(ctx context.Context, userID string) (cooking.Preferences, error) {
+	p := cooking.DefaultPreferences(userID)
+	_, err := s.get(ctx, CookingPreferencesKey(userID), &p)
+	return p, err
+}
+
+// MissingIngredients returns the ids among ids that name no ingredient,
+// with one BatchGetItem round.
+func (s *Store) MissingIngredients(ctx context.Context, ids []string) ([]string, error) {
+	keys := make([]Key, len(ids))
+	for i, id := range ids {
+		keys[i] = IngredientKey(id)
+	}
+	found := map[string]bool{}
+	err := s.batchGet(ctx, keys, false, func(it map[string]types.AttributeValue) error {
+		var in cooking.Ingredient
+		if s.decode(it, &in) {
+			found[in.IngredientID] = true
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: read ingredients: %w", err)
+	}
+	var missing []string
+	for _, id := range ids {
+		if !found[id] {
+			missing = append(missing, id)
+		}
+	}
+	return missing, nil
+}
