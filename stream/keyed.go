@@ -293,6 +293,16 @@ func (r Result) Fail(group, record int, err error) {
 	}
 }
 
+// DeadLettered returns the dead letters Keyed wrote for the batch's
+// records that failed with a Permanent error, in group order.
+func (r Result) DeadLettered() []DeadLetter {
+	var out []DeadLetter
+	for _, o := range r {
+		out = append(out, o.DeadLettered...)
+	}
+	return out
+}
+
 // Failures returns the stopped groups' outcomes.
 func (r Result) Failures() []Outcome {
 	var out []Outcome

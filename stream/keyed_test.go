@@ -338,7 +338,7 @@ func TestKeyedDeadLettersPermanentFailuresAtOnce(t *testing.T) {
 	if dl := all[0]; dl.Consumer != "test" || !strings.Contains(dl.Error, "bad image") || dl.Attempts != 1 {
 		t.Errorf("dead letter %+v: want consumer, error and one attempt", dl)
 	}
-	if n := len(res[0].DeadLettered); n != 2 || res[0].Done != 4 {
+	if n := len(res[0].DeadLettered); n != 2 || res[0].Done != 4 || len(res.DeadLettered()) != 2 {
 		t.Errorf("group a: done %d, dead-lettered %d; want 4 and 2", res[0].Done, n)
 	}
 	// A shared write failing afterwards for record 4 (position 2 of group a)

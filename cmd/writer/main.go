@@ -89,6 +89,7 @@ func main() {
 	if err != nil {
 		app.Fatal(log, "clients", err)
 	}
+	app.EnsureBookkeeping(c, clients, log) // invite rate windows (local; the template makes it in AWS)
 	srv, err := server(c, clients, log, app.InLambda(), os.Getenv("DEV_AUTH_SECRET"))
 	if err != nil {
 		app.Fatal(log, "bad configuration", err)

@@ -71,9 +71,7 @@ func (s *Server) createResource(w http.ResponseWriter, r *http.Request) error {
 	if err := s.Store.CreateResource(r.Context(), res); err != nil {
 		return err
 	}
-	w.Header().Set("Location", "/resources/"+string(res.ResourceType)+"/"+res.ResourceID)
-	writeJSON(w, http.StatusCreated, res)
-	return nil
+	return created(w, "/resources/"+string(res.ResourceType)+"/"+res.ResourceID, res)
 }
 
 func (s *Server) getResource(w http.ResponseWriter, r *http.Request) error {

@@ -47,9 +47,7 @@ func (s *Server) createIngredient(w http.ResponseWriter, r *http.Request) error 
 	if err := s.Store.CreateIngredient(r.Context(), in); err != nil {
 		return err
 	}
-	w.Header().Set("Location", "/ingredients/"+in.IngredientID)
-	writeJSON(w, http.StatusCreated, in)
-	return nil
+	return created(w, "/ingredients/"+in.IngredientID, in)
 }
 
 func (s *Server) getIngredient(w http.ResponseWriter, r *http.Request) error {

@@ -87,9 +87,7 @@ func (s *Server) addListing(w http.ResponseWriter, r *http.Request) error {
 	if err := s.Store.AddListing(r.Context(), l); err != nil {
 		return err
 	}
-	w.Header().Set("Location", "/rooms/"+me.RoomID+"/listings/"+l.ListingID)
-	writeJSON(w, http.StatusCreated, l)
-	return nil
+	return created(w, "/rooms/"+me.RoomID+"/listings/"+l.ListingID, l)
 }
 
 func (s *Server) getListing(w http.ResponseWriter, r *http.Request) error {

@@ -163,9 +163,7 @@ func (s *Server) createLocation(w http.ResponseWriter, r *http.Request) error {
 	if err := s.Store.CreateLocation(r.Context(), l); err != nil {
 		return err
 	}
-	w.Header().Set("Location", "/locations/"+l.LocationID)
-	writeJSON(w, http.StatusCreated, l)
-	return nil
+	return created(w, "/locations/"+l.LocationID, l)
 }
 
 func (s *Server) getLocation(w http.ResponseWriter, r *http.Request) error {

@@ -128,7 +128,7 @@ func (s *Server) validate(r *http.Request, rt route, op *routers.Route) error {
 	// An id in the path that breaks its pattern can name no item: saying
 	// so reveals nothing about what exists, and looking it up first would
 	// send DynamoDB a key it refuses.
-	if badPathID(r, err) {
+	if badPathID(op, err) {
 		return err
 	}
 	switch rt.access {
@@ -151,17 +151,32 @@ func (s *Server) validate(r *http.Request, rt route, op *routers.Route) error {
 	return err
 }
 
-// pathIDs are the path parameters that are ids (schemas Id and UserId).
-var pathIDs = map[string]bool{"roomId": true, "listingId": true, "userId": true, "id": true, "inviteId": true, "commentId": true, "locationId": true, "ingredientId": true}
+// pathIDs returns the names of an operation's path parameters that are
+// ids (schemas Id and UserId).
+func pathIDs(op *routers.Route) map[string]bool {
+	out := map[string]bool{}
+	for _, ps := range []openapi3.Parameters{op.PathItem.Parameters, op.Operation.Parameters} {
+		for _, p := range ps {
+			if p.Value == nil || p.Value.In != openapi3.ParameterInPath || p.Value.Schema == nil {
+				continue
+			}
+			if ref := p.Value.Schema.Ref; strings.HasSuffix(ref, "/Id") || strings.HasSuffix(ref, "/UserId") {
+				out[p.Value.Name] = true
+			}
+		}
+	}
+	return out
+}
 
 // badPathID reports whether a validation error names an id in the path.
-func badPathID(r *http.Request, err error) bool {
+func badPathID(op *routers.Route, err error) bool {
 	var e *errs.Error
 	if !errors.As(err, &e) {
 		return false
 	}
+	ids := pathIDs(op)
 	for _, f := range e.Fields {
-		if pathIDs[f.Field] && r.PathValue(f.Field) != "" {
+		if ids[f.Field] {
 			return true
 		}
 	}

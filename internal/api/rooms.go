@@ -93,9 +93,7 @@ func (s *Server) createRoom(w http.ResponseWriter, r *http.Request) error {
 	if _, err := s.Store.CreateRoom(r.Context(), rm); err != nil {
 		return err
 	}
-	w.Header().Set("Location", "/rooms/"+rm.RoomID)
-	writeJSON(w, http.StatusCreated, rm)
-	return nil
+	return created(w, "/rooms/"+rm.RoomID, rm)
 }
 
 // parseContext validates a room context; an absent one is the default.

@@ -230,6 +230,13 @@ func reply(w http.ResponseWriter, status int) func(any, error) error {
 	}
 }
 
+// created answers 201 with v and its Location.
+func created(w http.ResponseWriter, location string, v any) error {
+	w.Header().Set("Location", location)
+	writeJSON(w, http.StatusCreated, v)
+	return nil
+}
+
 // replyPage writes one page of a list ({items, nextCursor}; a nil slice
 // as []), or returns the error: return replyPage(w)(s.Store.ListX(…)).
 func replyPage(w http.ResponseWriter) func(any, string, error) error {

@@ -265,34 +265,33 @@ func (e *Effects) sendOnce(ctx context.Context, key string, m mail.Message) erro
 	if timeout == 0 || timeout >= hold {
 		timeout = min(DefaultSendTimeout, hold/2)
 	}
-	for waited := false; ; waited = true {
-		now := e.Now()
-		st, until, err := e.Store.BeginOnce(ctx, key, now, hold, keep)
-		switch {
-		case err != nil:
-			return err
-		case st == store.OnceDone:
-			return nil
-		case st == store.OnceBusy:
-			// Wait for the hold to end (a little after, for clock skew),
-			// once, if that fits in the budget.
-			wait := until.Sub(now) + 50*time.Millisecond
-			budget := hold + time.Second
-			if dl, ok := ctx.Deadline(); ok {
-				budget = time.Until(dl) - timeout - time.Second
-			}
-			if waited || wait > budget {
-				return fmt.Errorf("%w (%s, held until %s)", errBusy, key, until.UTC().Format(time.RFC3339Nano))
-			}
-			e.logger().Warn("e-mail held by another attempt (a crash?); waiting for its hold to end", "key", key, "wait", wait.String())
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-time.After(wait):
-			}
-			continue
+	st, until, err := e.Store.BeginOnce(ctx, key, e.Now(), hold, keep)
+	if err == nil && st == store.OnceBusy {
+		// Wait for the hold to end (a little after, for clock skew), once,
+		// if that fits in the budget.
+		wait := until.Sub(e.Now()) + 50*time.Millisecond
+		budget := hold + time.Second
+		if dl, ok := ctx.Deadline(); ok {
+			budget = time.Until(dl) - timeout - time.Second
 		}
-		break
+		if wait > budget {
+			return fmt.Errorf("%w (%s, held until %s)", errBusy, key, until.UTC().Format(time.RFC3339Nano))
+		}
+		e.logger().Warn("e-mail held by another attempt (a crash?); waiting for its hold to end", "key", key, "wait", wait.String())
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(wait):
+		}
+		st, until, err = e.Store.BeginOnce(ctx, key, e.Now(), hold, keep)
+	}
+	switch {
+	case err != nil:
+		return err
+	case st == store.OnceDone:
+		return nil
+	case st == store.OnceBusy:
+		return fmt.Errorf("%w (%s, held until %s)", errBusy, key, until.UTC().Format(time.RFC3339Nano))
 	}
 	m.IdempotencyKey = key
 	sctx, cancel := context.WithTimeout(ctx, timeout)

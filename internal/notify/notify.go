@@ -186,10 +186,8 @@ func (n *Notifier) Handle(ctx context.Context, ev lambdaevents.DynamoDBEvent) (l
 	if len(evs) > 0 {
 		n.publish(ctx, log, evs, res)
 	}
-	for _, o := range res {
-		for _, dl := range o.DeadLettered {
-			log.Error("notifier: record dead-lettered (it can never be handled)", "seq", dl.FirstSequenceNumber, "err", dl.Error)
-		}
+	for _, dl := range res.DeadLettered() {
+		log.Error("notifier: record dead-lettered (it can never be handled)", "seq", dl.FirstSequenceNumber, "err", dl.Error)
 	}
 	for _, o := range res.Failures() {
 		log.Error("notifier: records failed", "key", o.Key, "seq", o.Records[o.Done].Change.SequenceNumber,

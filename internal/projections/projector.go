@@ -156,10 +156,8 @@ func (p *Projector) Handle(ctx context.Context, ev events.DynamoDBEvent) (events
 		return done, ddb.MarkPermanent(err)
 	})
 	b.flush(ctx, res)
-	for _, o := range res {
-		for _, dl := range o.DeadLettered {
-			log.Error("projector: record dead-lettered (it can never be handled)", "seq", dl.FirstSequenceNumber, "err", dl.Error)
-		}
+	for _, dl := range res.DeadLettered() {
+		log.Error("projector: record dead-lettered (it can never be handled)", "seq", dl.FirstSequenceNumber, "err", dl.Error)
 	}
 	for _, o := range res.Failures() {
 		log.Error("projector: records failed", "key", o.Key, "seq", o.Records[o.Done].Change.SequenceNumber,
