@@ -106,6 +106,27 @@ var authzExpected = map[string][4]string{
 	"PUT /me/cooking-preferences":      {"2xx", "2xx", "2xx", "2xx"},
 	"GET /ingredients":                 {"2xx", "2xx", "2xx", "2xx"},
 	"GET /ingredients/{ingredientId}":  {"2xx", "2xx", "2xx", "2xx"},
+	"GET /users/{userId}/profile":      {"2xx", "2xx", "2xx", "2xx"},
+	"POST /recipes":                    {"2xx", "2xx", "2xx", "2xx"},
+	"GET /recipes":                     {"2xx", "2xx", "2xx", "2xx"},
+	"GET /recipes/{recipeId}":          {"2xx", "2xx", "2xx", "2xx"},
+	"PUT /recipes/{recipeId}":          {"2xx", "403", "403", "403"}, // the author only
+	"DELETE /recipes/{recipeId}":       {"2xx", "403", "403", "403"},
+	"GET /cooking/recent":              {"2xx", "2xx", "2xx", "2xx"},
+	"GET /cooking/trending":            {"2xx", "2xx", "2xx", "2xx"},
+	"POST /me/cooking-history":         {"2xx", "2xx", "2xx", "2xx"},
+	"GET /me/cooking-history":          {"2xx", "2xx", "2xx", "2xx"},
+	"GET /me/cooking-favorites":        {"2xx", "2xx", "2xx", "2xx"},
+	"GET /me/suggestions":              {"2xx", "2xx", "2xx", "2xx"},
+	"POST /me/cooking-sessions":        {"2xx", "2xx", "2xx", "2xx"},
+	// The owner's history entry and session: nobody else's /me reaches them.
+	"GET /me/cooking-history/{historyId}":            {"2xx", "404", "404", "404"},
+	"PATCH /me/cooking-history/{historyId}":          {"2xx", "404", "404", "404"},
+	"DELETE /me/cooking-history/{historyId}":         {"2xx", "404", "404", "404"},
+	"GET /me/cooking-sessions/{sessionId}":           {"2xx", "404", "404", "404"},
+	"PUT /me/cooking-sessions/{sessionId}/step":      {"2xx", "404", "404", "404"},
+	"POST /me/cooking-sessions/{sessionId}/complete": {"2xx", "404", "404", "404"},
+	"POST /me/cooking-sessions/{sessionId}/abandon":  {"2xx", "404", "404", "404"},
 }
 
 // publicOps need no token at all.
@@ -132,12 +153,19 @@ var matrixBodies = map[string]string{
 	"PUT /locations/{locationId}/code":                `{"locationCode":"zurich-two"}`,
 	"POST /ingredients":                               `{"name":"Basil {n}"}`, // {n}: the world's number
 	"PUT /me/cooking-preferences":                     `{"favoriteMethods":["steam"],"skillLevel":"beginner"}`,
+	"POST /recipes":                                   `{"title":"Pho {n}","method":"boil","ingredients":[{"ingredientId":"{ingredientId}","quantity":1,"unit":"kg"}],"steps":["Boil"],"servings":2}`,
+	"PUT /recipes/{recipeId}":                         `{"title":"Pho again","method":"simmer","ingredients":[{"ingredientId":"{ingredientId}","quantity":2}],"steps":["Simmer"],"servings":4}`,
+	"POST /me/cooking-history":                        `{"recipeId":"{recipeId}","rating":4}`,
+	"PATCH /me/cooking-history/{historyId}":           `{"rating":5,"favorite":true}`,
+	"POST /me/cooking-sessions":                       `{"recipeId":"{recipeId}"}`,
+	"PUT /me/cooking-sessions/{sessionId}/step":       `{"step":0}`,
+	"POST /me/cooking-sessions/{sessionId}/complete":  `{"rating":3}`,
 }
 
-// matrixBody is an operation's body in world n (nil: none).
-func matrixBody(op string, n int) any {
+// body is an operation's body in world n, with the world's ids (nil: none).
+func (w matrixWorld) body(op string, n int) any {
 	if b, ok := matrixBodies[op]; ok {
-		return json.RawMessage(strings.ReplaceAll(b, "{n}", fmt.Sprint(n)))
+		return json.RawMessage(w.path(strings.ReplaceAll(b, "{n}", fmt.Sprint(n))))
 	}
 	return nil
 }
@@ -146,7 +174,7 @@ func matrixBody(op string, n int) any {
 // a listing; alice's goal with bob as collaborator, a pending invite to
 // dave, alice's comment with her reaction; a location.
 type matrixWorld struct {
-	room, listing, goal, invite, comment, location, code, ingredient string
+	room, listing, goal, invite, comment, location, code, ingredient, recipe, history, session string
 }
 
 func buildWorld(t *testing.T, e *env, tok map[string]string, n int) matrixWorld {
@@ -176,6 +204,14 @@ func buildWorld(t *testing.T, e *env, tok map[string]string, n int) matrixWorld 
 	var in struct{ IngredientID string }
 	e.ok(201, "POST", "/ingredients", tok[cOwner], map[string]any{"name": fmt.Sprintf("Thịt gà %d", n)}, &in)
 	w.ingredient = in.IngredientID
+	var rc struct{ RecipeID, HistoryID, SessionID string }
+	e.ok(201, "POST", "/recipes", tok[cOwner], map[string]any{"title": "Canh chua", "method": "simmer", "servings": 2, "steps": []string{"Simmer", "Serve"},
+		"ingredients": []map[string]any{{"ingredientId": w.ingredient, "quantity": 0.5, "unit": "kg"}}}, &rc)
+	w.recipe = rc.RecipeID
+	e.ok(201, "POST", "/me/cooking-history", tok[cOwner], map[string]any{"recipeId": w.recipe, "rating": 4}, &rc)
+	w.history = rc.HistoryID
+	e.ok(201, "POST", "/me/cooking-sessions", tok[cOwner], map[string]any{"recipeId": w.recipe}, &rc)
+	w.session = rc.SessionID
 	return w
 }
 
@@ -183,7 +219,7 @@ func (w matrixWorld) path(p string) string {
 	for from, to := range map[string]string{
 		"{roomId}": w.room, "{listingId}": w.listing, "{type}": "goal", "{id}": w.goal, "{inviteId}": w.invite,
 		"{commentId}": w.comment, "{emoji}": "%F0%9F%91%8D", "{locationId}": w.location, "{code}": w.code,
-		"{ingredientId}": w.ingredient,
+		"{ingredientId}": w.ingredient, "{recipeId}": w.recipe, "{historyId}": w.history, "{sessionId}": w.session,
 	} {
 		p = strings.ReplaceAll(p, from, to)
 	}
@@ -191,6 +227,9 @@ func (w matrixWorld) path(p string) string {
 	p = strings.Replace(p, "/members/{userId}", "/members/bob", 1)
 	p = strings.Replace(p, "/collaborators/{userId}", "/collaborators/bob", 1)
 	p = strings.Replace(p, "/users/{userId}", "/users/alice", 1)
+	if p == "/recipes" {
+		p += "?method=simmer"
+	}
 	if strings.HasSuffix(p, "/listings/lookup") {
 		p += "?sourceBrand=homegate&externalId=HG-1"
 	}
@@ -237,6 +276,9 @@ func class(status int) string {
 func TestAuthorizationMatrix(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, sequence("m%03d"))
+	// Real time: DynamoDB Local deletes items whose ttl has passed (the
+	// harness's clock starts in 2025), and sessions live 24 hours.
+	e.clock.Advance(time.Since(e.clock.Peek()))
 	e.st.InviteLimits.PerUser, e.st.InviteLimits.PerResource, e.st.InviteLimits.Window = 1000, 1000, time.Hour
 	tok := map[string]string{
 		cOwner: e.token("alice"), cMember: e.token("bob"), cOutsider: e.token("carol"),
@@ -269,7 +311,7 @@ func TestAuthorizationMatrix(t *testing.T) {
 			if b, isBad := bad[caller]; isBad {
 				token = b
 			}
-			r := e.do(method, shared.path(path), token, matrixBody(op, n))
+			r := e.do(method, shared.path(path), token, shared.body(op, n))
 			if r.status >= 500 {
 				t.Errorf("%s as %s: %d %s", op, caller, r.status, r.body)
 			}
@@ -290,8 +332,8 @@ func TestAuthorizationMatrix(t *testing.T) {
 		}
 		// An outsider learns nothing about whether a room exists.
 		if strings.Contains(path, "{roomId}") {
-			real := e.do(method, shared.path(path), tok[cOutsider], matrixBody(op, n))
-			ghost := e.do(method, strings.Replace(shared.path(path), shared.room, "no-such-room", 1), tok[cOutsider], matrixBody(op, n))
+			real := e.do(method, shared.path(path), tok[cOutsider], shared.body(op, n))
+			ghost := e.do(method, strings.Replace(shared.path(path), shared.room, "no-such-room", 1), tok[cOutsider], shared.body(op, n))
 			if real.status != ghost.status || strings.ReplaceAll(string(real.body), shared.room, "X") != strings.ReplaceAll(string(ghost.body), "no-such-room", "X") {
 				t.Errorf("%s: an outsider tells a room that exists (%d %s) from one that does not (%d %s)", op, real.status, real.body, ghost.status, ghost.body)
 			}

@@ -2,6 +2,7 @@ package api
 
 import (
 	"net/http"
+	"regexp"
 	"strings"
 	"time"
 
@@ -566,9 +567,14 @@ func (s *Server) getProfile(w http.ResponseWriter, r *http.Request) error {
 }
 
 type profileRequest struct {
-	Name  string `json:"name"`
-	Email string `json:"email"`
+	Name   string `json:"name"`
+	Email  string `json:"email"`
+	Locale string `json:"locale"`
 }
+
+// localePattern is a BCP 47 language tag's shape: a language, then
+// subtags.
+var localePattern = regexp.MustCompile(`^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8}){0,3}$`)
 
 // putProfile sets the caller's profile: the name shown in e-mails and the
 // address they are sent to.
@@ -582,10 +588,13 @@ func (s *Server) putProfile(w http.ResponseWriter, r *http.Request) error {
 	if req.Email != "" && !auth.ValidEmail(req.Email) {
 		fs = append(fs, errs.FieldError{Field: "email", Reason: "must be an e-mail address"})
 	}
+	if req.Locale != "" && !localePattern.MatchString(req.Locale) {
+		fs = append(fs, errs.FieldError{Field: "locale", Reason: "must be a BCP 47 language tag, such as en or vi-VN"})
+	}
 	if err := errs.Fields(fs); err != nil {
 		return err
 	}
-	p := collab.Profile{UserID: identity(r.Context()).UserID, Name: strings.TrimSpace(req.Name), Email: strings.ToLower(req.Email), UpdatedAt: store.Timestamp(s.Now())}
+	p := collab.Profile{UserID: identity(r.Context()).UserID, Name: strings.TrimSpace(req.Name), Email: strings.ToLower(req.Email), Locale: req.Locale, UpdatedAt: store.Timestamp(s.Now())}
 	if err := s.Store.PutProfile(r.Context(), p); err != nil {
 		return err
 	}

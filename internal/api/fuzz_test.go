@@ -43,6 +43,13 @@ var fuzzRoutes = []string{
 	"GET /locations/{locationId}", "PATCH /locations/{locationId}", "DELETE /locations/{locationId}",
 	"PUT /locations/{locationId}/code", "POST /ingredients", "GET /ingredients", "GET /ingredients/{ingredientId}",
 	"GET /me/cooking-preferences", "PUT /me/cooking-preferences",
+	// Appended, so that the corpus's route numbers keep their meaning.
+	"GET /users/{userId}/profile", "POST /recipes", "GET /recipes", "GET /recipes/{recipeId}", "PUT /recipes/{recipeId}",
+	"DELETE /recipes/{recipeId}", "GET /cooking/recent", "GET /cooking/trending", "POST /me/cooking-history",
+	"GET /me/cooking-history", "GET /me/cooking-history/{historyId}", "PATCH /me/cooking-history/{historyId}",
+	"DELETE /me/cooking-history/{historyId}", "GET /me/cooking-favorites", "POST /me/cooking-sessions",
+	"GET /me/cooking-sessions/{sessionId}", "PUT /me/cooking-sessions/{sessionId}/step",
+	"POST /me/cooking-sessions/{sessionId}/complete", "POST /me/cooking-sessions/{sessionId}/abandon", "GET /me/suggestions",
 }
 
 // FuzzWriter: any request to any operation — fuzzed ids in the path, query
@@ -75,27 +82,45 @@ func FuzzWriter(f *testing.F) {
 		return rec
 	}
 	// Something to reach: a room, a goal, a comment, a location.
-	do("POST", "/rooms", callers[0], []byte(`{"name":"r","searchType":"rent"}`))        // id000001
-	do("POST", "/resources", callers[0], []byte(`{"resourceType":"goal","title":"g"}`)) // id000002
+	do("POST", "/rooms", callers[0], []byte(`{"name":"r","searchType":"rent"}`))                                                                                                      // id000001
+	do("POST", "/resources", callers[0], []byte(`{"resourceType":"goal","title":"g"}`))                                                                                               // id000002
+	do("POST", "/ingredients", callers[0], []byte(`{"name":"Rau muống"}`))                                                                                                            // id000003
+	do("POST", "/recipes", callers[0], []byte(`{"title":"Rau muống xào","method":"stir-fry","servings":2,"steps":["Fry"],"ingredients":[{"ingredientId":"id000003","quantity":1}]}`)) // id000004
+	do("POST", "/me/cooking-history", callers[0], []byte(`{"recipeId":"id000004","rating":5}`))                                                                                       // id000005
+	do("POST", "/me/cooking-sessions", callers[0], []byte(`{"recipeId":"id000004"}`))                                                                                                 // id000006
 	seeds := map[string]string{
-		"POST /rooms":                          `{"name":"Flat","searchType":"rent","context":{"combineMode":"strict"}}`,
-		"PUT /rooms/{roomId}/criteria":         `{"criteria":{"locations":["Zurich"],"priceMin":1,"priceMax":2},"weights":{"price":5}}`,
-		"POST /rooms/{roomId}/members":         `{"userId":"bob"}`,
-		"POST /rooms/{roomId}/listings":        `{"sourceBrand":"homegate","externalId":"HG-1","title":"t","location":"Zurich","price":1}`,
-		"POST /resources":                      `{"resourceType":"goal","title":"Run"}`,
-		"POST /resources/{type}/{id}/invites":  `{"inviteeId":"bob","message":"hi\nthere"}`,
-		"POST /resources/{type}/{id}/comments": `{"text":"hi @alice"}`,
-		"PUT /me/profile":                      `{"name":"Alice","email":"a@example.com"}`,
-		"PUT /me/notification-preferences":     `{"emailOnInvite":true}`,
-		"POST /locations":                      `{"locationCode":"zurich-main","name":"Zurich","placeId":"p","formattedAddress":"a","lat":1,"lng":2}`,
-		"POST /dev/tokens":                     `{"userId":"bob"}`,
-		"POST /ingredients":                    `{"name":"Thịt gà","category":"meat"}`,
-		"PUT /me/cooking-preferences":          `{"favoriteMethods":["steam","grill"],"dietaryRestrictions":["halal"],"dislikedIngredients":["id000003"],"skillLevel":"advanced","servings":4}`,
+		"POST /rooms":                                    `{"name":"Flat","searchType":"rent","context":{"combineMode":"strict"}}`,
+		"PUT /rooms/{roomId}/criteria":                   `{"criteria":{"locations":["Zurich"],"priceMin":1,"priceMax":2},"weights":{"price":5}}`,
+		"POST /rooms/{roomId}/members":                   `{"userId":"bob"}`,
+		"POST /rooms/{roomId}/listings":                  `{"sourceBrand":"homegate","externalId":"HG-1","title":"t","location":"Zurich","price":1}`,
+		"POST /resources":                                `{"resourceType":"goal","title":"Run"}`,
+		"POST /resources/{type}/{id}/invites":            `{"inviteeId":"bob","message":"hi\nthere"}`,
+		"POST /resources/{type}/{id}/comments":           `{"text":"hi @alice"}`,
+		"PUT /me/profile":                                `{"name":"Alice","email":"a@example.com"}`,
+		"PUT /me/notification-preferences":               `{"emailOnInvite":true}`,
+		"POST /locations":                                `{"locationCode":"zurich-main","name":"Zurich","placeId":"p","formattedAddress":"a","lat":1,"lng":2}`,
+		"POST /dev/tokens":                               `{"userId":"bob"}`,
+		"POST /ingredients":                              `{"name":"Thịt gà","category":"meat"}`,
+		"PUT /me/cooking-preferences":                    `{"favoriteMethods":["steam","grill"],"dietaryRestrictions":["halal"],"dislikedIngredients":["id000003"],"skillLevel":"advanced","servings":4}`,
+		"POST /recipes":                                  `{"title":"Canh chua","description":"sour\nsoup","method":"simmer","servings":4,"prepMinutes":10,"cookMinutes":20,"steps":["Boil","Season"],"ingredients":[{"ingredientId":"id000003","quantity":0.5,"unit":"kg"}],"suitableFor":["halal"]}`,
+		"PUT /recipes/{recipeId}":                        `{"title":"Rau muống","method":"stir-fry","servings":2,"steps":["Fry"],"ingredients":[{"ingredientId":"id000003","quantity":2}]}`,
+		"POST /me/cooking-history":                       `{"recipeId":"id000004","cookDate":"2025-12-29T08:00:00+07:00","rating":4,"notes":"good","favorite":true}`,
+		"PATCH /me/cooking-history/{historyId}":          `{"rating":null,"notes":"x","favorite":false}`,
+		"POST /me/cooking-sessions":                      `{"recipeId":"id000004"}`,
+		"PUT /me/cooking-sessions/{sessionId}/step":      `{"step":0}`,
+		"POST /me/cooking-sessions/{sessionId}/complete": `{"rating":5}`,
 	}
 	for i, r := range fuzzRoutes {
 		id := "id000001"
-		if strings.Contains(r, "{type}") {
+		switch {
+		case strings.Contains(r, "{type}"):
 			id = "id000002"
+		case strings.Contains(r, "{recipeId}"):
+			id = "id000004"
+		case strings.Contains(r, "{historyId}"):
+			id = "id000005"
+		case strings.Contains(r, "{sessionId}"):
+			id = "id000006"
 		}
 		f.Add(uint8(i), uint8(0), id, "limit=2", []byte(seeds[r]))
 	}
@@ -103,7 +128,7 @@ func FuzzWriter(f *testing.F) {
 	f.Add(uint8(2), uint8(0), strings.Repeat("a", 3000), "", []byte(nil))
 	f.Fuzz(func(t *testing.T, ri, ci uint8, id, query string, body []byte) {
 		method, path, _ := strings.Cut(fuzzRoutes[int(ri)%len(fuzzRoutes)], " ")
-		for _, p := range []string{"{roomId}", "{userId}", "{listingId}", "{id}", "{inviteId}", "{commentId}", "{locationId}", "{code}", "{ingredientId}"} {
+		for _, p := range []string{"{roomId}", "{userId}", "{listingId}", "{id}", "{inviteId}", "{commentId}", "{locationId}", "{code}", "{ingredientId}", "{recipeId}", "{historyId}", "{sessionId}"} {
 			path = strings.ReplaceAll(path, p, url.PathEscape(id))
 		}
 		path = strings.ReplaceAll(path, "{type}", "goal")

@@ -441,7 +441,7 @@ func TestPathIDsMatchTheSpec(t *testing.T) {
 			found[name] = true
 		}
 	}
-	want := map[string]bool{"roomId": true, "listingId": true, "userId": true, "id": true, "inviteId": true, "commentId": true, "locationId": true, "ingredientId": true}
+	want := map[string]bool{"roomId": true, "listingId": true, "userId": true, "id": true, "inviteId": true, "commentId": true, "locationId": true, "ingredientId": true, "recipeId": true, "historyId": true, "sessionId": true}
 	if len(found) != len(want) {
 		t.Errorf("id path parameters in the spec %v, want %v", found, want)
 	}

@@ -147,6 +147,9 @@ func (s *Server) validate(r *http.Request, rt route, op *routers.Route) error {
 		if aerr := s.collabAccess(r, rt.pattern); aerr != nil {
 			return aerr
 		}
+		if aerr := s.recipeAccess(r, rt.pattern); aerr != nil {
+			return aerr
+		}
 	}
 	return err
 }

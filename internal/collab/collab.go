@@ -166,9 +166,11 @@ func DefaultPreferences(userID string) Preferences {
 
 // Profile is the one user profile all domains share.
 type Profile struct {
-	UserID    string `json:"userId" dynamodbav:"userId"`
-	Name      string `json:"name" dynamodbav:"name"`
-	Email     string `json:"email,omitempty" dynamodbav:"email,omitempty"`
+	UserID string `json:"userId" dynamodbav:"userId"`
+	Name   string `json:"name" dynamodbav:"name"`
+	Email  string `json:"email,omitempty" dynamodbav:"email,omitempty"`
+	// Locale is a BCP 47 language tag (en, vi-VN), optional.
+	Locale    string `json:"locale,omitempty" dynamodbav:"locale,omitempty"`
 	UpdatedAt string `json:"updatedAt" dynamodbav:"updatedAt"`
 }
 

@@ -68,6 +68,7 @@ type meaning struct {
 	err     error // undecodable: the record fails
 	count   *CountChange
 	effects *Effects
+	cooking *CookingChange
 	// The source change's id and time, for a count's marker.
 	eventID string
 	at      time.Time
@@ -78,6 +79,9 @@ type meaning struct {
 func (m meaning) key(r events.DynamoDBEventRecord) string {
 	if m.effects != nil {
 		return store.RoomPK(m.effects.RoomID)
+	}
+	if m.cooking != nil {
+		return m.cooking.key()
 	}
 	return stream.PartitionKey(store.AttrPK)(r)
 }
@@ -101,6 +105,13 @@ func decode(r events.DynamoDBEventRecord) meaning {
 	if ok {
 		return meaning{effects: &e}
 	}
+	cc2, ok, err := CookingOf(c)
+	if err != nil {
+		return meaning{err: err}
+	}
+	if ok {
+		return meaning{cooking: &cc2}
+	}
 	return meaning{}
 }
 
@@ -118,8 +129,9 @@ type batch struct {
 	rooms   map[string]room.Room
 	roomErr error // the rooms could not be read: every room group fails
 
-	mu     sync.Mutex
-	writes []derivedWrite
+	mu        sync.Mutex
+	writes    []derivedWrite
+	suggested map[string]bool // users whose suggestions this batch refreshed
 }
 
 // Handle applies a batch's effects. The records are grouped by room (other
@@ -191,6 +203,22 @@ func (b *batch) project(ctx context.Context, g stream.Group) (int, error) {
 			}
 			b.p.counted.add(m.count.CommentID)
 			i++
+		case m.cooking != nil:
+			// The group's cooking records up to the next other one are
+			// applied together (one recipe's, or one user's).
+			var recs []cookingRec
+			j := i
+			for ; j < len(g.Records); j++ {
+				mj := b.meaning[g.Records[j].Change.SequenceNumber]
+				if mj.cooking == nil {
+					break
+				}
+				recs = append(recs, cookingRec{*mj.cooking})
+			}
+			if err := b.projectCooking(ctx, recs); err != nil {
+				return i, err
+			}
+			i = j
 		case m.effects == nil:
 			i++
 		case m.effects.DeleteRoom:

@@ -130,4 +130,6 @@ var ItemTypes = []string{
 	TypeResource, TypeInvite, TypeCollaborator, TypeComment, TypeCommentRef, TypeReaction,
 	TypeReactionCounts, TypeReactionCountMarker, TypePreferences, TypeProfile, TypeNotification,
 	TypeIdempotency, TypeLocation, TypeLocationCode,
+	TypeIngredient, TypeIngredientName, TypeCookingPreferences, TypeRecipe, TypeCookingHistory, TypeHistoryRef, TypeCookingSession,
+	TypeRecentCooking, TypeTrending, TypeCookingMarker, TypeSuggestion,
 }

@@ -113,6 +113,13 @@ var shapes = map[string]func() any{
 	TypeNotification:       func() any { return new(collab.Notification) },
 	TypeIngredient:         func() any { return new(cooking.Ingredient) },
 	TypeCookingPreferences: func() any { return new(cooking.Preferences) },
+	TypeRecipe:             func() any { return new(cooking.Recipe) },
+	TypeCookingHistory:     func() any { return new(cooking.History) },
+	TypeHistoryRef:         func() any { return new(historyRef) },
+	TypeCookingSession:     func() any { return new(cooking.Session) },
+	TypeRecentCooking:      func() any { return new(RecentCooking) },
+	TypeTrending:           func() any { return new(Trending) },
+	TypeSuggestion:         func() any { return new(cooking.Suggestions) },
 }
 
 // Undecodable returns why a stored item cannot be decoded into the type

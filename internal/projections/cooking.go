@@ -1,0 +1,232 @@
+package projections
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/dynastream/dynastream/internal/cooking"
+	"github.com/dynastream/dynastream/internal/store"
+	"github.com/dynastream/dynastream/stream"
+)
+
+// CookingChange is what one change asks of the projector for cooking
+// (seed 003): a history entry's delta to its recipe's derived state, a
+// deleted recipe's cascade, a user's suggestions to refresh.
+type CookingChange struct {
+	RecipeID string
+	// Delta, when set, moves the recipe's recent items, trending counts and
+	// rating aggregate (exactly once, by its SourceID).
+	Delta *store.CookingDelta
+	// DeleteRecipe asks for the recipe partition's cascade.
+	DeleteRecipe bool
+	// SuggestFor, when set, asks for that user's suggestions again.
+	SuggestFor string
+}
+
+// key groups a cooking change with its recipe's other changes, or (a
+// preferences change) with the user's.
+func (c CookingChange) key() string {
+	if c.RecipeID != "" {
+		return store.RecipePK(c.RecipeID)
+	}
+	return store.UserPK(c.SuggestFor)
+}
+
+// CookingOf maps a change to its cooking meaning (false: none). It is
+// pure: the delta's marker is the record's eventID, its recent item's key
+// comes from the history entry.
+//
+//   - A history entry inserted: its recent item, +1 on the cook date's ISO
+//     week, its rating (if any) added to the recipe's; suggestions again.
+//   - Changed: the rating's difference (added, changed or removed); a
+//     change of favourite also refreshes the suggestions; notes alone ask
+//     for nothing.
+//   - Removed: the recent item deleted, −1 on the week, its rating taken
+//     out; suggestions again.
+//   - A recipe removed: its partition's derived items deleted.
+//   - Cooking preferences written: suggestions again.
+func CookingOf(c stream.Change) (CookingChange, bool, error) {
+	if c.Derived() {
+		return CookingChange{}, false, nil
+	}
+	removed := c.Kind == stream.Remove || c.Kind == stream.TTLRemove
+	switch c.ItemType() {
+	case store.TypeRecipe:
+		if !removed {
+			return CookingChange{}, false, nil
+		}
+		var r cooking.Recipe
+		if err := c.DecodeOld(&r); err != nil {
+			return CookingChange{}, false, err
+		}
+		return CookingChange{RecipeID: r.RecipeID, DeleteRecipe: true}, true, nil
+	case store.TypeCookingPreferences:
+		if removed {
+			return CookingChange{}, false, nil
+		}
+		var p cooking.Preferences
+		if err := c.DecodeNew(&p); err != nil {
+			return CookingChange{}, false, err
+		}
+		return CookingChange{SuggestFor: p.UserID}, true, nil
+	case store.TypeCookingHistory:
+		var h, old cooking.History
+		d := &store.CookingDelta{SourceID: c.EventID, At: c.At}
+		switch {
+		case c.Kind == stream.Insert:
+			if err := c.DecodeNew(&h); err != nil {
+				return CookingChange{}, false, err
+			}
+			week, err := cooking.Week(h.CookDate)
+			if err != nil {
+				return CookingChange{}, false, err
+			}
+			d.Recent = &store.RecentCooking{RecipeID: h.RecipeID, HistoryID: h.HistoryID, UserID: h.UserID, CookDate: h.CookDate, Title: h.RecipeTitle}
+			d.Week, d.WeekDelta = week, +1
+			if h.Rating > 0 {
+				d.RatingCount, d.RatingSum = 1, h.Rating
+			}
+		case removed:
+			if err := c.DecodeOld(&h); err != nil {
+				return CookingChange{}, false, err
+			}
+			week, err := cooking.Week(h.CookDate)
+			if err != nil {
+				return CookingChange{}, false, err
+			}
+			d.Recent = &store.RecentCooking{RecipeID: h.RecipeID, HistoryID: h.HistoryID, UserID: h.UserID, CookDate: h.CookDate, Title: h.RecipeTitle}
+			d.Remove = true
+			d.Week, d.WeekDelta = week, -1
+			if h.Rating > 0 {
+				d.RatingCount, d.RatingSum = -1, -h.Rating
+			}
+		default: // modified
+			if err := c.DecodeNew(&h); err != nil {
+				return CookingChange{}, false, err
+			}
+			if err := c.DecodeOld(&old); err != nil {
+				return CookingChange{}, false, err
+			}
+			if old.Rating == h.Rating {
+				if old.Favorite != h.Favorite {
+					return CookingChange{SuggestFor: h.UserID}, true, nil
+				}
+				return CookingChange{}, false, nil
+			}
+			d.RatingCount = rated(h.Rating) - rated(old.Rating)
+			d.RatingSum = h.Rating - old.Rating
+		}
+		return CookingChange{RecipeID: h.RecipeID, Delta: d, SuggestFor: h.UserID}, true, nil
+	}
+	return CookingChange{}, false, nil
+}
+
+func rated(r int) int {
+	if r > 0 {
+		return 1
+	}
+	return 0
+}
+
+// projectCooking handles a group's cooking records from..to (one recipe's,
+// or one user's preferences): the deltas in one ApplyCooking, a deleted
+// recipe's cascade, then the suggestions of the users concerned.
+func (b *batch) projectCooking(ctx context.Context, recs []cookingRec) error {
+	var recipeID string
+	var deltas []store.CookingDelta
+	var users []string
+	for _, r := range recs {
+		c := r.c
+		switch {
+		case c.DeleteRecipe:
+			if len(deltas) > 0 {
+				if _, err := b.p.Store.ApplyCooking(ctx, recipeID, deltas, countMarkerTTL); err != nil {
+					return fmt.Errorf("cooking counts of recipe %s: %w", recipeID, err)
+				}
+				deltas = nil
+			}
+			n, err := b.p.Store.DeleteRecipeCascade(ctx, c.RecipeID)
+			if err != nil {
+				return fmt.Errorf("cascade of recipe %s: %w", c.RecipeID, err)
+			}
+			b.p.logger().Info("projector: recipe deleted", "recipe", c.RecipeID, "itemsDeleted", n)
+		case c.Delta != nil:
+			recipeID = c.RecipeID
+			deltas = append(deltas, *c.Delta)
+		}
+		if c.SuggestFor != "" && !slices.Contains(users, c.SuggestFor) {
+			users = append(users, c.SuggestFor)
+		}
+	}
+	if len(deltas) > 0 {
+		if _, err := b.p.Store.ApplyCooking(ctx, recipeID, deltas, countMarkerTTL); err != nil {
+			return fmt.Errorf("cooking counts of recipe %s: %w", recipeID, err)
+		}
+	}
+	for _, u := range users {
+		if err := b.suggest(ctx, u); err != nil {
+			return fmt.Errorf("suggestions of %s: %w", u, err)
+		}
+	}
+	return nil
+}
+
+// cookingRec is one record's cooking meaning.
+type cookingRec struct {
+	c CookingChange
+}
+
+// suggest refreshes a user's suggestions once per batch: from core items
+// only (cooking.SuggestInput), so the list is the same whichever order
+// the stream is processed in.
+func (b *batch) suggest(ctx context.Context, userID string) error {
+	b.mu.Lock()
+	if b.suggested == nil {
+		b.suggested = map[string]bool{}
+	}
+	done := b.suggested[userID]
+	b.suggested[userID] = true
+	b.mu.Unlock()
+	if done {
+		return nil
+	}
+	err := b.refreshSuggestions(ctx, userID)
+	if err != nil {
+		b.mu.Lock()
+		delete(b.suggested, userID)
+		b.mu.Unlock()
+	}
+	return err
+}
+
+func (b *batch) refreshSuggestions(ctx context.Context, userID string) error {
+	in, newest, err := b.p.Store.SuggestInput(ctx, userID)
+	if err != nil {
+		return err
+	}
+	it, err := suggestionsOf(userID, in, newest)
+	if err != nil {
+		return err
+	}
+	if it == nil {
+		return b.p.Store.DeleteSuggestions(ctx, userID)
+	}
+	return b.p.Store.BatchPut(ctx, []map[string]types.AttributeValue{it})
+}
+
+// suggestionsOf computes a user's suggestions item from its inputs; nil
+// when there are none (no history, no preferences).
+func suggestionsOf(userID string, in cooking.SuggestInput, newest string) (map[string]types.AttributeValue, error) {
+	if newest == "" {
+		return nil, nil
+	}
+	sg := cooking.Suggestions{UserID: userID, Items: cooking.Suggest(in), GeneratedAt: newest}
+	if t, err := time.Parse(store.TimeLayout, newest); err == nil {
+		sg.TTL = t.Add(cooking.SuggestionTTL).Unix()
+	}
+	return store.SuggestionsItem(sg)
+}

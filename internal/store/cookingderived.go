@@ -1,0 +1,419 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/dynastream/dynastream/internal/cooking"
+)
+
+// Derived item types of the cooking patterns.
+const (
+	TypeRecentCooking = "RecentCooking"
+	TypeTrending      = "Trending"
+	TypeCookingMarker = "CookingCountMarker"
+	TypeSuggestion    = "Suggestion"
+)
+
+// Sort-key prefixes of a recipe's derived items.
+const (
+	SKPrefixCooked   = "COOKED#"
+	SKPrefixTrending = "TRENDING#"
+	SKPrefixCounted  = "COUNTED#"
+	prefixRecent     = "RECENT#"
+)
+
+// RecentKey is the recent-cooking item of a history entry: RECIPE#<id> /
+// COOKED#<cookDate>#<historyId>, on GSI3 RECENT#<yyyy-mm> (pattern 6).
+func RecentKey(recipeID, cookDate, historyID string) Key {
+	return Key{RecipePK(recipeID), SKPrefixCooked + cookDate + "#" + historyID}
+}
+
+// TrendingKey is a recipe's count for an ISO week (yyyy-Www).
+func TrendingKey(recipeID, week string) Key { return Key{RecipePK(recipeID), SKPrefixTrending + week} }
+
+// TrendingSortKey is a Trending item's GSI3 sort key: the count with a
+// fixed width, so string order is numeric order, then the recipe.
+func TrendingSortKey(count int, recipeID string) string {
+	return fmt.Sprintf("%08d#%s", count, recipeID)
+}
+
+// RecentCooking is one cooking of a recipe (derived from the history
+// entry; its keys come from the entry, so a replay rewrites it).
+type RecentCooking struct {
+	RecipeID  string `json:"recipeId" dynamodbav:"recipeId"`
+	HistoryID string `json:"historyId" dynamodbav:"historyId"`
+	UserID    string `json:"userId" dynamodbav:"userId"`
+	CookDate  string `json:"cookDate" dynamodbav:"cookDate"`
+	Title     string `json:"recipeTitle" dynamodbav:"recipeTitle"`
+}
+
+// Trending is a recipe's cooking count in one ISO week.
+type Trending struct {
+	RecipeID string `json:"recipeId" dynamodbav:"recipeId"`
+	Week     string `json:"week" dynamodbav:"week"`
+	Count    int    `json:"count" dynamodbav:"count"`
+}
+
+// CookingDelta is what one source change (a cooking history entry's
+// insert, change or removal) does to its recipe's derived state.
+type CookingDelta struct {
+	// SourceID is the stream record's eventID: the change's marker; At is
+	// the record's time, from which the marker's ttl is counted.
+	SourceID string
+	At       time.Time
+	// Recent, when set, is written (Remove false) or deleted (Remove true).
+	Recent *RecentCooking
+	Remove bool
+	// Week and WeekDelta move the week's trending count.
+	Week      string
+	WeekDelta int
+	// RatingCount and RatingSum move the recipe's rating aggregate.
+	RatingCount, RatingSum int
+}
+
+// CookingApplied says what ApplyCooking did.
+type CookingApplied struct {
+	// Gone: the recipe does not exist (deleted); nothing was done.
+	Gone bool
+	// Applied counts the deltas applied now; the others were applied
+	// before (their marker exists).
+	Applied int
+	// Weeks are the trending counts after the deltas, by week.
+	Weeks map[string]int
+	// Recipe is the recipe after the deltas.
+	Recipe cooking.Recipe
+}
+
+// maxDeltasPerTransaction keeps a transaction within DynamoDB's 100 items:
+// per delta a marker and a recent item, plus the recipe and one trending
+// item per week.
+const maxDeltasPerTransaction = 32
+
+// ApplyCooking applies deltas of one recipe exactly once each: it reads the
+// recipe, the weeks' trending items and the deltas' markers in one
+// consistent BatchGetItem, leaves out the deltas whose marker exists, and
+// writes the rest in one transaction — their markers, their recent items,
+// the new trending counts and the recipe's rating aggregate and GSI2 sort
+// key — each conditioned on the values it read. A transaction that loses a
+// race (another writer of the same recipe) is read and tried again: the
+// cost is O(1) requests per batch of a recipe's records, not per record.
+func (s *Store) ApplyCooking(ctx context.Context, recipeID string, deltas []CookingDelta, markerTTL time.Duration) (CookingApplied, error) {
+	out := CookingApplied{Weeks: map[string]int{}}
+	for start := 0; start < len(deltas); start += maxDeltasPerTransaction {
+		a, err := s.applyCookingChunk(ctx, recipeID, deltas[start:min(start+maxDeltasPerTransaction, len(deltas))], markerTTL)
+		if err != nil {
+			return out, err
+		}
+		out.Gone, out.Recipe = a.Gone, a.Recipe
+		out.Applied += a.Applied
+		for w, n := range a.Weeks {
+			out.Weeks[w] = n
+		}
+		if a.Gone {
+			return out, nil
+		}
+	}
+	return out, nil
+}
+
+func (s *Store) applyCookingChunk(ctx context.Context, recipeID string, deltas []CookingDelta, markerTTL time.Duration) (CookingApplied, error) {
+	for attempt := 0; attempt < 6; attempt++ {
+		a, err := s.tryApplyCooking(ctx, recipeID, deltas, markerTTL)
+		if !errors.Is(err, errLostRace) {
+			return a, err
+		}
+		select {
+		case <-ctx.Done():
+			return a, ctx.Err()
+		case <-time.After(time.Duration(attempt*attempt*10) * time.Millisecond):
+		}
+	}
+	return CookingApplied{}, fmt.Errorf("store: recipe %s kept changing under its counts; retry", recipeID)
+}
+
+var errLostRace = errors.New("store: lost a race")
+
+func (s *Store) tryApplyCooking(ctx context.Context, recipeID string, deltas []CookingDelta, markerTTL time.Duration) (CookingApplied, error) {
+	out := CookingApplied{Weeks: map[string]int{}}
+	keys := []Key{RecipeKey(recipeID)}
+	weeks := map[string]bool{}
+	for _, d := range deltas {
+		keys = append(keys, Key{RecipePK(recipeID), SKPrefixCounted + d.SourceID})
+		if d.Week != "" && !weeks[d.Week] {
+			weeks[d.Week] = true
+			keys = append(keys, TrendingKey(recipeID, d.Week))
+		}
+	}
+	var recipe *cooking.Recipe
+	marked := map[string]bool{}
+	counts := map[string]int{}
+	err := s.batchGet(ctx, keys, true, func(it map[string]types.AttributeValue) error {
+		switch itemTypeOf(it) {
+		case TypeRecipe:
+			var r cooking.Recipe
+			if s.decode(it, &r) {
+				recipe = &r
+			}
+		case TypeTrending:
+			var t Trending
+			if s.decode(it, &t) {
+				counts[t.Week] = t.Count
+			}
+		case TypeCookingMarker:
+			marked[itemKey(it).SK[len(SKPrefixCounted):]] = true
+		}
+		return nil
+	})
+	if err != nil {
+		return out, fmt.Errorf("store: read recipe %s: %w", recipeID, err)
+	}
+	if recipe == nil {
+		out.Gone = true
+		return out, nil
+	}
+	before := recipe.Rating
+	after := before
+	oldCounts := map[string]int{}
+	for w := range weeks {
+		oldCounts[w] = counts[w]
+	}
+	var items []types.TransactWriteItem
+	seen := map[string]bool{}
+	for _, d := range deltas {
+		if marked[d.SourceID] || seen[d.SourceID] {
+			continue // applied before (or twice in this batch)
+		}
+		seen[d.SourceID] = true
+		out.Applied++
+		items = append(items, put(s.Table, map[string]types.AttributeValue{
+			AttrPK: &types.AttributeValueMemberS{Value: RecipePK(recipeID)}, AttrSK: &types.AttributeValueMemberS{Value: SKPrefixCounted + d.SourceID},
+			AttrItemType: &types.AttributeValueMemberS{Value: TypeCookingMarker}, AttrDerived: &types.AttributeValueMemberBOOL{Value: true},
+			AttrTTL: &types.AttributeValueMemberN{Value: strconv.FormatInt(d.At.Add(markerTTL).Unix(), 10)},
+		}, "attribute_not_exists(PK)"))
+		after = after.Add(d.RatingCount, d.RatingSum)
+		if d.Week != "" {
+			counts[d.Week] += d.WeekDelta
+		}
+		if r := d.Recent; r != nil {
+			k := RecentKey(recipeID, r.CookDate, r.HistoryID)
+			if d.Remove {
+				items = append(items, types.TransactWriteItem{Delete: &types.Delete{TableName: &s.Table, Key: k.AV()}})
+				continue
+			}
+			it, err := marshal(head{Key: k, ItemType: TypeRecentCooking, Derived: true}, *r)
+			if err != nil {
+				return out, err
+			}
+			it["GSI3PK"] = &types.AttributeValueMemberS{Value: prefixRecent + cooking.Month(r.CookDate)}
+			it["GSI3SK"] = &types.AttributeValueMemberS{Value: r.CookDate + "#" + r.HistoryID}
+			items = append(items, put(s.Table, it, ""))
+		}
+	}
+	out.Recipe = *recipe
+	out.Recipe.Rating = after
+	for w := range weeks {
+		out.Weeks[w] = counts[w]
+	}
+	if out.Applied == 0 {
+		return out, nil
+	}
+	// A recent item's put and delete for one history in one transaction
+	// would name the same key twice: keep the last.
+	items = lastPerKey(items)
+	if after != before {
+		items = append(items, types.TransactWriteItem{Update: &types.Update{
+			TableName: &s.Table, Key: RecipeKey(recipeID).AV(),
+			UpdateExpression:    aws.String("SET ratingCount = :c, ratingSum = :s, avgRating = :a, GSI2SK = :sk"),
+			ConditionExpression: aws.String("attribute_exists(PK) AND ratingCount = :oc AND ratingSum = :os"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{
+				":c": num(after.RatingCount), ":s": num(after.RatingSum), ":a": &types.AttributeValueMemberN{Value: strconv.FormatFloat(after.AvgRating, 'f', -1, 64)},
+				":sk": &types.AttributeValueMemberS{Value: cooking.RatingSortKey(after.AvgRating, recipe.CreatedAt)},
+				":oc": num(before.RatingCount), ":os": num(before.RatingSum),
+			},
+		}})
+	} else {
+		items = append(items, s.recipeExists(recipeID))
+	}
+	for w := range weeks {
+		items = append(items, s.trendingWrite(recipeID, w, oldCounts[w], counts[w]))
+	}
+	_, err = s.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+	if reasons := cancelReasons(err); reasons != nil {
+		for _, r := range reasons {
+			if r == "ConditionalCheckFailed" || r == "TransactionConflict" {
+				return out, errLostRace
+			}
+		}
+	}
+	if err != nil {
+		return out, fmt.Errorf("store: apply cooking counts of recipe %s: %w", recipeID, err)
+	}
+	return out, nil
+}
+
+// trendingWrite moves a week's trending item from old to count: written
+// while the count is above 0, deleted at 0; conditioned on the old count.
+func (s *Store) trendingWrite(recipeID, week string, old, count int) types.TransactWriteItem {
+	k := TrendingKey(recipeID, week)
+	cond, vals := "attribute_not_exists(PK)", map[string]types.AttributeValue(nil)
+	if old != 0 {
+		cond, vals = "#count = :old", map[string]types.AttributeValue{":old": num(old)}
+	}
+	names := map[string]string{"#count": "count"}
+	if old == 0 {
+		names = nil
+	}
+	if count <= 0 {
+		return types.TransactWriteItem{Delete: &types.Delete{TableName: &s.Table, Key: k.AV(), ConditionExpression: aws.String(cond),
+			ExpressionAttributeNames: names, ExpressionAttributeValues: vals}}
+	}
+	it, _ := marshal(head{Key: k, ItemType: TypeTrending, Derived: true}, Trending{RecipeID: recipeID, Week: week, Count: count})
+	it["GSI3PK"] = &types.AttributeValueMemberS{Value: SKPrefixTrending + week}
+	it["GSI3SK"] = &types.AttributeValueMemberS{Value: TrendingSortKey(count, recipeID)}
+	return types.TransactWriteItem{Put: &types.Put{TableName: &s.Table, Item: it, ConditionExpression: aws.String(cond),
+		ExpressionAttributeNames: names, ExpressionAttributeValues: vals}}
+}
+
+func num(n int) types.AttributeValue { return &types.AttributeValueMemberN{Value: strconv.Itoa(n)} }
+
+// lastPerKey keeps, of several writes to one key, the last.
+func lastPerKey(items []types.TransactWriteItem) []types.TransactWriteItem {
+	keyOf := func(it types.TransactWriteItem) Key {
+		switch {
+		case it.Put != nil:
+			return itemKey(it.Put.Item)
+		case it.Delete != nil:
+			return itemKey(it.Delete.Key)
+		}
+		return Key{}
+	}
+	last := map[Key]int{}
+	for i, it := range items {
+		last[keyOf(it)] = i
+	}
+	out := items[:0:0]
+	for i, it := range items {
+		if last[keyOf(it)] == i {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
+// RecentCookings pages through a month's cookings, newest first (pattern
+// 6: GSI3 RECENT#<yyyy-mm>).
+func (s *Store) RecentCookings(ctx context.Context, month string, p Page) ([]RecentCooking, string, error) {
+	var out []RecentCooking
+	next, err := s.queryPage(ctx, query{index: IndexGSI3, pk: prefixRecent + month, desc: true, page: p}, decodeInto(s, &out))
+	return out, next, err
+}
+
+// TrendingRecipes pages through a week's trending counts, most cooked
+// first (GSI3 TRENDING#<yyyy-Www>, descending).
+func (s *Store) TrendingRecipes(ctx context.Context, week string, p Page) ([]Trending, string, error) {
+	var out []Trending
+	next, err := s.queryPage(ctx, query{index: IndexGSI3, pk: SKPrefixTrending + week, desc: true, page: p}, decodeInto(s, &out))
+	return out, next, err
+}
+
+// DeleteRecipeCascade deletes what is left of a deleted recipe's partition
+// (its derived items), in batches of 25; it returns how many.
+func (s *Store) DeleteRecipeCascade(ctx context.Context, recipeID string) (int, error) {
+	var keys []types.WriteRequest
+	err := s.queryAll(ctx, query{pk: RecipePK(recipeID), consistent: true}, func(it map[string]types.AttributeValue) error {
+		keys = append(keys, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: itemKey(it).AV()}})
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	for start := 0; start < len(keys); start += 25 {
+		if err := s.batchWrite(ctx, keys[start:min(start+25, len(keys))]); err != nil {
+			return start, err
+		}
+	}
+	return len(keys), nil
+}
+
+// SuggestionKey is a user's suggestions (one item, replaced on refresh).
+func SuggestionKey(userID string) Key { return Key{UserPK(userID), "SUGGESTION#LATEST"} }
+
+// SuggestInput reads what cooking.Suggest needs for a user — the cooking
+// preferences, the newest history entries (consistent reads), the recipes
+// they name and the newest recipes of the authors the user liked — with
+// at most 3 + cooking.SuggestAuthors requests. It also returns the time of
+// the newest input (preferences or history change), "" when there is none.
+func (s *Store) SuggestInput(ctx context.Context, userID string) (cooking.SuggestInput, string, error) {
+	in := cooking.SuggestInput{Recipes: map[string]cooking.Recipe{}}
+	prefs := cooking.DefaultPreferences(userID)
+	if _, err := s.getItem(ctx, CookingPreferencesKey(userID), true, &prefs); err != nil {
+		return in, "", err
+	}
+	in.Preferences = prefs
+	newest := prefs.UpdatedAt
+	q := query{pk: UserPK(userID), skPrefix: SKPrefixCooking, desc: true, consistent: true, page: Page{Limit: cooking.SuggestHistory}}
+	if _, err := s.queryPage(ctx, q, decodeInto(s, &in.History)); err != nil {
+		return in, "", err
+	}
+	var keys []Key
+	for _, h := range in.History {
+		keys = append(keys, RecipeKey(h.RecipeID))
+		newest = max(newest, h.UpdatedAt, h.CreatedAt)
+	}
+	err := s.batchGet(ctx, keys, true, func(it map[string]types.AttributeValue) error {
+		var r cooking.Recipe
+		if s.decode(it, &r) {
+			in.Recipes[r.RecipeID] = r
+		}
+		return nil
+	})
+	if err != nil {
+		return in, "", err
+	}
+	for _, author := range cooking.LikedAuthors(userID, in.History, in.Recipes) {
+		rs, _, err := s.RecipesByAuthor(ctx, author, Page{Limit: cooking.SuggestPerAuthor})
+		if err != nil {
+			return in, "", err
+		}
+		for _, r := range rs {
+			in.Recipes[r.RecipeID] = r
+		}
+	}
+	return in, newest, nil
+}
+
+// SuggestionsItem is the item of a user's suggestions (derived; ttl 90
+// days after generatedAt).
+func SuggestionsItem(sg cooking.Suggestions) (map[string]types.AttributeValue, error) {
+	return marshal(head{Key: SuggestionKey(sg.UserID), ItemType: TypeSuggestion, Derived: true}, sg)
+}
+
+// GetSuggestions reads a user's live suggestions (none: an empty list).
+func (s *Store) GetSuggestions(ctx context.Context, userID string, now time.Time) (cooking.Suggestions, error) {
+	sg := cooking.Suggestions{UserID: userID}
+	ok, err := s.get(ctx, SuggestionKey(userID), &sg)
+	if err != nil || !ok || sg.TTL <= now.Unix() {
+		sg = cooking.Suggestions{UserID: userID}
+	}
+	if sg.Items == nil {
+		sg.Items = []cooking.Suggestion{}
+	}
+	return sg, err
+}
+
+// DeleteSuggestions removes a user's suggestions (no inputs left).
+func (s *Store) DeleteSuggestions(ctx context.Context, userID string) error {
+	_, err := s.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &s.Table, Key: SuggestionKey(userID).AV()})
+	if err != nil {
+		return fmt.Errorf("store: delete suggestions: %w", err)
+	}
+	return nil
+}
