@@ -235,6 +235,38 @@ func TestLocalStack(t *testing.T) {
 		return len(notes) == 1 && countEML(t, mailDir, "To: alice@example.com", "mentioned you") == 1
 	})
 
+	// The README's cooking part: an ingredient found by its name in capitals,
+	// a recipe, a cooking and a session completed twice, then what the
+	// projector derives — the exact rating, recent and trending cookings.
+	ga := call("POST", "/ingredients", alice, `{"name":"Thịt gà"}`, 201)
+	if ga["normalizedName"] != "thit-ga" {
+		t.Errorf("ingredient %v", ga)
+	}
+	if got := call("GET", "/ingredients?name=TH%E1%BB%8AT%20G%C3%80", bob, "", 200)["items"].([]any); len(got) != 1 {
+		t.Errorf("ingredients named THỊT GÀ: %v", got)
+	}
+	recipe := call("POST", "/recipes", alice, `{"title":"Gà xào sả ớt","method":"stir-fry","servings":2,"steps":["Chop","Fry"],"ingredients":[{"ingredientId":"`+ga["ingredientId"].(string)+`","quantity":300,"unit":"g"}]}`, 201)["recipeId"].(string)
+	call("POST", "/me/cooking-history", bob, `{"recipeId":"`+recipe+`","cookDate":"2025-12-29T19:30:00+07:00","rating":5,"favorite":true}`, 201)
+	session := call("POST", "/me/cooking-sessions", alice, `{"recipeId":"`+recipe+`"}`, 201)["sessionId"].(string)
+	call("PUT", "/me/cooking-sessions/"+session+"/step", alice, `{"step":1}`, 200)
+	first := call("POST", "/me/cooking-sessions/"+session+"/complete", alice, `{"rating":4}`, 201)
+	if again := call("POST", "/me/cooking-sessions/"+session+"/complete", alice, `{"rating":4}`, 200); again["historyId"] != first["historyId"] {
+		t.Errorf("completed twice: %v then %v", first, again)
+	}
+	waitUntil(t, "the recipe's rating", func() bool {
+		items := call("GET", "/recipes?method=stir-fry", bob, "", 200)["items"].([]any)
+		return len(items) == 1 && items[0].(map[string]any)["ratingCount"] == float64(2) && items[0].(map[string]any)["avgRating"] == 4.5
+	})
+	waitUntil(t, "recent and trending cookings", func() bool {
+		recent := call("GET", "/cooking/recent?month=2025-12", bob, "", 200)["items"].([]any)
+		trend := call("GET", "/cooking/trending?week=2026-W01", bob, "", 200)["items"].([]any)
+		return len(recent) == 1 && len(trend) == 1 && trend[0].(map[string]any)["count"] == float64(1)
+	})
+	if favs := call("GET", "/me/cooking-favorites", bob, "", 200)["items"].([]any); len(favs) != 1 {
+		t.Errorf("bob's favourites: %v", favs)
+	}
+	call("GET", "/me/suggestions", alice, "", 200)
+
 	// Ctrl-C: the stack stops by itself, and leaves no process behind.
 	children := descendants(cmd.Process.Pid)
 	if len(children) < 4 {

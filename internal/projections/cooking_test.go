@@ -99,7 +99,7 @@ func runKitchen(t *testing.T, st *store.Store) {
 	dates := []string{"2025-12-27T19:00:00Z", "2025-12-28T23:59:59Z", "2025-12-29T00:00:00Z", "2025-12-31T12:00:00Z", "2026-01-01T08:30:00Z", "2026-01-04T20:00:00Z", "2026-01-05T07:00:00Z"}
 	rng := rand.New(rand.NewPCG(20261123, 3))
 	var hs []cooking.History
-	for i := 0; i < 60; i++ {
+	for i := 0; i < 36; i++ {
 		r := recipes[0] // the hot recipe: about a third of all cookings
 		if rng.IntN(3) > 0 {
 			r = recipes[rng.IntN(len(recipes))]
@@ -238,7 +238,7 @@ func (cs cookingState) State(ctx context.Context) (any, error) {
 
 // The cooking derivations are exact and order-free: with every record
 // twice, re-batched, shuffled across items, with injected failures and
-// parallel lanes, 24 schedules give the state of the captured order, and
+// parallel lanes, 20 schedules give the state of the captured order, and
 // that state is what a direct computation from the final core items gives
 // — rating counts, sums and averages, GSI2 sort keys, weekly trending
 // counts, recent items — and nothing is left of the deleted recipe.
@@ -254,7 +254,7 @@ func TestCookingReplayExactCounts(t *testing.T) {
 	}
 	p := &projections.Projector{Store: st}
 	cs := cookingState{replay.TableState{DB: c.DB, Table: table, Derived: replay.DerivedFlag}}
-	schedules := append(replay.Schedules(20261123, 14), replay.Parallel(replay.Schedules(20261124, 10), 4)...)
+	schedules := append(replay.Schedules(20261123, 14), replay.Parallel(replay.Schedules(20261124, 6), 4)...)
 	rep, err := replay.Check(ctx, ev, replay.Target{Handler: p.Handle, Reset: cs.Reset, State: cs.State}, schedules)
 	if err != nil {
 		t.Fatal(err)
