@@ -37,7 +37,7 @@ func TestOpenAPICollabRulesMatchTheHandlers(t *testing.T) {
 		"invite status enum":       {enumStrings(doc.prop("Invite", "status").Enum), []string{collab.InvitePending, collab.InviteAccepted, collab.InviteDeclined, collab.InviteExpired}},
 		"invite status query enum": {enumStrings(doc.param("InviteStatusQuery").Enum), []string{collab.InvitePending, collab.InviteAccepted, collab.InviteDeclined}},
 		"role enum":                {enumStrings(doc.prop("Collaborator", "role").Enum), []string{collab.RoleCollaborator}},
-		"notification type enum":   {enumStrings(doc.prop("Notification", "type").Enum), []string{collab.NotifyInvite, collab.NotifyComment, collab.NotifyMention, collab.NotifyReaction}},
+		"notification type enum":   {enumStrings(doc.prop("Notification", "type").Enum), []string{collab.NotifyInvite, collab.NotifyComment, collab.NotifyMention, collab.NotifyReaction, collab.NotifyRecipeCooked, collab.NotifyRecipeRated, collab.NotifyRecipeTop10}},
 		"title maxLength":          {*doc.prop("CreateResourceRequest", "title").MaxLength, uint64(maxResourceTitle)},
 		"message maxLength":        {*doc.prop("CreateInviteRequest", "message").MaxLength, uint64(maxInviteMessage)},
 		"text maxLength":           {*doc.schema("CommentText").MaxLength, uint64(collab.MaxCommentLength)},

@@ -165,6 +165,21 @@ func TestSeed003AccessPatterns(t *testing.T) {
 		t.Errorf("gà's GSI2SK: %s", str(it, "GSI2SK"))
 	}
 
+	// lan hears her recipes were cooked and rated (in-app, ttl 30 days);
+	// alice and bob hear nothing of their own cooking.
+	var notes struct{ Items []map[string]any }
+	e.ok(200, "GET", "/me/notifications?limit=100", lan, nil, &notes)
+	kinds := map[string]int{}
+	for _, n := range notes.Items {
+		kinds[fmt.Sprint(n["type"])]++
+		if n["resourceType"] != "recipe" {
+			t.Errorf("cooking notification %v", n)
+		}
+	}
+	if kinds["recipe-cooked"] != 5 || kinds["recipe-rated"] != 1 {
+		t.Errorf("lan's notifications by type: %v", kinds)
+	}
+
 	// Pattern 6: recent cookings of a month (GSI3 RECENT#<yyyy-mm>).
 	var recent struct{ Items []store.RecentCooking }
 	e.ok(200, "GET", "/cooking/recent?month=2025-12", bob, nil, &recent)

@@ -244,7 +244,15 @@ const (
 	NotifyComment  = "comment"
 	NotifyMention  = "mention"
 	NotifyReaction = "reaction"
+	// Cooking (seed 003): a recipe's author hears that it was cooked, rated,
+	// or entered a week's top 10 (derived by the projector).
+	NotifyRecipeCooked = "recipe-cooked"
+	NotifyRecipeRated  = "recipe-rated"
+	NotifyRecipeTop10  = "recipe-top10"
 )
+
+// ResourceRecipe is the resourceType of a cooking notification.
+const ResourceRecipe ResourceType = "recipe"
 
 // NotificationTTL is how long an in-app notification lives.
 const NotificationTTL = 30 * 24 * time.Hour
@@ -261,6 +269,8 @@ type Notification struct {
 	InviteID       string       `json:"inviteId,omitempty" dynamodbav:"inviteId,omitempty"`
 	CommentID      string       `json:"commentId,omitempty" dynamodbav:"commentId,omitempty"`
 	Emoji          string       `json:"emoji,omitempty" dynamodbav:"emoji,omitempty"`
+	Rating         int          `json:"rating,omitempty" dynamodbav:"rating,omitempty"`
+	Week           string       `json:"week,omitempty" dynamodbav:"week,omitempty"`
 	TTL            int64        `json:"expiresAt" dynamodbav:"ttl"`
 }
 

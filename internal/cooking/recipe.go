@@ -149,3 +149,18 @@ type Session struct {
 	CookDate    string `json:"cookDate,omitempty" dynamodbav:"cookDate,omitempty"`
 	TTL         int64  `json:"expiresAt" dynamodbav:"ttl"`
 }
+
+// WeekStart is the Monday 00:00 UTC that starts an ISO week (yyyy-Www).
+func WeekStart(week string) (time.Time, error) {
+	var y, w int
+	if _, err := fmt.Sscanf(week, "%04d-W%02d", &y, &w); err != nil || w < 1 || w > 53 {
+		return time.Time{}, fmt.Errorf("cooking: %q is not an ISO week", week)
+	}
+	// 4 January is always in week 1.
+	jan4 := time.Date(y, 1, 4, 0, 0, 0, 0, time.UTC)
+	monday := jan4.AddDate(0, 0, -((int(jan4.Weekday()) + 6) % 7))
+	return monday.AddDate(0, 0, 7*(w-1)), nil
+}
+
+// TopTen is how many of a week's recipes make its top list.
+const TopTen = 10

@@ -8,6 +8,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/dynastream/dynastream/internal/collab"
 	"github.com/dynastream/dynastream/internal/cooking"
 	"github.com/dynastream/dynastream/internal/store"
 	"github.com/dynastream/dynastream/stream"
@@ -90,6 +91,7 @@ func CookingOf(c stream.Change) (CookingChange, bool, error) {
 			if h.Rating > 0 {
 				d.RatingCount, d.RatingSum = 1, h.Rating
 			}
+			d.Notify = recipeNote(c.EventID, collab.NotifyRecipeCooked, h, h.CreatedAt)
 		case removed:
 			if err := c.DecodeOld(&h); err != nil {
 				return CookingChange{}, false, err
@@ -119,10 +121,25 @@ func CookingOf(c stream.Change) (CookingChange, bool, error) {
 			}
 			d.RatingCount = rated(h.Rating) - rated(old.Rating)
 			d.RatingSum = h.Rating - old.Rating
+			if h.Rating > 0 {
+				d.Notify = recipeNote(c.EventID, collab.NotifyRecipeRated, h, h.UpdatedAt)
+			}
 		}
 		return CookingChange{RecipeID: h.RecipeID, Delta: d, SuggestFor: h.UserID}, true, nil
 	}
 	return CookingChange{}, false, nil
+}
+
+// recipeNote is the author's notification of a history change (the
+// author's id is filled in by the store, which reads the recipe); its id
+// comes from the change, so a replay rewrites the same one.
+func recipeNote(eventID, typ string, h cooking.History, at string) *collab.Notification {
+	n := &collab.Notification{NotificationID: "cook-" + eventID, Type: typ, CreatedAt: at, ActorID: h.UserID,
+		ResourceType: collab.ResourceRecipe, ResourceID: h.RecipeID, Rating: h.Rating}
+	if t, err := store.ParseTimestamp(at); err == nil {
+		n.TTL = t.Add(collab.NotificationTTL).Unix()
+	}
+	return n
 }
 
 func rated(r int) int {
@@ -135,7 +152,7 @@ func rated(r int) int {
 // projectCooking handles a group's cooking records from..to (one recipe's,
 // or one user's preferences): the deltas in one ApplyCooking, a deleted
 // recipe's cascade, then the suggestions of the users concerned.
-func (b *batch) projectCooking(ctx context.Context, recs []cookingRec) error {
+func (b *batch) projectCooking(ctx context.Context, recs []cookingRec, group, rec int) error {
 	var recipeID string
 	var deltas []store.CookingDelta
 	var users []string
@@ -163,13 +180,73 @@ func (b *batch) projectCooking(ctx context.Context, recs []cookingRec) error {
 		}
 	}
 	if len(deltas) > 0 {
-		if _, err := b.p.Store.ApplyCooking(ctx, recipeID, deltas, countMarkerTTL); err != nil {
+		a, err := b.p.Store.ApplyCooking(ctx, recipeID, deltas, countMarkerTTL)
+		if err != nil {
 			return fmt.Errorf("cooking counts of recipe %s: %w", recipeID, err)
+		}
+		if len(a.Raised) > 0 {
+			b.mu.Lock()
+			b.raised = append(b.raised, raisedWeeks{a, group, rec})
+			b.mu.Unlock()
 		}
 	}
 	for _, u := range users {
 		if err := b.suggest(ctx, u); err != nil {
 			return fmt.Errorf("suggestions of %s: %w", u, err)
+		}
+	}
+	return nil
+}
+
+// raisedWeeks is a recipe's weeks whose counts a group raised, and the
+// group's record to fail if the top-10 check cannot be made.
+type raisedWeeks struct {
+	a          store.CookingApplied
+	group, rec int
+}
+
+// topTens checks, once the whole batch's counts are written, whether the
+// recipes whose weekly counts it raised are in those weeks' top 10 (so a
+// batch's order among recipes does not matter); a failed check fails the
+// record that raised the count.
+func (b *batch) topTens(ctx context.Context, res stream.Result) {
+	for _, r := range b.raised {
+		if err := b.topTen(ctx, r.a); err != nil {
+			res.Fail(r.group, r.rec, err)
+		}
+	}
+}
+
+// topTen tells a recipe's author when it is in the top 10 of a week whose
+// count the batch raised: one Query of the week's top (GSI3, descending)
+// per raised week. The notification's id and time come from the recipe and
+// the week (its Monday), so it is written once per recipe and week however
+// often the recipe climbs. Whether a recipe is in the top 10 depends on the
+// other recipes' counts when it is read: unlike every other derived item,
+// this one depends on how far the stream had been processed.
+func (b *batch) topTen(ctx context.Context, a store.CookingApplied) error {
+	r := a.Recipe
+	for _, week := range a.Raised {
+		top, _, err := b.p.Store.TrendingRecipes(ctx, week, store.Page{Limit: cooking.TopTen})
+		if err != nil {
+			return fmt.Errorf("top of %s: %w", week, err)
+		}
+		if !slices.ContainsFunc(top, func(t store.Trending) bool { return t.RecipeID == r.RecipeID }) {
+			continue
+		}
+		start, err := cooking.WeekStart(week)
+		if err != nil {
+			return err
+		}
+		n := collab.Notification{UserID: r.AuthorID, NotificationID: "top10-" + week + "-" + r.RecipeID, Type: collab.NotifyRecipeTop10,
+			CreatedAt: store.Timestamp(start), ResourceType: collab.ResourceRecipe, ResourceID: r.RecipeID, Week: week,
+			TTL: start.Add(7*24*time.Hour + collab.NotificationTTL).Unix()}
+		items, err := store.NotificationItems([]collab.Notification{n})
+		if err != nil {
+			return err
+		}
+		if err := b.p.Store.BatchPut(ctx, items); err != nil {
+			return fmt.Errorf("top-10 notification: %w", err)
 		}
 	}
 	return nil

@@ -403,3 +403,75 @@ func TestCookingReplayExactCounts(t *testing.T) {
 		}
 	}
 }
+
+// A recipe's author hears when it enters a week's top 10, once, and not
+// while it is 11th.
+func TestTopTenNotification(t *testing.T) {
+	t.Parallel()
+	c, table, arn := ddbtest.Table(t)
+	st := store.New(c.DB, table)
+	ctx := context.Background()
+	k := &kitchen{t: t, st: st, now: time.Now().UTC().Add(-time.Hour).Truncate(time.Second)}
+	if err := st.CreateIngredient(ctx, cooking.Ingredient{IngredientID: "i-rice", Name: "Rice", NormalizedName: "rice", CreatedAt: store.Timestamp(k.tick())}); err != nil {
+		t.Fatal(err)
+	}
+	var rs []cooking.Recipe
+	for i := range 11 {
+		rs = append(rs, k.recipe(fmt.Sprintf("author%02d", i), "boil", []string{"i-rice"}))
+	}
+	// This week: a top-10 notification lives 30 days after its week's
+	// Monday (one about a long-gone week is expired at once).
+	now := time.Now().UTC()
+	day := now.Format(cooking.CookDateLayout)
+	week, _ := cooking.Week(day)
+	for _, r := range rs[:10] {
+		k.cook("eater", r, day, 0, false)
+		k.cook("eater", r, day, 0, false)
+	}
+	k.cook("eater", rs[10], day, 0, false) // 11th, with 1
+	p := &projections.Projector{Store: st}
+	project := func() {
+		ev, err := replay.Capture(ctx, c.Streams, arn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := replay.Deliver(ctx, ev, p.Handle, replay.AsCaptured); err != nil {
+			t.Fatal(err)
+		}
+	}
+	top10 := func(author string) []string {
+		notes, _, err := st.ListNotifications(ctx, author, time.Now(), store.Page{Limit: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, n := range notes {
+			if n.Type == "recipe-top10" {
+				out = append(out, n.Week)
+			}
+		}
+		return out
+	}
+	project()
+	if got := top10("author10"); len(got) != 0 {
+		t.Errorf("the 11th recipe's author was told it is in the top 10: %v", got)
+	}
+	if got := top10("author00"); len(got) != 1 || got[0] != week {
+		t.Errorf("a top-10 recipe's author: %v", got)
+	}
+	k.cook("eater", rs[10], day, 0, false)
+	k.cook("eater", rs[10], day, 0, false) // 3: first now
+	project()
+	project() // again: still one notification
+	if got := top10("author10"); len(got) != 1 || got[0] != week {
+		t.Errorf("the recipe that climbed to the top: %v", got)
+	}
+	// Cooked notifications: one per cooking, for the author.
+	notes, _, err := st.ListNotifications(ctx, "author10", time.Now(), store.Page{Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(notes) != 4 || notes[0].Type != "recipe-cooked" || notes[0].ActorID != "eater" || notes[0].ResourceID != rs[10].RecipeID {
+		t.Errorf("author10's notifications: %+v", notes)
+	}
+}

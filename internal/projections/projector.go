@@ -132,6 +132,7 @@ type batch struct {
 	mu        sync.Mutex
 	writes    []derivedWrite
 	suggested map[string]bool // users whose suggestions this batch refreshed
+	raised    []raisedWeeks   // recipes whose weekly counts this batch raised
 }
 
 // Handle applies a batch's effects. The records are grouped by room (other
@@ -168,6 +169,7 @@ func (p *Projector) Handle(ctx context.Context, ev events.DynamoDBEvent) (events
 		return done, ddb.MarkPermanent(err)
 	})
 	b.flush(ctx, res)
+	b.topTens(ctx, res)
 	for _, dl := range res.DeadLettered() {
 		log.Error("projector: record dead-lettered (it can never be handled)", "seq", dl.FirstSequenceNumber, "err", dl.Error)
 	}
@@ -215,7 +217,7 @@ func (b *batch) project(ctx context.Context, g stream.Group) (int, error) {
 				}
 				recs = append(recs, cookingRec{*mj.cooking})
 			}
-			if err := b.projectCooking(ctx, recs); err != nil {
+			if err := b.projectCooking(ctx, recs, g.Index, g.Offset+i); err != nil {
 				return i, err
 			}
 			i = j

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/dynastream/dynastream/internal/collab"
 	"github.com/dynastream/dynastream/internal/cooking"
 )
 
@@ -77,6 +79,10 @@ type CookingDelta struct {
 	WeekDelta int
 	// RatingCount and RatingSum move the recipe's rating aggregate.
 	RatingCount, RatingSum int
+	// Notify, when set, is the recipe author's in-app notification of the
+	// change (its UserID is filled in with the author; none when the
+	// author is the actor), written with the change's marker.
+	Notify *collab.Notification
 }
 
 // CookingApplied says what ApplyCooking did.
@@ -90,12 +96,14 @@ type CookingApplied struct {
 	Weeks map[string]int
 	// Recipe is the recipe after the deltas.
 	Recipe cooking.Recipe
+	// Raised are the weeks whose count a delta applied now raised.
+	Raised []string
 }
 
 // maxDeltasPerTransaction keeps a transaction within DynamoDB's 100 items:
 // per delta a marker and a recent item, plus the recipe and one trending
 // item per week.
-const maxDeltasPerTransaction = 32
+const maxDeltasPerTransaction = 24
 
 // ApplyCooking applies deltas of one recipe exactly once each: it reads the
 // recipe, the weeks' trending items and the deltas' markers in one
@@ -114,6 +122,11 @@ func (s *Store) ApplyCooking(ctx context.Context, recipeID string, deltas []Cook
 		}
 		out.Gone, out.Recipe = a.Gone, a.Recipe
 		out.Applied += a.Applied
+		for _, w := range a.Raised {
+			if !slices.Contains(out.Raised, w) {
+				out.Raised = append(out.Raised, w)
+			}
+		}
 		for w, n := range a.Weeks {
 			out.Weeks[w] = n
 		}
@@ -201,6 +214,18 @@ func (s *Store) tryApplyCooking(ctx context.Context, recipeID string, deltas []C
 		after = after.Add(d.RatingCount, d.RatingSum)
 		if d.Week != "" {
 			counts[d.Week] += d.WeekDelta
+			if d.WeekDelta > 0 && !slices.Contains(out.Raised, d.Week) {
+				out.Raised = append(out.Raised, d.Week)
+			}
+		}
+		if n := d.Notify; n != nil && n.ActorID != recipe.AuthorID {
+			note := *n
+			note.UserID = recipe.AuthorID
+			it, err := marshal(head{Key: NotificationKey(note.UserID, note.CreatedAt, note.NotificationID), ItemType: TypeNotification, Derived: true}, note)
+			if err != nil {
+				return out, err
+			}
+			items = append(items, put(s.Table, it, ""))
 		}
 		if r := d.Recent; r != nil {
 			k := RecentKey(recipeID, r.CookDate, r.HistoryID)
