@@ -105,6 +105,9 @@ func (e *engine) check(o *op) (open []string, seen time.Time) {
 	if o.counts {
 		look(kindCounts, "cnt:"+o.link.eventID)
 	}
+	if o.cookCounts {
+		look(kindCookingCounts, "ckc:"+o.link.eventID)
+	}
 	if o.notes > 0 {
 		n := e.obs.notes[o.link.eventID]
 		at(kindNotification, n.lastOr(), n != nil && len(n.users) >= o.notes)

@@ -30,13 +30,14 @@ const (
 	kindCompatibility = "compatibility"
 	kindActivity      = "activity"
 	kindCounts        = "reactionCounts"
+	kindCookingCounts = "cookingCounts"
 	kindNotification  = "notification"
 	kindEmail         = "email"
 	kindEvent         = "event"
 )
 
 // kinds in report order.
-var kinds = []string{kindCombined, kindCompatibility, kindActivity, kindCounts, kindNotification, kindEmail, kindEvent}
+var kinds = []string{kindCombined, kindCompatibility, kindActivity, kindCounts, kindCookingCounts, kindNotification, kindEmail, kindEvent}
 
 // link is a core record seen on the stream, waiting for the write that made
 // it.
@@ -115,6 +116,8 @@ func (o *observer) handle(_ context.Context, ev events.DynamoDBEvent) (events.Dy
 			o.mark("comp:"+pk+":"+strings.TrimPrefix(sk, store.SKPrefixCompatibility), at)
 		case store.TypeReactionCountMarker:
 			o.mark("cnt:"+strings.TrimPrefix(sk, "COUNTED#"), at)
+		case store.TypeCookingMarker:
+			o.mark("ckc:"+strings.TrimPrefix(sk, store.SKPrefixCounted), at)
 		case store.TypeNotification:
 			id := c.String("notificationId")
 			n := o.notes[id]

@@ -35,6 +35,8 @@ var mix = []struct {
 	{"invite", 2},
 	{"location", 4},
 	{"relocate", 3},
+	{"cook", 10},
+	{"rate", 3},
 }
 
 // op is one write and what the stream must derive from it.
@@ -53,6 +55,7 @@ type op struct {
 	combined, compat string // observation keys, "" if none
 	activity         bool
 	counts           bool
+	cookCounts       bool     // a cooking change's counts (its marker)
 	notes            int      // in-app notifications, one per recipient
 	mails            []string // idempotency key formats, %s = the source event id
 
@@ -123,6 +126,7 @@ type world struct {
 	rooms     []*roomState
 	resources []*resourceState
 	locations []*locationState
+	cooking   cookState
 
 	mu       sync.Mutex
 	nextUser int
@@ -306,7 +310,7 @@ func (w *world) setup(ctx context.Context, rooms, resources, locations int, seed
 		l.id = o.key.PK[len("LOCATION#"):]
 		w.locations = append(w.locations, l)
 	}
-	return nil
+	return w.setupCooking(ctx, seed)
 }
 
 func (w *world) adminToken(ctx context.Context) (string, error) {
@@ -328,6 +332,8 @@ func (w *world) run(ctx context.Context, name string, pickN uint64) (*op, error)
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		return w.roomOp(ctx, r, name)
+	case "cook", "rate":
+		return w.cookOp(ctx, name, pickN)
 	case "comment", "react", "unreact", "invite":
 		res := w.resources[pickN%uint64(len(w.resources))]
 		res.mu.Lock()
