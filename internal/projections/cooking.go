@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -190,11 +191,16 @@ func (b *batch) projectCooking(ctx context.Context, recs []cookingRec, group, re
 			b.mu.Unlock()
 		}
 	}
+	b.mu.Lock()
 	for _, u := range users {
-		if err := b.suggest(ctx, u); err != nil {
-			return fmt.Errorf("suggestions of %s: %w", u, err)
+		if _, ok := b.suggest[u]; !ok {
+			if b.suggest == nil {
+				b.suggest = map[string][2]int{}
+			}
+			b.suggest[u] = [2]int{group, rec}
 		}
 	}
+	b.mu.Unlock()
 	return nil
 }
 
@@ -257,28 +263,32 @@ type cookingRec struct {
 	c CookingChange
 }
 
-// suggest refreshes a user's suggestions once per batch: from core items
-// only (cooking.SuggestInput), so the list is the same whichever order
-// the stream is processed in.
-func (b *batch) suggest(ctx context.Context, userID string) error {
-	b.mu.Lock()
-	if b.suggested == nil {
-		b.suggested = map[string]bool{}
+// suggestAll refreshes, once the batch's counts are written, the
+// suggestions of the users its changes asked for — each once, several at a
+// time (a hot recipe's group would otherwise refresh its cooks one after
+// the other). The list is computed from core items only
+// (cooking.SuggestInput), so it is the same whichever order the stream is
+// processed in. A failed refresh fails the first record that asked for it.
+func (b *batch) suggestAll(ctx context.Context, res stream.Result) {
+	sem := make(chan struct{}, suggestConcurrency)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for u, at := range b.suggest {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			if err := b.refreshSuggestions(ctx, u); err != nil {
+				mu.Lock()
+				res.Fail(at[0], at[1], fmt.Errorf("suggestions of %s: %w", u, err))
+				mu.Unlock()
+			}
+		})
 	}
-	done := b.suggested[userID]
-	b.suggested[userID] = true
-	b.mu.Unlock()
-	if done {
-		return nil
-	}
-	err := b.refreshSuggestions(ctx, userID)
-	if err != nil {
-		b.mu.Lock()
-		delete(b.suggested, userID)
-		b.mu.Unlock()
-	}
-	return err
+	wg.Wait()
 }
+
+// suggestConcurrency bounds the suggestion refreshes of a batch at once.
+const suggestConcurrency = 8
 
 func (b *batch) refreshSuggestions(ctx context.Context, userID string) error {
 	in, newest, err := b.p.Store.SuggestInput(ctx, userID)

@@ -129,10 +129,10 @@ type batch struct {
 	rooms   map[string]room.Room
 	roomErr error // the rooms could not be read: every room group fails
 
-	mu        sync.Mutex
-	writes    []derivedWrite
-	suggested map[string]bool // users whose suggestions this batch refreshed
-	raised    []raisedWeeks   // recipes whose weekly counts this batch raised
+	mu      sync.Mutex
+	writes  []derivedWrite
+	suggest map[string][2]int // users whose suggestions to refresh → the group and record that asked first
+	raised  []raisedWeeks     // recipes whose weekly counts this batch raised
 }
 
 // Handle applies a batch's effects. The records are grouped by room (other
@@ -170,6 +170,7 @@ func (p *Projector) Handle(ctx context.Context, ev events.DynamoDBEvent) (events
 	})
 	b.flush(ctx, res)
 	b.topTens(ctx, res)
+	b.suggestAll(ctx, res)
 	for _, dl := range res.DeadLettered() {
 		log.Error("projector: record dead-lettered (it can never be handled)", "seq", dl.FirstSequenceNumber, "err", dl.Error)
 	}
