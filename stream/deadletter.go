@@ -150,6 +150,15 @@ type TableDeadLetters struct {
 
 const deadLetterPrefix = "DEADLETTER#"
 
+// deadLetterKey is a dead letter's item key: PK DEADLETTER#<consumer>, SK
+// <failedAt>#<first sequence number>.
+func deadLetterKey(dl DeadLetter) map[string]ddbtypes.AttributeValue {
+	return map[string]ddbtypes.AttributeValue{
+		"PK": &ddbtypes.AttributeValueMemberS{Value: deadLetterPrefix + dl.Consumer},
+		"SK": &ddbtypes.AttributeValueMemberS{Value: dl.FailedAt.UTC().Format(time.RFC3339Nano) + "#" + dl.FirstSequenceNumber},
+	}
+}
+
 // Put implements DeadLetters.
 func (t *TableDeadLetters) Put(ctx context.Context, dl DeadLetter) error {
 	b, err := json.Marshal(dl)
@@ -160,12 +169,10 @@ func (t *TableDeadLetters) Put(ctx context.Context, dl DeadLetter) error {
 	if keep == 0 {
 		keep = 14 * 24 * time.Hour
 	}
-	_, err = t.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(t.Table), Item: map[string]ddbtypes.AttributeValue{
-		"PK":     &ddbtypes.AttributeValueMemberS{Value: deadLetterPrefix + dl.Consumer},
-		"SK":     &ddbtypes.AttributeValueMemberS{Value: dl.FailedAt.UTC().Format(time.RFC3339Nano) + "#" + dl.FirstSequenceNumber},
-		"letter": &ddbtypes.AttributeValueMemberS{Value: string(b)},
-		"ttl":    &ddbtypes.AttributeValueMemberN{Value: strconv.FormatInt(dl.FailedAt.Add(keep).Unix(), 10)},
-	}})
+	item := deadLetterKey(dl)
+	item["letter"] = &ddbtypes.AttributeValueMemberS{Value: string(b)}
+	item["ttl"] = &ddbtypes.AttributeValueMemberN{Value: strconv.FormatInt(dl.FailedAt.Add(keep).Unix(), 10)}
+	_, err = t.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(t.Table), Item: item})
 	if err != nil {
 		return fmt.Errorf("stream: write dead letter: %w", err)
 	}
@@ -199,10 +206,7 @@ func (t *TableDeadLetters) List(ctx context.Context, consumer string) ([]DeadLet
 
 // Delete removes a dead letter (after it was resubmitted).
 func (t *TableDeadLetters) Delete(ctx context.Context, dl DeadLetter) error {
-	_, err := t.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(t.Table), Key: map[string]ddbtypes.AttributeValue{
-		"PK": &ddbtypes.AttributeValueMemberS{Value: deadLetterPrefix + dl.Consumer},
-		"SK": &ddbtypes.AttributeValueMemberS{Value: dl.FailedAt.UTC().Format(time.RFC3339Nano) + "#" + dl.FirstSequenceNumber},
-	}})
+	_, err := t.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(t.Table), Key: deadLetterKey(dl)})
 	if err != nil {
 		return fmt.Errorf("stream: delete dead letter: %w", err)
 	}

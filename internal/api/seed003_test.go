@@ -98,6 +98,11 @@ func TestSeed003AccessPatterns(t *testing.T) {
 	if len(mine.Items) != 3 || mine.Items[0].RecipeID != canh.RecipeID {
 		t.Errorf("lan's recipes, newest first: %+v", mine.Items)
 	}
+	// Any user id is an author id (the spec's UserId: dots, @ and all).
+	e.ok(200, "GET", "/recipes?authorId=lan.nguyen%40example.com", bob, nil, &mine)
+	if len(mine.Items) != 0 {
+		t.Errorf("recipes of an author with none: %+v", mine.Items)
+	}
 
 	// Pattern 2: cooking history, USER#<id> / COOKING#<cookDate>#<historyId>.
 	h1 := e.cook(alice, map[string]any{"recipeId": ga.RecipeID, "cookDate": "2025-12-29T19:30:00+07:00", "rating": 5})

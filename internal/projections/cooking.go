@@ -153,12 +153,11 @@ func rated(r int) int {
 // projectCooking handles a group's cooking records from..to (one recipe's,
 // or one user's preferences): the deltas in one ApplyCooking, a deleted
 // recipe's cascade, then the suggestions of the users concerned.
-func (b *batch) projectCooking(ctx context.Context, recs []cookingRec, group, rec int) error {
+func (b *batch) projectCooking(ctx context.Context, recs []*CookingChange, group, rec int) error {
 	var recipeID string
 	var deltas []store.CookingDelta
 	var users []string
-	for _, r := range recs {
-		c := r.c
+	for _, c := range recs {
 		switch {
 		case c.DeleteRecipe:
 			if len(deltas) > 0 {
@@ -194,9 +193,6 @@ func (b *batch) projectCooking(ctx context.Context, recs []cookingRec, group, re
 	b.mu.Lock()
 	for _, u := range users {
 		if _, ok := b.suggest[u]; !ok {
-			if b.suggest == nil {
-				b.suggest = map[string][2]int{}
-			}
 			b.suggest[u] = [2]int{group, rec}
 		}
 	}
@@ -213,97 +209,129 @@ type raisedWeeks struct {
 
 // topTens checks, once the whole batch's counts are written, whether the
 // recipes whose weekly counts it raised are in those weeks' top 10 (so a
-// batch's order among recipes does not matter); a failed check fails the
-// record that raised the count.
+// batch's order among recipes does not matter): one Query of each raised
+// week's top (GSI3, descending), however many of its recipes the batch
+// raised. A recipe in it gets its author's notification, dated the week's
+// Monday with an id from the recipe and the week, so it is one per recipe
+// and week however often the recipe climbs; the notifications of the batch
+// go out in shared batch writes (writing one again is harmless). Whether a recipe is in the top 10 depends on
+// the other recipes' counts when it is read: unlike every other derived
+// item, this one depends on how far the stream had been processed. A failed
+// query or write fails the record that raised the count.
 func (b *batch) topTens(ctx context.Context, res stream.Result) {
+	byWeek := map[string][]raisedWeeks{}
 	for _, r := range b.raised {
-		if err := b.topTen(ctx, r.a); err != nil {
-			res.Fail(r.group, r.rec, err)
+		for _, w := range r.a.Raised {
+			byWeek[w] = append(byWeek[w], r)
 		}
 	}
-}
-
-// topTen tells a recipe's author when it is in the top 10 of a week whose
-// count the batch raised: one Query of the week's top (GSI3, descending)
-// per raised week. The notification's id and time come from the recipe and
-// the week (its Monday), so it is written once per recipe and week however
-// often the recipe climbs. Whether a recipe is in the top 10 depends on the
-// other recipes' counts when it is read: unlike every other derived item,
-// this one depends on how far the stream had been processed.
-func (b *batch) topTen(ctx context.Context, a store.CookingApplied) error {
-	r := a.Recipe
-	for _, week := range a.Raised {
-		top, _, err := b.p.Store.TrendingRecipes(ctx, week, store.Page{Limit: cooking.TopTen})
+	var notes []collab.Notification
+	var asked []raisedWeeks
+	for week, raised := range byWeek {
+		ns, in, err := b.topTenNotes(ctx, week, raised)
 		if err != nil {
-			return fmt.Errorf("top of %s: %w", week, err)
-		}
-		if !slices.ContainsFunc(top, func(t store.Trending) bool { return t.RecipeID == r.RecipeID }) {
+			for _, r := range raised {
+				res.Fail(r.group, r.rec, err)
+			}
 			continue
 		}
-		start, err := cooking.WeekStart(week)
-		if err != nil {
-			return err
+		notes, asked = append(notes, ns...), append(asked, in...)
+	}
+	items, err := store.NotificationItems(notes)
+	if err != nil {
+		for _, r := range asked {
+			res.Fail(r.group, r.rec, err)
 		}
-		n := collab.Notification{UserID: r.AuthorID, NotificationID: "top10-" + week + "-" + r.RecipeID, Type: collab.NotifyRecipeTop10,
-			CreatedAt: store.Timestamp(start), ResourceType: collab.ResourceRecipe, ResourceID: r.RecipeID, Week: week,
-			TTL: start.Add(7*24*time.Hour + collab.NotificationTTL).Unix()}
-		items, err := store.NotificationItems([]collab.Notification{n})
+		return
+	}
+	for i, err := range b.p.Store.PutEach(ctx, items) {
 		if err != nil {
-			return err
-		}
-		if err := b.p.Store.BatchPut(ctx, items); err != nil {
-			return fmt.Errorf("top-10 notification: %w", err)
+			res.Fail(asked[i].group, asked[i].rec, fmt.Errorf("top-10 notification: %w", err))
 		}
 	}
-	return nil
 }
 
-// cookingRec is one record's cooking meaning.
-type cookingRec struct {
-	c CookingChange
+// topTenNotes reads a week's top 10 and returns the notifications of the
+// raised recipes in it, with the raises that asked for them.
+func (b *batch) topTenNotes(ctx context.Context, week string, raised []raisedWeeks) ([]collab.Notification, []raisedWeeks, error) {
+	top, _, err := b.p.Store.TrendingRecipes(ctx, week, store.Page{Limit: cooking.TopTen})
+	if err != nil {
+		return nil, nil, fmt.Errorf("top of %s: %w", week, err)
+	}
+	start, err := cooking.WeekStart(week)
+	if err != nil {
+		return nil, nil, err
+	}
+	var notes []collab.Notification
+	var in []raisedWeeks
+	for _, r := range raised {
+		rc := r.a.Recipe
+		if !slices.ContainsFunc(top, func(t store.Trending) bool { return t.RecipeID == rc.RecipeID }) {
+			continue
+		}
+		notes = append(notes, collab.Notification{UserID: rc.AuthorID, NotificationID: "top10-" + week + "-" + rc.RecipeID, Type: collab.NotifyRecipeTop10,
+			CreatedAt: store.Timestamp(start), ResourceType: collab.ResourceRecipe, ResourceID: rc.RecipeID, Week: week,
+			TTL: start.Add(7*24*time.Hour + collab.NotificationTTL).Unix()})
+		in = append(in, r)
+	}
+	return notes, in, nil
 }
 
 // suggestAll refreshes, once the batch's counts are written, the
-// suggestions of the users its changes asked for — each once, several at a
-// time (a hot recipe's group would otherwise refresh its cooks one after
-// the other). The list is computed from core items only
-// (cooking.SuggestInput), so it is the same whichever order the stream is
-// processed in. A failed refresh fails the first record that asked for it.
+// suggestions of the users its changes asked for — each once, several
+// reads at a time (a hot recipe's group would otherwise refresh its cooks
+// one after the other), and the new lists in shared batch writes. The list
+// is computed from core items only (cooking.SuggestInput), so it is the
+// same whichever order the stream is processed in. A failed refresh fails
+// the first record that asked for it.
 func (b *batch) suggestAll(ctx context.Context, res stream.Result) {
+	type refresh struct {
+		user string
+		at   [2]int
+		item map[string]types.AttributeValue // nil: no inputs, delete
+		err  error
+	}
+	var all []*refresh
+	for u, at := range b.suggest {
+		all = append(all, &refresh{user: u, at: at})
+	}
 	sem := make(chan struct{}, suggestConcurrency)
 	var wg sync.WaitGroup
-	var mu sync.Mutex
-	for u, at := range b.suggest {
+	for _, r := range all {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			if err := b.refreshSuggestions(ctx, u); err != nil {
-				mu.Lock()
-				res.Fail(at[0], at[1], fmt.Errorf("suggestions of %s: %w", u, err))
-				mu.Unlock()
+			in, newest, err := b.p.Store.SuggestInput(ctx, r.user)
+			if err == nil {
+				r.item, err = suggestionsOf(r.user, in, newest)
 			}
+			if err == nil && r.item == nil {
+				err = b.p.Store.DeleteSuggestions(ctx, r.user)
+			}
+			r.err = err
 		})
 	}
 	wg.Wait()
+	var puts []map[string]types.AttributeValue
+	var of []*refresh
+	for _, r := range all {
+		if r.err == nil && r.item != nil {
+			puts, of = append(puts, r.item), append(of, r)
+		}
+	}
+	for i, err := range b.p.Store.PutEach(ctx, puts) {
+		of[i].err = err
+	}
+	for _, r := range all {
+		if r.err != nil {
+			res.Fail(r.at[0], r.at[1], fmt.Errorf("suggestions of %s: %w", r.user, r.err))
+		}
+	}
 }
 
-// suggestConcurrency bounds the suggestion refreshes of a batch at once.
+// suggestConcurrency bounds the users whose suggestion inputs a batch reads
+// at once.
 const suggestConcurrency = 8
-
-func (b *batch) refreshSuggestions(ctx context.Context, userID string) error {
-	in, newest, err := b.p.Store.SuggestInput(ctx, userID)
-	if err != nil {
-		return err
-	}
-	it, err := suggestionsOf(userID, in, newest)
-	if err != nil {
-		return err
-	}
-	if it == nil {
-		return b.p.Store.DeleteSuggestions(ctx, userID)
-	}
-	return b.p.Store.BatchPut(ctx, []map[string]types.AttributeValue{it})
-}
 
 // suggestionsOf computes a user's suggestions item from its inputs; nil
 // when there are none (no history, no preferences).

@@ -105,12 +105,12 @@ func decode(r events.DynamoDBEventRecord) meaning {
 	if ok {
 		return meaning{effects: &e}
 	}
-	cc2, ok, err := CookingOf(c)
+	ck, ok, err := CookingOf(c)
 	if err != nil {
 		return meaning{err: err}
 	}
 	if ok {
-		return meaning{cooking: &cc2}
+		return meaning{cooking: &ck}
 	}
 	return meaning{}
 }
@@ -147,7 +147,7 @@ type batch struct {
 // the other groups are done.
 func (p *Projector) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 	log := p.logger()
-	b := &batch{p: p, meaning: make(map[string]meaning, len(ev.Records))}
+	b := &batch{p: p, meaning: make(map[string]meaning, len(ev.Records)), suggest: map[string][2]int{}}
 	var roomIDs []string
 	for _, r := range ev.Records {
 		m := decode(r)
@@ -209,14 +209,14 @@ func (b *batch) project(ctx context.Context, g stream.Group) (int, error) {
 		case m.cooking != nil:
 			// The group's cooking records up to the next other one are
 			// applied together (one recipe's, or one user's).
-			var recs []cookingRec
+			var recs []*CookingChange
 			j := i
 			for ; j < len(g.Records); j++ {
 				mj := b.meaning[g.Records[j].Change.SequenceNumber]
 				if mj.cooking == nil {
 					break
 				}
-				recs = append(recs, cookingRec{*mj.cooking})
+				recs = append(recs, mj.cooking)
 			}
 			if err := b.projectCooking(ctx, recs, g.Index, g.Offset+i); err != nil {
 				return i, err

@@ -637,11 +637,7 @@ func (s *Store) ReactionCounts(ctx context.Context, commentIDs []string) (map[st
 // conditional, so a wrong guess costs one more transaction, never a wrong
 // count.
 func (s *Store) CountReaction(ctx context.Context, commentID, emoji string, delta int, sourceID string, expires time.Time, countsExist bool) (applied bool, err error) {
-	marker := map[string]types.AttributeValue{
-		AttrPK: &types.AttributeValueMemberS{Value: CommentPK(commentID)}, AttrSK: &types.AttributeValueMemberS{Value: "COUNTED#" + sourceID},
-		AttrItemType: &types.AttributeValueMemberS{Value: TypeReactionCountMarker}, AttrDerived: &types.AttributeValueMemberBOOL{Value: true},
-		AttrTTL: &types.AttributeValueMemberN{Value: fmt.Sprint(expires.Unix())},
-	}
+	marker := countedMarker(CommentPK(commentID), sourceID, TypeReactionCountMarker, expires)
 	d := &types.AttributeValueMemberN{Value: fmt.Sprint(delta)}
 	vals := map[string]types.AttributeValue{
 		":t": &types.AttributeValueMemberS{Value: TypeReactionCounts}, ":true": &types.AttributeValueMemberBOOL{Value: true},

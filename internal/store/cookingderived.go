@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -64,6 +65,18 @@ type Trending struct {
 	Count    int    `json:"count" dynamodbav:"count"`
 }
 
+// countedMarker is the item that records, in partition pk, that the source
+// change sourceID (a stream eventID) was counted: written in the same
+// transaction as the counts, on the condition that it does not exist, so a
+// redelivered change counts nothing. Derived; removed by TTL at expires.
+func countedMarker(pk, sourceID, itemType string, expires time.Time) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{
+		AttrPK: &types.AttributeValueMemberS{Value: pk}, AttrSK: &types.AttributeValueMemberS{Value: SKPrefixCounted + sourceID},
+		AttrItemType: &types.AttributeValueMemberS{Value: itemType}, AttrDerived: &types.AttributeValueMemberBOOL{Value: true},
+		AttrTTL: &types.AttributeValueMemberN{Value: strconv.FormatInt(expires.Unix(), 10)},
+	}
+}
+
 // CookingDelta is what one source change (a cooking history entry's
 // insert, change or removal) does to its recipe's derived state.
 type CookingDelta struct {
@@ -92,8 +105,6 @@ type CookingApplied struct {
 	// Applied counts the deltas applied now; the others were applied
 	// before (their marker exists).
 	Applied int
-	// Weeks are the trending counts after the deltas, by week.
-	Weeks map[string]int
 	// Recipe is the recipe after the deltas.
 	Recipe cooking.Recipe
 	// Raised are the weeks whose count a delta applied now raised.
@@ -101,8 +112,8 @@ type CookingApplied struct {
 }
 
 // maxDeltasPerTransaction keeps a transaction within DynamoDB's 100 items:
-// per delta a marker and a recent item, plus the recipe and one trending
-// item per week.
+// per delta a marker, a recent item and a notification (3 × 24), plus the
+// recipe and at most one trending item per delta's week (≤ 25).
 const maxDeltasPerTransaction = 24
 
 // ApplyCooking applies deltas of one recipe exactly once each: it reads the
@@ -114,7 +125,7 @@ const maxDeltasPerTransaction = 24
 // race (another writer of the same recipe) is read and tried again: the
 // cost is O(1) requests per batch of a recipe's records, not per record.
 func (s *Store) ApplyCooking(ctx context.Context, recipeID string, deltas []CookingDelta, markerTTL time.Duration) (CookingApplied, error) {
-	out := CookingApplied{Weeks: map[string]int{}}
+	var out CookingApplied
 	for start := 0; start < len(deltas); start += maxDeltasPerTransaction {
 		a, err := s.applyCookingChunk(ctx, recipeID, deltas[start:min(start+maxDeltasPerTransaction, len(deltas))], markerTTL)
 		if err != nil {
@@ -126,9 +137,6 @@ func (s *Store) ApplyCooking(ctx context.Context, recipeID string, deltas []Cook
 			if !slices.Contains(out.Raised, w) {
 				out.Raised = append(out.Raised, w)
 			}
-		}
-		for w, n := range a.Weeks {
-			out.Weeks[w] = n
 		}
 		if a.Gone {
 			return out, nil
@@ -155,7 +163,7 @@ func (s *Store) applyCookingChunk(ctx context.Context, recipeID string, deltas [
 var errLostRace = errors.New("store: lost a race")
 
 func (s *Store) tryApplyCooking(ctx context.Context, recipeID string, deltas []CookingDelta, markerTTL time.Duration) (CookingApplied, error) {
-	out := CookingApplied{Weeks: map[string]int{}}
+	var out CookingApplied
 	keys := []Key{RecipeKey(recipeID)}
 	weeks := map[string]bool{}
 	for _, d := range deltas {
@@ -206,11 +214,7 @@ func (s *Store) tryApplyCooking(ctx context.Context, recipeID string, deltas []C
 		}
 		seen[d.SourceID] = true
 		out.Applied++
-		items = append(items, put(s.Table, map[string]types.AttributeValue{
-			AttrPK: &types.AttributeValueMemberS{Value: RecipePK(recipeID)}, AttrSK: &types.AttributeValueMemberS{Value: SKPrefixCounted + d.SourceID},
-			AttrItemType: &types.AttributeValueMemberS{Value: TypeCookingMarker}, AttrDerived: &types.AttributeValueMemberBOOL{Value: true},
-			AttrTTL: &types.AttributeValueMemberN{Value: strconv.FormatInt(d.At.Add(markerTTL).Unix(), 10)},
-		}, "attribute_not_exists(PK)"))
+		items = append(items, put(s.Table, countedMarker(RecipePK(recipeID), d.SourceID, TypeCookingMarker, d.At.Add(markerTTL)), "attribute_not_exists(PK)"))
 		after = after.Add(d.RatingCount, d.RatingSum)
 		if d.Week != "" {
 			counts[d.Week] += d.WeekDelta
@@ -221,11 +225,11 @@ func (s *Store) tryApplyCooking(ctx context.Context, recipeID string, deltas []C
 		if n := d.Notify; n != nil && n.ActorID != recipe.AuthorID {
 			note := *n
 			note.UserID = recipe.AuthorID
-			it, err := marshal(head{Key: NotificationKey(note.UserID, note.CreatedAt, note.NotificationID), ItemType: TypeNotification, Derived: true}, note)
+			its, err := NotificationItems([]collab.Notification{note})
 			if err != nil {
 				return out, err
 			}
-			items = append(items, put(s.Table, it, ""))
+			items = append(items, put(s.Table, its[0], ""))
 		}
 		if r := d.Recent; r != nil {
 			k := RecentKey(recipeID, r.CookDate, r.HistoryID)
@@ -244,9 +248,6 @@ func (s *Store) tryApplyCooking(ctx context.Context, recipeID string, deltas []C
 	}
 	out.Recipe = *recipe
 	out.Recipe.Rating = after
-	for w := range weeks {
-		out.Weeks[w] = counts[w]
-	}
 	if out.Applied == 0 {
 		return out, nil
 	}
@@ -288,22 +289,20 @@ func (s *Store) tryApplyCooking(ctx context.Context, recipeID string, deltas []C
 // while the count is above 0, deleted at 0; conditioned on the old count.
 func (s *Store) trendingWrite(recipeID, week string, old, count int) types.TransactWriteItem {
 	k := TrendingKey(recipeID, week)
-	cond, vals := "attribute_not_exists(PK)", map[string]types.AttributeValue(nil)
+	cond := aws.String("attribute_not_exists(PK)")
+	var names map[string]string
+	var vals map[string]types.AttributeValue
 	if old != 0 {
-		cond, vals = "#count = :old", map[string]types.AttributeValue{":old": num(old)}
-	}
-	names := map[string]string{"#count": "count"}
-	if old == 0 {
-		names = nil
+		cond, names, vals = aws.String("#count = :old"), map[string]string{"#count": "count"}, map[string]types.AttributeValue{":old": num(old)}
 	}
 	if count <= 0 {
-		return types.TransactWriteItem{Delete: &types.Delete{TableName: &s.Table, Key: k.AV(), ConditionExpression: aws.String(cond),
+		return types.TransactWriteItem{Delete: &types.Delete{TableName: &s.Table, Key: k.AV(), ConditionExpression: cond,
 			ExpressionAttributeNames: names, ExpressionAttributeValues: vals}}
 	}
 	it, _ := marshal(head{Key: k, ItemType: TypeTrending, Derived: true}, Trending{RecipeID: recipeID, Week: week, Count: count})
 	it["GSI3PK"] = &types.AttributeValueMemberS{Value: SKPrefixTrending + week}
 	it["GSI3SK"] = &types.AttributeValueMemberS{Value: TrendingSortKey(count, recipeID)}
-	return types.TransactWriteItem{Put: &types.Put{TableName: &s.Table, Item: it, ConditionExpression: aws.String(cond),
+	return types.TransactWriteItem{Put: &types.Put{TableName: &s.Table, Item: it, ConditionExpression: cond,
 		ExpressionAttributeNames: names, ExpressionAttributeValues: vals}}
 }
 
@@ -371,43 +370,55 @@ func (s *Store) DeleteRecipeCascade(ctx context.Context, recipeID string) (int, 
 // SuggestionKey is a user's suggestions (one item, replaced on refresh).
 func SuggestionKey(userID string) Key { return Key{UserPK(userID), "SUGGESTION#LATEST"} }
 
-// SuggestInput reads what cooking.Suggest needs for a user — the cooking
-// preferences, the newest history entries (consistent reads), the recipes
-// they name and the newest recipes of the authors the user liked — with
-// at most 3 + cooking.SuggestAuthors requests. It also returns the time of
-// the newest input (preferences or history change), "" when there is none.
+// SuggestInput reads what cooking.Suggest needs for a user — the newest
+// history entries (a consistent Query), then in one consistent
+// BatchGetItem the cooking preferences and the recipes the entries name,
+// then the newest recipes of the authors the user liked (one Query each,
+// at once): at most 2 + cooking.SuggestAuthors requests, in three rounds.
+// It also returns the time of the newest input (preferences or history
+// change), "" when there is none.
 func (s *Store) SuggestInput(ctx context.Context, userID string) (cooking.SuggestInput, string, error) {
-	in := cooking.SuggestInput{Recipes: map[string]cooking.Recipe{}}
-	prefs := cooking.DefaultPreferences(userID)
-	if _, err := s.getItem(ctx, CookingPreferencesKey(userID), true, &prefs); err != nil {
-		return in, "", err
-	}
-	in.Preferences = prefs
-	newest := prefs.UpdatedAt
+	in := cooking.SuggestInput{Preferences: cooking.DefaultPreferences(userID), Recipes: map[string]cooking.Recipe{}}
 	q := query{pk: UserPK(userID), skPrefix: SKPrefixCooking, desc: true, consistent: true, page: Page{Limit: cooking.SuggestHistory}}
 	if _, err := s.queryPage(ctx, q, decodeInto(s, &in.History)); err != nil {
 		return in, "", err
 	}
-	var keys []Key
+	keys := []Key{CookingPreferencesKey(userID)}
+	newest := ""
 	for _, h := range in.History {
 		keys = append(keys, RecipeKey(h.RecipeID))
 		newest = max(newest, h.UpdatedAt, h.CreatedAt)
 	}
 	err := s.batchGet(ctx, keys, true, func(it map[string]types.AttributeValue) error {
-		var r cooking.Recipe
-		if s.decode(it, &r) {
-			in.Recipes[r.RecipeID] = r
+		switch itemTypeOf(it) {
+		case TypeCookingPreferences:
+			s.decode(it, &in.Preferences)
+		case TypeRecipe:
+			var r cooking.Recipe
+			if s.decode(it, &r) {
+				in.Recipes[r.RecipeID] = r
+			}
 		}
 		return nil
 	})
 	if err != nil {
 		return in, "", err
 	}
-	for _, author := range cooking.LikedAuthors(userID, in.History, in.Recipes) {
-		rs, _, err := s.RecipesByAuthor(ctx, author, Page{Limit: cooking.SuggestPerAuthor})
-		if err != nil {
-			return in, "", err
-		}
+	newest = max(newest, in.Preferences.UpdatedAt)
+	authors := cooking.LikedAuthors(userID, in.History, in.Recipes)
+	found := make([][]cooking.Recipe, len(authors))
+	qerrs := make([]error, len(authors))
+	var wg sync.WaitGroup
+	for i, author := range authors {
+		wg.Go(func() {
+			found[i], _, qerrs[i] = s.RecipesByAuthor(ctx, author, Page{Limit: cooking.SuggestPerAuthor})
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(qerrs...); err != nil {
+		return in, "", err
+	}
+	for _, rs := range found {
 		for _, r := range rs {
 			in.Recipes[r.RecipeID] = r
 		}

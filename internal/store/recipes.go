@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -96,30 +98,26 @@ func (s *Store) GetRecipe(ctx context.Context, id string) (cooking.Recipe, error
 	return r, err
 }
 
-// ownedBy reads recipe id and checks that userID wrote it: 404 when there
-// is no such recipe, 403 when someone else wrote it.
-func (s *Store) ownedBy(ctx context.Context, id, userID string) (cooking.Recipe, error) {
+// refusal says why a write conditioned on the recipe's author failed: 404
+// when there is no such recipe, 403 when someone else wrote it (read only
+// then: the write's condition is the check).
+func (s *Store) refusal(ctx context.Context, id, userID string) error {
 	var r cooking.Recipe
 	ok, err := s.getItem(ctx, RecipeKey(id), true, &r)
 	switch {
 	case err != nil:
-		return r, err
-	case !ok:
-		return r, errs.New(errs.NotFound, "recipe %s not found", id)
-	case r.AuthorID != userID:
-		return r, errs.New(errs.Forbidden, "only the recipe's author may change it")
+		return err
+	case ok && r.AuthorID != userID:
+		return errs.New(errs.Forbidden, "only the recipe's author may change it")
 	}
-	return r, nil
+	return errs.New(errs.NotFound, "recipe %s not found", id)
 }
 
 // UpdateRecipe replaces the author's fields of a recipe (everything but
-// its id, author, creation time and ratings, which the projector keeps):
-// only its author may. It returns the recipe as stored.
+// its id, author, creation time and ratings, which the projector keeps),
+// on the condition that userID wrote it. It returns the recipe as stored.
 func (s *Store) UpdateRecipe(ctx context.Context, r cooking.Recipe, userID string) (cooking.Recipe, error) {
-	if _, err := s.ownedBy(ctx, r.RecipeID, userID); err != nil {
-		return r, err
-	}
-	vals, err := marshal(head{}, struct {
+	vals, err := attributevalue.MarshalMap(struct {
 		Title       string                     `dynamodbav:":title"`
 		Description string                     `dynamodbav:":desc"`
 		Method      string                     `dynamodbav:":method"`
@@ -134,10 +132,7 @@ func (s *Store) UpdateRecipe(ctx context.Context, r cooking.Recipe, userID strin
 		Author      string                     `dynamodbav:":me"`
 	}{r.Title, r.Description, r.Method, r.Ingredients, r.Steps, r.Servings, r.PrepMinutes, r.CookMinutes, r.SuitableFor, r.UpdatedAt, prefixMethod + r.Method, userID})
 	if err != nil {
-		return r, err
-	}
-	for _, k := range []string{AttrPK, AttrSK, AttrItemType} {
-		delete(vals, k)
+		return r, fmt.Errorf("store: marshal recipe: %w", err)
 	}
 	out, err := s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: &s.Table, Key: RecipeKey(r.RecipeID).AV(),
@@ -149,7 +144,7 @@ func (s *Store) UpdateRecipe(ctx context.Context, r cooking.Recipe, userID strin
 		ReturnValues:              types.ReturnValueAllNew,
 	})
 	if isConditionFailed(err) {
-		return r, errs.New(errs.NotFound, "recipe %s not found", r.RecipeID)
+		return r, s.refusal(ctx, r.RecipeID, userID)
 	}
 	if err != nil {
 		return r, fmt.Errorf("store: update recipe: %w", err)
@@ -161,19 +156,17 @@ func (s *Store) UpdateRecipe(ctx context.Context, r cooking.Recipe, userID strin
 	return got, nil
 }
 
-// DeleteRecipe deletes a recipe; only its author may. The projector then
-// removes the recipe's derived items (recent cookings, trending counts).
+// DeleteRecipe deletes a recipe, on the condition that userID wrote it. The
+// projector then removes the recipe's derived items (recent cookings,
+// trending counts).
 func (s *Store) DeleteRecipe(ctx context.Context, id, userID string) error {
-	if _, err := s.ownedBy(ctx, id, userID); err != nil {
-		return err
-	}
 	_, err := s.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{
 		TableName: &s.Table, Key: RecipeKey(id).AV(),
-		ConditionExpression:       aws.String("authorId = :me"),
+		ConditionExpression:       aws.String("attribute_exists(PK) AND authorId = :me"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":me": &types.AttributeValueMemberS{Value: userID}},
 	})
 	if isConditionFailed(err) {
-		return errs.New(errs.NotFound, "recipe %s not found", id)
+		return s.refusal(ctx, id, userID)
 	}
 	if err != nil {
 		return fmt.Errorf("store: delete recipe: %w", err)
@@ -247,14 +240,25 @@ func (s *Store) RecordCooking(ctx context.Context, h cooking.History) error {
 	return nil
 }
 
+// historyKey finds one of a user's history entries' key by its id (one
+// read of the id lookup).
+func (s *Store) historyKey(ctx context.Context, userID, historyID string) (Key, string, error) {
+	var ref historyRef
+	ok, err := s.getItem(ctx, HistoryRefKey(userID, historyID), true, &ref)
+	if err == nil && !ok {
+		err = errs.New(errs.NotFound, "cooking history %s not found", historyID)
+	}
+	return HistoryKey(userID, ref.CookDate, historyID), ref.CookDate, err
+}
+
 // GetHistory reads one of a user's cooking history entries by id.
 func (s *Store) GetHistory(ctx context.Context, userID, historyID string) (cooking.History, error) {
-	var ref historyRef
 	var h cooking.History
-	ok, err := s.getItem(ctx, HistoryRefKey(userID, historyID), true, &ref)
-	if err == nil && ok {
-		ok, err = s.getItem(ctx, HistoryKey(userID, ref.CookDate, historyID), true, &h)
+	k, _, err := s.historyKey(ctx, userID, historyID)
+	if err != nil {
+		return h, err
 	}
+	ok, err := s.getItem(ctx, k, true, &h)
 	if err == nil && !ok {
 		err = errs.New(errs.NotFound, "cooking history %s not found", historyID)
 	}
@@ -274,9 +278,10 @@ type HistoryPatch struct {
 // returns it as stored. Favourites enter and leave the sparse GSI1
 // USER#<id>#FAVORITE with the flag.
 func (s *Store) UpdateHistory(ctx context.Context, userID, historyID string, p HistoryPatch) (cooking.History, error) {
-	h, err := s.GetHistory(ctx, userID, historyID)
+	var got cooking.History
+	key, cookDate, err := s.historyKey(ctx, userID, historyID)
 	if err != nil {
-		return h, err
+		return got, err
 	}
 	set := []string{"updatedAt = :upd"}
 	var remove []string
@@ -303,52 +308,40 @@ func (s *Store) UpdateHistory(ctx context.Context, userID, historyID string, p H
 		if *p.Favorite {
 			set = append(set, "GSI1PK = :gsi1pk", "GSI1SK = :gsi1sk")
 			vals[":gsi1pk"] = &types.AttributeValueMemberS{Value: FavoritePK(userID)}
-			vals[":gsi1sk"] = &types.AttributeValueMemberS{Value: h.CookDate}
+			vals[":gsi1sk"] = &types.AttributeValueMemberS{Value: cookDate}
 		} else {
 			remove = append(remove, "GSI1PK", "GSI1SK")
 		}
 	}
-	expr := "SET " + join(set)
+	expr := "SET " + strings.Join(set, ", ")
 	if len(remove) > 0 {
-		expr += " REMOVE " + join(remove)
+		expr += " REMOVE " + strings.Join(remove, ", ")
 	}
 	out, err := s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: &s.Table, Key: HistoryKey(userID, h.CookDate, historyID).AV(),
+		TableName: &s.Table, Key: key.AV(),
 		UpdateExpression: aws.String(expr), ConditionExpression: aws.String("attribute_exists(PK)"),
 		ExpressionAttributeValues: vals, ReturnValues: types.ReturnValueAllNew,
 	})
 	if isConditionFailed(err) {
-		return h, errs.New(errs.NotFound, "cooking history %s not found", historyID)
+		return got, errs.New(errs.NotFound, "cooking history %s not found", historyID)
 	}
 	if err != nil {
-		return h, fmt.Errorf("store: update cooking history: %w", err)
+		return got, fmt.Errorf("store: update cooking history: %w", err)
 	}
-	var got cooking.History
 	if !s.decode(out.Attributes, &got) {
-		return h, fmt.Errorf("store: cooking history %s as updated cannot be read", historyID)
+		return got, fmt.Errorf("store: cooking history %s as updated cannot be read", historyID)
 	}
 	return got, nil
 }
 
-func join(parts []string) string {
-	out := ""
-	for i, p := range parts {
-		if i > 0 {
-			out += ", "
-		}
-		out += p
-	}
-	return out
-}
-
 // DeleteHistory deletes one of a user's history entries and its lookup.
 func (s *Store) DeleteHistory(ctx context.Context, userID, historyID string) error {
-	h, err := s.GetHistory(ctx, userID, historyID)
+	key, _, err := s.historyKey(ctx, userID, historyID)
 	if err != nil {
 		return err
 	}
 	_, err = s.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
-		{Delete: &types.Delete{TableName: &s.Table, Key: HistoryKey(userID, h.CookDate, historyID).AV(), ConditionExpression: aws.String("attribute_exists(PK)")}},
+		{Delete: &types.Delete{TableName: &s.Table, Key: key.AV(), ConditionExpression: aws.String("attribute_exists(PK)")}},
 		{Delete: &types.Delete{TableName: &s.Table, Key: HistoryRefKey(userID, historyID).AV()}},
 	}})
 	if cancelReasons(err) != nil {
