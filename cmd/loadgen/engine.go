@@ -22,11 +22,13 @@ import (
 
 // engine drives phases of load and matches each write to what it derives.
 type engine struct {
-	w        *world
-	obs      *observer
-	events   bool              // the outbox is watched: domain events are expected
-	admin    map[string]string // consumer → admin base URL
-	workers  int
+	w       *world
+	obs     *observer
+	events  bool              // the outbox is watched: domain events are expected
+	admin   map[string]string // consumer → admin base URL
+	workers int
+	// skip are write kinds left out of the mix (-skip).
+	skip     map[string]bool
 	drain    time.Duration
 	seed     uint64
 	log      *slog.Logger
@@ -241,9 +243,15 @@ func (e *engine) runPhase(ctx context.Context, idx int, rate float64, d time.Dur
 	before := e.consumerMetrics(ctx)
 	cpu0 := e.sampleCPU()
 	rng := rand.New(rand.NewPCG(e.seed, uint64(1000+idx)))
+	weight := func(name string, w int) int {
+		if e.skip[name] {
+			return 0
+		}
+		return w
+	}
 	total := 0
 	for _, m := range mix {
-		total += m.weight
+		total += weight(m.name, m.weight)
 	}
 	jobs := make(chan job, max(int(rate), 10)*2)
 	var wg sync.WaitGroup
@@ -290,11 +298,11 @@ func (e *engine) runPhase(ctx context.Context, idx int, rate float64, d time.Dur
 		n := rng.IntN(total)
 		var name string
 		for _, m := range mix {
-			if n < m.weight {
+			if n < weight(m.name, m.weight) {
 				name = m.name
 				break
 			}
-			n -= m.weight
+			n -= weight(m.name, m.weight)
 		}
 		select {
 		case jobs <- job{name, rng.Uint64()}:

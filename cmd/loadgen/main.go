@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -54,6 +55,7 @@ type config struct {
 	admin      map[string]string
 	rawSeconds time.Duration
 	warmup     time.Duration
+	skip       map[string]bool // write kinds left out of the mix
 	// programEnv is added to one program's environment (tests).
 	programEnv map[string][]string
 	// after, when set, runs once the last phase drained, while the local
@@ -96,6 +98,7 @@ func parseFlags(args []string) (config, error) {
 	admin := fs.String("admin", "", "the running stack's consumer admin endpoints: projector=URL,notifier=URL")
 	fs.DurationVar(&c.rawSeconds, "raw", 3*time.Second, "how long to measure DynamoDB Local's raw write rate (0: skip)")
 	fs.DurationVar(&c.warmup, "warmup", 15*time.Second, "an unreported phase at the first rate before measuring, so the JVM under DynamoDB Local has compiled its hot paths (0: none)")
+	skip := fs.String("skip", "", "write kinds to leave out of the mix, comma-separated (cook,rate: the mix without cooking)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -109,6 +112,16 @@ func parseFlags(args []string) (config, error) {
 			return c, fmt.Errorf("-rates: %q is not a positive number", s)
 		}
 		c.rates = append(c.rates, r)
+	}
+	c.skip = map[string]bool{}
+	for _, k := range strings.Split(*skip, ",") {
+		if k = strings.TrimSpace(k); k == "" {
+			continue
+		}
+		if !slices.ContainsFunc(mix, func(m share) bool { return m.name == k }) {
+			return c, fmt.Errorf("-skip: %q is not a write kind of the mix", k)
+		}
+		c.skip[k] = true
 	}
 	c.admin = map[string]string{}
 	for _, kv := range strings.Split(*admin, ",") {
@@ -180,7 +193,7 @@ func run(ctx context.Context, c config, log *slog.Logger, progress io.Writer) (*
 	defer abort(nil)
 	rep := &Report{StartedAt: time.Now().UTC(), Config: map[string]any{
 		"rates": c.rates, "duration": c.duration.String(), "warmup": c.warmup.String(), "step": c.step, "stepBy": c.stepBy, "seed": c.seed,
-		"rooms": c.rooms, "resources": c.resources, "locations": c.locations, "workers": c.workers, "env": c.env, "mix": mix,
+		"rooms": c.rooms, "resources": c.resources, "locations": c.locations, "workers": c.workers, "env": c.env, "mix": mix, "skip": c.skip,
 	}}
 	rep.Machine.CPUs, rep.Machine.OS, rep.Machine.Go = runtime.NumCPU(), runtime.GOOS+"/"+runtime.GOARCH, runtime.Version()
 
@@ -261,7 +274,7 @@ func run(ctx context.Context, c config, log *slog.Logger, progress io.Writer) (*
 	}
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: c.workers, MaxIdleConns: c.workers}, Timeout: 30 * time.Second}
 	w := &world{c: &client{base: writer, http: hc}, tokens: map[string]string{}}
-	e := &engine{w: w, obs: obs, events: outbox != "", admin: admin, workers: c.workers, drain: c.drain, seed: c.seed, log: log, progress: progress, tty: isTerminal(progress), ddbCPU: ddbCPU}
+	e := &engine{w: w, obs: obs, events: outbox != "", admin: admin, workers: c.workers, skip: c.skip, drain: c.drain, seed: c.seed, log: log, progress: progress, tty: isTerminal(progress), ddbCPU: ddbCPU}
 	var phases sync.Map // index → *phaseStats
 	statsOf := func(i int) *phaseStats {
 		v, _ := phases.LoadOrStore(i, newPhaseStats())

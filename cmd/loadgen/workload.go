@@ -17,13 +17,16 @@ import (
 	"github.com/dynastream/dynastream/internal/store"
 )
 
+// share is one write kind of the mix and its weight.
+type share struct {
+	name   string
+	weight int
+}
+
 // The writes of the mixed workload, with their weights: what share of the
 // writes each one is. Search rooms (seed 000) make most of them, then
 // collaboration (004), then locations (001).
-var mix = []struct {
-	name   string
-	weight int
-}{
+var mix = []share{
 	{"criteria", 14},
 	{"listing", 12},
 	{"status", 14},
