@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -156,7 +155,6 @@ func rated(r int) int {
 func (b *batch) projectCooking(ctx context.Context, recs []*CookingChange, group, rec int) error {
 	var recipeID string
 	var deltas []store.CookingDelta
-	var users []string
 	for _, c := range recs {
 		switch {
 		case c.DeleteRecipe:
@@ -175,9 +173,6 @@ func (b *batch) projectCooking(ctx context.Context, recs []*CookingChange, group
 			recipeID = c.RecipeID
 			deltas = append(deltas, *c.Delta)
 		}
-		if c.SuggestFor != "" && !slices.Contains(users, c.SuggestFor) {
-			users = append(users, c.SuggestFor)
-		}
 	}
 	if len(deltas) > 0 {
 		a, err := b.p.Store.ApplyCooking(ctx, recipeID, deltas, countMarkerTTL)
@@ -190,13 +185,6 @@ func (b *batch) projectCooking(ctx context.Context, recs []*CookingChange, group
 			b.mu.Unlock()
 		}
 	}
-	b.mu.Lock()
-	for _, u := range users {
-		if _, ok := b.suggest[u]; !ok {
-			b.suggest[u] = [2]int{group, rec}
-		}
-	}
-	b.mu.Unlock()
 	return nil
 }
 
@@ -218,7 +206,7 @@ type raisedWeeks struct {
 // the other recipes' counts when it is read: unlike every other derived
 // item, this one depends on how far the stream had been processed. A failed
 // query or write fails the record that raised the count.
-func (b *batch) topTens(ctx context.Context, res stream.Result) {
+func (b *batch) topTens(ctx context.Context) []failure {
 	byWeek := map[string][]raisedWeeks{}
 	for _, r := range b.raised {
 		for _, w := range r.a.Raised {
@@ -227,11 +215,12 @@ func (b *batch) topTens(ctx context.Context, res stream.Result) {
 	}
 	var notes []collab.Notification
 	var asked []raisedWeeks
+	var fails []failure
 	for week, raised := range byWeek {
 		ns, in, err := b.topTenNotes(ctx, week, raised)
 		if err != nil {
 			for _, r := range raised {
-				res.Fail(r.group, r.rec, err)
+				fails = append(fails, failure{r.group, r.rec, err})
 			}
 			continue
 		}
@@ -240,15 +229,16 @@ func (b *batch) topTens(ctx context.Context, res stream.Result) {
 	items, err := store.NotificationItems(notes)
 	if err != nil {
 		for _, r := range asked {
-			res.Fail(r.group, r.rec, err)
+			fails = append(fails, failure{r.group, r.rec, err})
 		}
-		return
+		return fails
 	}
 	for i, err := range b.p.Store.PutEach(ctx, items) {
 		if err != nil {
-			res.Fail(asked[i].group, asked[i].rec, fmt.Errorf("top-10 notification: %w", err))
+			fails = append(fails, failure{asked[i].group, asked[i].rec, fmt.Errorf("top-10 notification: %w", err)})
 		}
 	}
+	return fails
 }
 
 // topTenNotes reads a week's top 10 and returns the notifications of the
@@ -277,60 +267,71 @@ func (b *batch) topTenNotes(ctx context.Context, week string, raised []raisedWee
 	return notes, in, nil
 }
 
-// suggestAll refreshes, once the batch's counts are written, the
-// suggestions of the users its changes asked for — each once, several
-// reads at a time (a hot recipe's group would otherwise refresh its cooks
-// one after the other), and the new lists in shared batch writes. The list
-// is computed from core items only (cooking.SuggestInput), so it is the
-// same whichever order the stream is processed in. A failed refresh fails
-// the first record that asked for it.
-func (b *batch) suggestAll(ctx context.Context, res stream.Result) {
-	type refresh struct {
-		user string
-		at   [2]int
-		item map[string]types.AttributeValue // nil: no inputs, delete
-		err  error
-	}
-	var all []*refresh
-	for u, at := range b.suggest {
-		all = append(all, &refresh{user: u, at: at})
-	}
-	sem := make(chan struct{}, suggestConcurrency)
-	var wg sync.WaitGroup
-	for _, r := range all {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			in, newest, err := b.p.Store.SuggestInput(ctx, r.user)
-			if err == nil {
-				r.item, err = suggestionsOf(r.user, in, newest)
+// suggestions are the users whose suggestions the batch's changes ask
+// for, each with the first record that asked (by group and position, as
+// stream.Keyed.Run groups them).
+func (b *batch) suggestions(groups []stream.Group) map[string][2]int {
+	users := map[string][2]int{}
+	for _, g := range groups {
+		for i, r := range g.Records {
+			m := b.meaning[r.Change.SequenceNumber]
+			if m.cooking == nil || m.cooking.SuggestFor == "" {
+				continue
 			}
-			if err == nil && r.item == nil {
-				err = b.p.Store.DeleteSuggestions(ctx, r.user)
+			if _, ok := users[m.cooking.SuggestFor]; !ok {
+				users[m.cooking.SuggestFor] = [2]int{g.Index, i}
 			}
-			r.err = err
-		})
+		}
 	}
-	wg.Wait()
+	return users
+}
+
+// suggestAll refreshes the suggestions of the users the batch's changes
+// asked for — each once, their inputs read together (Store.SuggestInputs:
+// the reads several users need are made once), and the new lists in shared
+// batch writes. The list is computed from core items only
+// (cooking.SuggestInput), which the change is already in when its record
+// arrives, so it is the same whichever order the stream is processed in and
+// needs nothing the batch's groups write: it runs beside them. A failed
+// refresh fails the first record that asked for it (a refresh for a record
+// that its group then fails is done again with it: harmless).
+func (b *batch) suggestAll(ctx context.Context, users map[string][2]int) []failure {
+	var ids []string
+	for u := range users {
+		ids = append(ids, u)
+	}
+	slices.Sort(ids)
+	read := b.p.Store.SuggestInputs(ctx, ids, suggestConcurrency)
 	var puts []map[string]types.AttributeValue
-	var of []*refresh
-	for _, r := range all {
-		if r.err == nil && r.item != nil {
-			puts, of = append(puts, r.item), append(of, r)
+	var of []string
+	for _, u := range ids {
+		r := read[u]
+		if r.Err != nil {
+			continue
+		}
+		var item map[string]types.AttributeValue
+		if item, r.Err = suggestionsOf(u, r.In, r.Newest); r.Err == nil && item == nil {
+			r.Err = b.p.Store.DeleteSuggestions(ctx, u)
+		}
+		if item != nil {
+			puts, of = append(puts, item), append(of, u)
 		}
 	}
 	for i, err := range b.p.Store.PutEach(ctx, puts) {
-		of[i].err = err
+		read[of[i]].Err = err
 	}
-	for _, r := range all {
-		if r.err != nil {
-			res.Fail(r.at[0], r.at[1], fmt.Errorf("suggestions of %s: %w", r.user, r.err))
+	var fails []failure
+	for _, u := range ids {
+		if err := read[u].Err; err != nil {
+			at := users[u]
+			fails = append(fails, failure{at[0], at[1], fmt.Errorf("suggestions of %s: %w", u, err)})
 		}
 	}
+	return fails
 }
 
-// suggestConcurrency bounds the users whose suggestion inputs a batch reads
-// at once.
+// suggestConcurrency bounds the histories (and the authors' recipes) a
+// batch's suggestion refresh reads at once.
 const suggestConcurrency = 8
 
 // suggestionsOf computes a user's suggestions item from its inputs; nil

@@ -387,9 +387,10 @@ func TestCookingReplayExactCounts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		in, newest, err := st.SuggestInput(ctx, u)
-		if err != nil {
-			t.Fatal(err)
+		r := st.SuggestInputs(ctx, []string{u}, 1)[u]
+		in, newest := r.In, r.Newest
+		if r.Err != nil {
+			t.Fatal(r.Err)
 		}
 		if sg.GeneratedAt != newest || !cmp.Equal(sg.Items, cooking.Suggest(in)) {
 			t.Errorf("%s's suggestions %+v, want %+v as of %s", u, sg, cooking.Suggest(in), newest)

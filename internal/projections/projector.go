@@ -129,10 +129,9 @@ type batch struct {
 	rooms   map[string]room.Room
 	roomErr error // the rooms could not be read: every room group fails
 
-	mu      sync.Mutex
-	writes  []derivedWrite
-	suggest map[string][2]int // users whose suggestions to refresh → the group and record that asked first
-	raised  []raisedWeeks     // recipes whose weekly counts this batch raised
+	mu     sync.Mutex
+	writes []derivedWrite
+	raised []raisedWeeks // recipes whose weekly counts this batch raised
 }
 
 // Handle applies a batch's effects. The records are grouped by room (other
@@ -147,7 +146,7 @@ type batch struct {
 // the other groups are done.
 func (p *Projector) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 	log := p.logger()
-	b := &batch{p: p, meaning: make(map[string]meaning, len(ev.Records)), suggest: map[string][2]int{}}
+	b := &batch{p: p, meaning: make(map[string]meaning, len(ev.Records))}
 	var roomIDs []string
 	for _, r := range ev.Records {
 		m := decode(r)
@@ -162,15 +161,27 @@ func (p *Projector) Handle(ctx context.Context, ev events.DynamoDBEvent) (events
 	k := stream.Keyed{Concurrency: p.Concurrency, DeadLetters: p.DeadLetters, Consumer: "projector", Key: func(r events.DynamoDBEventRecord) string {
 		return b.meaning[r.Change.SequenceNumber].key(r)
 	}}
+	// Suggestions are computed from core items only, so they need nothing
+	// the groups write: they are refreshed while the groups run, not after
+	// them (they would lengthen every batch by four round trips).
+	suggested := make(chan []failure, 1)
+	go func() { suggested <- b.suggestAll(ctx, b.suggestions(stream.GroupBy(ev.Records, k.Key))) }()
 	// A DynamoDB error that fails the same way every time (a validation)
 	// dead-letters its record at once; the rest are retried.
 	res := k.Run(ctx, ev.Records, func(ctx context.Context, g stream.Group) (int, error) {
 		done, err := b.project(ctx, g)
 		return done, ddb.MarkPermanent(err)
 	})
-	b.flush(ctx, res)
-	b.topTens(ctx, res)
-	b.suggestAll(ctx, res)
+	// The derived items' batch writes and the top-10 checks (which read
+	// only what the groups' transactions wrote) go on at once too.
+	flushed := make(chan []failure, 1)
+	go func() { flushed <- b.flush(ctx) }()
+	fails := b.topTens(ctx)
+	fails = append(fails, <-flushed...)
+	fails = append(fails, <-suggested...)
+	for _, f := range fails {
+		res.Fail(f.group, f.rec, f.err)
+	}
 	for _, dl := range res.DeadLettered() {
 		log.Error("projector: record dead-lettered (it can never be handled)", "seq", dl.FirstSequenceNumber, "err", dl.Error)
 	}
@@ -337,14 +348,24 @@ func (b *batch) projectRoom(ctx context.Context, gi, off int, recs []events.Dyna
 // at the earliest record that asked for one (its later records come again,
 // and rewrite the same items: their keys come from the records). An item
 // asked for twice — a record delivered twice in one batch — is written once.
-func (b *batch) flush(ctx context.Context, res stream.Result) {
+func (b *batch) flush(ctx context.Context) []failure {
 	items := make([]map[string]types.AttributeValue, len(b.writes))
 	for i, w := range b.writes {
 		items[i] = w.item
 	}
+	var fails []failure
 	for i, err := range b.p.Store.PutEach(ctx, items) {
 		if err != nil {
-			res.Fail(b.writes[i].group, b.writes[i].rec, fmt.Errorf("write derived items: %w", err))
+			fails = append(fails, failure{b.writes[i].group, b.writes[i].rec, fmt.Errorf("write derived items: %w", err)})
 		}
 	}
+	return fails
+}
+
+// failure is a record that work shared by several groups, done after or
+// beside stream.Keyed.Run, could not finish: Handle passes it to
+// Result.Fail, which stops the record's group there.
+type failure struct {
+	group, rec int
+	err        error
 }

@@ -370,60 +370,129 @@ func (s *Store) DeleteRecipeCascade(ctx context.Context, recipeID string) (int, 
 // SuggestionKey is a user's suggestions (one item, replaced on refresh).
 func SuggestionKey(userID string) Key { return Key{UserPK(userID), "SUGGESTION#LATEST"} }
 
-// SuggestInput reads what cooking.Suggest needs for a user — the newest
-// history entries (a consistent Query), then in one consistent
-// BatchGetItem the cooking preferences and the recipes the entries name,
-// then the newest recipes of the authors the user liked (one Query each,
-// at once): at most 2 + cooking.SuggestAuthors requests, in three rounds.
-// It also returns the time of the newest input (preferences or history
-// change), "" when there is none.
-func (s *Store) SuggestInput(ctx context.Context, userID string) (cooking.SuggestInput, string, error) {
-	in := cooking.SuggestInput{Preferences: cooking.DefaultPreferences(userID), Recipes: map[string]cooking.Recipe{}}
-	q := query{pk: UserPK(userID), skPrefix: SKPrefixCooking, desc: true, consistent: true, page: Page{Limit: cooking.SuggestHistory}}
-	if _, err := s.queryPage(ctx, q, decodeInto(s, &in.History)); err != nil {
-		return in, "", err
+// SuggestRead is one user's suggestion inputs as SuggestInputs read them.
+type SuggestRead struct {
+	In cooking.SuggestInput
+	// Newest is the time of the newest input (a preferences or history
+	// change), "" when there is none.
+	Newest string
+	// Err, when set, says why the inputs could not be read.
+	Err error
+}
+
+// SuggestInputs reads what cooking.Suggest needs for each of users, with
+// the reads the users can share shared: each one's newest history entries
+// (a consistent Query per user, up to concurrency at once), then in one
+// consistent BatchGetItem every user's cooking preferences and every recipe
+// the entries name, then the newest recipes of each author any of them
+// liked (one Query per author, at once). Each user's input is what reading
+// that user alone gives: their history's recipes and their own liked
+// authors' recipes only. For n users, at most n + 1 + cooking.SuggestAuthors·n
+// requests in three rounds, and fewer when they cooked the same recipes or
+// like the same authors.
+func (s *Store) SuggestInputs(ctx context.Context, users []string, concurrency int) map[string]*SuggestRead {
+	out := make(map[string]*SuggestRead, len(users))
+	for _, u := range users {
+		out[u] = &SuggestRead{In: cooking.SuggestInput{Preferences: cooking.DefaultPreferences(u), Recipes: map[string]cooking.Recipe{}}}
 	}
-	keys := []Key{CookingPreferencesKey(userID)}
-	newest := ""
-	for _, h := range in.History {
-		keys = append(keys, RecipeKey(h.RecipeID))
-		newest = max(newest, h.UpdatedAt, h.CreatedAt)
+	ok := func() []*SuggestRead {
+		var rs []*SuggestRead
+		for _, u := range users {
+			if r := out[u]; r.Err == nil {
+				rs = append(rs, r)
+			}
+		}
+		return rs
 	}
+	// Round 1: the histories.
+	each(max(concurrency, 1), users, func(u string) {
+		r := out[u]
+		q := query{pk: UserPK(u), skPrefix: SKPrefixCooking, desc: true, consistent: true, page: Page{Limit: cooking.SuggestHistory}}
+		_, r.Err = s.queryPage(ctx, q, decodeInto(s, &r.In.History))
+	})
+	// Round 2: preferences and the histories' recipes, in one read.
+	var keys []Key
+	for _, r := range ok() {
+		keys = append(keys, CookingPreferencesKey(r.In.Preferences.UserID))
+		for _, h := range r.In.History {
+			keys = append(keys, RecipeKey(h.RecipeID))
+			r.Newest = max(r.Newest, h.UpdatedAt, h.CreatedAt)
+		}
+	}
+	recipes := map[string]cooking.Recipe{}
 	err := s.batchGet(ctx, keys, true, func(it map[string]types.AttributeValue) error {
 		switch itemTypeOf(it) {
 		case TypeCookingPreferences:
-			s.decode(it, &in.Preferences)
+			var p cooking.Preferences
+			if s.decode(it, &p) {
+				if r := out[p.UserID]; r != nil {
+					r.In.Preferences = p
+				}
+			}
 		case TypeRecipe:
-			var r cooking.Recipe
-			if s.decode(it, &r) {
-				in.Recipes[r.RecipeID] = r
+			var rc cooking.Recipe
+			if s.decode(it, &rc) {
+				recipes[rc.RecipeID] = rc
 			}
 		}
 		return nil
 	})
-	if err != nil {
-		return in, "", err
+	liked := map[string][]string{}
+	var authors []string
+	for _, r := range ok() {
+		if err != nil {
+			r.Err = err
+			continue
+		}
+		for _, h := range r.In.History {
+			if rc, found := recipes[h.RecipeID]; found {
+				r.In.Recipes[rc.RecipeID] = rc
+			}
+		}
+		r.Newest = max(r.Newest, r.In.Preferences.UpdatedAt)
+		u := r.In.Preferences.UserID
+		liked[u] = cooking.LikedAuthors(u, r.In.History, r.In.Recipes)
+		for _, a := range liked[u] {
+			if !slices.Contains(authors, a) {
+				authors = append(authors, a)
+			}
+		}
 	}
-	newest = max(newest, in.Preferences.UpdatedAt)
-	authors := cooking.LikedAuthors(userID, in.History, in.Recipes)
-	found := make([][]cooking.Recipe, len(authors))
-	qerrs := make([]error, len(authors))
+	// Round 3: the liked authors' newest recipes, each author once.
+	byAuthor := make([][]cooking.Recipe, len(authors))
+	aerrs := make([]error, len(authors))
+	each(max(concurrency, 1), authors, func(a string) {
+		i := slices.Index(authors, a)
+		byAuthor[i], _, aerrs[i] = s.RecipesByAuthor(ctx, a, Page{Limit: cooking.SuggestPerAuthor})
+	})
+	for u, as := range liked {
+		r := out[u]
+		for _, a := range as {
+			i := slices.Index(authors, a)
+			if aerrs[i] != nil {
+				r.Err = aerrs[i]
+				break
+			}
+			for _, rc := range byAuthor[i] {
+				r.In.Recipes[rc.RecipeID] = rc
+			}
+		}
+	}
+	return out
+}
+
+// each calls fn for every element of xs, up to limit at once.
+func each[T any](limit int, xs []T, fn func(T)) {
+	sem := make(chan struct{}, limit)
 	var wg sync.WaitGroup
-	for i, author := range authors {
+	for _, x := range xs {
+		sem <- struct{}{}
 		wg.Go(func() {
-			found[i], _, qerrs[i] = s.RecipesByAuthor(ctx, author, Page{Limit: cooking.SuggestPerAuthor})
+			defer func() { <-sem }()
+			fn(x)
 		})
 	}
 	wg.Wait()
-	if err := errors.Join(qerrs...); err != nil {
-		return in, "", err
-	}
-	for _, rs := range found {
-		for _, r := range rs {
-			in.Recipes[r.RecipeID] = r
-		}
-	}
-	return in, newest, nil
 }
 
 // SuggestionsItem is the item of a user's suggestions (derived; ttl 90
