@@ -132,4 +132,5 @@ var ItemTypes = []string{
 	TypeIdempotency, TypeLocation, TypeLocationCode,
 	TypeIngredient, TypeIngredientName, TypeCookingPreferences, TypeRecipe, TypeCookingHistory, TypeHistoryRef, TypeCookingSession,
 	TypeRecentCooking, TypeTrending, TypeCookingMarker, TypeSuggestion,
+	TypeChatRoom, TypeMessage, TypeConnection,
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/dynastream/dynastream/internal/chat"
 	"github.com/dynastream/dynastream/internal/collab"
 	"github.com/dynastream/dynastream/internal/cooking"
 	"github.com/dynastream/dynastream/internal/location"
@@ -120,6 +121,9 @@ var shapes = map[string]func() any{
 	TypeRecentCooking:      func() any { return new(RecentCooking) },
 	TypeTrending:           func() any { return new(Trending) },
 	TypeSuggestion:         func() any { return new(cooking.Suggestions) },
+	TypeChatRoom:           func() any { return new(chat.Room) },
+	TypeMessage:            func() any { return new(chat.Message) },
+	TypeConnection:         func() any { return new(chat.Connection) },
 }
 
 // Undecodable returns why a stored item cannot be decoded into the type

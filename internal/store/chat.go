@@ -1,0 +1,194 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/dynastream/dynastream/internal/chat"
+	"github.com/dynastream/dynastream/internal/errs"
+)
+
+// Chat item types (seed 002; the seed's four tables are items here).
+const (
+	TypeChatRoom   = "ChatRoom"
+	TypeMessage    = "Message"
+	TypeConnection = "Connection"
+)
+
+const (
+	prefixChatRoom   = "CHATROOM#"
+	prefixConnection = "CONN#"
+	// SKPrefixMessage starts a message's sort key: MSG#<createdAt>#<id>
+	// (the id keeps two messages of the same millisecond apart).
+	SKPrefixMessage = "MSG#"
+)
+
+// ChatRoomPK is a chat room's partition: the room and its messages.
+func ChatRoomPK(roomID string) string { return prefixChatRoom + roomID }
+
+// ChatRoomKey is a chat room.
+func ChatRoomKey(roomID string) Key { return Key{ChatRoomPK(roomID), "META"} }
+
+// MessageKey is a message.
+func MessageKey(roomID, createdAt, messageID string) Key {
+	return Key{ChatRoomPK(roomID), SKPrefixMessage + createdAt + "#" + messageID}
+}
+
+// ConnectionKey is a connection; its GSI1 key (ConnectionIndexKey) puts
+// it under its room.
+func ConnectionKey(connectionID string) Key { return Key{prefixConnection + connectionID, "META"} }
+
+// ConnectionIndexKey is a connection's GSI1 key: its room's connections
+// are one Query.
+func ConnectionIndexKey(roomID, connectionID string) Key {
+	return Key{ChatRoomPK(roomID), prefixConnection + connectionID}
+}
+
+func strAV(s string) types.AttributeValue { return &types.AttributeValueMemberS{Value: s} }
+
+// upsertRoom writes a room if it is new; its name and createdAt are kept
+// when it exists.
+func (s *Store) upsertRoom(roomID, now string) types.TransactWriteItem {
+	return types.TransactWriteItem{Update: &types.Update{TableName: aws.String(s.Table), Key: ChatRoomKey(roomID).AV(),
+		UpdateExpression:          aws.String("SET itemType = :t, roomId = :r, #n = if_not_exists(#n, :r), createdAt = if_not_exists(createdAt, :now)"),
+		ExpressionAttributeNames:  map[string]string{"#n": "name"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":t": strAV(TypeChatRoom), ":r": strAV(roomID), ":now": strAV(now)}}}
+}
+
+// Connect records a connection in one transaction with its user's profile
+// (created on first sight; the name set when the token carries one, else
+// kept, else the user id; createdAt only the first time) and its room
+// (created on first sight). An existing connection id is a Conflict.
+func (s *Store) Connect(ctx context.Context, c chat.Connection) error {
+	it, err := marshal(head{Key: ConnectionKey(c.ConnectionID), ItemType: TypeConnection}, c)
+	if err != nil {
+		return err
+	}
+	ix := ConnectionIndexKey(c.RoomID, c.ConnectionID)
+	it["GSI1PK"], it["GSI1SK"] = strAV(ix.PK), strAV(ix.SK)
+	name := "#n = if_not_exists(#n, :u), updatedAt = if_not_exists(updatedAt, :now)"
+	nameAV := strAV(c.UserID)
+	if c.UserName != "" {
+		name, nameAV = "#n = :name, updatedAt = :now", strAV(c.UserName)
+	}
+	pk := ProfileKey(c.UserID)
+	vals := map[string]types.AttributeValue{":t": strAV(TypeProfile), ":u": strAV(c.UserID), ":now": strAV(c.ConnectedAt), ":gpk": strAV(pk.PK), ":gsk": strAV(pk.SK)}
+	if c.UserName != "" {
+		vals[":name"] = nameAV
+	}
+	profile := types.TransactWriteItem{Update: &types.Update{TableName: aws.String(s.Table), Key: pk.AV(),
+		UpdateExpression:          aws.String("SET itemType = :t, userId = :u, GSI1PK = :gpk, GSI1SK = :gsk, createdAt = if_not_exists(createdAt, :now), " + name),
+		ExpressionAttributeNames:  map[string]string{"#n": "name"},
+		ExpressionAttributeValues: vals}}
+	_, err = s.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+		profile, s.upsertRoom(c.RoomID, c.ConnectedAt), put(s.Table, it, "attribute_not_exists(PK)"),
+	}})
+	if r := cancelReasons(err); len(r) == 3 && r[2] == "ConditionalCheckFailed" {
+		return errs.New(errs.Conflict, "connection %s already exists", c.ConnectionID)
+	}
+	if err != nil {
+		return fmt.Errorf("store: connect: %w", err)
+	}
+	return nil
+}
+
+// Disconnect deletes a connection (gone already: nothing to do).
+func (s *Store) Disconnect(ctx context.Context, connectionID string) error {
+	_, err := s.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(s.Table), Key: ConnectionKey(connectionID).AV()})
+	if err != nil {
+		return fmt.Errorf("store: disconnect: %w", err)
+	}
+	return nil
+}
+
+// GetConnection reads a connection; an unknown or expired one is NotFound.
+func (s *Store) GetConnection(ctx context.Context, connectionID string, nowUnix int64) (chat.Connection, error) {
+	var c chat.Connection
+	ok, err := s.get(ctx, ConnectionKey(connectionID), &c)
+	if err != nil {
+		return c, err
+	}
+	if !ok || c.TTL <= nowUnix {
+		return chat.Connection{}, errs.New(errs.NotFound, "connection %s not found", connectionID)
+	}
+	return c, nil
+}
+
+// MoveConnection puts a connection in another room (created on first
+// sight), in one transaction; an unknown connection is NotFound.
+func (s *Store) MoveConnection(ctx context.Context, connectionID, roomID, now string) error {
+	ix := ConnectionIndexKey(roomID, connectionID)
+	_, err := s.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+		s.upsertRoom(roomID, now),
+		{Update: &types.Update{TableName: aws.String(s.Table), Key: ConnectionKey(connectionID).AV(),
+			ConditionExpression:       aws.String("attribute_exists(PK)"),
+			UpdateExpression:          aws.String("SET roomId = :r, GSI1PK = :pk, GSI1SK = :sk"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":r": strAV(roomID), ":pk": strAV(ix.PK), ":sk": strAV(ix.SK)}}},
+	}})
+	if r := cancelReasons(err); len(r) == 2 && r[1] == "ConditionalCheckFailed" {
+		return errs.New(errs.NotFound, "connection %s not found", connectionID)
+	}
+	if err != nil {
+		return fmt.Errorf("store: move connection: %w", err)
+	}
+	return nil
+}
+
+// RoomConnections lists a room's live connections (GSI1, a page at a
+// time); expired ones that DynamoDB has not deleted yet are left out.
+func (s *Store) RoomConnections(ctx context.Context, roomID string, nowUnix int64, p Page) ([]chat.Connection, string, error) {
+	var out []chat.Connection
+	next, err := s.queryPage(ctx, query{index: IndexGSI1, pk: ChatRoomPK(roomID), skPrefix: prefixConnection, page: p, liveAt: nowUnix}, decodeInto(s, &out))
+	return out, next, err
+}
+
+// GetChatRoom reads a chat room.
+func (s *Store) GetChatRoom(ctx context.Context, roomID string) (chat.Room, error) {
+	var r chat.Room
+	ok, err := s.get(ctx, ChatRoomKey(roomID), &r)
+	if err == nil && !ok {
+		err = errs.New(errs.NotFound, "chat room %s not found", roomID)
+	}
+	return r, err
+}
+
+// PutMessage stores a message (its room must exist: the sender is
+// connected to it). The same message id twice is a Conflict.
+func (s *Store) PutMessage(ctx context.Context, m chat.Message) error {
+	it, err := marshal(head{Key: MessageKey(m.RoomID, m.CreatedAt, m.MessageID), ItemType: TypeMessage}, m)
+	if err != nil {
+		return err
+	}
+	_, err = s.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.Table), Item: it, ConditionExpression: aws.String("attribute_not_exists(PK)")})
+	var cf *types.ConditionalCheckFailedException
+	if errors.As(err, &cf) {
+		return errs.New(errs.Conflict, "message %s already exists", m.MessageID)
+	}
+	if err != nil {
+		return fmt.Errorf("store: put message: %w", err)
+	}
+	return nil
+}
+
+// Messages lists a room's messages newest first.
+func (s *Store) Messages(ctx context.Context, roomID string, p Page) ([]chat.Message, string, error) {
+	var out []chat.Message
+	next, err := s.queryPage(ctx, query{pk: ChatRoomPK(roomID), skPrefix: SKPrefixMessage, desc: true, page: p}, decodeInto(s, &out))
+	return out, next, err
+}
+
+// MessagesAfter lists a room's messages created after a time (a stored
+// timestamp), oldest first: what a client that reconnects missed.
+func (s *Store) MessagesAfter(ctx context.Context, roomID, after string, p Page) ([]chat.Message, string, error) {
+	var out []chat.Message
+	// "MSG#<after>$" sorts after every "MSG#<after>#<id>" ('$' follows '#'),
+	// and "MSG$" after every message.
+	q := query{pk: ChatRoomPK(roomID), skPrefix: SKPrefixMessage, skFrom: SKPrefixMessage + after + "$", skTo: "MSG$", page: p}
+	next, err := s.queryPage(ctx, q, decodeInto(s, &out))
+	return out, next, err
+}

@@ -1,0 +1,154 @@
+package store_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/dynastream/dynastream/internal/chat"
+	"github.com/dynastream/dynastream/internal/collab"
+	"github.com/dynastream/dynastream/internal/errs"
+	"github.com/dynastream/dynastream/internal/store"
+)
+
+// Seed 002's access patterns on the one table: a connection put on
+// connect (with its user and room upserted), got by id, queried by room,
+// moved, deleted on disconnect; messages put and paged by time.
+func TestChatSeed002(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	at := func(d time.Duration) string { return store.Timestamp(t0.Add(d)) }
+	ttl := t0.Add(chat.ConnectionTTL).Unix()
+	conn := func(id, user, name, room string, d time.Duration) chat.Connection {
+		return chat.Connection{ConnectionID: id, UserID: user, UserName: name, RoomID: room, ConnectedAt: at(d), TTL: ttl}
+	}
+	// First connection: the user (no name in the token: the id stands in)
+	// and the room are created.
+	if err := f.st.Connect(f.ctx, conn("c1", "an", "", chat.DefaultRoom, 0)); err != nil {
+		t.Fatal(err)
+	}
+	p := f.getRaw("USER#an", "PROFILE")
+	if p == nil || p["name"].(*types.AttributeValueMemberS).Value != "an" || p["createdAt"].(*types.AttributeValueMemberS).Value != at(0) ||
+		p["GSI1PK"].(*types.AttributeValueMemberS).Value != "USER#an" {
+		t.Fatalf("profile: %v", p)
+	}
+	// A later connection with a name: the name is set, createdAt kept; a
+	// name set by PUT /me/profile is kept when the token has none.
+	if err := f.st.Connect(f.ctx, conn("c2", "an", "An Nguyen", chat.DefaultRoom, time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.st.PutProfile(f.ctx, collab.Profile{UserID: "binh", Name: "Bình", UpdatedAt: at(0)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.st.Connect(f.ctx, conn("c3", "binh", "", chat.DefaultRoom, 2*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := f.st.GetProfile(f.ctx, "an"); err != nil || got.Name != "An Nguyen" {
+		t.Fatalf("an: %+v %v", got, err)
+	}
+	if got, err := f.st.GetProfile(f.ctx, "binh"); err != nil || got.Name != "Bình" {
+		t.Fatalf("binh: %+v %v", got, err)
+	}
+	if p := f.getRaw("USER#an", "PROFILE"); p["createdAt"].(*types.AttributeValueMemberS).Value != at(0) {
+		t.Fatalf("createdAt changed: %v", p["createdAt"])
+	}
+	room := f.getRaw("CHATROOM#global", "META")
+	if room == nil || room["createdAt"].(*types.AttributeValueMemberS).Value != at(0) || room["itemType"].(*types.AttributeValueMemberS).Value != "ChatRoom" {
+		t.Fatalf("room: %v", room)
+	}
+	if err := f.st.Connect(f.ctx, conn("c1", "an", "", chat.DefaultRoom, 0)); !errs.Is(err, errs.Conflict) {
+		t.Fatalf("same connection id again: %v", err)
+	}
+	// By id, by room (GSI1 CHATROOM#<room> / CONN#<id>), paginated.
+	c, err := f.st.GetConnection(f.ctx, "c2", t0.Unix())
+	if err != nil || c.UserName != "An Nguyen" || c.RoomID != chat.DefaultRoom {
+		t.Fatalf("get: %+v %v", c, err)
+	}
+	raw := f.getRaw("CONN#c2", "META")
+	if raw["GSI1PK"].(*types.AttributeValueMemberS).Value != "CHATROOM#global" || raw["GSI1SK"].(*types.AttributeValueMemberS).Value != "CONN#c2" {
+		t.Fatalf("connection keys: %v", raw)
+	}
+	var ids []string
+	for cur := ""; ; {
+		cs, next, err := f.st.RoomConnections(f.ctx, chat.DefaultRoom, t0.Unix(), store.Page{Limit: 2, Cursor: cur})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range cs {
+			ids = append(ids, c.ConnectionID)
+		}
+		if cur = next; cur == "" {
+			break
+		}
+	}
+	if fmt.Sprint(ids) != "[c1 c2 c3]" {
+		t.Fatalf("room's connections: %v", ids)
+	}
+	// Expired connections are never returned.
+	if _, err := f.st.GetConnection(f.ctx, "c2", ttl); !errs.Is(err, errs.NotFound) {
+		t.Fatalf("expired: %v", err)
+	}
+	if cs, _, _ := f.st.RoomConnections(f.ctx, chat.DefaultRoom, ttl, store.Page{}); len(cs) != 0 {
+		t.Fatalf("expired in the room: %v", cs)
+	}
+	// Move; disconnect.
+	if err := f.st.MoveConnection(f.ctx, "c3", "kitchen", at(3*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.st.MoveConnection(f.ctx, "nope", "kitchen", at(3*time.Minute)); !errs.Is(err, errs.NotFound) {
+		t.Fatalf("move unknown: %v", err)
+	}
+	if err := f.st.Disconnect(f.ctx, "c1"); err != nil {
+		t.Fatal(err)
+	}
+	if f.getRaw("CONN#c1", "META") != nil {
+		t.Fatal("c1 still there")
+	}
+	g, _, _ := f.st.RoomConnections(f.ctx, chat.DefaultRoom, t0.Unix(), store.Page{})
+	k, _, _ := f.st.RoomConnections(f.ctx, "kitchen", t0.Unix(), store.Page{})
+	if len(g) != 1 || g[0].ConnectionID != "c2" || len(k) != 1 || k[0].ConnectionID != "c3" {
+		t.Fatalf("after move and disconnect: global %v, kitchen %v", g, k)
+	}
+	if r, err := f.st.GetChatRoom(f.ctx, "kitchen"); err != nil || r.Name != "kitchen" || r.CreatedAt != at(3*time.Minute) {
+		t.Fatalf("kitchen: %+v %v", r, err)
+	}
+
+	// Messages: two in the same millisecond both kept; newest first,
+	// paginated; after a time, oldest first.
+	msg := func(id string, d time.Duration) chat.Message {
+		return chat.Message{RoomID: "kitchen", MessageID: id, UserID: "binh", UserName: "Bình", Content: "<b>hi</b> " + id, CreatedAt: at(d)}
+	}
+	for _, m := range []chat.Message{msg("m1", time.Hour), msg("m2", time.Hour), msg("m3", time.Hour+time.Second), msg("m4", time.Hour+2*time.Second)} {
+		if err := f.st.PutMessage(f.ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.st.PutMessage(f.ctx, msg("m1", time.Hour)); !errs.Is(err, errs.Conflict) {
+		t.Fatalf("same message again: %v", err)
+	}
+	var newest []string
+	for cur := ""; ; {
+		ms, next, err := f.st.Messages(f.ctx, "kitchen", store.Page{Limit: 3, Cursor: cur})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range ms {
+			newest = append(newest, m.MessageID)
+		}
+		if cur = next; cur == "" {
+			break
+		}
+	}
+	if fmt.Sprint(newest) != "[m4 m3 m2 m1]" {
+		t.Fatalf("newest first: %v", newest)
+	}
+	after, _, err := f.st.MessagesAfter(f.ctx, "kitchen", at(time.Hour), store.Page{})
+	if err != nil || len(after) != 2 || after[0].MessageID != "m3" || after[1].MessageID != "m4" || after[0].Content != "<b>hi</b> m3" {
+		t.Fatalf("after the first second: %+v %v", after, err)
+	}
+	if raw := f.getRaw("CHATROOM#kitchen", "MSG#"+at(time.Hour)+"#m2"); raw == nil || raw["itemType"].(*types.AttributeValueMemberS).Value != "Message" {
+		t.Fatalf("message key: %v", raw)
+	}
+}
