@@ -174,19 +174,30 @@ func (o Outcome) Failed() bool { return o.Done < len(o.Records) }
 // Result holds a batch's outcomes, one per group, in group order.
 type Result []Outcome
 
-// Run handles recs with fn and returns each group's outcome. A group that
-// panics counts as failed at its first record; a group not yet started when
-// ctx ends fails with ctx's error.
-func (k Keyed) Run(ctx context.Context, recs []events.DynamoDBEventRecord, fn GroupFunc) Result {
+// Groups splits recs into the groups Run handles, in Run's order: a
+// handler that shares work between groups before or beside Run (and
+// reports its failures with Result.Fail) groups once and calls RunGroups.
+func (k Keyed) Groups(recs []events.DynamoDBEventRecord) []Group {
 	key := k.Key
 	if key == nil {
 		key = PartitionKey("PK")
 	}
+	return GroupBy(recs, key)
+}
+
+// Run handles recs with fn and returns each group's outcome. A group that
+// panics counts as failed at its first record; a group not yet started when
+// ctx ends fails with ctx's error.
+func (k Keyed) Run(ctx context.Context, recs []events.DynamoDBEventRecord, fn GroupFunc) Result {
+	return k.RunGroups(ctx, k.Groups(recs), fn)
+}
+
+// RunGroups is Run on groups made by Groups.
+func (k Keyed) RunGroups(ctx context.Context, groups []Group, fn GroupFunc) Result {
 	limit := k.Concurrency
 	if limit <= 0 {
 		limit = DefaultConcurrency
 	}
-	groups := GroupBy(recs, key)
 	out := make(Result, len(groups))
 	sem := make(chan struct{}, limit)
 	var wg sync.WaitGroup

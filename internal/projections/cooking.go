@@ -149,9 +149,11 @@ func rated(r int) int {
 	return 0
 }
 
-// projectCooking handles a group's cooking records from..to (one recipe's,
-// or one user's preferences): the deltas in one ApplyCooking, a deleted
-// recipe's cascade, then the suggestions of the users concerned.
+// projectCooking handles a run of a group's cooking records (one
+// recipe's, or one user's preferences): the deltas in one ApplyCooking, a
+// deleted recipe's cascade. rec is the run's first record in the group, the
+// one a failed top-10 check fails. (Suggestions are refreshed beside the
+// groups: suggestAll.)
 func (b *batch) projectCooking(ctx context.Context, recs []*CookingChange, group, rec int) error {
 	var recipeID string
 	var deltas []store.CookingDelta
@@ -290,7 +292,7 @@ func (b *batch) suggestions(groups []stream.Group) map[string][2]int {
 // asked for — each once, their inputs read together (Store.SuggestInputs:
 // the reads several users need are made once), and the new lists in shared
 // batch writes. The list is computed from core items only
-// (cooking.SuggestInput), which the change is already in when its record
+// (Store.SuggestInputs), which the change is already in when its record
 // arrives, so it is the same whichever order the stream is processed in and
 // needs nothing the batch's groups write: it runs beside them. A failed
 // refresh fails the first record that asked for it (a refresh for a record

@@ -164,11 +164,12 @@ func (p *Projector) Handle(ctx context.Context, ev events.DynamoDBEvent) (events
 	// Suggestions are computed from core items only, so they need nothing
 	// the groups write: they are refreshed while the groups run, not after
 	// them (they would lengthen every batch by four round trips).
+	groups := k.Groups(ev.Records)
 	suggested := make(chan []failure, 1)
-	go func() { suggested <- b.suggestAll(ctx, b.suggestions(stream.GroupBy(ev.Records, k.Key))) }()
+	go func() { suggested <- b.suggestAll(ctx, b.suggestions(groups)) }()
 	// A DynamoDB error that fails the same way every time (a validation)
 	// dead-letters its record at once; the rest are retried.
-	res := k.Run(ctx, ev.Records, func(ctx context.Context, g stream.Group) (int, error) {
+	res := k.RunGroups(ctx, groups, func(ctx context.Context, g stream.Group) (int, error) {
 		done, err := b.project(ctx, g)
 		return done, ddb.MarkPermanent(err)
 	})

@@ -71,15 +71,11 @@ func (s *Store) Connect(ctx context.Context, c chat.Connection) error {
 	}
 	ix := ConnectionIndexKey(c.RoomID, c.ConnectionID)
 	it["GSI1PK"], it["GSI1SK"] = strAV(ix.PK), strAV(ix.SK)
-	name := "#n = if_not_exists(#n, :u), updatedAt = if_not_exists(updatedAt, :now)"
-	nameAV := strAV(c.UserID)
-	if c.UserName != "" {
-		name, nameAV = "#n = :name, updatedAt = :now", strAV(c.UserName)
-	}
 	pk := ProfileKey(c.UserID)
 	vals := map[string]types.AttributeValue{":t": strAV(TypeProfile), ":u": strAV(c.UserID), ":now": strAV(c.ConnectedAt), ":gpk": strAV(pk.PK), ":gsk": strAV(pk.SK)}
+	name := "#n = if_not_exists(#n, :u), updatedAt = if_not_exists(updatedAt, :now)"
 	if c.UserName != "" {
-		vals[":name"] = nameAV
+		name, vals[":name"] = "#n = :name, updatedAt = :now", strAV(c.UserName)
 	}
 	profile := types.TransactWriteItem{Update: &types.Update{TableName: aws.String(s.Table), Key: pk.AV(),
 		UpdateExpression:          aws.String("SET itemType = :t, userId = :u, GSI1PK = :gpk, GSI1SK = :gsk, createdAt = if_not_exists(createdAt, :now), " + name),

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -395,25 +394,29 @@ func (s *Store) SuggestInputs(ctx context.Context, users []string, concurrency i
 	for _, u := range users {
 		out[u] = &SuggestRead{In: cooking.SuggestInput{Preferences: cooking.DefaultPreferences(u), Recipes: map[string]cooking.Recipe{}}}
 	}
-	ok := func() []*SuggestRead {
-		var rs []*SuggestRead
+	// ok are the users whose reads have not failed yet.
+	ok := func() []string {
+		var us []string
 		for _, u := range users {
-			if r := out[u]; r.Err == nil {
-				rs = append(rs, r)
+			if out[u].Err == nil {
+				us = append(us, u)
 			}
 		}
-		return rs
+		return us
 	}
 	// Round 1: the histories.
-	each(max(concurrency, 1), users, func(u string) {
+	each(max(concurrency, 1), users, func(_ int, u string) {
 		r := out[u]
 		q := query{pk: UserPK(u), skPrefix: SKPrefixCooking, desc: true, consistent: true, page: Page{Limit: cooking.SuggestHistory}}
 		_, r.Err = s.queryPage(ctx, q, decodeInto(s, &r.In.History))
 	})
 	// Round 2: preferences and the histories' recipes, in one read.
 	var keys []Key
-	for _, r := range ok() {
-		keys = append(keys, CookingPreferencesKey(r.In.Preferences.UserID))
+	prefsOf := map[Key]*SuggestRead{} // by key, not by the item's own userId: a stored item cannot pass as another user's
+	for _, u := range ok() {
+		r := out[u]
+		keys = append(keys, CookingPreferencesKey(u))
+		prefsOf[CookingPreferencesKey(u)] = r
 		for _, h := range r.In.History {
 			keys = append(keys, RecipeKey(h.RecipeID))
 			r.Newest = max(r.Newest, h.UpdatedAt, h.CreatedAt)
@@ -424,10 +427,9 @@ func (s *Store) SuggestInputs(ctx context.Context, users []string, concurrency i
 		switch itemTypeOf(it) {
 		case TypeCookingPreferences:
 			var p cooking.Preferences
-			if s.decode(it, &p) {
-				if r := out[p.UserID]; r != nil {
-					r.In.Preferences = p
-				}
+			if r := prefsOf[itemKey(it)]; r != nil && s.decode(it, &p) {
+				p.UserID = r.In.Preferences.UserID
+				r.In.Preferences = p
 			}
 		case TypeRecipe:
 			var rc cooking.Recipe
@@ -439,7 +441,8 @@ func (s *Store) SuggestInputs(ctx context.Context, users []string, concurrency i
 	})
 	liked := map[string][]string{}
 	var authors []string
-	for _, r := range ok() {
+	for _, u := range ok() {
+		r := out[u]
 		if err != nil {
 			r.Err = err
 			continue
@@ -450,7 +453,6 @@ func (s *Store) SuggestInputs(ctx context.Context, users []string, concurrency i
 			}
 		}
 		r.Newest = max(r.Newest, r.In.Preferences.UpdatedAt)
-		u := r.In.Preferences.UserID
 		liked[u] = cooking.LikedAuthors(u, r.In.History, r.In.Recipes)
 		for _, a := range liked[u] {
 			if !slices.Contains(authors, a) {
@@ -461,8 +463,7 @@ func (s *Store) SuggestInputs(ctx context.Context, users []string, concurrency i
 	// Round 3: the liked authors' newest recipes, each author once.
 	byAuthor := make([][]cooking.Recipe, len(authors))
 	aerrs := make([]error, len(authors))
-	each(max(concurrency, 1), authors, func(a string) {
-		i := slices.Index(authors, a)
+	each(max(concurrency, 1), authors, func(i int, a string) {
 		byAuthor[i], _, aerrs[i] = s.RecipesByAuthor(ctx, a, Page{Limit: cooking.SuggestPerAuthor})
 	})
 	for u, as := range liked {
@@ -479,20 +480,6 @@ func (s *Store) SuggestInputs(ctx context.Context, users []string, concurrency i
 		}
 	}
 	return out
-}
-
-// each calls fn for every element of xs, up to limit at once.
-func each[T any](limit int, xs []T, fn func(T)) {
-	sem := make(chan struct{}, limit)
-	var wg sync.WaitGroup
-	for _, x := range xs {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			fn(x)
-		})
-	}
-	wg.Wait()
 }
 
 // SuggestionsItem is the item of a user's suggestions (derived; ttl 90

@@ -404,24 +404,20 @@ func (s *Store) PutEach(ctx context.Context, items []map[string]types.AttributeV
 			uniq = append(uniq, i)
 		}
 	}
-	sem := make(chan struct{}, calls)
-	var wg sync.WaitGroup
+	var chunks [][]int
 	for start := 0; start < len(uniq); start += perCall {
-		chunk := uniq[start:min(start+perCall, len(uniq))]
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			batch := make([]map[string]types.AttributeValue, len(chunk))
-			for j, i := range chunk {
-				batch[j] = items[i]
-			}
-			err := s.BatchPut(ctx, batch)
-			for _, i := range chunk {
-				out[i] = err
-			}
-		})
+		chunks = append(chunks, uniq[start:min(start+perCall, len(uniq))])
 	}
-	wg.Wait()
+	each(calls, chunks, func(_ int, chunk []int) {
+		batch := make([]map[string]types.AttributeValue, len(chunk))
+		for j, i := range chunk {
+			batch[j] = items[i]
+		}
+		err := s.BatchPut(ctx, batch)
+		for _, i := range chunk {
+			out[i] = err
+		}
+	})
 	for i, it := range items {
 		out[i] = out[first[itemKey(it)]]
 	}
@@ -467,4 +463,19 @@ func (s *Store) batchWrite(ctx context.Context, reqs []types.WriteRequest) error
 		reqs = out.UnprocessedItems[s.Table]
 		return len(reqs), nil
 	})
+}
+
+// each calls fn for every element of xs (with its index), up to limit at
+// once, and returns when all calls have.
+func each[T any](limit int, xs []T, fn func(int, T)) {
+	sem := make(chan struct{}, limit)
+	var wg sync.WaitGroup
+	for i, x := range xs {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			fn(i, x)
+		})
+	}
+	wg.Wait()
 }

@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/dynastream/dynastream/internal/cooking"
@@ -47,6 +50,16 @@ func TestSuggestInputsTogetherEqualAlone(t *testing.T) {
 	if err := f.st.PutCookingPreferences(f.ctx, cooking.Preferences{UserID: "chi", FavoriteMethods: []string{"boil"}, UpdatedAt: at}); err != nil {
 		t.Fatal(err)
 	}
+	// A preferences item written by someone else under dao's key that says
+	// it is an's: it is dao's (by its key), never an's.
+	_, err := f.db.PutItem(f.ctx, &dynamodb.PutItemInput{TableName: aws.String(f.table), Item: map[string]types.AttributeValue{
+		"PK": &types.AttributeValueMemberS{Value: "USER#dao"}, "SK": &types.AttributeValueMemberS{Value: "PREFERENCES"},
+		"itemType": &types.AttributeValueMemberS{Value: store.TypeCookingPreferences}, "userId": &types.AttributeValueMemberS{Value: "an"},
+		"favoriteMethods": &types.AttributeValueMemberL{Value: []types.AttributeValue{&types.AttributeValueMemberS{Value: "fry"}}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	users := []string{"an", "binh", "chi", "dao"}
 	together := f.st.SuggestInputs(f.ctx, users, 3)
 	for _, u := range users {
@@ -78,6 +91,9 @@ func TestSuggestInputsTogetherEqualAlone(t *testing.T) {
 		if got := ids(u); !slices.Equal(got, want) {
 			t.Errorf("%s's recipes %v, want %v", u, got, want)
 		}
+	}
+	if an, dao := together["an"].In.Preferences, together["dao"].In.Preferences; len(an.FavoriteMethods) != 0 || dao.UserID != "dao" || len(dao.FavoriteMethods) != 1 {
+		t.Errorf("a stored item's userId moved preferences: an %+v, dao %+v", an, dao)
 	}
 	if together["chi"].Newest != at || together["dao"].Newest != "" || len(together["chi"].In.Preferences.FavoriteMethods) != 1 {
 		t.Errorf("chi %+v, dao %+v", together["chi"], together["dao"])
