@@ -296,6 +296,9 @@ func countEML(t *testing.T, dir string, parts ...string) int {
 	files, _ := filepath.Glob(filepath.Join(dir, "*.eml"))
 	n := 0
 	for _, f := range files {
+		if strings.HasPrefix(filepath.Base(f), ".") {
+			continue // a file being written (EMLDir renames it into place); Glob's * matches a leading dot
+		}
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -11,6 +12,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 	"github.com/oklog/ulid/v2"
@@ -20,6 +22,7 @@ import (
 	"github.com/dynastream/dynastream/internal/auth"
 	"github.com/dynastream/dynastream/internal/collab"
 	"github.com/dynastream/dynastream/internal/ddb"
+	"github.com/dynastream/dynastream/internal/gateway"
 	"github.com/dynastream/dynastream/internal/store"
 )
 
@@ -46,14 +49,64 @@ func server(c app.Common, clients *ddb.Clients, log *slog.Logger, inLambda bool,
 	}
 	if inLambda {
 		srv.Auth = auth.APIGateway{}
+		// The WebSocket API has no JWT authorizer: $connect verifies the
+		// token against the same issuer and audience as the HTTP API's.
+		issuer, audience := os.Getenv("JWT_ISSUER"), os.Getenv("JWT_AUDIENCE")
+		if issuer == "" || audience == "" {
+			return nil, errors.New("JWT_ISSUER and JWT_AUDIENCE are required in Lambda (the chat's $connect verifies tokens with them)")
+		}
+		if srv.Tokens, err = auth.NewCognito(context.Background(), issuer, audience); err != nil {
+			return nil, err
+		}
 		return srv, nil
 	}
 	if secret == "" {
 		return nil, errors.New("DEV_AUTH_SECRET is required outside Lambda (it signs the local dev tokens)")
 	}
 	dev := &auth.DevTokens{Secret: []byte(secret), Issuer: "dynastream-local"}
-	srv.Auth, srv.DevTokens = dev, dev
+	srv.Auth, srv.DevTokens, srv.Tokens = dev, dev, dev
 	return srv, nil
+}
+
+// lambdaHandler serves both APIs in one function: API Gateway's WebSocket
+// events (they carry requestContext.eventType) go to the chat's routes,
+// HTTP API (payload 2.0) events to the HTTP handler.
+func lambdaHandler(srv *api.Server) func(context.Context, json.RawMessage) (any, error) {
+	httpAPI := httpadapter.NewV2(srv.Handler())
+	ws := gateway.Lambda{Routes: srv.Chat(), Refuse: srv.Refusal}
+	return func(ctx context.Context, raw json.RawMessage) (any, error) {
+		var probe struct {
+			RequestContext struct {
+				EventType string `json:"eventType"`
+			} `json:"requestContext"`
+		}
+		if err := json.Unmarshal(raw, &probe); err != nil {
+			return nil, fmt.Errorf("writer: an event that is not a JSON object: %w", err)
+		}
+		if probe.RequestContext.EventType != "" {
+			var ev events.APIGatewayWebsocketProxyRequest
+			if err := json.Unmarshal(raw, &ev); err != nil {
+				return nil, fmt.Errorf("writer: WebSocket event: %w", err)
+			}
+			return ws.Handle(ctx, ev)
+		}
+		var ev events.APIGatewayV2HTTPRequest
+		if err := json.Unmarshal(raw, &ev); err != nil {
+			return nil, fmt.Errorf("writer: HTTP API event: %w", err)
+		}
+		return httpAPI.ProxyWithContext(ctx, ev)
+	}
+}
+
+// localHandler is the writer's HTTP API with the chat's WebSocket
+// endpoint at /ws and API Gateway's management endpoint at /@connections/
+// (the notifier pushes through it).
+func localHandler(srv *api.Server, gw *gateway.Local) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/ws", gw)
+	mux.Handle("/@connections/", gw.Management())
+	mux.Handle("/", srv.Handler())
+	return mux
 }
 
 // inviteLimits reads INVITES_PER_USER, INVITES_PER_RESOURCE and
@@ -95,7 +148,7 @@ func main() {
 		app.Fatal(log, "bad configuration", err)
 	}
 	if app.InLambda() {
-		lambda.Start(httpadapter.NewV2(srv.Handler()).ProxyWithContext)
+		lambda.Start(lambdaHandler(srv))
 		return
 	}
 	addr := app.Getenv("WRITER_ADDR", DefaultAddr)
@@ -107,12 +160,14 @@ func main() {
 	if err := app.ServeAdmin(ctx, log, os.Getenv("ADMIN_ADDR"), "writer", clients, srv.Store.Quarantine); err != nil {
 		app.Fatal(log, "admin endpoint", err)
 	}
-	hs := &http.Server{Addr: addr, Handler: srv.Handler(), ReadHeaderTimeout: 5 * time.Second}
+	gw := &gateway.Local{Routes: srv.Chat(), Refuse: srv.Refusal, NewID: srv.NewID, Logger: log}
+	hs := &http.Server{Addr: addr, Handler: localHandler(srv, gw), ReadHeaderTimeout: 5 * time.Second}
 	go func() {
 		<-ctx.Done()
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = hs.Shutdown(sctx)
+		gw.Close() // Shutdown leaves upgraded connections open
 	}()
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {

@@ -2,12 +2,15 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/dynastream/dynastream/cmd/internal/app"
 	"github.com/dynastream/dynastream/internal/auth"
@@ -29,6 +32,11 @@ func TestDevTokensImpossibleInLambda(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if _, err := server(c, clients, log, true, secret); err == nil || !strings.Contains(err.Error(), "JWT_ISSUER") {
+		t.Fatalf("Lambda without JWT_ISSUER: %v", err)
+	}
+	t.Setenv("JWT_ISSUER", "http://127.0.0.1:1/pool") // keys never load: every token is refused
+	t.Setenv("JWT_AUDIENCE", "client")
 	for _, lambda := range []bool{true, false} {
 		srv, err := server(c, clients, log, lambda, secret)
 		if err != nil {
@@ -53,6 +61,18 @@ func TestDevTokensImpossibleInLambda(t *testing.T) {
 			resp.Body.Close()
 			if resp.StatusCode != 401 {
 				t.Errorf("lambda: a dev token got %d, want 401", resp.StatusCode)
+			}
+			// Nor does one open a chat connection.
+			h := lambdaHandler(srv)
+			out, err := h(context.Background(), json.RawMessage(`{"requestContext":{"eventType":"CONNECT","routeKey":"$connect","connectionId":"abc="},
+				"queryStringParameters":{"token":"`+tok+`"}}`))
+			if res, ok := out.(events.APIGatewayProxyResponse); err != nil || !ok || res.StatusCode != 401 {
+				t.Errorf("lambda: $connect with a dev token: %+v %v, want 401", out, err)
+			}
+			// An HTTP API event goes to the HTTP routes.
+			out, err = h(context.Background(), json.RawMessage(`{"version":"2.0","routeKey":"$default","rawPath":"/healthz","requestContext":{"http":{"method":"GET","path":"/healthz"}}}`))
+			if res, ok := out.(events.APIGatewayV2HTTPResponse); err != nil || !ok || res.StatusCode != 200 {
+				t.Errorf("lambda: GET /healthz: %+v %v", out, err)
 			}
 		}
 		ts.Close()

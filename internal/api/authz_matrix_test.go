@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -12,6 +13,8 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/dynastream/dynastream/internal/auth"
+	"github.com/dynastream/dynastream/internal/chat"
+	"github.com/dynastream/dynastream/internal/store"
 )
 
 // The callers of the authorization matrix.
@@ -65,10 +68,13 @@ var authzExpected = map[string][4]string{
 	"PUT /rooms/{roomId}/listings/{listingId}/status": {"2xx", "2xx", "404", "404"},
 	"POST /rooms/{roomId}/listings/{listingId}/seen":  {"2xx", "2xx", "404", "404"},
 	"GET /rooms/{roomId}/activities":                  {"2xx", "2xx", "404", "404"},
-	"POST /resources":                                 {"2xx", "2xx", "2xx", "2xx"},
-	"GET /resources/{type}/{id}":                      {"2xx", "2xx", "404", "404"},
-	"POST /resources/{type}/{id}/invites":             {"2xx", "403", "404", "404"},
-	"GET /resources/{type}/{id}/invites":              {"2xx", "403", "404", "404"},
+	// The room's chat (alice connected to it): its members only.
+	"GET /chat/rooms/{roomId}":            {"2xx", "2xx", "404", "404"},
+	"GET /chat/rooms/{roomId}/messages":   {"2xx", "2xx", "404", "404"},
+	"POST /resources":                     {"2xx", "2xx", "2xx", "2xx"},
+	"GET /resources/{type}/{id}":          {"2xx", "2xx", "404", "404"},
+	"POST /resources/{type}/{id}/invites": {"2xx", "403", "404", "404"},
+	"GET /resources/{type}/{id}/invites":  {"2xx", "403", "404", "404"},
 	// An invite is between the owner and the invitee (dave): a collaborator
 	// does not see it; the owner sees it but only the invitee answers it.
 	"GET /resources/{type}/{id}/invites/{inviteId}":              {"2xx", "404", "404", "404"},
@@ -188,6 +194,10 @@ func buildWorld(t *testing.T, e *env, tok map[string]string, n int) matrixWorld 
 	e.ok(201, "PUT", "/rooms/"+w.room+"/criteria", tok[cMember], map[string]any{"criteria": map[string]any{"locations": []string{"Zurich"}}}, nil)
 	e.ok(201, "POST", "/rooms/"+w.room+"/listings", tok[cOwner], map[string]any{"sourceBrand": "homegate", "externalId": "HG-1", "title": "One", "location": "Zurich"}, &v)
 	w.listing = v.ListingID
+	if err := e.st.Connect(context.Background(), chat.Connection{ConnectionID: "c-" + w.room, UserID: "alice", RoomID: w.room,
+		ConnectedAt: store.Timestamp(e.clock.Peek()), TTL: e.clock.Peek().Add(chat.ConnectionTTL).Unix(), SearchRoom: true}); err != nil {
+		t.Fatal(err)
+	}
 	e.ok(201, "POST", "/resources", tok[cOwner], map[string]any{"resourceType": "goal", "title": "Run"}, &v)
 	w.goal = v.ResourceID
 	e.ok(201, "POST", "/resources/goal/"+w.goal+"/invites", tok[cOwner], map[string]any{"inviteeId": "bob"}, &v)

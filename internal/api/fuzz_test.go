@@ -3,6 +3,7 @@ package api_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -15,7 +16,9 @@ import (
 
 	"github.com/dynastream/dynastream/internal/api"
 	"github.com/dynastream/dynastream/internal/auth"
+	"github.com/dynastream/dynastream/internal/chat"
 	"github.com/dynastream/dynastream/internal/ddbtest"
+	"github.com/dynastream/dynastream/internal/gateway"
 	"github.com/dynastream/dynastream/internal/store"
 )
 
@@ -50,6 +53,7 @@ var fuzzRoutes = []string{
 	"DELETE /me/cooking-history/{historyId}", "GET /me/cooking-favorites", "POST /me/cooking-sessions",
 	"GET /me/cooking-sessions/{sessionId}", "PUT /me/cooking-sessions/{sessionId}/step",
 	"POST /me/cooking-sessions/{sessionId}/complete", "POST /me/cooking-sessions/{sessionId}/abandon", "GET /me/suggestions",
+	"GET /chat/rooms/{roomId}", "GET /chat/rooms/{roomId}/messages",
 }
 
 // FuzzWriter: any request to any operation — fuzzed ids in the path, query
@@ -146,6 +150,42 @@ func FuzzWriter(f *testing.F) {
 		}
 		if rec.Code >= 400 && rec.Header().Get("Content-Type") != "application/problem+json" {
 			t.Fatalf("%s %s: %d with Content-Type %q", method, target, rec.Code, rec.Header().Get("Content-Type"))
+		}
+	})
+}
+
+// FuzzChatFrame: any frame a client sends over the chat's WebSocket API
+// is answered with one JSON frame, sent, joined or an error with a reason,
+// and never an internal error. It runs the real routes on DynamoDB Local.
+func FuzzChatFrame(f *testing.F) {
+	c, table, _ := ddbtest.Table(f)
+	st := store.New(c.DB, table)
+	dev := &auth.DevTokens{Secret: []byte("fuzz secret, 32 bytes long......"), Issuer: "dynastream-test", Now: time.Now}
+	var n atomic.Int64
+	srv := &api.Server{Store: st, Auth: dev, Tokens: dev, Now: time.Now, Logger: slog.New(slog.DiscardHandler),
+		NewID: func() string { return fmt.Sprintf("id%06d", n.Add(1)) }}
+	routes := srv.Chat()
+	tok, _ := dev.Mint("alice", nil, time.Now(), 24*time.Hour)
+	ctx := context.Background()
+	if err := routes.Connect(ctx, gateway.ConnectRequest{ConnectionID: "fuzz", Token: tok, Query: url.Values{}}); err != nil {
+		f.Fatal(err)
+	}
+	for _, s := range []string{`{"action":"sendMessage","content":"hi"}`, `{"action":"joinRoom","roomId":"kitchen"}`, `{"action":"sendMessage","content":"\u0000"}`, `[]`, `{"action":null}`, "\xff"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, frame []byte) {
+		var out chat.Outbound
+		if err := json.Unmarshal(routes.Message(ctx, "fuzz", frame), &out); err != nil {
+			t.Fatalf("%q: the reply is not JSON: %v", frame, err)
+		}
+		switch out.Type {
+		case chat.FrameSent, chat.FrameJoined:
+		case chat.FrameError:
+			if out.Reason == "" || strings.Contains(out.Reason, "internal") {
+				t.Fatalf("%q: %+v", frame, out)
+			}
+		default:
+			t.Fatalf("%q: frame type %q", frame, out.Type)
 		}
 	})
 }

@@ -24,6 +24,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -38,6 +39,7 @@ import (
 	"github.com/dynastream/dynastream/internal/auth"
 	"github.com/dynastream/dynastream/internal/ddbtest"
 	"github.com/dynastream/dynastream/internal/errs"
+	"github.com/dynastream/dynastream/internal/gateway"
 	"github.com/dynastream/dynastream/internal/projections"
 	"github.com/dynastream/dynastream/internal/store"
 	"github.com/dynastream/dynastream/replay"
@@ -91,6 +93,10 @@ type env struct {
 	clock      *api.FixedClock
 	ids        *ids
 	strictJSON bool // JSON answers may hold no member their Go type lacks
+	// gw is the chat's local WebSocket API, served at /ws and
+	// /@connections/ beside the routes.
+	gw  *gateway.Local
+	srv *api.Server
 }
 
 // newEnv starts the writer on a fresh table; its ids come from newID once
@@ -103,10 +109,17 @@ func newEnv(t *testing.T, newID func() string) *env {
 	dev := &auth.DevTokens{Secret: []byte("test secret, 32 bytes long......"), Issuer: "dynastream-test", Now: clk.Peek}
 	st := store.New(c.DB, table)
 	st.Bookkeeping = ddbtest.Bookkeeping(t, c, table) // as the writer has it
-	srv := &api.Server{Store: st, Auth: dev, DevTokens: dev, Now: clk.Now, NewID: gen.next, Logger: slog.New(slog.DiscardHandler)}
-	ts := httptest.NewServer(srv.Handler())
-	t.Cleanup(ts.Close)
-	return &env{t: t, url: ts.URL, db: c.DB, streams: c.Streams, table: table, arn: arn, st: st, clock: clk, ids: gen}
+	srv := &api.Server{Store: st, Auth: dev, DevTokens: dev, Tokens: dev, Now: clk.Now, NewID: gen.next, Logger: slog.New(slog.DiscardHandler)}
+	var conns atomic.Int64
+	gw := &gateway.Local{Routes: srv.Chat(), Refuse: srv.Refusal, Logger: srv.Logger, Now: clk.Peek,
+		NewID: func() string { return fmt.Sprintf("conn-%d", conns.Add(1)) }}
+	mux := http.NewServeMux()
+	mux.Handle("/ws", gw)
+	mux.Handle("/@connections/", gw.Management())
+	mux.Handle("/", srv.Handler())
+	ts := httptest.NewServer(mux)
+	t.Cleanup(func() { gw.Close(); ts.Close() })
+	return &env{t: t, url: ts.URL, db: c.DB, streams: c.Streams, table: table, arn: arn, st: st, clock: clk, ids: gen, gw: gw, srv: srv}
 }
 
 // withT is the environment reporting to t (a subtest's).

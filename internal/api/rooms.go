@@ -17,6 +17,7 @@ type tokenRequest struct {
 	UserID string   `json:"userId"`
 	Groups []string `json:"groups"`
 	Email  string   `json:"email"`
+	Name   string   `json:"name"`
 }
 
 type tokenResponse struct {
@@ -33,7 +34,7 @@ func (s *Server) mintToken(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	now := s.Now()
-	tok, err := s.DevTokens.MintIdentity(auth.Identity{UserID: req.UserID, Groups: req.Groups, Email: req.Email}, now, devTokenTTL)
+	tok, err := s.DevTokens.MintIdentity(auth.Identity{UserID: req.UserID, Groups: req.Groups, Email: req.Email, Name: req.Name}, now, devTokenTTL)
 	if err != nil {
 		return err
 	}

@@ -25,6 +25,9 @@ type Server struct {
 	NewID func() string
 	// DevTokens, when set, serves POST /dev/tokens (local stack only).
 	DevTokens *auth.DevTokens
+	// Tokens verifies the token a WebSocket $connect carries in its query
+	// string (Chat): Cognito's keys in AWS, the dev tokens locally.
+	Tokens auth.Verifier
 }
 
 type ctxKey struct{}
@@ -120,6 +123,10 @@ var routes = []route{
 	{"GET /ingredients", user, (*Server).listIngredients},
 	{"GET /ingredients/{ingredientId}", user, (*Server).getIngredient},
 	{"GET /users/{userId}/profile", user, (*Server).userProfile},
+
+	// Chat (seed 002): the WebSocket API is Chat; these are its history.
+	{"GET /chat/rooms/{roomId}", user, (*Server).getChatRoom},
+	{"GET /chat/rooms/{roomId}/messages", user, (*Server).chatMessages},
 	{"POST /recipes", user, (*Server).createRecipe},
 	{"GET /recipes", user, (*Server).listRecipes},
 	{"GET /recipes/{recipeId}", user, (*Server).getRecipe},

@@ -1,6 +1,8 @@
 package auth
 
 import (
+	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -8,6 +10,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/awslabs/aws-lambda-go-api-proxy/core"
 	"github.com/golang-jwt/jwt/v5"
@@ -22,6 +26,16 @@ type Identity struct {
 	// Email is the caller's verified e-mail address, when the token has one
 	// (Cognito's email claim with email_verified true; dev tokens say so).
 	Email string
+	// Name is the caller's display name, when the token has one (the name
+	// claim; Cognito's preferred_username or username otherwise).
+	Name string
+}
+
+// Verifier checks a raw token: the WebSocket API's $connect has no
+// authorizer, so the token comes in the query string and the writer
+// verifies it itself.
+type Verifier interface {
+	Verify(ctx context.Context, token string) (Identity, error)
 }
 
 // Authenticator finds the caller of a request.
@@ -38,11 +52,31 @@ func ValidUserID(s string) bool { return userIDPattern.MatchString(s) }
 // UserIDRule describes ValidUserID for error messages.
 const UserIDRule = "1-128 characters: letters, digits and . _ @ : + - (not starting with a symbol)"
 
-func identity(sub string, groups []string, email string) (Identity, error) {
+func identity(sub string, groups []string, email, name string) (Identity, error) {
 	if !ValidUserID(sub) {
 		return Identity{}, errs.New(errs.Unauthorized, "token subject is not a valid user id")
 	}
-	return Identity{UserID: sub, Groups: groups, Email: strings.ToLower(email)}, nil
+	if !ValidName(name) {
+		name = "" // a display name is a courtesy: a strange one is dropped, not fatal
+	}
+	return Identity{UserID: sub, Groups: groups, Email: strings.ToLower(email), Name: strings.TrimSpace(name)}, nil
+}
+
+// MaxName is the longest display name, in characters.
+const MaxName = 100
+
+// ValidName reports whether s can be a display name: valid UTF-8, at most
+// MaxName characters, no control characters (empty is valid: no name).
+func ValidName(s string) bool {
+	if !utf8.ValidString(s) || utf8.RuneCountInString(s) > MaxName {
+		return false
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			return false
+		}
+	}
+	return true
 }
 
 // ValidEmail reports whether s is a plain e-mail address (no display name).
@@ -65,6 +99,7 @@ type claims struct {
 	jwt.RegisteredClaims
 	Groups []string `json:"cognito:groups,omitempty"`
 	Email  string   `json:"email,omitempty"`
+	Name   string   `json:"name,omitempty"`
 }
 
 // Mint returns a token for userID valid for ttl from now.
@@ -82,13 +117,16 @@ func (d DevTokens) MintIdentity(id Identity, now time.Time, ttl time.Duration) (
 	if id.Email != "" && !ValidEmail(id.Email) {
 		return "", errs.Field("email", "must be an e-mail address")
 	}
+	if !ValidName(id.Name) {
+		return "", errs.Field("name", fmt.Sprintf("must be at most %d characters, without control characters", MaxName))
+	}
 	if len(d.Secret) == 0 {
 		return "", errNoSecret
 	}
 	c := claims{RegisteredClaims: jwt.RegisteredClaims{
 		Subject: userID, Issuer: d.Issuer,
 		IssuedAt: jwt.NewNumericDate(now), ExpiresAt: jwt.NewNumericDate(now.Add(ttl)),
-	}, Groups: groups, Email: id.Email}
+	}, Groups: groups, Email: id.Email, Name: id.Name}
 	s, err := jwt.NewWithClaims(jwt.SigningMethodHS256, c).SignedString(d.Secret)
 	if err != nil {
 		return "", fmt.Errorf("auth: sign: %w", err)
@@ -103,6 +141,14 @@ func (d DevTokens) Authenticate(r *http.Request) (Identity, error) {
 	tok = strings.TrimSpace(tok)
 	if !strings.EqualFold(scheme, "Bearer") || tok == "" {
 		return Identity{}, errs.New(errs.Unauthorized, "missing bearer token (Authorization: Bearer <token>)")
+	}
+	return d.Verify(r.Context(), tok)
+}
+
+// Verify implements Verifier.
+func (d DevTokens) Verify(_ context.Context, tok string) (Identity, error) {
+	if tok == "" {
+		return Identity{}, errs.New(errs.Unauthorized, "missing token")
 	}
 	now := d.Now
 	if now == nil {
@@ -120,7 +166,7 @@ func (d DevTokens) Authenticate(r *http.Request) (Identity, error) {
 	if err != nil {
 		return Identity{}, &errs.Error{Code: errs.Unauthorized, Message: "invalid token", Err: err}
 	}
-	return identity(c.Subject, c.Groups, c.Email)
+	return identity(c.Subject, c.Groups, c.Email, c.Name)
 }
 
 // APIGateway reads the claims API Gateway's JWT authorizer put on an HTTP
@@ -142,7 +188,7 @@ func (APIGateway) Authenticate(r *http.Request) (Identity, error) {
 	if cl["email_verified"] == "true" {
 		email = cl["email"]
 	}
-	return identity(cl["sub"], groups, email)
+	return identity(cl["sub"], groups, email, cmp.Or(cl["name"], cl["preferred_username"], cl["cognito:username"], cl["username"]))
 }
 
 var errNoSecret = errors.New("auth: the dev token secret is empty")

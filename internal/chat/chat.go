@@ -32,6 +32,9 @@ type Connection struct {
 	RoomID       string `json:"roomId" dynamodbav:"roomId"`
 	ConnectedAt  string `json:"connectedAt" dynamodbav:"connectedAt"`
 	TTL          int64  `json:"-" dynamodbav:"ttl"`
+	// SearchRoom says the room is a search room's chat: each message its
+	// user sends checks that they are still a member.
+	SearchRoom bool `json:"-" dynamodbav:"searchRoom,omitempty"`
 }
 
 // Room is a chat room. A room whose id is a search room's id is that

@@ -117,14 +117,19 @@ func (s *Store) GetConnection(ctx context.Context, connectionID string, nowUnix 
 
 // MoveConnection puts a connection in another room (created on first
 // sight), in one transaction; an unknown connection is NotFound.
-func (s *Store) MoveConnection(ctx context.Context, connectionID, roomID, now string) error {
+// searchRoom says the room is a search room's chat (chat.Connection).
+func (s *Store) MoveConnection(ctx context.Context, connectionID, roomID, now string, searchRoom bool) error {
 	ix := ConnectionIndexKey(roomID, connectionID)
+	set, vals := "SET roomId = :r, GSI1PK = :pk, GSI1SK = :sk REMOVE searchRoom", map[string]types.AttributeValue{":r": strAV(roomID), ":pk": strAV(ix.PK), ":sk": strAV(ix.SK)}
+	if searchRoom {
+		set, vals[":s"] = "SET roomId = :r, GSI1PK = :pk, GSI1SK = :sk, searchRoom = :s", &types.AttributeValueMemberBOOL{Value: true}
+	}
 	_, err := s.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
 		s.upsertRoom(roomID, now),
 		{Update: &types.Update{TableName: aws.String(s.Table), Key: ConnectionKey(connectionID).AV(),
 			ConditionExpression:       aws.String("attribute_exists(PK)"),
-			UpdateExpression:          aws.String("SET roomId = :r, GSI1PK = :pk, GSI1SK = :sk"),
-			ExpressionAttributeValues: map[string]types.AttributeValue{":r": strAV(roomID), ":pk": strAV(ix.PK), ":sk": strAV(ix.SK)}}},
+			UpdateExpression:          aws.String(set),
+			ExpressionAttributeValues: vals}},
 	}})
 	if r := cancelReasons(err); len(r) == 2 && r[1] == "ConditionalCheckFailed" {
 		return errs.New(errs.NotFound, "connection %s not found", connectionID)
@@ -141,6 +146,42 @@ func (s *Store) RoomConnections(ctx context.Context, roomID string, nowUnix int6
 	var out []chat.Connection
 	next, err := s.queryPage(ctx, query{index: IndexGSI1, pk: ChatRoomPK(roomID), skPrefix: prefixConnection, page: p, liveAt: nowUnix}, decodeInto(s, &out))
 	return out, next, err
+}
+
+// ChatAccess is what deciding who may use a chat room needs.
+type ChatAccess struct {
+	// SearchRoom: the id is a search room's, whose chat is for its
+	// members only; Member: the user is one of them.
+	SearchRoom, Member bool
+	// ChatRoom: the chat room exists (someone has connected to it).
+	ChatRoom bool
+}
+
+// ChatAccess reads, in one request, whether roomID is a search room's id,
+// whether userID is a member of it, and whether its chat room exists.
+func (s *Store) ChatAccess(ctx context.Context, roomID, userID string) (ChatAccess, error) {
+	var a ChatAccess
+	room, mem, cr := RoomKey(roomID), MemberKey(roomID, userID), ChatRoomKey(roomID)
+	err := s.batchGet(ctx, []Key{room, mem, cr}, false, func(it map[string]types.AttributeValue) error {
+		pk, _ := it[AttrPK].(*types.AttributeValueMemberS)
+		sk, _ := it[AttrSK].(*types.AttributeValueMemberS)
+		if pk == nil || sk == nil {
+			return nil
+		}
+		switch (Key{pk.Value, sk.Value}) {
+		case room:
+			a.SearchRoom = true
+		case mem:
+			a.Member = true
+		case cr:
+			a.ChatRoom = true
+		}
+		return nil
+	})
+	if err != nil {
+		return ChatAccess{}, fmt.Errorf("store: chat access: %w", err)
+	}
+	return a, nil
 }
 
 // GetChatRoom reads a chat room.
@@ -187,4 +228,48 @@ func (s *Store) MessagesAfter(ctx context.Context, roomID, after string, p Page)
 	q := query{pk: ChatRoomPK(roomID), skPrefix: SKPrefixMessage, skFrom: SKPrefixMessage + after + "$", skTo: "MSG$", page: p}
 	next, err := s.queryPage(ctx, q, decodeInto(s, &out))
 	return out, next, err
+}
+
+// EachRoomConnection calls fn with a room's live connections, one
+// DynamoDB page at a time (up to 1 MB, some thousands of connections), so
+// a broadcast can push to one page while the next is read; it stops at
+// fn's first error.
+func (s *Store) EachRoomConnection(ctx context.Context, roomID string, nowUnix int64, fn func([]chat.Connection) error) error {
+	q := query{index: IndexGSI1, pk: ChatRoomPK(roomID), skPrefix: prefixConnection, liveAt: nowUnix}
+	p := dynamodb.NewQueryPaginator(s.DB, q.input(s.Table))
+	for p.HasMorePages() {
+		out, err := p.NextPage(ctx)
+		if err != nil {
+			return fmt.Errorf("store: room %s connections: %w", roomID, err)
+		}
+		var page []chat.Connection
+		dec := decodeInto(s, &page)
+		for _, it := range out.Items {
+			_ = dec(it) // a connection that cannot be decoded is quarantined, not pushed to
+		}
+		if len(page) > 0 {
+			if err := fn(page); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// DeleteGoneConnection deletes a connection API Gateway says is gone,
+// unless it connected after cutoff (a stored timestamp): a push that races
+// a $connect still in progress is refused as gone too, and must not delete
+// the connection being made. It reports whether it deleted.
+func (s *Store) DeleteGoneConnection(ctx context.Context, connectionID, cutoff string) (bool, error) {
+	_, err := s.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(s.Table), Key: ConnectionKey(connectionID).AV(),
+		ConditionExpression:       aws.String("connectedAt <= :cutoff"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":cutoff": strAV(cutoff)}})
+	var cf *types.ConditionalCheckFailedException
+	if errors.As(err, &cf) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("store: delete gone connection: %w", err)
+	}
+	return true, nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/dynastream/dynastream/internal/chat"
 	"github.com/dynastream/dynastream/internal/collab"
 	"github.com/dynastream/dynastream/internal/errs"
+	"github.com/dynastream/dynastream/internal/room"
 	"github.com/dynastream/dynastream/internal/store"
 )
 
@@ -94,10 +95,10 @@ func TestChatSeed002(t *testing.T) {
 		t.Fatalf("expired in the room: %v", cs)
 	}
 	// Move; disconnect.
-	if err := f.st.MoveConnection(f.ctx, "c3", "kitchen", at(3*time.Minute)); err != nil {
+	if err := f.st.MoveConnection(f.ctx, "c3", "kitchen", at(3*time.Minute), false); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.st.MoveConnection(f.ctx, "nope", "kitchen", at(3*time.Minute)); !errs.Is(err, errs.NotFound) {
+	if err := f.st.MoveConnection(f.ctx, "nope", "kitchen", at(3*time.Minute), false); !errs.Is(err, errs.NotFound) {
 		t.Fatalf("move unknown: %v", err)
 	}
 	if err := f.st.Disconnect(f.ctx, "c1"); err != nil {
@@ -150,5 +151,42 @@ func TestChatSeed002(t *testing.T) {
 	}
 	if raw := f.getRaw("CHATROOM#kitchen", "MSG#"+at(time.Hour)+"#m2"); raw == nil || raw["itemType"].(*types.AttributeValueMemberS).Value != "Message" {
 		t.Fatalf("message key: %v", raw)
+	}
+}
+
+// A search room's chat: ChatAccess tells a search room's id from a plain
+// chat room's and a member from an outsider, and a connection moved into
+// it carries the searchRoom flag (out of it, loses it).
+func TestChatAccess(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	if _, err := f.st.CreateRoom(f.ctx, room.Room{RoomID: "r1", Name: "Flat", CreatedByUserID: "owner", CreatedAt: store.Timestamp(t0), SearchType: "rent"}); err != nil {
+		t.Fatal(err)
+	}
+	conn := chat.Connection{ConnectionID: "c1", UserID: "owner", RoomID: chat.DefaultRoom, ConnectedAt: store.Timestamp(t0), TTL: t0.Add(chat.ConnectionTTL).Unix()}
+	if err := f.st.Connect(f.ctx, conn); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		room, user string
+		want       store.ChatAccess
+	}{
+		{"r1", "owner", store.ChatAccess{SearchRoom: true, Member: true}},
+		{"r1", "outsider", store.ChatAccess{SearchRoom: true}},
+		{"global", "owner", store.ChatAccess{ChatRoom: true}},
+		{"nowhere", "owner", store.ChatAccess{}},
+	} {
+		if got, err := f.st.ChatAccess(f.ctx, c.room, c.user); err != nil || got != c.want {
+			t.Errorf("ChatAccess(%s, %s) = %+v, %v; want %+v", c.room, c.user, got, err, c.want)
+		}
+	}
+	for _, search := range []bool{true, false} {
+		to := map[bool]string{true: "r1", false: "global"}[search]
+		if err := f.st.MoveConnection(f.ctx, "c1", to, store.Timestamp(t0), search); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := f.st.GetConnection(f.ctx, "c1", t0.Unix()); err != nil || got.RoomID != to || got.SearchRoom != search {
+			t.Fatalf("moved to %s: %+v %v", to, got, err)
+		}
 	}
 }

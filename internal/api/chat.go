@@ -1,0 +1,180 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+
+	"github.com/dynastream/dynastream/internal/chat"
+	"github.com/dynastream/dynastream/internal/errs"
+	"github.com/dynastream/dynastream/internal/gateway"
+	"github.com/dynastream/dynastream/internal/store"
+)
+
+// Chat returns the WebSocket API's routes (seed 002): $connect verifies
+// the token (Server.Tokens) and records the connection, $disconnect
+// forgets it, and a frame's action sends a message or joins a room. The
+// same routes serve API Gateway (gateway.Lambda) and the local endpoint
+// (gateway.Local).
+func (s *Server) Chat() gateway.Routes { return chatRoutes{s} }
+
+type chatRoutes struct{ s *Server }
+
+// chatAccess says whether userID may use the chat room roomID: anyone may
+// use a plain chat room; a search room's chat is for its members, and an
+// outsider gets the same NotFound as for a chat room that does not exist.
+// With existing, a chat room nobody has connected to yet is NotFound too
+// (history); without, connecting creates it.
+func (s *Server) chatAccess(ctx context.Context, roomID, userID string, existing bool) (searchRoom bool, err error) {
+	a, err := s.Store.ChatAccess(ctx, roomID, userID)
+	if err != nil {
+		return false, err
+	}
+	if (a.SearchRoom && !a.Member) || (existing && !a.ChatRoom) {
+		return a.SearchRoom, errs.New(errs.NotFound, "chat room %s not found", roomID)
+	}
+	return a.SearchRoom, nil
+}
+
+func (c chatRoutes) Connect(ctx context.Context, r gateway.ConnectRequest) error {
+	if c.s.Tokens == nil {
+		return errs.New(errs.Internal, "chat: no token verifier configured")
+	}
+	id, err := c.s.Tokens.Verify(ctx, r.Token)
+	if err != nil {
+		return err
+	}
+	roomID := chat.DefaultRoom
+	if v, ok := r.Query["roomId"]; ok {
+		if len(v) != 1 || !chat.ValidRoomID(v[0]) {
+			return errs.Field("roomId", chat.RoomIDRule)
+		}
+		roomID = v[0]
+	}
+	search, err := c.s.chatAccess(ctx, roomID, id.UserID, false)
+	if err != nil {
+		return err
+	}
+	now := c.s.Now()
+	return c.s.Store.Connect(ctx, chat.Connection{
+		ConnectionID: r.ConnectionID, UserID: id.UserID, UserName: id.Name, RoomID: roomID,
+		ConnectedAt: store.Timestamp(now), TTL: now.Add(chat.ConnectionTTL).Unix(), SearchRoom: search,
+	})
+}
+
+func (c chatRoutes) Disconnect(ctx context.Context, connectionID string) error {
+	return c.s.Store.Disconnect(ctx, connectionID)
+}
+
+// Message answers every frame with one frame: sent, joined, or an error
+// naming the field and the reason. A frame never closes the connection.
+func (c chatRoutes) Message(ctx context.Context, connectionID string, frame []byte) []byte {
+	in, err := chat.ParseInbound(frame)
+	if err == nil {
+		var out chat.Outbound
+		if out, err = c.handle(ctx, connectionID, in); err == nil {
+			return out.Encode()
+		}
+	}
+	if errs.CodeOf(err) == errs.Internal {
+		c.s.log().Error("chat: frame failed", "connectionId", connectionID, "action", in.Action, "err", err)
+	}
+	return chat.ErrorFrame(in.Action, err).Encode()
+}
+
+func (c chatRoutes) handle(ctx context.Context, connectionID string, in chat.Inbound) (chat.Outbound, error) {
+	if in.Action != chat.ActionSendMessage && in.Action != chat.ActionJoinRoom {
+		return chat.Outbound{}, errs.Field("action", fmt.Sprintf("must be %s or %s", chat.ActionSendMessage, chat.ActionJoinRoom))
+	}
+	now := c.s.Now()
+	conn, err := c.s.Store.GetConnection(ctx, connectionID, now.Unix())
+	if errs.Is(err, errs.NotFound) {
+		return chat.Outbound{}, errs.New(errs.NotFound, "this connection is not known (it expired): reconnect")
+	}
+	if err != nil {
+		return chat.Outbound{}, err
+	}
+	if in.Action == chat.ActionJoinRoom {
+		if !chat.ValidRoomID(in.RoomID) {
+			return chat.Outbound{}, errs.Field("roomId", chat.RoomIDRule)
+		}
+		search, err := c.s.chatAccess(ctx, in.RoomID, conn.UserID, false)
+		if err != nil {
+			return chat.Outbound{}, err
+		}
+		if err := c.s.Store.MoveConnection(ctx, connectionID, in.RoomID, store.Timestamp(now), search); err != nil {
+			return chat.Outbound{}, err
+		}
+		return chat.Outbound{Type: chat.FrameJoined, RoomID: in.RoomID}, nil
+	}
+	if err := chat.CheckContent(in.Content); err != nil {
+		return chat.Outbound{}, err
+	}
+	if conn.SearchRoom { // still a member? (a removed member's connection stays until it reconnects)
+		if _, err := c.s.chatAccess(ctx, conn.RoomID, conn.UserID, false); err != nil {
+			return chat.Outbound{}, err
+		}
+	}
+	m := chat.Message{RoomID: conn.RoomID, MessageID: c.s.NewID(), UserID: conn.UserID, UserName: conn.UserName,
+		Content: in.Content, CreatedAt: store.Timestamp(now)}
+	if m.UserName == "" {
+		m.UserName = m.UserID
+	}
+	if err := c.s.Store.PutMessage(ctx, m); err != nil {
+		return chat.Outbound{}, err
+	}
+	return chat.Outbound{Type: chat.FrameSent, Message: &m}, nil
+}
+
+// Refusal is the handshake answer to a refused $connect
+// (gateway.Refusal): the status of the error's code (the one table,
+// statusOf) and a problem+json body.
+func (s *Server) Refusal(err error) (int, []byte) {
+	rec := &bufferedResponse{header: http.Header{}}
+	writeError(rec, s.log(), &http.Request{Method: http.MethodGet, URL: &url.URL{Path: "$connect"}}, err)
+	return rec.status, rec.body.Bytes()
+}
+
+// bufferedResponse is an http.ResponseWriter in memory.
+type bufferedResponse struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (b *bufferedResponse) Header() http.Header         { return b.header }
+func (b *bufferedResponse) Write(p []byte) (int, error) { return b.body.Write(p) }
+func (b *bufferedResponse) WriteHeader(status int)      { b.status = status }
+
+// getChatRoom is GET /chat/rooms/{roomId}.
+func (s *Server) getChatRoom(w http.ResponseWriter, r *http.Request) error {
+	roomID := r.PathValue("roomId")
+	if _, err := s.chatAccess(r.Context(), roomID, identity(r.Context()).UserID, true); err != nil {
+		return err
+	}
+	return reply(w, http.StatusOK)(s.Store.GetChatRoom(r.Context(), roomID))
+}
+
+// chatMessages is GET /chat/rooms/{roomId}/messages: newest first, or with
+// ?after=<timestamp> the messages after it, oldest first (to catch up
+// after a reconnect).
+func (s *Server) chatMessages(w http.ResponseWriter, r *http.Request) error {
+	roomID := r.PathValue("roomId")
+	if _, err := s.chatAccess(r.Context(), roomID, identity(r.Context()).UserID, true); err != nil {
+		return err
+	}
+	p, err := page(r)
+	if err != nil {
+		return err
+	}
+	if after := r.URL.Query().Get("after"); after != "" {
+		t, err := store.ParseTimestamp(after)
+		if err != nil {
+			return errs.Field("after", "must be a timestamp like 2026-01-02T15:04:05.000Z (a message's createdAt)")
+		}
+		return replyPage(w)(s.Store.MessagesAfter(r.Context(), roomID, store.Timestamp(t), p))
+	}
+	return replyPage(w)(s.Store.Messages(r.Context(), roomID, p))
+}

@@ -1,0 +1,237 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/coder/websocket"
+
+	"github.com/dynastream/dynastream/internal/chat"
+	"github.com/dynastream/dynastream/internal/gateway"
+	"github.com/dynastream/dynastream/internal/store"
+)
+
+// dialChat opens a WebSocket connection to the env's chat; the handshake's
+// response comes back when it is refused.
+func (e *env) dialChat(query string) (*websocket.Conn, *http.Response, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	c, res, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(e.url, "http")+"/ws?"+query, nil)
+	if c != nil {
+		e.t.Cleanup(func() { _ = c.CloseNow() })
+	}
+	return c, res, err
+}
+
+func (e *env) chatConn(query string) *websocket.Conn {
+	e.t.Helper()
+	c, _, err := e.dialChat(query)
+	if err != nil {
+		e.t.Fatalf("connect %s: %v", query, err)
+	}
+	return c
+}
+
+// send writes a frame and reads the frame that answers it.
+func (e *env) send(c *websocket.Conn, frame string) chat.Outbound {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := c.Write(ctx, websocket.MessageText, []byte(frame)); err != nil {
+		e.t.Fatal(err)
+	}
+	return readFrame(e.t, c)
+}
+
+func readFrame(t *testing.T, c *websocket.Conn) chat.Outbound {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, b, err := c.Read(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var o chat.Outbound
+	if err := json.Unmarshal(b, &o); err != nil {
+		t.Fatalf("frame %s: %v", b, err)
+	}
+	return o
+}
+
+// Seed 002 over a real WebSocket: tokens checked before the upgrade, a
+// search room's chat for its members only (connect, join, send, history),
+// every bad frame answered with an error frame naming the field, messages
+// stored as written and paged over HTTP, $disconnect deleting the
+// connection.
+func TestChatOverWebSocket(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, sequence("c%03d"))
+	e.clock.Advance(time.Since(e.clock.Peek())) // DynamoDB Local deletes items whose ttl has passed
+	alice := e.mint(map[string]any{"userId": "alice", "name": "Alice"})
+	bob, carol := e.token("bob"), e.token("carol")
+	var rm struct{ RoomID string }
+	e.ok(201, "POST", "/rooms", alice, map[string]any{"name": "Flat", "searchType": "rent"}, &rm)
+	e.ok(201, "POST", "/rooms/"+rm.RoomID+"/members", alice, map[string]any{"userId": "bob"}, nil)
+
+	// Refused before the upgrade, with problem+json, and nothing written.
+	before := e.snapshot()
+	for q, status := range map[string]int{
+		"":            401,
+		"token=x.y.z": 401,
+		"token=" + carol + "&roomId=" + rm.RoomID: 404, // an outsider: as if there were no such room
+		"token=" + carol + "&roomId=a%23b":        400,
+		"token=" + carol + "&roomId=":             400,
+	} {
+		_, res, err := e.dialChat(q)
+		if err == nil || res == nil || res.StatusCode != status || res.Header.Get("Content-Type") != "application/problem+json" {
+			t.Errorf("connect ?%.30s: want %d problem+json, got %v %+v", q, status, err, res)
+		}
+	}
+	e.unchanged(before, "refused connections")
+
+	a := e.chatConn("token=" + alice) // the default room, global
+	b := e.chatConn("token=" + bob + "&roomId=" + rm.RoomID)
+	c := e.chatConn("token=" + carol)
+	if e.gw.Len() != 3 {
+		t.Fatalf("%d connections open", e.gw.Len())
+	}
+
+	// A message is stored as written and acknowledged with its id.
+	sent := e.send(a, `{"action":"sendMessage","content":"<b>hi</b> & welcome\n"}`)
+	if sent.Type != chat.FrameSent || sent.Message == nil || sent.Message.MessageID == "" || sent.Message.RoomID != chat.DefaultRoom ||
+		sent.Message.UserName != "Alice" || sent.Message.Content != "<b>hi</b> & welcome\n" {
+		t.Fatalf("sent: %+v", sent)
+	}
+	// Bad frames: an error frame each, naming the field; the connection stays.
+	for frame, field := range map[string]string{
+		`not json`:           "action",
+		`{"action":"dance"}`: "action",
+		`{"action":"sendMessage","content":"  \n"}`:                                           "content",
+		`{"action":"sendMessage"}`:                                                            "content",
+		`{"action":"sendMessage","content":"a\u0007"}`:                                        "content",
+		`{"action":"sendMessage","content":"` + strings.Repeat("é", chat.MaxContent+1) + `"}`: "content",
+		`{"action":"joinRoom","roomId":"a#b"}`:                                                "roomId",
+		`{"action":"joinRoom"}`:                                                               "roomId",
+	} {
+		if got := e.send(c, frame); got.Type != chat.FrameError || got.Field != field || got.Reason == "" {
+			t.Errorf("frame %.40s: want an error frame on %s, got %+v", frame, field, got)
+		}
+	}
+	if got := e.send(c, `{"action":"sendMessage","content":"`+strings.Repeat("é", chat.MaxContent)+`"}`); got.Type != chat.FrameSent {
+		t.Errorf("2,000 characters: %+v", got)
+	}
+	// An outsider cannot join the search room's chat; a member can.
+	if got := e.send(c, `{"action":"joinRoom","roomId":"`+rm.RoomID+`"}`); got.Type != chat.FrameError || !strings.Contains(got.Reason, "not found") {
+		t.Errorf("outsider joins: %+v", got)
+	}
+	if got := e.send(a, `{"action":"joinRoom","roomId":"`+rm.RoomID+`"}`); got.Type != chat.FrameJoined || got.RoomID != rm.RoomID {
+		t.Fatalf("member joins: %+v", got)
+	}
+	inRoom := e.send(b, `{"action":"sendMessage","content":"in the flat's chat"}`)
+	if inRoom.Type != chat.FrameSent || inRoom.Message.RoomID != rm.RoomID || inRoom.Message.UserName != "bob" {
+		t.Fatalf("bob in the room's chat: %+v", inRoom)
+	}
+
+	// History over HTTP: newest first, after a time oldest first; the
+	// room's chat for its members only.
+	var page struct{ Items []chat.Message }
+	e.clock.Advance(time.Second)
+	later := e.send(a, `{"action":"sendMessage","content":"later"}`)
+	e.ok(200, "GET", "/chat/rooms/"+rm.RoomID+"/messages", bob, nil, &page)
+	if len(page.Items) != 2 || page.Items[0].MessageID != later.Message.MessageID || page.Items[1].MessageID != inRoom.Message.MessageID {
+		t.Fatalf("newest first: %+v", page.Items)
+	}
+	e.ok(200, "GET", "/chat/rooms/"+rm.RoomID+"/messages?after="+inRoom.Message.CreatedAt, bob, nil, &page)
+	if len(page.Items) != 1 || page.Items[0].Content != "later" {
+		t.Fatalf("after: %+v", page.Items)
+	}
+	e.ok(200, "GET", "/chat/rooms/global/messages?limit=1", carol, nil, &page)
+	if len(page.Items) != 1 || page.Items[0].UserID != "carol" {
+		t.Fatalf("global, newest: %+v", page.Items)
+	}
+	var room chat.Room
+	e.ok(200, "GET", "/chat/rooms/"+rm.RoomID, bob, nil, &room)
+	e.problem(e.do("GET", "/chat/rooms/"+rm.RoomID, carol, nil), 404)
+	e.problem(e.do("GET", "/chat/rooms/"+rm.RoomID+"/messages", carol, nil), 404)
+	e.problem(e.do("GET", "/chat/rooms/nobody-here/messages", carol, nil), 404)
+	e.problem(e.do("GET", "/chat/rooms/global/messages?after=yesterday", carol, nil), 400, "after")
+	e.problem(e.do("GET", "/chat/rooms/a%23b", carol, nil), 400, "roomId")
+
+	// A member removed from the room can no longer send to its chat.
+	e.ok(204, "DELETE", "/rooms/"+rm.RoomID+"/members/bob", alice, nil, nil)
+	if got := e.send(b, `{"action":"sendMessage","content":"still here?"}`); got.Type != chat.FrameError || !strings.Contains(got.Reason, "not found") {
+		t.Errorf("removed member sends: %+v", got)
+	}
+
+	// Closing deletes the connection item ($disconnect).
+	_ = c.Close(websocket.StatusNormalClosure, "")
+	for end := time.Now().Add(5 * time.Second); e.getItem(store.ConnectionKey("conn-3")) != nil; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatal("carol's connection item outlived her connection")
+		}
+	}
+}
+
+// wsEvent reads an API Gateway WebSocket event fixture (internal/gateway's
+// testdata) with its placeholders filled in.
+func wsEvent(t *testing.T, name string, vals map[string]string) events.APIGatewayWebsocketProxyRequest {
+	t.Helper()
+	b, err := os.ReadFile("../gateway/testdata/" + name + ".json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	for k, v := range vals {
+		q, _ := json.Marshal(v)
+		s = strings.ReplaceAll(s, "{{"+k+"}}", string(q[1:len(q)-1]))
+	}
+	var ev events.APIGatewayWebsocketProxyRequest
+	if err := json.Unmarshal([]byte(s), &ev); err != nil {
+		t.Fatal(err)
+	}
+	return ev
+}
+
+// The same routes on API Gateway's WebSocket events.
+func TestChatOnAPIGatewayEvents(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, sequence("l%03d"))
+	e.clock.Advance(time.Since(e.clock.Peek()))
+	l := gateway.Lambda{Routes: e.srv.Chat(), Refuse: e.srv.Refusal}
+	ctx := context.Background()
+	const id = "C9xkNcOFvHcCIhw="
+	res, err := l.Handle(ctx, wsEvent(t, "connect", map[string]string{"CONN": id, "TOKEN": "forged", "ROOM": "global"}))
+	if err != nil || res.StatusCode != 401 || !strings.Contains(res.Body, `"status":401`) {
+		t.Fatalf("forged token: %+v %v", res, err)
+	}
+	res, err = l.Handle(ctx, wsEvent(t, "connect", map[string]string{"CONN": id, "TOKEN": e.mint(map[string]any{"userId": "dana", "name": "Dana"}), "ROOM": "kitchen"}))
+	if err != nil || res.StatusCode != 200 {
+		t.Fatalf("connect: %+v %v", res, err)
+	}
+	if it := e.getItem(store.ConnectionKey(id)); str(it, "roomId") != "kitchen" || str(it, "userName") != "Dana" || str(it, "GSI1PK") != "CHATROOM#kitchen" {
+		t.Fatalf("connection item: %v", it)
+	}
+	res, err = l.Handle(ctx, wsEvent(t, "message", map[string]string{"CONN": id, "BODY": `{"action":"sendMessage","content":"hello from Lambda"}`}))
+	var out chat.Outbound
+	if err != nil || json.Unmarshal([]byte(res.Body), &out) != nil || out.Type != chat.FrameSent || out.Message.Content != "hello from Lambda" {
+		t.Fatalf("sendMessage: %+v %v", res, err)
+	}
+	res, _ = l.Handle(ctx, wsEvent(t, "message", map[string]string{"CONN": id, "BODY": `{"action":"sendMessage","content":""}`}))
+	if json.Unmarshal([]byte(res.Body), &out) != nil || out.Type != chat.FrameError || out.Field != "content" {
+		t.Fatalf("empty content: %+v", res)
+	}
+	if _, err := l.Handle(ctx, wsEvent(t, "disconnect", map[string]string{"CONN": id})); err != nil || e.getItem(store.ConnectionKey(id)) != nil {
+		t.Fatalf("disconnect: %v, item %v", err, e.getItem(store.ConnectionKey(id)))
+	}
+	// A frame from a connection that is gone: an error frame, not a 500.
+	res, err = l.Handle(ctx, wsEvent(t, "message", map[string]string{"CONN": id, "BODY": `{"action":"sendMessage","content":"hi"}`}))
+	if err != nil || json.Unmarshal([]byte(res.Body), &out) != nil || out.Type != chat.FrameError || !strings.Contains(out.Reason, "reconnect") {
+		t.Fatalf("after disconnect: %+v %v", res, err)
+	}
+}
