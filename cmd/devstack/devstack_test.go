@@ -20,9 +20,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/coder/websocket"
 
+	"github.com/dynastream/dynastream/internal/chat"
 	"github.com/dynastream/dynastream/internal/ddb"
 	"github.com/dynastream/dynastream/internal/ddblocal"
+	"github.com/dynastream/dynastream/internal/errs"
 	"github.com/dynastream/dynastream/internal/store"
 )
 
@@ -266,6 +269,61 @@ func TestLocalStack(t *testing.T) {
 		t.Errorf("bob's favourites: %v", favs)
 	}
 	call("GET", "/me/suggestions", alice, "", 200)
+
+	// The README's chat part: two WebSocket clients in a room each get the
+	// other's message, through the table, the stream and the notifier; a
+	// connection whose client vanished (its writer died before
+	// $disconnect) is deleted when a push finds it gone.
+	st := store.New(clients.DB, "search-room")
+	stale := chat.Connection{ConnectionID: "vanished", UserID: "carol", RoomID: "kitchen",
+		ConnectedAt: store.Timestamp(time.Now().Add(-time.Hour)), TTL: time.Now().Add(time.Hour).Unix()}
+	if err := st.Connect(context.Background(), stale); err != nil {
+		t.Fatal(err)
+	}
+	ws := "ws" + strings.TrimPrefix(base, "http") + "/ws?roomId=kitchen&token="
+	dial := func(tok string) *websocket.Conn {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		c, _, err := websocket.Dial(ctx, ws+tok, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	readUntil := func(c *websocket.Conn, typ, content string) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		for {
+			_, b, err := c.Read(ctx)
+			if err != nil {
+				t.Fatalf("waiting for a %s frame %q: %v", typ, content, err)
+			}
+			var f chat.Outbound
+			if json.Unmarshal(b, &f) == nil && f.Type == typ && f.Message != nil && f.Message.Content == content {
+				return
+			}
+		}
+	}
+	ca, cb := dial(alice), dial(bob)
+	for c, text := range map[*websocket.Conn]string{ca: "Pho tonight?", cb: "Yes! <3"} {
+		if err := c.Write(context.Background(), websocket.MessageText, []byte(`{"action":"sendMessage","content":"`+text+`"}`)); err != nil {
+			t.Fatal(err)
+		}
+		readUntil(c, chat.FrameSent, text)
+	}
+	readUntil(ca, chat.FrameMessage, "Yes! <3")
+	readUntil(cb, chat.FrameMessage, "Pho tonight?")
+	waitUntil(t, "the vanished connection's cleanup", func() bool {
+		_, err := st.GetConnection(context.Background(), "vanished", time.Now().Unix())
+		return errs.Is(err, errs.NotFound)
+	})
+	if got := call("GET", "/chat/rooms/kitchen/messages", bob, "", 200)["items"].([]any); len(got) != 2 {
+		t.Errorf("kitchen history: %v", got)
+	}
+	_ = ca.Close(websocket.StatusNormalClosure, "")
+	_ = cb.Close(websocket.StatusNormalClosure, "")
 
 	// Ctrl-C: the stack stops by itself, and leaves no process behind.
 	children := descendants(cmd.Process.Pid)

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/dynastream/dynastream/cmd/internal/app"
@@ -17,6 +19,7 @@ import (
 	"github.com/dynastream/dynastream/internal/mail"
 	"github.com/dynastream/dynastream/internal/notify"
 	"github.com/dynastream/dynastream/internal/outbox"
+	"github.com/dynastream/dynastream/internal/push"
 	"github.com/dynastream/dynastream/internal/store"
 )
 
@@ -39,6 +42,9 @@ func main() {
 		sender = &mail.SES{Client: mail.NewSESClient(clients.AWS, os.Getenv("SES_ENDPOINT")), From: from, ConfigurationSet: os.Getenv("SES_CONFIGURATION_SET")}
 	} else {
 		dir := filepath.Join(c.LocalDir, "outbox", "mail")
+		if err := os.MkdirAll(dir, 0o755); err != nil { // there from the start: the README lists it before any mail
+			app.Fatal(log, "mail directory", err)
+		}
 		sender = &mail.EMLDir{Dir: dir, From: from}
 		log.Info("e-mails go to .eml files", "dir", dir)
 	}
@@ -62,7 +68,36 @@ func main() {
 		},
 		Logger: log, DeadLetters: dl,
 	}
+	endpoint, err := chatEndpoint()
+	if err != nil {
+		app.Fatal(log, "bad configuration", err)
+	}
+	n.Chat = &notify.Chat{Store: st, Pusher: push.New(clients.AWS, endpoint), Now: time.Now, Logger: log}
+	log.Info("chat messages are pushed through the management endpoint", "endpoint", endpoint)
 	app.ServeStream(c, clients, log, app.Consumer{Name: "notifier", Handler: n.Handle, DeadLetters: dl, Quarantine: st.Quarantine})
+}
+
+// chatEndpoint is API Gateway's management endpoint for the chat's
+// connections: CHAT_PUSH_ENDPOINT (in AWS the WebSocket API's stage URL,
+// https://<api id>.execute-api.<region>.amazonaws.com/<stage>; required in
+// Lambda), locally by default the writer at WRITER_ADDR, which implements
+// it.
+func chatEndpoint() (string, error) {
+	if v := os.Getenv("CHAT_PUSH_ENDPOINT"); v != "" {
+		u, err := url.Parse(v)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			return "", fmt.Errorf("CHAT_PUSH_ENDPOINT=%q: want a URL (https://<api id>.execute-api.<region>.amazonaws.com/<stage>)", v)
+		}
+		return v, nil
+	}
+	if app.InLambda() {
+		return "", errors.New("CHAT_PUSH_ENDPOINT is required in Lambda (the WebSocket API's stage URL)")
+	}
+	addr := app.Getenv("WRITER_ADDR", "127.0.0.1:8080")
+	if strings.HasPrefix(addr, ":") {
+		addr = "127.0.0.1" + addr
+	}
+	return "http://" + addr, nil
 }
 
 // mailTimes reads MAIL_HOLD (how long a claimed send is reserved for its

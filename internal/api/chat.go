@@ -118,7 +118,7 @@ func (c chatRoutes) handle(ctx context.Context, connectionID string, in chat.Inb
 		}
 	}
 	m := chat.Message{RoomID: conn.RoomID, MessageID: c.s.NewID(), UserID: conn.UserID, UserName: conn.UserName,
-		Content: in.Content, CreatedAt: store.Timestamp(now)}
+		Content: in.Content, CreatedAt: store.Timestamp(now), SearchRoom: conn.SearchRoom}
 	if m.UserName == "" {
 		m.UserName = m.UserID
 	}

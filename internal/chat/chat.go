@@ -54,6 +54,22 @@ type Message struct {
 	UserName  string `json:"userName" dynamodbav:"userName"`
 	Content   string `json:"content" dynamodbav:"content"`
 	CreatedAt string `json:"createdAt" dynamodbav:"createdAt"`
+	// SearchRoom says the room is a search room's chat: the projector adds
+	// the message to that room's activity feed.
+	SearchRoom bool `json:"-" dynamodbav:"searchRoom,omitempty"`
+}
+
+// ExcerptLength is the longest excerpt of a message a feed entry shows.
+const ExcerptLength = 140
+
+// Excerpt is the start of a message's content, at most ExcerptLength
+// characters (an ellipsis ends a cut one).
+func Excerpt(content string) string {
+	r := []rune(content)
+	if len(r) <= ExcerptLength {
+		return content
+	}
+	return string(r[:ExcerptLength-1]) + "…"
 }
 
 var roomIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)

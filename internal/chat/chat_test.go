@@ -62,3 +62,17 @@ func TestParseInbound(t *testing.T) {
 		t.Errorf("not json: %v", err)
 	}
 }
+
+func TestExcerpt(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                        "",
+		"short <b>as written</b>": "short <b>as written</b>",
+		strings.Repeat("ă", 140):  strings.Repeat("ă", 140),
+		strings.Repeat("ă", 141):  strings.Repeat("ă", 139) + "…",
+		strings.Repeat("😀", 1000): strings.Repeat("😀", 139) + "…",
+	} {
+		if got := Excerpt(in); got != want {
+			t.Errorf("Excerpt(%.20q) = %.20q…, want %.20q…", in, got, want)
+		}
+	}
+}

@@ -1,7 +1,8 @@
 // Package notify is the notifier's stream handler: it turns each change
 // into domain events (internal/events) and hands them to a Publisher — the
-// local outbox now, EventBridge later — and carries out the collaboration
-// side effects (Effects: e-mails and in-app notifications), reporting the
+// local outbox or EventBridge — carries out the collaboration side effects
+// (Effects: e-mails and in-app notifications) and pushes each new chat
+// message to its room's WebSocket connections (Chat), reporting the
 // records whose events or effects failed as batch item failures, so
 // nothing is lost.
 //
@@ -19,6 +20,10 @@
 // idempotency records in the bookkeeping table (see Effects): a crash delays
 // an e-mail (by the claim's 30 s hold at most) and never loses it; it goes
 // out twice only when the crash falls between the send and its completion
-// record. Records that can never be handled are dead-lettered at once
+// record. Chat pushes at least once: a message whose push to one
+// connection fails past the client's retries fails its record, and the
+// retry pushes it to the whole room again with the same messageId, which
+// clients use to drop duplicates; a connection API Gateway says is gone is
+// deleted. Records that can never be handled are dead-lettered at once
 // (Notifier.DeadLetters).
 package notify

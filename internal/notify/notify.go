@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/dynastream/dynastream/internal/chat"
 	"github.com/dynastream/dynastream/internal/collab"
 	"github.com/dynastream/dynastream/internal/ddb"
 	"github.com/dynastream/dynastream/internal/events"
@@ -28,7 +29,10 @@ type Notifier struct {
 	Publisher Publisher
 	// Effects, when set, also sends e-mails and writes in-app notifications.
 	Effects *Effects
-	Logger  *slog.Logger
+	// Chat, when set, pushes each new chat message to its room's
+	// connections.
+	Chat   *Chat
+	Logger *slog.Logger
 	// Concurrency bounds the partition keys of a batch handled at once
 	// (default stream.DefaultConcurrency).
 	Concurrency int
@@ -85,7 +89,8 @@ type record struct {
 	change  stream.Change
 	events  []events.Event
 	subject subject
-	effects bool // it has collaboration side effects
+	effects bool          // it has collaboration side effects
+	message *chat.Message // a new chat message to broadcast
 	err     error
 }
 
@@ -128,6 +133,12 @@ func (n *Notifier) Handle(ctx context.Context, ev lambdaevents.DynamoDBEvent) (l
 		if x.err == nil && n.Effects != nil {
 			x.subject, x.effects, x.err = subjectOf(x.change)
 		}
+		if x.err == nil && n.Chat != nil && isMessage(x.change) {
+			var m chat.Message
+			if m, x.err = message(x.change); x.err == nil {
+				x.message = &m
+			}
+		}
 		if x.err != nil {
 			continue
 		}
@@ -166,6 +177,11 @@ func (n *Notifier) Handle(ctx context.Context, ev lambdaevents.DynamoDBEvent) (l
 				var err error
 				if ns, err = n.Effects.apply(ctx, x.change, x.subject, rd); err != nil {
 					return i, ddb.MarkPermanent(fmt.Errorf("side effects: %w", err))
+				}
+			}
+			if x.message != nil {
+				if err := n.Chat.broadcast(ctx, *x.message); err != nil {
+					return i, err
 				}
 			}
 			at := index[r.Change.SequenceNumber]

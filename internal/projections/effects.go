@@ -1,6 +1,7 @@
 package projections
 
 import (
+	"github.com/dynastream/dynastream/internal/chat"
 	"github.com/dynastream/dynastream/internal/room"
 	"github.com/dynastream/dynastream/internal/store"
 	"github.com/dynastream/dynastream/stream"
@@ -111,6 +112,20 @@ func EffectsOf(c stream.Change) (Effects, bool, error) {
 			a.ListingID, a.Title, a.From, a.To = l.ListingID, l.Title, old.Status, l.Status
 			return Effects{RoomID: l.RoomID, Activities: []room.Activity{a}}, true, nil
 		}
+	case store.TypeMessage:
+		var m chat.Message
+		if c.Kind != stream.Insert {
+			return Effects{}, false, nil
+		}
+		if err := c.DecodeNew(&m); err != nil {
+			return Effects{}, false, err
+		}
+		if !m.SearchRoom {
+			return Effects{}, false, nil // a plain chat room's message: no feed
+		}
+		a := newActivity(m.RoomID, c.EventID, room.ActivityChatMessage, m.CreatedAt, room.SenderUser, m.UserID)
+		a.UserID, a.MessageID, a.Excerpt = m.UserID, m.MessageID, chat.Excerpt(m.Content)
+		return Effects{RoomID: m.RoomID, Activities: []room.Activity{a}}, true, nil
 	}
 	return Effects{}, false, nil
 }

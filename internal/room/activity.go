@@ -43,6 +43,9 @@ type Activity struct {
 	To           Status `json:"to,omitempty" dynamodbav:"to,omitempty"`
 	ScorePercent *int   `json:"scorePercent,omitempty" dynamodbav:"scorePercent,omitempty"`
 	Level        string `json:"level,omitempty" dynamodbav:"level,omitempty"`
+	// A ChatMessage's message and the start of its text.
+	MessageID string `json:"messageId,omitempty" dynamodbav:"messageId,omitempty"`
+	Excerpt   string `json:"excerpt,omitempty" dynamodbav:"excerpt,omitempty"`
 	// TTL is the expiry in epoch seconds (CreatedAt + 90 days).
 	TTL int64 `json:"expiresAt" dynamodbav:"ttl"`
 }

@@ -1,0 +1,129 @@
+package notify
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+
+	"github.com/dynastream/dynastream/internal/chat"
+	"github.com/dynastream/dynastream/internal/push"
+	"github.com/dynastream/dynastream/internal/store"
+	"github.com/dynastream/dynastream/stream"
+)
+
+// Pusher sends a frame to a WebSocket connection; a connection that is
+// gone answers an error wrapping push.ErrGone (*push.Client is one).
+type Pusher interface {
+	Push(ctx context.Context, connectionID string, frame []byte) error
+}
+
+// Defaults of Chat.
+const (
+	// DefaultFanout is how many pushes of one message run at once.
+	DefaultFanout = 64
+	// DefaultGrace is how old a connection must be before a push that
+	// finds it gone deletes it: API Gateway refuses pushes to a connection
+	// whose $connect is still running, and that one is not stale.
+	DefaultGrace = 30 * time.Second
+)
+
+// Chat broadcasts each new chat message to the connections of its room
+// (seed 002): a PostToConnection per connection, read from the room's
+// connection index a page at a time, Fanout at once. A push that finds its
+// connection gone deletes the connection's item; any other failure fails
+// the message's record, so the stream delivers it again and the whole
+// room gets it again: delivery is at least once, and a client drops a
+// messageId it has seen. Rooms are separate groups of the batch
+// (stream.Keyed by partition key), so a big room's broadcast holds up no
+// other room's.
+type Chat struct {
+	Store  *store.Store
+	Pusher Pusher
+	Now    func() time.Time
+	Fanout int           // default DefaultFanout
+	Grace  time.Duration // default DefaultGrace
+	Logger *slog.Logger
+
+	// Counters since start (for logs and the load benchmark).
+	Pushed, Gone, Failed atomic.Int64
+}
+
+// isMessage says whether a change is a new chat message (the only chat
+// change that pushes).
+func isMessage(c stream.Change) bool {
+	return c.Kind == stream.Insert && c.ItemType() == store.TypeMessage && !c.Derived()
+}
+
+// message decodes a new message from its change.
+func message(c stream.Change) (chat.Message, error) {
+	var m chat.Message
+	if err := attributevalue.UnmarshalMap(c.New, &m); err != nil {
+		return m, fmt.Errorf("chat message: %w", err)
+	}
+	if m.RoomID == "" || m.MessageID == "" {
+		return m, errors.New("chat message: no roomId or messageId")
+	}
+	return m, nil
+}
+
+// broadcast pushes m to every live connection of its room.
+func (c *Chat) broadcast(ctx context.Context, m chat.Message) error {
+	fanout, grace := c.Fanout, c.Grace
+	if fanout <= 0 {
+		fanout = DefaultFanout
+	}
+	if grace <= 0 {
+		grace = DefaultGrace
+	}
+	now := c.Now()
+	cutoff := store.Timestamp(now.Add(-grace))
+	frame := chat.Outbound{Type: chat.FrameMessage, Message: &m}.Encode()
+	var mu sync.Mutex
+	var errs []error
+	fail := func(err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(errs) < 3 { // enough to say why; the count is in Failed
+			errs = append(errs, err)
+		}
+	}
+	sem := make(chan struct{}, fanout)
+	var wg sync.WaitGroup
+	err := c.Store.EachRoomConnection(ctx, m.RoomID, now.Unix(), func(conns []chat.Connection) error {
+		for _, conn := range conns {
+			sem <- struct{}{}
+			wg.Add(1)
+			go func() {
+				defer func() { <-sem; wg.Done() }()
+				err := c.Pusher.Push(ctx, conn.ConnectionID, frame)
+				switch {
+				case err == nil:
+					c.Pushed.Add(1)
+				case errors.Is(err, push.ErrGone):
+					c.Gone.Add(1)
+					if _, err := c.Store.DeleteGoneConnection(ctx, conn.ConnectionID, cutoff); err != nil {
+						fail(err)
+					}
+				default:
+					c.Failed.Add(1)
+					fail(err)
+				}
+			}()
+		}
+		return nil
+	})
+	wg.Wait()
+	if err != nil {
+		return fmt.Errorf("broadcast %s: %w", m.MessageID, err)
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("broadcast %s to room %s: %w", m.MessageID, m.RoomID, errors.Join(errs...))
+	}
+	return nil
+}

@@ -1,0 +1,41 @@
+package push
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/apigatewaymanagementapi"
+	"github.com/aws/aws-sdk-go-v2/service/apigatewaymanagementapi/types"
+)
+
+// ErrGone is a push to a connection that is gone (410 GoneException).
+var ErrGone = errors.New("push: the connection is gone")
+
+// Client pushes frames to connections.
+type Client struct {
+	API *apigatewaymanagementapi.Client
+}
+
+// New returns a Client for the management endpoint: in AWS
+// https://<api id>.execute-api.<region>.amazonaws.com/<stage>, locally
+// the writer's URL.
+func New(cfg aws.Config, endpoint string) *Client {
+	return &Client{API: apigatewaymanagementapi.NewFromConfig(cfg, func(o *apigatewaymanagementapi.Options) {
+		o.BaseEndpoint = aws.String(endpoint)
+	})}
+}
+
+// Push sends one frame to one connection.
+func (c *Client) Push(ctx context.Context, connectionID string, frame []byte) error {
+	_, err := c.API.PostToConnection(ctx, &apigatewaymanagementapi.PostToConnectionInput{ConnectionId: aws.String(connectionID), Data: frame})
+	var gone *types.GoneException
+	if errors.As(err, &gone) {
+		return fmt.Errorf("%w: %s", ErrGone, connectionID)
+	}
+	if err != nil {
+		return fmt.Errorf("push to %s: %w", connectionID, err)
+	}
+	return nil
+}
