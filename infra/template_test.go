@@ -463,6 +463,9 @@ func TestHTTPAPI(t *testing.T) {
 	}
 	routes := map[string]string{}
 	for _, r := range tmpl.GetAllApiGatewayV2RouteResources() {
+		if r.ApiId != "ref:HttpApi" {
+			continue
+		}
 		if deref(r.Target) != "sub:integrations/${WriterIntegration}" {
 			t.Errorf("route %s: target %q", r.RouteKey, deref(r.Target))
 		}
@@ -475,6 +478,79 @@ func TestHTTPAPI(t *testing.T) {
 	want := map[string]string{"$default": "JWT", "GET /healthz": "NONE", "GET /openapi.yaml": "NONE", "GET /openapi.json": "NONE"}
 	if diff := cmp.Diff(want, routes); diff != "" {
 		t.Errorf("routes (-want +got):\n%s", diff)
+	}
+}
+
+// The chat's WebSocket API: its routes, all to the writer, the frame
+// routes two-way (a route response, so the writer's answer reaches the
+// sender), a stage, the permission to invoke the writer, and the notifier
+// pointed at the stage's management endpoint.
+func TestWebSocketAPI(t *testing.T) {
+	tmpl := open(t)
+	api, err := tmpl.GetApiGatewayV2ApiWithName("WebSocketApi")
+	if err != nil || deref(api.ProtocolType) != "WEBSOCKET" || deref(api.RouteSelectionExpression) != "$request.body.action" {
+		t.Fatalf("want a WebSocket API WebSocketApi routing on $request.body.action: %v", err)
+	}
+	in, err := tmpl.GetApiGatewayV2IntegrationWithName("WebSocketIntegration")
+	if err != nil || in.IntegrationType != "AWS_PROXY" || !strings.Contains(deref(in.IntegrationUri), "${WriterFunction.Arn}/invocations") {
+		t.Fatalf("WebSocket integration: %+v %v", in, err)
+	}
+	routeIDs := map[string]string{}
+	routes := map[string]bool{}
+	for name, r := range tmpl.GetAllApiGatewayV2RouteResources() {
+		if r.ApiId != "ref:WebSocketApi" {
+			continue
+		}
+		if deref(r.Target) != "sub:integrations/${WebSocketIntegration}" || deref(r.AuthorizationType) != "NONE" {
+			t.Errorf("route %s: target %q, authorization %q", r.RouteKey, deref(r.Target), deref(r.AuthorizationType))
+		}
+		routeIDs["ref:"+name] = r.RouteKey
+		routes[r.RouteKey] = deref(r.RouteResponseSelectionExpression) == "$default"
+	}
+	want := map[string]bool{"$connect": false, "$disconnect": false, "sendMessage": true, "joinRoom": true, "$default": true}
+	if diff := cmp.Diff(want, routes); diff != "" {
+		t.Errorf("WebSocket routes → two-way (-want +got):\n%s", diff)
+	}
+	answered := map[string]bool{}
+	for _, rr := range tmpl.GetAllApiGatewayV2RouteResponseResources() {
+		if rr.ApiId == "ref:WebSocketApi" && rr.RouteResponseKey == "$default" {
+			answered[routeIDs[rr.RouteId]] = true
+		}
+	}
+	for key, twoWay := range want {
+		if twoWay && !answered[key] {
+			t.Errorf("route %s has no $default route response: its answer would never reach the client", key)
+		}
+	}
+	stages := 0
+	for _, st := range tmpl.GetAllApiGatewayV2StageResources() {
+		if st.ApiId == "ref:WebSocketApi" {
+			stages++
+			if st.StageName != "ref:Stage" || !derefBool(st.AutoDeploy) {
+				t.Errorf("WebSocket stage %q, auto-deploy %v", st.StageName, derefBool(st.AutoDeploy))
+			}
+		}
+	}
+	if stages != 1 {
+		t.Errorf("%d WebSocket stages, want 1", stages)
+	}
+	invoke := false
+	for _, p := range tmpl.GetAllLambdaPermissionResources() {
+		invoke = invoke || (p.FunctionName == "ref:WriterFunction" && p.Principal == "apigateway.amazonaws.com" && strings.Contains(deref(p.SourceArn), "${WebSocketApi}/*"))
+	}
+	if !invoke {
+		t.Error("API Gateway may not invoke the writer for the WebSocket API")
+	}
+	w, _ := tmpl.GetLambdaFunctionWithName("WriterFunction")
+	if env := w.Environment.Variables; env["JWT_ISSUER"] != "ref:JwtIssuer" || env["JWT_AUDIENCE"] != "ref:JwtAudience" {
+		t.Errorf("writer: JWT_ISSUER=%q JWT_AUDIENCE=%q ($connect verifies tokens with them)", env["JWT_ISSUER"], env["JWT_AUDIENCE"])
+	}
+	n, _ := tmpl.GetLambdaFunctionWithName("NotifierFunction")
+	if e := n.Environment.Variables["CHAT_PUSH_ENDPOINT"]; !strings.Contains(e, "https://${WebSocketApi}.execute-api.") || !strings.HasSuffix(e, "/${WebSocketStage}") {
+		t.Errorf("notifier: CHAT_PUSH_ENDPOINT=%q, want the WebSocket stage's URL", e)
+	}
+	if _, ok := tmpl.Outputs["ChatUrl"]; !ok {
+		t.Error("no output ChatUrl")
 	}
 }
 
@@ -577,6 +653,14 @@ func TestIAM(t *testing.T) {
 	has("NotifierFunction", "dynamodb:BatchWriteItem", "getatt:Table.Arn")
 	for _, a := range []string{"dynamodb:GetItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"} {
 		has("NotifierFunction", a, "getatt:BookkeepingTable.Arn")
+	}
+	// Chat: pushes on the WebSocket API's stage only; gone connections deleted.
+	has("NotifierFunction", "execute-api:ManageConnections", "sub:arn:${AWS::Partition}:execute-api:${AWS::Region}:${AWS::AccountId}:${WebSocketApi}/${Stage}/POST/@connections/*")
+	has("NotifierFunction", "dynamodb:DeleteItem", "getatt:Table.Arn")
+	for _, fn := range []string{"WriterFunction", "ProjectorFunction"} {
+		if _, ok := granted[fn]["execute-api:ManageConnections"]; ok {
+			t.Errorf("%s may push to chat connections: only the notifier should", fn)
+		}
 	}
 	if got := granted["NotifierFunction"]["events:PutEvents"]; !slices.Equal(got, []string{"getatt:EventBus.Arn"}) {
 		t.Errorf("notifier: events:PutEvents on %v, want only the bus", got)
