@@ -1,0 +1,65 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/dynastream/dynastream/internal/chat"
+	"github.com/dynastream/dynastream/internal/gateway"
+)
+
+// room answers sendMessage with sent, after pushing the message through
+// the management endpoint as the notifier would (its id from its content,
+// so the same text twice is the same message, as a redelivery is), and
+// joinRoom with joined.
+type room struct{ gw *gateway.Local }
+
+func (room) Connect(_ context.Context, r gateway.ConnectRequest) error {
+	if r.Token != "ok" {
+		return errors.New("bad token")
+	}
+	return nil
+}
+func (room) Disconnect(context.Context, string) error { return nil }
+func (r room) Message(_ context.Context, id string, frame []byte) []byte {
+	var in chat.Inbound
+	_ = json.Unmarshal(frame, &in)
+	if in.Action == chat.ActionJoinRoom {
+		return chat.Outbound{Type: chat.FrameJoined, RoomID: in.RoomID}.Encode()
+	}
+	m := &chat.Message{RoomID: "global", MessageID: "id-" + in.Content, UserName: "ann", Content: in.Content}
+	push := httptest.NewRequest(http.MethodPost, "/@connections/"+id, bytes.NewReader(chat.Outbound{Type: chat.FrameMessage, Message: m}.Encode()))
+	r.gw.Management().ServeHTTP(httptest.NewRecorder(), push)
+	return chat.Outbound{Type: chat.FrameSent, Message: m}.Encode()
+}
+
+func TestClient(t *testing.T) {
+	gw := &gateway.Local{NewID: func() string { return "c1" },
+		Refuse: func(err error) (int, []byte) { return http.StatusUnauthorized, []byte(`{"detail":"invalid token"}`) }}
+	gw.Routes = room{gw}
+	srv := httptest.NewServer(gw)
+	defer srv.Close()
+	defer gw.Close()
+	url := "ws" + strings.TrimPrefix(srv.URL, "http")
+	var out bytes.Buffer
+	in := strings.NewReader("hello <b>there</b>\nhello <b>there</b>\n\x1b[31mred\n\n/join kitchen\n")
+	if err := run(url, "ok", "global", in, &out); err != nil {
+		t.Fatal(err)
+	}
+	want := "connected to global; type a message, /join <room>, /quit\n" +
+		"[global] ann: hello <b>there</b>\n" + // once: the same id twice
+		"[global] ann: \\x1b[31mred\n" + // a terminal escape is shown, not obeyed
+		"joined kitchen\n"
+	if out.String() != want {
+		t.Errorf("printed:\n%s\nwant:\n%s", out.String(), want)
+	}
+	if err := run(url, "forged", "global", strings.NewReader(""), &out); err == nil || !strings.Contains(err.Error(), "401") {
+		t.Errorf("a refused connection: %v", err)
+	}
+}
