@@ -56,6 +56,8 @@ type config struct {
 	rawSeconds time.Duration
 	warmup     time.Duration
 	skip       map[string]bool // write kinds left out of the mix
+	chatConns  int             // > 0: the chat workload instead of the write mix
+	chatRate   float64
 	// programEnv is added to one program's environment (tests).
 	programEnv map[string][]string
 	// after, when set, runs once the last phase drained, while the local
@@ -99,6 +101,8 @@ func parseFlags(args []string) (config, error) {
 	fs.DurationVar(&c.rawSeconds, "raw", 3*time.Second, "how long to measure DynamoDB Local's raw write rate (0: skip)")
 	fs.DurationVar(&c.warmup, "warmup", 15*time.Second, "an unreported phase at the first rate before measuring, so the JVM under DynamoDB Local has compiled its hot paths (0: none)")
 	skip := fs.String("skip", "", "write kinds to leave out of the mix, comma-separated (cook,rate: the mix without cooking)")
+	fs.IntVar(&c.chatConns, "chat", 0, "run the chat workload instead of the write mix: this many WebSocket connections in one room")
+	fs.Float64Var(&c.chatRate, "chat-rate", 5, "messages per second of the chat workload, for -duration")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -130,7 +134,9 @@ func parseFlags(args []string) (config, error) {
 		}
 	}
 	switch {
-	case len(c.rates) == 0 && !c.step:
+	case c.chatConns < 0 || c.chatRate <= 0:
+		return c, errors.New("-chat must be at least 0 and -chat-rate positive")
+	case len(c.rates) == 0 && !c.step && c.chatConns == 0:
 		return c, errors.New("nothing to do: give -rates or -step")
 	case c.duration <= 0 || c.drain <= 0:
 		return c, errors.New("-duration and -drain must be positive")
@@ -255,6 +261,13 @@ func run(ctx context.Context, c config, log *slog.Logger, progress io.Writer) (*
 			return nil, fmt.Errorf("raw write rate: %w", err)
 		}
 		rep.DynamoDBLocalWritesPerSec = r
+	}
+
+	if c.chatConns > 0 {
+		fmt.Fprintf(progress, "chat: %d connections, %.0f messages/s for %s\n", c.chatConns, c.chatRate, c.duration)
+		cr, err := runChat(ctx, writer, c.chatConns, c.chatRate, c.duration, c.drain, progress)
+		rep.Chat = cr
+		return rep, err
 	}
 
 	obs := newObserver(log)

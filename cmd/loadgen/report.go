@@ -35,6 +35,8 @@ type Report struct {
 	// WriterMax is the highest achieved write rate of a phase in which the
 	// writer kept up (at least 95% of its target).
 	WriterMax float64 `json:"writerMaxWritesPerSec"`
+	// Chat is the chat workload's result (-chat).
+	Chat *ChatReport `json:"chat,omitempty"`
 }
 
 // Dist is a distribution of durations.
@@ -206,6 +208,10 @@ func fms(v float64) string { return ms(time.Duration(v * float64(time.Millisecon
 func (rep *Report) print(w io.Writer) {
 	fmt.Fprintf(w, "\nmachine: %d CPUs, %s, %s; DynamoDB Local raw PutItem rate: %.0f writes/s (16 clients)\n\n",
 		rep.Machine.CPUs, rep.Machine.OS, rep.Machine.Go, rep.DynamoDBLocalWritesPerSec)
+	if rep.Chat != nil {
+		rep.Chat.print(w)
+		return
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "target/s\tachieved/s\terrors\twriter p50\twriter p99\tlag p50\tlag p99\tlag max\tdrain\tmissing\tCPU busy\tDynamoDB Local\t")
 	for _, p := range rep.Phases {
