@@ -72,8 +72,14 @@ func message(c stream.Change) (chat.Message, error) {
 	return m, nil
 }
 
-// broadcast pushes m to every live connection of its room.
-func (c *Chat) broadcast(ctx context.Context, m chat.Message) error {
+// broadcast pushes a room's new messages, in stream order, to every live
+// connection of the room: the connections are read once for them all, and
+// each connection gets the messages one after another (its order kept)
+// while Fanout connections are served at once, so no message waits for
+// the slowest push of the one before. It returns how many messages, from
+// the first, reached every connection (a gone connection counts as
+// reached: it is deleted), and the error of the first that did not.
+func (c *Chat) broadcast(ctx context.Context, msgs []chat.Message) (int, error) {
 	fanout, grace := c.Fanout, c.Grace
 	if fanout <= 0 {
 		fanout = DefaultFanout
@@ -83,36 +89,47 @@ func (c *Chat) broadcast(ctx context.Context, m chat.Message) error {
 	}
 	now := c.Now()
 	cutoff := store.Timestamp(now.Add(-grace))
-	frame := chat.Outbound{Type: chat.FrameMessage, Message: &m}.Encode()
+	frames := make([][]byte, len(msgs))
+	for i := range msgs {
+		frames[i] = chat.Outbound{Type: chat.FrameMessage, Message: &msgs[i]}.Encode()
+	}
 	var mu sync.Mutex
-	var errs []error
-	fail := func(err error) {
+	done := len(msgs)
+	var errs []error // of message done
+	fail := func(at int, err error) {
 		mu.Lock()
 		defer mu.Unlock()
-		if len(errs) < 3 { // enough to say why; the count is in Failed
+		switch {
+		case at < done:
+			done, errs = at, []error{err}
+		case at == done && len(errs) < 3: // enough to say why; the count is in Failed
 			errs = append(errs, err)
 		}
 	}
 	sem := make(chan struct{}, fanout)
 	var wg sync.WaitGroup
-	err := c.Store.EachRoomConnection(ctx, m.RoomID, now.Unix(), func(conns []chat.Connection) error {
+	err := c.Store.EachRoomConnection(ctx, msgs[0].RoomID, now.Unix(), func(conns []chat.Connection) error {
 		for _, conn := range conns {
 			sem <- struct{}{}
 			wg.Add(1)
 			go func() {
 				defer func() { <-sem; wg.Done() }()
-				err := c.Pusher.Push(ctx, conn.ConnectionID, frame)
-				switch {
-				case err == nil:
-					c.Pushed.Add(1)
-				case errors.Is(err, push.ErrGone):
-					c.Gone.Add(1)
-					if _, err := c.Store.DeleteGoneConnection(ctx, conn.ConnectionID, cutoff); err != nil {
-						fail(err)
+				for i, f := range frames {
+					err := c.Pusher.Push(ctx, conn.ConnectionID, f)
+					switch {
+					case err == nil:
+						c.Pushed.Add(1)
+						continue
+					case errors.Is(err, push.ErrGone):
+						c.Gone.Add(1)
+						if _, err := c.Store.DeleteGoneConnection(ctx, conn.ConnectionID, cutoff); err != nil {
+							fail(i, err)
+						}
+					default:
+						c.Failed.Add(1)
+						fail(i, err)
 					}
-				default:
-					c.Failed.Add(1)
-					fail(err)
+					return // this connection's later messages wait for the retry
 				}
 			}()
 		}
@@ -120,10 +137,10 @@ func (c *Chat) broadcast(ctx context.Context, m chat.Message) error {
 	})
 	wg.Wait()
 	if err != nil {
-		return fmt.Errorf("broadcast %s: %w", m.MessageID, err)
+		return 0, fmt.Errorf("broadcast to room %s: %w", msgs[0].RoomID, err)
 	}
 	if len(errs) > 0 {
-		return fmt.Errorf("broadcast %s to room %s: %w", m.MessageID, m.RoomID, errors.Join(errs...))
+		return done, fmt.Errorf("broadcast %s to room %s: %w", msgs[done].MessageID, msgs[done].RoomID, errors.Join(errs...))
 	}
-	return nil
+	return done, nil
 }

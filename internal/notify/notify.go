@@ -164,6 +164,7 @@ func (n *Notifier) Handle(ctx context.Context, ev lambdaevents.DynamoDBEvent) (l
 	var notes []owned[collab.Notification]
 	res := k.Run(ctx, ev.Records, func(ctx context.Context, g stream.Group) (int, error) {
 		gi, off := g.Index, g.Offset
+		pushed, pushErr := 0, error(nil) // the group's records before pushed have been broadcast
 		for i, r := range g.Records {
 			x := recs[r.Change.SequenceNumber]
 			if x.err != nil {
@@ -179,10 +180,23 @@ func (n *Notifier) Handle(ctx context.Context, ev lambdaevents.DynamoDBEvent) (l
 					return i, ddb.MarkPermanent(fmt.Errorf("side effects: %w", err))
 				}
 			}
-			if x.message != nil {
-				if err := n.Chat.broadcast(ctx, *x.message); err != nil {
-					return i, err
+			if x.message != nil && i >= pushed {
+				// This record and the group's new messages right after
+				// it are pushed together (one room: the group's key).
+				var msgs []chat.Message
+				for j := i; j < len(g.Records); j++ {
+					xj := recs[g.Records[j].Change.SequenceNumber]
+					if xj.err != nil || xj.message == nil || xj.effects {
+						break
+					}
+					msgs = append(msgs, *xj.message)
 				}
+				done, err := n.Chat.broadcast(ctx, msgs)
+				pushed = i + done
+				pushErr = err
+			}
+			if x.message != nil && i >= pushed {
+				return i, pushErr
 			}
 			at := index[r.Change.SequenceNumber]
 			mu.Lock()
