@@ -4,16 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/aws/aws-lambda-go/events"
 	"github.com/coder/websocket"
 
 	"github.com/dynastream/dynastream/internal/chat"
 	"github.com/dynastream/dynastream/internal/gateway"
+	"github.com/dynastream/dynastream/internal/gateway/gatewaytest"
 	"github.com/dynastream/dynastream/internal/store"
 )
 
@@ -178,26 +177,6 @@ func TestChatOverWebSocket(t *testing.T) {
 	}
 }
 
-// wsEvent reads an API Gateway WebSocket event fixture (internal/gateway's
-// testdata) with its placeholders filled in.
-func wsEvent(t *testing.T, name string, vals map[string]string) events.APIGatewayWebsocketProxyRequest {
-	t.Helper()
-	b, err := os.ReadFile("../gateway/testdata/" + name + ".json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := string(b)
-	for k, v := range vals {
-		q, _ := json.Marshal(v)
-		s = strings.ReplaceAll(s, "{{"+k+"}}", string(q[1:len(q)-1]))
-	}
-	var ev events.APIGatewayWebsocketProxyRequest
-	if err := json.Unmarshal([]byte(s), &ev); err != nil {
-		t.Fatal(err)
-	}
-	return ev
-}
-
 // The same routes on API Gateway's WebSocket events.
 func TestChatOnAPIGatewayEvents(t *testing.T) {
 	t.Parallel()
@@ -206,31 +185,31 @@ func TestChatOnAPIGatewayEvents(t *testing.T) {
 	l := gateway.Lambda{Routes: e.srv.Chat(), Refuse: e.srv.Refusal}
 	ctx := context.Background()
 	const id = "C9xkNcOFvHcCIhw="
-	res, err := l.Handle(ctx, wsEvent(t, "connect", map[string]string{"CONN": id, "TOKEN": "forged", "ROOM": "global"}))
+	res, err := l.Handle(ctx, gatewaytest.Event(t, "connect", map[string]string{"CONN": id, "TOKEN": "forged", "ROOM": "global"}))
 	if err != nil || res.StatusCode != 401 || !strings.Contains(res.Body, `"status":401`) {
 		t.Fatalf("forged token: %+v %v", res, err)
 	}
-	res, err = l.Handle(ctx, wsEvent(t, "connect", map[string]string{"CONN": id, "TOKEN": e.mint(map[string]any{"userId": "dana", "name": "Dana"}), "ROOM": "kitchen"}))
+	res, err = l.Handle(ctx, gatewaytest.Event(t, "connect", map[string]string{"CONN": id, "TOKEN": e.mint(map[string]any{"userId": "dana", "name": "Dana"}), "ROOM": "kitchen"}))
 	if err != nil || res.StatusCode != 200 {
 		t.Fatalf("connect: %+v %v", res, err)
 	}
 	if it := e.getItem(store.ConnectionKey(id)); str(it, "roomId") != "kitchen" || str(it, "userName") != "Dana" || str(it, "GSI1PK") != "CHATROOM#kitchen" {
 		t.Fatalf("connection item: %v", it)
 	}
-	res, err = l.Handle(ctx, wsEvent(t, "message", map[string]string{"CONN": id, "BODY": `{"action":"sendMessage","content":"hello from Lambda"}`}))
+	res, err = l.Handle(ctx, gatewaytest.Event(t, "message", map[string]string{"CONN": id, "BODY": `{"action":"sendMessage","content":"hello from Lambda"}`}))
 	var out chat.Outbound
 	if err != nil || json.Unmarshal([]byte(res.Body), &out) != nil || out.Type != chat.FrameSent || out.Message.Content != "hello from Lambda" {
 		t.Fatalf("sendMessage: %+v %v", res, err)
 	}
-	res, _ = l.Handle(ctx, wsEvent(t, "message", map[string]string{"CONN": id, "BODY": `{"action":"sendMessage","content":""}`}))
+	res, _ = l.Handle(ctx, gatewaytest.Event(t, "message", map[string]string{"CONN": id, "BODY": `{"action":"sendMessage","content":""}`}))
 	if json.Unmarshal([]byte(res.Body), &out) != nil || out.Type != chat.FrameError || out.Field != "content" {
 		t.Fatalf("empty content: %+v", res)
 	}
-	if _, err := l.Handle(ctx, wsEvent(t, "disconnect", map[string]string{"CONN": id})); err != nil || e.getItem(store.ConnectionKey(id)) != nil {
+	if _, err := l.Handle(ctx, gatewaytest.Event(t, "disconnect", map[string]string{"CONN": id})); err != nil || e.getItem(store.ConnectionKey(id)) != nil {
 		t.Fatalf("disconnect: %v, item %v", err, e.getItem(store.ConnectionKey(id)))
 	}
 	// A frame from a connection that is gone: an error frame, not a 500.
-	res, err = l.Handle(ctx, wsEvent(t, "message", map[string]string{"CONN": id, "BODY": `{"action":"sendMessage","content":"hi"}`}))
+	res, err = l.Handle(ctx, gatewaytest.Event(t, "message", map[string]string{"CONN": id, "BODY": `{"action":"sendMessage","content":"hi"}`}))
 	if err != nil || json.Unmarshal([]byte(res.Body), &out) != nil || out.Type != chat.FrameError || !strings.Contains(out.Reason, "reconnect") {
 		t.Fatalf("after disconnect: %+v %v", res, err)
 	}
