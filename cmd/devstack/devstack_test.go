@@ -291,18 +291,24 @@ func TestLocalStack(t *testing.T) {
 		}
 		return c
 	}
+	// Frames come in any order (a push may arrive before the answer to
+	// one's own message): each connection's frames are kept as read.
+	got := map[*websocket.Conn]map[string]bool{}
 	readUntil := func(c *websocket.Conn, typ, content string) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		for {
+		if got[c] == nil {
+			got[c] = map[string]bool{}
+		}
+		for !got[c][typ+" "+content] {
 			_, b, err := c.Read(ctx)
 			if err != nil {
 				t.Fatalf("waiting for a %s frame %q: %v", typ, content, err)
 			}
 			var f chat.Outbound
-			if json.Unmarshal(b, &f) == nil && f.Type == typ && f.Message != nil && f.Message.Content == content {
-				return
+			if json.Unmarshal(b, &f) == nil && f.Message != nil {
+				got[c][f.Type+" "+f.Message.Content] = true
 			}
 		}
 	}
