@@ -103,16 +103,18 @@ func runChat(ctx context.Context, writer string, conns int, rate float64, d, dra
 		})
 	}
 	wg.Wait()
+	defer func() {
+		for _, cl := range clients {
+			if cl != nil {
+				_ = cl.c.CloseNow()
+			}
+		}
+	}()
 	if err, _ := dialErr.Load().(error); err != nil {
 		return nil, fmt.Errorf("chat: connect: %w", err)
 	}
 	rep.ConnectSeconds = time.Since(start).Seconds()
 	fmt.Fprintf(progress, "chat: %d connections open in %.1f s\n", conns, rep.ConnectSeconds)
-	defer func() {
-		for _, cl := range clients {
-			_ = cl.c.CloseNow()
-		}
-	}()
 	rctx, stopReading := context.WithCancel(ctx)
 	defer stopReading()
 	var readers sync.WaitGroup

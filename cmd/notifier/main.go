@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/dynastream/dynastream/cmd/internal/app"
@@ -72,7 +71,7 @@ func main() {
 	if err != nil {
 		app.Fatal(log, "bad configuration", err)
 	}
-	n.Chat = &notify.Chat{Store: st, Pusher: push.New(clients.AWS, endpoint), Now: time.Now, Logger: log}
+	n.Chat = &notify.Chat{Store: st, Pusher: push.New(clients.AWS, endpoint), Now: time.Now}
 	log.Info("chat messages are pushed through the management endpoint", "endpoint", endpoint)
 	app.ServeStream(c, clients, log, app.Consumer{Name: "notifier", Handler: n.Handle, DeadLetters: dl, Quarantine: st.Quarantine})
 }
@@ -93,11 +92,7 @@ func chatEndpoint() (string, error) {
 	if app.InLambda() {
 		return "", errors.New("CHAT_PUSH_ENDPOINT is required in Lambda (the WebSocket API's stage URL)")
 	}
-	addr := app.Getenv("WRITER_ADDR", "127.0.0.1:8080")
-	if strings.HasPrefix(addr, ":") {
-		addr = "127.0.0.1" + addr
-	}
-	return "http://" + addr, nil
+	return app.LocalURL(app.Getenv("WRITER_ADDR", app.DefaultWriterAddr)), nil
 }
 
 // mailTimes reads MAIL_HOLD (how long a claimed send is reserved for its

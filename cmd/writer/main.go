@@ -28,7 +28,7 @@ import (
 
 // DefaultAddr is where the local writer listens: loopback only, as its dev
 // tokens authenticate anyone who asks.
-const DefaultAddr = "127.0.0.1:8080"
+const DefaultAddr = app.DefaultWriterAddr
 
 // server builds the writer's API. In Lambda the identity comes from API
 // Gateway's JWT authorizer and there is no /dev/tokens route at all, so no

@@ -4,12 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 
 	"github.com/dynastream/dynastream/internal/chat"
 	"github.com/dynastream/dynastream/internal/push"
@@ -48,9 +45,8 @@ type Chat struct {
 	Now    func() time.Time
 	Fanout int           // default DefaultFanout
 	Grace  time.Duration // default DefaultGrace
-	Logger *slog.Logger
 
-	// Counters since start (for logs and the load benchmark).
+	// Pushes since start: delivered, to connections found gone, failed.
 	Pushed, Gone, Failed atomic.Int64
 }
 
@@ -63,7 +59,7 @@ func isMessage(c stream.Change) bool {
 // message decodes a new message from its change.
 func message(c stream.Change) (chat.Message, error) {
 	var m chat.Message
-	if err := attributevalue.UnmarshalMap(c.New, &m); err != nil {
+	if err := c.DecodeNew(&m); err != nil {
 		return m, fmt.Errorf("chat message: %w", err)
 	}
 	if m.RoomID == "" || m.MessageID == "" {
@@ -108,31 +104,28 @@ func (c *Chat) broadcast(ctx context.Context, msgs []chat.Message) (int, error) 
 	}
 	sem := make(chan struct{}, fanout)
 	var wg sync.WaitGroup
-	err := c.Store.EachRoomConnection(ctx, msgs[0].RoomID, now.Unix(), func(conns []chat.Connection) error {
-		for _, conn := range conns {
-			sem <- struct{}{}
-			wg.Add(1)
-			go func() {
-				defer func() { <-sem; wg.Done() }()
-				for i, f := range frames {
-					err := c.Pusher.Push(ctx, conn.ConnectionID, f)
-					switch {
-					case err == nil:
-						c.Pushed.Add(1)
-						continue
-					case errors.Is(err, push.ErrGone):
-						c.Gone.Add(1)
-						if _, err := c.Store.DeleteGoneConnection(ctx, conn.ConnectionID, cutoff); err != nil {
-							fail(i, err)
-						}
-					default:
-						c.Failed.Add(1)
+	err := c.Store.EachRoomConnection(ctx, msgs[0].RoomID, now.Unix(), func(conn chat.Connection) error {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			for i, f := range frames {
+				err := c.Pusher.Push(ctx, conn.ConnectionID, f)
+				switch {
+				case err == nil:
+					c.Pushed.Add(1)
+					continue
+				case errors.Is(err, push.ErrGone):
+					c.Gone.Add(1)
+					if _, err := c.Store.DeleteGoneConnection(ctx, conn.ConnectionID, cutoff); err != nil {
 						fail(i, err)
 					}
-					return // this connection's later messages wait for the retry
+				default:
+					c.Failed.Add(1)
+					fail(i, err)
 				}
-			}()
-		}
+				return // this connection's later messages wait for the retry
+			}
+		})
 		return nil
 	})
 	wg.Wait()

@@ -218,10 +218,8 @@ func TestChatBroadcast(t *testing.T) {
 		State: func(ctx context.Context) (any, error) {
 			var left []string
 			for _, room := range []string{"global", "kitchen"} {
-				if err := st.EachRoomConnection(ctx, room, now.Unix(), func(cs []chat.Connection) error {
-					for _, c := range cs {
-						left = append(left, c.ConnectionID)
-					}
+				if err := st.EachRoomConnection(ctx, room, now.Unix(), func(c chat.Connection) error {
+					left = append(left, c.ConnectionID)
 					return nil
 				}); err != nil {
 					return nil, err

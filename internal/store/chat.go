@@ -120,9 +120,11 @@ func (s *Store) GetConnection(ctx context.Context, connectionID string, nowUnix 
 // searchRoom says the room is a search room's chat (chat.Connection).
 func (s *Store) MoveConnection(ctx context.Context, connectionID, roomID, now string, searchRoom bool) error {
 	ix := ConnectionIndexKey(roomID, connectionID)
-	set, vals := "SET roomId = :r, GSI1PK = :pk, GSI1SK = :sk REMOVE searchRoom", map[string]types.AttributeValue{":r": strAV(roomID), ":pk": strAV(ix.PK), ":sk": strAV(ix.SK)}
+	set, vals := "SET roomId = :r, GSI1PK = :pk, GSI1SK = :sk", map[string]types.AttributeValue{":r": strAV(roomID), ":pk": strAV(ix.PK), ":sk": strAV(ix.SK)}
 	if searchRoom {
-		set, vals[":s"] = "SET roomId = :r, GSI1PK = :pk, GSI1SK = :sk, searchRoom = :s", &types.AttributeValueMemberBOOL{Value: true}
+		set, vals[":s"] = set+", searchRoom = :s", &types.AttributeValueMemberBOOL{Value: true}
+	} else {
+		set += " REMOVE searchRoom"
 	}
 	_, err := s.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
 		s.upsertRoom(roomID, now),
@@ -230,30 +232,20 @@ func (s *Store) MessagesAfter(ctx context.Context, roomID, after string, p Page)
 	return out, next, err
 }
 
-// EachRoomConnection calls fn with a room's live connections, one
-// DynamoDB page at a time (up to 1 MB, some thousands of connections), so
-// a broadcast can push to one page while the next is read; it stops at
-// fn's first error.
-func (s *Store) EachRoomConnection(ctx context.Context, roomID string, nowUnix int64, fn func([]chat.Connection) error) error {
+// EachRoomConnection calls fn with each live connection of a room as the
+// room's index is read (a page, up to 1 MB, at a time), so a broadcast
+// pushes to the first connections while later pages are read; it stops at
+// fn's first error. A connection that cannot be decoded is quarantined,
+// not passed on.
+func (s *Store) EachRoomConnection(ctx context.Context, roomID string, nowUnix int64, fn func(chat.Connection) error) error {
 	q := query{index: IndexGSI1, pk: ChatRoomPK(roomID), skPrefix: prefixConnection, liveAt: nowUnix}
-	p := dynamodb.NewQueryPaginator(s.DB, q.input(s.Table))
-	for p.HasMorePages() {
-		out, err := p.NextPage(ctx)
-		if err != nil {
-			return fmt.Errorf("store: room %s connections: %w", roomID, err)
+	return s.queryAll(ctx, q, func(it map[string]types.AttributeValue) error {
+		var c chat.Connection
+		if !s.decode(it, &c) {
+			return nil
 		}
-		var page []chat.Connection
-		dec := decodeInto(s, &page)
-		for _, it := range out.Items {
-			_ = dec(it) // a connection that cannot be decoded is quarantined, not pushed to
-		}
-		if len(page) > 0 {
-			if err := fn(page); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+		return fn(c)
+	})
 }
 
 // DeleteGoneConnection deletes a connection API Gateway says is gone,

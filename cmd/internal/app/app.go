@@ -99,6 +99,19 @@ func (e *env) err() error {
 	return errors.New("configuration: " + strings.Join(e.errs, "; "))
 }
 
+// DefaultWriterAddr is where the local writer listens (WRITER_ADDR):
+// loopback only, as its dev tokens authenticate anyone who asks.
+const DefaultWriterAddr = "127.0.0.1:8080"
+
+// LocalURL is the base URL of a local program listening at addr; an
+// address on every interface (":8080") is reached on loopback.
+func LocalURL(addr string) string {
+	if strings.HasPrefix(addr, ":") {
+		addr = "127.0.0.1" + addr
+	}
+	return "http://" + addr
+}
+
 // Exposed reports whether a listen address reaches beyond this machine:
 // every interface (":8080", "0.0.0.0:8080", "[::]:8080") or a host that is
 // not a loopback address or "localhost".

@@ -12,12 +12,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
+	"github.com/dynastream/dynastream/cmd/internal/app"
 	"github.com/dynastream/dynastream/internal/ddb"
 	"github.com/dynastream/dynastream/internal/ddblocal"
 	"github.com/dynastream/dynastream/internal/store"
@@ -95,7 +95,7 @@ func (o *Options) defaults() {
 		o.Table = "search-room"
 	}
 	if o.WriterAddr == "" {
-		o.WriterAddr = "127.0.0.1:8080"
+		o.WriterAddr = app.DefaultWriterAddr
 	}
 	if o.Output == nil {
 		o.Output = os.Stdout
@@ -170,11 +170,7 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 			return s, err
 		}
 	}
-	host := o.WriterAddr
-	if strings.HasPrefix(host, ":") {
-		host = "127.0.0.1" + host
-	}
-	s.WriterURL = "http://" + host
+	s.WriterURL = app.LocalURL(o.WriterAddr)
 	if err := s.waitHealthy(ctx, s.WriterURL); err != nil {
 		return s, fmt.Errorf("stack: writer did not become healthy: %w", err)
 	}
