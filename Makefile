@@ -9,6 +9,12 @@ export DYNAMODB_LOCAL_DIR := $(CURDIR)/$(DDB_LOCAL_DIR)
 
 GO       ?= go
 BIN      := bin
+# How a Lambda bootstrap is built (make package, and the Runtime API
+# harness's tests, which read these from here): the tag makes it a Lambda
+# build (no local mode, credentials only from Lambda's environment).
+LAMBDA_TAGS    := lambda.norpc
+LAMBDA_LDFLAGS := -s -w
+LAMBDA_BUILD   := CGO_ENABLED=0 $(GO) build -tags $(LAMBDA_TAGS) -trimpath -ldflags="$(LAMBDA_LDFLAGS)"
 PROGRAMS := writer projector notifier devstack loadgen
 
 .PHONY: run build test bench load fuzz vet fmt-check clean dynamodb-local package deploy
@@ -39,6 +45,7 @@ test: dynamodb-local vet fmt-check
 
 vet:
 	$(GO) vet ./...
+	$(GO) vet -tags $(LAMBDA_TAGS) ./cmd/... ./internal/ddb
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.local/*')); \
@@ -73,7 +80,9 @@ clean:
 	rm -rf $(BIN) .local
 
 # AWS (not part of `make test`; see infra/README.md). `package` builds each
-# Lambda program for linux/arm64 as `bootstrap` and zips it to dist/<name>.zip;
+# Lambda program for linux/arm64 as `bootstrap` (LAMBDA_BUILD: the flags the
+# Runtime API harness in cmd/lambdatest builds with too) and zips it to
+# dist/<name>.zip, printing the sizes;
 # `deploy` uploads the zips to CODE_BUCKET and deploys infra/template.yaml
 # with the AWS CLI (needs credentials; never run here).
 DIST          := dist
@@ -88,8 +97,12 @@ package:
 	@set -e; for p in $(LAMBDAS); do \
 		mkdir -p $(DIST)/$$p; \
 		echo "building $(DIST)/$$p.zip"; \
-		CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) build -tags lambda.norpc -trimpath -o $(DIST)/$$p/bootstrap ./cmd/$$p; \
+		GOOS=linux GOARCH=arm64 $(LAMBDA_BUILD) -o $(DIST)/$$p/bootstrap ./cmd/$$p; \
 		(cd $(DIST)/$$p && zip -q -X ../$$p.zip bootstrap); \
+	done; \
+	for p in $(LAMBDAS); do \
+		wc -c < $(DIST)/$$p/bootstrap | awk -v p=$$p '{printf "%-10s bootstrap %5.2f MiB (%d bytes)", p, $$1/1048576, $$1}'; \
+		wc -c < $(DIST)/$$p.zip | awk '{printf "   zip %5.2f MiB\n", $$1/1048576}'; \
 	done
 
 deploy: package

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 	"github.com/oklog/ulid/v2"
 
@@ -47,7 +46,7 @@ func server(c app.Common, clients *ddb.Clients, log *slog.Logger, inLambda bool,
 		Now:    time.Now,
 		NewID:  func() string { return ulid.Make().String() }, // safe for concurrent requests
 	}
-	if inLambda {
+	if app.LambdaBuild || inLambda {
 		srv.Auth = auth.APIGateway{}
 		// The WebSocket API has no JWT authorizer: $connect verifies the
 		// token against the same issuer and audience as the HTTP API's.
@@ -147,8 +146,8 @@ func main() {
 	if err != nil {
 		app.Fatal(log, "bad configuration", err)
 	}
-	if app.InLambda() {
-		lambda.Start(lambdaHandler(srv))
+	if app.LambdaBuild || app.InLambda() {
+		app.StartLambda(log, lambdaHandler(srv))
 		return
 	}
 	addr := app.Getenv("WRITER_ADDR", DefaultAddr)

@@ -6,8 +6,6 @@ import (
 	"net/http"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 )
@@ -28,7 +26,9 @@ type Config struct {
 
 // Clients are the two clients every program needs.
 type Clients struct {
-	DB      *dynamodb.Client
+	DB *dynamodb.Client
+	// Streams is nil in a Lambda build (a function gets its records in
+	// the event).
 	Streams *dynamodbstreams.Client
 	AWS     aws.Config
 	// Requests counts DB's requests, StreamRequests those of Streams.
@@ -42,34 +42,27 @@ func (c Config) Local() bool { return c.Endpoint != "" }
 
 // New builds the clients.
 func New(ctx context.Context, c Config) (*Clients, error) {
-	var opts []func(*config.LoadOptions) error
 	region := c.Region
 	if region == "" && c.Local() {
 		region = "us-east-1"
 	}
-	if region != "" {
-		opts = append(opts, config.WithRegion(region))
-	}
-	opts = append(opts, config.WithRetryer(func() aws.Retryer { return NewRetryer(c.MaxAttempts) }))
-	if c.Local() {
-		// DynamoDB Local accepts any credentials; never pick up a real profile.
-		opts = append(opts, config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("local", "local", "")))
-	}
-	cfg, err := config.LoadDefaultConfig(ctx, opts...)
+	cfg, err := loadAWS(ctx, region, c.Local(), func() aws.Retryer { return NewRetryer(c.MaxAttempts) })
 	if err != nil {
 		return nil, fmt.Errorf("ddb: load AWS config: %w", err)
 	}
 	out := &Clients{AWS: cfg, Requests: &Counter{}, StreamRequests: &Counter{}, conf: c}
 	out.DB = out.NewDB(out.Requests)
-	out.Streams = dynamodbstreams.NewFromConfig(cfg, func(o *dynamodbstreams.Options) {
-		if c.Local() {
-			o.BaseEndpoint = aws.String(c.Endpoint)
-		}
-		if c.Faults != nil {
-			o.HTTPClient = &http.Client{Transport: c.Faults}
-		}
-		o.APIOptions = append(o.APIOptions, out.StreamRequests.Middleware)
-	})
+	if !lambdaBuild { // a function gets its records in the event
+		out.Streams = dynamodbstreams.NewFromConfig(cfg, func(o *dynamodbstreams.Options) {
+			if c.Local() {
+				o.BaseEndpoint = aws.String(c.Endpoint)
+			}
+			if c.Faults != nil {
+				o.HTTPClient = &http.Client{Transport: c.Faults}
+			}
+			o.APIOptions = append(o.APIOptions, out.StreamRequests.Middleware)
+		})
+	}
 	return out, nil
 }
 

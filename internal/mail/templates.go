@@ -1,12 +1,9 @@
 package mail
 
 import (
-	"bytes"
 	"fmt"
-	htmltemplate "html/template"
 	"net/url"
 	"strings"
-	texttemplate "text/template"
 	"time"
 	"unicode/utf8"
 )
@@ -61,26 +58,9 @@ const (
 // zone is unknown).
 const expiryLayout = "Monday, January 2, 2006 at 15:04 UTC"
 
-var templateFuncs = map[string]any{
-	// quote prefixes every line of a block with "> " for the text part.
-	"quote": func(s string) string {
-		return "> " + strings.ReplaceAll(s, "\n", "\n> ")
-	},
-	// link pairs a URL with its label for the HTML "button" template.
-	"link": func(u, label string) linkView { return linkView{URL: u, Label: label} },
-}
-
-type linkView struct{ URL, Label string }
-
-// Templates are parsed once; a parse error is a programming error.
-var (
-	textTemplates = texttemplate.Must(texttemplate.New("text").Funcs(templateFuncs).Parse(textSource))
-	htmlTemplates = htmltemplate.Must(htmltemplate.New("html").Funcs(templateFuncs).Parse(htmlSource))
-)
-
 // inviteView and friends hold already-sanitised values: single-line fields
-// flattened, blocks normalised, URLs checked. Escaping for HTML is left to
-// html/template.
+// flattened, blocks normalised, URLs checked. render.go escapes them for
+// HTML.
 type inviteView struct {
 	Inviter, Kind, Title, Message, URL, Expires string
 }
@@ -110,7 +90,7 @@ func InviteEmail(d InviteData) Message {
 	// invite goes to any address, and must not carry someone's words to a
 	// stranger's inbox list.
 	subject := fmt.Sprintf("You have been invited to collaborate on a %s", v.Kind)
-	return build(d.To, subject, "invite", v, map[string]string{"type": "invite", "resource_type": v.Kind})
+	return build(d.To, subject, v, map[string]string{"type": "invite", "resource_type": v.Kind})
 }
 
 // CommentEmail builds the email telling d.To about a new comment, or that
@@ -132,7 +112,7 @@ func CommentEmail(d CommentData) Message {
 		subject = fmt.Sprintf("%s mentioned you in a comment on the %s \"%s\"", author, v.Kind, title)
 		typ = "mention"
 	}
-	return build(d.To, subject, "comment", v, map[string]string{"type": typ, "resource_type": v.Kind})
+	return build(d.To, subject, v, map[string]string{"type": typ, "resource_type": v.Kind})
 }
 
 // ReactionEmail builds the email telling a comment's author that someone
@@ -148,19 +128,10 @@ func ReactionEmail(d ReactionData) Message {
 	subject := fmt.Sprintf("%s reacted %s to your comment on \"%s\"",
 		orDefault(oneLine(d.ReactorName, maxSubjectName), "Someone"), v.Emoji,
 		orDefault(oneLine(d.ResourceTitle, maxSubjectTitle), "Untitled"))
-	return build(d.To, subject, "reaction", v, map[string]string{"type": "reaction"})
+	return build(d.To, subject, v, map[string]string{"type": "reaction"})
 }
 
-func build(to, subject, name string, view any, tags map[string]string) Message {
-	var text, html bytes.Buffer
-	// Execution fails only on a template bug (the views are plain strings
-	// written to a bytes.Buffer); every template is exercised by the tests.
-	if err := textTemplates.ExecuteTemplate(&text, name, view); err != nil {
-		panic(fmt.Errorf("mail: text template %s: %w", name, err))
-	}
-	if err := htmlTemplates.ExecuteTemplate(&html, name, view); err != nil {
-		panic(fmt.Errorf("mail: html template %s: %w", name, err))
-	}
+func build(to, subject string, r renderer, tags map[string]string) Message {
 	var rcpt []string
 	if t := strings.TrimSpace(to); t != "" {
 		rcpt = []string{t}
@@ -168,14 +139,14 @@ func build(to, subject, name string, view any, tags map[string]string) Message {
 	return Message{
 		To:      rcpt,
 		Subject: oneLine(subject, 0),
-		Text:    tidyText(text.String()),
-		HTML:    html.String(),
+		Text:    tidyText(r.text()),
+		HTML:    r.html(),
 		Tags:    tags,
 	}
 }
 
 // tidyText trims the text part and collapses runs of blank lines (left by
-// optional template sections) into one.
+// optional sections) into one.
 func tidyText(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	out := lines[:0]
@@ -221,91 +192,3 @@ func safeURL(raw string) string {
 	}
 	return raw
 }
-
-// textSource is laid out for readability; build collapses the blank lines
-// that optional sections leave behind.
-const textSource = `
-{{- define "footer"}}
--- 
-You received this email because of your notification settings.
-{{end}}
-
-{{- define "invite"}}
-Hi,
-
-{{.Inviter}} invited you to collaborate on the {{.Kind}} "{{.Title}}".
-{{if .Message}}
-Their message:
-
-{{quote .Message}}
-{{end}}
-{{if .URL}}Accept the invite: {{.URL}}
-{{end}}
-{{- if .Expires}}The invite expires on {{.Expires}}.
-{{end}}
-If you were not expecting this invite, you can ignore this email.
-
-{{template "footer"}}
-{{- end}}
-
-{{- define "comment"}}
-{{if .Mention}}{{.Author}} mentioned you in a comment on the {{.Kind}} "{{.Title}}":
-{{else}}{{.Author}} commented on the {{.Kind}} "{{.Title}}":
-{{end}}
-{{if .Text}}{{quote .Text}}
-{{end}}
-{{if .URL}}View the comment: {{.URL}}
-{{end}}
-{{template "footer"}}
-{{- end}}
-
-{{- define "reaction"}}
-{{.Reactor}} reacted {{.Emoji}} to your comment on "{{.Title}}":
-
-{{if .Excerpt}}{{quote .Excerpt}}
-{{end}}
-{{if .URL}}View the comment: {{.URL}}
-{{end}}
-{{template "footer"}}
-{{- end}}
-`
-
-const htmlSource = `
-{{- define "head"}}<!DOCTYPE html>
-<html>
-<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"></head>
-<body style="font-family: -apple-system, Segoe UI, Helvetica, Arial, sans-serif; color: #222; line-height: 1.5; max-width: 600px; margin: 0 auto; padding: 16px;">
-{{end}}
-
-{{- define "foot"}}<hr style="border: none; border-top: 1px solid #ddd; margin-top: 24px;">
-<p style="color: #888; font-size: 12px;">You received this email because of your notification settings.</p>
-</body>
-</html>
-{{end}}
-
-{{- define "quote"}}<blockquote style="margin: 16px 0; padding: 8px 12px; border-left: 3px solid #ccc; color: #444; white-space: pre-wrap;">{{.}}</blockquote>
-{{end}}
-
-{{- define "button"}}<p><a href="{{.URL}}" style="display: inline-block; padding: 10px 18px; background: #2563eb; color: #fff; text-decoration: none; border-radius: 6px;">{{.Label}}</a></p>
-{{end}}
-
-{{- define "invite"}}{{template "head"}}<p>Hi,</p>
-<p><strong>{{.Inviter}}</strong> invited you to collaborate on the {{.Kind}} <strong>{{.Title}}</strong>.</p>
-{{if .Message}}<p>Their message:</p>
-{{template "quote" .Message}}{{end -}}
-{{if .URL}}{{template "button" (link .URL "Accept the invite")}}{{end -}}
-{{if .Expires}}<p style="color: #555;">The invite expires on {{.Expires}}.</p>
-{{end -}}
-<p style="color: #555;">If you were not expecting this invite, you can ignore this email.</p>
-{{template "foot"}}{{end}}
-
-{{- define "comment"}}{{template "head"}}<p><strong>{{.Author}}</strong> {{if .Mention}}mentioned you in a comment{{else}}commented{{end}} on the {{.Kind}} <strong>{{.Title}}</strong>:</p>
-{{template "quote" .Text}}
-{{- if .URL}}{{template "button" (link .URL "View the comment")}}{{end -}}
-{{template "foot"}}{{end}}
-
-{{- define "reaction"}}{{template "head"}}<p><strong>{{.Reactor}}</strong> reacted {{.Emoji}} to your comment on <strong>{{.Title}}</strong>:</p>
-{{template "quote" .Excerpt}}
-{{- if .URL}}{{template "button" (link .URL "View the comment")}}{{end -}}
-{{template "foot"}}{{end}}
-`

@@ -25,6 +25,16 @@ import (
 // InLambda reports whether the program runs inside Lambda.
 func InLambda() bool { return os.Getenv("AWS_LAMBDA_RUNTIME_API") != "" }
 
+// StartLambda serves handler (a function lambda.Start accepts) under
+// Lambda's runtime API; it never returns. A Lambda build started outside
+// Lambda says so and exits.
+func StartLambda(log *slog.Logger, handler any) {
+	if !InLambda() {
+		Fatal(log, "not under Lambda", errors.New("this is a Lambda build (make package: -tags lambda.norpc) and AWS_LAMBDA_RUNTIME_API is not set; build without the tag to run locally"))
+	}
+	lambda.Start(handler)
+}
+
 // Common is the configuration every program has.
 type Common struct {
 	Table    string
@@ -258,16 +268,16 @@ func EnsureBookkeeping(c Common, clients *ddb.Clients, log *slog.Logger) {
 // kept in the bookkeeping table (Lambda's), deleting those that succeed.
 func ServeStream(c Common, clients *ddb.Clients, log *slog.Logger, cons Consumer) {
 	consumer, h := cons.Name, cons.Handler
+	if LambdaBuild || InLambda() {
+		StartLambda(log, h)
+		return
+	}
 	if len(os.Args) == 3 && os.Args[1] == "resubmit" {
 		if os.Args[2] == "table" {
 			resubmitTable(log, h, &stream.TableDeadLetters{DB: clients.DB, Table: c.Bookkeeping}, consumer)
 			return
 		}
 		resubmit(log, h, os.Args[2])
-		return
-	}
-	if InLambda() {
-		lambda.Start(h)
 		return
 	}
 	rc, err := LoadRunner(c.Table)
