@@ -3,7 +3,8 @@
 //
 // The core is pure: Message is plain data, and InviteEmail, CommentEmail
 // and ReactionEmail turn plain data into a Message with a one-line subject,
-// a text/plain part (text/template) and a text/html part (html/template).
+// a text/plain part and a text/html part (written in Go, escaped as
+// html/template would: see render.go for why not with templates).
 // All user content (names, titles, comment text, emoji) is treated as
 // hostile: it is HTML-escaped in the HTML part, stripped of control and
 // bidirectional-override characters everywhere, flattened to one line in
