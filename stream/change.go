@@ -74,6 +74,11 @@ func Decode(r events.DynamoDBEventRecord) (Change, error) {
 	if err != nil {
 		return Change{}, err
 	}
+	if len(r.Change.Keys) == 0 {
+		// Every record of DynamoDB Streams has its item's key; one without
+		// was made by hand, and means nothing about any item.
+		return Change{}, fmt.Errorf("stream: record %s has no Keys", r.EventID)
+	}
 	c := Change{Kind: k, EventID: r.EventID, SequenceNumber: r.Change.SequenceNumber, At: r.Change.ApproximateCreationDateTime.Time.UTC()}
 	if c.Keys, err = attr.FromLambdaMap(r.Change.Keys); err == nil {
 		if c.Old, err = attr.FromLambdaMap(r.Change.OldImage); err == nil {

@@ -34,7 +34,8 @@ type DeadLetter struct {
 	Event               events.DynamoDBEvent `json:"event"`
 	// Unconverted holds records that could not be converted to Lambda's
 	// shape (so are not in Event), as DynamoDB Streams returned them
-	// (types.Record as JSON): for repair by hand; Resubmit skips them.
+	// (types.Record as JSON) to the runner, or as Lambda delivered them
+	// (LambdaHandler): for repair by hand; Resubmit skips them.
 	Unconverted []json.RawMessage `json:"unconverted,omitempty"`
 }
 

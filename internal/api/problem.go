@@ -71,6 +71,11 @@ func writeError(w http.ResponseWriter, log *slog.Logger, r *http.Request, err er
 		log.Warn("request failed for now", "method", r.Method, "path", r.URL.Path, "err", err)
 		w.Header().Set("Retry-After", "1")
 	}
+	if status < 500 {
+		// What a caller did wrong, at info: the answer says it to the
+		// caller, this line to whoever runs the service.
+		log.Info("request refused", "method", r.Method, "path", r.URL.Path, "status", status, "detail", p.Detail, "fields", p.Errors)
+	}
 	if e != nil && e.RetryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(e.RetryAfter.Seconds()))))
 	}

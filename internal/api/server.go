@@ -2,9 +2,11 @@ package api
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"reflect"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -203,9 +205,44 @@ func (s *Server) Handler() http.Handler {
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
-		mux.ServeHTTP(w, r)
+		rec := &recorder{ResponseWriter: w}
+		defer func() {
+			p := recover()
+			if p == nil {
+				return
+			}
+			if p == http.ErrAbortHandler {
+				panic(p)
+			}
+			// A bug in one request must not take the process (in Lambda,
+			// the execution environment and its other requests) down.
+			s.log().Error("request panicked", "method", r.Method, "path", r.URL.Path, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			if !rec.wrote {
+				writeError(rec, s.log(), r, errs.New(errs.Internal, "handler panicked: %v", p))
+			}
+		}()
+		mux.ServeHTTP(rec, r)
 	})
 }
+
+// recorder notes whether the response has begun.
+type recorder struct {
+	http.ResponseWriter
+	wrote bool
+}
+
+func (r *recorder) WriteHeader(status int) {
+	r.wrote = true
+	r.ResponseWriter.WriteHeader(status)
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	r.wrote = true
+	return r.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
 func (s *Server) health(w http.ResponseWriter, r *http.Request) error {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})

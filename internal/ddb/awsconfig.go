@@ -7,7 +7,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 )
 
 // lambdaBuild: see loadAWS.
@@ -15,15 +14,12 @@ const lambdaBuild = false
 
 // loadAWS is the SDK's whole default chain (environment, shared files,
 // SSO, web identity, container and instance credentials): programs built
-// without lambda.norpc may run anywhere. local uses fixed credentials, so
-// a real profile is never picked up for DynamoDB Local.
-func loadAWS(ctx context.Context, region string, local bool, retryer func() aws.Retryer) (aws.Config, error) {
+// without lambda.norpc may run anywhere. The chain resolves credentials
+// only when a request needs them, so a local stack without any runs.
+func loadAWS(ctx context.Context, region string, _ bool, retryer func() aws.Retryer) (aws.Config, error) {
 	opts := []func(*config.LoadOptions) error{config.WithRetryer(retryer)}
 	if region != "" {
 		opts = append(opts, config.WithRegion(region))
-	}
-	if local {
-		opts = append(opts, config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("local", "local", "")))
 	}
 	return config.LoadDefaultConfig(ctx, opts...)
 }

@@ -35,12 +35,10 @@ func loadAWS(_ context.Context, region string, local bool, retryer func() aws.Re
 	}
 	id, secret := os.Getenv("AWS_ACCESS_KEY_ID"), os.Getenv("AWS_SECRET_ACCESS_KEY")
 	switch {
-	case local:
-		cfg.Credentials = credentials.NewStaticCredentialsProvider("local", "local", "")
-	case id == "" || secret == "":
-		return cfg, errors.New("AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not set (Lambda sets them from the execution role; this build reads credentials from nowhere else)")
-	default:
+	case id != "" && secret != "":
 		cfg.Credentials = aws.NewCredentialsCache(credentials.NewStaticCredentialsProvider(id, secret, os.Getenv("AWS_SESSION_TOKEN")))
+	case !local: // (DynamoDB Local's clients sign with fixed credentials)
+		return cfg, errors.New("AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not set (Lambda sets them from the execution role; this build reads credentials from nowhere else)")
 	}
 	if cfg.Region == "" {
 		return cfg, errors.New("AWS_REGION is not set (Lambda sets it)")

@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 )
@@ -37,6 +39,12 @@ type Clients struct {
 	conf Config
 }
 
+// localCredentials sign the requests to DynamoDB Local, which accepts any:
+// a real profile is never picked up for it. Only the DynamoDB clients use
+// them; the clients of other services (SES, EventBridge) built on
+// Clients.AWS keep the real chain's.
+var localCredentials = credentials.NewStaticCredentialsProvider("local", "local", "")
+
 // Local reports whether the config points at a local endpoint.
 func (c Config) Local() bool { return c.Endpoint != "" }
 
@@ -50,12 +58,20 @@ func New(ctx context.Context, c Config) (*Clients, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ddb: load AWS config: %w", err)
 	}
+	if c.Local() && os.Getenv("AWS_ACCESS_KEY_ID") == "" && os.Getenv("AWS_PROFILE") == "" {
+		// A local stack without credentials of its own: the other
+		// services' clients (SES, EventBridge and the chat's management
+		// endpoint, local fakes) sign with the fixed ones too, rather than
+		// probing for instance credentials. Lambda sets AWS_ACCESS_KEY_ID.
+		cfg.Credentials = localCredentials
+	}
 	out := &Clients{AWS: cfg, Requests: &Counter{}, StreamRequests: &Counter{}, conf: c}
 	out.DB = out.NewDB(out.Requests)
 	if !lambdaBuild { // a function gets its records in the event
 		out.Streams = dynamodbstreams.NewFromConfig(cfg, func(o *dynamodbstreams.Options) {
 			if c.Local() {
 				o.BaseEndpoint = aws.String(c.Endpoint)
+				o.Credentials = localCredentials
 			}
 			if c.Faults != nil {
 				o.HTTPClient = &http.Client{Transport: c.Faults}
@@ -77,6 +93,7 @@ func (c *Clients) NewDB(counter *Counter) *dynamodb.Client {
 		if c.conf.Local() {
 			o.BaseEndpoint = aws.String(c.conf.Endpoint)
 			o.DisableValidateResponseChecksum = true
+			o.Credentials = localCredentials
 		}
 		if counter != nil {
 			o.APIOptions = append(o.APIOptions, counter.Middleware)

@@ -53,11 +53,14 @@ const (
 	FaultResetBefore
 	FaultSlow
 	FaultResetAfter
+	// FaultPanic panics in the caller's goroutine, as a bug would: only
+	// when Kinds asks for it (tests of what a handler's panic does).
+	FaultPanic
 	faultKinds
 )
 
 var faultNames = [faultKinds]string{"InternalServerError", "ThrottlingException", "ProvisionedThroughputExceededException",
-	"connection reset before sending", "slow response", "connection reset after execution"}
+	"connection reset before sending", "slow response", "connection reset after execution", "panic"}
 
 // FaultCounts is how many requests went through and how many of each
 // kind of fault were injected.
@@ -77,7 +80,8 @@ func (f *Faults) Counts() FaultCounts {
 	return c
 }
 
-// ParseFaults reads "RATE[,seed=N][,after]" (e.g. "0.1,seed=7,after").
+// ParseFaults reads "RATE[,seed=N][,after|,panic]" (e.g. "0.1,seed=7,after";
+// "0.5,panic" panics in half the requests and injects nothing else).
 func ParseFaults(s string) (*Faults, error) {
 	parts := strings.Split(s, ",")
 	rate, err := strconv.ParseFloat(strings.TrimSpace(parts[0]), 64)
@@ -90,12 +94,14 @@ func ParseFaults(s string) (*Faults, error) {
 		switch {
 		case p == "after":
 			f.AfterExecution = true
+		case p == "panic":
+			f.Kinds = []int{FaultPanic}
 		case strings.HasPrefix(p, "seed="):
 			if f.Seed, err = strconv.ParseUint(strings.TrimPrefix(p, "seed="), 10, 64); err != nil {
 				return nil, fmt.Errorf("fault seed %q: %w", p, err)
 			}
 		default:
-			return nil, fmt.Errorf("fault option %q: want seed=N or after", p)
+			return nil, fmt.Errorf("fault option %q: want seed=N, after or panic", p)
 		}
 	}
 	return f, nil
@@ -127,7 +133,7 @@ func (f *Faults) draw() int {
 	}
 	n := FaultResetAfter
 	if f.AfterExecution {
-		n = faultKinds
+		n = FaultResetAfter + 1
 	}
 	return f.rnd.IntN(n)
 }
@@ -156,6 +162,8 @@ func (f *Faults) RoundTrip(req *http.Request) (*http.Response, error) {
 			req.Body.Close()
 		}
 		return nil, errReset
+	case FaultPanic:
+		panic(fmt.Sprintf("ddb: injected panic (DYNAMODB_FAULTS) in %s %s", req.Method, req.Header.Get("X-Amz-Target")))
 	case FaultSlow:
 		select {
 		case <-time.After(f.Slow):

@@ -101,3 +101,7 @@ func Bookkeeping(t testing.TB, c *ddb.Clients, table string) string {
 	})
 	return name
 }
+
+// Endpoint is DynamoDB Local's URL (after Main started it), for programs a
+// test runs.
+func Endpoint() string { return endpoint }

@@ -3,6 +3,8 @@ package events
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
+	"strings"
 	"time"
 )
 
@@ -88,6 +90,11 @@ func Map(c Change) ([]Event, error) {
 		if !ok {
 			return nil, fmt.Errorf("events: %T is not in the catalogue", d)
 		}
+		if missing := missingIDs(d); len(missing) > 0 {
+			// An item written by someone else, or a record cut short: an
+			// event about nobody is worse than none.
+			return nil, fmt.Errorf("events: %s %s %s: %s without %s", c.ItemType, c.Kind, c.EventID, def.Name, strings.Join(missing, ", "))
+		}
 		out = append(out, Event{
 			ID: fmt.Sprintf("%s-%d", c.EventID, i), Source: def.Source, DetailType: def.Name, Version: def.Version,
 			OccurredAt: occurredAt(d, c), SequenceNumber: c.SequenceNumber, Data: d,
@@ -129,3 +136,21 @@ func one[T any](img map[string]any) ([]any, error) {
 }
 
 func str(m map[string]any, k string) string { s, _ := m[k].(string); return s }
+
+// missingIDs names the identifiers an event's data lacks: its string
+// fields named …Id (JSON) that are not optional (omitempty) and are empty.
+func missingIDs(d any) []string {
+	v := reflect.ValueOf(d)
+	if v.Kind() != reflect.Struct {
+		return nil
+	}
+	var out []string
+	for i := range v.NumField() {
+		f := v.Type().Field(i)
+		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if f.Type.Kind() == reflect.String && strings.HasSuffix(name, "Id") && !strings.Contains(opts, "omitempty") && v.Field(i).String() == "" {
+			out = append(out, name)
+		}
+	}
+	return out
+}

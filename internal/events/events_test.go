@@ -109,7 +109,7 @@ func TestMap(t *testing.T) {
 		{"invite accepted", change("CollaborationInvite", events.Modify, invite, accepted), []string{"InviteAccepted"}, []string{`"userId":"bob","answeredAt":"2026-03-02T00:00:00.000Z"`}},
 		{"invite expired", change("CollaborationInvite", events.TTLRemove, invite, nil), []string{"InviteExpired"}, []string{`"expiresAt":"2026-04-01T00:00:00.000Z"`}},
 		{"accepted invite cleaned up", change("CollaborationInvite", events.TTLRemove, accepted, nil), nil, nil},
-		{"comment deleted", change("Comment", events.Modify, map[string]any{"commentId": "c1"}, map[string]any{"commentId": "c1", "deletedAt": "z"}), []string{"CommentDeleted"}, nil},
+		{"comment deleted", change("Comment", events.Modify, map[string]any{"commentId": "c1", "resourceType": "goal", "resourceId": "g1", "userId": "bob"}, map[string]any{"commentId": "c1", "resourceType": "goal", "resourceId": "g1", "userId": "bob", "deletedAt": "z"}), []string{"CommentDeleted"}, nil},
 		{"location moved and deactivated", change("Location", events.Modify, loc, locMoved), []string{"LocationCodeChanged", "LocationDeactivated"},
 			[]string{`"from":"a-01","to":"a-02"`, `"locationCode":"a-02"`}},
 		{"profile without e-mail", change("UserProfile", events.Insert, nil, map[string]any{"userId": "bob", "name": "Bob", "email": "bob@example.com"}), []string{"ProfileUpdated"}, []string{`"name":"Bob"`}},
@@ -156,5 +156,14 @@ func TestDetailEnvelope(t *testing.T) {
 	want := `{"id":"ev-0","occurredAt":"2026-03-01T08:00:00.000Z","version":1,"sequenceNumber":"000042","data":{"roomId":"r1","userId":"bob","role":"member","joinedAt":"2026-03-01T08:00:00.000Z"}}`
 	if string(d) != want {
 		t.Fatalf("detail\n%s\nwant\n%s", d, want)
+	}
+}
+
+// An item without the ids its event names (written by someone else, or a
+// record cut short) means an error, not an event about nobody.
+func TestEventWithoutIDsIsAnError(t *testing.T) {
+	_, err := events.Map(change("Criteria", events.Insert, nil, map[string]any{"timestamp": "2026-01-01T00:00:00.000Z", "criteria": map[string]any{}}))
+	if err == nil || !strings.Contains(err.Error(), "CriteriaUpdated without roomId, userId") {
+		t.Fatalf("err = %v", err)
 	}
 }

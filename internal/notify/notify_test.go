@@ -108,7 +108,7 @@ func failures(resp lambdaevents.DynamoDBEventResponse) []string {
 }
 
 func batch(t *testing.T) lambdaevents.DynamoDBEvent {
-	room1 := item("Room", "ROOM#r1", "ROOM", false, map[string]any{"roomId": "r1", "name": "Flat"})
+	room1 := item("Room", "ROOM#r1", "ROOM", false, map[string]any{"roomId": "r1", "name": "Flat", "createdByUserId": "alice"})
 	member := item("Member", "ROOM#r1", "MEMBER#bob", false, map[string]any{"roomId": "r1", "userId": "bob", "role": "member"})
 	userRoom := item("UserRoom", "USER#bob", "ROOM#r1", false, map[string]any{"roomId": "r1", "userId": "bob"})
 	crit := item("Criteria", "ROOM#r1", "CRITERIA#bob#T", false, map[string]any{"roomId": "r1", "userId": "bob", "criteria": map[string]any{"priceMax": 2000}})
@@ -123,7 +123,7 @@ func batch(t *testing.T) lambdaevents.DynamoDBEvent {
 		record(t, "006", "INSERT", activity, nil),
 		record(t, "007", "WHATEVER", member, member), // undecodable: unknown event name, both images
 		record(t, "008", "REMOVE", nil, member),
-		record(t, "009", "INSERT", item("Room", "ROOM#r2", "ROOM", false, map[string]any{"roomId": "r2", "name": "Loft"}), nil),
+		record(t, "009", "INSERT", item("Room", "ROOM#r2", "ROOM", false, map[string]any{"roomId": "r2", "name": "Loft", "createdByUserId": "alice"}), nil),
 	}}
 }
 

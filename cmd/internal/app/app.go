@@ -1,11 +1,15 @@
 package app
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"log"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -162,7 +166,7 @@ func LoadCommon() (Common, error) {
 		switch {
 		case err != nil:
 			e.errs = append(e.errs, "DYNAMODB_FAULTS: "+err.Error())
-		case InLambda() || !c.DB.Local():
+		case !c.DB.Local(): // DynamoDB Local is never production, Lambda or not
 			e.errs = append(e.errs, "DYNAMODB_FAULTS injects failures for tests: only with a local DYNAMODB_ENDPOINT")
 		default:
 			c.DB.Faults = f
@@ -205,15 +209,50 @@ func LoadRunner(table string) (Runner, error) {
 	return r, e.err()
 }
 
-// Logger returns the JSON logger every program uses.
+// Logger returns the JSON logger every program uses. The standard
+// library's logger writes through it too (as warnings), so what libraries
+// print with package log (aws-lambda-go's invocation errors among them)
+// comes out as JSON lines like the rest, not plain text between them.
 func Logger(c Common, program string) *slog.Logger {
-	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: c.LogLevel})).With("program", program)
+	l := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: c.LogLevel})).With("program", program)
+	log.SetFlags(0)
+	log.SetOutput(slog.NewLogLogger(l.Handler(), slog.LevelWarn).Writer())
+	return l
 }
 
-// Fatal logs and exits.
+// Fatal logs and exits. Under Lambda it first reports the error to the
+// runtime API's /runtime/init/error (Fatal is for start-up: after
+// StartLambda nothing calls it), so the function's init failure says why
+// instead of a bare "Runtime.ExitError".
 func Fatal(log *slog.Logger, msg string, err error) {
 	log.Error(msg, "err", err)
+	if InLambda() {
+		if rerr := reportInitError(msg + ": " + err.Error()); rerr != nil {
+			log.Error("could not report the error to the runtime API", "err", rerr)
+		}
+	}
 	os.Exit(1)
+}
+
+// reportInitError posts an init error to the Lambda runtime API.
+func reportInitError(message string) error {
+	body, _ := json.Marshal(map[string]any{"errorMessage": message, "errorType": "InitError", "stackTrace": []string{}})
+	req, err := http.NewRequest(http.MethodPost, "http://"+os.Getenv("AWS_LAMBDA_RUNTIME_API")+"/2018-06-01/runtime/init/error", bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Lambda-Runtime-Function-Error-Type", "Unhandled")
+	c := &http.Client{Timeout: 5 * time.Second}
+	resp, err := c.Do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted {
+		return fmt.Errorf("runtime API answered %s", resp.Status)
+	}
+	return nil
 }
 
 // SignalContext is cancelled by SIGINT or SIGTERM.
@@ -269,7 +308,9 @@ func EnsureBookkeeping(c Common, clients *ddb.Clients, log *slog.Logger) {
 func ServeStream(c Common, clients *ddb.Clients, log *slog.Logger, cons Consumer) {
 	consumer, h := cons.Name, cons.Handler
 	if LambdaBuild || InLambda() {
-		StartLambda(log, h)
+		// Each record decoded on its own: one that does not decode is
+		// dead-lettered, not the whole invocation failed.
+		StartLambda(log, stream.LambdaHandler(h, cons.DeadLetters, consumer, log))
 		return
 	}
 	if len(os.Args) == 3 && os.Args[1] == "resubmit" {

@@ -1,0 +1,121 @@
+package stream
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+)
+
+// LambdaHandler adapts h to a Lambda function's invocation (pass it to
+// lambda.Start). aws-lambda-go would decode the whole event at once, and
+// one attribute value it cannot read ({} or two types in one value) would
+// fail the invocation, so the whole batch, again and again. Here each
+// record is decoded on its own: h gets the ones that decode, and each one
+// that does not is written to dl with its raw JSON (DeadLetter.Unconverted)
+// and the decoding error, and logged; when dl is nil or refuses it, the
+// record is reported in batchItemFailures, so Lambda retries from it and,
+// after the event source mapping's retries, sends it to the on-failure
+// destination. The handler's context ends a little before the
+// invocation's deadline (beforeDeadline). Only a payload that is not a stream event, or a record
+// without a sequence number (nothing to report it by), fails the
+// invocation.
+func LambdaHandler(h Handler, dl DeadLetters, consumer string, log *slog.Logger) func(context.Context, json.RawMessage) (events.DynamoDBEventResponse, error) {
+	if log == nil {
+		log = slog.Default()
+	}
+	return func(ctx context.Context, payload json.RawMessage) (events.DynamoDBEventResponse, error) {
+		ev, bad, err := DecodeLambdaEvent(payload)
+		if err != nil {
+			return events.DynamoDBEventResponse{}, err
+		}
+		var resp events.DynamoDBEventResponse
+		if len(ev.Records) > 0 {
+			hctx, cancel := beforeDeadline(ctx)
+			resp, err = h(hctx, ev)
+			cancel()
+			if err != nil {
+				return resp, err
+			}
+		}
+		for _, b := range bad {
+			d := DeadLetter{
+				Consumer: consumer, StreamARN: b.StreamARN, Error: b.Err.Error(), Attempts: 1, FailedAt: time.Now().UTC(),
+				FirstSequenceNumber: b.SequenceNumber, LastSequenceNumber: b.SequenceNumber, Unconverted: []json.RawMessage{b.Raw},
+			}
+			perr := errors.New("no dead-letter sink")
+			if dl != nil {
+				perr = dl.Put(ctx, d)
+			}
+			if perr != nil {
+				log.Error("an undecodable record could not be dead-lettered; reported failed", "eventID", b.EventID, "sequenceNumber", b.SequenceNumber, "err", b.Err, "deadLetterErr", perr)
+				resp.BatchItemFailures = append(resp.BatchItemFailures, events.DynamoDBBatchItemFailure{ItemIdentifier: b.SequenceNumber})
+				continue
+			}
+			log.Error("records dead-lettered", "records", 1, "first", b.SequenceNumber, "eventID", b.EventID, "err", b.Err, "undecodable", true)
+		}
+		return resp, nil
+	}
+}
+
+// beforeDeadline ends the handler's context a margin before the
+// invocation's deadline (a tenth of the time left, between 100 ms and
+// 2 s), so a batch that cannot finish in time still answers: what is done
+// is acknowledged, and the rest is reported in batchItemFailures (Keyed
+// fails the groups not finished), instead of Lambda timing the whole
+// invocation out and retrying all of it.
+func beforeDeadline(ctx context.Context) (context.Context, context.CancelFunc) {
+	d, ok := ctx.Deadline()
+	if !ok {
+		return context.WithCancel(ctx)
+	}
+	margin := min(max(time.Until(d)/10, 100*time.Millisecond), 2*time.Second)
+	return context.WithDeadline(ctx, d.Add(-margin))
+}
+
+// BadRecord is a record of a Lambda event that does not decode.
+type BadRecord struct {
+	EventID, SequenceNumber, StreamARN string
+	Raw                                json.RawMessage
+	Err                                error
+}
+
+// DecodeLambdaEvent decodes a Lambda DynamoDB stream event record by
+// record: the records that decode, in order, and the ones that do not.
+// The error is for a payload that is not a stream event at all, or a bad
+// record without a sequence number.
+func DecodeLambdaEvent(payload []byte) (events.DynamoDBEvent, []BadRecord, error) {
+	var raw struct {
+		Records []json.RawMessage `json:"Records"`
+	}
+	if err := json.Unmarshal(payload, &raw); err != nil {
+		return events.DynamoDBEvent{}, nil, fmt.Errorf("stream: not a DynamoDB stream event: %w", err)
+	}
+	ev := events.DynamoDBEvent{Records: make([]events.DynamoDBEventRecord, 0, len(raw.Records))}
+	var bad []BadRecord
+	for i, r := range raw.Records {
+		var rec events.DynamoDBEventRecord
+		err := json.Unmarshal(r, &rec)
+		if err == nil {
+			ev.Records = append(ev.Records, rec)
+			continue
+		}
+		var id struct {
+			EventID   string `json:"eventID"`
+			StreamARN string `json:"eventSourceARN"`
+			Change    struct {
+				SequenceNumber string `json:"SequenceNumber"`
+			} `json:"dynamodb"`
+		}
+		if json.Unmarshal(r, &id) != nil || id.Change.SequenceNumber == "" {
+			return events.DynamoDBEvent{}, nil, fmt.Errorf("stream: record %d of %d: %v, and no sequence number to report it by", i+1, len(raw.Records), err)
+		}
+		bad = append(bad, BadRecord{EventID: id.EventID, SequenceNumber: id.Change.SequenceNumber, StreamARN: id.StreamARN, Raw: r,
+			Err: fmt.Errorf("stream: record %s cannot be decoded: %w", id.EventID, err)})
+	}
+	return ev, bad, nil
+}
