@@ -17,7 +17,7 @@ LAMBDA_LDFLAGS := -s -w
 LAMBDA_BUILD   := CGO_ENABLED=0 $(GO) build -tags $(LAMBDA_TAGS) -trimpath -ldflags="$(LAMBDA_LDFLAGS)"
 PROGRAMS := writer projector notifier devstack loadgen
 
-.PHONY: run build test bench load fuzz vet fmt-check clean dynamodb-local package deploy
+.PHONY: run build test bench load fuzz vet fmt-check lint lint-if-present clean dynamodb-local package deploy
 
 run: build dynamodb-local
 	$(BIN)/devstack
@@ -39,9 +39,23 @@ $(DDB_LOCAL_STAMP):
 # detector; the others without (it would only make them slower).
 RACE_PKGS := ./stream ./replay ./internal/projections ./internal/notify
 
-test: dynamodb-local vet fmt-check
+test: dynamodb-local vet fmt-check lint-if-present
 	$(GO) test -count=1 $$($(GO) list ./... | grep -v -E '/(stream|replay|internal/projections|internal/notify)$$')
 	$(GO) test -count=1 -race $(RACE_PKGS)
+
+# The CloudFormation template, checked against AWS's resource schemas by
+# cfn-lint (pip install cfn-lint==1.51.0). `make lint` needs it; `make test`
+# runs it when it is on PATH and says so when it is not.
+CFN_LINT_VERSION := 1.51.0
+
+lint:
+	@command -v cfn-lint >/dev/null 2>&1 || { echo "cfn-lint is not on PATH (pip install cfn-lint==$(CFN_LINT_VERSION))" >&2; exit 1; }
+	cfn-lint infra/template.yaml
+	@echo "cfn-lint $$(cfn-lint --version | cut -d' ' -f2): infra/template.yaml is clean"
+
+lint-if-present:
+	@if command -v cfn-lint >/dev/null 2>&1; then $(MAKE) --no-print-directory lint; \
+	else echo "NOTE: cfn-lint is not on PATH, so infra/template.yaml was NOT linted (pip install cfn-lint==$(CFN_LINT_VERSION), then make lint)."; fi
 
 vet:
 	$(GO) vet ./...

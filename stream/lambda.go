@@ -63,8 +63,8 @@ func LambdaHandler(h Handler, dl DeadLetters, consumer string, log *slog.Logger)
 }
 
 // beforeDeadline ends the handler's context a margin before the
-// invocation's deadline (a tenth of the time left, between 100 ms and
-// 2 s), so a batch that cannot finish in time still answers: what is done
+// invocation's deadline (a fifth of the time left, between 250 ms and
+// 2 s: time for the requests in flight to end and the answer to go out), so a batch that cannot finish in time still answers: what is done
 // is acknowledged, and the rest is reported in batchItemFailures (Keyed
 // fails the groups not finished), instead of Lambda timing the whole
 // invocation out and retrying all of it.
@@ -73,7 +73,7 @@ func beforeDeadline(ctx context.Context) (context.Context, context.CancelFunc) {
 	if !ok {
 		return context.WithCancel(ctx)
 	}
-	margin := min(max(time.Until(d)/10, 100*time.Millisecond), 2*time.Second)
+	margin := min(max(time.Until(d)/5, 250*time.Millisecond), 2*time.Second)
 	return context.WithDeadline(ctx, d.Add(-margin))
 }
 
