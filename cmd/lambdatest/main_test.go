@@ -25,6 +25,7 @@ import (
 	"github.com/dynastream/dynastream/attr"
 	"github.com/dynastream/dynastream/internal/ddb"
 	"github.com/dynastream/dynastream/internal/ddbtest"
+	"github.com/dynastream/dynastream/internal/metrics"
 	"github.com/dynastream/dynastream/internal/runtimeapi"
 )
 
@@ -98,6 +99,15 @@ func start(t *testing.T, program string, environ []string) (*runtimeapi.Function
 		t.Fatal(err)
 	}
 	t.Cleanup(f.Stop)
+	t.Cleanup(func() { // (before Stop) every metric line is valid EMF
+		for _, l := range f.Logs() {
+			if metrics.IsEMF([]byte(l)) {
+				if err := metrics.Validate([]byte(l)); err != nil {
+					t.Errorf("%s: %v: %s", program, err, l)
+				}
+			}
+		}
+	})
 	d, err := f.Init(30 * time.Second)
 	if err != nil {
 		t.Fatalf("%s init: %v\n%s", program, err, strings.Join(f.Logs(), "\n"))
@@ -272,4 +282,15 @@ func (f *fakeAWS) all() []fakeRequest {
 
 func runtimeapiStart(program string, environ []string) (*runtimeapi.Function, error) {
 	return runtimeapi.Start(filepath.Join(bin, program), environ)
+}
+
+// emf returns the function's EMF lines that contain every one of subs.
+func emf(f *runtimeapi.Function, subs ...string) []string {
+	var out []string
+	for _, l := range f.LogsContaining(subs...) {
+		if metrics.IsEMF([]byte(l)) {
+			out = append(out, l)
+		}
+	}
+	return out
 }

@@ -80,6 +80,11 @@ func TestWriterBootstrap(t *testing.T) {
 	if out := ws("disconnect", map[string]string{"CONN": "c1="}); out["statusCode"] != 200.0 {
 		t.Errorf("$disconnect: %v", out)
 	}
+	f.WaitLogs(5*time.Second, 1, `"route":"unmatched"`)
+	if len(emf(f, `"ColdStart":1`)) != 1 || len(emf(f, `"Requests":1`, `"route":"POST /rooms"`, `"status":"201"`)) != 1 ||
+		len(emf(f, `"route":"unmatched"`, `"status":"404"`)) != 1 {
+		t.Errorf("request metrics missing:\n%s", strings.Join(emf(f), "\n"))
+	}
 	for _, l := range f.Logs() {
 		if !strings.HasPrefix(l, "{") {
 			t.Errorf("a log line that is not JSON: %q", l)

@@ -41,10 +41,11 @@ func server(c app.Common, clients *ddb.Clients, log *slog.Logger, inLambda bool,
 		return nil, err
 	}
 	srv := &api.Server{
-		Store:  st,
-		Logger: log,
-		Now:    time.Now,
-		NewID:  func() string { return ulid.Make().String() }, // safe for concurrent requests
+		Store:   st,
+		Logger:  log,
+		Now:     time.Now,
+		NewID:   func() string { return ulid.Make().String() }, // safe for concurrent requests
+		Observe: app.RequestMetrics(app.EMF("writer")),
 	}
 	if app.LambdaBuild || inLambda {
 		srv.Auth = auth.APIGateway{}

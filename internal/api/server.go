@@ -25,6 +25,9 @@ type Server struct {
 	// clock and ULIDs).
 	Now   func() time.Time
 	NewID func() string
+	// Observe, when set, is told each request's route pattern ("unmatched"
+	// when none matched), status and duration (the writer's metrics).
+	Observe func(route string, status int, d time.Duration)
 	// DevTokens, when set, serves POST /dev/tokens (local stack only).
 	DevTokens *auth.DevTokens
 	// Tokens verifies the token a WebSocket $connect carries in its query
@@ -177,6 +180,9 @@ func (s *Server) Handler() http.Handler {
 			panic(err)
 		}
 		mux.HandleFunc(rt.pattern, func(w http.ResponseWriter, r *http.Request) {
+			if p, ok := r.Context().Value(routeKey{}).(*string); ok {
+				*p = rt.pattern
+			}
 			var err error
 			if rt.access >= user {
 				var id auth.Identity
@@ -206,6 +212,11 @@ func (s *Server) Handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
 		rec := &recorder{ResponseWriter: w}
+		if s.Observe != nil {
+			start, route := time.Now(), "unmatched"
+			r = r.WithContext(context.WithValue(r.Context(), routeKey{}, &route))
+			defer func() { s.Observe(route, rec.status(), time.Since(start)) }()
+		}
 		defer func() {
 			p := recover()
 			if p == nil {
@@ -225,15 +236,29 @@ func (s *Server) Handler() http.Handler {
 	})
 }
 
-// recorder notes whether the response has begun.
+// routeKey holds, in a request's context, where the route's pattern goes.
+type routeKey struct{}
+
+// recorder notes whether the response has begun, and its status.
 type recorder struct {
 	http.ResponseWriter
 	wrote bool
+	code  int
 }
 
 func (r *recorder) WriteHeader(status int) {
+	if !r.wrote {
+		r.code = status
+	}
 	r.wrote = true
 	r.ResponseWriter.WriteHeader(status)
+}
+
+func (r *recorder) status() int {
+	if r.code == 0 {
+		return http.StatusOK
+	}
+	return r.code
 }
 
 func (r *recorder) Write(b []byte) (int, error) {

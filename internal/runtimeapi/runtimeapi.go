@@ -204,21 +204,27 @@ func Start(binary string, env []string) (*Function, error) {
 	}
 	cmd := exec.Command(binary)
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "AWS_LAMBDA_RUNTIME_API=" + api.Addr()}, env...)
-	stderr, err := cmd.StderrPipe()
+	// stdout and stderr both go to the function's log, as in Lambda.
+	out, pw, err := os.Pipe()
 	if err != nil {
 		api.Close()
 		return nil, err
 	}
+	cmd.Stdout, cmd.Stderr = pw, pw
 	f := &Function{API: api, Cmd: cmd, exited: make(chan struct{})}
 	f.Started = time.Now()
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	pw.Close() // the child has its copy
+	if err != nil {
+		out.Close()
 		api.Close()
 		return nil, err
 	}
 	lines := make(chan struct{})
 	go func() {
 		defer close(lines)
-		sc := bufio.NewScanner(stderr)
+		defer out.Close()
+		sc := bufio.NewScanner(out)
 		sc.Buffer(make([]byte, 1<<20), 16<<20)
 		for sc.Scan() {
 			f.logMu.Lock()
@@ -326,7 +332,7 @@ func (f *Function) RSS() (int64, error) {
 	return 0, errors.New("runtimeapi: no VmRSS")
 }
 
-// Logs returns the lines the process wrote to stderr so far.
+// Logs returns the lines the process wrote to stdout and stderr so far.
 func (f *Function) Logs() []string {
 	f.logMu.Lock()
 	defer f.logMu.Unlock()

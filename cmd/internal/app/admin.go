@@ -34,7 +34,7 @@ type Metrics struct {
 	Faults *ddb.FaultCounts `json:"faults,omitempty"`
 }
 
-type metrics struct {
+type localMetrics struct {
 	program                    string
 	runner                     *stream.Runner // nil for the writer
 	data, checkpoints, streams *ddb.Counter
@@ -42,7 +42,7 @@ type metrics struct {
 	faults                     *ddb.Faults
 }
 
-func (m *metrics) read() Metrics {
+func (m *localMetrics) read() Metrics {
 	out := Metrics{Program: m.program, DataRequests: m.data.Counts(), CPUSeconds: CPUSeconds()}
 	if m.quarantine != nil {
 		out.Quarantined = m.quarantine.Count()
@@ -71,7 +71,7 @@ func ServeAdmin(ctx context.Context, log *slog.Logger, addr, program string, cli
 	if addr == "" {
 		return nil
 	}
-	return serveAdmin(ctx, log, addr, &metrics{program: program, data: clients.Requests, quarantine: q, faults: clients.Faults()})
+	return serveAdmin(ctx, log, addr, &localMetrics{program: program, data: clients.Requests, quarantine: q, faults: clients.Faults()})
 }
 
 // CPUSeconds is the user and system CPU time this process has used.
@@ -85,7 +85,7 @@ func CPUSeconds() float64 {
 
 // serveAdmin serves /metrics and /healthz on addr until ctx ends. It
 // returns once the address is bound, or the reason it cannot be.
-func serveAdmin(ctx context.Context, log *slog.Logger, addr string, m *metrics) error {
+func serveAdmin(ctx context.Context, log *slog.Logger, addr string, m *localMetrics) error {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")

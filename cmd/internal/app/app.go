@@ -276,11 +276,14 @@ type Consumer struct {
 // LOCAL_DIR/deadletters/<consumer>.jsonl; in Lambda the bookkeeping table
 // (a function has no disk, and the event source mapping's own on-failure
 // destination gets no records).
+//
+// Each dead letter written flushes the DeadLettered metric.
 func DeadLetters(c Common, clients *ddb.Clients, consumer string) stream.DeadLetters {
+	var dl stream.DeadLetters = &stream.FileDeadLetters{Path: filepath.Join(c.LocalDir, "deadletters", consumer+".jsonl")}
 	if InLambda() {
-		return &stream.TableDeadLetters{DB: clients.DB, Table: c.Bookkeeping}
+		dl = &stream.TableDeadLetters{DB: clients.DB, Table: c.Bookkeeping}
 	}
-	return &stream.FileDeadLetters{Path: filepath.Join(c.LocalDir, "deadletters", consumer+".jsonl")}
+	return countedDeadLetters{DeadLetters: dl, m: EMF(consumer), consumer: consumer}
 }
 
 // EnsureBookkeeping creates the bookkeeping table when running locally (in
@@ -306,7 +309,8 @@ func EnsureBookkeeping(c Common, clients *ddb.Clients, log *slog.Logger) {
 // any; `resubmit table` does the same with the dead letters the handler
 // kept in the bookkeeping table (Lambda's), deleting those that succeed.
 func ServeStream(c Common, clients *ddb.Clients, log *slog.Logger, cons Consumer) {
-	consumer, h := cons.Name, cons.Handler
+	consumer := cons.Name
+	h := instrument(cons.Handler, EMF(consumer), consumer)
 	if LambdaBuild || InLambda() {
 		// Each record decoded on its own: one that does not decode is
 		// dead-lettered, not the whole invocation failed.
@@ -356,7 +360,7 @@ func ServeStream(c Common, clients *ddb.Clients, log *slog.Logger, cons Consumer
 	}
 	go prog.report(ctx, log, 30*time.Second)
 	if rc.AdminAddr != "" {
-		m := &metrics{program: consumer, runner: r, data: clients.Requests, checkpoints: cpRequests, streams: clients.StreamRequests, quarantine: cons.Quarantine, faults: clients.Faults()}
+		m := &localMetrics{program: consumer, runner: r, data: clients.Requests, checkpoints: cpRequests, streams: clients.StreamRequests, quarantine: cons.Quarantine, faults: clients.Faults()}
 		if err := serveAdmin(ctx, log, rc.AdminAddr, m); err != nil {
 			Fatal(log, "admin endpoint", err)
 		}
