@@ -21,9 +21,9 @@ import (
 // record is reported in batchItemFailures, so Lambda retries from it and,
 // after the event source mapping's retries, sends it to the on-failure
 // destination. The handler's context ends a little before the
-// invocation's deadline (beforeDeadline). Only a payload that is not a stream event, or a record
-// without a sequence number (nothing to report it by), fails the
-// invocation.
+// invocation's deadline (beforeDeadline). Only a payload that is not a
+// stream event, or a record without a sequence number (nothing to report
+// it by), fails the invocation.
 func LambdaHandler(h Handler, dl DeadLetters, consumer string, log *slog.Logger) func(context.Context, json.RawMessage) (events.DynamoDBEventResponse, error) {
 	if log == nil {
 		log = slog.Default()
@@ -64,8 +64,9 @@ func LambdaHandler(h Handler, dl DeadLetters, consumer string, log *slog.Logger)
 
 // beforeDeadline ends the handler's context a margin before the
 // invocation's deadline (a fifth of the time left, between 250 ms and
-// 2 s: time for the requests in flight to end and the answer to go out), so a batch that cannot finish in time still answers: what is done
-// is acknowledged, and the rest is reported in batchItemFailures (Keyed
+// 2 s: time for the requests in flight to end and the answer to go out),
+// so a batch that cannot finish in time still answers: what is done is
+// acknowledged, and the rest is reported in batchItemFailures (Keyed
 // fails the groups not finished), instead of Lambda timing the whole
 // invocation out and retrying all of it.
 func beforeDeadline(ctx context.Context) (context.Context, context.CancelFunc) {
@@ -84,18 +85,25 @@ type BadRecord struct {
 	Err                                error
 }
 
-// DecodeLambdaEvent decodes a Lambda DynamoDB stream event record by
-// record: the records that decode, in order, and the ones that do not.
+// DecodeLambdaEvent decodes a Lambda DynamoDB stream event: the records
+// that decode, in order, and the ones that do not (decoded again record by
+// record, only when the whole event does not decode).
 // The error is for a payload that is not a stream event at all, or a bad
 // record without a sequence number.
 func DecodeLambdaEvent(payload []byte) (events.DynamoDBEvent, []BadRecord, error) {
+	// The whole event in one pass, as aws-lambda-go would: a batch with
+	// nothing wrong in it (all but never) costs no more than before.
+	var ev events.DynamoDBEvent
+	if json.Unmarshal(payload, &ev) == nil {
+		return ev, nil, nil
+	}
 	var raw struct {
 		Records []json.RawMessage `json:"Records"`
 	}
 	if err := json.Unmarshal(payload, &raw); err != nil {
 		return events.DynamoDBEvent{}, nil, fmt.Errorf("stream: not a DynamoDB stream event: %w", err)
 	}
-	ev := events.DynamoDBEvent{Records: make([]events.DynamoDBEventRecord, 0, len(raw.Records))}
+	ev = events.DynamoDBEvent{Records: make([]events.DynamoDBEventRecord, 0, len(raw.Records))}
 	var bad []BadRecord
 	for i, r := range raw.Records {
 		var rec events.DynamoDBEventRecord

@@ -280,10 +280,6 @@ func (f *fakeAWS) all() []fakeRequest {
 	return append([]fakeRequest(nil), f.requests...)
 }
 
-func runtimeapiStart(program string, environ []string) (*runtimeapi.Function, error) {
-	return runtimeapi.Start(filepath.Join(bin, program), environ)
-}
-
 // emf returns the function's EMF lines that contain every one of subs.
 func emf(f *runtimeapi.Function, subs ...string) []string {
 	var out []string

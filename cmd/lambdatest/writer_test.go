@@ -3,12 +3,15 @@ package lambdatest
 import (
 	"encoding/base64"
 	"encoding/json"
+	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/dynastream/dynastream/internal/ddbtest"
 	"github.com/dynastream/dynastream/internal/gateway/gatewaytest"
+	"github.com/dynastream/dynastream/internal/runtimeapi"
 )
 
 func writerEnv(table, bookkeeping string, extra ...string) []string {
@@ -143,13 +146,13 @@ func TestBadConfigurationIsAnInitError(t *testing.T) {
 		{"notifier", env("t", "b", "CHAT_PUSH_ENDPOINT=http://127.0.0.1:1", "MAIL_FROM=a@example.com"), "EVENT_BUS_NAME is required"},
 		{"projector", env("t", "b", "STREAM_BATCH_SIZE=x", "LOG_LEVEL=loud"), "LOG_LEVEL"},
 	} {
-		f, err := runtimeapiStart(tc.program, tc.environ)
+		f, err := runtimeapi.Start(filepath.Join(bin, tc.program), tc.environ)
 		if err != nil {
 			t.Fatal(err)
 		}
 		_, err = f.Init(30 * time.Second)
-		ie, ok := err.(interface{ Error() string })
-		if !ok || err == nil || !strings.Contains(ie.Error(), tc.want) || !strings.Contains(ie.Error(), "InitError") {
+		var ie *runtimeapi.InitError
+		if !errors.As(err, &ie) || ie.Body.ErrorType != "InitError" || !strings.Contains(ie.Body.ErrorMessage, tc.want) {
 			t.Errorf("%s: init = %v, want an init error naming %s", tc.program, err, tc.want)
 		}
 		f.Stop()

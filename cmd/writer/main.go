@@ -73,7 +73,7 @@ func server(c app.Common, clients *ddb.Clients, log *slog.Logger, inLambda bool,
 // HTTP API (payload 2.0) events to the HTTP handler.
 func lambdaHandler(srv *api.Server) func(context.Context, json.RawMessage) (any, error) {
 	httpAPI := httpadapter.NewV2(srv.Handler())
-	ws := gateway.Lambda{Routes: srv.Chat(), Refuse: srv.Refusal, Logger: srv.Logger}
+	ws := gateway.Lambda{Routes: srv.Chat(), Refuse: srv.Refusal}
 	return func(ctx context.Context, raw json.RawMessage) (any, error) {
 		var probe struct {
 			RequestContext struct {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"runtime/debug"
 
 	"github.com/dynastream/dynastream/internal/chat"
 	"github.com/dynastream/dynastream/internal/errs"
@@ -38,7 +39,19 @@ func (s *Server) chatAccess(ctx context.Context, roomID, userID string, existing
 	return a.SearchRoom, nil
 }
 
-func (c chatRoutes) Connect(ctx context.Context, r gateway.ConnectRequest) error {
+// recovered turns a route's panic into an internal error in *err, logged
+// with its stack: a bug in one frame must not take the process (locally
+// every connection, in Lambda the execution environment) down. Routes
+// defer it, as Handler's requests do the same.
+func (c chatRoutes) recovered(route string, err *error) {
+	if p := recover(); p != nil {
+		c.s.log().Error("chat route panicked", "route", route, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+		*err = errs.New(errs.Internal, "chat %s panicked: %v", route, p)
+	}
+}
+
+func (c chatRoutes) Connect(ctx context.Context, r gateway.ConnectRequest) (err error) {
+	defer c.recovered("$connect", &err)
 	if c.s.Tokens == nil {
 		return errs.New(errs.Internal, "chat: no token verifier configured")
 	}
@@ -64,7 +77,8 @@ func (c chatRoutes) Connect(ctx context.Context, r gateway.ConnectRequest) error
 	})
 }
 
-func (c chatRoutes) Disconnect(ctx context.Context, connectionID string) error {
+func (c chatRoutes) Disconnect(ctx context.Context, connectionID string) (err error) {
+	defer c.recovered("$disconnect", &err)
 	return c.s.Store.Disconnect(ctx, connectionID)
 }
 
@@ -74,7 +88,7 @@ func (c chatRoutes) Message(ctx context.Context, connectionID string, frame []by
 	in, err := chat.ParseInbound(frame)
 	if err == nil {
 		var out chat.Outbound
-		if out, err = c.handle(ctx, connectionID, in); err == nil {
+		if out, err = c.safeHandle(ctx, connectionID, in); err == nil {
 			return out.Encode()
 		}
 	}
@@ -82,6 +96,12 @@ func (c chatRoutes) Message(ctx context.Context, connectionID string, frame []by
 		c.s.log().Error("chat: frame failed", "connectionId", connectionID, "action", in.Action, "err", err)
 	}
 	return chat.ErrorFrame(in.Action, err).Encode()
+}
+
+// safeHandle is handle with a panic answered as an internal error frame.
+func (c chatRoutes) safeHandle(ctx context.Context, connectionID string, in chat.Inbound) (out chat.Outbound, err error) {
+	defer c.recovered(in.Action, &err)
+	return c.handle(ctx, connectionID, in)
 }
 
 func (c chatRoutes) handle(ctx context.Context, connectionID string, in chat.Inbound) (chat.Outbound, error) {

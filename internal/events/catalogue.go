@@ -28,6 +28,8 @@ type Definition struct {
 var (
 	definitions []Definition
 	byType      = map[string]Definition{}
+	// idFields are, by type, the fields Map requires (requiredIDs).
+	idFields = map[string][]idField{}
 )
 
 // define adds an event type to the catalogue (at init).
@@ -35,6 +37,30 @@ func define(d Definition) {
 	d.Version = max(d.Version, 1)
 	definitions = append(definitions, d)
 	byType[typeName(d.Example)] = d
+	idFields[typeName(d.Example)] = requiredIDs(reflect.TypeOf(d.Example))
+}
+
+// idField is a string field of event data that must not be empty.
+type idField struct {
+	index int
+	name  string // its JSON name
+}
+
+// requiredIDs lists a data type's identifiers: its string fields named
+// …Id in JSON that are not optional (omitempty).
+func requiredIDs(t reflect.Type) []idField {
+	if t.Kind() != reflect.Struct {
+		return nil
+	}
+	var out []idField
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if f.Type.Kind() == reflect.String && strings.HasSuffix(name, "Id") && !strings.Contains(opts, "omitempty") {
+			out = append(out, idField{i, name})
+		}
+	}
+	return out
 }
 
 func typeName(v any) string { return reflect.TypeOf(v).String() }

@@ -86,11 +86,12 @@ func Map(c Change) ([]Event, error) {
 	}
 	out := make([]Event, 0, len(datas))
 	for i, d := range datas {
-		def, ok := byType[typeName(d)]
+		tn := typeName(d)
+		def, ok := byType[tn]
 		if !ok {
 			return nil, fmt.Errorf("events: %T is not in the catalogue", d)
 		}
-		if missing := missingIDs(d); len(missing) > 0 {
+		if missing := missingIDs(d, idFields[tn]); len(missing) > 0 {
 			// An item written by someone else, or a record cut short: an
 			// event about nobody is worse than none.
 			return nil, fmt.Errorf("events: %s %s %s: %s without %s", c.ItemType, c.Kind, c.EventID, def.Name, strings.Join(missing, ", "))
@@ -137,19 +138,14 @@ func one[T any](img map[string]any) ([]any, error) {
 
 func str(m map[string]any, k string) string { s, _ := m[k].(string); return s }
 
-// missingIDs names the identifiers an event's data lacks: its string
-// fields named …Id (JSON) that are not optional (omitempty) and are empty.
-func missingIDs(d any) []string {
-	v := reflect.ValueOf(d)
-	if v.Kind() != reflect.Struct {
-		return nil
-	}
+// missingIDs names the identifiers (ids, from the catalogue) that d, a
+// value of their struct type, has empty.
+func missingIDs(d any, ids []idField) []string {
 	var out []string
-	for i := range v.NumField() {
-		f := v.Type().Field(i)
-		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if f.Type.Kind() == reflect.String && strings.HasSuffix(name, "Id") && !strings.Contains(opts, "omitempty") && v.Field(i).String() == "" {
-			out = append(out, name)
+	v := reflect.ValueOf(d)
+	for _, f := range ids {
+		if v.Field(f.index).String() == "" {
+			out = append(out, f.name)
 		}
 	}
 	return out

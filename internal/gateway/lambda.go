@@ -4,10 +4,8 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/url"
-	"runtime/debug"
 
 	"github.com/aws/aws-lambda-go/events"
 )
@@ -16,24 +14,10 @@ import (
 type Lambda struct {
 	Routes Routes
 	Refuse Refusal
-	// Logger gets a route's panic (nil: slog.Default()).
-	Logger *slog.Logger
 }
 
 // Handle is the Lambda handler for the WebSocket API's routes.
-func (l Lambda) Handle(ctx context.Context, req events.APIGatewayWebsocketProxyRequest) (resp events.APIGatewayProxyResponse, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			// A bug in one route must not take the execution environment,
-			// and the connections it serves, down: the caller gets a 500.
-			log := l.Logger
-			if log == nil {
-				log = slog.Default()
-			}
-			log.Error("WebSocket route panicked", "route", req.RequestContext.RouteKey, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
-			resp, err = events.APIGatewayProxyResponse{StatusCode: http.StatusInternalServerError}, nil
-		}
-	}()
+func (l Lambda) Handle(ctx context.Context, req events.APIGatewayWebsocketProxyRequest) (events.APIGatewayProxyResponse, error) {
 	id := req.RequestContext.ConnectionID
 	if id == "" {
 		return events.APIGatewayProxyResponse{}, fmt.Errorf("gateway: a WebSocket event without a connection id (route %q)", req.RequestContext.RouteKey)

@@ -69,21 +69,11 @@ func (v inviteView) html() string {
 }
 
 func (v commentView) text() string {
-	var b strings.Builder
+	head := fmt.Sprintf("%s commented on the %s \"%s\":\n\n", v.Author, v.Kind, v.Title)
 	if v.Mention {
-		fmt.Fprintf(&b, "%s mentioned you in a comment on the %s \"%s\":\n\n", v.Author, v.Kind, v.Title)
-	} else {
-		fmt.Fprintf(&b, "%s commented on the %s \"%s\":\n\n", v.Author, v.Kind, v.Title)
+		head = fmt.Sprintf("%s mentioned you in a comment on the %s \"%s\":\n\n", v.Author, v.Kind, v.Title)
 	}
-	if v.Text != "" {
-		b.WriteString(quote(v.Text) + "\n")
-	}
-	b.WriteString("\n")
-	if v.URL != "" {
-		b.WriteString("View the comment: " + v.URL + "\n")
-	}
-	b.WriteString("\n" + textFooter)
-	return b.String()
+	return head + commentTail(v.Text, v.URL)
 }
 
 func (v commentView) html() string {
@@ -91,39 +81,41 @@ func (v commentView) html() string {
 	if v.Mention {
 		what = "mentioned you in a comment"
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s<p><strong>%s</strong> %s on the %s <strong>%s</strong>:</p>\n", htmlHead, escape(v.Author), what, escape(v.Kind), escape(v.Title))
-	b.WriteString(htmlQuote(v.Text))
-	if v.URL != "" {
-		b.WriteString(button(v.URL, "View the comment"))
-	}
-	b.WriteString(htmlFoot)
-	return b.String()
+	return fmt.Sprintf("%s<p><strong>%s</strong> %s on the %s <strong>%s</strong>:</p>\n", htmlHead, escape(v.Author), what, escape(v.Kind), escape(v.Title)) +
+		commentTailHTML(v.Text, v.URL)
 }
 
 func (v reactionView) text() string {
+	return fmt.Sprintf("%s reacted %s to your comment on \"%s\":\n\n", v.Reactor, v.Emoji, v.Title) + commentTail(v.Excerpt, v.URL)
+}
+
+func (v reactionView) html() string {
+	return fmt.Sprintf("%s<p><strong>%s</strong> reacted %s to your comment on <strong>%s</strong>:</p>\n", htmlHead, escape(v.Reactor), escape(v.Emoji), escape(v.Title)) +
+		commentTailHTML(v.Excerpt, v.URL)
+}
+
+// commentTail ends the text part of a comment's and a reaction's e-mail:
+// the comment quoted, its link, the footer.
+func commentTail(text, url string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s reacted %s to your comment on \"%s\":\n\n", v.Reactor, v.Emoji, v.Title)
-	if v.Excerpt != "" {
-		b.WriteString(quote(v.Excerpt) + "\n")
+	if text != "" {
+		b.WriteString(quote(text) + "\n")
 	}
 	b.WriteString("\n")
-	if v.URL != "" {
-		b.WriteString("View the comment: " + v.URL + "\n")
+	if url != "" {
+		b.WriteString("View the comment: " + url + "\n")
 	}
 	b.WriteString("\n" + textFooter)
 	return b.String()
 }
 
-func (v reactionView) html() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s<p><strong>%s</strong> reacted %s to your comment on <strong>%s</strong>:</p>\n", htmlHead, escape(v.Reactor), escape(v.Emoji), escape(v.Title))
-	b.WriteString(htmlQuote(v.Excerpt))
-	if v.URL != "" {
-		b.WriteString(button(v.URL, "View the comment"))
+// commentTailHTML is commentTail for the HTML part.
+func commentTailHTML(text, url string) string {
+	s := htmlQuote(text)
+	if url != "" {
+		s += button(url, "View the comment")
 	}
-	b.WriteString(htmlFoot)
-	return b.String()
+	return s + htmlFoot
 }
 
 func htmlQuote(s string) string {

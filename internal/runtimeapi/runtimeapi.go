@@ -2,7 +2,6 @@ package runtimeapi
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -383,14 +382,4 @@ func (f *Function) Stop() {
 	case <-time.After(5 * time.Second):
 	}
 	f.API.Close()
-}
-
-// Wait waits up to timeout for the process to exit on its own.
-func (f *Function) Wait(ctx context.Context) error {
-	select {
-	case <-f.exited:
-		return f.err
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

@@ -29,14 +29,33 @@ import (
 // InLambda reports whether the program runs inside Lambda.
 func InLambda() bool { return os.Getenv("AWS_LAMBDA_RUNTIME_API") != "" }
 
-// StartLambda serves handler (a function lambda.Start accepts) under
-// Lambda's runtime API; it never returns. A Lambda build started outside
-// Lambda says so and exits.
-func StartLambda(log *slog.Logger, handler any) {
+// StartLambda serves fn under Lambda's runtime API; it never returns. A
+// Lambda build started outside Lambda says so and exits.
+func StartLambda[T any](log *slog.Logger, fn func(context.Context, json.RawMessage) (T, error)) {
 	if !InLambda() {
 		Fatal(log, "not under Lambda", errors.New("this is a Lambda build (make package: -tags lambda.norpc) and AWS_LAMBDA_RUNTIME_API is not set; build without the tag to run locally"))
 	}
-	lambda.Start(handler)
+	lambda.Start(invoker[T](fn))
+}
+
+// invoker is a lambda.Handler: aws-lambda-go hands it the payload as it
+// came. Given a function of a json.RawMessage instead, it would first
+// decode the payload into one (a validating copy of up to 6 MB) before the
+// function decodes it again.
+type invoker[T any] func(context.Context, json.RawMessage) (T, error)
+
+func (f invoker[T]) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
+	out, err := f(ctx, payload)
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // as aws-lambda-go encodes answers
+	if err := enc.Encode(out); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // Common is the configuration every program has.

@@ -15,25 +15,26 @@ import (
 // Namespace is the CloudWatch namespace of the programs' metrics.
 const Namespace = "dynastream"
 
-// EMF is a program's metrics logger (CloudWatch Embedded Metric Format): one JSON line per flush on stdout
-// (in Lambda, stdout goes to the function's log group, where CloudWatch
-// reads the metrics out of it; locally `make run` shows the lines).
+// EMF is a program's metrics logger (CloudWatch Embedded Metric Format):
+// one JSON line per flush on stdout (in Lambda, stdout goes to the
+// function's log group, where CloudWatch reads the metrics out of it;
+// locally `make run` shows the lines).
 func EMF(service string) *metrics.Logger {
 	return &metrics.Logger{Namespace: Namespace, Service: service, W: os.Stdout}
 }
 
 // instrument flushes one set of metrics per handler call: Records (those
 // handed to the handler; one that does not decode is counted in
-// DeadLettered instead),
-// FailedRecords (reported in batchItemFailures, or all of them when the
-// call failed), Errors, DurationMs, and LagMs (from the oldest record's
+// DeadLettered instead), FailedRecords (reported in batchItemFailures, or
+// all of them when the call failed), Errors, DurationMs, and LagMs (from the oldest record's
 // approximate creation time to the answer: what Lambda's IteratorAge
 // measures, at the record's one-second precision), and ColdStart on a
 // function's first invocation.
 func instrument(h stream.Handler, m *metrics.Logger, consumer string) stream.Handler {
+	function := lambdaFunction()
 	return func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
-		if InLambda() {
-			_ = m.ColdStart(os.Getenv("AWS_LAMBDA_FUNCTION_NAME"))
+		if function != "" {
+			_ = m.ColdStart(function)
 		}
 		start := time.Now()
 		resp, err := h(ctx, ev)
@@ -61,6 +62,15 @@ func instrument(h stream.Handler, m *metrics.Logger, consumer string) stream.Han
 	}
 }
 
+// lambdaFunction is the function's name under Lambda, "" elsewhere (no
+// ColdStart metric).
+func lambdaFunction() string {
+	if !InLambda() {
+		return ""
+	}
+	return Getenv("AWS_LAMBDA_FUNCTION_NAME", "unknown")
+}
+
 // countedDeadLetters flushes DeadLettered (records) for each dead letter
 // written.
 type countedDeadLetters struct {
@@ -81,9 +91,10 @@ func (c countedDeadLetters) Put(ctx context.Context, dl stream.DeadLetter) error
 // RequestMetrics flushes Requests and LatencyMs per request, by route and
 // status (the writer's api.Server.Observe).
 func RequestMetrics(m *metrics.Logger) func(route string, status int, d time.Duration) {
+	function := lambdaFunction()
 	return func(route string, status int, d time.Duration) {
-		if InLambda() {
-			_ = m.ColdStart(os.Getenv("AWS_LAMBDA_FUNCTION_NAME"))
+		if function != "" {
+			_ = m.ColdStart(function)
 		}
 		_ = m.Flush(m.NewSet("route", route, "status", strconv.Itoa(status)).
 			Add("Requests", metrics.Count, 1).Add("LatencyMs", metrics.Milliseconds, float64(d.Microseconds())/1000))
