@@ -13,9 +13,11 @@ import (
 	"github.com/awslabs/goformation/v7"
 	"github.com/awslabs/goformation/v7/cloudformation"
 	dynamodbres "github.com/awslabs/goformation/v7/cloudformation/dynamodb"
+	lambdares "github.com/awslabs/goformation/v7/cloudformation/lambda"
 	"github.com/awslabs/goformation/v7/intrinsics"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/dynastream/dynastream/internal/notify"
 	"github.com/dynastream/dynastream/internal/store"
 	"github.com/dynastream/dynastream/stream"
 )
@@ -348,22 +350,7 @@ func TestProjectorFilter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.FilterCriteria == nil || len(m.FilterCriteria.Filters) == 0 {
-		t.Skip("no filter criteria")
-	}
-	var patterns []map[string]any
-	for _, f := range m.FilterCriteria.Filters {
-		var p map[string]any
-		if err := json.Unmarshal([]byte(deref(f.Pattern)), &p); err != nil {
-			t.Fatalf("pattern %q: %v", deref(f.Pattern), err)
-		}
-		for k := range p {
-			if k != "dynamodb" {
-				t.Errorf("pattern filters on %q: DynamoDB mappings filter on the dynamodb key only", k)
-			}
-		}
-		patterns = append(patterns, p)
-	}
+	patterns := filterPatterns(t, m)
 	core := `{"PK":{"S":"ROOM#1"},"SK":{"S":"ROOM"}}`
 	coreFalse := `{"PK":{"S":"ROOM#1"},"SK":{"S":"X"},"derived":{"BOOL":false}}`
 	derived := `{"PK":{"S":"ROOM#1"},"SK":{"S":"ACTIVITY#1"},"derived":{"BOOL":true}}`
@@ -381,22 +368,107 @@ func TestProjectorFilter(t *testing.T) {
 		{"derived modify", derived, derived, false},
 		{"derived remove (TTL)", derived, "", false},
 	} {
-		d := map[string]any{"Keys": map[string]any{"PK": map[string]any{"S": "ROOM#1"}}}
-		if c.old != "" {
-			d["OldImage"] = mustJSON(t, c.old)
-		}
-		if c.new != "" {
-			d["NewImage"] = mustJSON(t, c.new)
-		}
-		rec := map[string]any{"eventName": "MODIFY", "dynamodb": d}
-		keep := false
-		for _, p := range patterns {
-			keep = keep || match(p, rec)
-		}
+		keep := keeps(t, patterns, c.old, c.new)
 		if keep != c.keep {
 			t.Errorf("%s: kept=%v, want %v", c.name, keep, c.keep)
 		}
 	}
+}
+
+// filterPatterns returns a mapping's filter patterns, parsed; it fails
+// the test when there are none.
+func filterPatterns(t *testing.T, m *lambdares.EventSourceMapping) []map[string]any {
+	t.Helper()
+	if m.FilterCriteria == nil || len(m.FilterCriteria.Filters) == 0 {
+		t.Fatal("no filter criteria")
+	}
+	var patterns []map[string]any
+	for _, f := range m.FilterCriteria.Filters {
+		var p map[string]any
+		if err := json.Unmarshal([]byte(deref(f.Pattern)), &p); err != nil {
+			t.Fatalf("pattern %q: %v", deref(f.Pattern), err)
+		}
+		for k := range p {
+			if k != "dynamodb" {
+				t.Errorf("pattern filters on %q: DynamoDB mappings filter on the dynamodb key only", k)
+			}
+		}
+		patterns = append(patterns, p)
+	}
+	return patterns
+}
+
+// keeps reports whether any of the patterns keeps a record with these
+// images ("" for none).
+func keeps(t *testing.T, patterns []map[string]any, old, new string) bool {
+	d := map[string]any{"Keys": map[string]any{"PK": map[string]any{"S": "ROOM#1"}}}
+	if old != "" {
+		d["OldImage"] = mustJSON(t, old)
+	}
+	if new != "" {
+		d["NewImage"] = mustJSON(t, new)
+	}
+	rec := map[string]any{"eventName": "MODIFY", "dynamodb": d}
+	for _, p := range patterns {
+		if match(p, rec) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestNotifierFilter: the notifier's mapping keeps exactly the item types
+// notify.ItemTypes names (inserts, modifies and removals, derived or not)
+// and drops every other (its own notifications above all); the patterns'
+// lists are that list, so a new announced type cannot be filtered out
+// unnoticed.
+func TestNotifierFilter(t *testing.T) {
+	tmpl := open(t)
+	m, err := tmpl.GetLambdaEventSourceMappingWithName("NotifierEventSourceMapping")
+	if err != nil {
+		t.Fatal(err)
+	}
+	patterns := filterPatterns(t, m)
+	want := notify.ItemTypes()
+	for _, p := range patterns {
+		b, _ := json.Marshal(p)
+		var lists []string
+		for _, side := range []string{"NewImage", "OldImage"} {
+			if l, ok := at(p, "dynamodb", side, "itemType", "S").([]any); ok {
+				for _, v := range l {
+					lists = append(lists, fmt.Sprint(v))
+				}
+			}
+		}
+		if !cmp.Equal(lists, want) {
+			t.Errorf("pattern %s: types differ from notify.ItemTypes:\n%s", b, cmp.Diff(want, lists))
+		}
+	}
+	item := func(it string, derived bool) string {
+		return fmt.Sprintf(`{"PK":{"S":"X#1"},"SK":{"S":"Y"},"itemType":{"S":%q},"derived":{"BOOL":%v}}`, it, derived)
+	}
+	for _, it := range append(want, "Notification", "Activity", "Connection", "ReactionCounts", "UserRoom", "Trending", "") {
+		kept := slices.Contains(want, it)
+		for _, c := range []struct{ kind, old, new string }{
+			{"insert", "", item(it, false)},
+			{"derived insert", "", item(it, true)},
+			{"modify", item(it, false), item(it, false)},
+			{"remove", item(it, false), ""},
+		} {
+			if got := keeps(t, patterns, c.old, c.new); got != kept {
+				t.Errorf("%s %q: kept=%v, want %v", c.kind, it, got, kept)
+			}
+		}
+	}
+}
+
+// at is the value at a path of object members (nil when there is none).
+func at(v any, path ...string) any {
+	for _, k := range path {
+		m, _ := v.(map[string]any)
+		v = m[k]
+	}
+	return v
 }
 
 func mustJSON(t *testing.T, s string) any {
@@ -688,32 +760,65 @@ func TestIAM(t *testing.T) {
 	}
 }
 
+// TestAlarms: iterator age (Lambda's), errors and throttles of every
+// function, the queue's dead letters, the consumers' own dead letters and
+// records failing for five minutes (their EMF metrics, whose names and
+// dimensions cmd/lambdatest checks against what the bootstraps emit), and
+// the HTTP API's 5xx.
 func TestAlarms(t *testing.T) {
 	tmpl := open(t)
 	alarms := tmpl.GetAllCloudWatchAlarmResources()
-	find := func(namespace, metric, dimName, dimValue string, threshold float64) bool {
+	type want struct {
+		namespace, metric, statistic string
+		dims                         map[string]string
+		threshold                    float64
+		minutes                      int // consecutive breaching minutes
+	}
+	has := func(w want) bool {
 		for _, a := range alarms {
-			if deref(a.Namespace) != namespace || deref(a.MetricName) != metric || a.Threshold == nil ||
-				*a.Threshold != threshold || a.ComparisonOperator != "GreaterThanThreshold" || deref(a.Statistic) != "Maximum" {
+			if deref(a.Namespace) != w.namespace || deref(a.MetricName) != w.metric || a.Threshold == nil ||
+				*a.Threshold != w.threshold || a.ComparisonOperator != "GreaterThanThreshold" || deref(a.Statistic) != w.statistic ||
+				deref(a.TreatMissingData) != "notBreaching" || a.Period == nil || *a.Period != 60 ||
+				a.EvaluationPeriods != w.minutes || (a.DatapointsToAlarm != nil && *a.DatapointsToAlarm != w.minutes) {
 				continue
 			}
+			dims := map[string]string{}
 			for _, d := range a.Dimensions {
-				if d.Name == dimName && d.Value == dimValue {
-					return true
-				}
+				dims[d.Name] = d.Value
+			}
+			if cmp.Equal(dims, w.dims) {
+				return true
 			}
 		}
 		return false
 	}
+	var wants []want
 	for _, m := range tmpl.GetAllLambdaEventSourceMappingResources() {
-		if !find("AWS/Lambda", "IteratorAge", "FunctionName", m.FunctionName, 60000) {
-			t.Errorf("no IteratorAge > 60000 ms alarm for %s", m.FunctionName)
-		}
+		fn := map[string]string{"FunctionName": m.FunctionName}
+		wants = append(wants, want{"AWS/Lambda", "IteratorAge", "Maximum", fn, 60000, 5})
+		service := strings.ToLower(strings.TrimSuffix(strings.TrimPrefix(m.FunctionName, "ref:"), "Function"))
+		ours := map[string]string{"service": service, "consumer": service}
+		wants = append(wants,
+			want{"dynastream", "DeadLettered", "Sum", ours, 0, 1},
+			want{"dynastream", "FailedRecords", "Sum", ours, 0, 5})
+	}
+	for name := range tmpl.GetAllLambdaFunctionResources() {
+		fn := map[string]string{"FunctionName": "ref:" + name}
+		wants = append(wants,
+			want{"AWS/Lambda", "Errors", "Sum", fn, 0, 1},
+			want{"AWS/Lambda", "Throttles", "Sum", fn, 0, 1})
 	}
 	for name := range tmpl.GetAllSQSQueueResources() {
-		if !find("AWS/SQS", "ApproximateNumberOfMessagesVisible", "QueueName", "getatt:"+name+".QueueName", 0) {
-			t.Errorf("no alarm on messages in queue %s", name)
+		wants = append(wants, want{"AWS/SQS", "ApproximateNumberOfMessagesVisible", "Maximum", map[string]string{"QueueName": "getatt:" + name + ".QueueName"}, 0, 1})
+	}
+	wants = append(wants, want{"AWS/ApiGateway", "5xx", "Sum", map[string]string{"ApiId": "ref:HttpApi"}, 0, 1})
+	for _, w := range wants {
+		if !has(w) {
+			t.Errorf("no alarm %s %s %s %v > %v for %d minutes", w.namespace, w.metric, w.statistic, w.dims, w.threshold, w.minutes)
 		}
+	}
+	if len(alarms) != len(wants) {
+		t.Errorf("%d alarms, want the %d checked here", len(alarms), len(wants))
 	}
 }
 

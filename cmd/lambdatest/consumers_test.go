@@ -179,6 +179,7 @@ func TestConsumerBootstraps(t *testing.T) {
 			t.Errorf("consumer metrics missing:\n%s", strings.Join(emf(f), "\n"))
 		}
 	}
+	checkAlarmedMetrics(t, "dynastream", map[string]*runtimeapi.Function{"projector": proj, "notifier": notif})
 	_, details := detailTypes(t, bus.all()[before:])
 	for _, d := range details {
 		if strings.Contains(d, `"roomId":""`) || strings.Contains(d, `"userId":""`) {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 )
@@ -71,6 +72,19 @@ func register(itemType string, m mapper) { mappers[itemType] = m }
 
 // Mapped reports whether an item type has an entry (with or without events).
 func Mapped(itemType string) bool { _, ok := mappers[itemType]; return ok }
+
+// Announced returns, sorted, the item types whose changes can mean events
+// (those with a mapper): a record of any other type maps to none.
+func Announced() []string {
+	var out []string
+	for it, m := range mappers {
+		if m != nil {
+			out = append(out, it)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
 
 // Map returns the events a change means, in order. IDs are the record's
 // eventID plus the event's index, so a redelivered record yields the same

@@ -275,3 +275,15 @@ func (n *Notifier) publish(ctx context.Context, log *slog.Logger, evs []owned[ev
 		}
 	}
 }
+
+// ItemTypes returns, sorted, every item type whose changes the notifier acts
+// on: the types events.Map announces and those with side effects (invites,
+// comments and reactions e-mailed and notified, chat messages pushed). A
+// record of any other type is acknowledged with nothing done, so a
+// deployment may filter the others out before they cost an invocation
+// (infra/template.yaml does; its test checks the list is this one).
+func ItemTypes() []string {
+	out := append(events.Announced(), store.TypeInvite, store.TypeComment, store.TypeReaction, store.TypeMessage)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
