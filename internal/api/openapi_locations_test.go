@@ -84,10 +84,17 @@ func TestOpenAPILocationRulesMatchTheHandlers(t *testing.T) {
 	// what location.ValidCode does; its pattern alone is the slug.
 	code := doc.schema("LocationCode")
 	slug := regexp.MustCompile(code.Pattern)
+	spec, err := loadSpec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := spec.schemas["LocationCode"]
 	for _, s := range []string{"austin-main-01", "abc", "a-b", "a1", "a", "", "Austin Main", "austin main", "-x-", "x-", "-x", "x--y", "a_b", "ab#c",
 		"é-ab", "ABC", strings.Repeat("a", 64), strings.Repeat("a", 65), strings.Repeat("a-", 32) + "b", strings.Repeat("ab-", 21) + "a", "01arz3ndektsv4rrffq69g5fav"} {
-		err := code.VisitJSON(s, validateOptions.SchemaValidationOptions...)
-		if got, want := err == nil, location.ValidCode(s); got != want {
+		var v visitor
+		v.visit(own, s, nil)
+		err := v.errs
+		if got, want := len(err) == 0, location.ValidCode(s); got != want {
 			t.Errorf("code %q: openapi.yaml accepts %v, location.ValidCode %v (%v)", s, got, want, err)
 		}
 		if inRange := len(s) >= 3 && len(s) <= 64; inRange && slug.MatchString(s) != location.ValidCode(s) {

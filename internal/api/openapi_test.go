@@ -109,7 +109,7 @@ func TestOpenAPIDescribesTheRouteTable(t *testing.T) {
 	var table []string
 	for _, rt := range routes {
 		table = append(table, rt.pattern)
-		op, err := spec.route(rt.pattern)
+		op, err := spec.Route(rt.pattern)
 		if err != nil {
 			t.Error(err)
 			continue
@@ -138,7 +138,7 @@ func TestOpenAPIDescribesTheRouteTable(t *testing.T) {
 		t.Errorf("the route table repeats a pattern: %v", table)
 	}
 	var ops []string
-	for path, item := range spec.doc.Paths.Map() {
+	for path, item := range spec.Doc.Paths.Map() {
 		for method := range item.Operations() {
 			ops = append(ops, method+" "+path)
 		}
@@ -148,7 +148,7 @@ func TestOpenAPIDescribesTheRouteTable(t *testing.T) {
 	if diff := cmp.Diff(table, ops); diff != "" {
 		t.Errorf("routes (-server.go +openapi.yaml):\n%s", diff)
 	}
-	if op, _ := spec.route("POST /dev/tokens"); op == nil || op.Operation.Extensions["x-local-only"] != true {
+	if op, _ := spec.Route("POST /dev/tokens"); op == nil || op.Operation.Extensions["x-local-only"] != true {
 		t.Error("POST /dev/tokens is not marked x-local-only")
 	}
 }
@@ -175,11 +175,11 @@ func TestOpenAPIServed(t *testing.T) {
 	if err := doc.Validate(loader.Context); err != nil {
 		t.Fatalf("GET /openapi.json is not valid: %v", err)
 	}
-	if diff := cmp.Diff(slices.Sorted(maps.Keys(e.spec.doc.Paths.Map())), slices.Sorted(maps.Keys(doc.Paths.Map()))); diff != "" {
+	if diff := cmp.Diff(slices.Sorted(maps.Keys(e.spec.Doc.Paths.Map())), slices.Sorted(maps.Keys(doc.Paths.Map()))); diff != "" {
 		t.Errorf("JSON paths (-yaml +json):\n%s", diff)
 	}
-	if len(doc.Components.Schemas) != len(e.spec.doc.Components.Schemas) {
-		t.Errorf("JSON has %d schemas, YAML %d", len(doc.Components.Schemas), len(e.spec.doc.Components.Schemas))
+	if len(doc.Components.Schemas) != len(e.spec.Doc.Components.Schemas) {
+		t.Errorf("JSON has %d schemas, YAML %d", len(doc.Components.Schemas), len(e.spec.Doc.Components.Schemas))
 	}
 	// A token makes no difference; other methods are 405.
 	e.ok(http.StatusOK, "GET", "/openapi.json", "Bearer garbage", nil, nil)
