@@ -205,8 +205,12 @@ func (g *Local) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			c.mu.Lock()
 			code, why := c.closeCode, c.closeWhy
 			c.mu.Unlock()
-			cancel() // the reader stops
+			// The close handshake first: the reader reads the client's
+			// close frame and ends. Cancelling the reader's context first
+			// would make the library drop the connection without a close
+			// frame (the client would read EOF, not the status).
 			_ = ws.Close(code, why)
+			cancel()
 			return
 		}
 	}

@@ -209,8 +209,15 @@ func TestLocalClientCloseAndShutdown(t *testing.T) {
 	if _, _, err := c.Read(rctx); websocket.CloseStatus(err) != websocket.StatusMessageTooBig {
 		t.Fatalf("oversize frame: %v", err)
 	}
+	// b reads while the gateway shuts down, as a client does: the close
+	// handshake needs its answer.
+	read := make(chan error, 1)
+	go func() {
+		_, _, err := b.Read(rctx)
+		read <- err
+	}()
 	f.gw.Close()
-	if _, _, err := b.Read(rctx); websocket.CloseStatus(err) != websocket.StatusGoingAway {
+	if err := <-read; websocket.CloseStatus(err) != websocket.StatusGoingAway {
 		t.Fatalf("on shutdown the client reads %v", err)
 	}
 	if n := len(f.routes.disconnects()); n != 3 || f.gw.Len() != 0 {
