@@ -255,7 +255,7 @@ func (m *keyMailer) Send(_ context.Context, msg mail.Message) (string, error) {
 func (m *keyMailer) counts() map[string]int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return maps(m.keys)
+	return copyIDs(m.keys)
 }
 
 // idPublisher records the id of each event.
@@ -279,10 +279,10 @@ func (p *idPublisher) Publish(_ context.Context, evs []devents.Event) []error {
 func (p *idPublisher) counts() map[string]int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return maps(p.ids)
+	return copyIDs(p.ids)
 }
 
-func maps(m map[string]int) map[string]int {
+func copyIDs(m map[string]int) map[string]int {
 	out := make(map[string]int, len(m))
 	for k, v := range m {
 		out[k] = v
@@ -396,7 +396,7 @@ func (f *flakySES) serve(w http.ResponseWriter, r *http.Request) {
 func (f *flakySES) counts() map[string]int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return maps(f.keys)
+	return copyIDs(f.keys)
 }
 
 // flakyBus speaks EventBridge PutEvents (JSON 1.1, X-Amz-Target
@@ -508,5 +508,5 @@ func (f *flakyBus) serve(w http.ResponseWriter, r *http.Request) {
 func (f *flakyBus) counts() map[string]int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return maps(f.ids)
+	return copyIDs(f.ids)
 }

@@ -48,6 +48,22 @@ func TestShortLoad(t *testing.T) {
 	if rep.DynamoDBLocalWritesPerSec <= 0 {
 		t.Errorf("raw write rate %v", rep.DynamoDBLocalWritesPerSec)
 	}
+	// The programs' EMF lines, read back from the stack's log, cover the
+	// same work as their counters (more: the set-up and warm-up too).
+	if e := rep.EMF; e == nil || e.Lines == 0 || e.Invalid != 0 {
+		t.Errorf("EMF %+v", e)
+	} else {
+		for _, name := range []string{"projector", "notifier"} {
+			ec, cr := e.Consumers[name], p.Consumers[name]
+			t.Logf("%s: EMF %d calls, %d records; counters %d calls, %d records", name, ec.Calls, ec.Records, cr.HandlerCalls, cr.Records)
+			if ec.Calls < cr.HandlerCalls || ec.Records < cr.Records || ec.Duration.N != int(ec.Calls) {
+				t.Errorf("%s: EMF %+v, counters %+v", name, ec, cr)
+			}
+		}
+		if e.Writer.Requests < int64(p.Writes) || e.Writer.Latency.N != int(e.Writer.Requests) {
+			t.Errorf("writer EMF %+v, %d writes", e.Writer, p.Writes)
+		}
+	}
 	if err := writeJSON(c.out, rep); err != nil {
 		t.Fatal(err)
 	}

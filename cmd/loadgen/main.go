@@ -219,6 +219,15 @@ func run(ctx context.Context, c config, log *slog.Logger, progress io.Writer) (*
 			return nil, err
 		}
 		defer lf.Close()
+		// After the stack has stopped (deferred below, so run first): what
+		// its metric lines said.
+		defer func() {
+			if e, err := readEMFFile(logPath); err == nil {
+				rep.EMF = e
+			} else {
+				log.Warn("reading the EMF lines", "err", err)
+			}
+		}()
 		port, err := ddblocal.FreePort()
 		if err != nil {
 			return nil, err

@@ -37,6 +37,9 @@ type Report struct {
 	WriterMax float64 `json:"writerMaxWritesPerSec"`
 	// Chat is the chat workload's result (-chat).
 	Chat *ChatReport `json:"chat,omitempty"`
+	// EMF is what the programs' metric lines said over the whole run
+	// (local stack only).
+	EMF *EMFReport `json:"emf,omitempty"`
 }
 
 // Dist is a distribution of durations.
@@ -208,6 +211,9 @@ func fms(v float64) string { return ms(time.Duration(v * float64(time.Millisecon
 func (rep *Report) print(w io.Writer) {
 	fmt.Fprintf(w, "\nmachine: %d CPUs, %s, %s; DynamoDB Local raw PutItem rate: %.0f writes/s (16 clients)\n\n",
 		rep.Machine.CPUs, rep.Machine.OS, rep.Machine.Go, rep.DynamoDBLocalWritesPerSec)
+	if rep.EMF != nil {
+		defer rep.EMF.print(w)
+	}
 	if rep.Chat != nil {
 		rep.Chat.print(w)
 		return
