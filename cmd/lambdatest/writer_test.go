@@ -85,7 +85,9 @@ func TestWriterBootstrap(t *testing.T) {
 	}
 	f.WaitLogs(5*time.Second, 1, `"route":"unmatched"`)
 	if len(emf(f, `"ColdStart":1`)) != 1 || len(emf(f, `"Requests":1`, `"route":"POST /rooms"`, `"status":"201"`)) != 1 ||
-		len(emf(f, `"route":"unmatched"`, `"status":"404"`)) != 1 {
+		len(emf(f, `"route":"unmatched"`, `"status":"404"`)) != 1 ||
+		len(emf(f, `"route":"WS $connect"`, `"status":"401"`)) != 1 || len(emf(f, `"route":"WS sendMessage"`, `"status":"404"`)) != 1 ||
+		len(emf(f, `"route":"WS $disconnect"`, `"status":"200"`)) != 1 {
 		t.Errorf("request metrics missing:\n%s", strings.Join(emf(f), "\n"))
 	}
 	for _, l := range f.Logs() {

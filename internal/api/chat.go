@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"runtime/debug"
+	"time"
 
 	"github.com/dynastream/dynastream/internal/chat"
 	"github.com/dynastream/dynastream/internal/errs"
@@ -50,7 +51,24 @@ func (c chatRoutes) recovered(route string, err *error) {
 	}
 }
 
+// observe tells Server.Observe about one chat route's call, as "WS " and
+// the route ($connect, $disconnect, sendMessage, joinRoom, or $default for
+// any other action, as API Gateway routes it) with the HTTP status its
+// error maps to (200 when none).
+func (c chatRoutes) observe(route string, start time.Time, err error) {
+	if c.s.Observe == nil {
+		return
+	}
+	status := http.StatusOK
+	if err != nil {
+		status = statusOf[errs.CodeOf(err)]
+	}
+	c.s.Observe("WS "+route, status, time.Since(start))
+}
+
 func (c chatRoutes) Connect(ctx context.Context, r gateway.ConnectRequest) (err error) {
+	start := time.Now()
+	defer func() { c.observe("$connect", start, err) }()
 	defer c.recovered("$connect", &err)
 	if c.s.Tokens == nil {
 		return errs.New(errs.Internal, "chat: no token verifier configured")
@@ -78,6 +96,8 @@ func (c chatRoutes) Connect(ctx context.Context, r gateway.ConnectRequest) (err 
 }
 
 func (c chatRoutes) Disconnect(ctx context.Context, connectionID string) (err error) {
+	start := time.Now()
+	defer func() { c.observe("$disconnect", start, err) }()
 	defer c.recovered("$disconnect", &err)
 	return c.s.Store.Disconnect(ctx, connectionID)
 }
@@ -85,7 +105,15 @@ func (c chatRoutes) Disconnect(ctx context.Context, connectionID string) (err er
 // Message answers every frame with one frame: sent, joined, or an error
 // naming the field and the reason. A frame never closes the connection.
 func (c chatRoutes) Message(ctx context.Context, connectionID string, frame []byte) []byte {
+	start := time.Now()
 	in, err := chat.ParseInbound(frame)
+	defer func() {
+		route := in.Action
+		if route != chat.ActionSendMessage && route != chat.ActionJoinRoom {
+			route = "$default"
+		}
+		c.observe(route, start, err)
+	}()
 	if err == nil {
 		var out chat.Outbound
 		if out, err = c.safeHandle(ctx, connectionID, in); err == nil {
