@@ -94,6 +94,7 @@ func env(table, bookkeeping string, extra ...string) []string {
 // start runs a bootstrap and waits for its init.
 func start(t *testing.T, program string, environ []string) (*runtimeapi.Function, time.Duration) {
 	t.Helper()
+	environ = recordDynamoDB(t, program, environ)
 	f, err := runtimeapi.Start(filepath.Join(bin, program), environ)
 	if err != nil {
 		t.Fatal(err)
