@@ -14,6 +14,14 @@
 // A Target says how to reset and read the derived state; TableState does
 // both for derived items kept in a DynamoDB table.
 //
+// Every handler answer is also checked against Lambda's partial batch
+// response contract (CheckResponse; on unless a Schedule sets
+// SkipContractCheck): an itemIdentifier that is not a sequence number of
+// the batch, an empty or misspelled one, a misspelled batchItemFailures, or
+// an error returned together with failures fail the delivery with a
+// *ContractError saying what Lambda would have done instead — a whole batch
+// retried, or a batch taken as a success and its failures lost.
+//
 // With a ParallelizationFactor above 1, Deliver calls the handler from
 // several goroutines at once (one per lane), so the handler and the
 // Target's state must be safe for that; otherwise one goroutine calls it.

@@ -108,6 +108,11 @@ type Schedule struct {
 	// PartitionKey is the attribute the lanes hash (default "PK"); a record
 	// without it is placed by its item.
 	PartitionKey string
+	// SkipContractCheck turns off CheckResponse: each handler answer is then
+	// read as Lambda reads it (a response that breaks the contract is a
+	// complete failure or a success, as the rule says), instead of failing
+	// the delivery with a *ContractError.
+	SkipContractCheck bool
 }
 
 // Parallel returns copies of schedules with a ParallelizationFactor of pf,
@@ -294,14 +299,23 @@ func call(ctx context.Context, h stream.Handler, batch []events.DynamoDBEventRec
 	}
 	st.RecordsDelivered += len(batch)
 	resp, err := h(ctx, events.DynamoDBEvent{Records: batch})
+	if !s.SkipContractCheck {
+		body, merr := json.Marshal(resp)
+		if merr != nil {
+			return -1, fmt.Errorf("replay: %s: the handler's response: %w", s.Name, merr)
+		}
+		if cerr := CheckResponse(batch, body, err); cerr != nil {
+			return -1, fmt.Errorf("replay: %s: batch of %d from sequence number %s: %w", s.Name, len(batch), batch[0].Change.SequenceNumber, cerr)
+		}
+	}
 	if err != nil {
 		return 0, nil // a real failure: retried like any other
 	}
 	failedAt := -1
 	for _, f := range resp.BatchItemFailures {
 		i := indexOf(batch, f.ItemIdentifier)
-		if i < 0 {
-			return -1, fmt.Errorf("replay: handler reported unknown item %q", f.ItemIdentifier)
+		if i < 0 { // Lambda: a complete failure
+			return 0, nil
 		}
 		if failedAt < 0 || i < failedAt {
 			failedAt = i
