@@ -19,6 +19,7 @@ require (
 	github.com/awslabs/goformation/v7 v7.14.9
 	github.com/coder/websocket v1.8.15
 	github.com/getkin/kin-openapi v0.152.0
+	github.com/go-json-experiment/json v1.27.2
 	github.com/golang-jwt/jwt/v5 v5.3.1
 	github.com/google/go-cmp v0.7.0
 	github.com/oklog/ulid/v2 v2.1.2

@@ -32,7 +32,8 @@ func lambdaBatch(b *testing.B) []byte {
 }
 
 // BenchmarkLambdaDecode: what aws-lambda-go does for a handler of
-// events.DynamoDBEvent, and what a consumer's Lambda invocation does
+// events.DynamoDBEvent; the same event decoded by DecodeLambdaEvent (one
+// pass over jsontext's tokens); and what a consumer's Lambda invocation does
 // (stream.LambdaHandler with a handler that does nothing).
 func BenchmarkLambdaDecode(b *testing.B) {
 	payload := lambdaBatch(b)
@@ -42,6 +43,15 @@ func BenchmarkLambdaDecode(b *testing.B) {
 			var ev events.DynamoDBEvent
 			if err := json.Unmarshal(payload, &ev); err != nil {
 				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("DecodeLambdaEvent", func(b *testing.B) {
+		b.SetBytes(int64(len(payload)))
+		for b.Loop() {
+			ev, bad, err := stream.DecodeLambdaEvent(payload)
+			if err != nil || len(bad) > 0 || len(ev.Records) != 10_000 {
+				b.Fatal(err, bad)
 			}
 		}
 	})

@@ -92,42 +92,64 @@ func BenchmarkDecodeBatch10k(b *testing.B) {
 	b.ReportMetric(float64(b.N*10000)/b.Elapsed().Seconds(), "records/s")
 }
 
-// BenchmarkProjectBatch10k unmarshals the same batch and runs the pure
+// BenchmarkProjectBatch10k decodes the same batch and runs the pure
 // projection on it: decode each record, find its trigger, and compute the
 // room's combined criteria and compatibility as of it (from the state the
-// handler would have read, one read per room).
+// handler would have read, one read per room) — with the batch decoded by
+// aws-lambda-go (json.Unmarshal) and by stream.DecodeLambdaEvent, what the
+// Lambda entry points use.
 func BenchmarkProjectBatch10k(b *testing.B) {
 	raw, states := batch10k(b)
-	b.SetBytes(int64(len(raw)))
-	b.ResetTimer()
-	for b.Loop() {
-		var ev events.DynamoDBEvent
-		if err := json.Unmarshal(raw, &ev); err != nil {
-			b.Fatal(err)
-		}
-		snapshots := 0
-		for _, rec := range ev.Records {
-			c, err := stream.Decode(rec)
-			if err != nil {
-				b.Fatal(err)
+	decoders := []struct {
+		name   string
+		decode func([]byte) (events.DynamoDBEvent, error)
+	}{
+		{"aws-lambda-go", func(raw []byte) (events.DynamoDBEvent, error) {
+			var ev events.DynamoDBEvent
+			err := json.Unmarshal(raw, &ev)
+			return ev, err
+		}},
+		{"DecodeLambdaEvent", func(raw []byte) (events.DynamoDBEvent, error) {
+			ev, bad, err := stream.DecodeLambdaEvent(raw)
+			if err == nil && len(bad) > 0 {
+				err = bad[0].Err
 			}
-			e, ok, err := projections.EffectsOf(c)
-			if err != nil || !ok {
-				b.Fatal("no effects", err)
-			}
-			cv, pv := projections.Snapshot(states[e.RoomID], e.SnapshotAt)
-			if cv != nil {
-				snapshots++
-			}
-			if pv != nil {
-				snapshots++
-			}
-		}
-		if snapshots == 0 {
-			b.Fatal("nothing derived")
-		}
+			return ev, err
+		}},
 	}
-	b.ReportMetric(float64(b.N*10000)/b.Elapsed().Seconds(), "records/s")
+	for _, dec := range decoders {
+		b.Run(dec.name, func(b *testing.B) {
+			b.SetBytes(int64(len(raw)))
+			for b.Loop() {
+				ev, err := dec.decode(raw)
+				if err != nil {
+					b.Fatal(err)
+				}
+				snapshots := 0
+				for _, rec := range ev.Records {
+					c, err := stream.Decode(rec)
+					if err != nil {
+						b.Fatal(err)
+					}
+					e, ok, err := projections.EffectsOf(c)
+					if err != nil || !ok {
+						b.Fatal("no effects", err)
+					}
+					cv, pv := projections.Snapshot(states[e.RoomID], e.SnapshotAt)
+					if cv != nil {
+						snapshots++
+					}
+					if pv != nil {
+						snapshots++
+					}
+				}
+				if snapshots == 0 {
+					b.Fatal("nothing derived")
+				}
+			}
+			b.ReportMetric(float64(b.N*10000)/b.Elapsed().Seconds(), "records/s")
+		})
+	}
 }
 
 // BenchmarkProjectRoomHistory projects one new criteria version of a room
