@@ -84,6 +84,7 @@ func TestWriterBootstrap(t *testing.T) {
 		t.Errorf("$disconnect: %v", out)
 	}
 	f.WaitLogs(5*time.Second, 1, `"route":"unmatched"`)
+	f.WaitLogs(5*time.Second, 1, `"route":"WS $disconnect"`) // the output is read as it comes
 	if len(emf(f, `"ColdStart":1`)) != 1 || len(emf(f, `"Requests":1`, `"route":"POST /rooms"`, `"status":"201"`)) != 1 ||
 		len(emf(f, `"route":"unmatched"`, `"status":"404"`)) != 1 ||
 		len(emf(f, `"route":"WS $connect"`, `"status":"401"`)) != 1 || len(emf(f, `"route":"WS sendMessage"`, `"status":"404"`)) != 1 ||
