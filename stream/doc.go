@@ -31,6 +31,15 @@
 //     approximate creation time of its newest record, as Lambda's
 //     IteratorAge) is reported per handler call through OnBatch.
 //
+// A Runner says how it is doing (Health): per shard its position, the
+// records waiting and for how long, the latest failures and dead letters,
+// and a status — Idle, OK, Stuck (records waiting and the checkpoint still
+// for StuckAfter, or the stream unreadable that long) or Paused. Pause stops
+// it reading and calling the handler once the calls under way have
+// finished and their checkpoint is written; Resume carries on from there,
+// nothing skipped and nothing handled twice. In Lambda the same is done by
+// disabling and enabling the event source mapping.
+//
 // Handlers must therefore be idempotent: records can come again after a
 // crash, a retry or a redelivery, exactly as in Lambda.
 //

@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"log"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/signal"
 	"sync"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -180,4 +182,38 @@ func ExampleKeyed() {
 	// ROOM#a: [101 103]
 	// ROOM#b: []
 	// retry from: 102
+}
+
+// ExampleRunner_Health serves a Runner's health as a readiness probe would
+// read it (503 when stuck) and pauses and resumes it. Pause returns once
+// the handler calls under way have finished and their checkpoint is
+// written; here none is under way.
+func ExampleRunner_Health() {
+	r := &stream.Runner{Config: stream.Config{
+		StreamARN: "arn:aws:dynamodb:eu-central-1:123456789012:table/rooms/stream/2026-01-01T00:00:00.000",
+		Consumer:  "projector",
+		// Stuck: records waiting and the checkpoint still for this long.
+		StuckAfter: 2 * time.Minute,
+	}}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		h := r.Health()
+		if h.Status == stream.Stuck {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+		_ = json.NewEncoder(w).Encode(map[string]string{"status": h.Status, "reason": h.Reason})
+	})
+	// go r.Run(ctx, handler); go http.ListenAndServe("127.0.0.1:9101", mux)
+
+	fmt.Println(r.Health().Status)
+	if err := r.Pause(context.Background()); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(r.Health().Status)
+	r.Resume()
+	fmt.Println(r.Health().Status)
+	// Output:
+	// idle
+	// paused
+	// idle
 }

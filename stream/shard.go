@@ -48,11 +48,14 @@ type shardRun struct {
 	stopCP  chan struct{}
 	cpDone  chan struct{}
 	unwake  func() bool // stops the wake-up on ctx's end
+
+	health shardHealth // guarded by mu
 }
 
 type tracked struct {
 	seq      string
 	finished bool
+	readAt   time.Time
 }
 
 func (r *Runner) newShardRun(ctx context.Context, log *slog.Logger, h Handler, shardID, checkpoint string) *shardRun {
@@ -65,6 +68,13 @@ func (r *Runner) newShardRun(ctx context.Context, log *slog.Logger, h Handler, s
 		kick: make(chan struct{}, 1), stopCP: make(chan struct{}), cpDone: make(chan struct{}),
 	}
 	sr.cond = sync.NewCond(&sr.mu)
+	sr.health.lastProgress = r.now()
+	r.shardMu.Lock()
+	if r.active == nil {
+		r.active = map[string]*shardRun{}
+	}
+	r.active[shardID] = sr
+	r.shardMu.Unlock()
 	sr.unwake = context.AfterFunc(ctx, func() {
 		sr.mu.Lock()
 		sr.cond.Broadcast()
@@ -100,6 +110,7 @@ func (sr *shardRun) laneOf(rec events.DynamoDBEventRecord) int {
 // add hands records to their lanes, in stream order, waiting while the
 // shard holds its limit. It returns false when ctx ended first.
 func (sr *shardRun) add(recs []events.DynamoDBEventRecord) bool {
+	now := sr.r.now()
 	sr.mu.Lock()
 	defer sr.mu.Unlock()
 	for _, rec := range recs {
@@ -109,7 +120,10 @@ func (sr *shardRun) add(recs []events.DynamoDBEventRecord) bool {
 		if sr.ctx.Err() != nil {
 			return false
 		}
-		t := &tracked{seq: rec.Change.SequenceNumber}
+		if len(sr.pending) == 0 { // records start waiting: the clock of Stuck starts
+			sr.health.lastProgress = now
+		}
+		t := &tracked{seq: rec.Change.SequenceNumber, readAt: now}
 		sr.pending = append(sr.pending, t)
 		sr.bySeq[t.seq] = t
 		i := sr.laneOf(rec)
@@ -124,7 +138,7 @@ func (sr *shardRun) add(recs []events.DynamoDBEventRecord) bool {
 func (sr *shardRun) addFinished(seq string) {
 	sr.mu.Lock()
 	defer sr.mu.Unlock()
-	t := &tracked{seq: seq, finished: true}
+	t := &tracked{seq: seq, finished: true, readAt: sr.r.now()}
 	sr.pending = append(sr.pending, t)
 	sr.advance()
 }
@@ -153,6 +167,7 @@ func (sr *shardRun) advance() {
 		return
 	}
 	sr.done = sr.pending[n-1].seq
+	sr.health.lastProgress = sr.r.now()
 	clear(sr.pending[:n])
 	sr.pending = sr.pending[n:]
 	sr.cond.Broadcast()
@@ -211,6 +226,11 @@ func (sr *shardRun) close() bool {
 	sr.mu.Unlock()
 	sr.wg.Wait()
 	sr.unwake()
+	sr.r.shardMu.Lock()
+	if sr.r.active[sr.shardID] == sr {
+		delete(sr.r.active, sr.shardID)
+	}
+	sr.r.shardMu.Unlock()
 	close(sr.stopCP)
 	<-sr.cpDone
 	sr.writeCheckpoint() // the final position, whatever ctx says
@@ -263,14 +283,10 @@ func (sr *shardRun) writeCheckpoint() bool {
 
 // deliver hands a batch to the handler until every record is either handled
 // or dead-lettered, marking them finished as it goes. It returns false when
-// ctx ended first.
+// ctx ended first. While the Runner is paused it starts no handler call.
 func (sr *shardRun) deliver(batch []events.DynamoDBEventRecord) bool {
-	r, ctx, log := sr.r, sr.ctx, sr.log
-	type pending struct {
-		recs     []events.DynamoDBEventRecord
-		attempts int
-	}
-	queue := []pending{{recs: batch}}
+	r, ctx := sr.r, sr.ctx
+	queue := []pendingBatch{{recs: batch}}
 	for len(queue) > 0 {
 		p := &queue[0]
 		if p.attempts > 0 {
@@ -281,40 +297,64 @@ func (sr *shardRun) deliver(batch []events.DynamoDBEventRecord) bool {
 			case <-time.After(min(backoff, 30*time.Second)):
 			}
 		}
-		p.attempts++
-		failedAt, err := r.call(ctx, sr.h, sr.shardID, p.recs, p.attempts)
-		if failedAt < 0 {
-			sr.finish(p.recs)
-			queue = queue[1:]
-			continue
-		}
-		if ctx.Err() != nil {
+		if !r.gate.enter(ctx) {
 			return false
 		}
-		if failedAt > 0 { // records before the lowest failure are done
-			sr.finish(p.recs[:failedAt])
-			p.recs = p.recs[failedAt:]
-		}
-		// Before a retry, the checkpoint moves up to the failure, as
-		// Lambda's does.
-		sr.writeCheckpoint()
-		log.Warn("batch failed", "records", len(p.recs), "attempt", p.attempts, "first", p.recs[0].Change.SequenceNumber, "err", err)
-		if r.Bisect && len(p.recs) > 1 {
-			half := len(p.recs) / 2
-			left, right := pending{recs: p.recs[:half]}, pending{recs: p.recs[half:]}
-			queue = append([]pending{left, right}, queue[1:]...)
-			continue
-		}
-		if r.MaxRetries >= 0 && p.attempts > r.MaxRetries {
-			if !r.deadLetter(ctx, log, sr.shardID, p.recs, p.attempts, err) {
-				return false
-			}
-			sr.finish(p.recs)
-			sr.writeCheckpoint()
-			queue = queue[1:]
+		var ok bool
+		queue, ok = sr.attempt(queue)
+		r.gate.exit()
+		if !ok {
+			return false
 		}
 	}
 	return true
+}
+
+// pendingBatch is records deliver still has to hand over, and how often
+// they were.
+type pendingBatch struct {
+	recs     []events.DynamoDBEventRecord
+	attempts int
+}
+
+// attempt calls the handler on queue's first batch once and does what its
+// answer asks (finish, bisect, dead-letter), returning the queue left; false
+// when ctx ended first.
+func (sr *shardRun) attempt(queue []pendingBatch) ([]pendingBatch, bool) {
+	r, ctx, log := sr.r, sr.ctx, sr.log
+	p := &queue[0]
+	p.attempts++
+	failedAt, err := r.call(ctx, sr, p.recs, p.attempts)
+	if failedAt < 0 {
+		sr.finish(p.recs)
+		return queue[1:], true
+	}
+	if ctx.Err() != nil {
+		return queue, false
+	}
+	if failedAt > 0 { // records before the lowest failure are done
+		sr.finish(p.recs[:failedAt])
+		p.recs = p.recs[failedAt:]
+	}
+	// Before a retry, the checkpoint moves up to the failure, as Lambda's
+	// does.
+	sr.writeCheckpoint()
+	log.Warn("batch failed", "records", len(p.recs), "attempt", p.attempts, "first", p.recs[0].Change.SequenceNumber, "err", err)
+	if r.Bisect && len(p.recs) > 1 {
+		half := len(p.recs) / 2
+		left, right := pendingBatch{recs: p.recs[:half]}, pendingBatch{recs: p.recs[half:]}
+		return append([]pendingBatch{left, right}, queue[1:]...), true
+	}
+	if r.MaxRetries >= 0 && p.attempts > r.MaxRetries {
+		if !r.deadLetter(ctx, log, sr.shardID, p.recs, p.attempts, err) {
+			return queue, false
+		}
+		sr.noteDeadLettered(len(p.recs))
+		sr.finish(p.recs)
+		sr.writeCheckpoint()
+		return queue[1:], true
+	}
+	return queue, true
 }
 
 // fullRead is GetRecords' largest page: a read that fills it means more
@@ -333,6 +373,9 @@ func (r *Runner) runShard(ctx context.Context, log *slog.Logger, h Handler, shar
 	backoff := r.RetryBackoff
 	ended := false
 	for ctx.Err() == nil && !ended {
+		if !r.gate.wait(ctx) { // paused: read nothing
+			break
+		}
 		if iter == nil {
 			var err error
 			if iter, err = r.iterator(ctx, shardID, lastRead, from); err != nil {
@@ -343,6 +386,7 @@ func (r *Runner) runShard(ctx context.Context, log *slog.Logger, h Handler, shar
 					continue
 				}
 				log.Error("get shard iterator failed; retrying", "err", err)
+				sr.noteReadError(err, r.now())
 				r.sleep(ctx, &backoff)
 				continue
 			}
@@ -381,6 +425,7 @@ func (r *Runner) runShard(ctx context.Context, log *slog.Logger, h Handler, shar
 				break
 			}
 			log.Error("get records failed; retrying", "err", err)
+			sr.noteReadError(err, r.now())
 			r.sleep(ctx, &backoff)
 			continue
 		}
@@ -400,6 +445,7 @@ func (r *Runner) runShard(ctx context.Context, log *slog.Logger, h Handler, shar
 				if !r.deadLetter(ctx, log, shardID, nil, 0, fmt.Errorf("convert record %s: %w", seq, err), attr.RawRecord(rec)) {
 					break
 				}
+				sr.noteDeadLettered(1)
 				sr.addFinished(seq)
 				continue
 			}
@@ -411,6 +457,7 @@ func (r *Runner) runShard(ctx context.Context, log *slog.Logger, h Handler, shar
 		if len(out.Records) > 0 {
 			lastRead = aws.ToString(out.Records[len(out.Records)-1].Dynamodb.SequenceNumber)
 		}
+		sr.noteRead(lastRead, len(out.Records))
 		iter = out.NextShardIterator
 		ended = iter == nil
 		if len(buf) > 0 && (ended || len(buf) >= r.BatchSize || r.Now().Sub(firstBuffered) >= r.BatchWindow) {

@@ -83,6 +83,11 @@ type Config struct {
 	// moves only over records that are all finished, so a crash never skips
 	// one. With 1, batches are handled one after another.
 	ParallelizationFactor int
+	// StuckAfter is how long records may wait with no progress (the
+	// checkpoint not moving), or a shard go unread, before Health reports
+	// the Runner Stuck (default DefaultStuckAfter, a minute). It only
+	// judges; the Runner keeps trying.
+	StuckAfter time.Duration
 }
 
 func (c *Config) withDefaults() error {
@@ -131,6 +136,12 @@ func (c *Config) withDefaults() error {
 	if c.ParallelizationFactor < 1 || c.ParallelizationFactor > 10 {
 		return fmt.Errorf("stream: ParallelizationFactor %d out of range 1..10", c.ParallelizationFactor)
 	}
+	if c.StuckAfter == 0 {
+		c.StuckAfter = DefaultStuckAfter
+	}
+	if c.StuckAfter < 0 {
+		return fmt.Errorf("stream: StuckAfter %s is negative", c.StuckAfter)
+	}
 	return nil
 }
 
@@ -165,6 +176,14 @@ type Runner struct {
 	// partitionKey is the table's partition key attribute, from
 	// DescribeStream ("" until known: records are then keyed by item).
 	partitionKey atomic.Value
+
+	gate gate
+	// shardMu guards the shard runs under way (for Health and Pause) and
+	// the stream's description failures.
+	shardMu              sync.Mutex
+	active               map[string]*shardRun
+	describeFailingSince time.Time
+	describeErr          string
 }
 
 // shardEnd marks a shard whose records have all been delivered.
@@ -174,17 +193,8 @@ const shardEnd = "SHARD_END"
 // handler call under way when ctx ends is let finish, and its checkpoint is
 // written.
 func (r *Runner) Run(ctx context.Context, h Handler) error {
-	if err := r.Config.withDefaults(); err != nil {
+	if err := r.setUp(); err != nil {
 		return err
-	}
-	if r.API == nil || r.Checkpoints == nil || r.DeadLetters == nil {
-		return errors.New("stream: Runner needs API, Checkpoints and DeadLetters")
-	}
-	if r.Logger == nil {
-		r.Logger = slog.Default()
-	}
-	if r.Now == nil {
-		r.Now = time.Now
 	}
 	log := r.Logger.With("consumer", r.Consumer)
 	var (
@@ -196,6 +206,16 @@ func (r *Runner) Run(ctx context.Context, h Handler) error {
 	defer wg.Wait()
 	for {
 		shards, err := r.shards(ctx)
+		r.shardMu.Lock()
+		if err == nil {
+			r.describeFailingSince, r.describeErr = time.Time{}, ""
+		} else if r.describeFailingSince.IsZero() {
+			r.describeFailingSince = r.Now()
+		}
+		if err != nil {
+			r.describeErr = errText(err)
+		}
+		r.shardMu.Unlock()
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
@@ -253,6 +273,26 @@ func (r *Runner) Run(ctx context.Context, h Handler) error {
 		case <-time.After(r.ShardRefresh):
 		}
 	}
+}
+
+// setUp validates the configuration and fills in defaults, under shardMu:
+// Health, Pause and Resume may read them meanwhile.
+func (r *Runner) setUp() error {
+	r.shardMu.Lock()
+	defer r.shardMu.Unlock()
+	if err := r.Config.withDefaults(); err != nil {
+		return err
+	}
+	if r.API == nil || r.Checkpoints == nil || r.DeadLetters == nil {
+		return errors.New("stream: Runner needs API, Checkpoints and DeadLetters")
+	}
+	if r.Logger == nil {
+		r.Logger = slog.Default()
+	}
+	if r.Now == nil {
+		r.Now = time.Now
+	}
+	return nil
 }
 
 func (r *Runner) shards(ctx context.Context) ([]types.Shard, error) {
@@ -357,7 +397,8 @@ func (r *Runner) sleep(ctx context.Context, backoff *time.Duration) {
 
 // call runs the handler once. It returns -1 on success, else the index of
 // the lowest failed record (0 for a whole-batch failure) and the reason.
-func (r *Runner) call(ctx context.Context, h Handler, shardID string, recs []events.DynamoDBEventRecord, attempt int) (failedAt int, err error) {
+func (r *Runner) call(ctx context.Context, sr *shardRun, recs []events.DynamoDBEventRecord, attempt int) (failedAt int, err error) {
+	h, shardID := sr.h, sr.shardID
 	start := r.Now()
 	// As Lambda's IteratorAge: the newest record's age when the batch is
 	// handed to the function, not counting the handler.
@@ -365,6 +406,8 @@ func (r *Runner) call(ctx context.Context, h Handler, shardID string, recs []eve
 	r.counters.calls.Add(1)
 	r.counters.iteratorAge.Store(int64(age))
 	defer func() {
+		end := r.Now()
+		sr.noteCall(age, err, end)
 		if failedAt >= 0 {
 			r.counters.failedCalls.Add(1)
 			r.counters.handled.Add(int64(failedAt))
@@ -373,7 +416,7 @@ func (r *Runner) call(ctx context.Context, h Handler, shardID string, recs []eve
 		}
 		if r.OnBatch != nil {
 			r.OnBatch(BatchStats{Consumer: r.Consumer, ShardID: shardID, Records: len(recs), Attempt: attempt,
-				Failed: failedAt >= 0, IteratorAge: age, Duration: r.Now().Sub(start)})
+				Failed: failedAt >= 0, IteratorAge: age, Duration: end.Sub(start)})
 		}
 	}()
 	resp, err := safeCall(ctx, h, events.DynamoDBEvent{Records: recs})

@@ -17,13 +17,20 @@ func main() {
 	if err != nil {
 		app.Fatal(log, "bad configuration", fmt.Errorf("DYNAMODB_LOCAL_PORT: %w", err))
 	}
+	// The programs' admin endpoints: the writer on ADMIN_PORT_BASE, the
+	// projector on +1, the notifier on +2; 0 turns them off.
+	adminBase, err := strconv.Atoi(app.Getenv("ADMIN_PORT_BASE", "9100"))
+	if err != nil || adminBase < 0 || adminBase > 65533 {
+		app.Fatal(log, "bad configuration", fmt.Errorf("ADMIN_PORT_BASE=%q: want a port number (0: off)", os.Getenv("ADMIN_PORT_BASE")))
+	}
 	o := stack.Options{
-		BinDir:       app.Getenv("BIN_DIR", "bin"),
-		LocalDir:     app.Getenv("LOCAL_DIR", ".local"),
-		Table:        app.Getenv("DYNAMODB_TABLE_NAME", "search-room"),
-		DynamoDBPort: port,
-		WriterAddr:   app.Getenv("WRITER_ADDR", "127.0.0.1:8080"),
-		Logger:       log,
+		BinDir:        app.Getenv("BIN_DIR", "bin"),
+		LocalDir:      app.Getenv("LOCAL_DIR", ".local"),
+		Table:         app.Getenv("DYNAMODB_TABLE_NAME", "search-room"),
+		DynamoDBPort:  port,
+		WriterAddr:    app.Getenv("WRITER_ADDR", "127.0.0.1:8080"),
+		AdminPortBase: adminBase,
+		Logger:        log,
 	}
 
 	ctx, stop := app.SignalContext()
@@ -33,7 +40,7 @@ func main() {
 		app.Fatal(log, "the local stack did not start (what had started is stopped)", err)
 	}
 	defer s.Stop()
-	log.Info("local stack up: press Ctrl-C to stop", "writer", s.WriterURL, "outbox", filepath.Join(o.LocalDir, "outbox", "events.jsonl"))
+	log.Info("local stack up: press Ctrl-C to stop", "writer", s.WriterURL, "outbox", filepath.Join(o.LocalDir, "outbox", "events.jsonl"), "admin", s.Admin)
 	select {
 	case <-ctx.Done():
 		log.Info("stopping")

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dynastream/dynastream/stream"
 )
 
 // TestShortLoad runs loadgen as `make load` does — the real binaries on a
@@ -55,7 +57,10 @@ func TestShortLoad(t *testing.T) {
 	} else {
 		for _, name := range []string{"projector", "notifier"} {
 			ec, cr := e.Consumers[name], p.Consumers[name]
-			t.Logf("%s: EMF %d calls, %d records; counters %d calls, %d records", name, ec.Calls, ec.Records, cr.HandlerCalls, cr.Records)
+			t.Logf("%s: EMF %d calls, %d records; counters %d calls, %d records; status %s", name, ec.Calls, ec.Records, cr.HandlerCalls, cr.Records, cr.Status)
+			if cr.Status != stream.Idle && cr.Status != stream.OK {
+				t.Errorf("%s's health at the end: %s %s", name, cr.Status, cr.Reason)
+			}
 			if ec.Calls < cr.HandlerCalls || ec.Records < cr.Records || ec.Duration.N != int(ec.Calls) {
 				t.Errorf("%s: EMF %+v, counters %+v", name, ec, cr)
 			}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/dynastream/dynastream/cmd/internal/app"
 	"github.com/dynastream/dynastream/internal/ddb"
+	"github.com/dynastream/dynastream/stream"
 )
 
 // Report is the whole run, as written to the JSON file.
@@ -72,6 +73,10 @@ type ConsumerReport struct {
 	HandlerCalls       int64            `json:"handlerCalls"`
 	FailedCalls        int64            `json:"failedCalls"`
 	DeadLettered       int64            `json:"deadLettered"`
+	// Status is the consumer's health at the phase's end (stream.Health:
+	// idle, ok, paused or stuck) and Reason why, when stuck.
+	Status string `json:"status"`
+	Reason string `json:"reason,omitempty"`
 }
 
 // PhaseReport is one phase's measurements.
@@ -170,6 +175,9 @@ func (e *engine) report(idx int, rate float64, d, sent time.Duration, ps *phaseS
 			DeadLettered:       a.Stream.DeadLettered - b.Stream.DeadLettered,
 			DataByOperation:    map[string]int64{},
 		}
+		if a.Health != nil {
+			c.Status, c.Reason = a.Health.Status, a.Health.Reason
+		}
 		for op, n := range a.DataRequests.ByOp {
 			if d := n - b.DataRequests.ByOp[op]; d > 0 {
 				c.DataByOperation[op] = d
@@ -263,14 +271,14 @@ func (rep *Report) print(w io.Writer) {
 
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "consumer\ttarget/s\trecords\tdata req/record\tcheckpoint req/record\tCPU s/1000 records\tcalls\tfailed calls\tdead letters\t")
+	fmt.Fprintln(tw, "consumer\ttarget/s\trecords\tdata req/record\tcheckpoint req/record\tCPU s/1000 records\tcalls\tfailed calls\tdead letters\tstatus at end\t")
 	for _, name := range []string{"projector", "notifier"} {
 		for _, p := range rep.Phases {
 			c, ok := p.Consumers[name]
 			if !ok {
 				continue
 			}
-			fmt.Fprintf(tw, "%s\t%.0f\t%d\t%.2f\t%.3f\t%.2f\t%d\t%d\t%d\t\n", name, p.TargetRate, c.Records, c.DataPerRecord, c.CheckpointPerRec, c.CPUSecondsPer1000, c.HandlerCalls, c.FailedCalls, c.DeadLettered)
+			fmt.Fprintf(tw, "%s\t%.0f\t%d\t%.2f\t%.3f\t%.2f\t%d\t%d\t%d\t%s\t\n", name, p.TargetRate, c.Records, c.DataPerRecord, c.CheckpointPerRec, c.CPUSecondsPer1000, c.HandlerCalls, c.FailedCalls, c.DeadLettered, c.Status)
 		}
 	}
 	for _, p := range rep.Phases {
@@ -279,6 +287,13 @@ func (rep *Report) print(w io.Writer) {
 		}
 	}
 	tw.Flush()
+	for _, p := range rep.Phases {
+		for _, name := range []string{"projector", "notifier"} {
+			if c := p.Consumers[name]; c.Status == stream.Stuck {
+				fmt.Fprintf(w, "%s was stuck at the end of the %.0f/s phase: %s\n", name, p.TargetRate, c.Reason)
+			}
+		}
+	}
 	for _, p := range rep.Phases {
 		names := make([]string, 0, len(p.Faults))
 		for n := range p.Faults {

@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"os/signal"
 	"syscall"
 	"time"
 
@@ -21,12 +23,14 @@ import (
 // its runner's counters and its checkpoint and stream requests, counted
 // apart.
 type Metrics struct {
-	Program            string        `json:"program"`
-	Stream             *stream.Stats `json:"stream,omitempty"`
-	DataRequests       ddb.Counts    `json:"dataRequests"`
-	CheckpointRequests ddb.Counts    `json:"checkpointRequests"`
-	StreamRequests     ddb.Counts    `json:"streamRequests"`
-	CPUSeconds         float64       `json:"cpuSeconds"`
+	Program string        `json:"program"`
+	Stream  *stream.Stats `json:"stream,omitempty"`
+	// Health is a consumer's runner's (GET /status has it alone).
+	Health             *stream.Health `json:"health,omitempty"`
+	DataRequests       ddb.Counts     `json:"dataRequests"`
+	CheckpointRequests ddb.Counts     `json:"checkpointRequests"`
+	StreamRequests     ddb.Counts     `json:"streamRequests"`
+	CPUSeconds         float64        `json:"cpuSeconds"`
 	// Quarantined counts reads that skipped a stored item they could not
 	// decode (store.Quarantine); `projector quarantine` lists such items.
 	Quarantined int64 `json:"quarantined"`
@@ -52,8 +56,8 @@ func (m *localMetrics) read() Metrics {
 		out.Faults = &fc
 	}
 	if m.runner != nil {
-		st := m.runner.Stats()
-		out.Stream = &st
+		st, h := m.runner.Stats(), m.runner.Health()
+		out.Stream, out.Health = &st, &h
 	}
 	if m.checkpoints != nil {
 		out.CheckpointRequests = m.checkpoints.Counts()
@@ -83,18 +87,11 @@ func CPUSeconds() float64 {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }
 
-// serveAdmin serves /metrics and /healthz on addr until ctx ends. It
-// returns once the address is bound, or the reason it cannot be.
+// serveAdmin serves /metrics and /healthz on addr until ctx ends, and for a
+// consumer /status, POST /pause and POST /resume. It returns once the
+// address is bound, or the reason it cannot be.
 func serveAdmin(ctx context.Context, log *slog.Logger, addr string, m *localMetrics) error {
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(m.read())
-	})
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write([]byte(`{"status":"ok"}` + "\n"))
-	})
+	mux, paths := adminMux(m)
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listen on ADMIN_ADDR %s: %w", addr, err)
@@ -109,6 +106,137 @@ func serveAdmin(ctx context.Context, log *slog.Logger, addr string, m *localMetr
 			log.Error("admin endpoint stopped", "err", err)
 		}
 	}()
-	log.Info("admin endpoint listening", "addr", ln.Addr().String(), "paths", "/metrics /healthz")
+	log.Info("admin endpoint listening", "addr", ln.Addr().String(), "paths", paths)
 	return nil
+}
+
+// adminMux routes the admin endpoint; paths lists them for the log.
+func adminMux(m *localMetrics) (mux *http.ServeMux, paths string) {
+	mux = http.NewServeMux()
+	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, m.read())
+	})
+	paths = "/metrics /healthz"
+	if m.runner == nil {
+		mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+			writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+		})
+	} else {
+		runner := m.runner
+		paths += " /status, POST /pause /resume"
+		// 503 only when stuck: idle, running and paused are all as the
+		// operator meant them.
+		mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+			h := runner.Health()
+			code := http.StatusOK
+			if h.Status == stream.Stuck {
+				code = http.StatusServiceUnavailable
+			}
+			writeJSON(w, code, struct {
+				Status string `json:"status"`
+				Reason string `json:"reason,omitempty"`
+			}{h.Status, h.Reason})
+		})
+		mux.HandleFunc("GET /status", func(w http.ResponseWriter, r *http.Request) {
+			writeJSON(w, http.StatusOK, runner.Health())
+		})
+		mux.HandleFunc("POST /pause", func(w http.ResponseWriter, r *http.Request) {
+			if !fromLoopback(w, r) {
+				return
+			}
+			pctx, cancel := context.WithTimeout(r.Context(), PauseWait)
+			defer cancel()
+			if err := runner.Pause(pctx); err != nil {
+				// Paused all the same; the call under way ends later.
+				writeJSON(w, http.StatusAccepted, map[string]any{"message": err.Error(), "health": runner.Health()})
+				return
+			}
+			writeJSON(w, http.StatusOK, runner.Health())
+		})
+		mux.HandleFunc("POST /resume", func(w http.ResponseWriter, r *http.Request) {
+			if !fromLoopback(w, r) {
+				return
+			}
+			runner.Resume()
+			writeJSON(w, http.StatusOK, runner.Health())
+		})
+	}
+	return mux, paths
+}
+
+// PauseWait is how long POST /pause and SIGUSR1 wait for the handler calls
+// under way before answering.
+const PauseWait = 30 * time.Second
+
+// fromLoopback refuses (403) a pause or resume that does not come from this
+// machine, whatever address the endpoint listens on.
+func fromLoopback(w http.ResponseWriter, r *http.Request) bool {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if ip := net.ParseIP(host); err == nil && ip != nil && ip.IsLoopback() {
+		return true
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(http.StatusForbidden)
+	_ = json.NewEncoder(w).Encode(map[string]any{"type": "about:blank", "title": "Forbidden", "status": http.StatusForbidden,
+		"detail": "pause and resume are taken from this machine only"})
+	return false
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// watchHealth logs when the runner becomes stuck (an error, with the
+// reason) and when it is no longer, checking every interval until ctx ends:
+// a consumer that stops making progress says so in its log, not only on
+// /healthz.
+func watchHealth(ctx context.Context, log *slog.Logger, r *stream.Runner, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	stuck := false
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		h := r.Health()
+		switch {
+		case h.Status == stream.Stuck && !stuck:
+			log.Error("consumer stuck", "reason", h.Reason, "stuckAfter", h.StuckAfter.String())
+		case h.Status != stream.Stuck && stuck:
+			log.Info("consumer no longer stuck", "status", h.Status)
+		}
+		stuck = h.Status == stream.Stuck
+	}
+}
+
+// pauseOnSignals pauses r on SIGUSR1 and resumes it on SIGUSR2 until ctx
+// ends.
+func pauseOnSignals(ctx context.Context, log *slog.Logger, r *stream.Runner) {
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGUSR1, syscall.SIGUSR2)
+	go func() {
+		defer signal.Stop(sigs)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case sig := <-sigs:
+				if sig == syscall.SIGUSR2 {
+					r.Resume()
+					continue
+				}
+				go func() {
+					pctx, cancel := context.WithTimeout(ctx, PauseWait)
+					defer cancel()
+					if err := r.Pause(pctx); err != nil {
+						log.Warn("paused; a handler call is still under way", "err", err)
+					}
+				}()
+			}
+		}
+	}()
 }

@@ -80,9 +80,12 @@ type Runner struct {
 	Bisect          bool
 	PollInterval    time.Duration
 	CheckpointTable string
-	// AdminAddr, when set, is where the consumer serves /metrics and
-	// /healthz (local mode only).
+	// AdminAddr, when set, is where the consumer serves /metrics,
+	// /healthz, /status, POST /pause and POST /resume (local mode only).
 	AdminAddr string
+	// StuckAfter is how long records may wait without progress before
+	// the consumer reports itself stuck (stream.Config.StuckAfter).
+	StuckAfter time.Duration
 }
 
 type env struct{ errs []string }
@@ -212,6 +215,10 @@ func LoadRunner(table string) (Runner, error) {
 		PollInterval:    e.dur("STREAM_POLL_INTERVAL", 100*time.Millisecond),
 		CheckpointTable: e.str("STREAM_CHECKPOINT_TABLE", table+"-checkpoints"),
 		AdminAddr:       e.str("ADMIN_ADDR", ""),
+		StuckAfter:      e.dur("STREAM_STUCK_AFTER", stream.DefaultStuckAfter),
+	}
+	if r.StuckAfter <= 0 {
+		e.errs = append(e.errs, "STREAM_STUCK_AFTER: want a positive duration (e.g. 1m)")
 	}
 	if r.BatchSize < 1 || r.BatchSize > 10000 {
 		e.errs = append(e.errs, "STREAM_BATCH_SIZE: want 1..10000")
@@ -367,7 +374,7 @@ func ServeStream(c Common, clients *ddb.Clients, log *slog.Logger, cons Consumer
 		Config: stream.Config{
 			StreamARN: arn, Consumer: consumer, BatchSize: rc.BatchSize, BatchWindow: rc.BatchWindow,
 			MaxRetries: rc.MaxRetries, Bisect: rc.Bisect, PollInterval: rc.PollInterval,
-			ParallelizationFactor: rc.Parallelization,
+			ParallelizationFactor: rc.Parallelization, StuckAfter: rc.StuckAfter,
 		},
 		API: clients.Streams, Checkpoints: cps, DeadLetters: dl, Logger: log,
 	}
@@ -378,6 +385,8 @@ func ServeStream(c Common, clients *ddb.Clients, log *slog.Logger, cons Consumer
 		prog.add(s)
 	}
 	go prog.report(ctx, log, 30*time.Second)
+	pauseOnSignals(ctx, log, r)
+	go watchHealth(ctx, log, r, 5*time.Second)
 	if rc.AdminAddr != "" {
 		m := &localMetrics{program: consumer, runner: r, data: clients.Requests, checkpoints: cpRequests, streams: clients.StreamRequests, quarantine: cons.Quarantine, faults: clients.Faults()}
 		if err := serveAdmin(ctx, log, rc.AdminAddr, m); err != nil {

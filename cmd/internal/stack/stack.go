@@ -42,6 +42,10 @@ type Options struct {
 	// AdminPorts gives each program an admin endpoint (/metrics, /healthz)
 	// on a free loopback port.
 	AdminPorts bool
+	// AdminPortBase, when set, gives the programs fixed admin ports
+	// instead: the writer AdminPortBase, the projector +1, the notifier +2
+	// (in the order of Programs), on loopback.
+	AdminPortBase int
 	// Env is added to every program's environment (e.g. STREAM_* settings).
 	Env []string
 	// ProgramEnv is added to one program's environment, after Env.
@@ -154,12 +158,14 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 		"AWS_LAMBDA_RUNTIME_API=", // never Lambda mode here
 	)
 	env = append(env, o.Env...)
-	for _, name := range Programs {
+	for i, name := range Programs {
 		penv := append(append([]string(nil), env...), o.ProgramEnv[name]...)
-		if o.AdminPorts {
-			port, err := ddblocal.FreePort()
-			if err != nil {
-				return s, fmt.Errorf("stack: admin port: %w", err)
+		if o.AdminPorts || o.AdminPortBase > 0 {
+			port := o.AdminPortBase + i
+			if o.AdminPortBase == 0 {
+				if port, err = ddblocal.FreePort(); err != nil {
+					return s, fmt.Errorf("stack: admin port: %w", err)
+				}
 			}
 			addr := fmt.Sprintf("127.0.0.1:%d", port)
 			penv = append(penv, "ADMIN_ADDR="+addr)

@@ -1,0 +1,196 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/dynastream/dynastream/internal/ddb"
+	"github.com/dynastream/dynastream/internal/ddbtest"
+	"github.com/dynastream/dynastream/stream"
+)
+
+func TestMain(m *testing.M) { ddbtest.Main(m) }
+
+// syncBuffer is a log destination the test reads while the runner writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+// A consumer's admin endpoint: /healthz answers 503 with the reason while
+// the runner is stuck and 200 otherwise; /status is the runner's Health;
+// POST /pause and /resume (and SIGUSR1 and SIGUSR2) pause and resume it,
+// from this machine only.
+func TestAdminEndpointOfAConsumer(t *testing.T) {
+	c, table, arn := ddbtest.Table(t)
+	put := func(pk string) {
+		t.Helper()
+		if _, err := c.DB.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(table),
+			Item: map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: pk}, "SK": &types.AttributeValueMemberS{Value: "v"}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("A")
+	release := make(chan struct{})
+	var mu sync.Mutex
+	handled := 0
+	h := func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+		<-release
+		mu.Lock()
+		handled += len(ev.Records)
+		mu.Unlock()
+		return events.DynamoDBEventResponse{}, nil
+	}
+	logs := &syncBuffer{}
+	log := slog.New(slog.NewJSONHandler(logs, nil))
+	r := &stream.Runner{
+		Config: stream.Config{StreamARN: arn, Consumer: "admin", PollInterval: 10 * time.Millisecond, StuckAfter: 50 * time.Millisecond},
+		API:    c.Streams, Checkpoints: &stream.MemoryCheckpoints{}, DeadLetters: &stream.MemoryDeadLetters{}, Logger: log,
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx, h) }()
+	defer func() { cancel(); <-done }()
+	go watchHealth(ctx, log, r, 10*time.Millisecond)
+	pauseOnSignals(ctx, log, r)
+
+	mux, _ := adminMux(&localMetrics{program: "admin", runner: r, data: &ddb.Counter{}})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	get := func(path string, v any) int {
+		t.Helper()
+		resp, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
+			t.Errorf("%s: Content-Type %q", path, ct)
+		}
+		if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		return resp.StatusCode
+	}
+	post := func(path string, v any) int {
+		t.Helper()
+		resp, err := http.Post(srv.URL+path, "", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		return resp.StatusCode
+	}
+	type healthz struct{ Status, Reason string }
+
+	// The handler does not return: stuck, 503, and the log says so.
+	var hz healthz
+	waitUntil(t, "503", func() bool { return get("/healthz", &hz) == http.StatusServiceUnavailable })
+	if hz.Status != stream.Stuck || !strings.Contains(hz.Reason, "1 record(s) waiting") || !strings.Contains(hz.Reason, "a handler call has not returned") {
+		t.Errorf("stuck /healthz: %+v", hz)
+	}
+	waitUntil(t, "the log line", func() bool { return strings.Contains(logs.String(), `"msg":"consumer stuck"`) })
+	close(release)
+	waitUntil(t, "idle", func() bool { return get("/healthz", &hz) == http.StatusOK && hz.Status == stream.Idle })
+	waitUntil(t, "the log line", func() bool { return strings.Contains(logs.String(), `"msg":"consumer no longer stuck"`) })
+
+	var st stream.Health
+	if code := post("/pause", &st); code != http.StatusOK || st.Status != stream.Paused {
+		t.Fatalf("POST /pause: %d %+v", code, st)
+	}
+	put("B")
+	time.Sleep(100 * time.Millisecond) // ten poll intervals
+	if code := get("/healthz", &hz); code != http.StatusOK || hz.Status != stream.Paused {
+		t.Errorf("paused /healthz: %d %+v", code, hz)
+	}
+	if get("/status", &st); st.Status != stream.Paused || st.Stats.RecordsRead != 1 || len(st.Shards) != 1 || st.Shards[0].Checkpoint == "" {
+		t.Errorf("paused /status: %+v", st)
+	}
+	if code := post("/resume", &st); code != http.StatusOK || st.Status == stream.Paused {
+		t.Fatalf("POST /resume: %d %+v", code, st)
+	}
+	waitUntil(t, "B handled", func() bool { mu.Lock(); defer mu.Unlock(); return handled == 2 })
+
+	// The signals.
+	if err := syscall.Kill(syscall.Getpid(), syscall.SIGUSR1); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "paused by SIGUSR1", func() bool { return r.Health().Status == stream.Paused })
+	if err := syscall.Kill(syscall.Getpid(), syscall.SIGUSR2); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "resumed by SIGUSR2", func() bool { return r.Health().Status != stream.Paused })
+
+	// From another machine: refused.
+	for _, path := range []string{"/pause", "/resume"} {
+		req := httptest.NewRequest("POST", path, nil)
+		req.RemoteAddr = "192.0.2.7:41000"
+		w := httptest.NewRecorder()
+		mux.ServeHTTP(w, req)
+		if w.Code != http.StatusForbidden || w.Header().Get("Content-Type") != "application/problem+json" {
+			t.Errorf("POST %s from afar: %d %s", path, w.Code, w.Body)
+		}
+	}
+	if r.Health().Status == stream.Paused {
+		t.Error("a refused pause paused")
+	}
+	var m Metrics
+	if get("/metrics", &m); m.Health == nil || m.Stream == nil || m.Stream.RecordsRead != 2 {
+		t.Errorf("/metrics: %+v", m)
+	}
+}
+
+// The writer's endpoint has no runner: /healthz is 200, there is no pause.
+func TestAdminEndpointOfTheWriter(t *testing.T) {
+	mux, paths := adminMux(&localMetrics{program: "writer", data: &ddb.Counter{}})
+	if paths != "/metrics /healthz" {
+		t.Errorf("paths %q", paths)
+	}
+	for path, want := range map[string]int{"GET /healthz": 200, "GET /metrics": 200, "POST /pause": 404, "GET /status": 404} {
+		method, p, _ := strings.Cut(path, " ")
+		w := httptest.NewRecorder()
+		mux.ServeHTTP(w, httptest.NewRequest(method, p, nil))
+		if w.Code != want {
+			t.Errorf("%s: %d, want %d", path, w.Code, want)
+		}
+	}
+}

@@ -1,0 +1,378 @@
+package stream
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+)
+
+// Health statuses, from the best to the worst. A Runner's status is its
+// worst shard's, except that a paused Runner is Paused (nothing it does not
+// do can be stuck).
+const (
+	// Idle: every record read is finished and the last read found nothing
+	// new; the consumer is caught up.
+	Idle = "idle"
+	// OK: records are being read and handled.
+	OK = "ok"
+	// Paused: Pause was called; nothing is read and no handler runs until
+	// Resume.
+	Paused = "paused"
+	// Stuck: records are waiting and the checkpoint has not moved for
+	// StuckAfter (a poison record retried Forever, a hung handler), or the
+	// shard (or the stream's description) could not be read for that long.
+	Stuck = "stuck"
+)
+
+// Health is what a Runner knows about its progress, as Runner.Health
+// reports it. It is a snapshot: it is consistent per shard, not across
+// shards.
+type Health struct {
+	Consumer string `json:"consumer"`
+	// Status is Idle, OK, Paused or Stuck; Reason says why for Stuck and
+	// Paused.
+	Status string `json:"status"`
+	Reason string `json:"reason,omitempty"`
+	// PausedSince is when Pause was called (zero when running).
+	PausedSince time.Time `json:"pausedSince,omitzero"`
+	// StuckAfter is the threshold Status is judged by.
+	StuckAfter time.Duration `json:"stuckAfterNs"`
+	// Shards are the shards being read now (a drained shard leaves the
+	// list), by shard id.
+	Shards []ShardHealth `json:"shards"`
+	Stats  Stats         `json:"stats"`
+}
+
+// ShardHealth is one shard's part of Health.
+type ShardHealth struct {
+	ShardID string `json:"shardId"`
+	Status  string `json:"status"`
+	Reason  string `json:"reason,omitempty"`
+	// Checkpoint is the sequence number everything up to which is finished
+	// (handled or dead-lettered); the stored checkpoint follows it.
+	Checkpoint string `json:"checkpoint,omitempty"`
+	// LastRead is the newest sequence number read from the shard.
+	LastRead string `json:"lastRead,omitempty"`
+	// Waiting counts records read and not yet finished.
+	Waiting int `json:"waiting"`
+	// OldestWaiting is how long the oldest of them has been waiting since
+	// it was read: the consumer's own lag, exact wherever it runs (unlike
+	// IteratorAge, which DynamoDB Local's minute-truncated creation times
+	// make coarse).
+	OldestWaiting time.Duration `json:"oldestWaitingNs"`
+	// IteratorAge is the newest record's age when the latest batch was
+	// handed to the handler, as Lambda's IteratorAge metric.
+	IteratorAge time.Duration `json:"iteratorAgeNs"`
+	// LastSuccess is when a handler call last succeeded on this shard.
+	LastSuccess time.Time `json:"lastSuccess,omitzero"`
+	// LastProgress is when the checkpoint last moved (or records started
+	// waiting, or the runner resumed): what Stuck is judged by.
+	LastProgress time.Time `json:"lastProgress,omitzero"`
+	// ConsecutiveFailures counts handler calls that failed since the last
+	// one that succeeded; LastError is the latest failure's reason.
+	ConsecutiveFailures int    `json:"consecutiveFailures"`
+	LastError           string `json:"lastError,omitempty"`
+	// ReadFailingSince is when reading the shard began to fail (zero when
+	// the last read succeeded), ReadError why.
+	ReadFailingSince time.Time `json:"readFailingSince,omitzero"`
+	ReadError        string    `json:"readError,omitempty"`
+	// DeadLettered counts this shard's records sent to the dead-letter sink.
+	DeadLettered int64 `json:"deadLettered"`
+}
+
+// DefaultStuckAfter is Config.StuckAfter's default.
+const DefaultStuckAfter = time.Minute
+
+// shardHealth is a shard run's progress; guarded by the shard run's mu.
+type shardHealth struct {
+	lastRead                  string
+	caughtUp                  bool // the last read found nothing new
+	iteratorAge               time.Duration
+	lastSuccess, lastProgress time.Time
+	failures                  int
+	lastError                 string
+	readFailingSince          time.Time
+	readError                 string
+	deadLettered              int64
+}
+
+// errText shortens an error for a health report.
+func errText(err error) string {
+	s := err.Error()
+	if len(s) > 500 {
+		s = s[:500] + "…"
+	}
+	return s
+}
+
+func (sr *shardRun) noteRead(lastRead string, n int) {
+	sr.mu.Lock()
+	defer sr.mu.Unlock()
+	if lastRead != "" {
+		sr.health.lastRead = lastRead
+	}
+	sr.health.caughtUp = n == 0
+	sr.health.readFailingSince, sr.health.readError = time.Time{}, ""
+}
+
+func (sr *shardRun) noteReadError(err error, now time.Time) {
+	sr.mu.Lock()
+	defer sr.mu.Unlock()
+	if sr.health.readFailingSince.IsZero() {
+		sr.health.readFailingSince = now
+	}
+	sr.health.readError = errText(err)
+}
+
+func (sr *shardRun) noteCall(age time.Duration, err error, now time.Time) {
+	sr.mu.Lock()
+	defer sr.mu.Unlock()
+	sr.health.iteratorAge = age
+	if err == nil {
+		sr.health.failures, sr.health.lastSuccess = 0, now
+		return
+	}
+	sr.health.failures++
+	sr.health.lastError = errText(err)
+}
+
+func (sr *shardRun) noteDeadLettered(n int) {
+	sr.mu.Lock()
+	sr.health.deadLettered += int64(n)
+	sr.mu.Unlock()
+}
+
+// report is the shard's health; now and stuckAfter judge its status.
+func (sr *shardRun) report(now time.Time, stuckAfter time.Duration, paused bool) ShardHealth {
+	sr.mu.Lock()
+	defer sr.mu.Unlock()
+	h := sr.health
+	out := ShardHealth{
+		ShardID: sr.shardID, Checkpoint: sr.done, LastRead: h.lastRead, Waiting: len(sr.pending),
+		IteratorAge: h.iteratorAge, LastSuccess: h.lastSuccess, LastProgress: h.lastProgress,
+		ConsecutiveFailures: h.failures, LastError: h.lastError,
+		ReadFailingSince: h.readFailingSince, ReadError: h.readError, DeadLettered: h.deadLettered,
+	}
+	for _, t := range sr.pending {
+		if !t.finished {
+			out.OldestWaiting = now.Sub(t.readAt)
+			break
+		}
+	}
+	switch {
+	case paused:
+		out.Status = Paused
+	case !h.readFailingSince.IsZero() && now.Sub(h.readFailingSince) >= stuckAfter:
+		out.Status = Stuck
+		out.Reason = fmt.Sprintf("the shard could not be read for %s: %s", now.Sub(h.readFailingSince).Round(time.Second), h.readError)
+	case out.Waiting > 0 && now.Sub(h.lastProgress) >= stuckAfter:
+		out.Status = Stuck
+		out.Reason = fmt.Sprintf("%d record(s) waiting and the checkpoint has not moved for %s", out.Waiting, now.Sub(h.lastProgress).Round(time.Second))
+		if h.failures > 0 {
+			out.Reason += fmt.Sprintf(" (%d consecutive failed calls, the latest: %s)", h.failures, h.lastError)
+		} else {
+			out.Reason += " (a handler call has not returned)"
+		}
+	case out.Waiting == 0 && h.caughtUp:
+		out.Status = Idle
+	default:
+		out.Status = OK
+	}
+	return out
+}
+
+// gate holds handler calls and reads while the Runner is paused, and
+// counts the handler calls under way, so Pause can wait for them.
+type gate struct {
+	mu       sync.Mutex
+	paused   bool
+	since    time.Time
+	resume   chan struct{} // closed by Resume
+	inflight int
+	idle     chan struct{} // closed when inflight drops to 0 while paused
+}
+
+// wait returns once the Runner is not paused (true) or ctx ended (false).
+func (g *gate) wait(ctx context.Context) bool {
+	for {
+		g.mu.Lock()
+		if !g.paused {
+			g.mu.Unlock()
+			return ctx.Err() == nil
+		}
+		ch := g.resume
+		g.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return false
+		case <-ch:
+		}
+	}
+}
+
+// enter is wait, counting a handler call under way until exit.
+func (g *gate) enter(ctx context.Context) bool {
+	for {
+		if !g.wait(ctx) {
+			return false
+		}
+		g.mu.Lock()
+		if !g.paused {
+			g.inflight++
+			g.mu.Unlock()
+			return true
+		}
+		g.mu.Unlock()
+	}
+}
+
+func (g *gate) exit() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.inflight--
+	if g.inflight == 0 && g.idle != nil {
+		close(g.idle)
+		g.idle = nil
+	}
+}
+
+// Pause stops the Runner reading and calling the handler: calls under way
+// finish (with their retries' bookkeeping: checkpoint, dead letters), no
+// new call starts, no shard is read. It returns once no call is under way
+// and every shard's checkpoint covers what was finished, or when ctx ends
+// (the Runner is paused all the same: a call that has not returned yet
+// finishes later). Records read and not handled stay where they are; Resume
+// carries on with them, so nothing is skipped and nothing is handled
+// twice. If the process ends while paused, a restart reads them again from
+// the checkpoint. Pausing a paused Runner only waits again.
+//
+// The local programs pause on SIGUSR1 and POST /pause (see the README); in
+// Lambda the same is done by disabling the event source mapping.
+func (r *Runner) Pause(ctx context.Context) error {
+	now, _, log := r.settings()
+	g := &r.gate
+	g.mu.Lock()
+	if !g.paused {
+		g.paused, g.since, g.resume = true, now(), make(chan struct{})
+	}
+	var idle chan struct{}
+	if g.inflight > 0 {
+		if g.idle == nil {
+			g.idle = make(chan struct{})
+		}
+		idle = g.idle
+	}
+	g.mu.Unlock()
+	if idle != nil {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("stream: paused, but a handler call is still under way: %w", ctx.Err())
+		case <-idle:
+		}
+	}
+	for _, sr := range r.shardRuns() {
+		sr.writeCheckpoint()
+	}
+	log.Info("paused", "consumer", r.Consumer)
+	return nil
+}
+
+// Resume undoes Pause: reading and handler calls carry on where they
+// stopped. The time spent paused does not count toward Stuck.
+func (r *Runner) Resume() {
+	now, _, log := r.settings()
+	g := &r.gate
+	g.mu.Lock()
+	if !g.paused {
+		g.mu.Unlock()
+		return
+	}
+	g.paused = false
+	close(g.resume)
+	g.mu.Unlock()
+	t := now()
+	for _, sr := range r.shardRuns() {
+		sr.mu.Lock()
+		sr.health.lastProgress = t
+		if !sr.health.readFailingSince.IsZero() {
+			sr.health.readFailingSince = t
+		}
+		sr.mu.Unlock()
+	}
+	log.Info("resumed", "consumer", r.Consumer)
+}
+
+// Health reports the Runner's progress and whether it is stuck. It is safe
+// to call at any time, before Run too.
+func (r *Runner) Health() Health {
+	clock, stuckAfter, _ := r.settings()
+	now := clock()
+	r.gate.mu.Lock()
+	paused, since := r.gate.paused, r.gate.since
+	r.gate.mu.Unlock()
+	h := Health{Consumer: r.Consumer, StuckAfter: stuckAfter, Stats: r.Stats(), Shards: []ShardHealth{}}
+	if paused {
+		h.PausedSince = since
+	}
+	for _, sr := range r.shardRuns() {
+		h.Shards = append(h.Shards, sr.report(now, stuckAfter, paused))
+	}
+	sort.Slice(h.Shards, func(i, j int) bool { return h.Shards[i].ShardID < h.Shards[j].ShardID })
+	rank := map[string]int{Idle: 0, OK: 1, Stuck: 2}
+	h.Status = Idle
+	for _, s := range h.Shards {
+		if rank[s.Status] > rank[h.Status] {
+			h.Status, h.Reason = s.Status, s.Reason
+			if s.Status == Stuck {
+				h.Reason = "shard " + s.ShardID + ": " + s.Reason
+			}
+		}
+	}
+	r.shardMu.Lock()
+	failingSince, describeErr := r.describeFailingSince, r.describeErr
+	r.shardMu.Unlock()
+	switch {
+	case paused:
+		h.Status, h.Reason = Paused, "paused since "+since.UTC().Format(time.RFC3339)
+	case h.Status != Stuck && !failingSince.IsZero() && now.Sub(failingSince) >= stuckAfter:
+		h.Status = Stuck
+		h.Reason = fmt.Sprintf("the stream could not be described for %s: %s", now.Sub(failingSince).Round(time.Second), describeErr)
+	}
+	return h
+}
+
+// shardRuns lists the shard runs under way.
+func (r *Runner) shardRuns() []*shardRun {
+	r.shardMu.Lock()
+	defer r.shardMu.Unlock()
+	out := make([]*shardRun, 0, len(r.active))
+	for _, sr := range r.active {
+		out = append(out, sr)
+	}
+	return out
+}
+
+// now is the Runner's clock; shard runs call it only after Run set it up,
+// others through settings.
+func (r *Runner) now() time.Time { return r.Now() }
+
+// settings reads what Health, Pause and Resume need, which Run may be
+// setting up at the same time.
+func (r *Runner) settings() (now func() time.Time, stuckAfter time.Duration, log *slog.Logger) {
+	r.shardMu.Lock()
+	defer r.shardMu.Unlock()
+	now, stuckAfter, log = r.Now, r.StuckAfter, r.Logger
+	if now == nil {
+		now = time.Now
+	}
+	if stuckAfter <= 0 {
+		stuckAfter = DefaultStuckAfter
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	return now, stuckAfter, log
+}
