@@ -19,9 +19,14 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/dynastream/dynastream/internal/cooking"
 	"github.com/dynastream/dynastream/internal/ddb"
+	"github.com/dynastream/dynastream/internal/drift"
 	devents "github.com/dynastream/dynastream/internal/events"
 	"github.com/dynastream/dynastream/internal/mail"
 	"github.com/dynastream/dynastream/internal/notify"
@@ -65,6 +70,25 @@ func newSuite(t *testing.T, rate float64, duration, drain time.Duration) (uint64
 	c.programEnv = map[string][]string{"notifier": {"MAIL_SES=true", "MAIL_FROM=noreply@example.com", "SES_ENDPOINT=" + ses.srv.URL,
 		"EVENT_BUS_NAME=dynastream", "EVENTBRIDGE_ENDPOINT=" + bus.srv.URL}}
 	return seed, c, ses, bus
+}
+
+// zeroRatings reads every recipe's rating aggregate and sets it to none,
+// as before any cooking was derived.
+func zeroRatings(ctx context.Context, clients *ddb.Clients, st *store.Store) (map[string]drift.Recipe, error) {
+	f, err := st.ScanFacts(ctx, 2, nil)
+	if err != nil {
+		return nil, err
+	}
+	for id, r := range f.Recipes {
+		_, err := clients.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(st.Table), Key: store.RecipeKey(id).AV(),
+			UpdateExpression: aws.String("SET ratingCount = :z, ratingSum = :z, avgRating = :z, GSI2SK = :sk"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":z": &types.AttributeValueMemberN{Value: "0"},
+				":sk": &types.AttributeValueMemberS{Value: cooking.RatingSortKey(0, r.CreatedAt)}}})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return f.Recipes, nil
 }
 
 // suiteSeed is FAULT_SEED when set (to re-run a failure), else new.
@@ -166,6 +190,13 @@ func (v *faultVerdict) check(ctx context.Context, t *testing.T, clients *ddb.Cli
 		return err
 	}
 	st := store.New(clients.DB, table)
+	// Recipes are core items with derived fields (their rating aggregate):
+	// Reset leaves them, so zero them for the reference run and compare
+	// them after it.
+	liveRecipes, err := zeroRatings(ctx, clients, st)
+	if err != nil {
+		return err
+	}
 	st.Bookkeeping = table + "-reference"
 	if err := store.EnsureBookkeepingTable(ctx, clients.DB, st.Bookkeeping); err != nil {
 		return err
@@ -194,6 +225,13 @@ func (v *faultVerdict) check(ctx context.Context, t *testing.T, clients *ddb.Cli
 	v.derived = len(ref.([]map[string]any))
 	if diff := cmp.Diff(ref, live); diff != "" {
 		t.Errorf("derived items differ from an undisturbed run (-undisturbed +under faults):\n%s", diff)
+	}
+	refFacts, err := st.ScanFacts(ctx, 2, nil)
+	if err != nil {
+		return err
+	}
+	if diff := cmp.Diff(refFacts.Recipes, liveRecipes); diff != "" {
+		t.Errorf("recipe ratings differ from an undisturbed run (-undisturbed +under faults):\n%s", diff)
 	}
 	if v.derived == 0 {
 		t.Error("no derived items at all")

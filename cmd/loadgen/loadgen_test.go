@@ -110,5 +110,10 @@ func runOnePhase(t *testing.T, c config, limit time.Duration) (*Report, PhaseRep
 	if !strings.Contains(progress.String(), "phase 1: ") {
 		t.Errorf("no progress lines:\n%s", progress.String())
 	}
+	// The derived items drift covers equal what the core items say, faults
+	// and crashes or not.
+	if v := rep.Verify; v == nil || v.Error != "" || v.Differences != 0 || v.Scanned == 0 {
+		t.Errorf("projector verify after the run: %s", v)
+	}
 	return rep, p
 }

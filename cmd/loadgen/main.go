@@ -329,6 +329,18 @@ func run(ctx context.Context, c config, log *slog.Logger, progress io.Writer) (*
 		settle(ctx, e, admin, c.drain)
 	}
 
+	if st != nil {
+		// Last, with everything drained: the strongest end-to-end check of
+		// the projector there is.
+		defer func() {
+			if ctx.Err() != nil {
+				return
+			}
+			settle(ctx, e, admin, c.drain)
+			fmt.Fprintf(progress, "projector verify: checking the derived items against the core items\n")
+			rep.Verify = runVerify(ctx, c.bin, st.Endpoint, "load")
+		}()
+	}
 	rates := append([]float64(nil), c.rates...)
 	for i := 0; ctx.Err() == nil; i++ {
 		var rate float64

@@ -41,6 +41,9 @@ type Report struct {
 	// EMF is what the programs' metric lines said over the whole run
 	// (local stack only).
 	EMF *EMFReport `json:"emf,omitempty"`
+	// Verify is `projector verify` on the table after the run (local
+	// stack only).
+	Verify *VerifyReport `json:"verify,omitempty"`
 }
 
 // Dist is a distribution of durations.
@@ -219,6 +222,9 @@ func fms(v float64) string { return ms(time.Duration(v * float64(time.Millisecon
 func (rep *Report) print(w io.Writer) {
 	fmt.Fprintf(w, "\nmachine: %d CPUs, %s, %s; DynamoDB Local raw PutItem rate: %.0f writes/s (16 clients)\n\n",
 		rep.Machine.CPUs, rep.Machine.OS, rep.Machine.Go, rep.DynamoDBLocalWritesPerSec)
+	if rep.Verify != nil {
+		defer rep.Verify.print(w)
+	}
 	if rep.EMF != nil {
 		defer rep.EMF.print(w)
 	}

@@ -34,6 +34,14 @@ func main() {
 		quarantine(st, c, os.Args[2:])
 		return
 	}
+	if len(os.Args) > 1 && os.Args[1] == "verify" {
+		verify(st, c, os.Args[2:])
+		return
+	}
+	if len(os.Args) > 1 && os.Args[1] == "rebuild" {
+		rebuild(st, c, os.Args[2:])
+		return
+	}
 	app.EnsureBookkeeping(c, clients, log)
 	dl := app.DeadLetters(c, clients, "projector")
 	p := &projections.Projector{Store: st, Logger: log, DeadLetters: dl}
@@ -54,15 +62,13 @@ func backfill(st *store.Store, c app.Common, args []string) {
 	log, segments, ctx, stop := scanCommand(c, "backfill", args)
 	defer stop()
 	start := time.Now()
-	last := time.Time{}
+	p := newProgress(log, "backfill", itemCount(ctx, st))
 	stats, err := st.BackfillListingIndexes(ctx, *segments, func(s store.BackfillStats) {
-		if time.Since(last) >= time.Second {
-			last = time.Now()
-			log.Info("backfill progress", "scanned", s.Scanned, "listings", s.Listings, "updated", s.Updated, "unchanged", s.Unchanged)
-		}
+		p.set(s.Scanned, "listings", s.Listings, "updated", s.Updated, "unchanged", s.Unchanged)
 	})
+	r := p.finish(stats.Scanned)
 	log.Info("backfill done", "scanned", stats.Scanned, "listings", stats.Listings, "updated", stats.Updated,
-		"unchanged", stats.Unchanged, "retried", stats.Retried, "seconds", time.Since(start).Seconds())
+		"unchanged", stats.Unchanged, "retried", stats.Retried, "seconds", time.Since(start).Seconds(), "itemsPerSecond", r)
 	if err != nil {
 		app.Fatal(log, "backfill failed (it is safe to run again)", err)
 	}

@@ -58,6 +58,22 @@ type Change struct {
 	Old, New map[string]any
 }
 
+// AttrRebuild is the attribute `projector rebuild` sets, to its run's id,
+// on every item it writes (unless asked to announce its repairs).
+const AttrRebuild = "rebuiltBy"
+
+// Rebuilt reports whether the change was written by a rebuild: its new
+// image carries a rebuild run id its old image did not. Later changes of
+// the same item keep the attribute as it was, so they are news again.
+func Rebuilt(c Change) bool {
+	id, ok := c.New[AttrRebuild].(string)
+	if !ok || id == "" {
+		return false
+	}
+	old, _ := c.Old[AttrRebuild].(string)
+	return id != old
+}
+
 // mapper turns one item type's change into event data, in order.
 type mapper func(c Change) ([]any, error)
 
@@ -89,9 +105,12 @@ func Announced() []string {
 // Map returns the events a change means, in order. IDs are the record's
 // eventID plus the event's index, so a redelivered record yields the same
 // IDs and consumers can dedupe.
+//
+// A change written by `projector rebuild` (Rebuilt) means none: a repair is
+// not news.
 func Map(c Change) ([]Event, error) {
 	m := mappers[c.ItemType]
-	if m == nil {
+	if m == nil || Rebuilt(c) {
 		return nil, nil
 	}
 	datas, err := m(c)

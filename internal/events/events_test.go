@@ -115,6 +115,10 @@ func TestMap(t *testing.T) {
 		{"profile without e-mail", change("UserProfile", events.Insert, nil, map[string]any{"userId": "bob", "name": "Bob", "email": "bob@example.com"}), []string{"ProfileUpdated"}, []string{`"name":"Bob"`}},
 		{"snapshot rewritten by a replay", change("CombinedCriteria", events.Modify, map[string]any{}, map[string]any{}), nil, nil},
 		{"idempotency record", change("IdempotencyRecord", events.Insert, nil, map[string]any{}), nil, nil},
+		{"rating repaired by a rebuild", change("Recipe", events.Modify, recipe(2, 7, ""), recipe(3, 10, "run-1")), nil, nil},
+		{"rating repaired again by another rebuild", change("Recipe", events.Modify, recipe(2, 7, "run-1"), recipe(3, 10, "run-2")), nil, nil},
+		{"rating changed after a rebuild", change("Recipe", events.Modify, recipe(3, 10, "run-1"), recipe(4, 15, "run-1")), []string{"RecipeRatingChanged"}, []string{`"ratingCount":4`}},
+		{"rating repaired by a rebuild that announces", change("Recipe", events.Modify, recipe(2, 7, "run-1"), recipe(3, 10, "")), []string{"RecipeRatingChanged"}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			evs, err := events.Map(tc.c)
@@ -140,6 +144,17 @@ func TestMap(t *testing.T) {
 			}
 		})
 	}
+}
+
+// recipe is a recipe's image with its rating aggregate and the rebuild
+// run that wrote it ("": none).
+func recipe(count, sum int, rebuild string) map[string]any {
+	m := map[string]any{"recipeId": "r1", "authorId": "alice", "title": "Pho", "method": "boil", "createdAt": "2026-03-01T00:00:00.000Z",
+		"updatedAt": "2026-03-01T00:00:00.000Z", "ratingCount": float64(count), "ratingSum": float64(sum), "avgRating": float64(sum) / float64(count)}
+	if rebuild != "" {
+		m[events.AttrRebuild] = rebuild
+	}
+	return m
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }

@@ -276,6 +276,7 @@ func TestCookingReplayExactCounts(t *testing.T) {
 	if dups == 0 || failures == 0 {
 		t.Fatalf("schedules exercised %d duplicate runs and %d injected failures; want both > 0", dups, failures)
 	}
+	assertNoDrift(t, st) // the last schedule's derived items, checked by drift's own computation
 
 	// The direct computation, from the final core items.
 	var histories []cooking.History

@@ -73,4 +73,5 @@ func TestReactionCountsExact(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Fatalf("counts (-want +got):\n%s", diff)
 	}
+	assertNoDrift(t, st) // and drift's own count agrees
 }

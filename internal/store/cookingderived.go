@@ -236,12 +236,10 @@ func (s *Store) tryApplyCooking(ctx context.Context, recipeID string, deltas []C
 				items = append(items, types.TransactWriteItem{Delete: &types.Delete{TableName: &s.Table, Key: k.AV()}})
 				continue
 			}
-			it, err := marshal(head{Key: k, ItemType: TypeRecentCooking, Derived: true}, *r)
+			it, err := recentItem(recipeID, *r)
 			if err != nil {
 				return out, err
 			}
-			it["GSI3PK"] = &types.AttributeValueMemberS{Value: prefixRecent + cooking.Month(r.CookDate)}
-			it["GSI3SK"] = &types.AttributeValueMemberS{Value: r.CookDate + "#" + r.HistoryID}
 			items = append(items, put(s.Table, it, ""))
 		}
 	}
@@ -254,16 +252,7 @@ func (s *Store) tryApplyCooking(ctx context.Context, recipeID string, deltas []C
 	// would name the same key twice: keep the last.
 	items = lastPerKey(items)
 	if after != before {
-		items = append(items, types.TransactWriteItem{Update: &types.Update{
-			TableName: &s.Table, Key: RecipeKey(recipeID).AV(),
-			UpdateExpression:    aws.String("SET ratingCount = :c, ratingSum = :s, avgRating = :a, GSI2SK = :sk"),
-			ConditionExpression: aws.String("attribute_exists(PK) AND ratingCount = :oc AND ratingSum = :os"),
-			ExpressionAttributeValues: map[string]types.AttributeValue{
-				":c": num(after.RatingCount), ":s": num(after.RatingSum), ":a": &types.AttributeValueMemberN{Value: strconv.FormatFloat(after.AvgRating, 'f', -1, 64)},
-				":sk": &types.AttributeValueMemberS{Value: cooking.RatingSortKey(after.AvgRating, recipe.CreatedAt)},
-				":oc": num(before.RatingCount), ":os": num(before.RatingSum),
-			},
-		}})
+		items = append(items, types.TransactWriteItem{Update: s.ratingUpdate(recipeID, recipe.CreatedAt, before, after, false)})
 	} else {
 		items = append(items, s.recipeExists(recipeID))
 	}
@@ -282,6 +271,37 @@ func (s *Store) tryApplyCooking(ctx context.Context, recipeID string, deltas []C
 		return out, fmt.Errorf("store: apply cooking counts of recipe %s: %w", recipeID, err)
 	}
 	return out, nil
+}
+
+// ratingUpdate sets a recipe's rating aggregate and GSI2 sort key to
+// after, on the condition that it is before; absent counts may stand for 0
+// when lenient (recipes written before the aggregate existed).
+func (s *Store) ratingUpdate(recipeID, createdAt string, before, after cooking.Rating, lenient bool) *types.Update {
+	cond := "attribute_exists(PK) AND ratingCount = :oc AND ratingSum = :os"
+	if lenient && before.RatingCount == 0 && before.RatingSum == 0 {
+		cond = "attribute_exists(PK) AND (attribute_not_exists(ratingCount) OR ratingCount = :oc) AND (attribute_not_exists(ratingSum) OR ratingSum = :os)"
+	}
+	return &types.Update{
+		TableName: &s.Table, Key: RecipeKey(recipeID).AV(),
+		UpdateExpression:    aws.String("SET ratingCount = :c, ratingSum = :s, avgRating = :a, GSI2SK = :sk"),
+		ConditionExpression: aws.String(cond),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":c": num(after.RatingCount), ":s": num(after.RatingSum), ":a": &types.AttributeValueMemberN{Value: strconv.FormatFloat(after.AvgRating, 'f', -1, 64)},
+			":sk": &types.AttributeValueMemberS{Value: cooking.RatingSortKey(after.AvgRating, createdAt)},
+			":oc": num(before.RatingCount), ":os": num(before.RatingSum),
+		},
+	}
+}
+
+// recentItem is a RecentCooking item of recipeID, on GSI3 RECENT#<yyyy-mm>.
+func recentItem(recipeID string, r RecentCooking) (map[string]types.AttributeValue, error) {
+	it, err := marshal(head{Key: RecentKey(recipeID, r.CookDate, r.HistoryID), ItemType: TypeRecentCooking, Derived: true}, r)
+	if err != nil {
+		return nil, err
+	}
+	it["GSI3PK"] = &types.AttributeValueMemberS{Value: prefixRecent + cooking.Month(r.CookDate)}
+	it["GSI3SK"] = &types.AttributeValueMemberS{Value: r.CookDate + "#" + r.HistoryID}
+	return it, nil
 }
 
 // trendingWrite moves a week's trending item from old to count: written

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/dynastream/dynastream/internal/collab"
+	"github.com/dynastream/dynastream/internal/cooking"
+	"github.com/dynastream/dynastream/internal/ddbtest"
+	"github.com/dynastream/dynastream/internal/projections"
+	"github.com/dynastream/dynastream/internal/store"
+	"github.com/dynastream/dynastream/replay"
+)
+
+func TestMain(m *testing.M) { ddbtest.Main(m) }
+
+// run runs the built projector with args against table; it returns the
+// standard output, the standard error and the exit status.
+func run(t *testing.T, bin, table string, args ...string) (string, string, int) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), "DYNAMODB_TABLE_NAME="+table, "DYNAMODB_ENDPOINT="+ddbtest.Endpoint(), "AWS_LAMBDA_RUNTIME_API=")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		t.Fatal(err)
+	}
+	return out.String(), errb.String(), cmd.ProcessState.ExitCode()
+}
+
+// TestVerifyAndRebuild runs `projector verify` and `projector rebuild` as
+// built on a table the projector derived: no differences; then a corrupted
+// count, a deleted trending item and a stray recent item are each
+// reported (exit 1), rebuild repairs them, and verify reports 0 again.
+func TestVerifyAndRebuild(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "projector")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	c, table, arn := ddbtest.Table(t)
+	st := store.New(c.DB, table)
+	ctx := context.Background()
+	at := time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
+	ts := func() string { at = at.Add(time.Second); return store.Timestamp(at) }
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(st.CreateRecipe(ctx, cooking.Recipe{RecipeID: "r1", AuthorID: "alice", Title: "Pho", Method: "boil", Steps: []string{"boil"}, Servings: 2,
+		Ingredients: []cooking.RecipeIngredient{{IngredientID: "i1", Quantity: 1, Unit: "g"}}, CreatedAt: ts(), UpdatedAt: ts()}))
+	for i, u := range []string{"bob", "carol", "dave"} {
+		when := ts()
+		must(st.RecordCooking(ctx, cooking.History{UserID: u, HistoryID: fmt.Sprintf("h%d", i), RecipeID: "r1", RecipeTitle: "Pho",
+			CookDate: fmt.Sprintf("2026-01-0%dT12:00:00Z", 5+i), Rating: 3 + i%2, CreatedAt: when, UpdatedAt: when}))
+	}
+	must(st.CreateResource(ctx, collab.Resource{ResourceType: collab.Quest, ResourceID: "q1", Title: "t", OwnerID: "alice", CreatedAt: ts()}))
+	for _, u := range []string{"alice", "bob"} {
+		_, err := st.AddReaction(ctx, collab.Reaction{CommentID: "c1", ResourceType: collab.Quest, ResourceID: "q1", UserID: u, Emoji: "👍", CreatedAt: ts()})
+		must(err)
+	}
+	ev, err := replay.Capture(ctx, c.Streams, arn)
+	must(err)
+	p := &projections.Projector{Store: st}
+	for batch := range slices.Chunk(ev.Records, 50) {
+		resp, err := p.Handle(ctx, events.DynamoDBEvent{Records: batch})
+		if err != nil || len(resp.BatchItemFailures) > 0 {
+			t.Fatalf("projector: %v %+v", err, resp)
+		}
+	}
+
+	out, logs, code := run(t, bin, table, "verify", "-recheck", "0")
+	if code != 0 || !strings.HasPrefix(out, "0 difference(s) in ") {
+		t.Fatalf("verify of a derived table: %d\n%s\n%s", code, out, logs)
+	}
+
+	n := &types.AttributeValueMemberN{Value: "7"}
+	_, err = c.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(table), Key: store.CountsKey("c1").AV(),
+		UpdateExpression: aws.String("SET counts.#e = :n"), ExpressionAttributeNames: map[string]string{"#e": "👍"}, ExpressionAttributeValues: map[string]types.AttributeValue{":n": n}})
+	must(err)
+	_, err = c.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(table), Key: store.TrendingKey("r1", "2026-W02").AV()})
+	must(err)
+	stray := map[string]types.AttributeValue{}
+	for k, v := range store.RecentKey("r1", "2026-01-09T12:00:00Z", "h9").AV() {
+		stray[k] = v
+	}
+	for k, v := range map[string]string{"itemType": store.TypeRecentCooking, "recipeId": "r1", "historyId": "h9", "userId": "eve", "cookDate": "2026-01-09T12:00:00Z", "recipeTitle": "Pho"} {
+		stray[k] = &types.AttributeValueMemberS{Value: v}
+	}
+	_, err = c.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: stray})
+	must(err)
+
+	out, logs, code = run(t, bin, table, "verify", "-recheck", "100ms")
+	want := []string{
+		"reaction counts: 1 difference(s)",
+		"  comment c1: want 👍 2, got 👍 7",
+		"trending: 1 difference(s)",
+		"  recipe r1 week 2026-W02: want 3, got absent",
+		"recent cooking: 1 difference(s)",
+		`  recipe r1 history h9: want absent, got user eve cooked "Pho" at 2026-01-09T12:00:00Z`,
+	}
+	if code != 1 || !strings.HasPrefix(out, strings.Join(want, "\n")+"\n3 difference(s) in ") {
+		t.Fatalf("verify of a corrupted table: exit %d\n%s\nwant\n%s\n%s", code, out, strings.Join(want, "\n"), logs)
+	}
+	if !strings.Contains(logs, `"msg":"rescan done"`) {
+		t.Errorf("no recheck in the log:\n%s", logs)
+	}
+	out, logs, code = run(t, bin, table, "rebuild", "-dry-run", "-recheck", "0")
+	if code != 1 || !strings.Contains(out, "3 difference(s)") || !strings.Contains(out, "nothing written (-dry-run)") {
+		t.Fatalf("rebuild -dry-run: exit %d\n%s\n%s", code, out, logs)
+	}
+	out, logs, code = run(t, bin, table, "rebuild", "-recheck", "0", "-json")
+	if code != 0 || !strings.Contains(out, `"kind":"trending","key":"recipe r1 week 2026-W02","want":"3","got":"absent"`) || !strings.Contains(out, ": 3 repaired (") {
+		t.Fatalf("rebuild: exit %d\n%s\n%s", code, out, logs)
+	}
+	if out, logs, code := run(t, bin, table, "verify"); code != 0 || !strings.HasPrefix(out, "0 difference(s) in ") {
+		t.Fatalf("verify after the rebuild: %d\n%s\n%s", code, out, logs)
+	}
+	if _, logs, code := run(t, bin, table, "verify", "-segments", "0"); code != 1 || !strings.Contains(logs, "-segments 0: want 1..1000") {
+		t.Errorf("bad flag: %d %s", code, logs)
+	}
+}

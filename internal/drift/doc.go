@@ -1,0 +1,26 @@
+// Package drift says how the derived items of the table differ from what
+// its core items say they must be: `projector verify` prints the
+// differences, `projector rebuild` writes the repairs.
+//
+// Check is pure: a function of the facts a scan of the table read (Facts)
+// and of nothing else, so the same facts always give the same differences
+// and the same repairs. It covers the derived items that are functions of
+// the current core state:
+//   - reaction counts: a comment's COUNTS by emoji equal its Reaction items;
+//   - recipe ratings: a recipe's ratingCount, ratingSum, avgRating and GSI2
+//     sort key equal the ratings of its cooking history entries;
+//   - trending: a recipe's count for an ISO week equals its history entries
+//     cooked that week (no item at 0);
+//   - recent cookings: one RecentCooking per history entry of an existing
+//     recipe, with the entry's fields, and none without an entry.
+//
+// Not covered (they are not functions of the core items alone): the rooms'
+// combined criteria and compatibility versions and their activity feed
+// (activity ids come from the stream records' eventIDs, which the table
+// does not keep), notifications and suggestions (functions of time).
+//
+// A difference can also be a change the projector has not handled yet: a
+// scan of a table that is being written sees changes still in the stream.
+// Callers re-check differences after a pause (Recheck) and repair only with
+// the projector caught up (see cmd/projector).
+package drift

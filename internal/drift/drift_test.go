@@ -1,0 +1,92 @@
+package drift_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/dynastream/dynastream/internal/cooking"
+	"github.com/dynastream/dynastream/internal/drift"
+)
+
+func facts() *drift.Facts {
+	f := drift.NewFacts()
+	f.Reactions["c1"] = map[string]int{"👍": 2}
+	f.Counts["c1"] = map[string]int{"👍": 2, "🎉": 0} // a zero entry is no difference
+	f.Recipes["r1"] = drift.Recipe{RecipeID: "r1", CreatedAt: "2026-01-01T00:00:00.000Z",
+		Rating: cooking.Rating{RatingCount: 2, RatingSum: 7, AvgRating: 3.5}, SortKey: "RATING#3.50#2026-01-01T00:00:00.000Z"}
+	f.Histories = []cooking.History{
+		{UserID: "u1", HistoryID: "h1", RecipeID: "r1", RecipeTitle: "Pho", CookDate: "2026-01-05T12:00:00Z", Rating: 3},
+		{UserID: "u2", HistoryID: "h2", RecipeID: "r1", RecipeTitle: "Pho", CookDate: "2026-01-06T12:00:00Z", Rating: 4},
+		{UserID: "u3", HistoryID: "h3", RecipeID: "gone", RecipeTitle: "Deleted", CookDate: "2026-01-06T12:00:00Z", Rating: 5},
+	}
+	f.Recents = []drift.Recent{
+		{RecipeID: "r1", HistoryID: "h1", UserID: "u1", CookDate: "2026-01-05T12:00:00Z", Title: "Pho"},
+		{RecipeID: "r1", HistoryID: "h2", UserID: "u2", CookDate: "2026-01-06T12:00:00Z", Title: "Pho"},
+	}
+	f.Trending[drift.RecipeWeek{RecipeID: "r1", Week: "2026-W02"}] = 2
+	return f
+}
+
+func TestCheckAgrees(t *testing.T) {
+	if diffs := drift.Check(facts()); len(diffs) != 0 {
+		t.Fatalf("consistent facts: %+v", diffs)
+	}
+	if diffs := drift.Check(drift.NewFacts()); len(diffs) != 0 {
+		t.Fatalf("empty facts: %+v", diffs)
+	}
+}
+
+func TestCheckFindsEachKind(t *testing.T) {
+	for name, tc := range map[string]struct {
+		corrupt func(*drift.Facts)
+		want    string
+	}{
+		"count off":        {func(f *drift.Facts) { f.Counts["c1"]["👍"] = 3 }, "reaction counts|comment c1|👍 2|👍 3"},
+		"counts missing":   {func(f *drift.Facts) { delete(f.Counts, "c1") }, "reaction counts|comment c1|👍 2|absent"},
+		"counts stray":     {func(f *drift.Facts) { f.Counts["c9"] = map[string]int{"👍": 1} }, "reaction counts|comment c9|none|👍 1"},
+		"rating sum":       {func(f *drift.Facts) { r := f.Recipes["r1"]; r.Rating.RatingSum = 8; f.Recipes["r1"] = r }, "recipe rating|recipe r1|2 ratings, sum 7, average 3.50, GSI2SK RATING#3.50#2026-01-01T00:00:00.000Z|2 ratings, sum 8, average 3.50, GSI2SK RATING#3.50#2026-01-01T00:00:00.000Z"},
+		"sort key":         {func(f *drift.Facts) { r := f.Recipes["r1"]; r.SortKey = "RATING#0.00#x"; f.Recipes["r1"] = r }, "recipe rating|recipe r1|2 ratings, sum 7, average 3.50, GSI2SK RATING#3.50#2026-01-01T00:00:00.000Z|2 ratings, sum 7, average 3.50, GSI2SK RATING#0.00#x"},
+		"trending off":     {func(f *drift.Facts) { f.Trending[drift.RecipeWeek{"r1", "2026-W02"}] = 1 }, "trending|recipe r1 week 2026-W02|2|1"},
+		"trending stray":   {func(f *drift.Facts) { f.Trending[drift.RecipeWeek{"gone", "2026-W02"}] = 1 }, "trending|recipe gone week 2026-W02|absent|1"},
+		"recent missing":   {func(f *drift.Facts) { f.Recents = f.Recents[:1] }, "recent cooking|recipe r1 history h2|user u2 cooked \"Pho\" at 2026-01-06T12:00:00Z|absent"},
+		"recent different": {func(f *drift.Facts) { f.Recents[1].Title = "Soup" }, "recent cooking|recipe r1 history h2|user u2 cooked \"Pho\" at 2026-01-06T12:00:00Z|user u2 cooked \"Soup\" at 2026-01-06T12:00:00Z"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := facts()
+			tc.corrupt(f)
+			var got []string
+			for _, d := range drift.Check(f) {
+				got = append(got, fmt.Sprintf("%s|%s|%s|%s", d.Kind, d.Key, d.Want, d.Got))
+			}
+			if diff := cmp.Diff([]string{tc.want}, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestRecheckAndSummarize(t *testing.T) {
+	a := []drift.Difference{{Kind: drift.KindTrending, Key: "x"}, {Kind: drift.KindTrending, Key: "y"}}
+	b := []drift.Difference{{Kind: drift.KindTrending, Key: "y", Got: "later"}, {Kind: drift.KindRecentCooking, Key: "z"}}
+	if got := drift.Recheck(a, b); len(got) != 1 || got[0].Key != "y" || got[0].Got != "later" {
+		t.Errorf("Recheck: %+v", got)
+	}
+	s := drift.Summarize(append(a, b...), 1)
+	if len(s) != 2 || s[0].Kind != drift.KindTrending || s[0].Count != 3 || len(s[0].Examples) != 1 || s[1].Kind != drift.KindRecentCooking || s[1].Count != 1 {
+		t.Errorf("Summarize: %+v", s)
+	}
+}
+
+// Check says what the stored derived items must be.
+func ExampleCheck() {
+	f := drift.NewFacts()
+	f.Reactions["c1"] = map[string]int{"👍": 2}
+	f.Counts["c1"] = map[string]int{"👍": 3}
+	for _, d := range drift.Check(f) {
+		fmt.Printf("%s %s: want %s, got %s\n", d.Kind, d.Key, d.Want, d.Got)
+	}
+	// Output:
+	// reaction counts comment c1: want 👍 2, got 👍 3
+}

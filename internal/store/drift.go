@@ -1,0 +1,243 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/dynastream/dynastream/internal/collab"
+	"github.com/dynastream/dynastream/internal/cooking"
+	"github.com/dynastream/dynastream/internal/drift"
+	"github.com/dynastream/dynastream/internal/events"
+)
+
+// ScanFacts reads the whole table with a consistent parallel Scan
+// (segments) and collects what drift.Check compares: reactions and their
+// counts, recipes, cooking history entries, recent and trending items.
+// Items that cannot be decoded are left out (`projector quarantine` lists
+// them). scanned, when set, is called with the items read so far, from one
+// goroutine at a time.
+func (s *Store) ScanFacts(ctx context.Context, segments int, scanned func(int64)) (*drift.Facts, error) {
+	segments = max(segments, 1)
+	facts := make([]*drift.Facts, segments)
+	var total atomic.Int64
+	var mu sync.Mutex
+	errc := make(chan error, segments)
+	for seg := range segments {
+		f := drift.NewFacts()
+		facts[seg] = f
+		go func() {
+			in := &dynamodb.ScanInput{TableName: aws.String(s.Table), ConsistentRead: aws.Bool(true),
+				Segment: aws.Int32(int32(seg)), TotalSegments: aws.Int32(int32(segments))}
+			p := dynamodb.NewScanPaginator(s.DB, in)
+			for p.HasMorePages() {
+				out, err := p.NextPage(ctx)
+				if err != nil {
+					errc <- fmt.Errorf("store: scan segment %d: %w", seg, err)
+					return
+				}
+				for _, it := range out.Items {
+					addFact(f, it)
+				}
+				f.Scanned += int64(len(out.Items))
+				n := total.Add(int64(len(out.Items)))
+				if scanned != nil {
+					mu.Lock()
+					scanned(n)
+					mu.Unlock()
+				}
+			}
+			errc <- nil
+		}()
+	}
+	var first error
+	for range segments {
+		if err := <-errc; err != nil && first == nil {
+			first = err
+		}
+	}
+	if first != nil {
+		return nil, first
+	}
+	out := drift.NewFacts()
+	for _, f := range facts {
+		out.Merge(f)
+	}
+	return out, nil
+}
+
+// addFact adds one scanned item to f when it is one drift compares.
+func addFact(f *drift.Facts, it map[string]types.AttributeValue) {
+	k := itemKey(it)
+	switch itemTypeOf(it) {
+	case TypeReaction:
+		var r collab.Reaction
+		if attributevalue.UnmarshalMap(it, &r) == nil && r.CommentID != "" {
+			if f.Reactions[r.CommentID] == nil {
+				f.Reactions[r.CommentID] = map[string]int{}
+			}
+			f.Reactions[r.CommentID][r.Emoji]++
+		}
+	case TypeReactionCounts:
+		var c countsItem
+		if attributevalue.UnmarshalMap(it, &c) == nil && strings.HasPrefix(k.PK, "COMMENT#") && k.SK == "COUNTS" {
+			f.Counts[strings.TrimPrefix(k.PK, "COMMENT#")] = c.Counts
+		}
+	case TypeRecipe:
+		var r cooking.Recipe
+		if attributevalue.UnmarshalMap(it, &r) == nil && k.SK == "METADATA" {
+			sk, _ := it["GSI2SK"].(*types.AttributeValueMemberS)
+			d := drift.Recipe{RecipeID: r.RecipeID, CreatedAt: r.CreatedAt, Rating: r.Rating}
+			if sk != nil {
+				d.SortKey = sk.Value
+			}
+			f.Recipes[r.RecipeID] = d
+		}
+	case TypeCookingHistory:
+		var h cooking.History
+		if attributevalue.UnmarshalMap(it, &h) == nil {
+			f.Histories = append(f.Histories, h)
+		}
+	case TypeRecentCooking:
+		var r RecentCooking
+		if attributevalue.UnmarshalMap(it, &r) == nil {
+			f.Recents = append(f.Recents, drift.Recent{RecipeID: r.RecipeID, HistoryID: r.HistoryID, UserID: r.UserID, CookDate: r.CookDate, Title: r.Title})
+		}
+	case TypeTrending:
+		var t Trending
+		if attributevalue.UnmarshalMap(it, &t) == nil {
+			f.Trending[drift.RecipeWeek{RecipeID: t.RecipeID, Week: t.Week}] = t.Count
+		}
+	}
+}
+
+// ErrChangedMeanwhile is what Repair says of a difference whose item
+// changed after the scan read it: it was left as it is; scan again.
+var ErrChangedMeanwhile = errors.New("store: the derived item changed after the scan read it")
+
+// Repair writes what one difference says the derived item must be, on the
+// condition that it still is what the scan read (ErrChangedMeanwhile when
+// not): a comment's counts, a recipe's rating aggregate and GSI2 sort key,
+// a week's trending count (its item deleted at 0), a recent-cooking item
+// (put, or deleted when stray). Derived items only: it never writes a core
+// item but a recipe's derived fields, and every derived item it writes
+// carries derived = true, so the projector ignores the records it causes.
+//
+// Every item it writes carries run in its rebuild attribute
+// (events.AttrRebuild), which tells the notifier that the change is a
+// repair and no news: it announces nothing. With run "" the attribute is
+// removed instead, and the notifier announces the repairs as it would the
+// changes (a recipe's RecipeRatingChanged).
+func (s *Store) Repair(ctx context.Context, d drift.Difference, run string) error {
+	var err error
+	switch d.Kind {
+	case drift.KindReactionCounts:
+		err = s.repairCounts(ctx, d.CommentID, d.Counts, d.OldCounts, run)
+	case drift.KindRecipeRating:
+		err = s.repairRating(ctx, *d.Recipe, *d.OldRating, run)
+	case drift.KindTrending:
+		w := s.trendingWrite(d.Week.RecipeID, d.Week.Week, d.OldCount, d.Count)
+		if w.Put != nil && run != "" {
+			w.Put.Item[events.AttrRebuild] = &types.AttributeValueMemberS{Value: run}
+		}
+		_, err = s.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{w}})
+	case drift.KindRecentCooking:
+		if d.Stray {
+			_, err = s.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(s.Table), Key: RecentKey(d.Recent.RecipeID, d.Recent.CookDate, d.Recent.HistoryID).AV()})
+			break
+		}
+		var it map[string]types.AttributeValue
+		if it, err = recentItem(d.Recent.RecipeID, RecentCooking{RecipeID: d.Recent.RecipeID, HistoryID: d.Recent.HistoryID,
+			UserID: d.Recent.UserID, CookDate: d.Recent.CookDate, Title: d.Recent.Title}); err == nil {
+			if run != "" {
+				it[events.AttrRebuild] = &types.AttributeValueMemberS{Value: run}
+			}
+			_, err = s.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.Table), Item: it})
+		}
+	default:
+		return fmt.Errorf("store: repair: unknown kind %q", d.Kind)
+	}
+	var cfe *types.ConditionalCheckFailedException
+	if errors.As(err, &cfe) || cancelReasons(err) != nil {
+		return fmt.Errorf("%w: %s", ErrChangedMeanwhile, d.Key)
+	}
+	if err != nil {
+		return fmt.Errorf("store: repair %s %s: %w", d.Kind, d.Key, err)
+	}
+	return nil
+}
+
+// repairCounts sets a comment's counts to want if they are still old
+// (every entry, and no other: size(counts)); with want empty it deletes
+// the item (an empty map is never written).
+func (s *Store) repairCounts(ctx context.Context, commentID string, want, old map[string]int, run string) error {
+	names := map[string]string{}
+	vals := map[string]types.AttributeValue{}
+	cond := "attribute_not_exists(PK)"
+	if old != nil {
+		conds := []string{"size(counts) = :n"}
+		vals[":n"] = num(len(old))
+		for i, e := range slices.Sorted(maps.Keys(old)) {
+			n, v := "#o"+strconv.Itoa(i), ":o"+strconv.Itoa(i)
+			names[n], vals[v] = e, num(old[e])
+			conds = append(conds, "counts."+n+" = "+v)
+		}
+		cond = strings.Join(conds, " AND ")
+	}
+	key := CountsKey(commentID).AV()
+	if len(want) == 0 {
+		if old == nil {
+			return nil
+		}
+		_, err := s.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(s.Table), Key: key,
+			ConditionExpression: aws.String(cond), ExpressionAttributeNames: names, ExpressionAttributeValues: vals})
+		return err
+	}
+	m := map[string]types.AttributeValue{}
+	for e, n := range want {
+		m[e] = num(n)
+	}
+	vals[":c"] = &types.AttributeValueMemberM{Value: m}
+	vals[":t"] = &types.AttributeValueMemberS{Value: TypeReactionCounts}
+	vals[":true"] = &types.AttributeValueMemberBOOL{Value: true}
+	vals[":id"] = &types.AttributeValueMemberS{Value: commentID}
+	set := "SET counts = :c, itemType = :t, derived = :true, commentId = :id" + rebuildClause(run, vals)
+	if len(names) == 0 {
+		names = nil
+	}
+	_, err := s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(s.Table), Key: key,
+		UpdateExpression:    aws.String(set),
+		ConditionExpression: aws.String(cond), ExpressionAttributeNames: names, ExpressionAttributeValues: vals})
+	return err
+}
+
+// repairRating sets a recipe's rating aggregate and GSI2 sort key if its
+// aggregate is still old.
+func (s *Store) repairRating(ctx context.Context, r drift.Recipe, old cooking.Rating, run string) error {
+	u := s.ratingUpdate(r.RecipeID, r.CreatedAt, old, r.Rating, true)
+	expr := aws.ToString(u.UpdateExpression) + rebuildClause(run, u.ExpressionAttributeValues)
+	_, err := s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: u.TableName, Key: u.Key, UpdateExpression: aws.String(expr),
+		ConditionExpression: u.ConditionExpression, ExpressionAttributeValues: u.ExpressionAttributeValues})
+	return err
+}
+
+// rebuildClause is the end of a SET that marks the item with the rebuild
+// run (its value added to vals), or, with no run, the REMOVE of the mark.
+func rebuildClause(run string, vals map[string]types.AttributeValue) string {
+	if run == "" {
+		return " REMOVE " + events.AttrRebuild
+	}
+	vals[":rebuild"] = &types.AttributeValueMemberS{Value: run}
+	return ", " + events.AttrRebuild + " = :rebuild"
+}
