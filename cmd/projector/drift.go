@@ -18,6 +18,7 @@ import (
 
 	"github.com/dynastream/dynastream/cmd/internal/app"
 	"github.com/dynastream/dynastream/internal/drift"
+	"github.com/dynastream/dynastream/internal/projections"
 	"github.com/dynastream/dynastream/internal/store"
 )
 
@@ -69,6 +70,7 @@ func find(ctx context.Context, log *slog.Logger, st *store.Store, o driftOptions
 		if err != nil {
 			return nil, 0, err
 		}
+		f.Snapshot = projections.Snapshot
 		return f, p.finish(f.Scanned), nil
 	}
 	f, r, err := scan("scanning")

@@ -71,7 +71,13 @@ func Classify(err error, throttleCodes, permanentCodes map[string]bool) Class {
 	// 0 when no response arrived (transport error, handled below).
 	var re *smithyhttp.ResponseError
 	if errors.As(err, &re) && re.HTTPStatusCode() != 0 {
-		if st := re.HTTPStatusCode(); st == http.StatusTooManyRequests || st >= 500 {
+		st := re.HTTPStatusCode()
+		switch {
+		case st == http.StatusTooManyRequests || st >= 500:
+			return Retryable
+		case st < 300 && lostInTransit(err):
+			// A success whose body was cut off on the way (the connection
+			// dropped while it was read): the answer is lost, not wrong.
 			return Retryable
 		}
 		return Fatal
@@ -87,6 +93,12 @@ func Classify(err error, throttleCodes, permanentCodes map[string]bool) Class {
 		return Retryable
 	}
 	return Fatal
+}
+
+// lostInTransit reports a transport failure in err's chain.
+func lostInTransit(err error) bool {
+	var netErr net.Error
+	return errors.As(err, &netErr) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed)
 }
 
 // Code returns the error code of the smithy.APIError in err's chain, ""

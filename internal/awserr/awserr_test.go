@@ -65,6 +65,9 @@ func TestClassify(t *testing.T) {
 		{"no response: status 0, transport error", response(0, &smithyhttp.RequestSendError{Err: refused}), nil, awserr.Retryable},
 		{"unexpected EOF", fmt.Errorf("read: %w", io.ErrUnexpectedEOF), nil, awserr.Retryable},
 		{"wrapped 500", fmt.Errorf("put: %w", response(502, apiErr("", smithy.FaultUnknown))), nil, awserr.Retryable},
+		{"200 whose body was cut off", response(200, &smithy.DeserializationError{Err: &net.OpError{Op: "read", Net: "tcp", Err: net.ErrClosed}}), nil, awserr.Retryable},
+		{"200 whose body ended early", response(200, &smithy.DeserializationError{Err: io.ErrUnexpectedEOF}), nil, awserr.Retryable},
+		{"200 whose body is not JSON", response(200, &smithy.DeserializationError{Err: errors.New("invalid character")}), nil, awserr.Fatal},
 		{"anything else", errors.New("boom"), nil, awserr.Fatal},
 	}
 	for _, tt := range tests {

@@ -12,12 +12,18 @@
 //   - trending: a recipe's count for an ISO week equals its history entries
 //     cooked that week (no item at 0);
 //   - recent cookings: one RecentCooking per history entry of an existing
-//     recipe, with the entry's fields, and none without an entry.
+//     recipe, with the entry's fields, and none without an entry;
+//   - rooms (with Facts.Snapshot set): each room's newest combined
+//     criteria and compatibility equal what the room derives now from its
+//     current members' latest criteria (older versions are history: the
+//     state they were derived from is not all in the core items any more,
+//     a member who left is gone); a deleted room's partition and the
+//     UserRoom items naming it are empty (its cascade is complete).
 //
 // Not covered (they are not functions of the core items alone): the rooms'
-// combined criteria and compatibility versions and their activity feed
-// (activity ids come from the stream records' eventIDs, which the table
-// does not keep), notifications and suggestions (functions of time).
+// older versions and their activity feed (activity ids come from the
+// stream records' eventIDs, which the table does not keep), notifications
+// and suggestions (functions of time).
 //
 // A difference can also be a change the projector has not handled yet: a
 // scan of a table that is being written sees changes still in the stream.

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/dynastream/dynastream/internal/cooking"
+	"github.com/dynastream/dynastream/internal/room"
 )
 
 // Kinds of derived items Check compares.
@@ -19,7 +20,7 @@ const (
 )
 
 // Kinds lists them in report order.
-var Kinds = []string{KindReactionCounts, KindRecipeRating, KindTrending, KindRecentCooking}
+var Kinds = []string{KindReactionCounts, KindRecipeRating, KindTrending, KindRecentCooking, KindRoomCombined, KindRoomCompatibility, KindRoomCascade}
 
 // Recipe is what a recipe item holds of its derived rating.
 type Recipe struct {
@@ -54,6 +55,11 @@ type Facts struct {
 	// Trending counts.
 	Recents  []Recent
 	Trending map[RecipeWeek]int
+	// Rooms are the search rooms by id (room.go).
+	Rooms map[string]*Room
+	// Snapshot is the rooms' derivation (projections.Snapshot); without it
+	// rooms are not compared.
+	Snapshot SnapshotFunc
 	// Scanned counts the items read.
 	Scanned int64
 }
@@ -61,7 +67,7 @@ type Facts struct {
 // NewFacts returns empty Facts ready to be filled.
 func NewFacts() *Facts {
 	return &Facts{Reactions: map[string]map[string]int{}, Counts: map[string]map[string]int{},
-		Recipes: map[string]Recipe{}, Trending: map[RecipeWeek]int{}}
+		Recipes: map[string]Recipe{}, Trending: map[RecipeWeek]int{}, Rooms: map[string]*Room{}}
 }
 
 // Merge adds o's facts to f (a scan's segments each fill their own).
@@ -79,6 +85,7 @@ func (f *Facts) Merge(o *Facts) {
 	maps.Copy(f.Trending, o.Trending)
 	f.Histories = append(f.Histories, o.Histories...)
 	f.Recents = append(f.Recents, o.Recents...)
+	f.mergeRooms(o)
 	f.Scanned += o.Scanned
 }
 
@@ -108,6 +115,11 @@ type Difference struct {
 	// Recent: the item as it must be, or (Stray) one to delete.
 	Recent *Recent `json:"-"`
 	Stray  bool    `json:"-"`
+	// Combined, Compatibility: the room's newest version as it must be
+	// (written at its key); Delete: a deleted room's leftover items.
+	Combined      *room.CombinedVersion      `json:"-"`
+	Compatibility *room.CompatibilityVersion `json:"-"`
+	Delete        []Key                      `json:"-"`
 }
 
 // ID identifies a difference across scans (Recheck).
@@ -119,6 +131,7 @@ func Check(f *Facts) []Difference {
 	var out []Difference
 	out = append(out, reactionCounts(f)...)
 	out = append(out, recipes(f)...)
+	out = append(out, rooms(f)...)
 	rank := map[string]int{}
 	for i, k := range Kinds {
 		rank[k] = i

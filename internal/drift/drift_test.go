@@ -8,6 +8,7 @@ import (
 
 	"github.com/dynastream/dynastream/internal/cooking"
 	"github.com/dynastream/dynastream/internal/drift"
+	"github.com/dynastream/dynastream/internal/room"
 )
 
 func facts() *drift.Facts {
@@ -89,4 +90,38 @@ func ExampleCheck() {
 	}
 	// Output:
 	// reaction counts comment c1: want 👍 2, got 👍 3
+}
+
+func TestCheckRooms(t *testing.T) {
+	snap := func(st room.State, at string) (*room.CombinedVersion, *room.CompatibilityVersion) {
+		if len(st.Criteria) == 0 {
+			return nil, nil
+		}
+		return &room.CombinedVersion{RoomID: st.Room.RoomID, Timestamp: at, Combined: room.Combined{FromUserIDs: []string{"alice"}, Conflicts: []string{}}}, nil
+	}
+	f := drift.NewFacts()
+	f.SetRoom(room.Room{RoomID: "r1", CreatedAt: "t1"})
+	f.AddCriteria(room.StoredCriteria{SK: "CRITERIA#alice#t2", CriteriaVersion: room.CriteriaVersion{RoomID: "r1", UserID: "alice", Timestamp: "t2"}})
+	f.AddCombined(room.CombinedVersion{RoomID: "r1", Timestamp: "t2", Combined: room.Combined{FromUserIDs: []string{"alice"}}}) // no conflicts stored: the same
+	f.AddCombined(room.CombinedVersion{RoomID: "r1", Timestamp: "t0", Combined: room.Combined{FromUserIDs: []string{"bob"}}})   // older: not compared
+	f.SetRoom(room.Room{RoomID: "r2"})                                                                                          // nothing derived: nothing compared
+	f.AddRoomItem("r9", drift.Key{PK: "USER#eve", SK: "ROOM#r9"})
+	f.AddRoomItem("r9", drift.Key{PK: "ROOM#r9", SK: "ACTIVITY#x"})
+	if diffs := drift.Check(f); len(diffs) != 0 {
+		t.Fatalf("without Snapshot, rooms are not compared: %+v", diffs)
+	}
+	f.Snapshot = snap
+	var got []string
+	for _, d := range drift.Check(f) {
+		got = append(got, fmt.Sprintf("%s|%s|%s|%s|%v", d.Kind, d.Key, d.Want, d.Got, d.Delete))
+	}
+	want := []string{"deleted room's items|room r9|no items|2 item(s), e.g. ROOM#r9 / ACTIVITY#x|[{ROOM#r9 ACTIVITY#x} {USER#eve ROOM#r9}]"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	f.AddCombined(room.CombinedVersion{RoomID: "r1", Timestamp: "t3", Combined: room.Combined{FromUserIDs: []string{"bob"}}})
+	diffs := drift.Check(f)
+	if len(diffs) != 2 || diffs[0].Kind != drift.KindRoomCombined || diffs[0].Want != `{"combineMode":"","fromUserIds":["alice"]}` || diffs[0].Combined.Timestamp != "t3" {
+		t.Errorf("a newest version that differs: %+v", diffs)
+	}
 }

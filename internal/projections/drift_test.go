@@ -36,6 +36,7 @@ func assertNoDrift(t *testing.T, st *store.Store) *drift.Facts {
 	if err != nil {
 		t.Fatal(err)
 	}
+	f.Snapshot = projections.Snapshot
 	if diffs := drift.Check(f); len(diffs) > 0 {
 		t.Fatalf("%d derived items differ from the core items, e.g. %+v", len(diffs), diffs[0])
 	}
@@ -208,6 +209,7 @@ func TestDriftFindsAndRepairs(t *testing.T) {
 	after := assertNoDrift(t, st)
 	// The repaired table holds what the projector had derived.
 	before.Scanned, after.Scanned = 0, 0
+	before.Snapshot, after.Snapshot = nil, nil
 	sortFacts(before)
 	sortFacts(after)
 	if diff := cmp.Diff(before, after); diff != "" {
@@ -227,4 +229,95 @@ func ratingTextSum(r drift.Recipe, extra int) string {
 func sortFacts(f *drift.Facts) {
 	slices.SortFunc(f.Recents, func(a, b drift.Recent) int { return strings.Compare(a.RecipeID+a.HistoryID, b.RecipeID+b.HistoryID) })
 	slices.SortFunc(f.Histories, func(a, b cooking.History) int { return strings.Compare(a.UserID+a.HistoryID, b.UserID+b.HistoryID) })
+}
+
+// TestDriftRooms: the rooms' newest snapshots and a deleted room's
+// leftovers. A changed combined criteria, a missing compatibility and a
+// deleted room's stray items are found and repaired.
+func TestDriftRooms(t *testing.T) {
+	t.Parallel()
+	c, table, arn := ddbtest.Table(t)
+	st := store.New(c.DB, table)
+	ctx := context.Background()
+	runScenario(t, st)
+	ev, err := replay.Capture(ctx, c.Streams, arn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &projections.Projector{Store: st}
+	for batch := range slices.Chunk(ev.Records, 100) {
+		if resp, err := p.Handle(ctx, events.DynamoDBEvent{Records: batch}); err != nil || len(resp.BatchItemFailures) > 0 {
+			t.Fatalf("projector: %v %+v", err, resp)
+		}
+	}
+	before := assertNoDrift(t, st)
+	comb, err := st.LatestCombined(ctx, "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	compat := before.Rooms["r2"].Compatibility
+	if compat == nil || len(before.Rooms) != 3 || before.Rooms["r4"] != nil { // r4 was deleted: its cascade left nothing
+		t.Fatalf("the scenario's rooms: %+v", before.Rooms)
+	}
+	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+	if _, err := c.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(table), Key: store.CombinedKey("r1", comb.Timestamp).AV(),
+		UpdateExpression: aws.String("SET criteria.locations = :l"), ExpressionAttributeValues: map[string]types.AttributeValue{
+			":l": &types.AttributeValueMemberL{Value: []types.AttributeValue{s("Geneva")}}}}); err != nil {
+		t.Fatal(err)
+	}
+	// Every compatibility version of r2 gone (one gone would leave the one
+	// before it, which says the same here: dave's leaving changed nothing).
+	versions, err := c.DB.Query(ctx, &dynamodb.QueryInput{TableName: aws.String(table), KeyConditionExpression: aws.String("PK = :pk AND begins_with(SK, :sk)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": s("ROOM#r2"), ":sk": s("COMPATIBILITY#")}})
+	if err != nil || len(versions.Items) < 2 {
+		t.Fatalf("r2's compatibility versions: %v %v", versions, err)
+	}
+	for _, it := range versions.Items {
+		if _, err := c.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(table), Key: map[string]types.AttributeValue{"PK": it["PK"], "SK": it["SK"]}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, k := range []store.Key{{PK: "ROOM#r4", SK: "ACTIVITY#2026-01-01T00:00:00.000Z#x"}, store.UserRoomKey("eve", "r4")} {
+		it := k.AV()
+		it["itemType"] = s(map[bool]string{true: store.TypeActivity, false: store.TypeUserRoom}[k.PK == "ROOM#r4"])
+		if _, err := c.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: it}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f, err := st.ScanFacts(ctx, 2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Snapshot = projections.Snapshot
+	diffs := drift.Check(f)
+	var got []string
+	for _, d := range diffs {
+		got = append(got, d.Kind+" "+d.Key)
+	}
+	want := []string{drift.KindRoomCombined + " room r1", drift.KindRoomCompatibility + " room r2", drift.KindRoomCascade + " room r4"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("differences (-want +got):\n%s", diff)
+	}
+	if d := diffs[0]; !strings.Contains(d.Want, `"locations":["Zurich"]`) || !strings.Contains(d.Got, `"locations":["Geneva"]`) {
+		t.Errorf("combined: want %s\ngot %s", d.Want, d.Got)
+	}
+	if d := diffs[1]; d.Got != "absent" || d.Compatibility == nil {
+		t.Errorf("compatibility: %+v", d)
+	}
+	if d := diffs[2]; d.Got != "2 item(s), e.g. ROOM#r4 / ACTIVITY#2026-01-01T00:00:00.000Z#x" {
+		t.Errorf("cascade: %s", d.Got)
+	}
+	for _, d := range diffs {
+		if err := st.Repair(ctx, d, "test-run"); err != nil {
+			t.Fatalf("repair %s: %v", d.ID(), err)
+		}
+	}
+	assertNoDrift(t, st)
+	got1, err := st.LatestCombined(ctx, "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(comb, got1); diff != "" {
+		t.Errorf("r1's repaired combined criteria (-projector +repaired):\n%s", diff)
+	}
 }

@@ -209,6 +209,7 @@ func TestProjectorReplayEquivalence(t *testing.T) {
 			t.Errorf("%s's UserRoom of r4 after the cascade: %v (err %v)", u, ur.Item, err)
 		}
 	}
+	assertNoDrift(t, st) // the newest snapshots equal what the rooms derive now
 }
 
 // A derived item on the stream (the projector's own write) triggers nothing,

@@ -20,6 +20,7 @@ import (
 	"github.com/dynastream/dynastream/internal/cooking"
 	"github.com/dynastream/dynastream/internal/drift"
 	"github.com/dynastream/dynastream/internal/events"
+	"github.com/dynastream/dynastream/internal/room"
 )
 
 // ScanFacts reads the whole table with a consistent parallel Scan
@@ -80,7 +81,39 @@ func (s *Store) ScanFacts(ctx context.Context, segments int, scanned func(int64)
 // addFact adds one scanned item to f when it is one drift compares.
 func addFact(f *drift.Facts, it map[string]types.AttributeValue) {
 	k := itemKey(it)
+	if id, ok := strings.CutPrefix(k.PK, prefixRoom); ok {
+		f.AddRoomItem(id, drift.Key{PK: k.PK, SK: k.SK})
+	}
 	switch itemTypeOf(it) {
+	case TypeUserRoom:
+		if id, ok := strings.CutPrefix(k.SK, SKPrefixRoom); ok && strings.HasPrefix(k.PK, prefixUser) {
+			f.AddRoomItem(id, drift.Key{PK: k.PK, SK: k.SK})
+		}
+	case TypeRoom:
+		var r room.Room
+		if attributevalue.UnmarshalMap(it, &r) == nil && k == RoomKey(r.RoomID) {
+			f.SetRoom(r)
+		}
+	case TypeMember:
+		var m room.Member
+		if attributevalue.UnmarshalMap(it, &m) == nil && m.RoomID != "" {
+			f.AddMember(m)
+		}
+	case TypeCriteria:
+		c := room.StoredCriteria{SK: k.SK}
+		if attributevalue.UnmarshalMap(it, &c.CriteriaVersion) == nil && c.RoomID != "" {
+			f.AddCriteria(c)
+		}
+	case TypeCombinedCriteria:
+		var v room.CombinedVersion
+		if attributevalue.UnmarshalMap(it, &v) == nil && v.RoomID != "" {
+			f.AddCombined(v)
+		}
+	case TypeCompatibility:
+		var v room.CompatibilityVersion
+		if attributevalue.UnmarshalMap(it, &v) == nil && v.RoomID != "" {
+			f.AddCompatibility(v)
+		}
 	case TypeReaction:
 		var r collab.Reaction
 		if attributevalue.UnmarshalMap(it, &r) == nil && r.CommentID != "" {
@@ -164,6 +197,35 @@ func (s *Store) Repair(ctx context.Context, d drift.Difference, run string) erro
 				it[events.AttrRebuild] = &types.AttributeValueMemberS{Value: run}
 			}
 			_, err = s.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.Table), Item: it})
+		}
+	case drift.KindRoomCombined, drift.KindRoomCompatibility:
+		var items []map[string]types.AttributeValue
+		var dv Derived
+		if d.Combined != nil {
+			dv.Combined = append(dv.Combined, *d.Combined)
+		}
+		if d.Compatibility != nil {
+			dv.Compatibility = append(dv.Compatibility, *d.Compatibility)
+		}
+		if items, err = DerivedItems(dv); err == nil && len(items) == 1 {
+			if run != "" {
+				items[0][events.AttrRebuild] = &types.AttributeValueMemberS{Value: run}
+			}
+			_, err = s.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.Table), Item: items[0]})
+		}
+	case drift.KindRoomCascade:
+		// What the cascade would have deleted; on the condition that the
+		// room is still gone (a room id is never used again, but the scan
+		// may be old).
+		for _, k := range d.Delete {
+			_, err = s.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+				{Delete: &types.Delete{TableName: aws.String(s.Table), Key: Key{k.PK, k.SK}.AV()}},
+				{ConditionCheck: &types.ConditionCheck{TableName: aws.String(s.Table), Key: RoomKey(strings.TrimPrefix(d.Key, "room ")).AV(),
+					ConditionExpression: aws.String("attribute_not_exists(PK)")}},
+			}})
+			if err != nil {
+				break
+			}
 		}
 	default:
 		return fmt.Errorf("store: repair: unknown kind %q", d.Kind)
