@@ -39,8 +39,9 @@ func Combine(mode room.Mode, members []room.MemberCriteria) (room.Combined, bool
 	}
 
 	c := &out.Criteria
+	buf := make([]room.MemberCriteria, 0, len(ms))
 	for _, name := range room.CriterionNames {
-		setters := settersOf(ms, name)
+		setters := settersOf(buf[:0], ms, name)
 		if len(setters) == 0 {
 			continue
 		}
@@ -95,8 +96,24 @@ func Combine(mode room.Mode, members []room.MemberCriteria) (room.Combined, bool
 }
 
 // withCriteria returns the members that set at least one criterion, one per
-// user (the greatest SK wins), sorted by UserID. The input is not modified.
+// user (the greatest SK wins), sorted by UserID. The input is not modified;
+// the result may be the input itself, so callers only read it.
 func withCriteria(members []room.MemberCriteria) []room.MemberCriteria {
+	if oneEachByUser(members) {
+		// Already one per user and in order (Snapshot's): only the
+		// filter is left, and nothing to copy when all pass (callers only
+		// read the result).
+		if !slices.ContainsFunc(members, func(m room.MemberCriteria) bool { return !hasAny(m.Criteria) }) {
+			return members
+		}
+		out := make([]room.MemberCriteria, 0, len(members))
+		for _, m := range members {
+			if hasAny(m.Criteria) {
+				out = append(out, m)
+			}
+		}
+		return out
+	}
 	sorted := slices.Clone(members)
 	slices.SortStableFunc(sorted, func(a, b room.MemberCriteria) int {
 		if a.UserID != b.UserID {
@@ -126,6 +143,17 @@ func withCriteria(members []room.MemberCriteria) []room.MemberCriteria {
 	return out
 }
 
+// oneEachByUser reports whether members are in strictly increasing user
+// order: sorted, each user once.
+func oneEachByUser(members []room.MemberCriteria) bool {
+	for i := 1; i < len(members); i++ {
+		if members[i-1].UserID >= members[i].UserID {
+			return false
+		}
+	}
+	return true
+}
+
 // sets reports whether c sets the named criterion.
 func sets(c room.Criteria, name string) bool {
 	switch name {
@@ -153,8 +181,8 @@ func hasAny(c room.Criteria) bool {
 	return false
 }
 
-func settersOf(ms []room.MemberCriteria, name string) []room.MemberCriteria {
-	var out []room.MemberCriteria
+// settersOf appends to out the members that set the named criterion.
+func settersOf(out, ms []room.MemberCriteria, name string) []room.MemberCriteria {
 	for _, m := range ms {
 		if sets(m.Criteria, name) {
 			out = append(out, m)
@@ -268,16 +296,34 @@ func intersect(sets [][]string) []string {
 	if len(sets) == 0 {
 		return out
 	}
-	count := map[string]int{}
-	for _, s := range sets {
-		for _, v := range dedup(s) {
-			count[v]++
-		}
-	}
-	for _, v := range dedup(sets[0]) {
-		if count[v] == len(sets) {
-			out = append(out, v)
-		}
+	out = append(out, dedup(sets[0])...)
+	var buf [16]string
+	for _, s := range sets[1:] {
+		out = mergeCommon(out, sortedSet(s, buf[:0]))
 	}
 	return out
+}
+
+// sortedSet is s sorted and without duplicates, in buf when it fits (s is
+// not modified).
+func sortedSet(s, buf []string) []string {
+	out := append(buf, s...)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// mergeCommon keeps, in place, the elements of a (sorted, no duplicates)
+// that b (likewise) has too.
+func mergeCommon(a, b []string) []string {
+	n, j := 0, 0
+	for _, v := range a {
+		for j < len(b) && b[j] < v {
+			j++
+		}
+		if j < len(b) && b[j] == v {
+			a[n] = v
+			n++
+		}
+	}
+	return a[:n]
 }

@@ -1,7 +1,10 @@
 package projections
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -515,5 +518,118 @@ func TestCombineDoesNotAliasInput(t *testing.T) {
 	}
 	if members[0].UserID != "bob" {
 		t.Fatal("Combine reordered its input")
+	}
+}
+
+func TestCriteriaFitMaxCriteria(t *testing.T) {
+	if len(room.CriterionNames) > maxCriteria {
+		t.Fatalf("%d criteria: raise maxCriteria", len(room.CriterionNames))
+	}
+}
+
+// intersectByCount and jaccardByMaps are the set operations as they were
+// first written (counting in a map); the merges that replaced them must
+// give the same results.
+func intersectByCount(sets [][]string) []string {
+	out := []string{}
+	if len(sets) == 0 {
+		return out
+	}
+	count := map[string]int{}
+	for _, s := range sets {
+		for _, v := range dedup(s) {
+			count[v]++
+		}
+	}
+	for _, v := range dedup(sets[0]) {
+		if count[v] == len(sets) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func jaccardByMaps(a, b []string) float64 {
+	u := union([][]string{a, b})
+	if len(u) == 0 {
+		return 1
+	}
+	return float64(len(intersectByCount([][]string{a, b}))) / float64(len(u))
+}
+
+func TestSetOperationsMatchReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	set := func() []string {
+		n := rng.IntN(22) // past the 16 kept on the stack
+		s := make([]string, n)
+		for i := range s {
+			s[i] = string(rune('a' + rng.IntN(12)))
+		}
+		return s
+	}
+	for range 20000 {
+		a, b := set(), set()
+		if got, want := jaccard(a, b), jaccardByMaps(a, b); got != want {
+			t.Fatalf("jaccard(%q, %q) = %v, want %v", a, b, got, want)
+		}
+		sets := make([][]string, rng.IntN(5))
+		for i := range sets {
+			sets[i] = set()
+		}
+		in := make([][]string, len(sets))
+		for i := range sets {
+			in[i] = slices.Clone(sets[i])
+		}
+		if got, want := intersect(in), intersectByCount(sets); !slices.Equal(got, want) || got == nil {
+			t.Fatalf("intersect(%q) = %q, want %q", sets, got, want)
+		}
+		for i := range sets {
+			if !slices.Equal(in[i], sets[i]) {
+				t.Fatalf("intersect modified its input %q → %q", sets[i], in[i])
+			}
+		}
+	}
+}
+
+// latestByMaps is latestCriteria as it was first written (two maps); the
+// linear search that replaced it must pick the same versions.
+func latestByMaps(st room.State, at string) []room.MemberCriteria {
+	joined := map[string]bool{}
+	for _, m := range st.Members {
+		if m.JoinedAt <= at {
+			joined[m.UserID] = true
+		}
+	}
+	latest := map[string]room.StoredCriteria{}
+	for _, c := range st.Criteria {
+		if joined[c.UserID] && c.Timestamp <= at && c.Timestamp >= latest[c.UserID].Timestamp {
+			latest[c.UserID] = c
+		}
+	}
+	ms := make([]room.MemberCriteria, 0, len(latest))
+	for _, c := range latest {
+		ms = append(ms, room.MemberCriteria{UserID: c.UserID, SK: c.SK, Criteria: c.Criteria, Weights: c.Weights})
+	}
+	slices.SortFunc(ms, func(a, b room.MemberCriteria) int { return strings.Compare(a.UserID, b.UserID) })
+	return ms
+}
+
+func TestLatestCriteriaMatchesReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	ts := func() string { return fmt.Sprintf("2026-01-01T00:00:%02d.000Z", rng.IntN(20)) }
+	for range 5000 {
+		var st room.State
+		for range rng.IntN(6) {
+			st.Members = append(st.Members, room.Member{UserID: fmt.Sprint("u", rng.IntN(5)), JoinedAt: ts()})
+		}
+		for i := range rng.IntN(25) {
+			u := fmt.Sprint("u", rng.IntN(6))
+			st.Criteria = append(st.Criteria, room.StoredCriteria{SK: fmt.Sprint("CRITERIA#", u, "#", i),
+				CriteriaVersion: room.CriteriaVersion{UserID: u, Timestamp: ts(), Criteria: room.Criteria{AreaMin: fp(float64(i))}}})
+		}
+		at := ts()
+		if diff := cmp.Diff(latestByMaps(st, at), latestCriteria(st, at)); diff != "" {
+			t.Fatalf("state %+v at %s (-maps +linear):\n%s", st, at, diff)
+		}
 	}
 }

@@ -1,13 +1,17 @@
 package projections
 
 import (
-	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/dynastream/dynastream/internal/room"
 )
+
+// maxCriteria bounds room.CriterionNames (a test checks), so a pair's
+// agreements fit on the stack.
+const maxCriteria = 8
 
 // tieEpsilon is the tolerance under which two mean agreements count as equal
 // when the comment picks the strongest agreement and largest disagreement.
@@ -39,8 +43,10 @@ func Compatibility(members []room.MemberCriteria) (room.Compatibility, bool) {
 		for j := i + 1; j < len(ms); j++ {
 			a, b := ms[i], ms[j]
 			var sumW, sumWA float64
-			agreements := map[string]float64{}
-			for _, name := range room.CriterionNames {
+			var agreements [maxCriteria]float64
+			var both [maxCriteria]bool
+			shared := 0
+			for k, name := range room.CriterionNames {
 				if !sets(a.Criteria, name) || !sets(b.Criteria, name) {
 					continue
 				}
@@ -48,18 +54,21 @@ func Compatibility(members []room.MemberCriteria) (room.Compatibility, bool) {
 				w := float64(weightOf(a, name)+weightOf(b, name)) / 2
 				sumW += w
 				sumWA += w * ag
-				agreements[name] = ag
+				agreements[k], both[k] = ag, true
+				shared++
 			}
-			if len(agreements) == 0 || sumW == 0 {
+			if shared == 0 || sumW == 0 {
 				continue
 			}
 			score := sumWA / sumW
 			pairs[a.UserID+"|"+b.UserID] = math.Round(score*1e4) / 1e4
 			scoreSum += score
 			scored++
-			for name, ag := range agreements {
-				agreeSum[name] += ag
-				agreeN[name]++
+			for k, name := range room.CriterionNames {
+				if both[k] {
+					agreeSum[name] += agreements[k]
+					agreeN[name]++
+				}
 			}
 		}
 	}
@@ -115,8 +124,7 @@ func comment(sum map[string]float64, n map[string]int) string {
 		}
 	}
 	if len(shared) == 1 {
-		return fmt.Sprintf("Only one criterion is shared: %s (%s agreement).",
-			shared[0].name, percent(shared[0].mean))
+		return "Only one criterion is shared: " + shared[0].name + " (" + percent(shared[0].mean) + " agreement)."
 	}
 	best, worst := shared[0], shared[0]
 	for _, c := range shared[1:] {
@@ -132,15 +140,14 @@ func comment(sum map[string]float64, n map[string]int) string {
 		for i, c := range shared {
 			names[i] = c.name
 		}
-		return fmt.Sprintf("Equal agreement on every shared criterion (%s): %s.",
-			strings.Join(names, ", "), percent(best.mean))
+		return "Equal agreement on every shared criterion (" + strings.Join(names, ", ") + "): " + percent(best.mean) + "."
 	}
-	return fmt.Sprintf("Strongest agreement on %s (%s); largest disagreement on %s (%s).",
-		best.name, percent(best.mean), worst.name, percent(worst.mean))
+	return "Strongest agreement on " + best.name + " (" + percent(best.mean) + "); largest disagreement on " +
+		worst.name + " (" + percent(worst.mean) + ")."
 }
 
 func percent(x float64) string {
-	return fmt.Sprintf("%d%%", int(math.Round(100*x)))
+	return strconv.Itoa(int(math.Round(100*x))) + "%"
 }
 
 // agreement is how much two members agree on a criterion both set, in [0,1].
@@ -160,13 +167,29 @@ func agreement(name string, a, b room.Criteria) float64 {
 	return 0
 }
 
-// jaccard is |A∩B| / |A∪B| (1 when both are empty).
+// jaccard is |A∩B| / |A∪B| (1 when both are empty), counted on the
+// sorted sets without building either.
 func jaccard(a, b []string) float64 {
-	u := union([][]string{a, b})
-	if len(u) == 0 {
+	var bufA, bufB [16]string
+	sa, sb := sortedSet(a, bufA[:0]), sortedSet(b, bufB[:0])
+	common, i, j := 0, 0, 0
+	for i < len(sa) && j < len(sb) {
+		switch {
+		case sa[i] == sb[j]:
+			common++
+			i++
+			j++
+		case sa[i] < sb[j]:
+			i++
+		default:
+			j++
+		}
+	}
+	all := len(sa) + len(sb) - common
+	if all == 0 {
 		return 1
 	}
-	return float64(len(intersect([][]string{a, b}))) / float64(len(u))
+	return float64(common) / float64(all)
 }
 
 // span is a closed range; a missing lower bound is 0, a missing upper +Inf.

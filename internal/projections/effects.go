@@ -79,8 +79,8 @@ func EffectsOf(c stream.Change) (Effects, bool, error) {
 		if c.Kind != stream.Insert {
 			return Effects{}, false, nil
 		}
-		var v room.CriteriaVersion
-		if err := c.DecodeNew(&v); err != nil {
+		v, err := decodeCriteriaVersion(c.New)
+		if err != nil {
 			return Effects{}, false, err
 		}
 		a := newActivity(v.RoomID, c.EventID, room.ActivityCriteriaUpdated, v.Timestamp, room.SenderUser, v.UserID)

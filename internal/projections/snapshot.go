@@ -1,7 +1,8 @@
 package projections
 
 import (
-	"sort"
+	"slices"
+	"strings"
 
 	"github.com/dynastream/dynastream/internal/room"
 )
@@ -15,23 +16,7 @@ func Snapshot(st room.State, at string) (*room.CombinedVersion, *room.Compatibil
 	if !st.Exists {
 		return nil, nil
 	}
-	joined := map[string]bool{}
-	for _, m := range st.Members {
-		if m.JoinedAt <= at {
-			joined[m.UserID] = true
-		}
-	}
-	latest := map[string]room.StoredCriteria{}
-	for _, c := range st.Criteria {
-		if joined[c.UserID] && c.Timestamp <= at && c.Timestamp >= latest[c.UserID].Timestamp {
-			latest[c.UserID] = c
-		}
-	}
-	ms := make([]room.MemberCriteria, 0, len(latest))
-	for _, c := range latest {
-		ms = append(ms, room.MemberCriteria{UserID: c.UserID, SK: c.SK, Criteria: c.Criteria, Weights: c.Weights})
-	}
-	sort.Slice(ms, func(i, j int) bool { return ms[i].UserID < ms[j].UserID })
+	ms := latestCriteria(st, at)
 	var cv *room.CombinedVersion
 	if comb, ok := Combine(st.Room.Context.CombineMode, ms); ok {
 		cv = &room.CombinedVersion{RoomID: st.Room.RoomID, Timestamp: at, Combined: comb}
@@ -41,4 +26,44 @@ func Snapshot(st room.State, at string) (*room.CombinedVersion, *room.Compatibil
 		pv = &room.CompatibilityVersion{RoomID: st.Room.RoomID, Timestamp: at, Compatibility: comp}
 	}
 	return cv, pv
+}
+
+// latestCriteria is, for each current member who joined at or before at,
+// their latest criteria version at or before at (of equal timestamps, the
+// last in st.Criteria), sorted by user. Rooms have few members: a linear
+// search over them costs less than hashing each of the room's criteria
+// versions twice.
+func latestCriteria(st room.State, at string) []room.MemberCriteria {
+	type pick struct {
+		user string
+		c    *room.StoredCriteria
+	}
+	picks := make([]pick, 0, len(st.Members))
+	for _, m := range st.Members {
+		if m.JoinedAt <= at && !slices.ContainsFunc(picks, func(p pick) bool { return p.user == m.UserID }) {
+			picks = append(picks, pick{user: m.UserID})
+		}
+	}
+	for i := range st.Criteria {
+		c := &st.Criteria[i]
+		if c.Timestamp > at {
+			continue
+		}
+		for k := range picks {
+			if p := &picks[k]; p.user == c.UserID {
+				if p.c == nil || c.Timestamp >= p.c.Timestamp {
+					p.c = c
+				}
+				break
+			}
+		}
+	}
+	ms := make([]room.MemberCriteria, 0, len(picks))
+	for _, p := range picks {
+		if p.c != nil {
+			ms = append(ms, room.MemberCriteria{UserID: p.user, SK: p.c.SK, Criteria: p.c.Criteria, Weights: p.c.Weights})
+		}
+	}
+	slices.SortFunc(ms, func(a, b room.MemberCriteria) int { return strings.Compare(a.UserID, b.UserID) })
+	return ms
 }
