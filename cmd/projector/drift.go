@@ -19,6 +19,7 @@ import (
 	"github.com/dynastream/dynastream/cmd/internal/app"
 	"github.com/dynastream/dynastream/internal/drift"
 	"github.com/dynastream/dynastream/internal/projections"
+	"github.com/dynastream/dynastream/internal/room"
 	"github.com/dynastream/dynastream/internal/store"
 )
 
@@ -66,11 +67,12 @@ func find(ctx context.Context, log *slog.Logger, st *store.Store, o driftOptions
 	total := itemCount(ctx, st)
 	scan := func(what string) (*drift.Facts, float64, error) {
 		p := newProgress(log, what, total)
-		f, err := st.ScanFacts(ctx, o.segments, func(n int64) { p.set(n) })
+		f, err := st.ScanFactsWith(ctx, o.segments, func(n int64) { p.set(n) }, projections.ExpectedActivities)
 		if err != nil {
 			return nil, 0, err
 		}
 		f.Snapshot = projections.Snapshot
+		f.ActivitiesSince = store.Timestamp(time.Now().Add(-room.ActivityTTL)) // older entries have expired
 		return f, p.finish(f.Scanned), nil
 	}
 	f, r, err := scan("scanning")

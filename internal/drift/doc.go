@@ -18,12 +18,19 @@
 //     current members' latest criteria (older versions are history: the
 //     state they were derived from is not all in the core items any more,
 //     a member who left is gone); a deleted room's partition and the
-//     UserRoom items naming it are empty (its cascade is complete).
+//     UserRoom items naming it are empty (its cascade is complete);
+//   - room activity (with Facts.ExpectActivities): every feed entry the
+//     room's core items call for is there — its creation, each current
+//     member's joining, each criteria version, each listing pinned, each
+//     message of its chat — found by what it says (its id comes from the
+//     stream record that made it, which the table does not keep); a
+//     missing one is written under an id from the core item's key.
 //
 // Not covered (they are not functions of the core items alone): the rooms'
-// older versions and their activity feed (activity ids come from the
-// stream records' eventIDs, which the table does not keep), notifications
-// and suggestions (functions of time).
+// older versions, the feed entries of what the core items no longer show
+// (a member who left, a status change, a compatibility version), and so
+// no stray entry either; notifications and suggestions (functions of
+// time).
 //
 // A difference can also be a change the projector has not handled yet: a
 // scan of a table that is being written sees changes still in the stream.

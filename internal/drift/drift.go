@@ -20,7 +20,7 @@ const (
 )
 
 // Kinds lists them in report order.
-var Kinds = []string{KindReactionCounts, KindRecipeRating, KindTrending, KindRecentCooking, KindRoomCombined, KindRoomCompatibility, KindRoomCascade}
+var Kinds = []string{KindReactionCounts, KindRecipeRating, KindTrending, KindRecentCooking, KindRoomCombined, KindRoomCompatibility, KindRoomActivity, KindRoomCascade}
 
 // Recipe is what a recipe item holds of its derived rating.
 type Recipe struct {
@@ -60,6 +60,11 @@ type Facts struct {
 	// Snapshot is the rooms' derivation (projections.Snapshot); without it
 	// rooms are not compared.
 	Snapshot SnapshotFunc
+	// ExpectActivities says the scan collected the feed entries the core
+	// items call for (Room.Expected); ActivitiesSince is the oldest
+	// CreatedAt still required (older ones have expired: room.ActivityTTL).
+	ExpectActivities bool
+	ActivitiesSince  string
 	// Scanned counts the items read.
 	Scanned int64
 }
@@ -86,6 +91,7 @@ func (f *Facts) Merge(o *Facts) {
 	f.Histories = append(f.Histories, o.Histories...)
 	f.Recents = append(f.Recents, o.Recents...)
 	f.mergeRooms(o)
+	f.ExpectActivities = f.ExpectActivities || o.ExpectActivities
 	f.Scanned += o.Scanned
 }
 
@@ -120,6 +126,8 @@ type Difference struct {
 	Combined      *room.CombinedVersion      `json:"-"`
 	Compatibility *room.CompatibilityVersion `json:"-"`
 	Delete        []Key                      `json:"-"`
+	// Activity is a missing feed entry, to be written.
+	Activity *room.Activity `json:"-"`
 }
 
 // ID identifies a difference across scans (Recheck).

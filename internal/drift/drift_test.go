@@ -125,3 +125,24 @@ func TestCheckRooms(t *testing.T) {
 		t.Errorf("a newest version that differs: %+v", diffs)
 	}
 }
+
+func TestCheckActivities(t *testing.T) {
+	f := drift.NewFacts()
+	f.SetRoom(room.Room{RoomID: "r1"})
+	joined := room.Activity{RoomID: "r1", ActivityID: "ev-1", Type: room.ActivityMemberJoined, CreatedAt: "2026-02-01", SenderID: "bob", UserID: "bob"}
+	f.AddActivity(joined)
+	rebuilt := joined
+	rebuilt.ActivityID = "rebuilt-x" // the same entry under another id: found
+	f.AddExpected(rebuilt)
+	f.AddExpected(room.Activity{RoomID: "r1", Type: room.ActivityListingPinned, CreatedAt: "2026-02-02", SenderID: "bob", ListingID: "l1"})
+	f.AddExpected(room.Activity{RoomID: "r1", Type: room.ActivityRoomCreated, CreatedAt: "2025-01-01", SenderID: "alice"}) // expired
+	f.Snapshot = func(room.State, string) (*room.CombinedVersion, *room.CompatibilityVersion) { return nil, nil }
+	if diffs := drift.Check(f); len(diffs) != 0 {
+		t.Fatalf("entries not asked for: %+v", diffs)
+	}
+	f.ExpectActivities, f.ActivitiesSince = true, "2026-01-01"
+	diffs := drift.Check(f)
+	if len(diffs) != 1 || diffs[0].Key != "room r1 ListingPinned l1 at 2026-02-02" || diffs[0].Activity.ListingID != "l1" {
+		t.Fatalf("missing entries: %+v", diffs)
+	}
+}

@@ -1,6 +1,7 @@
 package drift
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -15,6 +16,7 @@ const (
 	KindRoomCombined      = "room combined criteria"
 	KindRoomCompatibility = "room compatibility"
 	KindRoomCascade       = "deleted room's items"
+	KindRoomActivity      = "room activity"
 )
 
 // SnapshotFunc derives a room's combined criteria and compatibility as of
@@ -33,6 +35,9 @@ type Room struct {
 	Combined      *room.CombinedVersion
 	Compatibility *room.CompatibilityVersion
 	Items         []Key
+	// Activities are the feed entries stored; Expected those the room's
+	// core items call for (Facts.ExpectActivities).
+	Activities, Expected []room.Activity
 }
 
 // room returns f's facts of roomID, created on first use.
@@ -70,6 +75,18 @@ func (f *Facts) AddCriteria(c room.StoredCriteria) {
 	r.State.Criteria = append(r.State.Criteria, c)
 }
 
+// AddActivity records a stored feed entry.
+func (f *Facts) AddActivity(a room.Activity) {
+	r := f.room(a.RoomID)
+	r.Activities = append(r.Activities, a)
+}
+
+// AddExpected records a feed entry a core item calls for.
+func (f *Facts) AddExpected(a room.Activity) {
+	r := f.room(a.RoomID)
+	r.Expected = append(r.Expected, a)
+}
+
 // AddCombined records a stored combined-criteria version; the newest is
 // kept.
 func (f *Facts) AddCombined(v room.CombinedVersion) {
@@ -97,6 +114,8 @@ func (f *Facts) mergeRooms(o *Facts) {
 		r.State.Members = append(r.State.Members, or.State.Members...)
 		r.State.Criteria = append(r.State.Criteria, or.State.Criteria...)
 		r.Items = append(r.Items, or.Items...)
+		r.Activities = append(r.Activities, or.Activities...)
+		r.Expected = append(r.Expected, or.Expected...)
 		if or.Combined != nil {
 			f.AddCombined(*or.Combined)
 		}
@@ -132,6 +151,7 @@ func rooms(f *Facts) []Difference {
 			}
 			continue
 		}
+		out = append(out, activities(f, id, r)...)
 		st := r.State
 		slices.SortFunc(st.Criteria, func(a, b room.StoredCriteria) int { return strings.Compare(a.SK, b.SK) })
 		cv, pv := f.Snapshot(st, end)
@@ -161,6 +181,40 @@ func rooms(f *Facts) []Difference {
 				out = append(out, Difference{Kind: KindRoomCompatibility, Key: "room " + id, Want: want, Got: got, Compatibility: &v})
 			}
 		}
+	}
+	return out
+}
+
+// activityKey identifies a feed entry by what it says, not by its id
+// (which comes from the stream record that made it).
+func activityKey(a room.Activity) string {
+	return a.Type + "|" + a.CreatedAt + "|" + a.SenderID + "|" + a.UserID + "|" + a.ListingID + "|" + a.MessageID
+}
+
+// activities finds the feed entries the room's core items call for that
+// are not stored (the room's creation, each current member's joining, each
+// criteria version, each listing pinned, each message of its chat; entries
+// older than Facts.ActivitiesSince have expired). Entries nothing calls for
+// any more (a member who left, a status change) cannot be told from stray
+// ones, so none is reported as stray.
+func activities(f *Facts, id string, r *Room) []Difference {
+	if !f.ExpectActivities {
+		return nil
+	}
+	have := make(map[string]bool, len(r.Activities))
+	for _, a := range r.Activities {
+		have[activityKey(a)] = true
+	}
+	var out []Difference
+	for _, a := range r.Expected {
+		if a.CreatedAt < f.ActivitiesSince || have[activityKey(a)] {
+			continue
+		}
+		have[activityKey(a)] = true
+		subject := cmp.Or(a.UserID, a.ListingID, a.MessageID, a.SenderID)
+		e := a
+		out = append(out, Difference{Kind: KindRoomActivity, Key: "room " + id + " " + a.Type + " " + subject + " at " + a.CreatedAt,
+			Want: "an entry", Got: "absent", Activity: &e})
 	}
 	return out
 }

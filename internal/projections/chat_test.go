@@ -96,4 +96,7 @@ func TestChatMessageActivities(t *testing.T) {
 	if len(feed) != 3 || feed[0].Type != room.ActivityChatMessage || feed[0].MessageID != "m10" {
 		t.Errorf("r1's feed, newest first: %+v", feed)
 	}
+	if f := assertNoDrift(t, st); len(f.Rooms["r1"].Expected) < 10 {
+		t.Errorf("drift expected %d feed entries of r1, want its messages' among them", len(f.Rooms["r1"].Expected))
+	}
 }

@@ -1,6 +1,11 @@
 package projections
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
 	"github.com/dynastream/dynastream/internal/chat"
 	"github.com/dynastream/dynastream/internal/room"
 	"github.com/dynastream/dynastream/internal/store"
@@ -128,6 +133,27 @@ func EffectsOf(c stream.Change) (Effects, bool, error) {
 		return Effects{RoomID: m.RoomID, Activities: []room.Activity{a}}, true, nil
 	}
 	return Effects{}, false, nil
+}
+
+// ExpectedActivities are the feed entries a stored item calls for: what
+// EffectsOf asks for when the item is inserted, with an id from the item's
+// key instead of a stream record's (drift looks for entries by what they
+// say, and a repair writes them under that id). Items that call for none,
+// or cannot be decoded, give none.
+func ExpectedActivities(item map[string]types.AttributeValue) []room.Activity {
+	pk, _ := item[store.AttrPK].(*types.AttributeValueMemberS)
+	sk, _ := item[store.AttrSK].(*types.AttributeValueMemberS)
+	if pk == nil || sk == nil {
+		return nil
+	}
+	sum := sha256.Sum256([]byte(pk.Value + "\x00" + sk.Value))
+	c := stream.Change{Kind: stream.Insert, EventID: "rebuilt-" + hex.EncodeToString(sum[:10]), New: item,
+		Keys: map[string]types.AttributeValue{store.AttrPK: pk, store.AttrSK: sk}}
+	e, ok, err := EffectsOf(c)
+	if err != nil || !ok {
+		return nil
+	}
+	return e.Activities
 }
 
 // newActivity builds a feed entry; its ttl is 90 days after the change.

@@ -30,6 +30,16 @@ import (
 // them). scanned, when set, is called with the items read so far, from one
 // goroutine at a time.
 func (s *Store) ScanFacts(ctx context.Context, segments int, scanned func(int64)) (*drift.Facts, error) {
+	return s.ScanFactsWith(ctx, segments, scanned, nil)
+}
+
+// ExpectFunc says which feed entries a stored item calls for (the entries
+// the projector writes for its insert: projections.ExpectedActivities).
+type ExpectFunc func(item map[string]types.AttributeValue) []room.Activity
+
+// ScanFactsWith is ScanFacts that also collects the rooms' feed entries and,
+// with expect, the entries each item calls for (drift compares them).
+func (s *Store) ScanFactsWith(ctx context.Context, segments int, scanned func(int64), expect ExpectFunc) (*drift.Facts, error) {
 	segments = max(segments, 1)
 	facts := make([]*drift.Facts, segments)
 	var total atomic.Int64
@@ -37,6 +47,7 @@ func (s *Store) ScanFacts(ctx context.Context, segments int, scanned func(int64)
 	errc := make(chan error, segments)
 	for seg := range segments {
 		f := drift.NewFacts()
+		f.ExpectActivities = expect != nil
 		facts[seg] = f
 		go func() {
 			in := &dynamodb.ScanInput{TableName: aws.String(s.Table), ConsistentRead: aws.Bool(true),
@@ -50,6 +61,11 @@ func (s *Store) ScanFacts(ctx context.Context, segments int, scanned func(int64)
 				}
 				for _, it := range out.Items {
 					addFact(f, it)
+					if expect != nil {
+						for _, a := range expect(it) {
+							f.AddExpected(a)
+						}
+					}
 				}
 				f.Scanned += int64(len(out.Items))
 				n := total.Add(int64(len(out.Items)))
@@ -113,6 +129,11 @@ func addFact(f *drift.Facts, it map[string]types.AttributeValue) {
 		var v room.CompatibilityVersion
 		if attributevalue.UnmarshalMap(it, &v) == nil && v.RoomID != "" {
 			f.AddCompatibility(v)
+		}
+	case TypeActivity:
+		var a room.Activity
+		if attributevalue.UnmarshalMap(it, &a) == nil && a.RoomID != "" {
+			f.AddActivity(a)
 		}
 	case TypeReaction:
 		var r collab.Reaction
@@ -198,9 +219,12 @@ func (s *Store) Repair(ctx context.Context, d drift.Difference, run string) erro
 			}
 			_, err = s.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.Table), Item: it})
 		}
-	case drift.KindRoomCombined, drift.KindRoomCompatibility:
+	case drift.KindRoomCombined, drift.KindRoomCompatibility, drift.KindRoomActivity:
 		var items []map[string]types.AttributeValue
 		var dv Derived
+		if d.Activity != nil {
+			dv.Activities = append(dv.Activities, *d.Activity)
+		}
 		if d.Combined != nil {
 			dv.Combined = append(dv.Combined, *d.Combined)
 		}
