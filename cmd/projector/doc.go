@@ -2,7 +2,8 @@
 // Lambda it is the function of the stream's event source mapping; locally
 // it polls the stream with the same semantics (package stream).
 //
-// Subcommands:
+// Subcommands (ordinary builds; a Lambda build, `make package`, serves the
+// stream only):
 //
 //	projector resubmit FILE      hand dead-lettered records to the handler again
 //	projector backfill [-segments N]

@@ -2,11 +2,7 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"flag"
-	"log/slog"
 	"os"
-	"time"
 
 	"github.com/dynastream/dynastream/cmd/internal/app"
 	"github.com/dynastream/dynastream/internal/ddb"
@@ -26,71 +22,11 @@ func main() {
 	}
 	st := store.New(clients.DB, c.Table)
 	st.Bookkeeping = c.Bookkeeping
-	if len(os.Args) > 1 && os.Args[1] == "backfill" {
-		backfill(st, c, os.Args[2:])
-		return
-	}
-	if len(os.Args) > 1 && os.Args[1] == "quarantine" {
-		quarantine(st, c, os.Args[2:])
-		return
-	}
-	if len(os.Args) > 1 && os.Args[1] == "verify" {
-		verify(st, c, os.Args[2:])
-		return
-	}
-	if len(os.Args) > 1 && os.Args[1] == "rebuild" {
-		rebuild(st, c, os.Args[2:])
+	if len(os.Args) > 1 && command(st, c, os.Args[1], os.Args[2:]) {
 		return
 	}
 	app.EnsureBookkeeping(c, clients, log)
 	dl := app.DeadLetters(c, clients, "projector")
 	p := &projections.Projector{Store: st, Logger: log, DeadLetters: dl}
 	app.ServeStream(c, clients, log, app.Consumer{Name: "projector", Handler: p.Handle, DeadLetters: dl, Quarantine: st.Quarantine})
-}
-
-// scanCommand reads a table-scanning command's flags (-segments) and gives
-// its logger and a context that SIGINT or SIGTERM cancels.
-func scanCommand(c app.Common, name string, args []string) (*slog.Logger, *int, context.Context, context.CancelFunc) {
-	fs := flag.NewFlagSet(name, flag.ExitOnError)
-	segments := fs.Int("segments", 4, "parallel scan segments")
-	_ = fs.Parse(args)
-	ctx, stop := app.SignalContext()
-	return app.Logger(c, name), segments, ctx, stop
-}
-
-func backfill(st *store.Store, c app.Common, args []string) {
-	log, segments, ctx, stop := scanCommand(c, "backfill", args)
-	defer stop()
-	start := time.Now()
-	p := newProgress(log, "backfill", itemCount(ctx, st))
-	stats, err := st.BackfillListingIndexes(ctx, *segments, func(s store.BackfillStats) {
-		p.set(s.Scanned, "listings", s.Listings, "updated", s.Updated, "unchanged", s.Unchanged)
-	})
-	r := p.finish(stats.Scanned)
-	log.Info("backfill done", "scanned", stats.Scanned, "listings", stats.Listings, "updated", stats.Updated,
-		"unchanged", stats.Unchanged, "retried", stats.Retried, "seconds", time.Since(start).Seconds(), "itemsPerSecond", r)
-	if err != nil {
-		app.Fatal(log, "backfill failed (it is safe to run again)", err)
-	}
-}
-
-// quarantine lists the stored items readers skip because they cannot be
-// decoded: one JSON line each on stdout, a summary on stderr; exit status 1
-// when there are any.
-func quarantine(st *store.Store, c app.Common, args []string) {
-	log, segments, ctx, stop := scanCommand(c, "quarantine", args)
-	defer stop()
-	enc := json.NewEncoder(os.Stdout)
-	bad := 0
-	scanned, err := st.ScanQuarantine(ctx, *segments, func(b store.BadItem) {
-		bad++
-		_ = enc.Encode(map[string]string{"pk": b.Key.PK, "sk": b.Key.SK, "itemType": b.ItemType, "reason": b.Reason})
-	})
-	if err != nil {
-		app.Fatal(log, "scan failed", err)
-	}
-	log.Info("quarantine scan done", "scanned", scanned, "undecodable", bad)
-	if bad > 0 {
-		os.Exit(1)
-	}
 }
