@@ -130,23 +130,43 @@ func printDiffs(w io.Writer, diffs []drift.Difference, o driftOptions) {
 	}
 }
 
-// verify prints how the derived items differ from what the core items
-// say; exit status 1 when they do.
-func verify(st *store.Store, c app.Common, args []string) {
-	log := app.Logger(c, "verify")
-	o, err := parseDrift("verify", args)
+// scanned is what a verify or rebuild run found.
+type scanned struct {
+	log     *slog.Logger
+	o       driftOptions
+	ctx     context.Context
+	diffs   []drift.Difference
+	items   int64
+	perSec  float64
+	summary string
+}
+
+// scanFor parses name's flags, finds the differences and prints them; the
+// caller stops the returned context's signals.
+func scanFor(st *store.Store, c app.Common, name string, args []string) (scanned, context.CancelFunc) {
+	log := app.Logger(c, name)
+	o, err := parseDrift(name, args)
 	if err != nil {
 		app.Fatal(log, "bad arguments", err)
 	}
 	ctx, stop := app.SignalContext()
-	defer stop()
-	diffs, scanned, r, err := find(ctx, log, st, o)
+	diffs, n, r, err := find(ctx, log, st, o)
 	if err != nil {
-		app.Fatal(log, "verify failed", err)
+		stop()
+		app.Fatal(log, name+" failed (it is safe to run again)", err)
 	}
 	printDiffs(os.Stdout, diffs, o)
-	fmt.Printf("%d difference(s) in %d items scanned (%.0f items/s)\n", len(diffs), scanned, r)
-	if len(diffs) > 0 {
+	return scanned{log: log, o: o, ctx: ctx, diffs: diffs, items: n, perSec: r,
+		summary: fmt.Sprintf("%d difference(s) in %d items scanned (%.0f items/s)", len(diffs), n, r)}, stop
+}
+
+// verify prints how the derived items differ from what the core items
+// say; exit status 1 when they do.
+func verify(st *store.Store, c app.Common, args []string) {
+	sc, stop := scanFor(st, c, "verify", args)
+	stop()
+	fmt.Println(sc.summary)
+	if len(sc.diffs) > 0 {
 		os.Exit(1)
 	}
 }
@@ -154,20 +174,11 @@ func verify(st *store.Store, c app.Common, args []string) {
 // rebuild repairs the differences verify finds; exit status 1 when some
 // could not be repaired (changed meanwhile: run it again).
 func rebuild(st *store.Store, c app.Common, args []string) {
-	log := app.Logger(c, "rebuild")
-	o, err := parseDrift("rebuild", args)
-	if err != nil {
-		app.Fatal(log, "bad arguments", err)
-	}
-	ctx, stop := app.SignalContext()
+	sc, stop := scanFor(st, c, "rebuild", args)
 	defer stop()
-	diffs, scanned, r, err := find(ctx, log, st, o)
-	if err != nil {
-		app.Fatal(log, "rebuild failed (it is safe to run again)", err)
-	}
-	printDiffs(os.Stdout, diffs, o)
+	log, o, ctx, diffs := sc.log, sc.o, sc.ctx, sc.diffs
 	if o.dryRun || len(diffs) == 0 {
-		fmt.Printf("%d difference(s) in %d items scanned (%.0f items/s)%s\n", len(diffs), scanned, r, map[bool]string{true: "; nothing written (-dry-run)"}[o.dryRun])
+		fmt.Printf("%s%s\n", sc.summary, map[bool]string{true: "; nothing written (-dry-run)"}[o.dryRun])
 		if len(diffs) > 0 {
 			os.Exit(1)
 		}
@@ -214,8 +225,7 @@ func rebuild(st *store.Store, c app.Common, args []string) {
 		app.Fatal(log, "rebuild failed (it is safe to run again)", failed)
 	}
 	wr := p.finish(int64(len(diffs)))
-	fmt.Printf("%d difference(s) in %d items scanned (%.0f items/s): %d repaired (%.0f/s), %d changed meanwhile (run again)\n",
-		len(diffs), scanned, r, repaired, wr, changed)
+	fmt.Printf("%s: %d repaired (%.0f/s), %d changed meanwhile (run again)\n", sc.summary, repaired, wr, changed)
 	if changed > 0 {
 		os.Exit(1)
 	}

@@ -155,34 +155,45 @@ func rooms(f *Facts) []Difference {
 		st := r.State
 		slices.SortFunc(st.Criteria, func(a, b room.StoredCriteria) int { return strings.Compare(a.SK, b.SK) })
 		cv, pv := f.Snapshot(st, end)
-		at := latestTrigger(st)
+		trigger := latestTrigger(st)
 		if cv != nil {
-			want, got := canon(cv.Combined), "absent"
+			var stored any
+			at := trigger
 			if r.Combined != nil {
-				got = canon(r.Combined.Combined)
-				at = r.Combined.Timestamp
+				stored, at = r.Combined.Combined, r.Combined.Timestamp
 			}
-			if want != got {
+			if d, differs := snapshotDiff(KindRoomCombined, id, cv.Combined, stored); differs {
 				v := *cv
 				v.Timestamp = at
-				out = append(out, Difference{Kind: KindRoomCombined, Key: "room " + id, Want: want, Got: got, Combined: &v})
+				d.Combined = &v
+				out = append(out, d)
 			}
 		}
 		if pv != nil {
-			at := latestTrigger(st)
-			want, got := canon(pv.Compatibility), "absent"
+			var stored any
+			at := trigger
 			if r.Compatibility != nil {
-				got = canon(r.Compatibility.Compatibility)
-				at = r.Compatibility.Timestamp
+				stored, at = r.Compatibility.Compatibility, r.Compatibility.Timestamp
 			}
-			if want != got {
+			if d, differs := snapshotDiff(KindRoomCompatibility, id, pv.Compatibility, stored); differs {
 				v := *pv
 				v.Timestamp = at
-				out = append(out, Difference{Kind: KindRoomCompatibility, Key: "room " + id, Want: want, Got: got, Compatibility: &v})
+				d.Compatibility = &v
+				out = append(out, d)
 			}
 		}
 	}
 	return out
+}
+
+// snapshotDiff compares a derived snapshot with the stored one (nil:
+// none); the caller adds what to write.
+func snapshotDiff(kind, roomID string, want, stored any) (Difference, bool) {
+	w, g := canon(want), "absent"
+	if stored != nil {
+		g = canon(stored)
+	}
+	return Difference{Kind: kind, Key: "room " + roomID, Want: w, Got: g}, w != g
 }
 
 // activityKey identifies a feed entry by what it says, not by its id

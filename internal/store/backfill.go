@@ -31,64 +31,41 @@ type BackfillStats struct {
 // and redone). Running it again finds nothing to do. progress, if set, is
 // called after every scanned page, never concurrently.
 func (s *Store) BackfillListingIndexes(ctx context.Context, segments int, progress func(BackfillStats)) (BackfillStats, error) {
-	if segments < 1 {
-		segments = 1
-	}
 	var (
 		scanned, listings, updated, unchanged, retried atomic.Int64
-		wg                                             sync.WaitGroup
-		errOnce                                        sync.Once
 		progressMu                                     sync.Mutex
-		firstErr                                       error
 	)
 	snapshot := func() BackfillStats {
 		return BackfillStats{scanned.Load(), listings.Load(), updated.Load(), unchanged.Load(), retried.Load()}
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	for seg := range segments {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			p := dynamodb.NewScanPaginator(s.DB, &dynamodb.ScanInput{
-				TableName: aws.String(s.Table), Segment: aws.Int32(int32(seg)), TotalSegments: aws.Int32(int32(segments)),
-				FilterExpression:          aws.String("itemType = :t"),
-				ExpressionAttributeValues: map[string]types.AttributeValue{":t": &types.AttributeValueMemberS{Value: TypeListing}},
-			})
-			for p.HasMorePages() {
-				out, err := p.NextPage(ctx)
-				if err == nil {
-					scanned.Add(int64(out.ScannedCount))
-					for _, it := range out.Items {
-						listings.Add(1)
-						var changed, raced bool
-						if changed, raced, err = s.backfillOne(ctx, it); err != nil {
-							break
-						}
-						if raced {
-							retried.Add(1)
-						}
-						if changed {
-							updated.Add(1)
-						} else {
-							unchanged.Add(1)
-						}
-					}
-				}
-				if err != nil {
-					errOnce.Do(func() { firstErr = err; cancel() })
-					return
-				}
-				if progress != nil {
-					progressMu.Lock()
-					progress(snapshot())
-					progressMu.Unlock()
-				}
+	err := s.scanSegments(ctx, segments, dynamodb.ScanInput{
+		FilterExpression:          aws.String("itemType = :t"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":t": &types.AttributeValueMemberS{Value: TypeListing}},
+	}, func(_ int, out *dynamodb.ScanOutput) error {
+		scanned.Add(int64(out.ScannedCount))
+		for _, it := range out.Items {
+			listings.Add(1)
+			changed, raced, err := s.backfillOne(ctx, it)
+			if err != nil {
+				return err
 			}
-		}()
-	}
-	wg.Wait()
-	return snapshot(), firstErr
+			if raced {
+				retried.Add(1)
+			}
+			if changed {
+				updated.Add(1)
+			} else {
+				unchanged.Add(1)
+			}
+		}
+		if progress != nil {
+			progressMu.Lock()
+			progress(snapshot())
+			progressMu.Unlock()
+		}
+		return nil
+	})
+	return snapshot(), err
 }
 
 // backfillOne sets one listing's index attributes if they differ.

@@ -40,52 +40,34 @@ type ExpectFunc func(item map[string]types.AttributeValue) []room.Activity
 // ScanFactsWith is ScanFacts that also collects the rooms' feed entries and,
 // with expect, the entries each item calls for (drift compares them).
 func (s *Store) ScanFactsWith(ctx context.Context, segments int, scanned func(int64), expect ExpectFunc) (*drift.Facts, error) {
-	segments = max(segments, 1)
-	facts := make([]*drift.Facts, segments)
+	facts := make([]*drift.Facts, max(segments, 1))
+	for i := range facts {
+		facts[i] = drift.NewFacts()
+		facts[i].ExpectActivities = expect != nil
+	}
 	var total atomic.Int64
 	var mu sync.Mutex
-	errc := make(chan error, segments)
-	for seg := range segments {
-		f := drift.NewFacts()
-		f.ExpectActivities = expect != nil
-		facts[seg] = f
-		go func() {
-			in := &dynamodb.ScanInput{TableName: aws.String(s.Table), ConsistentRead: aws.Bool(true),
-				Segment: aws.Int32(int32(seg)), TotalSegments: aws.Int32(int32(segments))}
-			p := dynamodb.NewScanPaginator(s.DB, in)
-			for p.HasMorePages() {
-				out, err := p.NextPage(ctx)
-				if err != nil {
-					errc <- fmt.Errorf("store: scan segment %d: %w", seg, err)
-					return
-				}
-				for _, it := range out.Items {
-					addFact(f, it)
-					if expect != nil {
-						for _, a := range expect(it) {
-							f.AddExpected(a)
-						}
-					}
-				}
-				f.Scanned += int64(len(out.Items))
-				n := total.Add(int64(len(out.Items)))
-				if scanned != nil {
-					mu.Lock()
-					scanned(n)
-					mu.Unlock()
+	err := s.scanSegments(ctx, segments, dynamodb.ScanInput{ConsistentRead: aws.Bool(true)}, func(seg int, out *dynamodb.ScanOutput) error {
+		f := facts[seg]
+		for _, it := range out.Items {
+			addFact(f, it)
+			if expect != nil {
+				for _, a := range expect(it) {
+					f.AddExpected(a)
 				}
 			}
-			errc <- nil
-		}()
-	}
-	var first error
-	for range segments {
-		if err := <-errc; err != nil && first == nil {
-			first = err
 		}
-	}
-	if first != nil {
-		return nil, first
+		f.Scanned += int64(len(out.Items))
+		n := total.Add(int64(len(out.Items)))
+		if scanned != nil {
+			mu.Lock()
+			scanned(n)
+			mu.Unlock()
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	out := drift.NewFacts()
 	for _, f := range facts {

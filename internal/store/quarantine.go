@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -151,39 +152,57 @@ type BadItem struct {
 // and calls found for each item readers would quarantine; found is called
 // from one goroutine at a time. It returns how many items it scanned.
 func (s *Store) ScanQuarantine(ctx context.Context, segments int, found func(BadItem)) (int64, error) {
-	if segments < 1 {
-		segments = 1
-	}
 	var mu sync.Mutex
 	var scanned atomic.Int64
-	errc := make(chan error, segments)
+	err := s.scanSegments(ctx, segments, dynamodb.ScanInput{}, func(_ int, out *dynamodb.ScanOutput) error {
+		scanned.Add(int64(len(out.Items)))
+		for _, it := range out.Items {
+			if err := Undecodable(it); err != nil {
+				mu.Lock()
+				found(BadItem{Key: itemKey(it), ItemType: itemTypeOf(it), Reason: err.Error()})
+				mu.Unlock()
+			}
+		}
+		return nil
+	})
+	return scanned.Load(), err
+}
+
+// scanSegments reads the table with a parallel Scan of segments segments
+// (at least 1), each from in (its table, segment and count filled in),
+// and hands every page to page from that segment's goroutine. The first
+// error (of a read or of page) stops the other segments and is returned.
+func (s *Store) scanSegments(ctx context.Context, segments int, in dynamodb.ScanInput, page func(seg int, out *dynamodb.ScanOutput) error) error {
+	segments = max(segments, 1)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errs := make([]error, segments)
+	var wg sync.WaitGroup
 	for seg := range segments {
-		go func() {
-			in := &dynamodb.ScanInput{TableName: aws.String(s.Table), Segment: aws.Int32(int32(seg)), TotalSegments: aws.Int32(int32(segments))}
-			p := dynamodb.NewScanPaginator(s.DB, in)
+		wg.Go(func() {
+			input := in
+			input.TableName, input.Segment, input.TotalSegments = aws.String(s.Table), aws.Int32(int32(seg)), aws.Int32(int32(segments))
+			p := dynamodb.NewScanPaginator(s.DB, &input)
 			for p.HasMorePages() {
 				out, err := p.NextPage(ctx)
 				if err != nil {
-					errc <- fmt.Errorf("store: scan segment %d: %w", seg, err)
+					err = fmt.Errorf("store: scan segment %d: %w", seg, err)
+				} else {
+					err = page(seg, out)
+				}
+				if err != nil {
+					errs[seg] = err
+					cancel()
 					return
 				}
-				scanned.Add(int64(len(out.Items)))
-				for _, it := range out.Items {
-					if err := Undecodable(it); err != nil {
-						mu.Lock()
-						found(BadItem{Key: itemKey(it), ItemType: itemTypeOf(it), Reason: err.Error()})
-						mu.Unlock()
-					}
-				}
 			}
-			errc <- nil
-		}()
+		})
 	}
-	var first error
-	for range segments {
-		if err := <-errc; err != nil && first == nil {
-			first = err
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil && !errors.Is(err, context.Canceled) {
+			return err
 		}
 	}
-	return scanned.Load(), first
+	return errors.Join(errs...)
 }
