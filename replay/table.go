@@ -7,7 +7,6 @@ import (
 	"sort"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
@@ -74,7 +73,8 @@ func (ts TableState) Reset(ctx context.Context) error {
 	return nil
 }
 
-// State returns the derived items as plain values, in a stable order.
+// State returns the derived items as plain values (Values: numbers exact,
+// sets sorted), in a stable order.
 func (ts TableState) State(ctx context.Context) (any, error) {
 	type entry struct {
 		key  string
@@ -82,9 +82,9 @@ func (ts TableState) State(ctx context.Context) (any, error) {
 	}
 	var items []entry
 	err := ts.scan(ctx, func(it map[string]types.AttributeValue) error {
-		var m map[string]any
-		if err := attributevalue.UnmarshalMap(it, &m); err != nil {
-			return err
+		m, err := Values(it)
+		if err != nil {
+			return fmt.Errorf("replay: read %s: %w", ts.Table, err)
 		}
 		k, _ := json.Marshal(m)
 		items = append(items, entry{string(k), m})
