@@ -67,7 +67,7 @@ func TestCheckResponse(t *testing.T) {
 
 // Deliver refuses a response Lambda would misread; with SkipContractCheck
 // it reads it as Lambda does (an eventID reported: the whole batch again,
-// until the attempts run out).
+// until the retries run out and the batch is dead-lettered).
 func TestDeliverChecksTheContract(t *testing.T) {
 	ev := events.DynamoDBEvent{Records: batchOf("100", "200", "300")}
 	calls := 0
@@ -75,7 +75,7 @@ func TestDeliverChecksTheContract(t *testing.T) {
 		calls++
 		return events.DynamoDBEventResponse{BatchItemFailures: []events.DynamoDBBatchItemFailure{{ItemIdentifier: ev.Records[len(ev.Records)-1].EventID}}}, nil
 	}
-	_, err := replay.Deliver(context.Background(), ev, eventIDs, replay.AsCaptured)
+	_, err := replay.Deliver(context.Background(), ev, replay.Target{Handler: eventIDs}, replay.AsCaptured)
 	var ce *replay.ContractError
 	if !errors.As(err, &ce) || ce.Rule != replay.RuleUnknownIdentifier || calls != 1 {
 		t.Fatalf("%d calls, %v", calls, err)
@@ -83,8 +83,9 @@ func TestDeliverChecksTheContract(t *testing.T) {
 	calls = 0
 	s := replay.AsCaptured
 	s.SkipContractCheck = true
-	st, err := replay.Deliver(context.Background(), ev, eventIDs, s)
-	if err == nil || errors.As(err, &ce) || st.RecordsDelivered != 3*calls || calls < 2 {
+	st, err := replay.Deliver(context.Background(), ev, replay.Target{Handler: eventIDs}, s)
+	if err != nil || st.RecordsDelivered != 3*calls || calls != 4 || len(st.DeadLetters) != 1 ||
+		len(st.DeadLetters[0].Event.Records) != 3 || !strings.Contains(st.DeadLetters[0].Error, `item "ev-300", which is not in the batch`) {
 		t.Fatalf("without the check: %d calls, %+v, %v", calls, st, err)
 	}
 }

@@ -2,17 +2,41 @@
 // with at-least-once delivery. It captures a table's stream during a
 // scenario (Capture, as the events.DynamoDBEvent Lambda delivers; Save and
 // Load keep it as a JSON fixture), then replays it into a handler under
-// many delivery schedules — as captured, with every record twice, split
-// into random batch sizes, with cross-item interleavings shuffled (each
-// item's own order kept, as a stream guarantees), and with injected handler
-// failures that are retried like Lambda retries them, and with a
-// ParallelizationFactor (Parallel) that spreads the records over lanes by
-// partition key and delivers the lanes at the same time, as Lambda does —
-// and checks that the handler's derived state comes out identical every
-// time (Check).
+// many delivery schedules and checks that the handler's derived state
+// comes out identical every time (Check).
+//
+// A schedule (Schedule; Describe says what one does) may deliver every
+// record twice (as after a lost checkpoint), split the stream into random
+// batch sizes, shuffle the interleaving of different items' records (each
+// item's own order kept, as a stream guarantees), inject handler failures
+// that are retried like Lambda retries them (before the handler ran, after
+// its effects were written, or one record reported failed), and spread
+// the records over lanes by partition key with a ParallelizationFactor
+// (Parallel), delivering the lanes at the same time, as Lambda does. Check
+// always runs the Fixed schedules (duplicates only, batch size 1, a failure
+// after every batch's effects) before the ones it is given, typically
+// Schedules(seed, n): n random combinations, the same for the same seed.
+//
+// The baseline is the stream delivered once, in order (AsCaptured). Check
+// compares every run with it, so it proves a handler gives the same result
+// however the stream is delivered — not that the result is right: give the
+// Target an Expect (Want builds one from the expected state) to check the
+// baseline too.
 //
 // A Target says how to reset and read the derived state; TableState does
-// both for derived items kept in a DynamoDB table.
+// both for derived items kept in a DynamoDB table, reading them with Values
+// so that numbers compare exactly (all 38 digits; a float64 would not).
+//
+// Failures are treated as the event source mapping and stream.Runner treat
+// them (Target.OnFailure): a failed batch is retried from its lowest failed
+// record, bisected if Bisect is set, and dead-lettered after MaxRetries
+// (three by default). The dead letters, with the handler's last error and
+// the record's eventID and keys, are in each run's Stats, and Check
+// reports a run that dead-lettered other records than the baseline. Only
+// the handler's own failures use up retries; injected ones stand for faults
+// a retry cures. A batch still failing after OnFailure.MaxAttempts calls
+// (with MaxRetries stream.Forever, where Lambda would stop the shard) ends
+// the delivery with a *StuckError quoting the handler.
 //
 // Every handler answer is also checked against Lambda's partial batch
 // response contract (CheckResponse; on unless a Schedule sets

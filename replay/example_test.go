@@ -3,6 +3,7 @@ package replay_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strconv"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -60,11 +61,61 @@ func ExampleCheck() {
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println("schedules:", len(report.Runs))
+	fmt.Println(report.Summary()) // the 3 Fixed schedules and the 20 random ones
 	fmt.Println("baseline:", report.Baseline)
 	fmt.Println("differences:", report.Err())
 	// Output:
-	// schedules: 20
+	// 0 of 23 schedules differ from the baseline
 	// baseline: map[A:5 B:5 C:5]
+	// differences: <nil>
+}
+
+// A handler that rejects a record it cannot handle reports it failed;
+// with Bisect the event source mapping isolates it and, after MaxRetries,
+// dead-letters it alone. Check proves that every schedule dead-letters the
+// same record and derives the same state, and Expect that this state is
+// the right one.
+func ExampleOnFailure() {
+	var ev events.DynamoDBEvent
+	for seq, pk := range []string{"A", "B", "C", "A", "B", "C"} {
+		ev.Records = append(ev.Records, record(seq+1, pk, seq/3+1))
+	}
+	ev.Records[4].Change.NewImage["version"] = events.NewStringAttribute("two") // poison: B's second version
+
+	latest := map[string]int{}
+	handler := func(_ context.Context, e events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+		for _, r := range e.Records {
+			version := r.Change.NewImage["version"]
+			if version.DataType() != events.DataTypeNumber {
+				// report it, and leave the rest of the batch for the retry
+				return events.DynamoDBEventResponse{BatchItemFailures: []events.DynamoDBBatchItemFailure{
+					{ItemIdentifier: r.Change.SequenceNumber}}}, nil
+			}
+			v, _ := strconv.Atoi(version.Number())
+			pk := r.Change.Keys["PK"].String()
+			latest[pk] = max(latest[pk], v)
+		}
+		return events.DynamoDBEventResponse{}, nil
+	}
+	target := replay.Target{
+		Handler:   handler,
+		OnFailure: replay.OnFailure{MaxRetries: 2, Bisect: true},
+		Reset:     func(context.Context) error { clear(latest); return nil },
+		State:     func(context.Context) (any, error) { return maps.Clone(latest), nil },
+		Expect:    replay.Want(map[string]int{"A": 2, "B": 1, "C": 2}),
+	}
+	report, err := replay.Check(context.Background(), ev, target, replay.Schedules(1, 10))
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(report.Summary())
+	dl := report.BaselineStats.DeadLetters[0]
+	fmt.Println("attempts:", dl.Attempts)
+	fmt.Println("why:", dl.Error)
+	fmt.Println("differences:", report.Err())
+	// Output:
+	// 0 of 13 schedules differ from the baseline; the baseline dead-lettered 1 record(s): ev-5
+	// attempts: 3
+	// why: the handler reported record "ev-5" (PK="B", SK="META"; sequence number 000000000000000000005) failed
 	// differences: <nil>
 }

@@ -2,11 +2,15 @@ package replay
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"runtime/debug"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -83,6 +87,7 @@ func Load(path string) (events.DynamoDBEvent, error) {
 
 // Schedule is one way of delivering a captured stream.
 type Schedule struct {
+	// Name identifies the schedule in reports; Describe adds what it does.
 	Name string
 	Seed uint64
 	// Duplicate delivers every record twice: the whole stream, then all of
@@ -98,8 +103,15 @@ type Schedule struct {
 	// FailureRate is the chance that a handler call fails — before the
 	// handler runs, after it ran (its effects stay), or by reporting one
 	// random record of the batch as failed. Failed batches are retried from
-	// the lowest failed record, as Lambda does.
+	// the lowest failed record, as Lambda does. These injected failures
+	// stand for faults a retry cures (a throttle, a timeout, a crash): they
+	// never use up the Target's retries, so a record dead-lettered in a run
+	// is dead-lettered for the handler's own failures.
 	FailureRate float64
+	// FailAfterEffects makes the first call of every batch fail after the
+	// handler ran and its effects were written — a crash before the
+	// checkpoint moved — so the whole batch is delivered again.
+	FailAfterEffects bool
 	// ParallelizationFactor (1–10; 0 is 1) spreads the records over that
 	// many lanes by partition key, as Lambda does, and delivers the lanes
 	// at the same time, each in order with its own batches and failures:
@@ -115,6 +127,51 @@ type Schedule struct {
 	SkipContractCheck bool
 }
 
+// Describe says what the schedule does to the stream, transform by
+// transform: "duplicates, shuffled across items, random batches of 1–7,
+// failures 10%".
+func (s Schedule) Describe() string {
+	var parts []string
+	if s.Duplicate {
+		parts = append(parts, "duplicates")
+	}
+	if s.Shuffle {
+		parts = append(parts, "shuffled across items")
+	} else {
+		parts = append(parts, "stream order")
+	}
+	maxBatch := s.MaxBatch
+	if maxBatch <= 0 {
+		maxBatch = 100
+	}
+	if s.RandomBatches && maxBatch > 1 {
+		parts = append(parts, fmt.Sprintf("random batches of 1–%d", maxBatch))
+	} else {
+		parts = append(parts, fmt.Sprintf("batches of %d", maxBatch))
+	}
+	if s.FailureRate > 0 {
+		parts = append(parts, fmt.Sprintf("failures %.0f%%", s.FailureRate*100))
+	}
+	if s.FailAfterEffects {
+		parts = append(parts, "each batch's first call fails after its effects")
+	}
+	if s.ParallelizationFactor > 1 {
+		parts = append(parts, fmt.Sprintf("parallelization %d", s.ParallelizationFactor))
+	}
+	if s.SkipContractCheck {
+		parts = append(parts, "no contract check")
+	}
+	return strings.Join(parts, ", ")
+}
+
+// String is the name and the description.
+func (s Schedule) String() string {
+	if s.Name == "" {
+		return s.Describe()
+	}
+	return s.Name + " [" + s.Describe() + "]"
+}
+
 // Parallel returns copies of schedules with a ParallelizationFactor of pf,
 // their names saying so.
 func Parallel(ss []Schedule, pf int) []Schedule {
@@ -127,11 +184,30 @@ func Parallel(ss []Schedule, pf int) []Schedule {
 	return out
 }
 
-// AsCaptured delivers the stream in order, once, in batches of 100.
+// AsCaptured delivers the stream in order, once, in batches of 100: the
+// baseline Check compares every other schedule with.
 var AsCaptured = Schedule{Name: "as captured", MaxBatch: 100}
 
-// Schedules returns n random schedules derived from seed, each combining
-// duplicates, shuffling, random batch sizes and a failure rate.
+// Fixed returns the schedules Check always runs, before the ones it is
+// given, because each finds one common bug on its own: every record twice
+// in stream order (a counter that is not guarded), batches of one record (a
+// handler that relies on seeing related records together), and every batch
+// failing once after its effects were written (an effect repeated on
+// retry).
+func Fixed() []Schedule {
+	return []Schedule{
+		{Name: "duplicates only", Duplicate: true, MaxBatch: 100},
+		{Name: "batch size 1", MaxBatch: 1},
+		{Name: "failure after effects", MaxBatch: 100, FailAfterEffects: true},
+	}
+}
+
+// Schedules returns n random schedules derived from seed (the same seed
+// gives the same schedules). Every one shuffles the interleaving of
+// different items' records (each item's order kept) and cuts random
+// batches of 1 to a maximum drawn from 1–20; each delivers the whole
+// stream twice with probability ½, and injects failures at a rate of 0,
+// 10% or 30%, one drawn per schedule.
 func Schedules(seed uint64, n int) []Schedule {
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
 	out := make([]Schedule, n)
@@ -144,10 +220,55 @@ func Schedules(seed uint64, n int) []Schedule {
 			MaxBatch:      1 + rng.IntN(20),
 			FailureRate:   []float64{0, 0.1, 0.3}[rng.IntN(3)],
 		}
-		s.Name = fmt.Sprintf("random #%d (seed %d, dup %v, max batch %d, failures %.0f%%)", i+1, s.Seed, s.Duplicate, s.MaxBatch, s.FailureRate*100)
+		s.Name = fmt.Sprintf("random #%d (seed %d)", i+1, s.Seed)
 		out[i] = s
 	}
 	return out
+}
+
+// OnFailure is what a delivery does with a batch the handler keeps
+// failing, as the event source mapping's MaximumRetryAttempts and
+// BisectBatchOnFunctionError (and stream.Config's MaxRetries and Bisect)
+// say. The zero value is the Runner's default: three retries, no
+// bisection, then the records are dead-lettered.
+type OnFailure struct {
+	// MaxRetries is how often a failing batch is retried before its records
+	// are dead-lettered, with stream.Config.MaxRetries' meaning: the zero
+	// value is stream.DefaultMaxRetries (3), stream.NoRetries none,
+	// stream.Forever until the handler succeeds — in a replay, up to
+	// MaxAttempts calls, after which the delivery fails with a *StuckError:
+	// Lambda would retry forever and the shard would stop there.
+	MaxRetries int
+	// Bisect splits a failing batch in two and retries the halves, down to
+	// single records, so only the failing record is dead-lettered.
+	// Without it the records after the failing one in its batch are
+	// dead-lettered with it, as Lambda does.
+	Bisect bool
+	// MaxAttempts bounds the handler calls on one batch (default 50), so a
+	// handler that never succeeds ends the delivery with a *StuckError
+	// instead of looping.
+	MaxAttempts int
+}
+
+// DefaultMaxAttempts is OnFailure.MaxAttempts' default.
+const DefaultMaxAttempts = 50
+
+func (o OnFailure) resolved() (retries, attempts int, err error) {
+	switch {
+	case o.MaxRetries == 0:
+		retries = stream.DefaultMaxRetries
+	case o.MaxRetries == stream.NoRetries:
+		retries = 0
+	case o.MaxRetries < stream.Forever:
+		return 0, 0, fmt.Errorf("replay: MaxRetries %d: use stream.Forever (-1) or stream.NoRetries (-2)", o.MaxRetries)
+	default:
+		retries = o.MaxRetries
+	}
+	attempts = o.MaxAttempts
+	if attempts <= 0 {
+		attempts = DefaultMaxAttempts
+	}
+	return retries, attempts, nil
 }
 
 // Stats count what a delivery did.
@@ -155,11 +276,78 @@ type Stats struct {
 	Calls            int
 	RecordsDelivered int
 	InjectedFailures int
+	// HandlerFailures counts calls the handler itself failed (an error, a
+	// panic, or records it reported failed).
+	HandlerFailures int
+	// DeadLetters are the batches given up on, in stream order, each with
+	// the handler's last error and the records, ready for
+	// stream.Resubmit.
+	DeadLetters []stream.DeadLetter
 }
 
-// maxAttempts bounds retries of one batch, so a handler that really fails
-// ends the delivery with an error instead of looping.
-const maxAttempts = 50
+// DeadLettered returns the eventIDs of the dead-lettered records, sorted,
+// each once.
+func (s Stats) DeadLettered() []string {
+	var ids []string
+	for _, dl := range s.DeadLetters {
+		for _, r := range dl.Event.Records {
+			ids = append(ids, r.EventID)
+		}
+	}
+	slices.Sort(ids)
+	return slices.Compact(ids)
+}
+
+func (s *Stats) add(o Stats) {
+	s.Calls += o.Calls
+	s.RecordsDelivered += o.RecordsDelivered
+	s.InjectedFailures += o.InjectedFailures
+	s.HandlerFailures += o.HandlerFailures
+	s.DeadLetters = append(s.DeadLetters, o.DeadLetters...)
+}
+
+// StuckError is a batch the handler kept failing until OnFailure's
+// MaxAttempts: where Lambda (with MaxRetries Forever) would stop the shard.
+type StuckError struct {
+	Schedule string
+	Attempts int
+	// Record is the record the handler failed on (the batch's first when
+	// it failed the whole batch).
+	Record events.DynamoDBEventRecord
+	// Records counts the records still failing with it.
+	Records int
+	// Err is the handler's last error.
+	Err error
+}
+
+func (e *StuckError) Error() string {
+	return fmt.Sprintf("replay: %s: %d record(s) from %s still failing after %d attempts (where Lambda would stop the shard): %v",
+		e.Schedule, e.Records, describeRecord(e.Record), e.Attempts, e.Err)
+}
+
+func (e *StuckError) Unwrap() error { return e.Err }
+
+// describeRecord names a record as a person looks for it: eventID, keys,
+// sequence number.
+func describeRecord(r events.DynamoDBEventRecord) string {
+	names := make([]string, 0, len(r.Change.Keys))
+	for n := range r.Change.Keys {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	var b strings.Builder
+	fmt.Fprintf(&b, "record %q (", r.EventID)
+	for i, n := range names {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(n)
+		b.WriteByte('=')
+		b.WriteString(keyText(r.Change.Keys[n]))
+	}
+	fmt.Fprintf(&b, "; sequence number %s)", r.Change.SequenceNumber)
+	return b.String()
+}
 
 // Order returns the records of ev in the order a schedule delivers them.
 func Order(ev events.DynamoDBEvent, s Schedule) []events.DynamoDBEventRecord {
@@ -210,18 +398,33 @@ func itemKey(r events.DynamoDBEventRecord) string {
 	return b.String()
 }
 
-// Deliver plays ev into h under schedule s, as Lambda's event source
-// mapping would: batches in order; a batch that fails (an error, or
-// BatchItemFailures) is retried from its lowest failed record. With a
-// ParallelizationFactor above 1, the lanes are delivered concurrently.
-func Deliver(ctx context.Context, ev events.DynamoDBEvent, h stream.Handler, s Schedule) (Stats, error) {
+// Deliver plays ev into t's Handler under schedule s, as Lambda's event
+// source mapping would: batches in order; a batch that fails (an error, a
+// panic, or BatchItemFailures) is retried from its lowest failed record,
+// bisected and dead-lettered as t.OnFailure says (the dead letters are in
+// the Stats). With a ParallelizationFactor above 1, the lanes are
+// delivered concurrently. It fails with a *ContractError for a response
+// Lambda would misread, and with a *StuckError for a batch still failing
+// after OnFailure.MaxAttempts calls.
+func Deliver(ctx context.Context, ev events.DynamoDBEvent, t Target, s Schedule) (Stats, error) {
+	if t.Handler == nil {
+		return Stats{}, errors.New("replay: the Target has no Handler")
+	}
+	retries, attempts, err := t.OnFailure.resolved()
+	if err != nil {
+		return Stats{}, err
+	}
+	d := delivery{h: t.Handler, s: s, bisect: t.OnFailure.Bisect, retries: retries, attempts: attempts}
+	if t.OnFailure.MaxRetries == stream.Forever {
+		d.retries = -1
+	}
 	recs := Order(ev, s)
 	pf := max(s.ParallelizationFactor, 1)
 	if pf > 10 {
 		return Stats{}, fmt.Errorf("replay: %s: ParallelizationFactor %d out of range 1..10", s.Name, pf)
 	}
 	if pf == 1 {
-		return deliverLane(ctx, recs, h, s, rand.New(rand.NewPCG(s.Seed, 2)))
+		return d.lane(ctx, recs, 0, rand.New(rand.NewPCG(s.Seed, 2)))
 	}
 	pk := s.PartitionKey
 	if pk == "" {
@@ -241,97 +444,165 @@ func Deliver(ctx context.Context, ev events.DynamoDBEvent, h stream.Handler, s S
 	)
 	for i, lane := range lanes {
 		wg.Go(func() {
-			st, err := deliverLane(ctx, lane, h, s, rand.New(rand.NewPCG(s.Seed, uint64(100+i))))
+			st, err := d.lane(ctx, lane, i, rand.New(rand.NewPCG(s.Seed, uint64(100+i))))
 			mu.Lock()
 			defer mu.Unlock()
-			total.Calls += st.Calls
-			total.RecordsDelivered += st.RecordsDelivered
-			total.InjectedFailures += st.InjectedFailures
+			total.add(st)
 			errs = append(errs, err)
 		})
 	}
 	wg.Wait()
+	slices.SortFunc(total.DeadLetters, func(a, b stream.DeadLetter) int {
+		return strings.Compare(a.FirstSequenceNumber, b.FirstSequenceNumber)
+	})
 	return total, errors.Join(errs...)
 }
 
-// deliverLane delivers records in order, in batches, with retries.
-func deliverLane(ctx context.Context, recs []events.DynamoDBEventRecord, h stream.Handler, s Schedule, rng *rand.Rand) (Stats, error) {
+// delivery is one Deliver's settings.
+type delivery struct {
+	h        stream.Handler
+	s        Schedule
+	bisect   bool
+	retries  int // -1: forever
+	attempts int
+}
+
+// pending is records of a batch still to hand over, with the handler's own
+// failures on them so far and its last error.
+type pending struct {
+	recs     []events.DynamoDBEventRecord
+	calls    int
+	failures int
+	last     error
+	at       events.DynamoDBEventRecord
+}
+
+// lane delivers records in order, in batches, with retries, bisection and
+// dead letters.
+func (d delivery) lane(ctx context.Context, recs []events.DynamoDBEventRecord, lane int, rng *rand.Rand) (Stats, error) {
 	var st Stats
-	maxBatch := s.MaxBatch
+	maxBatch := d.s.MaxBatch
 	if maxBatch <= 0 {
 		maxBatch = 100
 	}
 	for len(recs) > 0 {
 		n := maxBatch
-		if s.RandomBatches {
+		if d.s.RandomBatches {
 			n = 1 + rng.IntN(maxBatch)
 		}
-		batch := recs[:min(n, len(recs))]
-		for attempt := 1; ; attempt++ {
-			if attempt > maxAttempts {
-				return st, fmt.Errorf("replay: %s: batch starting at %s still failing after %d attempts", s.Name, batch[0].Change.SequenceNumber, maxAttempts)
+		n = min(n, len(recs))
+		queue := []pending{{recs: recs[:n]}}
+		for len(queue) > 0 {
+			p := &queue[0]
+			if p.calls >= d.attempts {
+				return st, &StuckError{Schedule: d.s.Name, Attempts: p.calls, Record: p.at, Records: len(p.recs), Err: p.last}
 			}
-			failedAt, err := call(ctx, h, batch, s, rng, &st)
-			if err != nil && failedAt < 0 {
+			p.calls++
+			o, err := d.call(ctx, p.recs, p.calls == 1, rng, &st)
+			if err != nil {
 				return st, err
 			}
-			if failedAt < 0 {
-				break
+			if o.failedAt < 0 {
+				queue = queue[1:]
+				continue
 			}
-			batch = batch[failedAt:]
+			p.recs = p.recs[o.failedAt:]
+			if o.err != nil { // the handler's own failure
+				st.HandlerFailures++
+				p.failures++
+				p.last, p.at = o.err, p.recs[0]
+			}
+			if d.bisect && len(p.recs) > 1 {
+				half := len(p.recs) / 2
+				left, right := pending{recs: p.recs[:half]}, pending{recs: p.recs[half:]}
+				queue = append([]pending{left, right}, queue[1:]...)
+				continue
+			}
+			if d.retries >= 0 && p.failures > d.retries {
+				st.DeadLetters = append(st.DeadLetters, stream.DeadLetter{
+					Consumer: "replay", ShardID: fmt.Sprintf("lane %d", lane),
+					FirstSequenceNumber: p.recs[0].Change.SequenceNumber, LastSequenceNumber: p.recs[len(p.recs)-1].Change.SequenceNumber,
+					Attempts: p.calls, Error: p.last.Error(),
+					Event: events.DynamoDBEvent{Records: append([]events.DynamoDBEventRecord(nil), p.recs...)},
+				})
+				queue = queue[1:]
+			}
 		}
-		recs = recs[min(n, len(recs)):]
+		recs = recs[n:]
 	}
 	return st, nil
 }
 
-var errInjected = errors.New("replay: injected failure")
+// outcome is one handler call's result: the index to retry from (-1:
+// done), and the handler's own error when the failure was the handler's
+// (nil when only an injected failure made it fail).
+type outcome struct {
+	failedAt int
+	err      error
+}
 
-// call makes one handler call, maybe with an injected failure. It returns
-// the index to retry from (-1: done).
-func call(ctx context.Context, h stream.Handler, batch []events.DynamoDBEventRecord, s Schedule, rng *rand.Rand, st *Stats) (int, error) {
+// call makes one handler call, maybe with an injected failure.
+func (d delivery) call(ctx context.Context, batch []events.DynamoDBEventRecord, first bool, rng *rand.Rand, st *Stats) (outcome, error) {
+	s := d.s
 	inject := s.FailureRate > 0 && rng.Float64() < s.FailureRate
 	mode := rng.IntN(3)
+	if s.FailAfterEffects && first {
+		inject, mode = true, 1
+	}
 	st.Calls++
 	if inject && mode == 0 { // fails before the handler runs
 		st.InjectedFailures++
-		return 0, nil
+		return outcome{failedAt: 0}, nil
 	}
 	st.RecordsDelivered += len(batch)
-	resp, err := h(ctx, events.DynamoDBEvent{Records: batch})
+	resp, err := safeCall(ctx, d.h, events.DynamoDBEvent{Records: batch})
 	if !s.SkipContractCheck {
 		body, merr := json.Marshal(resp)
 		if merr != nil {
-			return -1, fmt.Errorf("replay: %s: the handler's response: %w", s.Name, merr)
+			return outcome{}, fmt.Errorf("replay: %s: the handler's response: %w", s.Name, merr)
 		}
 		if cerr := CheckResponse(batch, body, err); cerr != nil {
-			return -1, fmt.Errorf("replay: %s: batch of %d from sequence number %s: %w", s.Name, len(batch), batch[0].Change.SequenceNumber, cerr)
+			return outcome{}, fmt.Errorf("replay: %s: batch of %d from sequence number %s: %w", s.Name, len(batch), batch[0].Change.SequenceNumber, cerr)
 		}
 	}
-	if err != nil {
-		return 0, nil // a real failure: retried like any other
-	}
-	failedAt := -1
-	for _, f := range resp.BatchItemFailures {
-		i := indexOf(batch, f.ItemIdentifier)
-		if i < 0 { // Lambda: a complete failure
-			return 0, nil
-		}
-		if failedAt < 0 || i < failedAt {
-			failedAt = i
+	o := outcome{failedAt: -1}
+	switch {
+	case err != nil: // a failed invocation: the whole batch again
+		o = outcome{failedAt: 0, err: fmt.Errorf("the handler failed a batch of %d from %s: %w", len(batch), describeRecord(batch[0]), err)}
+	default:
+		for _, f := range resp.BatchItemFailures {
+			i := indexOf(batch, f.ItemIdentifier)
+			if i < 0 { // Lambda: a complete failure
+				o = outcome{failedAt: 0, err: fmt.Errorf("the handler reported item %q, which is not in the batch: the whole batch failed", f.ItemIdentifier)}
+				break
+			}
+			if o.failedAt < 0 || i < o.failedAt {
+				o = outcome{failedAt: i, err: fmt.Errorf("the handler reported %s failed", describeRecord(batch[i]))}
+			}
 		}
 	}
 	if inject {
 		st.InjectedFailures++
 		if mode == 1 { // crashed after its effects: the whole batch comes again
-			return 0, nil
+			return outcome{failedAt: 0, err: o.err}, nil
 		}
 		i := rng.IntN(len(batch)) // reports one record failed
-		if failedAt < 0 || i < failedAt {
-			failedAt = i
+		if o.failedAt < 0 || i < o.failedAt {
+			o = outcome{failedAt: i}
 		}
 	}
-	return failedAt, nil
+	return o, nil
+}
+
+// safeCall calls h, turning a panic into an error, as Lambda's runtime
+// turns it into a failed invocation.
+func safeCall(ctx context.Context, h stream.Handler, ev events.DynamoDBEvent) (resp events.DynamoDBEventResponse, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("panic: %v\n%s", p, debug.Stack())
+		}
+	}()
+	return h(ctx, ev)
 }
 
 func indexOf(batch []events.DynamoDBEventRecord, seq string) int {
@@ -343,13 +614,34 @@ func indexOf(batch []events.DynamoDBEventRecord, seq string) int {
 	return -1
 }
 
-// Target is the consumer under test and its derived state.
+// Target is the consumer under test, how it is deployed, and its derived
+// state.
 type Target struct {
 	Handler stream.Handler
+	// OnFailure is what happens to a batch the handler keeps failing (the
+	// zero value: three retries, then its records are dead-lettered).
+	OnFailure OnFailure
 	// Reset empties the derived state before each run.
 	Reset func(ctx context.Context) error
 	// State reads the derived state; runs are compared with go-cmp.
 	State func(ctx context.Context) (any, error)
+	// Expect, when set, checks the baseline's state: Check reports its
+	// error (Report.BaselineErr) and Report.Err fails. Without it, Check
+	// proves only that every schedule gives the same state as the stream
+	// delivered once in order — not that this state is right. Want makes
+	// one from the expected state.
+	Expect func(state any) error
+}
+
+// Want returns an Expect that requires the state to equal want (go-cmp,
+// with opts), and otherwise says how it differs.
+func Want(want any, opts ...cmp.Option) func(state any) error {
+	return func(state any) error {
+		if d := cmp.Diff(want, state, opts...); d != "" {
+			return fmt.Errorf("not the expected state (-want +got):\n%s", d)
+		}
+		return nil
+	}
 }
 
 // Run is one schedule's outcome.
@@ -359,39 +651,88 @@ type Run struct {
 	// Diff is empty when the state equals the baseline's (go-cmp format:
 	// -baseline +this run).
 	Diff string
+	// DeadLetterDiff is empty when the run dead-lettered the same records
+	// (by eventID) as the baseline; otherwise it says which differ.
+	DeadLetterDiff string
 }
+
+// Differs reports whether the run's outcome differs from the baseline's.
+func (r Run) Differs() bool { return r.Diff != "" || r.DeadLetterDiff != "" }
 
 // Report is the outcome of Check.
 type Report struct {
-	Baseline any
-	Runs     []Run
+	Baseline      any
+	BaselineStats Stats
+	// BaselineErr is the Target's Expect's verdict on the baseline's state.
+	BaselineErr error
+	Runs        []Run
 }
 
-// Err lists the runs whose state differed from the baseline, or is nil.
-func (r Report) Err() error {
-	var b strings.Builder
+// Differing returns the runs whose outcome differs from the baseline's.
+func (r Report) Differing() []Run {
+	var out []Run
 	for _, run := range r.Runs {
-		if run.Diff != "" {
-			fmt.Fprintf(&b, "schedule %q: derived state differs (-as captured +this run):\n%s\n", run.Schedule.Name, run.Diff)
+		if run.Differs() {
+			out = append(out, run)
 		}
 	}
-	if b.Len() == 0 {
-		return nil
-	}
-	return errors.New(b.String())
+	return out
 }
 
-// Check delivers ev into the target as captured (the baseline) and then
-// under every schedule, resetting the derived state before each, and
-// compares each run's state with the baseline's. opts go to cmp.Diff. An
-// error means a run could not be completed; differences are in the Report.
+// Summary is one line: how many schedules ran, how many differ, whether the
+// baseline was as expected, and what was dead-lettered.
+func (r Report) Summary() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d of %d schedules differ from the baseline", len(r.Differing()), len(r.Runs))
+	if r.BaselineErr != nil {
+		b.WriteString("; the baseline's state is not the expected one")
+	}
+	if ids := r.BaselineStats.DeadLettered(); len(ids) > 0 {
+		fmt.Fprintf(&b, "; the baseline dead-lettered %d record(s): %s", len(ids), strings.Join(ids, ", "))
+	}
+	return b.String()
+}
+
+// Err is nil when every run's outcome equals the baseline's and the
+// baseline passed Expect; otherwise it starts with the Summary and shows
+// each difference.
+func (r Report) Err() error {
+	diffs := r.Differing()
+	if len(diffs) == 0 && r.BaselineErr == nil {
+		return nil
+	}
+	var b strings.Builder
+	b.WriteString("replay: ")
+	b.WriteString(r.Summary())
+	b.WriteString("\n")
+	if r.BaselineErr != nil {
+		fmt.Fprintf(&b, "baseline (%s): %v\n", AsCaptured, r.BaselineErr)
+	}
+	for _, run := range diffs {
+		if run.Diff != "" {
+			fmt.Fprintf(&b, "schedule %s: derived state differs (-baseline +this run):\n%s\n", run.Schedule, run.Diff)
+		}
+		if run.DeadLetterDiff != "" {
+			fmt.Fprintf(&b, "schedule %s: %s\n", run.Schedule, run.DeadLetterDiff)
+		}
+	}
+	return errors.New(strings.TrimSuffix(b.String(), "\n"))
+}
+
+// Check delivers ev into the target as captured (the baseline), checks the
+// baseline's state with the Target's Expect if set, and then delivers it
+// under the Fixed schedules and every schedule given, resetting the derived
+// state before each, and compares each run's state and dead-lettered
+// records with the baseline's. opts go to cmp.Diff. An error means a run
+// could not be completed (a *ContractError, a *StuckError, a failed Reset
+// or State); differences are in the Report.
 func Check(ctx context.Context, ev events.DynamoDBEvent, t Target, schedules []Schedule, opts ...cmp.Option) (Report, error) {
 	var rep Report
 	runOnce := func(s Schedule) (any, Stats, error) {
 		if err := t.Reset(ctx); err != nil {
 			return nil, Stats{}, fmt.Errorf("replay: reset: %w", err)
 		}
-		st, err := Deliver(ctx, ev, t.Handler, s)
+		st, err := Deliver(ctx, ev, t, s)
 		if err != nil {
 			return nil, st, err
 		}
@@ -401,17 +742,45 @@ func Check(ctx context.Context, ev events.DynamoDBEvent, t Target, schedules []S
 		}
 		return state, st, nil
 	}
-	base, _, err := runOnce(AsCaptured)
+	base, baseStats, err := runOnce(AsCaptured)
 	if err != nil {
 		return rep, err
 	}
-	rep.Baseline = base
-	for _, s := range schedules {
+	rep.Baseline, rep.BaselineStats = base, baseStats
+	if t.Expect != nil {
+		rep.BaselineErr = t.Expect(base)
+	}
+	baseDead := baseStats.DeadLettered()
+	for _, s := range append(Fixed(), schedules...) {
 		state, st, err := runOnce(s)
 		if err != nil {
 			return rep, err
 		}
-		rep.Runs = append(rep.Runs, Run{Schedule: s, Stats: st, Diff: cmp.Diff(base, state, opts...)})
+		run := Run{Schedule: s, Stats: st, Diff: cmp.Diff(base, state, opts...)}
+		if dead := st.DeadLettered(); !slices.Equal(dead, baseDead) {
+			run.DeadLetterDiff = fmt.Sprintf("dead-lettered %s; the baseline dead-lettered %s", listOrNone(dead), listOrNone(baseDead))
+		}
+		rep.Runs = append(rep.Runs, run)
 	}
 	return rep, nil
+}
+
+func listOrNone(ids []string) string {
+	if len(ids) == 0 {
+		return "nothing"
+	}
+	return strings.Join(ids, ", ")
+}
+
+// keyText is a key attribute's value as text (keys are S, N or B).
+func keyText(v events.DynamoDBAttributeValue) string {
+	switch v.DataType() {
+	case events.DataTypeString:
+		return strconv.Quote(v.String())
+	case events.DataTypeNumber:
+		return v.Number()
+	case events.DataTypeBinary:
+		return base64.StdEncoding.EncodeToString(v.Binary())
+	}
+	return "?"
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/dynastream/dynastream/replay"
+	"github.com/dynastream/dynastream/stream"
 )
 
 func stream3x4() events.DynamoDBEvent {
@@ -101,7 +102,7 @@ func TestDeliverRetriesFromLowestFailure(t *testing.T) {
 		calls = append(calls, call)
 		return resp, nil
 	}
-	st, err := replay.Deliver(context.Background(), ev, h, replay.Schedule{MaxBatch: 6})
+	st, err := replay.Deliver(context.Background(), ev, replay.Target{Handler: h}, replay.Schedule{MaxBatch: 6})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,11 +121,33 @@ func TestDeliverRetriesFromLowestFailure(t *testing.T) {
 }
 
 func TestDeliverGivesUpOnAHandlerThatAlwaysFails(t *testing.T) {
+	calls := 0
 	h := func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+		calls++
 		return events.DynamoDBEventResponse{}, errors.New("boom")
 	}
-	if _, err := replay.Deliver(context.Background(), stream3x4(), h, replay.AsCaptured); err == nil {
-		t.Fatal("want an error after the attempt limit")
+	// the default: three retries, then the batch is dead-lettered, with the handler's error
+	st, err := replay.Deliver(context.Background(), stream3x4(), replay.Target{Handler: h}, replay.AsCaptured)
+	if err != nil || calls != 4 || len(st.DeadLetters) != 1 || len(st.DeadLetters[0].Event.Records) != 12 || st.HandlerFailures != 4 {
+		t.Fatalf("%d calls, %+v, %v", calls, st, err)
+	}
+	if dl := st.DeadLetters[0]; !strings.Contains(dl.Error, "boom") || !strings.Contains(dl.Error, `record "ev-1" (PK="A", SK="META"`) || dl.Attempts != 4 {
+		t.Errorf("dead letter: %+v", dl)
+	}
+	// no retries
+	calls = 0
+	if st, err := replay.Deliver(context.Background(), stream3x4(), replay.Target{Handler: h, OnFailure: replay.OnFailure{MaxRetries: stream.NoRetries}}, replay.AsCaptured); err != nil || calls != 1 || len(st.DeadLetters) != 1 {
+		t.Fatalf("NoRetries: %d calls, %v", calls, err)
+	}
+	// forever: where Lambda would stop the shard, the delivery ends quoting the handler
+	calls = 0
+	_, err = replay.Deliver(context.Background(), stream3x4(), replay.Target{Handler: h, OnFailure: replay.OnFailure{MaxRetries: stream.Forever, MaxAttempts: 7}}, replay.AsCaptured)
+	var se *replay.StuckError
+	if !errors.As(err, &se) || calls != 7 || se.Attempts != 7 || se.Record.EventID != "ev-1" || !strings.Contains(err.Error(), "boom") || !strings.Contains(err.Error(), `PK="A"`) {
+		t.Fatalf("Forever: %d calls, %v", calls, err)
+	}
+	if _, err := replay.Deliver(context.Background(), stream3x4(), replay.Target{Handler: h, OnFailure: replay.OnFailure{MaxRetries: -3}}, replay.AsCaptured); err == nil {
+		t.Fatal("MaxRetries -3 accepted")
 	}
 }
 
@@ -211,7 +234,7 @@ func TestDeliverParallelLanes(t *testing.T) {
 	if !strings.HasSuffix(ss[0].Name, "parallelization 4") {
 		t.Errorf("name %q", ss[0].Name)
 	}
-	st, err := replay.Deliver(context.Background(), ev, h, ss[0])
+	st, err := replay.Deliver(context.Background(), ev, replay.Target{Handler: h}, ss[0])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,7 +252,7 @@ func TestDeliverParallelLanes(t *testing.T) {
 			t.Errorf("key K%d (-want +got):\n%s", k, diff)
 		}
 	}
-	if _, err := replay.Deliver(context.Background(), ev, h, replay.Schedule{ParallelizationFactor: 11}); err == nil {
+	if _, err := replay.Deliver(context.Background(), ev, replay.Target{Handler: h}, replay.Schedule{ParallelizationFactor: 11}); err == nil {
 		t.Error("ParallelizationFactor 11 accepted")
 	}
 }

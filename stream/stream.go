@@ -46,6 +46,10 @@ const (
 	DefaultBatchSize             = 100
 	DefaultParallelizationFactor = 1
 	DefaultBatchWindow           = 0
+	// DefaultMaxRetries is what MaxRetries' zero value selects. Lambda's
+	// own default is Forever; this project's is finite so that a poison
+	// record is dead-lettered instead of stopping its shard.
+	DefaultMaxRetries = 3
 )
 
 // Config holds a Runner's settings; zero values take the defaults named.
@@ -111,7 +115,7 @@ func (c *Config) withDefaults() error {
 	}
 	switch {
 	case c.MaxRetries == 0:
-		c.MaxRetries = 3
+		c.MaxRetries = DefaultMaxRetries
 	case c.MaxRetries == NoRetries:
 		c.MaxRetries = 0
 	case c.MaxRetries < Forever:

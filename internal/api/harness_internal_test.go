@@ -327,7 +327,7 @@ func newOAEnv(t *testing.T) *oaEnv {
 			t.Fatal(err)
 		}
 		p := &projections.Projector{Store: st, Logger: slog.New(slog.DiscardHandler)}
-		if _, err := replay.Deliver(context.Background(), ev, p.Handle, replay.AsCaptured); err != nil {
+		if _, err := replay.Deliver(context.Background(), ev, replay.Target{Handler: p.Handle}, replay.AsCaptured); err != nil {
 			t.Fatal(err)
 		}
 	}

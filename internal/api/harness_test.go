@@ -515,7 +515,7 @@ func (e *env) capture() events.DynamoDBEvent {
 func (e *env) deliver(ev events.DynamoDBEvent, s replay.Schedule) {
 	e.t.Helper()
 	p := &projections.Projector{Store: e.st, Logger: slog.New(slog.DiscardHandler)}
-	if _, err := replay.Deliver(context.Background(), ev, p.Handle, s); err != nil {
+	if _, err := replay.Deliver(context.Background(), ev, replay.Target{Handler: p.Handle}, s); err != nil {
 		e.t.Fatalf("deliver (%s): %v", s.Name, err)
 	}
 }

@@ -438,7 +438,7 @@ func TestTopTenNotification(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := replay.Deliver(ctx, ev, p.Handle, replay.AsCaptured); err != nil {
+		if _, err := replay.Deliver(ctx, ev, replay.Target{Handler: p.Handle}, replay.AsCaptured); err != nil {
 			t.Fatal(err)
 		}
 	}
