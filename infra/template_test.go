@@ -293,6 +293,7 @@ func TestStreamSettingsAreParameters(t *testing.T) {
 		"BatchSize":                      {stream.DefaultBatchSize, 1, 10000},
 		"MaximumBatchingWindowInSeconds": {stream.DefaultBatchWindow, 0, 300},
 		"ParallelizationFactor":          {stream.DefaultParallelizationFactor, 1, 10},
+		"MaximumRetryAttempts":           {stream.DefaultMaxRetries, -1, 10000},
 	}
 	for name, w := range want {
 		p := parameter(raw, name)

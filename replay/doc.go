@@ -23,6 +23,13 @@
 // Target an Expect (Want builds one from the expected state) to check the
 // baseline too.
 //
+// A handler that recomputes from the source table instead of applying each
+// record's change would read that table in its final state under every
+// schedule, and converge whatever its bugs with the states in between: give
+// the Target a Source (SourceTable) and the kit moves the table through the
+// stream's own history (from the records' images), so before each call the
+// handler sees it as it was just after the newest record delivered so far.
+//
 // A Target says how to reset and read the derived state; TableState does
 // both for derived items kept in a DynamoDB table, reading them with Values
 // so that numbers compare exactly (all 38 digits; a float64 would not).

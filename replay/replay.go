@@ -406,17 +406,31 @@ func itemKey(r events.DynamoDBEventRecord) string {
 // delivered concurrently. It fails with a *ContractError for a response
 // Lambda would misread, and with a *StuckError for a batch still failing
 // after OnFailure.MaxAttempts calls.
-func Deliver(ctx context.Context, ev events.DynamoDBEvent, t Target, s Schedule) (Stats, error) {
+func Deliver(ctx context.Context, ev events.DynamoDBEvent, t Target, s Schedule) (_ Stats, err error) {
 	if t.Handler == nil {
 		return Stats{}, errors.New("replay: the Target has no Handler")
 	}
-	retries, attempts, err := t.OnFailure.resolved()
+	var retries, attempts int
+	retries, attempts, err = t.OnFailure.resolved()
 	if err != nil {
 		return Stats{}, err
 	}
 	d := delivery{h: t.Handler, s: s, bisect: t.OnFailure.Bisect, retries: retries, attempts: attempts}
 	if t.OnFailure.MaxRetries == stream.Forever {
 		d.retries = -1
+	}
+	if t.Source != nil {
+		if d.src, err = newHistory(*t.Source, ev); err != nil {
+			return Stats{}, err
+		}
+		if err := d.src.rewind(ctx); err != nil {
+			return Stats{}, err
+		}
+		defer func() {
+			if ferr := d.src.finish(context.WithoutCancel(ctx)); ferr != nil && err == nil {
+				err = ferr
+			}
+		}()
 	}
 	recs := Order(ev, s)
 	pf := max(s.ParallelizationFactor, 1)
@@ -465,6 +479,7 @@ type delivery struct {
 	bisect   bool
 	retries  int // -1: forever
 	attempts int
+	src      *history // the source table moved through the stream, or nil
 }
 
 // pending is records of a batch still to hand over, with the handler's own
@@ -550,12 +565,18 @@ func (d delivery) call(ctx context.Context, batch []events.DynamoDBEventRecord, 
 		inject, mode = true, 1
 	}
 	st.Calls++
+	if d.src != nil { // the table is at least as new as the records handed over
+		if err := d.src.advance(ctx, newest(batch)); err != nil {
+			return outcome{}, err
+		}
+	}
 	if inject && mode == 0 { // fails before the handler runs
 		st.InjectedFailures++
 		return outcome{failedAt: 0}, nil
 	}
 	st.RecordsDelivered += len(batch)
-	resp, err := safeCall(ctx, d.h, events.DynamoDBEvent{Records: batch})
+	hctx, reason := stream.WithFailureReasons(ctx)
+	resp, err := safeCall(hctx, d.h, events.DynamoDBEvent{Records: batch})
 	if !s.SkipContractCheck {
 		body, merr := json.Marshal(resp)
 		if merr != nil {
@@ -578,6 +599,9 @@ func (d delivery) call(ctx context.Context, batch []events.DynamoDBEventRecord, 
 			}
 			if o.failedAt < 0 || i < o.failedAt {
 				o = outcome{failedAt: i, err: fmt.Errorf("the handler reported %s failed", describeRecord(batch[i]))}
+				if why := reason(f.ItemIdentifier); why != nil {
+					o.err = fmt.Errorf("the handler reported %s failed: %w", describeRecord(batch[i]), why)
+				}
 			}
 		}
 	}
@@ -623,6 +647,11 @@ type Target struct {
 	OnFailure OnFailure
 	// Reset empties the derived state before each run.
 	Reset func(ctx context.Context) error
+	// Source, for a handler that reads the table the stream came from,
+	// moves that table through the stream's history so the handler sees
+	// it as it was at each point, not in its final state (see
+	// SourceTable).
+	Source *SourceTable
 	// State reads the derived state; runs are compared with go-cmp.
 	State func(ctx context.Context) (any, error)
 	// Expect, when set, checks the baseline's state: Check reports its

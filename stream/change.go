@@ -62,7 +62,8 @@ type Change struct {
 	Kind           Kind
 	EventID        string
 	SequenceNumber string
-	// At is the record's approximate creation time (second precision).
+	// At is the record's approximate creation time: rounded down to the
+	// second by DynamoDB, to the minute by DynamoDB Local.
 	At       time.Time
 	Keys     map[string]types.AttributeValue
 	Old, New map[string]types.AttributeValue

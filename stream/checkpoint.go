@@ -22,8 +22,9 @@ type Checkpoints interface {
 
 // MemoryCheckpoints keeps checkpoints in memory: for tests and one-off runs.
 type MemoryCheckpoints struct {
-	mu sync.Mutex
-	m  map[string]string
+	mu     sync.Mutex
+	m      map[string]string
+	leases map[string]Lease
 }
 
 // Get implements Checkpoints.

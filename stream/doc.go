@@ -27,9 +27,16 @@
 //   - checkpoints are kept by a Checkpoints store outside the streamed table,
 //     namespaced by Consumer, so a restarted runner resumes after the last
 //     record it finished; expired iterators are renewed from there;
-//   - iterator age (the time a batch is handed to the handler minus the
-//     approximate creation time of its newest record, as Lambda's
-//     IteratorAge) is reported per handler call through OnBatch.
+//   - iterator age — what Lambda's IteratorAge metric means: the time a
+//     batch is handed to the handler minus the creation time of its newest
+//     record, so how far behind the stream's head the consumer reads — is
+//     reported per handler call through OnBatch and in Health. A record's
+//     ApproximateCreationDateTime is rounded down to the second by DynamoDB
+//     and to the minute by DynamoDB Local, which alone made local ages off
+//     by up to 60 s; the Runner also knows that a record was created after
+//     the start of the last read that reached the shard's end without it,
+//     and takes the later of the two: an age that is never too small, and
+//     within a poll interval of the truth while the consumer keeps up;
 //
 // A Runner says how it is doing (Health): per shard its position, the
 // records waiting and for how long, the latest failures and dead letters,
@@ -39,6 +46,15 @@
 // finished and their checkpoint is written; Resume carries on from there,
 // nothing skipped and nothing handled twice. In Lambda the same is done by
 // disabling and enabling the event source mapping.
+//
+// The loop guard: a consumer that writes derived items into the table it
+// reads gets its own writes back on the stream. The Runner hands the
+// handler no record its Config.Skip skips — by default SkipDerived, the
+// records of items with derived = true, so mark your consumer's writes that
+// way, or set Skip (SkipNone for every record). Skipped records are
+// finished at once and counted in Stats.Skipped. In Lambda, filter them out
+// with the event source mapping's FilterCriteria or wrap the handler in
+// Skip.
 //
 // Handlers must therefore be idempotent: records can come again after a
 // crash, a retry or a redelivery, exactly as in Lambda.

@@ -25,6 +25,9 @@ const (
 	// StuckAfter (a poison record retried Forever, a hung handler), or the
 	// shard (or the stream's description) could not be read for that long.
 	Stuck = "stuck"
+	// Standby: another Runner of the same consumer holds its lease; this
+	// one handles nothing until that one stops or its lease expires.
+	Standby = "standby"
 )
 
 // Health is what a Runner knows about its progress, as Runner.Health
@@ -59,12 +62,11 @@ type ShardHealth struct {
 	// Waiting counts records read and not yet finished.
 	Waiting int `json:"waiting"`
 	// OldestWaiting is how long the oldest of them has been waiting since
-	// it was read: the consumer's own lag, exact wherever it runs (unlike
-	// IteratorAge, which DynamoDB Local's minute-truncated creation times
-	// make coarse).
+	// it was read: the consumer's own lag, exact wherever it runs.
 	OldestWaiting time.Duration `json:"oldestWaitingNs"`
 	// IteratorAge is the newest record's age when the latest batch was
-	// handed to the handler, as Lambda's IteratorAge metric.
+	// handed to the handler, as Lambda's IteratorAge metric (see the
+	// package documentation for how the age is known).
 	IteratorAge time.Duration `json:"iteratorAgeNs"`
 	// LastSuccess is when a handler call last succeeded on this shard.
 	LastSuccess time.Time `json:"lastSuccess,omitzero"`
@@ -193,6 +195,13 @@ type gate struct {
 	resume   chan struct{} // closed by Resume
 	inflight int
 	idle     chan struct{} // closed when inflight drops to 0 while paused
+}
+
+// isPaused reports whether the Runner is paused now.
+func (g *gate) isPaused() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.paused
 }
 
 // wait returns once the Runner is not paused (true) or ctx ended (false).
@@ -333,8 +342,11 @@ func (r *Runner) Health() Health {
 	}
 	r.shardMu.Lock()
 	failingSince, describeErr := r.describeFailingSince, r.describeErr
+	standby, holder := r.standby, r.holder
 	r.shardMu.Unlock()
 	switch {
+	case standby:
+		h.Status, h.Reason = Standby, "another runner of this consumer holds its lease: "+holder.Owner.String()+" until "+holder.Until.UTC().Format(time.RFC3339)
 	case paused:
 		h.Status, h.Reason = Paused, "paused since "+since.UTC().Format(time.RFC3339)
 	case h.Status != Stuck && !failingSince.IsZero() && now.Sub(failingSince) >= stuckAfter:

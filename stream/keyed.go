@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"log/slog"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -152,8 +153,11 @@ type Keyed struct {
 	// letter cannot be written, or DeadLetters is nil, the record fails its
 	// group like any other error.
 	DeadLetters DeadLetters
-	// Consumer names the consumer in dead letters.
+	// Consumer names the consumer in dead letters and log lines.
 	Consumer string
+	// Logger receives Handler's line per failed record (default
+	// slog.Default()).
+	Logger *slog.Logger
 }
 
 // Outcome is what became of one group.
@@ -345,9 +349,27 @@ func (r Result) Response() events.DynamoDBEventResponse {
 }
 
 // Handler returns a Handler that runs each batch through fn with Run and
-// answers with the Result's Response; the handler itself never fails.
+// answers with the Result's Response; the handler itself never fails. The
+// error of each stopped group is logged (Logger) with the record's eventID,
+// sequence number and key, and noted (NoteFailure) for the Runner or the
+// replay kit to put in the dead letter.
 func (k Keyed) Handler(fn GroupFunc) Handler {
 	return func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
-		return k.Run(ctx, ev.Records, fn).Response(), nil
+		res := k.Run(ctx, ev.Records, fn)
+		for _, o := range res.Failures() {
+			r := o.Records[o.Done]
+			NoteFailure(ctx, r.Change.SequenceNumber, o.Err)
+			k.logger().WarnContext(ctx, "record failed; its key stops here and it is reported for retry",
+				"consumer", k.Consumer, "eventID", r.EventID, "sequenceNumber", r.Change.SequenceNumber, "key", o.Key,
+				"waiting", len(o.Records)-o.Done-1, "err", o.Err)
+		}
+		return res.Response(), nil
 	}
+}
+
+func (k Keyed) logger() *slog.Logger {
+	if k.Logger != nil {
+		return k.Logger
+	}
+	return slog.Default()
 }

@@ -50,12 +50,22 @@ type shardRun struct {
 	unwake  func() bool // stops the wake-up on ctx's end
 
 	health shardHealth // guarded by mu
+
+	// notBefore holds, for records read and not yet added, the start of
+	// the last read that reached the shard's end before them: they were
+	// created after it (the reader's own; add moves it into tracked).
+	notBefore map[string]time.Time
 }
 
 type tracked struct {
 	seq      string
 	finished bool
 	readAt   time.Time
+	// created is when the record was created, as well as it is known: its
+	// ApproximateCreationDateTime (rounded down to the second by DynamoDB,
+	// to the minute by DynamoDB Local) or, when later, the start of the
+	// last read that reached the shard's end without it.
+	created time.Time
 }
 
 func (r *Runner) newShardRun(ctx context.Context, log *slog.Logger, h Handler, shardID, checkpoint string) *shardRun {
@@ -123,8 +133,20 @@ func (sr *shardRun) add(recs []events.DynamoDBEventRecord) bool {
 		if len(sr.pending) == 0 { // records start waiting: the clock of Stuck starts
 			sr.health.lastProgress = now
 		}
-		t := &tracked{seq: rec.Change.SequenceNumber, readAt: now}
+		t := &tracked{seq: rec.Change.SequenceNumber, readAt: now, created: rec.Change.ApproximateCreationDateTime.Time}
+		if nb, ok := sr.notBefore[t.seq]; ok {
+			delete(sr.notBefore, t.seq)
+			if nb.After(t.created) {
+				t.created = nb
+			}
+		}
 		sr.pending = append(sr.pending, t)
+		if sr.r.Skip(rec) { // the loop guard: finished, in its place in the order
+			t.finished = true
+			sr.r.counters.skipped.Add(1)
+			sr.advance()
+			continue
+		}
 		sr.bySeq[t.seq] = t
 		i := sr.laneOf(rec)
 		sr.lanes[i] = append(sr.lanes[i], rec)
@@ -372,6 +394,8 @@ func (r *Runner) runShard(ctx context.Context, log *slog.Logger, h Handler, shar
 	var firstBuffered time.Time
 	backoff := r.RetryBackoff
 	ended := false
+	var tipReadAt time.Time // start of the last read that reached the shard's end
+	sr.notBefore = map[string]time.Time{}
 	for ctx.Err() == nil && !ended {
 		if !r.gate.wait(ctx) { // paused: read nothing
 			break
@@ -395,6 +419,7 @@ func (r *Runner) runShard(ctx context.Context, log *slog.Logger, h Handler, shar
 				break
 			}
 		}
+		readStart := r.Now()
 		out, err := r.API.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: iter, Limit: aws.Int32(fullRead)})
 		if err != nil {
 			var expired *types.ExpiredIteratorException
@@ -430,6 +455,12 @@ func (r *Runner) runShard(ctx context.Context, log *slog.Logger, h Handler, shar
 			continue
 		}
 		backoff = r.RetryBackoff
+		if r.gate.isPaused() {
+			// Paused while the read was under way: take nothing in. The
+			// same iterator reads these records again on resume (or, if it
+			// has expired by then, one renewed after lastRead).
+			continue
+		}
 		r.counters.recordsRead.Add(int64(len(out.Records)))
 		for _, rec := range out.Records {
 			lr, err := attr.LambdaRecord(rec, r.StreamARN)
@@ -452,7 +483,16 @@ func (r *Runner) runShard(ctx context.Context, log *slog.Logger, h Handler, shar
 			if len(buf) == 0 {
 				firstBuffered = r.Now()
 			}
+			if !tipReadAt.IsZero() {
+				sr.notBefore[lr.Change.SequenceNumber] = tipReadAt
+			}
 			buf = append(buf, lr)
+		}
+		if len(out.Records) < fullRead {
+			// A read that returned fewer records than asked for reached the
+			// shard's end (always so on DynamoDB Local; as a rule on
+			// DynamoDB): what comes next was created after it started.
+			tipReadAt = readStart
 		}
 		if len(out.Records) > 0 {
 			lastRead = aws.ToString(out.Records[len(out.Records)-1].Dynamodb.SequenceNumber)
@@ -499,4 +539,15 @@ func (r *Runner) runShard(ctx context.Context, log *slog.Logger, h Handler, shar
 	}
 	log.Info("shard drained")
 	return true
+}
+
+// created is when rec was created, as well as the runner knows it (see
+// tracked.created).
+func (sr *shardRun) created(rec events.DynamoDBEventRecord) time.Time {
+	sr.mu.Lock()
+	defer sr.mu.Unlock()
+	if t, ok := sr.bySeq[rec.Change.SequenceNumber]; ok && !t.created.IsZero() {
+		return t.created
+	}
+	return rec.Change.ApproximateCreationDateTime.Time
 }

@@ -10,6 +10,8 @@ type Stats struct {
 	// RecordsRead counts records read from the stream (each once, however
 	// often it is then delivered).
 	RecordsRead int64 `json:"recordsRead"`
+	// Skipped counts records read that Config.Skip kept from the handler.
+	Skipped int64 `json:"skipped"`
 	// HandlerCalls counts calls of the handler, FailedCalls those that
 	// failed (an error, a panic or batch item failures).
 	HandlerCalls int64 `json:"handlerCalls"`
@@ -26,14 +28,14 @@ type Stats struct {
 }
 
 type counters struct {
-	recordsRead, calls, failedCalls, handled, deadLettered, checkpoints, iteratorAge atomic.Int64
+	recordsRead, skipped, calls, failedCalls, handled, deadLettered, checkpoints, iteratorAge atomic.Int64
 }
 
 // Stats returns the counters so far; it is safe to call while Run runs.
 func (r *Runner) Stats() Stats {
 	c := &r.counters
 	return Stats{
-		RecordsRead: c.recordsRead.Load(), HandlerCalls: c.calls.Load(), FailedCalls: c.failedCalls.Load(),
+		RecordsRead: c.recordsRead.Load(), Skipped: c.skipped.Load(), HandlerCalls: c.calls.Load(), FailedCalls: c.failedCalls.Load(),
 		RecordsHandled: c.handled.Load(), DeadLettered: c.deadLettered.Load(), CheckpointWrites: c.checkpoints.Load(),
 		IteratorAge: time.Duration(c.iteratorAge.Load()),
 	}

@@ -46,11 +46,31 @@ const (
 	DefaultBatchSize             = 100
 	DefaultParallelizationFactor = 1
 	DefaultBatchWindow           = 0
-	// DefaultMaxRetries is what MaxRetries' zero value selects. Lambda's
-	// own default is Forever; this project's is finite so that a poison
-	// record is dead-lettered instead of stopping its shard.
+	// DefaultMaxRetries is what MaxRetries' zero value selects, and the
+	// programs' STREAM_MAX_RETRIES and the template's MaximumRetryAttempts
+	// default. Lambda's own default is Forever; this project's is finite so
+	// that a poison record is dead-lettered instead of stopping its shard.
 	DefaultMaxRetries = 3
 )
+
+// DefaultPollInterval is PollInterval's default (and the programs'
+// STREAM_POLL_INTERVAL's): four reads a second per shard, as Lambda polls
+// a DynamoDB stream.
+const DefaultPollInterval = 250 * time.Millisecond
+
+// LambdaMaxRetries converts a retry limit spelled as Lambda spells its
+// MaximumRetryAttempts (and the programs their STREAM_MAX_RETRIES): -1
+// forever, 0 none, n that many — to Config.MaxRetries, whose zero value
+// means "not set" (DefaultMaxRetries) and whose "none" is NoRetries.
+func LambdaMaxRetries(n int) (int, error) {
+	switch {
+	case n < -1 || n > 10000:
+		return 0, fmt.Errorf("stream: a retry limit of %d: want -1 (forever), 0 (none) or up to 10000, as Lambda's MaximumRetryAttempts", n)
+	case n == 0:
+		return NoRetries, nil
+	}
+	return n, nil
+}
 
 // Config holds a Runner's settings; zero values take the defaults named.
 type Config struct {
@@ -63,12 +83,15 @@ type Config struct {
 	// (default 0: call as soon as records are read).
 	BatchWindow time.Duration
 	// PollInterval is the pause after an empty read of an open shard
-	// (default 250 ms, as Lambda polls four times a second).
+	// (default DefaultPollInterval, 250 ms: as Lambda polls, four times a
+	// second).
 	PollInterval time.Duration
 	// MaxRetries is how often a failing batch is retried before its records
-	// are dead-lettered. The zero value selects the default, 3; NoRetries
-	// dead-letters on the first failure; Forever (-1, Lambda's default)
-	// never gives up, so a poison record blocks its shard.
+	// are dead-lettered. The zero value (not set) selects DefaultMaxRetries,
+	// 3; NoRetries dead-letters on the first failure; Forever (-1, Lambda's
+	// default) never gives up, so a poison record blocks its shard. A limit
+	// spelled as Lambda spells it (0 = none) converts with
+	// LambdaMaxRetries.
 	MaxRetries int
 	// Bisect splits a failing batch in two and retries the halves.
 	Bisect bool
@@ -92,6 +115,20 @@ type Config struct {
 	// the Runner Stuck (default DefaultStuckAfter, a minute). It only
 	// judges; the Runner keeps trying.
 	StuckAfter time.Duration
+	// Skip says which records the handler never gets: the loop guard (nil:
+	// SkipDerived, records of items with derived = true, which is how a
+	// consumer marks its own writes; SkipNone hands it every record).
+	// Skipped records are finished at once — the checkpoint moves past
+	// them — and counted (Stats.Skipped).
+	Skip SkipFunc
+	// Lease is how long the consumer's lease lasts unless renewed (renewed
+	// every third of it; default DefaultLease, 15 s; negative: no lease).
+	// With Checkpoints that are also Leases, one Runner per consumer
+	// handles the stream: a second one waits as a standby (Health says
+	// Standby) and takes over when the first stops, or when its lease
+	// expires after a crash (at once for a crashed process on the same
+	// host).
+	Lease time.Duration
 }
 
 func (c *Config) withDefaults() error {
@@ -111,7 +148,7 @@ func (c *Config) withDefaults() error {
 		return fmt.Errorf("stream: BatchWindow %s out of range 0..300s", c.BatchWindow)
 	}
 	if c.PollInterval == 0 {
-		c.PollInterval = 250 * time.Millisecond
+		c.PollInterval = DefaultPollInterval
 	}
 	switch {
 	case c.MaxRetries == 0:
@@ -130,6 +167,12 @@ func (c *Config) withDefaults() error {
 	case TrimHorizon, Latest:
 	default:
 		return fmt.Errorf("stream: StartingPosition %q: want %s or %s", c.StartingPosition, TrimHorizon, Latest)
+	}
+	if c.Skip == nil {
+		c.Skip = SkipDerived
+	}
+	if c.Lease == 0 {
+		c.Lease = DefaultLease
 	}
 	if c.ShardRefresh == 0 {
 		c.ShardRefresh = 5 * time.Second
@@ -188,6 +231,17 @@ type Runner struct {
 	active               map[string]*shardRun
 	describeFailingSince time.Time
 	describeErr          string
+	// owner identifies this Runner in its consumer's lease; standby is
+	// set while another holds it (holder).
+	owner   Owner
+	standby bool
+	holder  Lease
+}
+
+func (r *Runner) setStandby(on bool, l Lease) {
+	r.shardMu.Lock()
+	defer r.shardMu.Unlock()
+	r.standby, r.holder = on, l
 }
 
 // shardEnd marks a shard whose records have all been delivered.
@@ -195,12 +249,27 @@ const shardEnd = "SHARD_END"
 
 // Run delivers the stream to h until ctx is done; it returns nil then. A
 // handler call under way when ctx ends is let finish, and its checkpoint is
-// written.
-func (r *Runner) Run(ctx context.Context, h Handler) error {
+// written. With Checkpoints that are Leases, it first takes the consumer's
+// lease, waiting as a standby while another Runner holds it, and returns
+// ErrLeaseLost if it loses the lease while running.
+func (r *Runner) Run(ctx context.Context, h Handler) (err error) {
 	if err := r.setUp(); err != nil {
 		return err
 	}
 	log := r.Logger.With("consumer", r.Consumer)
+	if leases, ok := r.Checkpoints.(Leases); ok && r.Lease > 0 {
+		lctx, release, ok := r.holdLease(ctx, log, leases)
+		if !ok {
+			return nil // ctx ended while waiting as a standby
+		}
+		defer release()
+		defer func() {
+			if err == nil && context.Cause(lctx) == ErrLeaseLost {
+				err = ErrLeaseLost
+			}
+		}()
+		ctx = lctx
+	}
 	var (
 		mu      sync.Mutex
 		running = map[string]bool{}
@@ -295,6 +364,9 @@ func (r *Runner) setUp() error {
 	}
 	if r.Now == nil {
 		r.Now = time.Now
+	}
+	if r.owner.ID == "" {
+		r.owner = newOwner()
 	}
 	return nil
 }
@@ -405,8 +477,11 @@ func (r *Runner) call(ctx context.Context, sr *shardRun, recs []events.DynamoDBE
 	h, shardID := sr.h, sr.shardID
 	start := r.Now()
 	// As Lambda's IteratorAge: the newest record's age when the batch is
-	// handed to the function, not counting the handler.
-	age := start.Sub(recs[len(recs)-1].Change.ApproximateCreationDateTime.Time)
+	// handed to the function, not counting the handler. Its creation time
+	// is the best the runner knows (sr.created): ApproximateCreationDateTime
+	// alone is rounded down to the second, and to the minute on DynamoDB
+	// Local, which made local ages off by up to a minute.
+	age := start.Sub(sr.created(recs[len(recs)-1]))
 	r.counters.calls.Add(1)
 	r.counters.iteratorAge.Store(int64(age))
 	defer func() {
@@ -423,7 +498,8 @@ func (r *Runner) call(ctx context.Context, sr *shardRun, recs []events.DynamoDBE
 				Failed: failedAt >= 0, IteratorAge: age, Duration: end.Sub(start)})
 		}
 	}()
-	resp, err := safeCall(ctx, h, events.DynamoDBEvent{Records: recs})
+	hctx, reason := WithFailureReasons(ctx)
+	resp, err := safeCall(hctx, h, events.DynamoDBEvent{Records: recs})
 	if err != nil {
 		return 0, err
 	}
@@ -438,7 +514,10 @@ func (r *Runner) call(ctx context.Context, sr *shardRun, recs []events.DynamoDBE
 		}
 		failedAt = min(failedAt, i)
 	}
-	return failedAt, fmt.Errorf("handler reported %d failed item(s), lowest %s", len(resp.BatchItemFailures), recs[failedAt].Change.SequenceNumber)
+	if why := reason(recs[failedAt].Change.SequenceNumber); why != nil {
+		return failedAt, fmt.Errorf("handler reported %d failed item(s), lowest %s (eventID %s): %w", len(resp.BatchItemFailures), recs[failedAt].Change.SequenceNumber, recs[failedAt].EventID, why)
+	}
+	return failedAt, fmt.Errorf("handler reported %d failed item(s), lowest %s (eventID %s)", len(resp.BatchItemFailures), recs[failedAt].Change.SequenceNumber, recs[failedAt].EventID)
 }
 
 func indexOf(recs []events.DynamoDBEventRecord, seq string) int {

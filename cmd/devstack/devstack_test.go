@@ -22,9 +22,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/coder/websocket"
 
+	"github.com/dynastream/dynastream/ddblocal"
 	"github.com/dynastream/dynastream/internal/chat"
 	"github.com/dynastream/dynastream/internal/ddb"
-	"github.com/dynastream/dynastream/internal/ddblocal"
 	"github.com/dynastream/dynastream/internal/errs"
 	"github.com/dynastream/dynastream/internal/store"
 )

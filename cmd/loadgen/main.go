@@ -25,8 +25,8 @@ import (
 
 	"github.com/dynastream/dynastream/cmd/internal/app"
 	"github.com/dynastream/dynastream/cmd/internal/stack"
+	"github.com/dynastream/dynastream/ddblocal"
 	"github.com/dynastream/dynastream/internal/ddb"
-	"github.com/dynastream/dynastream/internal/ddblocal"
 	"github.com/dynastream/dynastream/internal/store"
 )
 

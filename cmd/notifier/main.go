@@ -20,6 +20,7 @@ import (
 	"github.com/dynastream/dynastream/internal/outbox"
 	"github.com/dynastream/dynastream/internal/push"
 	"github.com/dynastream/dynastream/internal/store"
+	"github.com/dynastream/dynastream/stream"
 )
 
 func main() {
@@ -73,7 +74,8 @@ func main() {
 	}
 	n.Chat = &notify.Chat{Store: st, Pusher: push.New(clients.AWS, endpoint), Now: time.Now}
 	log.Info("chat messages are pushed through the management endpoint", "endpoint", endpoint)
-	app.ServeStream(c, clients, log, app.Consumer{Name: "notifier", Handler: n.Handle, DeadLetters: dl, Quarantine: st.Quarantine})
+	app.ServeStream(c, clients, log, app.Consumer{Name: "notifier", Handler: n.Handle, DeadLetters: dl, Quarantine: st.Quarantine,
+		Skip: stream.SkipNone})
 }
 
 // chatEndpoint is API Gateway's management endpoint for the chat's

@@ -8,6 +8,7 @@ import (
 	"github.com/dynastream/dynastream/internal/ddb"
 	"github.com/dynastream/dynastream/internal/projections"
 	"github.com/dynastream/dynastream/internal/store"
+	"github.com/dynastream/dynastream/stream"
 )
 
 func main() {
@@ -28,5 +29,6 @@ func main() {
 	app.EnsureBookkeeping(c, clients, log)
 	dl := app.DeadLetters(c, clients, "projector")
 	p := &projections.Projector{Store: st, Logger: log, DeadLetters: dl}
-	app.ServeStream(c, clients, log, app.Consumer{Name: "projector", Handler: p.Handle, DeadLetters: dl, Quarantine: st.Quarantine})
+	app.ServeStream(c, clients, log, app.Consumer{Name: "projector", Handler: p.Handle, DeadLetters: dl, Quarantine: st.Quarantine,
+		Skip: stream.SkipDerived})
 }

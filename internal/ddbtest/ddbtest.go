@@ -3,7 +3,6 @@ package ddbtest
 import (
 	"context"
 	"fmt"
-	"os"
 	"regexp"
 	"strings"
 	"sync/atomic"
@@ -13,30 +12,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/dynastream/dynastream/ddblocal"
 	"github.com/dynastream/dynastream/internal/ddb"
-	"github.com/dynastream/dynastream/internal/ddblocal"
 	"github.com/dynastream/dynastream/internal/store"
 )
 
-var endpoint string
-
-// Main runs the package's tests against DynamoDB Local and exits.
-func Main(m *testing.M) {
-	endpoint = os.Getenv("DYNAMODB_ENDPOINT")
-	var srv *ddblocal.Server
-	if endpoint == "" {
-		var err error
-		srv, err = ddblocal.Start(context.Background(), ddblocal.Options{QuickStart: true})
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "ddbtest: cannot start DynamoDB Local:", err)
-			os.Exit(1)
-		}
-		endpoint = srv.Endpoint
-	}
-	code := m.Run()
-	srv.Stop()
-	os.Exit(code)
-}
+// Main runs the package's tests against DynamoDB Local and exits: the
+// public harness's ddblocal.Main.
+func Main(m *testing.M) { ddblocal.Main(m) }
 
 // Clients returns clients for the test endpoint.
 func Clients(t testing.TB) *ddb.Clients {
@@ -48,10 +31,10 @@ func Clients(t testing.TB) *ddb.Clients {
 // Endpoint is set here), e.g. with Faults.
 func ClientsWith(t testing.TB, c ddb.Config) *ddb.Clients {
 	t.Helper()
-	if endpoint == "" {
+	if ddblocal.Endpoint() == "" {
 		t.Fatal("ddbtest: no endpoint: call ddbtest.Main from TestMain")
 	}
-	c.Endpoint = endpoint
+	c.Endpoint = ddblocal.Endpoint()
 	cl, err := ddb.New(context.Background(), c)
 	if err != nil {
 		t.Fatal(err)
@@ -104,4 +87,4 @@ func Bookkeeping(t testing.TB, c *ddb.Clients, table string) string {
 
 // Endpoint is DynamoDB Local's URL (after Main started it), for programs a
 // test runs.
-func Endpoint() string { return endpoint }
+func Endpoint() string { return ddblocal.Endpoint() }

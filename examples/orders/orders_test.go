@@ -1,0 +1,217 @@
+package orders_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/dynastream/dynastream/ddblocal"
+	"github.com/dynastream/dynastream/examples/orders"
+	"github.com/dynastream/dynastream/idempotency"
+	"github.com/dynastream/dynastream/replay"
+	"github.com/dynastream/dynastream/stream"
+)
+
+func TestMain(m *testing.M) { ddblocal.Main(m) }
+
+func s(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+func n(v int) types.AttributeValue    { return &types.AttributeValueMemberN{Value: fmt.Sprint(v)} }
+
+// scenario writes orders for three customers — new ones, changed amounts,
+// cancellations — and one poison order whose amount is text, and returns
+// the totals the surviving valid orders make.
+func scenario(t *testing.T, tbl *ddblocal.Table) map[string]any {
+	t.Helper()
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(1, 2))
+	amounts := map[[2]string]int{}
+	put := func(c, o string, amount types.AttributeValue) {
+		_, err := tbl.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(tbl.Name), Item: map[string]types.AttributeValue{
+			"PK": s("CUSTOMER#" + c), "SK": s("ORDER#" + o), "amount": amount}})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 30 {
+		c, o := fmt.Sprint("c", i%3), fmt.Sprint("o", i)
+		a := 100 + rng.IntN(10000)
+		put(c, o, n(a))
+		amounts[[2]string{c, o}] = a
+		if i%4 == 1 { // the amount changes
+			a = 1 + rng.IntN(5000)
+			put(c, o, n(a))
+			amounts[[2]string{c, o}] = a
+		}
+		if i%7 == 3 { // cancelled
+			_, err := tbl.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(tbl.Name),
+				Key: map[string]types.AttributeValue{"PK": s("CUSTOMER#" + c), "SK": s("ORDER#" + o)}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			delete(amounts, [2]string{c, o})
+		}
+		if i == 13 {
+			put("c1", "poison", s("twelve dollars")) // cannot be counted: dead-lettered
+		}
+	}
+	// the expected state, as TableState reads it: each customer's totals
+	want := map[string][2]int{}
+	for k, a := range amounts {
+		w := want[k[0]]
+		want[k[0]] = [2]int{w[0] + 1, w[1] + a}
+	}
+	out := map[string]any{}
+	for c, w := range want {
+		out["CUSTOMER#"+c] = map[string]any{"PK": "CUSTOMER#" + c, "SK": orders.TotalsSK, "derived": true,
+			"orders": replay.Number(fmt.Sprint(w[0])), "cents": replay.Number(fmt.Sprint(w[1]))}
+	}
+	return out
+}
+
+// totalsByCustomer turns TableState's items into the totals per customer
+// (the markers aside).
+func totalsByCustomer(state any) map[string]any {
+	out := map[string]any{}
+	for _, it := range state.([]map[string]any) {
+		if it["SK"] == orders.TotalsSK {
+			out[it["PK"].(string)] = it
+		}
+	}
+	return out
+}
+
+// fixedClock makes the markers' timestamps the same in every run, so the
+// markers can be part of the compared state.
+func fixedClock() time.Time { return time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC) }
+
+func target(tbl *ddblocal.Table, h stream.Handler, want map[string]any) replay.Target {
+	ts := replay.TableState{DB: tbl.DB, Table: tbl.Name, Derived: replay.DerivedFlag} // totals and markers
+	return replay.Target{
+		Handler:   h,
+		OnFailure: replay.OnFailure{MaxRetries: 2, Bisect: true}, // as the event source mapping would be set
+		Reset:     ts.Reset,
+		State:     ts.State,
+		Expect: func(state any) error {
+			return replay.Want(want)(totalsByCustomer(state))
+		},
+	}
+}
+
+// The correct projection passes every schedule, its baseline is the
+// expected totals, and the poison order is dead-lettered, alone, with its
+// reason, in every run.
+func TestTotalsUnderReplay(t *testing.T) {
+	tbl := ddblocal.NewTable(t, ddblocal.Schema("PK", "SK"))
+	want := scenario(t, tbl)
+	ctx := context.Background()
+	ev, err := replay.Capture(ctx, tbl.Streams, tbl.StreamARN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &orders.Totals{DB: tbl.DB, Table: tbl.Name, Guard: idempotency.Guard{Now: fixedClock}}
+	schedules := append(replay.Schedules(7, 10), replay.Parallel(replay.Schedules(8, 6), 4)...)
+	rep, err := replay.Check(ctx, ev, target(tbl, p.Handler(), want), schedules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.Err(); err != nil {
+		t.Fatal(err)
+	}
+	t.Log(rep.Summary())
+	dls := rep.BaselineStats.DeadLetters
+	if len(dls) != 1 || len(dls[0].Event.Records) != 1 || dls[0].Event.Records[0].Change.Keys["SK"].String() != "ORDER#poison" ||
+		!strings.Contains(dls[0].Error, `amount is not a number`) && !strings.Contains(dls[0].Error, "has no numeric amount") {
+		t.Fatalf("dead letters: %+v", dls)
+	}
+}
+
+// The naive projection is caught: this test passes only because the kit
+// fails it.
+func TestNaiveTotalsAreCaught(t *testing.T) {
+	tbl := ddblocal.NewTable(t, ddblocal.Schema("PK", "SK"))
+	want := scenario(t, tbl)
+	ctx := context.Background()
+	ev, err := replay.Capture(ctx, tbl.Streams, tbl.StreamARN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &orders.NaiveTotals{DB: tbl.DB, Table: tbl.Name}
+	rep, err := replay.Check(ctx, ev, target(tbl, p.Handler(), want), replay.Schedules(7, 10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = rep.Err()
+	if err == nil {
+		t.Fatal("the replay kit passed the naive projection")
+	}
+	if rep.BaselineErr == nil || len(rep.Differing()) == 0 || !strings.Contains(err.Error(), "duplicates only") {
+		t.Fatalf("want the baseline wrong (no removals, no changes) and the duplicates caught:\n%v", err)
+	}
+	t.Log(rep.Summary())
+}
+
+// Live, on a stream.Runner: the same handler keeps up with the table, the
+// poison order is dead-lettered with its reason after the retries, and
+// the totals are the expected ones.
+func TestTotalsOnARunner(t *testing.T) {
+	tbl := ddblocal.NewTable(t, ddblocal.Schema("PK", "SK"))
+	want := scenario(t, tbl)
+	p := &orders.Totals{DB: tbl.DB, Table: tbl.Name}
+	dl := &stream.MemoryDeadLetters{}
+	r := &stream.Runner{
+		Config:      stream.Config{StreamARN: tbl.StreamARN, Consumer: "totals", MaxRetries: 2, Bisect: true, RetryBackoff: time.Millisecond, PollInterval: 20 * time.Millisecond},
+		API:         tbl.Streams,
+		Checkpoints: &stream.MemoryCheckpoints{},
+		DeadLetters: dl,
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx, p.Handler()) }()
+	ts := replay.TableState{DB: tbl.DB, Table: tbl.Name, Derived: orders.IsTotals}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		state, err := ts.State(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if replay.Want(want)(totalsByCustomer(state)) == nil && len(dl.All()) == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after 30s: %v\ndead letters %+v", replay.Want(want)(totalsByCustomer(state)), dl.All())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	d := dl.All()[0]
+	if len(d.Event.Records) != 1 || !strings.Contains(d.Error, "has no numeric amount") || d.Attempts != 3 {
+		t.Fatalf("dead letter: %+v", d)
+	}
+	if st := r.Stats(); st.Skipped == 0 {
+		t.Errorf("the loop guard skipped nothing: %+v", st)
+	}
+}
+
+// The example uses the public packages only.
+func TestUsesOnlyPublicPackages(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "-test", ".").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range strings.Fields(string(out)) {
+		if strings.HasPrefix(p, "github.com/dynastream/dynastream/") && strings.Contains(p, "/internal") {
+			t.Errorf("imports %s", p)
+		}
+	}
+}

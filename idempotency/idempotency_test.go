@@ -1,0 +1,131 @@
+package idempotency_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/dynastream/dynastream/ddblocal"
+	"github.com/dynastream/dynastream/idempotency"
+)
+
+func TestMain(m *testing.M) { ddblocal.Main(m) }
+
+func count(t *testing.T, tbl *ddblocal.Table) string {
+	t.Helper()
+	out, err := tbl.DB.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(tbl.Name), ConsistentRead: aws.Bool(true),
+		Key: map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: "COUNTER"}, "SK": &types.AttributeValueMemberS{Value: "C"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, _ := out.Item["n"].(*types.AttributeValueMemberN)
+	if n == nil {
+		return ""
+	}
+	return n.Value
+}
+
+// The marker in the handler's own transaction: an increment applied once
+// however often the record comes.
+func TestMarkerInTheSameTransaction(t *testing.T) {
+	tbl := ddblocal.NewTable(t, ddblocal.Schema("PK", "SK"))
+	g := idempotency.Guard{DB: tbl.DB, Table: tbl.Name}
+	ctx := context.Background()
+	apply := func(eventID string) error {
+		_, err := tbl.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+			{Update: &types.Update{TableName: aws.String(tbl.Name),
+				Key:              map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: "COUNTER"}, "SK": &types.AttributeValueMemberS{Value: "C"}},
+				UpdateExpression: aws.String("ADD n :one"), ExpressionAttributeValues: map[string]types.AttributeValue{":one": &types.AttributeValueMemberN{Value: "1"}}}},
+			g.Marker(eventID),
+		}})
+		return err
+	}
+	if err := apply("ev-1"); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		err := apply("ev-1")
+		if !idempotency.IsDuplicate(err, 1) {
+			t.Fatalf("repeat: %v", err)
+		}
+		if idempotency.IsDuplicate(err, 0) {
+			t.Fatal("the counter's update was taken for the marker")
+		}
+	}
+	if err := apply("ev-2"); err != nil {
+		t.Fatal(err)
+	}
+	if got := count(t, tbl); got != "2" {
+		t.Fatalf("count %s, want 2", got)
+	}
+	if idempotency.IsDuplicate(errors.New("other"), 0) || idempotency.IsDuplicate(nil, 0) {
+		t.Fatal("IsDuplicate of another error")
+	}
+	done, err := g.Done(ctx, "ev-1")
+	if err != nil || !done {
+		t.Fatalf("Done(ev-1) = %v, %v", done, err)
+	}
+	out, _ := tbl.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(tbl.Name), Key: map[string]types.AttributeValue{
+		"PK": &types.AttributeValueMemberS{Value: "IDEMPOTENCY#ev-1"}, "SK": &types.AttributeValueMemberS{Value: "IDEMPOTENCY"}}})
+	if d, _ := out.Item["derived"].(*types.AttributeValueMemberBOOL); d == nil || !d.Value || out.Item["ttl"] == nil {
+		t.Fatalf("marker %v: want derived = true (the loop guard skips it) and a ttl", out.Item)
+	}
+}
+
+// Do: once when done, ErrInProgress while held, again after a failure or
+// after a crashed attempt's hold.
+func TestDo(t *testing.T) {
+	tbl := ddblocal.NewTable(t, ddblocal.Schema("PK", "SK"))
+	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	g := idempotency.Guard{DB: tbl.DB, Table: tbl.Name, Hold: 10 * time.Second, Now: func() time.Time { return now }}
+	ctx := context.Background()
+	runs := 0
+	effect := func(context.Context) error { runs++; return nil }
+	for range 3 {
+		if err := g.Do(ctx, "mail-1", effect); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if runs != 1 {
+		t.Fatalf("effect ran %d times", runs)
+	}
+	// a failed effect releases the claim: the retry runs it
+	runs = 0
+	boom := errors.New("smtp down")
+	if err := g.Do(ctx, "mail-2", func(context.Context) error { runs++; return boom }); !errors.Is(err, boom) {
+		t.Fatal(err)
+	}
+	if err := g.Do(ctx, "mail-2", effect); err != nil || runs != 2 {
+		t.Fatalf("%d runs, %v", runs, err)
+	}
+	// held by an attempt under way
+	runs = 0
+	err := g.Do(ctx, "mail-3", func(ctx context.Context) error {
+		runs++
+		return g.Do(ctx, "mail-3", effect)
+	})
+	if !errors.Is(err, idempotency.ErrInProgress) || runs != 1 {
+		t.Fatalf("nested: %d runs, %v", runs, err)
+	}
+	// an attempt that crashed after claiming: after the hold, another takes over
+	_, err = tbl.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(tbl.Name), Item: map[string]types.AttributeValue{
+		"PK": &types.AttributeValueMemberS{Value: "IDEMPOTENCY#mail-4"}, "SK": &types.AttributeValueMemberS{Value: "IDEMPOTENCY"},
+		"state": &types.AttributeValueMemberS{Value: "claimed"}, "holdUntil": &types.AttributeValueMemberN{Value: "0"},
+		"at": &types.AttributeValueMemberS{Value: "then"},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs = 0
+	if err := g.Do(ctx, "mail-4", effect); err != nil || runs != 1 {
+		t.Fatalf("takeover: %d runs, %v", runs, err)
+	}
+	if done, _ := g.Done(ctx, "mail-4"); !done {
+		t.Fatal("mail-4 not done")
+	}
+}
