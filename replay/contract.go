@@ -79,6 +79,8 @@ type ContractError struct {
 	Lambda string // what Lambda would do with it
 }
 
+// Error says which rule the response broke, what it said, and what Lambda
+// does with it, with the page that says so.
 func (e *ContractError) Error() string {
 	return fmt.Sprintf("replay: the handler's response breaks Lambda's batch response contract (%s): %s. %s (%s)", e.Rule, e.Detail, e.Lambda, docURL)
 }

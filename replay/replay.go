@@ -320,11 +320,14 @@ type StuckError struct {
 	Err error
 }
 
+// Error names the schedule, the record, the attempts and the handler's
+// last error.
 func (e *StuckError) Error() string {
 	return fmt.Sprintf("replay: %s: %d record(s) from %s still failing after %d attempts (where Lambda would stop the shard): %v",
 		e.Schedule, e.Records, describeRecord(e.Record), e.Attempts, e.Err)
 }
 
+// Unwrap returns the handler's last error.
 func (e *StuckError) Unwrap() error { return e.Err }
 
 // describeRecord names a record as a person looks for it: eventID, keys,

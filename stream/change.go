@@ -23,6 +23,8 @@ const (
 	TTLRemove
 )
 
+// String is the kind as a stream record's eventName spells it
+// (TTL_REMOVE for a removal by TTL).
 func (k Kind) String() string {
 	names := [...]string{"", "INSERT", "MODIFY", "REMOVE", "TTL_REMOVE"}
 	if k < 0 || int(k) >= len(names) {

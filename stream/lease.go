@@ -36,6 +36,7 @@ type Owner struct {
 	PID  int    `json:"pid"`
 }
 
+// String names the owner for log lines: id, host and pid.
 func (o Owner) String() string { return fmt.Sprintf("%s (host %s, pid %d)", o.ID, o.Host, o.PID) }
 
 // Lease is a consumer's lease: who holds it, until when.

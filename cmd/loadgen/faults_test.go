@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/big"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -168,6 +170,12 @@ func (v *faultVerdict) check(ctx context.Context, t *testing.T, clients *ddb.Cli
 	if err != nil {
 		return err
 	}
+	// The live consumers may still be on the last records captured (a
+	// derived item the projector wrote just now, not yet read by the
+	// notifier): wait until both have checkpointed past all of them.
+	if err := waitCheckpoints(ctx, clients, arn, table, ev); err != nil {
+		return err
+	}
 	// What went out, before the reference run: the live consumers go on
 	// running, and the reference's writes reach them on the stream.
 	gotMail, gotEv := ses.counts(), bus.counts()
@@ -257,9 +265,20 @@ func (v *faultVerdict) check(ctx context.Context, t *testing.T, clients *ddb.Cli
 	}
 	wantEv := pub.counts()
 	v.events = len(wantEv)
+	byEventID := map[string]events.DynamoDBEventRecord{}
+	for _, r := range ev.Records {
+		byEventID[r.EventID] = r
+	}
 	for id := range wantEv {
 		if gotEv[id] == 0 {
-			t.Errorf("event %s never published", id)
+			what := "?"
+			if i := strings.LastIndexByte(id, '-'); i > 0 {
+				if r, ok := byEventID[id[:i]]; ok {
+					ch, _ := stream.Decode(r)
+					what = fmt.Sprintf("%s of %s %s %s (derived %v, sequence number %s)", r.EventName, ch.ItemType(), ch.String("PK"), ch.String("SK"), ch.Derived(), r.Change.SequenceNumber)
+				}
+			}
+			t.Errorf("event %s never published: the record's %s", id, what)
 		}
 	}
 	for id, n := range gotEv {
@@ -547,4 +566,43 @@ func (f *flakyBus) counts() map[string]int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return copyIDs(f.ids)
+}
+
+// waitCheckpoints waits until the projector's and the notifier's
+// checkpoints reach the newest record of ev (a minute at most).
+func waitCheckpoints(ctx context.Context, clients *ddb.Clients, arn, table string, ev events.DynamoDBEvent) error {
+	newest := new(big.Int)
+	for _, r := range ev.Records {
+		if n, ok := new(big.Int).SetString(r.Change.SequenceNumber, 10); ok && n.Cmp(newest) > 0 {
+			newest = n
+		}
+	}
+	cps := &stream.TableCheckpoints{DB: clients.DB, Table: table + "-checkpoints"}
+	deadline := time.Now().Add(time.Minute)
+	for _, consumer := range []string{"projector", "notifier"} {
+		for {
+			shards, err := stream.Shards(ctx, clients.Streams, arn)
+			if err != nil {
+				return err
+			}
+			reached := false
+			for _, sh := range shards {
+				cp, err := cps.Get(ctx, consumer, aws.ToString(sh.ShardId))
+				if err != nil {
+					return err
+				}
+				if n, ok := new(big.Int).SetString(cp, 10); ok && n.Cmp(newest) >= 0 {
+					reached = true
+				}
+			}
+			if reached {
+				break
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("the %s's checkpoint did not reach the stream's newest record %s within a minute", consumer, newest)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	return nil
 }
