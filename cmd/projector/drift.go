@@ -12,6 +12,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -34,11 +35,15 @@ type driftOptions struct {
 	dryRun   bool
 	announce bool
 	workers  int
+	journal  string
+	fresh    bool
 }
 
-func parseDrift(name string, args []string) (driftOptions, error) {
+func parseDrift(name string, args []string, defaultJournal string) (driftOptions, error) {
 	var o driftOptions
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.StringVar(&o.journal, "journal", defaultJournal, "keep the scan's pages in this file, so that a scan cut off goes on where it was when run again (removed once the scan is complete); empty: no journal")
+	fs.BoolVar(&o.fresh, "fresh", false, "start the scan anew even if the journal holds an interrupted one")
 	fs.IntVar(&o.segments, "segments", 4, "parallel scan segments")
 	fs.DurationVar(&o.recheck, "recheck", 2*time.Second, "scan again after this long and keep only the differences found both times (changes still in the stream are not drift); 0: one scan")
 	fs.IntVar(&o.examples, "examples", 3, "examples printed per kind of difference")
@@ -67,9 +72,39 @@ func parseDrift(name string, args []string) (driftOptions, error) {
 // found, with the items scanned and the scan rate in items per second.
 func find(ctx context.Context, log *slog.Logger, st *store.Store, o driftOptions) ([]drift.Difference, int64, float64, error) {
 	total := itemCount(ctx, st)
-	scan := func(what string) (*drift.Facts, float64, error) {
+	scan := func(what string, journalled bool) (*drift.Facts, float64, error) {
+		var (
+			pages []store.ScanPage
+			j     *journal
+			add   func(store.ScanPage) error
+		)
+		if journalled && o.journal != "" {
+			if o.fresh {
+				_ = os.Remove(o.journal)
+			}
+			var err error
+			if j, pages, err = openJournal(o.journal, st.Table, o.segments); err != nil {
+				return nil, 0, err
+			}
+			add = j.add
+			if len(pages) > 0 {
+				var n int64
+				for _, p := range pages {
+					n += int64(p.Read)
+				}
+				log.Info("going on with an interrupted scan (-fresh starts anew)", "journal", o.journal, "pages", len(pages), "itemsScanned", n)
+			}
+		}
 		p := newProgress(log, what, total)
-		f, err := st.ScanFactsWith(ctx, o.segments, func(n int64) { p.set(n) }, projections.ExpectedActivities)
+		f, err := st.ScanFactsFrom(ctx, o.segments, 0, pages, func(n int64) { p.set(n) }, projections.ExpectedActivities, add)
+		if j != nil {
+			if cerr := j.close(err == nil); cerr != nil && err == nil {
+				log.Warn("journal not removed", "journal", o.journal, "err", cerr)
+			}
+			if err != nil {
+				log.Info("the scan's journal stays: run again to go on where it stopped", "journal", o.journal)
+			}
+		}
 		if err != nil {
 			return nil, 0, err
 		}
@@ -77,7 +112,7 @@ func find(ctx context.Context, log *slog.Logger, st *store.Store, o driftOptions
 		f.ActivitiesSince = store.Timestamp(time.Now().Add(-room.ActivityTTL)) // older entries have expired
 		return f, p.finish(f.Scanned), nil
 	}
-	f, r, err := scan("scanning")
+	f, r, err := scan("scanning", true)
 	if err != nil {
 		return nil, 0, 0, err
 	}
@@ -92,7 +127,7 @@ func find(ctx context.Context, log *slog.Logger, st *store.Store, o driftOptions
 		return nil, 0, 0, ctx.Err()
 	case <-time.After(o.recheck):
 	}
-	f2, _, err := scan("rescanning")
+	f2, _, err := scan("rescanning", false)
 	if err != nil {
 		return nil, 0, 0, err
 	}
@@ -145,7 +180,7 @@ type scanned struct {
 // caller stops the returned context's signals.
 func scanFor(st *store.Store, c app.Common, name string, args []string) (scanned, context.CancelFunc) {
 	log := app.Logger(c, name)
-	o, err := parseDrift(name, args)
+	o, err := parseDrift(name, args, filepath.Join(c.LocalDir, "projector-scan-"+st.Table+".jsonl"))
 	if err != nil {
 		app.Fatal(log, "bad arguments", err)
 	}

@@ -1,3 +1,5 @@
+//go:build !lambda.norpc
+
 package main
 
 import (
@@ -32,8 +34,14 @@ func TestMain(m *testing.M) { ddbtest.Main(m) }
 // standard output, the standard error and the exit status.
 func run(t *testing.T, bin, table string, args ...string) (string, string, int) {
 	t.Helper()
+	return runIn(t, bin, table, t.TempDir(), args...)
+}
+
+// runIn is run with LOCAL_DIR set to dir (where the scan's journal goes).
+func runIn(t *testing.T, bin, table, dir string, args ...string) (string, string, int) {
+	t.Helper()
 	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), "DYNAMODB_TABLE_NAME="+table, "DYNAMODB_ENDPOINT="+ddbtest.Endpoint(), "AWS_LAMBDA_RUNTIME_API=")
+	cmd.Env = append(os.Environ(), "DYNAMODB_TABLE_NAME="+table, "DYNAMODB_ENDPOINT="+ddbtest.Endpoint(), "AWS_LAMBDA_RUNTIME_API=", "LOCAL_DIR="+dir)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -135,5 +143,100 @@ func TestVerifyAndRebuild(t *testing.T) {
 	}
 	if _, logs, code := run(t, bin, table, "verify", "-segments", "0"); code != 1 || !strings.Contains(logs, "-segments 0: want 1..1000") {
 		t.Errorf("bad flag: %d %s", code, logs)
+	}
+}
+
+// A scan cut off midway leaves its journal; the next verify goes on from
+// it, reads only the rest, finds what a whole scan finds, and removes it.
+func TestScanJournal(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "projector")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	c, table, arn := ddbtest.Table(t)
+	st := store.New(c.DB, table)
+	ctx := context.Background()
+	at := time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
+	if err := st.CreateResource(ctx, collab.Resource{ResourceType: collab.Quest, ResourceID: "q1", Title: "t", OwnerID: "alice", CreatedAt: store.Timestamp(at)}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 60 {
+		at = at.Add(time.Second)
+		_, err := st.AddReaction(ctx, collab.Reaction{CommentID: fmt.Sprint("c", i%6), ResourceType: collab.Quest, ResourceID: "q1",
+			UserID: fmt.Sprint("u", i), Emoji: "👍", CreatedAt: store.Timestamp(at)})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	ev, err := replay.Capture(ctx, c.Streams, arn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &projections.Projector{Store: st}
+	if resp, err := p.Handle(ctx, events.DynamoDBEvent{Records: ev.Records}); err != nil || len(resp.BatchItemFailures) > 0 {
+		t.Fatalf("projector: %v %+v", err, resp)
+	}
+	whole, err := st.ScanFacts(ctx, 2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	dir := t.TempDir()
+	path := filepath.Join(dir, "projector-scan-"+table+".jsonl")
+	j, pages, err := openJournal(path, table, 2)
+	if err != nil || pages != nil {
+		t.Fatalf("a new journal: %v %v", pages, err)
+	}
+	cut, cancel := context.WithCancel(ctx)
+	_, err = st.ScanFactsFrom(cut, 2, 5, nil, func(n int64) {
+		if n >= whole.Scanned/2 {
+			cancel()
+		}
+	}, projections.ExpectedActivities, j.add)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("cut off: %v", err)
+	}
+	if err := j.close(false); err != nil {
+		t.Fatal(err)
+	}
+	// a crash in the middle of a line
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = f.WriteString(`{"segment":1,"read":5,"items":[{"PK":{"S":"COMM`)
+	f.Close()
+	j, pages, err = openJournal(path, table, 2)
+	if err != nil || len(pages) == 0 {
+		t.Fatalf("reopened: %d pages, %v", len(pages), err)
+	}
+	j.close(false)
+	var before int64
+	for _, p := range pages {
+		before += int64(p.Read)
+	}
+	if before == 0 || before >= whole.Scanned {
+		t.Fatalf("the journal holds %d of %d items", before, whole.Scanned)
+	}
+	got, err := st.ScanFactsFrom(ctx, 2, 0, pages, nil, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Scanned != whole.Scanned || fmt.Sprint(got.Reactions) != fmt.Sprint(whole.Reactions) || fmt.Sprint(got.Counts) != fmt.Sprint(whole.Counts) {
+		t.Fatalf("resumed %d items %v %v, whole %d %v %v", got.Scanned, got.Reactions, got.Counts, whole.Scanned, whole.Reactions, whole.Counts)
+	}
+	// The command: -segments must match the journal's (2) to go on with it.
+	out, logs, code := runIn(t, bin, table, dir, "verify", "-recheck", "0", "-segments", "2")
+	if code != 0 || !strings.HasPrefix(out, "0 difference(s) in ") || !strings.Contains(logs, "going on with an interrupted scan") {
+		t.Fatalf("verify with a journal: %d\n%s\n%s", code, out, logs)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the journal of a complete scan is still there: %v", err)
+	}
+	// another scan's journal (other segments) is not taken: started anew
+	j, _, _ = openJournal(path, table, 3)
+	j.close(false)
+	if _, pages, _ := openJournal(path, table, 2); pages != nil {
+		t.Errorf("a journal of 3 segments was taken for a scan of 2: %d pages", len(pages))
 	}
 }

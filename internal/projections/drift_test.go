@@ -353,3 +353,62 @@ func TestDriftRooms(t *testing.T) {
 		t.Errorf("r1's repaired combined criteria (-projector +repaired):\n%s", diff)
 	}
 }
+
+// A scan for drift cut off midway (a crash, Ctrl-C) goes on from its saved
+// state: the rest only is read, and the facts equal one whole scan's.
+func TestDriftScanResumes(t *testing.T) {
+	t.Parallel()
+	c, table, arn := ddbtest.Table(t)
+	st := store.New(c.DB, table)
+	ctx := context.Background()
+	runScenario(t, st)
+	ev, err := replay.Capture(ctx, c.Streams, arn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &projections.Projector{Store: st}
+	for batch := range slices.Chunk(ev.Records, 100) {
+		if resp, err := p.Handle(ctx, events.DynamoDBEvent{Records: batch}); err != nil || len(resp.BatchItemFailures) > 0 {
+			t.Fatalf("projector: %v %+v", err, resp)
+		}
+	}
+	whole, err := st.ScanFactsWith(ctx, 3, nil, projections.ExpectedActivities)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut, cancel := context.WithCancel(ctx)
+	var journal []store.ScanPage
+	_, err = st.ScanFactsFrom(cut, 3, 4, nil, func(n int64) {
+		if n >= whole.Scanned/2 {
+			cancel()
+		}
+	}, projections.ExpectedActivities, func(p store.ScanPage) error { journal = append(journal, p); return nil })
+	if !errors.Is(err, context.Canceled) || len(journal) == 0 {
+		t.Fatalf("cut off: %v after %d pages", err, len(journal))
+	}
+	var before int64
+	done := 0
+	for _, p := range journal {
+		before += int64(p.Read)
+		if p.After == nil {
+			done++
+		}
+	}
+	if before == 0 || before >= whole.Scanned || done == 3 {
+		t.Fatalf("journal: %d of %d items, %d segments done", before, whole.Scanned, done)
+	}
+	var read int64
+	got, err := st.ScanFactsFrom(ctx, 3, 0, journal, func(n int64) { read = n - before }, projections.ExpectedActivities, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(whole, got); d != "" {
+		t.Fatalf("resumed facts differ from a whole scan's (-whole +resumed):\n%s", d)
+	}
+	if read != whole.Scanned-before {
+		t.Errorf("the resumed scan read %d items, want the %d left", read, whole.Scanned-before)
+	}
+	if _, err := st.ScanFactsFrom(ctx, 2, 0, []store.ScanPage{{Segment: 2, Read: 1}}, nil, nil, nil); err == nil {
+		t.Error("pages of a scan of 3 segments were taken for one of 2")
+	}
+}

@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -40,16 +39,38 @@ type ExpectFunc func(item map[string]types.AttributeValue) []room.Activity
 // ScanFactsWith is ScanFacts that also collects the rooms' feed entries and,
 // with expect, the entries each item calls for (drift compares them).
 func (s *Store) ScanFactsWith(ctx context.Context, segments int, scanned func(int64), expect ExpectFunc) (*drift.Facts, error) {
-	facts := make([]*drift.Facts, max(segments, 1))
+	return s.ScanFactsFrom(ctx, segments, 0, nil, scanned, expect, nil)
+}
+
+// ScanPage is one page of a scan for drift facts, as a journal keeps it so
+// that a scan cut off (a crash, Ctrl-C, a lost connection) goes on where it
+// was: the items of the page that drift uses (the others are not kept),
+// how many the page read, and the key its segment goes on after (nil: the
+// segment is done).
+type ScanPage struct {
+	Segment int
+	Items   []map[string]types.AttributeValue
+	Read    int
+	After   map[string]string
+}
+
+// ScanFactsFrom is ScanFactsWith that first takes the pages of an earlier
+// run of the same scan (same table and segments), in their order, and
+// then reads only what they had not: a segment they finished is not read
+// again, the others go on after their last key. onPage, when set, gets
+// every page read, one at a time, in the order the facts took them (a
+// journal of them is an earlier run for the next). pageLimit bounds the
+// items per page (0: DynamoDB's 1 MB pages).
+func (s *Store) ScanFactsFrom(ctx context.Context, segments int, pageLimit int32, done []ScanPage, scanned func(int64), expect ExpectFunc, onPage func(ScanPage) error) (*drift.Facts, error) {
+	segments = max(segments, 1)
+	facts := make([]*drift.Facts, segments)
 	for i := range facts {
 		facts[i] = drift.NewFacts()
 		facts[i].ExpectActivities = expect != nil
 	}
-	var total atomic.Int64
-	var mu sync.Mutex
-	err := s.scanSegments(ctx, segments, dynamodb.ScanInput{ConsistentRead: aws.Bool(true)}, func(seg int, out *dynamodb.ScanOutput) error {
-		f := facts[seg]
-		for _, it := range out.Items {
+	add := func(p ScanPage) {
+		f := facts[p.Segment]
+		for _, it := range p.Items {
 			addFact(f, it)
 			if expect != nil {
 				for _, a := range expect(it) {
@@ -57,12 +78,58 @@ func (s *Store) ScanFactsWith(ctx context.Context, segments int, scanned func(in
 				}
 			}
 		}
-		f.Scanned += int64(len(out.Items))
-		n := total.Add(int64(len(out.Items)))
+		f.Scanned += int64(p.Read)
+	}
+	finished := make([]bool, segments)
+	from := make([]map[string]types.AttributeValue, segments)
+	var total int64
+	for _, p := range done {
+		if p.Segment < 0 || p.Segment >= segments || finished[p.Segment] {
+			return nil, fmt.Errorf("store: an earlier scan's page of segment %d does not fit a scan of %d segments", p.Segment, segments)
+		}
+		add(p)
+		total += int64(p.Read)
+		finished[p.Segment], from[p.Segment] = p.After == nil, nil
+		if p.After != nil {
+			from[p.Segment] = map[string]types.AttributeValue{}
+			for n, v := range p.After {
+				from[p.Segment][n] = &types.AttributeValueMemberS{Value: v}
+			}
+		}
+	}
+	var mu sync.Mutex
+	in := dynamodb.ScanInput{ConsistentRead: aws.Bool(true)}
+	if pageLimit > 0 {
+		in.Limit = aws.Int32(pageLimit)
+	}
+	err := s.scanSegmentsFrom(ctx, segments, in, from, finished, func(seg int, out *dynamodb.ScanOutput) error {
+		after, err := stringKey(out.LastEvaluatedKey)
+		if err != nil {
+			return err
+		}
+		p := ScanPage{Segment: seg, Read: len(out.Items), After: after}
+		mu.Lock()
+		defer mu.Unlock()
+		f := facts[seg]
+		for _, it := range out.Items {
+			used := addFact(f, it)
+			if expect != nil {
+				for _, a := range expect(it) {
+					f.AddExpected(a)
+					used = true
+				}
+			}
+			if used { // kept for the journal
+				p.Items = append(p.Items, it)
+			}
+		}
+		f.Scanned += int64(p.Read)
+		total += int64(p.Read)
 		if scanned != nil {
-			mu.Lock()
-			scanned(n)
-			mu.Unlock()
+			scanned(total)
+		}
+		if onPage != nil {
+			return onPage(p)
 		}
 		return nil
 	})
@@ -76,11 +143,31 @@ func (s *Store) ScanFactsWith(ctx context.Context, segments int, scanned func(in
 	return out, nil
 }
 
-// addFact adds one scanned item to f when it is one drift compares.
-func addFact(f *drift.Facts, it map[string]types.AttributeValue) {
+// stringKey is a LastEvaluatedKey of string attributes as plain strings
+// (nil: the segment's end).
+func stringKey(k map[string]types.AttributeValue) (map[string]string, error) {
+	if len(k) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]string, len(k))
+	for n, v := range k {
+		sv, ok := v.(*types.AttributeValueMemberS)
+		if !ok {
+			return nil, fmt.Errorf("store: scan position: key attribute %s is not a string", n)
+		}
+		out[n] = sv.Value
+	}
+	return out, nil
+}
+
+// addFact adds one scanned item to f when it is one drift compares, and
+// reports whether it was one (a journal keeps those).
+func addFact(f *drift.Facts, it map[string]types.AttributeValue) bool {
 	k := itemKey(it)
+	used := false
 	if id, ok := strings.CutPrefix(k.PK, prefixRoom); ok {
 		f.AddRoomItem(id, drift.Key{PK: k.PK, SK: k.SK})
+		used = true
 	}
 	switch itemTypeOf(it) {
 	case TypeUserRoom:
@@ -155,7 +242,10 @@ func addFact(f *drift.Facts, it map[string]types.AttributeValue) {
 		if attributevalue.UnmarshalMap(it, &t) == nil {
 			f.Trending[drift.RecipeWeek{RecipeID: t.RecipeID, Week: t.Week}] = t.Count
 		}
+	default:
+		return used
 	}
+	return true
 }
 
 // ErrChangedMeanwhile is what Repair says of a difference whose item

@@ -173,15 +173,27 @@ func (s *Store) ScanQuarantine(ctx context.Context, segments int, found func(Bad
 // and hands every page to page from that segment's goroutine. The first
 // error (of a read or of page) stops the other segments and is returned.
 func (s *Store) scanSegments(ctx context.Context, segments int, in dynamodb.ScanInput, page func(seg int, out *dynamodb.ScanOutput) error) error {
+	return s.scanSegmentsFrom(ctx, segments, in, nil, nil, page)
+}
+
+// scanSegmentsFrom is scanSegments where segment i starts after from[i]
+// (when set) and is skipped when skip[i].
+func (s *Store) scanSegmentsFrom(ctx context.Context, segments int, in dynamodb.ScanInput, from []map[string]types.AttributeValue, skip []bool, page func(seg int, out *dynamodb.ScanOutput) error) error {
 	segments = max(segments, 1)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	errs := make([]error, segments)
 	var wg sync.WaitGroup
 	for seg := range segments {
+		if seg < len(skip) && skip[seg] {
+			continue
+		}
 		wg.Go(func() {
 			input := in
 			input.TableName, input.Segment, input.TotalSegments = aws.String(s.Table), aws.Int32(int32(seg)), aws.Int32(int32(segments))
+			if seg < len(from) && from[seg] != nil {
+				input.ExclusiveStartKey = from[seg]
+			}
 			p := dynamodb.NewScanPaginator(s.DB, &input)
 			for p.HasMorePages() {
 				out, err := p.NextPage(ctx)
