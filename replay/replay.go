@@ -409,12 +409,11 @@ func itemKey(r events.DynamoDBEventRecord) string {
 // delivered concurrently. It fails with a *ContractError for a response
 // Lambda would misread, and with a *StuckError for a batch still failing
 // after OnFailure.MaxAttempts calls.
-func Deliver(ctx context.Context, ev events.DynamoDBEvent, t Target, s Schedule) (_ Stats, err error) {
+func Deliver(ctx context.Context, ev events.DynamoDBEvent, t Target, s Schedule) (Stats, error) {
 	if t.Handler == nil {
 		return Stats{}, errors.New("replay: the Target has no Handler")
 	}
-	var retries, attempts int
-	retries, attempts, err = t.OnFailure.resolved()
+	retries, attempts, err := t.OnFailure.resolved()
 	if err != nil {
 		return Stats{}, err
 	}
@@ -422,19 +421,23 @@ func Deliver(ctx context.Context, ev events.DynamoDBEvent, t Target, s Schedule)
 	if t.OnFailure.MaxRetries == stream.Forever {
 		d.retries = -1
 	}
-	if t.Source != nil {
-		if d.src, err = newHistory(*t.Source, ev); err != nil {
-			return Stats{}, err
-		}
-		if err := d.src.rewind(ctx); err != nil {
-			return Stats{}, err
-		}
-		defer func() {
-			if ferr := d.src.finish(context.WithoutCancel(ctx)); ferr != nil && err == nil {
-				err = ferr
-			}
-		}()
+	if t.Source == nil {
+		return d.deliver(ctx, ev)
 	}
+	if d.src, err = newHistory(*t.Source, ev); err != nil {
+		return Stats{}, err
+	}
+	if err := d.src.rewind(ctx); err != nil {
+		return Stats{}, err
+	}
+	st, err := d.deliver(ctx, ev)
+	// the table is left in its final state, however the delivery ended
+	return st, errors.Join(err, d.src.finish(context.WithoutCancel(ctx)))
+}
+
+// deliver plays ev under d's schedule.
+func (d delivery) deliver(ctx context.Context, ev events.DynamoDBEvent) (Stats, error) {
+	s := d.s
 	recs := Order(ev, s)
 	pf := max(s.ParallelizationFactor, 1)
 	if pf > 10 {

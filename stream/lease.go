@@ -266,21 +266,33 @@ func (r *Runner) holdLease(ctx context.Context, log *slog.Logger, leases Leases)
 				return
 			case <-t.C:
 			}
-			next := r.Now().Add(d)
-			err := leases.Renew(lctx, r.Consumer, me, next)
-			switch {
-			case err == nil:
-				until = next
-			case errors.Is(err, ErrLeaseLost):
-				log.Error("lease lost: another runner took this consumer over; stopping", "owner", me.String())
-				cancel(ErrLeaseLost)
-				return
-			default:
-				log.Error("lease: renewal failed; retrying", "err", err, "expires", until.UTC().Format(time.RFC3339))
-				if !r.Now().Before(until.Add(-d / 6)) { // about to expire: another may take it
-					log.Error("lease expiring without renewal; stopping so that no two runners handle the stream", "owner", me.String())
+			// A failed renewal (a throttle, a lost connection) is tried again
+			// every twentieth of the lease until it succeeds, or until the
+			// lease is about to expire and another runner may take it.
+			for {
+				next := r.Now().Add(d)
+				err := leases.Renew(lctx, r.Consumer, me, next)
+				if err == nil {
+					until = next
+					break
+				}
+				if errors.Is(err, ErrLeaseLost) {
+					log.Error("lease lost: another runner took this consumer over; stopping", "owner", me.String())
 					cancel(ErrLeaseLost)
 					return
+				}
+				if !r.Now().Before(until.Add(-d / 6)) {
+					log.Error("lease expiring without renewal; stopping so that no two runners handle the stream", "owner", me.String(), "err", err)
+					cancel(ErrLeaseLost)
+					return
+				}
+				log.Warn("lease: renewal failed; retrying", "err", err, "expires", until.UTC().Format(time.RFC3339))
+				select {
+				case <-stop:
+					return
+				case <-lctx.Done():
+					return
+				case <-time.After(d / 20):
 				}
 			}
 		}

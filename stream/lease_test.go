@@ -155,3 +155,68 @@ func hostname(t *testing.T) string {
 	}
 	return h
 }
+
+// flakyLeases fails renewals while failing is set.
+type flakyLeases struct {
+	*stream.MemoryCheckpoints
+	mu      sync.Mutex
+	failing bool
+	fails   int
+}
+
+func (f *flakyLeases) Renew(ctx context.Context, consumer string, me stream.Owner, until time.Time) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.failing {
+		f.fails++
+		return errors.New("throttled")
+	}
+	return f.MemoryCheckpoints.Renew(ctx, consumer, me, until)
+}
+
+// Renewals that fail for a while (throttles) are retried: the runner keeps
+// its lease and goes on; failing until the lease is about to expire, it
+// stops with ErrLeaseLost.
+func TestLeaseRenewalRetries(t *testing.T) {
+	c, _, arn := ddbtest.Table(t)
+	fl := &flakyLeases{MemoryCheckpoints: &stream.MemoryCheckpoints{}}
+	r := newRunner(t, c.Streams, arn, "flaky")
+	r.Checkpoints, r.Lease = fl, 3*time.Second // renewed every second, retried every 150 ms
+	errc := make(chan error, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		errc <- r.Run(ctx, func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+			return events.DynamoDBEventResponse{}, nil
+		})
+	}()
+	waitFor(t, "the runner reading", func() bool { return len(r.Health().Shards) == 1 })
+	fl.mu.Lock()
+	fl.failing = true
+	fl.mu.Unlock()
+	time.Sleep(1100 * time.Millisecond) // a renewal fails, and its retries, for a while
+	fl.mu.Lock()
+	fl.failing = false
+	fails := fl.fails
+	fl.mu.Unlock()
+	time.Sleep(3100 * time.Millisecond) // longer than the lease
+	select {
+	case err := <-errc:
+		t.Fatalf("the runner stopped (%v) after %d failed renewals", err, fails)
+	default:
+	}
+	if fails == 0 {
+		t.Fatal("no renewal failed: the test tested nothing")
+	}
+	fl.mu.Lock()
+	fl.failing = true
+	fl.mu.Unlock()
+	select {
+	case err := <-errc:
+		if !errors.Is(err, stream.ErrLeaseLost) {
+			t.Fatalf("Run returned %v, want ErrLeaseLost", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the runner went on with a lease it could not renew")
+	}
+}
