@@ -22,6 +22,7 @@ import (
 
 	"github.com/dynastream/dynastream/internal/collab"
 	"github.com/dynastream/dynastream/internal/cooking"
+	"github.com/dynastream/dynastream/internal/ddb"
 	"github.com/dynastream/dynastream/internal/ddbtest"
 	"github.com/dynastream/dynastream/internal/projections"
 	"github.com/dynastream/dynastream/internal/store"
@@ -52,17 +53,23 @@ func runIn(t *testing.T, bin, table, dir string, args ...string) (string, string
 	return out.String(), errb.String(), cmd.ProcessState.ExitCode()
 }
 
+// setUp builds the projector and makes a table for it.
+func setUp(t *testing.T) (bin string, c *ddb.Clients, table, arn string, st *store.Store) {
+	t.Helper()
+	bin = filepath.Join(t.TempDir(), "projector")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	c, table, arn = ddbtest.Table(t)
+	return bin, c, table, arn, store.New(c.DB, table)
+}
+
 // TestVerifyAndRebuild runs `projector verify` and `projector rebuild` as
 // built on a table the projector derived: no differences; then a corrupted
 // count, a deleted trending item and a stray recent item are each
 // reported (exit 1), rebuild repairs them, and verify reports 0 again.
 func TestVerifyAndRebuild(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "projector")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
-	c, table, arn := ddbtest.Table(t)
-	st := store.New(c.DB, table)
+	bin, c, table, arn, st := setUp(t)
 	ctx := context.Background()
 	at := time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
 	ts := func() string { at = at.Add(time.Second); return store.Timestamp(at) }
@@ -149,12 +156,7 @@ func TestVerifyAndRebuild(t *testing.T) {
 // A scan cut off midway leaves its journal; the next verify goes on from
 // it, reads only the rest, finds what a whole scan finds, and removes it.
 func TestScanJournal(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "projector")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
-	c, table, arn := ddbtest.Table(t)
-	st := store.New(c.DB, table)
+	bin, c, table, arn, st := setUp(t)
 	ctx := context.Background()
 	at := time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
 	if err := st.CreateResource(ctx, collab.Resource{ResourceType: collab.Quest, ResourceID: "q1", Title: "t", OwnerID: "alice", CreatedAt: store.Timestamp(at)}); err != nil {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/dynastream/dynastream/internal/collab"
 	"github.com/dynastream/dynastream/internal/cooking"
+	"github.com/dynastream/dynastream/internal/ddb"
 	"github.com/dynastream/dynastream/internal/ddbtest"
 	"github.com/dynastream/dynastream/internal/drift"
 	devents "github.com/dynastream/dynastream/internal/events"
@@ -237,20 +238,8 @@ func sortFacts(f *drift.Facts) {
 // deleted room's stray items are found and repaired.
 func TestDriftRooms(t *testing.T) {
 	t.Parallel()
-	c, table, arn := ddbtest.Table(t)
-	st := store.New(c.DB, table)
+	c, table, st := derivedScenario(t)
 	ctx := context.Background()
-	runScenario(t, st)
-	ev, err := replay.Capture(ctx, c.Streams, arn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &projections.Projector{Store: st}
-	for batch := range slices.Chunk(ev.Records, 100) {
-		if resp, err := p.Handle(ctx, events.DynamoDBEvent{Records: batch}); err != nil || len(resp.BatchItemFailures) > 0 {
-			t.Fatalf("projector: %v %+v", err, resp)
-		}
-	}
 	before := assertNoDrift(t, st)
 	comb, err := st.LatestCombined(ctx, "r1")
 	if err != nil {
@@ -354,10 +343,10 @@ func TestDriftRooms(t *testing.T) {
 	}
 }
 
-// A scan for drift cut off midway (a crash, Ctrl-C) goes on from its saved
-// state: the rest only is read, and the facts equal one whole scan's.
-func TestDriftScanResumes(t *testing.T) {
-	t.Parallel()
+// derivedScenario runs the rooms' scenario on a new table and derives it
+// with the projector.
+func derivedScenario(t *testing.T) (*ddb.Clients, string, *store.Store) {
+	t.Helper()
 	c, table, arn := ddbtest.Table(t)
 	st := store.New(c.DB, table)
 	ctx := context.Background()
@@ -372,6 +361,15 @@ func TestDriftScanResumes(t *testing.T) {
 			t.Fatalf("projector: %v %+v", err, resp)
 		}
 	}
+	return c, table, st
+}
+
+// A scan for drift cut off midway (a crash, Ctrl-C) goes on from the pages it
+// read: only the rest is read, and the facts equal one whole scan's.
+func TestDriftScanResumes(t *testing.T) {
+	t.Parallel()
+	_, _, st := derivedScenario(t)
+	ctx := context.Background()
 	whole, err := st.ScanFactsWith(ctx, 3, nil, projections.ExpectedActivities)
 	if err != nil {
 		t.Fatal(err)
