@@ -1,9 +1,3 @@
-// Package orders is an example of a stream consumer built only on the
-// project's public packages, for a table of its own: orders keyed by
-// customer, and per-customer totals derived from them by a projection that
-// is correct under at-least-once delivery (Totals), next to a naive one
-// that is not (NaiveTotals) — the replay kit tells them apart. See
-// README.md.
 package orders
 
 import (
