@@ -12,8 +12,10 @@
 //     skips the record. The writes and the marker are atomic: there is no
 //     moment at which one is there without the other.
 //   - Effects outside DynamoDB (an e-mail, an HTTP call): Guard.Do claims the
-//     key, runs the effect and marks it done. A repeat after it is done is
-//     skipped; a repeat while another attempt holds the claim gets
+//     key, runs the effect and marks it done. Begin, End and Abort are the
+//     same steps one by one, for a caller that waits out a Busy key or
+//     records a result (this project's notifier does, for its e-mails). A
+//     repeat after it is done is skipped; a repeat while another attempt holds the claim gets
 //     ErrInProgress (report the record failed: it is retried later); a
 //     failed effect releases the claim. Only a crash between the effect and
 //     the done mark can repeat the effect, after Hold: where the receiver

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strconv"
 	"time"
 
@@ -21,24 +22,30 @@ type API interface {
 	GetItem(ctx context.Context, in *dynamodb.GetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
 }
 
-// Guard keeps one marker item per key in a table.
+// Guard keeps one record per key in a table: in progress while a claim
+// holds it, completed once the effect is done. The record is the one
+// AWS Lambda Powertools' idempotency utility keeps (status INPROGRESS or
+// COMPLETED, holdUntil, the result) and the one this project's notifier
+// keeps for its e-mails.
 type Guard struct {
 	DB    API
 	Table string
 	// PartitionKey and SortKey name the table's key attributes (default
 	// "PK" and "SK"; SortKey "-" for a table without a sort key). A
-	// marker's partition key is Prefix+key, its sort key "IDEMPOTENCY".
+	// record's partition key is Prefix+key, its sort key "IDEMPOTENCY".
 	PartitionKey, SortKey string
-	// Prefix starts every marker's partition key (default "IDEMPOTENCY#").
+	// Prefix starts every record's partition key (default "IDEMPOTENCY#").
 	Prefix string
-	// Expiry is how long a marker is kept (default 48h: twice the stream's
+	// Expiry is how long a record is kept (default 48h: twice the stream's
 	// retention), written as epoch seconds in TTLAttribute (default "ttl";
-	// turn TTL on for it, or markers stay).
+	// turn TTL on for it, or records stay).
 	Expiry       time.Duration
 	TTLAttribute string
-	// Hold is how long a claim by Do is exclusive while its effect runs
-	// (default 30s); after it, another attempt may take over.
+	// Hold is how long a claim is exclusive while its effect runs (default
+	// 30s); after it, another attempt may take over.
 	Hold time.Duration
+	// ItemType, when set, is written as the record's itemType.
+	ItemType string
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 }
@@ -51,7 +58,26 @@ func Key(r events.DynamoDBEventRecord) string { return r.EventID }
 // the effect may be running; report the record failed and retry later.
 var ErrInProgress = errors.New("idempotency: another attempt holds this key")
 
-const sortValue = "IDEMPOTENCY"
+// State is what Begin found for a key.
+type State int
+
+// The states Begin reports.
+const (
+	// Started: the caller holds the key and must do the work, then End (or
+	// Abort when it failed).
+	Started State = iota + 1
+	// Done: the work was done before; skip it.
+	Done
+	// Busy: another attempt holds the key and its hold has not ended; try
+	// again later.
+	Busy
+)
+
+const (
+	sortValue  = "IDEMPOTENCY"
+	inProgress = "INPROGRESS"
+	completed  = "COMPLETED"
+)
 
 func (g Guard) defaults() Guard {
 	if g.PartitionKey == "" {
@@ -86,23 +112,25 @@ func (g Guard) key(k string) map[string]types.AttributeValue {
 	return m
 }
 
-func (g Guard) item(k, state string, now time.Time) map[string]types.AttributeValue {
+func (g Guard) item(k, status string, now time.Time) map[string]types.AttributeValue {
 	it := g.key(k)
-	it["state"] = &types.AttributeValueMemberS{Value: state}
+	it["status"] = &types.AttributeValueMemberS{Value: status}
 	it["derived"] = &types.AttributeValueMemberBOOL{Value: true}
-	it["at"] = &types.AttributeValueMemberS{Value: now.UTC().Format(time.RFC3339Nano)}
+	if g.ItemType != "" {
+		it["itemType"] = &types.AttributeValueMemberS{Value: g.ItemType}
+	}
 	it[g.TTLAttribute] = &types.AttributeValueMemberN{Value: strconv.FormatInt(now.Add(g.Expiry).Unix(), 10)}
 	return it
 }
 
 // Marker returns a write that records key as done, to add to the
-// TransactWriteItems of the handler's own writes: conditioned on no marker
+// TransactWriteItems of the handler's own writes: conditioned on no record
 // being there, it cancels the whole transaction on a repeat (IsDuplicate).
 func (g Guard) Marker(key string) types.TransactWriteItem {
 	g = g.defaults()
 	return types.TransactWriteItem{Put: &types.Put{
 		TableName:                aws.String(g.Table),
-		Item:                     g.item(key, "done", g.Now()),
+		Item:                     g.item(key, completed, g.Now()),
 		ConditionExpression:      aws.String("attribute_not_exists(#pk)"),
 		ExpressionAttributeNames: map[string]string{"#pk": g.PartitionKey},
 	}}
@@ -126,61 +154,106 @@ func (g Guard) Done(ctx context.Context, key string) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("idempotency: read %s: %w", key, err)
 	}
-	s, _ := out.Item["state"].(*types.AttributeValueMemberS)
-	return s != nil && s.Value == "done", nil
+	s, _ := out.Item["status"].(*types.AttributeValueMemberS)
+	return s != nil && s.Value == completed, nil
 }
 
-// Do runs effect once for key, however often it is called: it claims the
-// key (no marker, or a claim older than Hold), runs effect, and marks the
-// key done. Called again after that, it returns nil without running
-// effect; while another attempt holds the claim, ErrInProgress. When effect
-// fails, the claim is released and its error returned, so a retry runs it
-// again.
-func (g Guard) Do(ctx context.Context, key string, effect func(ctx context.Context) error) error {
+// Begin claims key: Started when there was no record, or only a claim
+// whose hold has ended (its holder crashed); Done when the work is
+// complete; Busy, with the time the holder's hold ends, while another
+// attempt holds it. A claim whose answer was lost and which the SDK sent
+// again is recognised as the caller's own (a token in the claim).
+func (g Guard) Begin(ctx context.Context, key string) (State, time.Time, error) {
 	g = g.defaults()
 	now := g.Now()
-	claim := g.item(key, "claimed", now)
-	claim["holdUntil"] = &types.AttributeValueMemberN{Value: strconv.FormatInt(now.Add(g.Hold).UnixMilli(), 10)}
+	item := g.item(key, inProgress, now)
+	token := strconv.FormatUint(rand.Uint64(), 36)
+	item["claim"] = &types.AttributeValueMemberS{Value: token}
+	item["holdUntil"] = &types.AttributeValueMemberN{Value: strconv.FormatInt(now.Add(g.Hold).UnixMilli(), 10)}
 	_, err := g.DB.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName:                           aws.String(g.Table),
-		Item:                                claim,
-		ConditionExpression:                 aws.String("attribute_not_exists(#pk) OR (#state = :claimed AND #hold < :now)"),
-		ExpressionAttributeNames:            map[string]string{"#pk": g.PartitionKey, "#state": "state", "#hold": "holdUntil"},
-		ExpressionAttributeValues:           map[string]types.AttributeValue{":claimed": &types.AttributeValueMemberS{Value: "claimed"}, ":now": &types.AttributeValueMemberN{Value: strconv.FormatInt(now.UnixMilli(), 10)}},
+		TableName: aws.String(g.Table), Item: item,
+		ConditionExpression:      aws.String("attribute_not_exists(#pk) OR (#status = :inprogress AND holdUntil < :now)"),
+		ExpressionAttributeNames: map[string]string{"#pk": g.PartitionKey, "#status": "status"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":inprogress": &types.AttributeValueMemberS{Value: inProgress},
+			":now":        &types.AttributeValueMemberN{Value: strconv.FormatInt(now.UnixMilli(), 10)},
+		},
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
+	var cf *types.ConditionalCheckFailedException
+	if errors.As(err, &cf) {
+		if st, ok := cf.Item["status"].(*types.AttributeValueMemberS); ok && st.Value == completed {
+			return Done, time.Time{}, nil
+		}
+		if c, ok := cf.Item["claim"].(*types.AttributeValueMemberS); ok && c.Value == token {
+			return Started, time.Time{}, nil
+		}
+		until := now.Add(g.Hold)
+		if h, ok := cf.Item["holdUntil"].(*types.AttributeValueMemberN); ok {
+			if ms, err := strconv.ParseInt(h.Value, 10, 64); err == nil {
+				until = time.UnixMilli(ms)
+			}
+		}
+		return Busy, until, nil
+	}
 	if err != nil {
-		var ccf *types.ConditionalCheckFailedException
-		if !errors.As(err, &ccf) {
-			return fmt.Errorf("idempotency: claim %s: %w", key, err)
-		}
-		if s, _ := ccf.Item["state"].(*types.AttributeValueMemberS); s != nil && s.Value == "done" {
-			return nil
-		}
-		return fmt.Errorf("%w (%s)", ErrInProgress, key)
+		return 0, time.Time{}, fmt.Errorf("idempotency: begin %s: %w", key, err)
 	}
-	at := claim["at"]
-	if err := effect(ctx); err != nil {
-		// release our own claim only (not one another attempt took after our hold)
-		_, derr := g.DB.DeleteItem(context.WithoutCancel(ctx), &dynamodb.DeleteItemInput{
-			TableName: aws.String(g.Table), Key: g.key(key),
-			ConditionExpression:       aws.String("#state = :claimed AND #at = :at"),
-			ExpressionAttributeNames:  map[string]string{"#state": "state", "#at": "at"},
-			ExpressionAttributeValues: map[string]types.AttributeValue{":claimed": &types.AttributeValueMemberS{Value: "claimed"}, ":at": at},
-		})
-		var ccf *types.ConditionalCheckFailedException
-		if derr != nil && !errors.As(derr, &ccf) {
-			return errors.Join(err, fmt.Errorf("idempotency: release %s: %w", key, derr))
-		}
-		return err
-	}
-	_, err = g.DB.UpdateItem(context.WithoutCancel(ctx), &dynamodb.UpdateItemInput{
+	return Started, time.Time{}, nil
+}
+
+// End marks key's work done, recording its result.
+func (g Guard) End(ctx context.Context, key, result string) error {
+	g = g.defaults()
+	_, err := g.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: aws.String(g.Table), Key: g.key(key),
-		UpdateExpression:          aws.String("SET #state = :done REMOVE #hold"),
-		ExpressionAttributeNames:  map[string]string{"#state": "state", "#hold": "holdUntil"},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":done": &types.AttributeValueMemberS{Value: "done"}},
+		UpdateExpression:         aws.String("SET #status = :done, #result = :r REMOVE holdUntil"),
+		ExpressionAttributeNames: map[string]string{"#status": "status", "#result": "result"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":done": &types.AttributeValueMemberS{Value: completed}, ":r": &types.AttributeValueMemberS{Value: result},
+		},
 	})
 	if err != nil {
+		return fmt.Errorf("idempotency: end %s: %w", key, err)
+	}
+	return nil
+}
+
+// Abort releases a key whose work failed, so that a retry does it.
+func (g Guard) Abort(ctx context.Context, key string) error {
+	g = g.defaults()
+	_, err := g.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+		TableName: aws.String(g.Table), Key: g.key(key),
+		ConditionExpression:       aws.String("#status = :inprogress"),
+		ExpressionAttributeNames:  map[string]string{"#status": "status"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":inprogress": &types.AttributeValueMemberS{Value: inProgress}},
+	})
+	var cf *types.ConditionalCheckFailedException
+	if err != nil && !errors.As(err, &cf) {
+		return fmt.Errorf("idempotency: abort %s: %w", key, err)
+	}
+	return nil
+}
+
+// Do runs effect once for key, however often it is called: Begin, the
+// effect, End. Called again after that, it returns nil without running
+// effect; while another attempt holds the claim, ErrInProgress. When effect
+// fails, the claim is released (Abort) and its error returned, so a retry
+// runs it again.
+func (g Guard) Do(ctx context.Context, key string, effect func(ctx context.Context) error) error {
+	st, _, err := g.Begin(ctx, key)
+	switch {
+	case err != nil:
+		return err
+	case st == Done:
+		return nil
+	case st == Busy:
+		return fmt.Errorf("%w (%s)", ErrInProgress, key)
+	}
+	if err := effect(ctx); err != nil {
+		return errors.Join(err, g.Abort(context.WithoutCancel(ctx), key))
+	}
+	if err := g.End(context.WithoutCancel(ctx), key, ""); err != nil {
 		return fmt.Errorf("idempotency: the effect of %s ran but could not be marked done (a retry after the hold runs it again): %w", key, err)
 	}
 	return nil

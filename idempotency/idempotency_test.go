@@ -115,8 +115,8 @@ func TestDo(t *testing.T) {
 	// an attempt that crashed after claiming: after the hold, another takes over
 	_, err = tbl.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(tbl.Name), Item: map[string]types.AttributeValue{
 		"PK": &types.AttributeValueMemberS{Value: "IDEMPOTENCY#mail-4"}, "SK": &types.AttributeValueMemberS{Value: "IDEMPOTENCY"},
-		"state": &types.AttributeValueMemberS{Value: "claimed"}, "holdUntil": &types.AttributeValueMemberN{Value: "0"},
-		"at": &types.AttributeValueMemberS{Value: "then"},
+		"status": &types.AttributeValueMemberS{Value: "INPROGRESS"}, "holdUntil": &types.AttributeValueMemberN{Value: "0"},
+		"claim": &types.AttributeValueMemberS{Value: "then"},
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -127,5 +127,29 @@ func TestDo(t *testing.T) {
 	}
 	if done, _ := g.Done(ctx, "mail-4"); !done {
 		t.Fatal("mail-4 not done")
+	}
+}
+
+// resent sends every PutItem twice and answers with the second's outcome,
+// as when the first's answer is lost and the SDK sends the request again.
+type resent struct{ *dynamodb.Client }
+
+func (r resent) PutItem(ctx context.Context, in *dynamodb.PutItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
+	_, _ = r.Client.PutItem(ctx, in, optFns...)
+	return r.Client.PutItem(ctx, in, optFns...)
+}
+
+// A claim whose answer was lost and that was sent again is the caller's
+// own: it goes on with the work instead of waiting out its own hold.
+func TestBeginRecognisesItsOwnResentClaim(t *testing.T) {
+	tbl := ddblocal.NewTable(t, ddblocal.Schema("PK", "SK"))
+	g := idempotency.Guard{DB: resent{tbl.DB}, Table: tbl.Name}
+	st, _, err := g.Begin(context.Background(), "k")
+	if err != nil || st != idempotency.Started {
+		t.Fatalf("Begin = %v, %v; want Started", st, err)
+	}
+	other := idempotency.Guard{DB: tbl.DB, Table: tbl.Name}
+	if st, until, err := other.Begin(context.Background(), "k"); err != nil || st != idempotency.Busy || until.IsZero() {
+		t.Fatalf("another attempt: %v %v %v; want Busy with the hold's end", st, until, err)
 	}
 }
