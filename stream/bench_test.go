@@ -159,14 +159,14 @@ func BenchmarkRawGetRecords(b *testing.B) {
 // BenchmarkCommitToHandlerLag measures, on a Runner tailing the shard, the
 // time from a PutItem call until the handler holds its record, one item at
 // a time: ns/op is that lag plus the bookkeeping; ms/op, p50-ms and p99-ms
-// are the lag alone. The default PollInterval (250 ms) dominates it.
+// are the lag alone. The default PollInterval (100 ms) dominates it.
 func BenchmarkCommitToHandlerLag(b *testing.B) {
 	f := newFixture(b)
 	for _, tc := range []struct {
 		name string
 		poll time.Duration
 	}{
-		{"poll=250ms(default)", 0},
+		{"poll=100ms(default)", 0},
 		{"poll=20ms", 20 * time.Millisecond},
 	} {
 		b.Run(tc.name, func(b *testing.B) {

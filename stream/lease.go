@@ -131,12 +131,10 @@ const leaseShard = "#lease"
 // Acquire implements Leases: the lease is an item of the checkpoint table
 // (consumer, "#lease"), taken with a write conditioned on the holder read.
 func (c *TableCheckpoints) Acquire(ctx context.Context, consumer string, me Owner, now, until time.Time) (Lease, bool, error) {
-	key := c.key(consumer, leaseShard)
-	out, err := c.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(c.Table), Key: key, ConsistentRead: aws.Bool(true)})
+	held, err := c.lease(ctx, consumer)
 	if err != nil {
-		return Lease{}, false, fmt.Errorf("stream: read lease of %s: %w", consumer, err)
+		return Lease{}, false, err
 	}
-	held := leaseOf(out.Item)
 	if !held.free(me, now) {
 		return held, false, nil
 	}
@@ -156,12 +154,22 @@ func (c *TableCheckpoints) Acquire(ctx context.Context, consumer string, me Owne
 	}
 	if _, err := c.DB.PutItem(ctx, in); err != nil {
 		var ccf *types.ConditionalCheckFailedException
-		if errors.As(err, &ccf) { // another took it meanwhile
-			return c.Acquire(ctx, consumer, Owner{ID: "\x00"}, now, now) // read who, never take
+		if errors.As(err, &ccf) { // another took it meanwhile: say who
+			held, err := c.lease(ctx, consumer)
+			return held, false, err
 		}
 		return Lease{}, false, fmt.Errorf("stream: take lease of %s: %w", consumer, err)
 	}
 	return Lease{Owner: me, Until: until}, true, nil
+}
+
+// lease reads the consumer's lease as it stands.
+func (c *TableCheckpoints) lease(ctx context.Context, consumer string) (Lease, error) {
+	out, err := c.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(c.Table), Key: c.key(consumer, leaseShard), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return Lease{}, fmt.Errorf("stream: read lease of %s: %w", consumer, err)
+	}
+	return leaseOf(out.Item), nil
 }
 
 func leaseOf(item map[string]types.AttributeValue) Lease {
@@ -252,7 +260,6 @@ func (r *Runner) holdLease(ctx context.Context, log *slog.Logger, leases Leases)
 	}
 	r.setStandby(false, Lease{})
 	lctx, cancel := context.WithCancelCause(ctx)
-	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		until := r.Now().Add(d)
@@ -260,8 +267,6 @@ func (r *Runner) holdLease(ctx context.Context, log *slog.Logger, leases Leases)
 		defer t.Stop()
 		for {
 			select {
-			case <-stop:
-				return
 			case <-lctx.Done():
 				return
 			case <-t.C:
@@ -276,6 +281,9 @@ func (r *Runner) holdLease(ctx context.Context, log *slog.Logger, leases Leases)
 					until = next
 					break
 				}
+				if lctx.Err() != nil { // released (or lost) meanwhile
+					return
+				}
 				if errors.Is(err, ErrLeaseLost) {
 					log.Error("lease lost: another runner took this consumer over; stopping", "owner", me.String())
 					cancel(ErrLeaseLost)
@@ -288,8 +296,6 @@ func (r *Runner) holdLease(ctx context.Context, log *slog.Logger, leases Leases)
 				}
 				log.Warn("lease: renewal failed; retrying", "err", err, "expires", until.UTC().Format(time.RFC3339))
 				select {
-				case <-stop:
-					return
 				case <-lctx.Done():
 					return
 				case <-time.After(d / 20):
@@ -298,9 +304,8 @@ func (r *Runner) holdLease(ctx context.Context, log *slog.Logger, leases Leases)
 		}
 	})
 	release := func() {
-		close(stop)
+		cancel(nil) // stops the renewals (a lost lease's cause stays)
 		wg.Wait()
-		cancel(nil)
 		if err := leases.Release(context.WithoutCancel(ctx), r.Consumer, me); err != nil {
 			log.Warn("lease not released (it expires by itself)", "err", err)
 		}

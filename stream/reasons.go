@@ -25,7 +25,7 @@ type reasons struct {
 // sequence number (nil if none). For code that delivers batches, as the
 // Runner does.
 func WithFailureReasons(ctx context.Context) (context.Context, func(seq string) error) {
-	r := &reasons{m: map[string]error{}}
+	r := &reasons{} // the map only when a failure is noted: most calls note none
 	return context.WithValue(ctx, reasonsKey{}, r), func(seq string) error {
 		r.mu.Lock()
 		defer r.mu.Unlock()
@@ -43,5 +43,8 @@ func NoteFailure(ctx context.Context, seq string, err error) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.m == nil {
+		r.m = map[string]error{}
+	}
 	r.m[seq] = err
 }

@@ -50,11 +50,6 @@ type shardRun struct {
 	unwake  func() bool // stops the wake-up on ctx's end
 
 	health shardHealth // guarded by mu
-
-	// notBefore holds, for records read and not yet added, the start of
-	// the last read that reached the shard's end before them: they were
-	// created after it (the reader's own; add moves it into tracked).
-	notBefore map[string]time.Time
 }
 
 type tracked struct {
@@ -64,7 +59,7 @@ type tracked struct {
 	// created is when the record was created, as well as it is known: its
 	// ApproximateCreationDateTime (rounded down to the second by DynamoDB,
 	// to the minute by DynamoDB Local) or, when later, the start of the
-	// last read that reached the shard's end without it.
+	// last read that reached the shard's end without it (runShard).
 	created time.Time
 }
 
@@ -118,13 +113,22 @@ func (sr *shardRun) laneOf(rec events.DynamoDBEventRecord) int {
 }
 
 // add hands records to their lanes, in stream order, waiting while the
-// shard holds its limit. It returns false when ctx ended first.
-func (sr *shardRun) add(recs []events.DynamoDBEventRecord) bool {
+// shard holds its limit; created[i] is when recs[i] was created, as well as
+// the reader knows it (tracked.created). Records Skip skips are finished at
+// once, in their place in the order. It returns false when ctx ended
+// first.
+func (sr *shardRun) add(recs []events.DynamoDBEventRecord, created []time.Time) bool {
 	now := sr.r.now()
 	sr.mu.Lock()
 	defer sr.mu.Unlock()
-	for _, rec := range recs {
+	skipped := false
+	for i, rec := range recs {
 		for len(sr.pending) >= sr.limit && sr.ctx.Err() == nil {
+			if skipped { // finished records may free the room
+				sr.advance()
+				skipped = false
+				continue
+			}
 			sr.cond.Wait()
 		}
 		if sr.ctx.Err() != nil {
@@ -133,23 +137,19 @@ func (sr *shardRun) add(recs []events.DynamoDBEventRecord) bool {
 		if len(sr.pending) == 0 { // records start waiting: the clock of Stuck starts
 			sr.health.lastProgress = now
 		}
-		t := &tracked{seq: rec.Change.SequenceNumber, readAt: now, created: rec.Change.ApproximateCreationDateTime.Time}
-		if nb, ok := sr.notBefore[t.seq]; ok {
-			delete(sr.notBefore, t.seq)
-			if nb.After(t.created) {
-				t.created = nb
-			}
-		}
+		t := &tracked{seq: rec.Change.SequenceNumber, readAt: now, created: created[i]}
 		sr.pending = append(sr.pending, t)
-		if sr.r.Skip(rec) { // the loop guard: finished, in its place in the order
-			t.finished = true
+		if sr.r.Skip(rec) { // the loop guard
+			t.finished, skipped = true, true
 			sr.r.counters.skipped.Add(1)
-			sr.advance()
 			continue
 		}
 		sr.bySeq[t.seq] = t
-		i := sr.laneOf(rec)
-		sr.lanes[i] = append(sr.lanes[i], rec)
+		l := sr.laneOf(rec)
+		sr.lanes[l] = append(sr.lanes[l], rec)
+	}
+	if skipped {
+		sr.advance()
 	}
 	sr.cond.Broadcast()
 	return true
@@ -391,11 +391,11 @@ func (r *Runner) runShard(ctx context.Context, log *slog.Logger, h Handler, shar
 	lastRead, from := checkpoint, types.ShardIteratorType(r.StartingPosition)
 	var iter *string
 	var buf []events.DynamoDBEventRecord // gathered for the batch window
+	var bufCreated []time.Time           // buf's creation times (tracked.created)
 	var firstBuffered time.Time
 	backoff := r.RetryBackoff
 	ended := false
 	var tipReadAt time.Time // start of the last read that reached the shard's end
-	sr.notBefore = map[string]time.Time{}
 	for ctx.Err() == nil && !ended {
 		if !r.gate.wait(ctx) { // paused: read nothing
 			break
@@ -468,10 +468,10 @@ func (r *Runner) runShard(ctx context.Context, log *slog.Logger, h Handler, shar
 				// Cannot be converted, so cannot be handled: dead-letter it
 				// (as it came) rather than drop it. The records before it
 				// go to their lanes first, so the shard's order holds.
-				if len(buf) > 0 && !sr.add(buf) {
+				if len(buf) > 0 && !sr.add(buf, bufCreated) {
 					break
 				}
-				buf = nil
+				buf, bufCreated = nil, nil
 				seq := aws.ToString(rec.Dynamodb.SequenceNumber)
 				if !r.deadLetter(ctx, log, shardID, nil, 0, fmt.Errorf("convert record %s: %w", seq, err), attr.RawRecord(rec)) {
 					break
@@ -483,10 +483,8 @@ func (r *Runner) runShard(ctx context.Context, log *slog.Logger, h Handler, shar
 			if len(buf) == 0 {
 				firstBuffered = r.Now()
 			}
-			if !tipReadAt.IsZero() {
-				sr.notBefore[lr.Change.SequenceNumber] = tipReadAt
-			}
 			buf = append(buf, lr)
+			bufCreated = append(bufCreated, later(lr.Change.ApproximateCreationDateTime.Time, tipReadAt))
 		}
 		if len(out.Records) < fullRead {
 			// A read that returned fewer records than asked for reached the
@@ -501,10 +499,10 @@ func (r *Runner) runShard(ctx context.Context, log *slog.Logger, h Handler, shar
 		iter = out.NextShardIterator
 		ended = iter == nil
 		if len(buf) > 0 && (ended || len(buf) >= r.BatchSize || r.Now().Sub(firstBuffered) >= r.BatchWindow) {
-			if !sr.add(buf) {
+			if !sr.add(buf, bufCreated) {
 				break
 			}
-			buf = nil
+			buf, bufCreated = nil, nil
 		}
 		// Read again at once after a full read (a backlog); after an empty
 		// one, wait for the poll interval; after one in between, wait until
@@ -528,7 +526,7 @@ func (r *Runner) runShard(ctx context.Context, log *slog.Logger, h Handler, shar
 		}
 	}
 	if ended && len(buf) > 0 { // records read before the iterator was renewed
-		sr.add(buf)
+		sr.add(buf, bufCreated)
 	}
 	allDone := sr.close()
 	if ctx.Err() != nil || !ended || !allDone {
@@ -550,4 +548,11 @@ func (sr *shardRun) created(rec events.DynamoDBEventRecord) time.Time {
 		return t.created
 	}
 	return rec.Change.ApproximateCreationDateTime.Time
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }

@@ -233,7 +233,7 @@ func LoadRunner(table string) (Runner, error) {
 		r.MaxRetries = n
 	}
 	if r.PollInterval <= 0 {
-		e.errs = append(e.errs, "STREAM_POLL_INTERVAL: want a positive duration (e.g. 250ms)")
+		e.errs = append(e.errs, "STREAM_POLL_INTERVAL: want a positive duration (e.g. 100ms)")
 	}
 	return r, e.err()
 }
