@@ -254,15 +254,8 @@ type OnFailure struct {
 const DefaultMaxAttempts = 50
 
 func (o OnFailure) resolved() (retries, attempts int, err error) {
-	switch {
-	case o.MaxRetries == 0:
-		retries = stream.DefaultMaxRetries
-	case o.MaxRetries == stream.NoRetries:
-		retries = 0
-	case o.MaxRetries < stream.Forever:
-		return 0, 0, fmt.Errorf("replay: MaxRetries %d: use stream.Forever (-1) or stream.NoRetries (-2)", o.MaxRetries)
-	default:
-		retries = o.MaxRetries
+	if retries, err = stream.RetryLimit(o.MaxRetries); err != nil {
+		return 0, 0, fmt.Errorf("replay: %w", err)
 	}
 	attempts = o.MaxAttempts
 	if attempts <= 0 {
@@ -418,9 +411,6 @@ func Deliver(ctx context.Context, ev events.DynamoDBEvent, t Target, s Schedule)
 		return Stats{}, err
 	}
 	d := delivery{h: t.Handler, s: s, bisect: t.OnFailure.Bisect, retries: retries, attempts: attempts}
-	if t.OnFailure.MaxRetries == stream.Forever {
-		d.retries = -1
-	}
 	if t.Source == nil {
 		return d.deliver(ctx, ev)
 	}

@@ -8,8 +8,8 @@ import (
 	"sync"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/dynastream/dynastream/attr"
 	"github.com/dynastream/dynastream/stream"
@@ -41,11 +41,16 @@ type SourceTable struct {
 // history is a SourceTable moved through a stream: the records in
 // sequence order and how far the table has been moved.
 type history struct {
-	src  SourceTable
-	mu   sync.Mutex
-	recs []events.DynamoDBEventRecord // core records, each once, by sequence number
-	seqs []*big.Int
-	at   int // recs[:at] are applied
+	src   SourceTable
+	mu    sync.Mutex
+	steps []step // core records, each once, by sequence number
+	at    int    // steps[:at] are applied
+}
+
+// step is one record of the history and its sequence number as a number.
+type step struct {
+	rec events.DynamoDBEventRecord
+	seq *big.Int
 }
 
 func newHistory(src SourceTable, ev events.DynamoDBEvent) (*history, error) {
@@ -59,30 +64,19 @@ func newHistory(src SourceTable, ev events.DynamoDBEvent) (*history, error) {
 			continue
 		}
 		seen[r.Change.SequenceNumber] = true
-		h.recs = append(h.recs, r)
-	}
-	h.seqs = make([]*big.Int, len(h.recs))
-	for i, r := range h.recs {
 		n, ok := new(big.Int).SetString(r.Change.SequenceNumber, 10)
 		if !ok {
 			return nil, fmt.Errorf("replay: SourceTable: record %s: sequence number %q is not a number", r.EventID, r.Change.SequenceNumber)
 		}
-		if r.EventName != "REMOVE" && len(r.Change.NewImage) == 0 || r.EventName != "INSERT" && len(r.Change.OldImage) == 0 {
-			return nil, fmt.Errorf("replay: SourceTable: record %s has no %s image: the stream must have NEW_AND_OLD_IMAGES", r.EventID,
-				map[bool]string{true: "new", false: "old"}[len(r.Change.NewImage) == 0])
+		if r.EventName != "REMOVE" && len(r.Change.NewImage) == 0 {
+			return nil, fmt.Errorf("replay: SourceTable: record %s has no new image: the stream must have NEW_AND_OLD_IMAGES", r.EventID)
 		}
-		h.seqs[i] = n
+		if r.EventName != "INSERT" && len(r.Change.OldImage) == 0 {
+			return nil, fmt.Errorf("replay: SourceTable: record %s has no old image: the stream must have NEW_AND_OLD_IMAGES", r.EventID)
+		}
+		h.steps = append(h.steps, step{r, n})
 	}
-	idx := make([]int, len(h.recs))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortStableFunc(idx, func(a, b int) int { return h.seqs[a].Cmp(h.seqs[b]) })
-	recs, seqs := make([]events.DynamoDBEventRecord, len(idx)), make([]*big.Int, len(idx))
-	for i, j := range idx {
-		recs[i], seqs[i] = h.recs[j], h.seqs[j]
-	}
-	h.recs, h.seqs = recs, seqs
+	slices.SortStableFunc(h.steps, func(a, b step) int { return a.seq.Cmp(b.seq) })
 	return h, nil
 }
 
@@ -91,29 +85,28 @@ func newHistory(src SourceTable, ev events.DynamoDBEvent) (*history, error) {
 func (h *history) rewind(ctx context.Context) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	first := map[string]bool{}
-	for _, r := range h.recs {
+	states := map[string]state{}
+	var order []string
+	for _, st := range h.steps {
+		r := st.rec
 		k := itemKey(r)
-		if first[k] {
+		if _, ok := states[k]; ok {
 			continue
 		}
-		first[k] = true
-		if r.EventName == "INSERT" {
-			if err := h.remove(ctx, r); err != nil {
-				return err
-			}
-			continue
-		}
-		if err := h.put(ctx, r, r.Change.OldImage); err != nil {
-			return err
+		order = append(order, k)
+		if r.EventName == "INSERT" { // it did not exist
+			states[k] = state{rec: r}
+		} else {
+			states[k] = state{rec: r, image: r.Change.OldImage}
 		}
 	}
 	h.at = 0
-	return nil
+	return h.write(ctx, states, order)
 }
 
 // advance moves the table to just after the record with sequence number
-// seq (or further, never back).
+// seq (or further, never back): each item the records up to there touch is
+// written once, as the last of them left it.
 func (h *history) advance(ctx context.Context, seq string) error {
 	n, ok := new(big.Int).SetString(seq, 10)
 	if !ok {
@@ -121,48 +114,73 @@ func (h *history) advance(ctx context.Context, seq string) error {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for h.at < len(h.recs) && h.seqs[h.at].Cmp(n) <= 0 {
-		r := h.recs[h.at]
-		var err error
+	states := map[string]state{}
+	var order []string
+	for ; h.at < len(h.steps) && h.steps[h.at].seq.Cmp(n) <= 0; h.at++ {
+		r := h.steps[h.at].rec
+		k := itemKey(r)
+		if _, ok := states[k]; !ok {
+			order = append(order, k)
+		}
 		if r.EventName == "REMOVE" {
-			err = h.remove(ctx, r)
+			states[k] = state{rec: r}
 		} else {
-			err = h.put(ctx, r, r.Change.NewImage)
+			states[k] = state{rec: r, image: r.Change.NewImage}
 		}
-		if err != nil {
-			return err
-		}
-		h.at++
 	}
-	return nil
+	return h.write(ctx, states, order)
 }
 
 // finish moves the table to the end of the stream.
 func (h *history) finish(ctx context.Context) error {
-	if len(h.recs) == 0 {
+	if len(h.steps) == 0 {
 		return nil
 	}
-	return h.advance(ctx, h.recs[len(h.recs)-1].Change.SequenceNumber)
+	return h.advance(ctx, h.steps[len(h.steps)-1].rec.Change.SequenceNumber)
 }
 
-func (h *history) put(ctx context.Context, r events.DynamoDBEventRecord, img map[string]events.DynamoDBAttributeValue) error {
-	item, err := attr.FromLambdaMap(img)
-	if err != nil {
-		return fmt.Errorf("replay: SourceTable: record %s: %w", r.EventID, err)
+// state is an item as a record left it: its image, or gone (nil).
+type state struct {
+	rec   events.DynamoDBEventRecord
+	image map[string]events.DynamoDBAttributeValue
+}
+
+// write puts the items in their states, shared BatchWriteItem calls for
+// all of them (one state per item, so no call holds a key twice).
+func (h *history) write(ctx context.Context, states map[string]state, order []string) error {
+	reqs := make([]types.WriteRequest, 0, len(order))
+	for _, k := range order {
+		st := states[k]
+		if st.image == nil {
+			key, err := attr.FromLambdaMap(st.rec.Change.Keys)
+			if err != nil {
+				return fmt.Errorf("replay: SourceTable: record %s: %w", st.rec.EventID, err)
+			}
+			reqs = append(reqs, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: key}})
+			continue
+		}
+		item, err := attr.FromLambdaMap(st.image)
+		if err != nil {
+			return fmt.Errorf("replay: SourceTable: record %s: %w", st.rec.EventID, err)
+		}
+		reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: item}})
 	}
-	if _, err := h.src.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(h.src.Table), Item: item}); err != nil {
-		return fmt.Errorf("replay: SourceTable: write %s as of record %s: %w", describeRecord(r), r.EventID, err)
+	if err := batchWrite(ctx, h.src.DB, h.src.Table, reqs); err != nil {
+		return fmt.Errorf("replay: SourceTable: %w", err)
 	}
 	return nil
 }
 
-func (h *history) remove(ctx context.Context, r events.DynamoDBEventRecord) error {
-	key, err := attr.FromLambdaMap(r.Change.Keys)
-	if err != nil {
-		return fmt.Errorf("replay: SourceTable: record %s: %w", r.EventID, err)
-	}
-	if _, err := h.src.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(h.src.Table), Key: key}); err != nil {
-		return fmt.Errorf("replay: SourceTable: delete %s as of record %s: %w", describeRecord(r), r.EventID, err)
+// batchWrite writes reqs in BatchWriteItem calls of 25, again with what
+// DynamoDB leaves unprocessed.
+func batchWrite(ctx context.Context, db *dynamodb.Client, table string, reqs []types.WriteRequest) error {
+	for len(reqs) > 0 {
+		n := min(25, len(reqs))
+		out, err := db.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{table: reqs[:n]}})
+		if err != nil {
+			return fmt.Errorf("write %s: %w", table, err)
+		}
+		reqs = append(reqs[n:], out.UnprocessedItems[table]...)
 	}
 	return nil
 }

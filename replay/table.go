@@ -62,13 +62,8 @@ func (ts TableState) Reset(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	for len(reqs) > 0 {
-		n := min(25, len(reqs))
-		out, err := ts.DB.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{ts.Table: reqs[:n]}})
-		if err != nil {
-			return fmt.Errorf("replay: delete derived items: %w", err)
-		}
-		reqs = append(reqs[n:], out.UnprocessedItems[ts.Table]...)
+	if err := batchWrite(ctx, ts.DB, ts.Table, reqs); err != nil {
+		return fmt.Errorf("replay: delete derived items: %w", err)
 	}
 	return nil
 }
