@@ -74,43 +74,36 @@ func find(ctx context.Context, log *slog.Logger, st *store.Store, o driftOptions
 	total := itemCount(ctx, st)
 	scan := func(what string, journalled bool) (*drift.Facts, float64, error) {
 		var (
-			pages []store.ScanPage
-			j     *journal
-			add   func(store.ScanPage) error
+			j       *journal
+			pages   []store.ScanPage
+			add     func(store.ScanPage) error
+			resumed int64 // items the journal's pages read
 		)
 		if journalled && o.journal != "" {
-			if o.fresh {
-				_ = os.Remove(o.journal)
-			}
 			var err error
-			if j, pages, err = openJournal(o.journal, st.Table, o.segments); err != nil {
+			if j, pages, err = openJournal(o.journal, st.Table, o.segments, o.fresh); err != nil {
 				return nil, 0, err
 			}
 			add = j.add
+			for _, p := range pages {
+				resumed += int64(p.Read)
+			}
 			if len(pages) > 0 {
-				var n int64
-				for _, p := range pages {
-					n += int64(p.Read)
-				}
-				log.Info("going on with an interrupted scan (-fresh starts anew)", "journal", o.journal, "pages", len(pages), "itemsScanned", n)
+				log.Info("going on with an interrupted scan (-fresh starts anew)", "journal", o.journal, "pages", len(pages), "itemsScanned", resumed)
 			}
 		}
 		p := newProgress(log, what, total)
 		f, err := st.ScanFactsFrom(ctx, o.segments, 0, pages, func(n int64) { p.set(n) }, projections.ExpectedActivities, add)
 		if j != nil {
-			if cerr := j.close(err == nil); cerr != nil && err == nil {
-				log.Warn("journal not removed", "journal", o.journal, "err", cerr)
-			}
-			if err != nil {
-				log.Info("the scan's journal stays: run again to go on where it stopped", "journal", o.journal)
-			}
+			j.end(log, err)
 		}
 		if err != nil {
 			return nil, 0, err
 		}
 		f.Snapshot = projections.Snapshot
 		f.ActivitiesSince = store.Timestamp(time.Now().Add(-room.ActivityTTL)) // older entries have expired
-		return f, p.finish(f.Scanned), nil
+		// the rate of this run's own reading
+		return f, p.finish(f.Scanned - resumed), nil
 	}
 	f, r, err := scan("scanning", true)
 	if err != nil {
@@ -171,8 +164,6 @@ type scanned struct {
 	o       driftOptions
 	ctx     context.Context
 	diffs   []drift.Difference
-	items   int64
-	perSec  float64
 	summary string
 }
 
@@ -191,7 +182,7 @@ func scanFor(st *store.Store, c app.Common, name string, args []string) (scanned
 		app.Fatal(log, name+" failed (it is safe to run again)", err)
 	}
 	printDiffs(os.Stdout, diffs, o)
-	return scanned{log: log, o: o, ctx: ctx, diffs: diffs, items: n, perSec: r,
+	return scanned{log: log, o: o, ctx: ctx, diffs: diffs,
 		summary: fmt.Sprintf("%d difference(s) in %d items scanned (%.0f items/s)", len(diffs), n, r)}, stop
 }
 

@@ -185,7 +185,7 @@ func TestScanJournal(t *testing.T) {
 
 	dir := t.TempDir()
 	path := filepath.Join(dir, "projector-scan-"+table+".jsonl")
-	j, pages, err := openJournal(path, table, 2)
+	j, pages, err := openJournal(path, table, 2, false)
 	if err != nil || pages != nil {
 		t.Fatalf("a new journal: %v %v", pages, err)
 	}
@@ -208,7 +208,7 @@ func TestScanJournal(t *testing.T) {
 	}
 	_, _ = f.WriteString(`{"segment":1,"read":5,"items":[{"PK":{"S":"COMM`)
 	f.Close()
-	j, pages, err = openJournal(path, table, 2)
+	j, pages, err = openJournal(path, table, 2, false)
 	if err != nil || len(pages) == 0 {
 		t.Fatalf("reopened: %d pages, %v", len(pages), err)
 	}
@@ -236,9 +236,9 @@ func TestScanJournal(t *testing.T) {
 		t.Errorf("the journal of a complete scan is still there: %v", err)
 	}
 	// another scan's journal (other segments) is not taken: started anew
-	j, _, _ = openJournal(path, table, 3)
+	j, _, _ = openJournal(path, table, 3, false)
 	j.close(false)
-	if _, pages, _ := openJournal(path, table, 2); pages != nil {
+	if _, pages, _ := openJournal(path, table, 2, false); pages != nil {
 		t.Errorf("a journal of 3 segments was taken for a scan of 2: %d pages", len(pages))
 	}
 }

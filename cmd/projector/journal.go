@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 
@@ -48,13 +49,16 @@ type journal struct {
 }
 
 // openJournal reads the pages of an earlier run of the same scan at path
-// (none when there is no file, or it belongs to another scan: it is then
-// started anew), and opens it for the pages to come.
-func openJournal(path, table string, segments int) (*journal, []store.ScanPage, error) {
+// (none when there is no file, it belongs to another scan, or fresh: it is
+// then started anew), and opens it for the pages to come.
+func openJournal(path, table string, segments int, fresh bool) (*journal, []store.ScanPage, error) {
 	want := journalHeader{Journal: journalKind, Table: table, Segments: segments}
-	pages, err := readJournal(path, want)
-	if err != nil {
-		return nil, nil, err
+	var pages []store.ScanPage
+	if !fresh {
+		var err error
+		if pages, err = readJournal(path, want); err != nil {
+			return nil, nil, err
+		}
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, nil, err
@@ -152,4 +156,15 @@ func (j *journal) close(done bool) error {
 		err = errors.Join(err, os.Remove(j.path))
 	}
 	return err
+}
+
+// end closes the journal of a scan that ended with scanErr: removed when
+// the scan is complete, kept for the next run otherwise.
+func (j *journal) end(log *slog.Logger, scanErr error) {
+	if err := j.close(scanErr == nil); err != nil {
+		log.Warn("journal not closed or removed", "journal", j.path, "err", err)
+	}
+	if scanErr != nil {
+		log.Info("the scan's journal stays: run again to go on where it stopped", "journal", j.path)
+	}
 }

@@ -68,34 +68,34 @@ func (s *Store) ScanFactsFrom(ctx context.Context, segments int, pageLimit int32
 		facts[i] = drift.NewFacts()
 		facts[i].ExpectActivities = expect != nil
 	}
-	add := func(p ScanPage) {
-		f := facts[p.Segment]
-		for _, it := range p.Items {
-			addFact(f, it)
-			if expect != nil {
-				for _, a := range expect(it) {
-					f.AddExpected(a)
-				}
+	// take adds an item to its segment's facts and reports whether drift
+	// uses it (a journal keeps those).
+	take := func(f *drift.Facts, it map[string]types.AttributeValue) bool {
+		used := addFact(f, it)
+		if expect != nil {
+			for _, a := range expect(it) {
+				f.AddExpected(a)
+				used = true
 			}
 		}
-		f.Scanned += int64(p.Read)
+		return used
 	}
 	finished := make([]bool, segments)
 	from := make([]map[string]types.AttributeValue, segments)
 	var total int64
 	for _, p := range done {
-		if p.Segment < 0 || p.Segment >= segments || finished[p.Segment] {
+		if p.Segment < 0 || p.Segment >= segments {
 			return nil, fmt.Errorf("store: an earlier scan's page of segment %d does not fit a scan of %d segments", p.Segment, segments)
 		}
-		add(p)
-		total += int64(p.Read)
-		finished[p.Segment], from[p.Segment] = p.After == nil, nil
-		if p.After != nil {
-			from[p.Segment] = map[string]types.AttributeValue{}
-			for n, v := range p.After {
-				from[p.Segment][n] = &types.AttributeValueMemberS{Value: v}
-			}
+		if finished[p.Segment] {
+			return nil, fmt.Errorf("store: an earlier scan has a page of segment %d after the segment's end", p.Segment)
 		}
+		for _, it := range p.Items {
+			take(facts[p.Segment], it)
+		}
+		facts[p.Segment].Scanned += int64(p.Read)
+		total += int64(p.Read)
+		finished[p.Segment], from[p.Segment] = p.After == nil, attrKey(p.After)
 	}
 	var mu sync.Mutex
 	in := dynamodb.ScanInput{ConsistentRead: aws.Bool(true)}
@@ -112,14 +112,7 @@ func (s *Store) ScanFactsFrom(ctx context.Context, segments int, pageLimit int32
 		defer mu.Unlock()
 		f := facts[seg]
 		for _, it := range out.Items {
-			used := addFact(f, it)
-			if expect != nil {
-				for _, a := range expect(it) {
-					f.AddExpected(a)
-					used = true
-				}
-			}
-			if used { // kept for the journal
+			if take(f, it) {
 				p.Items = append(p.Items, it)
 			}
 		}
@@ -141,6 +134,18 @@ func (s *Store) ScanFactsFrom(ctx context.Context, segments int, pageLimit int32
 		out.Merge(f)
 	}
 	return out, nil
+}
+
+// attrKey is stringKey's inverse.
+func attrKey(k map[string]string) map[string]types.AttributeValue {
+	if k == nil {
+		return nil
+	}
+	out := make(map[string]types.AttributeValue, len(k))
+	for n, v := range k {
+		out[n] = &types.AttributeValueMemberS{Value: v}
+	}
+	return out
 }
 
 // stringKey is a LastEvaluatedKey of string attributes as plain strings
