@@ -125,6 +125,17 @@ var (
 	unsafe   = regexp.MustCompile(`[^a-zA-Z0-9_.-]+`)
 )
 
+// TableName makes a table name from prefix (a test's name, say) that no
+// other call in this process gives: characters a table name cannot hold
+// become "-", and a time and a counter follow.
+func TableName(prefix string) string {
+	prefix = unsafe.ReplaceAllString(prefix, "-")
+	if len(prefix) > 180 {
+		prefix = prefix[:180]
+	}
+	return fmt.Sprintf("%s-%d-%d", strings.ToLower(prefix), time.Now().UnixNano()%1e9, tableSeq.Add(1))
+}
+
 // NewTable creates a table for the test t on the DynamoDB Local of Setup
 // (Main), and deletes it when the test ends. Its name is in.TableName (or
 // the test's name) made unique, so tests may run in parallel and a reused
@@ -141,11 +152,7 @@ func NewTable(t testing.TB, in dynamodb.CreateTableInput) *Table {
 	if prefix == "" {
 		prefix = t.Name()
 	}
-	prefix = unsafe.ReplaceAllString(prefix, "-")
-	if len(prefix) > 180 {
-		prefix = prefix[:180]
-	}
-	in.TableName = aws.String(fmt.Sprintf("%s-%d-%d", strings.ToLower(prefix), time.Now().UnixNano()%1e9, tableSeq.Add(1)))
+	in.TableName = aws.String(TableName(prefix))
 	if in.BillingMode == "" && in.ProvisionedThroughput == nil {
 		in.BillingMode = types.BillingModePayPerRequest
 	}

@@ -44,11 +44,9 @@ type Totals struct {
 // customer there and is reported in BatchItemFailures with its reason
 // noted for the dead letter; the projection's own writes are skipped.
 func (p *Totals) Handler() stream.Handler {
-	g := p.Guard
-	if g.DB == nil {
-		g.DB, g.Table = p.DB, p.Table
+	if p.Guard.DB == nil { // the markers go into the orders' table
+		p.Guard.DB, p.Guard.Table = p.DB, p.Table
 	}
-	p.Guard = g
 	return stream.Skip(stream.SkipDerived, stream.Keyed{Consumer: "orders-totals"}.Handler(stream.Each(p.apply)))
 }
 

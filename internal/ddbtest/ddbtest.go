@@ -2,12 +2,7 @@ package ddbtest
 
 import (
 	"context"
-	"fmt"
-	"regexp"
-	"strings"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -42,17 +37,8 @@ func ClientsWith(t testing.TB, c ddb.Config) *ddb.Clients {
 	return cl
 }
 
-var seq atomic.Int64
-var unsafe = regexp.MustCompile(`[^a-zA-Z0-9_.-]+`)
-
 // Name returns a table name unique to this test binary run.
-func Name(t testing.TB) string {
-	n := unsafe.ReplaceAllString(t.Name(), "-")
-	if len(n) > 180 {
-		n = n[:180]
-	}
-	return fmt.Sprintf("%s-%d-%d", strings.ToLower(n), time.Now().UnixNano()%1e9, seq.Add(1))
-}
+func Name(t testing.TB) string { return ddblocal.TableName(t.Name()) }
 
 // Table creates a fresh table with the project's schema and returns the
 // clients, its name and its stream ARN; the table is deleted at cleanup.
