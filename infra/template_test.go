@@ -727,8 +727,11 @@ func TestIAM(t *testing.T) {
 	for _, a := range []string{"dynamodb:GetItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"} {
 		has("NotifierFunction", a, "getatt:BookkeepingTable.Arn")
 	}
-	// Chat: pushes on the WebSocket API's stage only; gone connections deleted.
-	has("NotifierFunction", "execute-api:ManageConnections", "sub:arn:${AWS::Partition}:execute-api:${AWS::Region}:${AWS::AccountId}:${WebSocketApi}/${Stage}/POST/@connections/*")
+	// Chat: pushes and closes on the WebSocket API's stage only; gone and
+	// closed connections deleted.
+	for _, verb := range []string{"POST", "DELETE"} {
+		has("NotifierFunction", "execute-api:ManageConnections", "sub:arn:${AWS::Partition}:execute-api:${AWS::Region}:${AWS::AccountId}:${WebSocketApi}/${Stage}/"+verb+"/@connections/*")
+	}
 	has("NotifierFunction", "dynamodb:DeleteItem", "getatt:Table.Arn")
 	for _, fn := range []string{"WriterFunction", "ProjectorFunction"} {
 		if _, ok := granted[fn]["execute-api:ManageConnections"]; ok {

@@ -331,6 +331,54 @@ func TestLocalStack(t *testing.T) {
 	_ = ca.Close(websocket.StatusNormalClosure, "")
 	_ = cb.Close(websocket.StatusNormalClosure, "")
 
+	// A search room's chat: once bob is removed, his open socket gets
+	// nothing sent after the removal and is closed by the notifier (through
+	// the management endpoint); once the room is deleted, alice's too, and
+	// nobody connects to its chat again.
+	flat := call("POST", "/rooms", alice, `{"name":"Flat in Bern","searchType":"rent"}`, 201)["roomId"].(string)
+	call("POST", "/rooms/"+flat+"/members", alice, `{"userId":"bob"}`, 201)
+	ws = "ws" + strings.TrimPrefix(base, "http") + "/ws?roomId=" + flat + "&token="
+	fa, fb := dial(alice), dial(bob)
+	if err := fa.Write(context.Background(), websocket.MessageText, []byte(`{"action":"sendMessage","content":"before"}`)); err != nil {
+		t.Fatal(err)
+	}
+	readUntil(fb, chat.FrameMessage, "before")
+	call("DELETE", "/rooms/"+flat+"/members/bob", alice, "", 204)
+	if err := fa.Write(context.Background(), websocket.MessageText, []byte(`{"action":"sendMessage","content":"after"}`)); err != nil {
+		t.Fatal(err)
+	}
+	readUntil(fa, chat.FrameMessage, "after")
+	// bob's socket: read to its end; "after" never comes, the close does.
+	closedBy := func(c *websocket.Conn) (websocket.StatusCode, []string) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		var contents []string
+		for {
+			_, b, err := c.Read(ctx)
+			if err != nil {
+				return websocket.CloseStatus(err), contents
+			}
+			var f chat.Outbound
+			if json.Unmarshal(b, &f) == nil && f.Message != nil {
+				contents = append(contents, f.Type+" "+f.Message.Content)
+			}
+		}
+	}
+	if code, frames := closedBy(fb); code != websocket.StatusNormalClosure || strings.Contains(fmt.Sprint(frames), "after") {
+		t.Errorf("bob's socket after his removal: closed with %v, frames %q; want a normal closure and no \"after\"", code, frames)
+	}
+	call("DELETE", "/rooms/"+flat, alice, "", 202)
+	if code, _ := closedBy(fa); code != websocket.StatusNormalClosure {
+		t.Errorf("alice's socket after the room's deletion: closed with %v, want a normal closure", code)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	if _, res, err := websocket.Dial(ctx, ws+alice, nil); err == nil || res == nil || res.StatusCode != http.StatusNotFound {
+		t.Errorf("connecting to a deleted room's chat: %v %v, want 404", err, res)
+	}
+	cancel()
+	call("GET", "/chat/rooms/"+flat+"/messages", alice, "", 404)
+
 	// Ctrl-C: the stack stops by itself, and leaves no process behind.
 	children := descendants(cmd.Process.Pid)
 	if len(children) < 4 {

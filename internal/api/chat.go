@@ -25,16 +25,18 @@ func (s *Server) Chat() gateway.Routes { return chatRoutes{s} }
 type chatRoutes struct{ s *Server }
 
 // chatAccess says whether userID may use the chat room roomID: anyone may
-// use a plain chat room; a search room's chat is for its members, and an
-// outsider gets the same NotFound as for a chat room that does not exist.
-// With existing, a chat room nobody has connected to yet is NotFound too
-// (history); without, connecting creates it.
+// use a plain chat room; a search room's chat is for its members, and a
+// deleted search room's chat is sealed, for nobody; who may not gets the
+// same NotFound as for a chat room that does not exist. With existing, a
+// chat room nobody has connected to yet is NotFound too (history);
+// without, connecting creates it. The writes that act on a search room's
+// chat check membership and the seal again as their conditions.
 func (s *Server) chatAccess(ctx context.Context, roomID, userID string, existing bool) (searchRoom bool, err error) {
 	a, err := s.Store.ChatAccess(ctx, roomID, userID)
 	if err != nil {
 		return false, err
 	}
-	if (a.SearchRoom && !a.Member) || (existing && !a.ChatRoom) {
+	if !a.Open() || (existing && !a.ChatRoom) {
 		return a.SearchRoom, errs.New(errs.NotFound, "chat room %s not found", roomID)
 	}
 	return a.SearchRoom, nil
@@ -152,7 +154,7 @@ func (c chatRoutes) handle(ctx context.Context, connectionID string, in chat.Inb
 		if err != nil {
 			return chat.Outbound{}, err
 		}
-		if err := c.s.Store.MoveConnection(ctx, connectionID, in.RoomID, store.Timestamp(now), search); err != nil {
+		if err := c.s.Store.MoveConnection(ctx, connectionID, conn.UserID, in.RoomID, store.Timestamp(now), search); err != nil {
 			return chat.Outbound{}, err
 		}
 		return chat.Outbound{Type: chat.FrameJoined, RoomID: in.RoomID}, nil
@@ -160,16 +162,13 @@ func (c chatRoutes) handle(ctx context.Context, connectionID string, in chat.Inb
 	if err := chat.CheckContent(in.Content); err != nil {
 		return chat.Outbound{}, err
 	}
-	if conn.SearchRoom { // still a member? (a removed member's connection stays until it reconnects)
-		if _, err := c.s.chatAccess(ctx, conn.RoomID, conn.UserID, false); err != nil {
-			return chat.Outbound{}, err
-		}
-	}
 	m := chat.Message{RoomID: conn.RoomID, MessageID: c.s.NewID(), UserID: conn.UserID, UserName: conn.UserName,
 		Content: in.Content, CreatedAt: store.Timestamp(now), SearchRoom: conn.SearchRoom}
 	if m.UserName == "" {
 		m.UserName = m.UserID
 	}
+	// A search room's message is written on the condition that its sender
+	// is still a member and the chat is not sealed (Store.PutMessage).
 	if err := c.s.Store.PutMessage(ctx, m); err != nil {
 		return chat.Outbound{}, err
 	}

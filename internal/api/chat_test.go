@@ -214,3 +214,106 @@ func TestChatOnAPIGatewayEvents(t *testing.T) {
 		t.Fatalf("after disconnect: %+v %v", res, err)
 	}
 }
+
+// chatMatrix is the chat's authorization matrix: for each chat operation
+// on a search room's chat, while the room lives and after its deletion,
+// what its owner, a member, a member removed (whose connection to the
+// chat was open before the removal) and an outsider get: "ok" or the
+// status ("-": no such case: an outsider never had a connection there).
+// The push path's rows are the notifier's (notify.TestChatPushAuthorization)
+// and the local stack's (cmd/loadgen TestRemovedMemberHearsNothing).
+//
+//	operation                          owner  member removed outsider
+var chatMatrix = map[string][4]string{
+	"live $connect":                     {"ok", "ok", "404", "404"},
+	"live joinRoom":                     {"ok", "ok", "404", "404"},
+	"live sendMessage":                  {"ok", "ok", "404", "-"},
+	"live GET /chat/rooms/{id}":         {"ok", "ok", "404", "404"},
+	"live GET /chat/rooms/{id}/msgs":    {"ok", "ok", "404", "404"},
+	"deleted $connect":                  {"404", "404", "404", "404"},
+	"deleted joinRoom":                  {"404", "404", "404", "404"},
+	"deleted sendMessage":               {"404", "404", "404", "-"},
+	"deleted GET /chat/rooms/{id}":      {"404", "404", "404", "404"},
+	"deleted GET /chat/rooms/{id}/msgs": {"404", "404", "404", "404"},
+}
+
+// TestChatAuthorizationMatrix runs chatMatrix over a real WebSocket: a
+// removed member's open connection and a deleted room's chat are refused
+// on every path the writer serves, the same as an outsider.
+func TestChatAuthorizationMatrix(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, sequence("cm%03d"))
+	e.clock.Advance(time.Since(e.clock.Peek()))
+	users := [4]string{"alice", "bob", "carol", "dave"}
+	tok := map[string]string{}
+	for _, u := range users {
+		tok[u] = e.token(u)
+	}
+	var rm struct{ RoomID string }
+	e.ok(201, "POST", "/rooms", tok["alice"], map[string]any{"name": "Flat", "searchType": "rent"}, &rm)
+	for _, u := range []string{"bob", "carol"} {
+		e.ok(201, "POST", "/rooms/"+rm.RoomID+"/members", tok["alice"], map[string]any{"userId": u}, nil)
+	}
+	inRoom := map[string]*websocket.Conn{}
+	for _, u := range users[:3] {
+		inRoom[u] = e.chatConn("token=" + tok[u] + "&roomId=" + rm.RoomID)
+		if got := e.send(inRoom[u], `{"action":"sendMessage","content":"hello from `+u+`"}`); got.Type != chat.FrameSent {
+			t.Fatalf("%s before anything: %+v", u, got)
+		}
+	}
+	e.ok(204, "DELETE", "/rooms/"+rm.RoomID+"/members/carol", tok["alice"], nil, nil)
+
+	outcome := func(f chat.Outbound, want string) string {
+		switch {
+		case f.Type == want:
+			return "ok"
+		case f.Type == chat.FrameError && strings.Contains(f.Reason, "not found"):
+			return "404"
+		}
+		return "frame " + f.Type + ": " + f.Reason
+	}
+	run := func(op, user string) string {
+		switch {
+		case strings.HasSuffix(op, "$connect"):
+			c, res, err := e.dialChat("token=" + tok[user] + "&roomId=" + rm.RoomID)
+			if err == nil {
+				_ = c.Close(websocket.StatusNormalClosure, "")
+				return "ok"
+			}
+			if res == nil {
+				return err.Error()
+			}
+			return class(res.StatusCode)
+		case strings.HasSuffix(op, "joinRoom"):
+			c := e.chatConn("token=" + tok[user])
+			defer c.Close(websocket.StatusNormalClosure, "")
+			return outcome(e.send(c, `{"action":"joinRoom","roomId":"`+rm.RoomID+`"}`), chat.FrameJoined)
+		case strings.HasSuffix(op, "sendMessage"):
+			if inRoom[user] == nil {
+				return "-"
+			}
+			return outcome(e.send(inRoom[user], `{"action":"sendMessage","content":"`+op+`"}`), chat.FrameSent)
+		case strings.HasSuffix(op, "/msgs"):
+			return strings.Replace(class(e.do("GET", "/chat/rooms/"+rm.RoomID+"/messages", tok[user], nil).status), "2xx", "ok", 1)
+		default:
+			return strings.Replace(class(e.do("GET", "/chat/rooms/"+rm.RoomID, tok[user], nil).status), "2xx", "ok", 1)
+		}
+	}
+	check := func(state string) {
+		for op, want := range chatMatrix {
+			if !strings.HasPrefix(op, state+" ") {
+				continue
+			}
+			var got [4]string
+			for i, u := range users {
+				got[i] = run(op, u)
+			}
+			if got != want {
+				t.Errorf("%s: owner/member/removed/outsider got %v, want %v", op, got, want)
+			}
+		}
+	}
+	check("live")
+	e.ok(202, "DELETE", "/rooms/"+rm.RoomID, tok["alice"], nil, nil)
+	check("deleted")
+}

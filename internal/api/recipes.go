@@ -221,8 +221,21 @@ var (
 	weekPattern  = regexp.MustCompile(`^\d{4}-W(0[1-9]|[1-4]\d|5[0-3])$`)
 )
 
+// recentCooking is what anyone signed in sees of one cooking in the
+// month's feed: which recipe, and on which day (UTC). Who cooked it, their
+// history entry and the time of day are theirs: only the cook sees their
+// own entry's historyId, marked mine.
+type recentCooking struct {
+	RecipeID    string `json:"recipeId"`
+	RecipeTitle string `json:"recipeTitle"`
+	CookedOn    string `json:"cookedOn"`
+	Mine        bool   `json:"mine,omitempty"`
+	HistoryID   string `json:"historyId,omitempty"`
+}
+
 // recentCookings lists a month's cookings of every recipe, newest first
-// (pattern 6); the current month by default.
+// (pattern 6); the current month by default. It is a community feed: see
+// recentCooking for what it shows of other people's cooking.
 func (s *Server) recentCookings(w http.ResponseWriter, r *http.Request) error {
 	p, err := page(r)
 	if err != nil {
@@ -234,7 +247,19 @@ func (s *Server) recentCookings(w http.ResponseWriter, r *http.Request) error {
 	} else if !monthPattern.MatchString(month) {
 		return errs.Field("month", "must be a month, yyyy-mm")
 	}
-	return replyPage(w)(s.Store.RecentCookings(r.Context(), month, p))
+	items, next, err := s.Store.RecentCookings(r.Context(), month, p)
+	if err != nil {
+		return err
+	}
+	me := identity(r.Context()).UserID
+	out := make([]recentCooking, len(items))
+	for i, it := range items {
+		out[i] = recentCooking{RecipeID: it.RecipeID, RecipeTitle: it.Title, CookedOn: it.CookDate[:min(len(it.CookDate), len("2006-01-02"))]}
+		if it.UserID == me {
+			out[i].Mine, out[i].HistoryID = true, it.HistoryID
+		}
+	}
+	return replyPage(w)(out, next, nil)
 }
 
 // trendingRecipes lists an ISO week's most cooked recipes, most first; the

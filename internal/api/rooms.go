@@ -143,14 +143,16 @@ func (s *Server) updateRoom(w http.ResponseWriter, r *http.Request) error {
 	return reply(w, http.StatusOK)(s.Store.UpdateRoomContext(r.Context(), me.RoomID, ctx, store.Timestamp(s.Now()), me.UserID))
 }
 
-// deleteRoom deletes the Room item and answers 202: the projector deletes
-// the rest of the room (its items and the members' UserRoom items).
+// deleteRoom deletes the Room item, seals the room's chat, and answers 202:
+// the projector deletes the rest of the room (its items, the members'
+// UserRoom items, its chat's messages), the notifier closes its chat's
+// connections.
 func (s *Server) deleteRoom(w http.ResponseWriter, r *http.Request) error {
 	me, err := s.owner(r)
 	if err != nil {
 		return err
 	}
-	if err := s.Store.DeleteRoom(r.Context(), me.RoomID); err != nil {
+	if err := s.Store.DeleteRoom(r.Context(), me.RoomID, store.Timestamp(s.Now())); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusAccepted, map[string]string{"roomId": me.RoomID, "status": "deleting"})

@@ -43,6 +43,9 @@ type Room struct {
 	RoomID    string `json:"roomId" dynamodbav:"roomId"`
 	Name      string `json:"name" dynamodbav:"name"`
 	CreatedAt string `json:"createdAt" dynamodbav:"createdAt"`
+	// SealedAt is when the search room whose chat this is was deleted:
+	// the room is closed to everyone from then on ("": open).
+	SealedAt string `json:"-" dynamodbav:"sealedAt,omitempty"`
 }
 
 // Message is one chat message, stored as its author wrote it (escaping

@@ -17,8 +17,9 @@
 //     criteria and compatibility equal what the room derives now from its
 //     current members' latest criteria (older versions are history: the
 //     state they were derived from is not all in the core items any more,
-//     a member who left is gone); a deleted room's partition and the
-//     UserRoom items naming it are empty (its cascade is complete);
+//     a member who left is gone); a deleted room's partition, the
+//     UserRoom items naming it and its chat's messages are gone (its
+//     cascade is complete);
 //   - room activity (with Facts.ExpectActivities): every feed entry the
 //     room's core items call for is there — its creation, each current
 //     member's joining, each criteria version, each listing pinned, each

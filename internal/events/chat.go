@@ -43,7 +43,9 @@ func init() {
 		return one[ChatMessagePosted](c.New)
 	})
 	register("ChatRoom", func(c Change) ([]any, error) {
-		if c.Kind != Insert {
+		if _, sealed := c.New["sealedAt"]; c.Kind != Insert || sealed {
+			// A deleted search room's chat sealed before anyone used it
+			// was never a room anyone used (RoomDeleted says the rest).
 			return nil, nil
 		}
 		return one[ChatRoomCreated](c.New)

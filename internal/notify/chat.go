@@ -14,10 +14,12 @@ import (
 	"github.com/dynastream/dynastream/stream"
 )
 
-// Pusher sends a frame to a WebSocket connection; a connection that is
-// gone answers an error wrapping push.ErrGone (*push.Client is one).
+// Pusher sends a frame to a WebSocket connection, or closes one; a
+// connection that is gone answers an error wrapping push.ErrGone
+// (*push.Client is one).
 type Pusher interface {
 	Push(ctx context.Context, connectionID string, frame []byte) error
+	Close(ctx context.Context, connectionID string) error
 }
 
 // Defaults of Chat.
@@ -39,6 +41,13 @@ const (
 // messageId it has seen. Rooms are separate groups of the batch
 // (stream.Keyed by partition key), so a big room's broadcast holds up no
 // other room's.
+//
+// A search room's chat is for its members: its messages are pushed only to
+// the connections of users who are members when the push begins (read
+// once per broadcast), none once the room is deleted; and a member's
+// removal or the room's deletion closes that member's, or everyone's,
+// connections to the chat (DeleteConnection through the management API)
+// and deletes their items.
 type Chat struct {
 	Store  *store.Store
 	Pusher Pusher
@@ -46,8 +55,25 @@ type Chat struct {
 	Fanout int           // default DefaultFanout
 	Grace  time.Duration // default DefaultGrace
 
-	// Pushes since start: delivered, to connections found gone, failed.
-	Pushed, Gone, Failed atomic.Int64
+	// Pushes since start: delivered, to connections found gone, failed;
+	// withheld from connections of users who may not read the room;
+	// connections closed because their user may no longer use the room.
+	Pushed, Gone, Failed, Withheld, Closed atomic.Int64
+}
+
+// fanout and grace are Fanout and Grace with their defaults.
+func (c *Chat) fanout() int {
+	if c.Fanout <= 0 {
+		return DefaultFanout
+	}
+	return c.Fanout
+}
+
+func (c *Chat) grace() time.Duration {
+	if c.Grace <= 0 {
+		return DefaultGrace
+	}
+	return c.Grace
 }
 
 // isMessage says whether a change is a new chat message (the only chat
@@ -76,15 +102,17 @@ func message(c stream.Change) (chat.Message, error) {
 // the first, reached every connection (a gone connection counts as
 // reached: it is deleted), and the error of the first that did not.
 func (c *Chat) broadcast(ctx context.Context, msgs []chat.Message) (int, error) {
-	fanout, grace := c.Fanout, c.Grace
-	if fanout <= 0 {
-		fanout = DefaultFanout
-	}
-	if grace <= 0 {
-		grace = DefaultGrace
-	}
 	now := c.Now()
-	cutoff := store.Timestamp(now.Add(-grace))
+	cutoff := store.Timestamp(now.Add(-c.grace()))
+	// A search room's chat: only its current members' connections.
+	var audience *store.ChatAudience
+	if msgs[0].SearchRoom {
+		a, err := c.Store.ChatAudience(ctx, msgs[0].RoomID)
+		if err != nil {
+			return 0, fmt.Errorf("broadcast to room %s: %w", msgs[0].RoomID, err)
+		}
+		audience = &a
+	}
 	frames := make([][]byte, len(msgs))
 	for i := range msgs {
 		frames[i] = chat.Outbound{Type: chat.FrameMessage, Message: &msgs[i]}.Encode()
@@ -102,9 +130,13 @@ func (c *Chat) broadcast(ctx context.Context, msgs []chat.Message) (int, error) 
 			errs = append(errs, err)
 		}
 	}
-	sem := make(chan struct{}, fanout)
+	sem := make(chan struct{}, c.fanout())
 	var wg sync.WaitGroup
 	err := c.Store.EachRoomConnection(ctx, msgs[0].RoomID, now.Unix(), func(conn chat.Connection) error {
+		if audience != nil && !audience.May(conn.UserID) {
+			c.Withheld.Add(int64(len(frames)))
+			return nil
+		}
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
@@ -136,4 +168,84 @@ func (c *Chat) broadcast(ctx context.Context, msgs []chat.Message) (int, error) 
 		return done, fmt.Errorf("broadcast %s to room %s: %w", msgs[done].MessageID, msgs[done].RoomID, errors.Join(errs...))
 	}
 	return done, nil
+}
+
+// closure is a change that takes a search room's chat away from someone: a
+// member's removal (UserID set) or the room's deletion (UserID "":
+// everyone).
+type closure struct{ RoomID, UserID string }
+
+// closureOf says whether a change takes a search room's chat away from
+// someone (a Member or Room item removed).
+func closureOf(c stream.Change) (*closure, error) {
+	if c.Derived() || (c.Kind != stream.Remove && c.Kind != stream.TTLRemove) {
+		return nil, nil
+	}
+	var v struct {
+		RoomID string `dynamodbav:"roomId"`
+		UserID string `dynamodbav:"userId"`
+	}
+	switch c.ItemType() {
+	case store.TypeMember:
+		if err := c.DecodeOld(&v); err != nil {
+			return nil, fmt.Errorf("removed member: %w", err)
+		}
+		if v.RoomID == "" || v.UserID == "" {
+			return nil, errors.New("removed member: no roomId or userId")
+		}
+		return &closure{RoomID: v.RoomID, UserID: v.UserID}, nil
+	case store.TypeRoom:
+		if err := c.DecodeOld(&v); err != nil {
+			return nil, fmt.Errorf("deleted room: %w", err)
+		}
+		if v.RoomID == "" {
+			return nil, errors.New("deleted room: no roomId")
+		}
+		return &closure{RoomID: v.RoomID}, nil
+	}
+	return nil, nil
+}
+
+// close closes, through the management API, every connection to the
+// room's chat of the closure's user (of everyone when none) and deletes
+// its item: the user may not use the room any more. A connection already
+// gone is only deleted; one that moved to another room meanwhile keeps its
+// item. Running it again finds nothing left to do.
+func (c *Chat) close(ctx context.Context, cl closure) error {
+	var mu sync.Mutex
+	var errs []error
+	sem := make(chan struct{}, c.fanout())
+	var wg sync.WaitGroup
+	err := c.Store.EachRoomConnection(ctx, cl.RoomID, c.Now().Unix(), func(conn chat.Connection) error {
+		if cl.UserID != "" && conn.UserID != cl.UserID {
+			return nil
+		}
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			err := c.Pusher.Close(ctx, conn.ConnectionID)
+			if err == nil || errors.Is(err, push.ErrGone) {
+				c.Closed.Add(1)
+				_, err = c.Store.DeleteConnectionIn(ctx, conn.ConnectionID, cl.RoomID)
+			}
+			if err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		})
+		return nil
+	})
+	wg.Wait()
+	if err == nil {
+		err = errors.Join(errs...)
+	}
+	if err != nil {
+		who := "everyone's"
+		if cl.UserID != "" {
+			who = cl.UserID + "'s"
+		}
+		return fmt.Errorf("close %s connections to room %s: %w", who, cl.RoomID, err)
+	}
+	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/dynastream/dynastream/internal/chat"
 	"github.com/dynastream/dynastream/internal/ddbtest"
@@ -25,6 +27,7 @@ import (
 	"github.com/dynastream/dynastream/internal/notify"
 	"github.com/dynastream/dynastream/internal/outbox"
 	"github.com/dynastream/dynastream/internal/push"
+	"github.com/dynastream/dynastream/internal/room"
 	"github.com/dynastream/dynastream/internal/store"
 	"github.com/dynastream/dynastream/replay"
 )
@@ -39,14 +42,29 @@ type management struct {
 	frames  map[string][]chat.Message // connection → messages pushed, in order
 	gone    map[string]bool
 	failing map[string]int // connection → 500s still to give
+	closed  map[string]int // connection → DELETEs that closed it (it is gone after)
 }
 
 func (m *management) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	id, ok := strings.CutPrefix(r.URL.Path, "/@connections/")
 	auth := r.Header.Get("Authorization")
-	if r.Method != http.MethodPost || !ok || id == "" || !strings.HasPrefix(auth, "AWS4-HMAC-SHA256 ") || !strings.Contains(auth, "/execute-api/aws4_request") {
+	if (r.Method != http.MethodPost && r.Method != http.MethodDelete) || !ok || id == "" || !strings.HasPrefix(auth, "AWS4-HMAC-SHA256 ") || !strings.Contains(auth, "/execute-api/aws4_request") {
 		m.t.Errorf("unexpected request %s %s (Authorization %q)", r.Method, r.URL.Path, auth)
 		w.WriteHeader(http.StatusBadRequest)
+		return
+	}
+	if r.Method == http.MethodDelete {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if m.gone[id] {
+			w.Header().Set("X-Amzn-ErrorType", "GoneException")
+			w.WriteHeader(http.StatusGone)
+			_, _ = w.Write([]byte(`{"message":"gone"}`))
+			return
+		}
+		m.gone[id] = true
+		m.closed[id]++
+		w.WriteHeader(http.StatusNoContent)
 		return
 	}
 	body, _ := io.ReadAll(r.Body)
@@ -91,7 +109,7 @@ func (m *management) received() map[string][]string {
 }
 
 func newManagement(t *testing.T) (*management, *push.Client) {
-	m := &management{t: t, frames: map[string][]chat.Message{}, gone: map[string]bool{}, failing: map[string]int{}}
+	m := &management{t: t, frames: map[string][]chat.Message{}, gone: map[string]bool{}, failing: map[string]int{}, closed: map[string]int{}}
 	srv := httptest.NewServer(m)
 	t.Cleanup(srv.Close)
 	cfg := aws.Config{Region: "eu-west-1", Credentials: credentials.NewStaticCredentialsProvider("AKID", "SECRET", "")}
@@ -238,5 +256,143 @@ func TestChatBroadcast(t *testing.T) {
 	}
 	if got := rep.Baseline.(map[string]any)["connections"]; fmt.Sprint(got) != "[alice-1 bob-1 kitchen-1 young]" {
 		t.Errorf("connections left: %v", got)
+	}
+}
+
+// A search room's chat on the push path: a message is pushed only to the
+// connections of current members (a removed member's open socket gets
+// nothing sent after the removal, even when the message's record is
+// handled before the removal's); the removal closes the removed member's
+// connections to the room (DeleteConnection, then the item), and the
+// room's deletion everyone's; a connection of the same user elsewhere
+// stays. The same under every replay schedule.
+func TestChatPushAuthorization(t *testing.T) {
+	t.Parallel()
+	c, table, arn := ddbtest.Table(t)
+	st := store.New(c.DB, table)
+	ctx := context.Background()
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	ts := func(d time.Duration) string { return store.Timestamp(now.Add(d)) }
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err := st.CreateRoom(ctx, room.Room{RoomID: "r1", Name: "Flat", CreatedByUserID: "alice", CreatedAt: ts(0), SearchType: "rent"})
+	must(err)
+	for _, u := range []string{"bob", "dave"} {
+		must(st.AddMember(ctx, room.Member{RoomID: "r1", UserID: u, Role: room.RoleMember, JoinedAt: ts(0)}))
+	}
+	for _, cn := range []chat.Connection{
+		{ConnectionID: "alice-1", UserID: "alice", RoomID: "r1", SearchRoom: true},
+		{ConnectionID: "bob-1", UserID: "bob", RoomID: "r1", SearchRoom: true},
+		{ConnectionID: "dave-1", UserID: "dave", RoomID: "r1", SearchRoom: true},
+		{ConnectionID: "bob-global", UserID: "bob", RoomID: "global"},
+	} {
+		cn.ConnectedAt, cn.TTL = ts(-time.Minute), now.Add(chat.ConnectionTTL).Unix()
+		must(st.Connect(ctx, cn))
+	}
+	msg := func(id string, d time.Duration) {
+		t.Helper()
+		must(st.PutMessage(ctx, chat.Message{RoomID: "r1", MessageID: id, UserID: "alice", UserName: "alice", Content: id, CreatedAt: ts(d), SearchRoom: true}))
+	}
+	msg("m1", time.Millisecond)
+	before, err := replay.Capture(ctx, c.Streams, arn)
+	must(err)
+
+	mgmt, client := newManagement(t)
+	n := &notify.Notifier{
+		Publisher: &outbox.Outbox{Path: filepath.Join(t.TempDir(), "events.jsonl")},
+		Chat:      &notify.Chat{Store: st, Pusher: client, Now: func() time.Time { return now }},
+		Logger:    slog.New(slog.DiscardHandler),
+	}
+	if res, err := n.Handle(ctx, before); err != nil || len(res.BatchItemFailures) != 0 {
+		t.Fatalf("before the removal: %+v %v", res, err)
+	}
+	if got := fmt.Sprint(mgmt.received()); got != "map[alice-1:[m1] bob-1:[m1] dave-1:[m1]]" {
+		t.Fatalf("before the removal, every member gets m1: %s", got)
+	}
+
+	// bob is removed, then alice posts m2: the removal's and m2's records
+	// come in one batch, in different groups (their partitions differ).
+	bobItem, err := c.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), Key: store.ConnectionKey("bob-1").AV()})
+	must(err)
+	must(st.RemoveMember(ctx, "r1", "bob"))
+	msg("m2", 2*time.Millisecond)
+	if err := st.PutMessage(ctx, chat.Message{RoomID: "r1", MessageID: "m-bob", UserID: "bob", UserName: "bob", Content: "still here?", CreatedAt: ts(3 * time.Millisecond), SearchRoom: true}); !errs.Is(err, errs.NotFound) {
+		t.Fatalf("a removed member's message: %v, want NotFound", err)
+	}
+	all, err := replay.Capture(ctx, c.Streams, arn)
+	must(err)
+	removal := all
+	removal.Records = all.Records[len(before.Records):]
+
+	connections := func(ctx context.Context) ([]string, error) {
+		var left []string
+		for _, r := range []string{"r1", "global"} {
+			if err := st.EachRoomConnection(ctx, r, now.Unix(), func(c chat.Connection) error {
+				left = append(left, c.ConnectionID)
+				return nil
+			}); err != nil {
+				return nil, err
+			}
+		}
+		sort.Strings(left)
+		return left, nil
+	}
+	target := replay.Target{
+		Handler: n.Handle,
+		Reset: func(ctx context.Context) error {
+			mgmt.mu.Lock()
+			mgmt.frames, mgmt.gone, mgmt.closed = map[string][]chat.Message{}, map[string]bool{}, map[string]int{}
+			mgmt.mu.Unlock()
+			_, err := c.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: bobItem.Item}) // bob's socket, open again
+			return err
+		},
+		State: func(ctx context.Context) (any, error) {
+			left, err := connections(ctx)
+			received := fmt.Sprint(mgmt.received())
+			mgmt.mu.Lock()
+			defer mgmt.mu.Unlock()
+			return map[string]any{"received": received, "closed": slices.Sorted(maps.Keys(mgmt.closed)), "connections": left}, err
+		},
+	}
+	rep, err := replay.Check(ctx, removal, target, append(replay.Schedules(2701, 8), replay.Parallel(replay.Schedules(2702, 8), 4)...))
+	must(err)
+	must(rep.Err())
+	want := map[string]any{"received": "map[alice-1:[m2] dave-1:[m2]]", "closed": []string{"bob-1"},
+		"connections": []string{"alice-1", "bob-global", "dave-1"}}
+	if fmt.Sprint(rep.Baseline) != fmt.Sprint(want) {
+		t.Errorf("after bob's removal: %v, want %v", rep.Baseline, want)
+	}
+	if n.Chat.Withheld.Load() == 0 {
+		t.Error("no push was withheld from bob's connection in any run")
+	}
+
+	// The room is deleted: its chat is sealed, everyone's connections to
+	// it are closed, bob's elsewhere stays.
+	must(st.DeleteRoom(ctx, "r1", ts(time.Second)))
+	if err := st.PutMessage(ctx, chat.Message{RoomID: "r1", MessageID: "m3", UserID: "alice", UserName: "alice", Content: "after", CreatedAt: ts(2 * time.Second), SearchRoom: true}); !errs.Is(err, errs.NotFound) {
+		t.Fatalf("a message to a deleted room's chat: %v, want NotFound", err)
+	}
+	last, err := replay.Capture(ctx, c.Streams, arn)
+	must(err)
+	deletion := last
+	deletion.Records = last.Records[len(all.Records):]
+	mgmt.mu.Lock()
+	mgmt.closed = map[string]int{}
+	mgmt.mu.Unlock()
+	if res, err := n.Handle(ctx, deletion); err != nil || len(res.BatchItemFailures) != 0 {
+		t.Fatalf("the deletion: %+v %v", res, err)
+	}
+	if left, err := connections(ctx); err != nil || fmt.Sprint(left) != "[bob-global]" {
+		t.Errorf("after the room's deletion, connections %v %v; want only bob's elsewhere", left, err)
+	}
+	mgmt.mu.Lock()
+	closed := slices.Sorted(maps.Keys(mgmt.closed))
+	mgmt.mu.Unlock()
+	if fmt.Sprint(closed) != "[alice-1 dave-1]" {
+		t.Errorf("closed by the deletion: %v, want alice-1 and dave-1", closed)
 	}
 }

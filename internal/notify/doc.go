@@ -24,6 +24,10 @@
 // connection fails past the client's retries fails its record, and the
 // retry pushes it to the whole room again with the same messageId, which
 // clients use to drop duplicates; a connection API Gateway says is gone is
-// deleted. Records that can never be handled are dead-lettered at once
+// deleted. A search room's chat messages go only to its current members'
+// connections (read when the push begins), and a member's removal or the
+// room's deletion closes the connections that lost access (again on a
+// redelivery: what is closed already is gone, and only its item is
+// deleted). Records that can never be handled are dead-lettered at once
 // (Notifier.DeadLetters).
 package notify

@@ -175,7 +175,7 @@ func allEntities(t *testing.T, st *store.Store) {
 	}
 	must(st.AddMember(ctx, room.Member{RoomID: "r1", UserID: "carol", Role: room.RoleMember, JoinedAt: ts()}))
 	must(st.RemoveMember(ctx, "r1", "carol"))
-	must(st.DeleteRoom(ctx, "r2"))
+	must(st.DeleteRoom(ctx, "r2", ts()))
 	collabScenario(t, st)
 	loc := location.Location{LocationID: "01LOC1", LocationCode: "austin-main-01", Name: "Austin", PlaceID: "p", FormattedAddress: "1 Main",
 		Lat: 30.2, Lng: -97.7, Status: location.Active, CreatedAt: ts(), UpdatedAt: ts()}

@@ -91,6 +91,7 @@ type record struct {
 	subject subject
 	effects bool          // it has collaboration side effects
 	message *chat.Message // a new chat message to broadcast
+	closure *closure      // a search room's chat taken away from someone
 	err     error
 }
 
@@ -138,6 +139,9 @@ func (n *Notifier) Handle(ctx context.Context, ev lambdaevents.DynamoDBEvent) (l
 			if m, x.err = message(x.change); x.err == nil {
 				x.message = &m
 			}
+		}
+		if x.err == nil && n.Chat != nil {
+			x.closure, x.err = closureOf(x.change)
 		}
 		if x.err != nil {
 			continue
@@ -197,6 +201,11 @@ func (n *Notifier) Handle(ctx context.Context, ev lambdaevents.DynamoDBEvent) (l
 			}
 			if x.message != nil && i >= pushed {
 				return i, pushErr
+			}
+			if x.closure != nil {
+				if err := n.Chat.close(ctx, *x.closure); err != nil {
+					return i, err
+				}
 			}
 			at := index[r.Change.SequenceNumber]
 			mu.Lock()

@@ -58,7 +58,7 @@ func TestChatMessageActivities(t *testing.T) {
 	for i := range 6 {
 		say("r1", []string{"alice", "bob"}[i%2], fmt.Sprint("msg ", i), true)
 	}
-	must(st.DeleteRoom(ctx, "r2"))
+	must(st.DeleteRoom(ctx, "r2", s.tick()))
 	must(st.Disconnect(ctx, "c1"))
 
 	ev, err := replay.Capture(ctx, c.Streams, arn)
@@ -95,6 +95,14 @@ func TestChatMessageActivities(t *testing.T) {
 	must(err)
 	if len(feed) != 3 || feed[0].Type != room.ActivityChatMessage || feed[0].MessageID != "m10" {
 		t.Errorf("r1's feed, newest first: %+v", feed)
+	}
+	// The deleted room's cascade took its chat's messages; its sealed chat
+	// room stays, and nobody gets in.
+	if ms, _, err := st.Messages(ctx, "r2", store.Page{}); err != nil || len(ms) != 0 {
+		t.Errorf("r2's messages after its cascade: %v %v", ms, err)
+	}
+	if a, err := st.ChatAccess(ctx, "r2", "carol"); err != nil || !a.Sealed || a.Open() {
+		t.Errorf("r2's chat after the deletion: %+v %v", a, err)
 	}
 	if f := assertNoDrift(t, st); len(f.Rooms["r1"].Expected) < 10 {
 		t.Errorf("drift expected %d feed entries of r1, want its messages' among them", len(f.Rooms["r1"].Expected))

@@ -289,9 +289,17 @@ func TestDriftRooms(t *testing.T) {
 	if len(lost) != 2 {
 		t.Fatalf("feed entries to lose: %v", lost)
 	}
-	for _, k := range []store.Key{{PK: "ROOM#r4", SK: "ACTIVITY#2026-01-01T00:00:00.000Z#x"}, store.UserRoomKey("eve", "r4")} {
+	// What the deleted r4's cascade missed: a feed entry, a UserRoom item,
+	// a message of its chat (a plain chat room's message is nobody's
+	// leftover).
+	for k, typ := range map[store.Key]string{{PK: "ROOM#r4", SK: "ACTIVITY#2026-01-01T00:00:00.000Z#x"}: store.TypeActivity,
+		store.UserRoomKey("eve", "r4"): store.TypeUserRoom, store.MessageKey("r4", "2026-01-01T00:00:00.000Z", "m1"): store.TypeMessage,
+		store.MessageKey("r9", "2026-01-01T00:00:00.000Z", "m1"): store.TypeMessage} {
 		it := k.AV()
-		it["itemType"] = s(map[bool]string{true: store.TypeActivity, false: store.TypeUserRoom}[k.PK == "ROOM#r4"])
+		it["itemType"] = s(typ)
+		if k.PK == store.ChatRoomPK("r4") {
+			it["searchRoom"] = &types.AttributeValueMemberBOOL{Value: true}
+		}
 		if _, err := c.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: it}); err != nil {
 			t.Fatal(err)
 		}
@@ -325,7 +333,7 @@ func TestDriftRooms(t *testing.T) {
 	if d := diffs[1]; d.Got != "absent" || d.Compatibility == nil {
 		t.Errorf("compatibility: %+v", d)
 	}
-	if d := diffs[2]; d.Got != "2 item(s), e.g. ROOM#r4 / ACTIVITY#2026-01-01T00:00:00.000Z#x" {
+	if d := diffs[2]; d.Got != "3 item(s), e.g. CHATROOM#r4 / MSG#2026-01-01T00:00:00.000Z#m1" {
 		t.Errorf("cascade: %s", d.Got)
 	}
 	for _, d := range all {

@@ -110,7 +110,7 @@ func runScenario(t *testing.T, st *store.Store) {
 	s.put("r4", "alice", room.Criteria{Locations: []string{"Basel"}}, room.Weights{})
 	s.put("r4", "bob", room.Criteria{Locations: []string{"Basel", "Bern"}}, room.Weights{})
 	s.listing("r4", "l1r4", "ext-1", "bob")
-	if err := st.DeleteRoom(ctx, "r4"); err != nil {
+	if err := st.DeleteRoom(ctx, "r4", s.tick()); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -131,8 +131,9 @@ func TestProjectorReplayEquivalence(t *testing.T) {
 	// 3 rooms × (room + owner's member and userroom + 3 × (member + userroom)
 	// + 6 criteria + 2 listings + 1 source lookup + 2 status changes + dave's
 	// member and userroom removed) = 3 × 22; r4: room, 2 × (member +
-	// userroom), 2 criteria, listing + lookup, room removed = 10.
-	if got, want := len(ev.Records), 3*22+10; got != want {
+	// userroom), 2 criteria, listing + lookup, room removed, its chat
+	// sealed = 11.
+	if got, want := len(ev.Records), 3*22+11; got != want {
 		t.Fatalf("captured %d records, want %d", got, want)
 	}
 

@@ -39,3 +39,17 @@ func (c *Client) Push(ctx context.Context, connectionID string, frame []byte) er
 	}
 	return nil
 }
+
+// Close closes one connection (DeleteConnection); API Gateway then runs
+// the API's $disconnect route. A connection that is gone answers ErrGone.
+func (c *Client) Close(ctx context.Context, connectionID string) error {
+	_, err := c.API.DeleteConnection(ctx, &apigatewaymanagementapi.DeleteConnectionInput{ConnectionId: aws.String(connectionID)})
+	var gone *types.GoneException
+	if errors.As(err, &gone) {
+		return fmt.Errorf("%w: %s", ErrGone, connectionID)
+	}
+	if err != nil {
+		return fmt.Errorf("close %s: %w", connectionID, err)
+	}
+	return nil
+}

@@ -84,11 +84,12 @@ func DerivedItems(d Derived) ([]map[string]types.AttributeValue, error) {
 }
 
 // DeleteRoomCascade deletes what is left of a deleted room: each member's
-// UserRoom item, then every item of the room's partition, in batches of 25
-// with unprocessed-item retry. It is safe to run again (a second run finds
-// less or nothing); the UserRoom items go first so that a run cut short
-// still finds the Member items that name them. It returns how many items it
-// deleted.
+// UserRoom item, then every item of the room's partition, then its chat's
+// messages (the chat room's item stays, sealed: see DeleteRoom), in batches
+// of 25 with unprocessed-item retry. It is safe to run again (a second run
+// finds less or nothing); the UserRoom items go first so that a run cut
+// short still finds the Member items that name them. It returns how many
+// items it deleted.
 func (s *Store) DeleteRoomCascade(ctx context.Context, roomID string) (int, error) {
 	var members, partition []Key
 	err := s.queryAll(ctx, query{pk: RoomPK(roomID)}, func(it map[string]types.AttributeValue) error {
@@ -115,7 +116,18 @@ func (s *Store) DeleteRoomCascade(ctx context.Context, roomID string) (int, erro
 	if err := s.BatchDelete(ctx, partition); err != nil {
 		return len(members), fmt.Errorf("store: cascade %s: partition: %w", roomID, err)
 	}
-	return len(members) + len(partition), nil
+	var messages []Key
+	err = s.queryAll(ctx, query{pk: ChatRoomPK(roomID), skPrefix: SKPrefixMessage}, func(it map[string]types.AttributeValue) error {
+		messages = append(messages, itemKey(it))
+		return nil
+	})
+	if err == nil {
+		err = s.BatchDelete(ctx, messages)
+	}
+	if err != nil {
+		return len(members) + len(partition), fmt.Errorf("store: cascade %s: chat messages: %w", roomID, err)
+	}
+	return len(members) + len(partition) + len(messages), nil
 }
 
 // BatchDelete deletes items by key in batches of 25 with unprocessed-item

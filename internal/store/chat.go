@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -52,12 +53,49 @@ func ConnectionIndexKey(roomID, connectionID string) Key {
 func strAV(s string) types.AttributeValue { return &types.AttributeValueMemberS{Value: s} }
 
 // upsertRoom writes a room if it is new; its name and createdAt are kept
-// when it exists.
+// when it exists. A sealed room (a deleted search room's chat) fails its
+// condition: nobody connects to it or joins it again.
 func (s *Store) upsertRoom(roomID, now string) types.TransactWriteItem {
 	return types.TransactWriteItem{Update: &types.Update{TableName: aws.String(s.Table), Key: ChatRoomKey(roomID).AV(),
+		ConditionExpression:       aws.String("attribute_not_exists(" + attrSealedAt + ")"),
 		UpdateExpression:          aws.String("SET itemType = :t, roomId = :r, #n = if_not_exists(#n, :r), createdAt = if_not_exists(createdAt, :now)"),
 		ExpressionAttributeNames:  map[string]string{"#n": "name"},
 		ExpressionAttributeValues: map[string]types.AttributeValue{":t": strAV(TypeChatRoom), ":r": strAV(roomID), ":now": strAV(now)}}}
+}
+
+// attrSealedAt marks a sealed chat room (chat.Room.SealedAt).
+const attrSealedAt = "sealedAt"
+
+// memberCheck is a condition that userID is a member of the search room
+// roomID, for the transactions that act on its chat: the access check
+// happens in the write itself, so a member removed (or a room deleted)
+// between a read and the write cannot slip through.
+func (s *Store) memberCheck(roomID, userID string) types.TransactWriteItem {
+	return types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{TableName: aws.String(s.Table),
+		Key: MemberKey(roomID, userID).AV(), ConditionExpression: aws.String("attribute_exists(PK)")}}
+}
+
+// sealCheck is a condition that a chat room is not sealed.
+func (s *Store) sealCheck(roomID string) types.TransactWriteItem {
+	return types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{TableName: aws.String(s.Table),
+		Key: ChatRoomKey(roomID).AV(), ConditionExpression: aws.String("attribute_not_exists(" + attrSealedAt + ")")}}
+}
+
+// sealRoom is the write that closes a deleted search room's chat for good
+// (in DeleteRoom's transaction): its ChatRoom item, created if nobody had
+// used the chat, gets sealedAt, and every later connect, join and message
+// fails its condition.
+func (s *Store) sealRoom(roomID, at string) types.TransactWriteItem {
+	return types.TransactWriteItem{Update: &types.Update{TableName: aws.String(s.Table), Key: ChatRoomKey(roomID).AV(),
+		UpdateExpression:          aws.String("SET itemType = :t, roomId = :r, #n = if_not_exists(#n, :r), createdAt = if_not_exists(createdAt, :at), #s = if_not_exists(#s, :at)"),
+		ExpressionAttributeNames:  map[string]string{"#n": "name", "#s": attrSealedAt},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":t": strAV(TypeChatRoom), ":r": strAV(roomID), ":at": strAV(at)}}}
+}
+
+// chatRefused is the answer to a chat write whose access condition failed:
+// the same NotFound an outsider gets for a room that does not exist.
+func chatRefused(roomID string) error {
+	return errs.New(errs.NotFound, "chat room %s not found", roomID)
 }
 
 // Connect records a connection in one transaction with its user's profile
@@ -81,11 +119,18 @@ func (s *Store) Connect(ctx context.Context, c chat.Connection) error {
 		UpdateExpression:          aws.String("SET itemType = :t, userId = :u, GSI1PK = :gpk, GSI1SK = :gsk, createdAt = if_not_exists(createdAt, :now), " + name),
 		ExpressionAttributeNames:  map[string]string{"#n": "name"},
 		ExpressionAttributeValues: vals}}
-	_, err = s.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
-		profile, s.upsertRoom(c.RoomID, c.ConnectedAt), put(s.Table, it, "attribute_not_exists(PK)"),
-	}})
-	if r := cancelReasons(err); len(r) == 3 && r[2] == "ConditionalCheckFailed" {
-		return errs.New(errs.Conflict, "connection %s already exists", c.ConnectionID)
+	items := []types.TransactWriteItem{profile, s.upsertRoom(c.RoomID, c.ConnectedAt), put(s.Table, it, "attribute_not_exists(PK)")}
+	if c.SearchRoom {
+		items = append(items, s.memberCheck(c.RoomID, c.UserID))
+	}
+	_, err = s.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+	if r := cancelReasons(err); r != nil {
+		switch {
+		case failedAt(r, 1) || failedAt(r, 3):
+			return chatRefused(c.RoomID)
+		case failedAt(r, 2):
+			return errs.New(errs.Conflict, "connection %s already exists", c.ConnectionID)
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("store: connect: %w", err)
@@ -117,8 +162,10 @@ func (s *Store) GetConnection(ctx context.Context, connectionID string, nowUnix 
 
 // MoveConnection puts a connection in another room (created on first
 // sight), in one transaction; an unknown connection is NotFound.
-// searchRoom says the room is a search room's chat (chat.Connection).
-func (s *Store) MoveConnection(ctx context.Context, connectionID, roomID, now string, searchRoom bool) error {
+// searchRoom says the room is a search room's chat (chat.Connection): then
+// userID must be one of its members when the write happens. A sealed room
+// is NotFound.
+func (s *Store) MoveConnection(ctx context.Context, connectionID, userID, roomID, now string, searchRoom bool) error {
 	ix := ConnectionIndexKey(roomID, connectionID)
 	set, vals := "SET roomId = :r, GSI1PK = :pk, GSI1SK = :sk", map[string]types.AttributeValue{":r": strAV(roomID), ":pk": strAV(ix.PK), ":sk": strAV(ix.SK)}
 	if searchRoom {
@@ -126,15 +173,24 @@ func (s *Store) MoveConnection(ctx context.Context, connectionID, roomID, now st
 	} else {
 		set += " REMOVE searchRoom"
 	}
-	_, err := s.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+	items := []types.TransactWriteItem{
 		s.upsertRoom(roomID, now),
 		{Update: &types.Update{TableName: aws.String(s.Table), Key: ConnectionKey(connectionID).AV(),
 			ConditionExpression:       aws.String("attribute_exists(PK)"),
 			UpdateExpression:          aws.String(set),
 			ExpressionAttributeValues: vals}},
-	}})
-	if r := cancelReasons(err); len(r) == 2 && r[1] == "ConditionalCheckFailed" {
-		return errs.New(errs.NotFound, "connection %s not found", connectionID)
+	}
+	if searchRoom {
+		items = append(items, s.memberCheck(roomID, userID))
+	}
+	_, err := s.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+	if r := cancelReasons(err); r != nil {
+		switch {
+		case failedAt(r, 1):
+			return errs.New(errs.NotFound, "connection %s not found", connectionID)
+		case failedAt(r, 0) || failedAt(r, 2):
+			return chatRefused(roomID)
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("store: move connection: %w", err)
@@ -157,7 +213,14 @@ type ChatAccess struct {
 	SearchRoom, Member bool
 	// ChatRoom: the chat room exists (someone has connected to it).
 	ChatRoom bool
+	// Sealed: the chat room was a search room's, and that room was
+	// deleted: closed to everyone for good.
+	Sealed bool
 }
+
+// Open says whether userID may use the chat room: not sealed, and, for a
+// search room's chat, a member.
+func (a ChatAccess) Open() bool { return !a.Sealed && (!a.SearchRoom || a.Member) }
 
 // ChatAccess reads, in one request, whether roomID is a search room's id,
 // whether userID is a member of it, and whether its chat room exists.
@@ -177,6 +240,7 @@ func (s *Store) ChatAccess(ctx context.Context, roomID, userID string) (ChatAcce
 			a.Member = true
 		case cr:
 			a.ChatRoom = true
+			_, a.Sealed = it[attrSealedAt]
 		}
 		return nil
 	})
@@ -197,16 +261,33 @@ func (s *Store) GetChatRoom(ctx context.Context, roomID string) (chat.Room, erro
 }
 
 // PutMessage stores a message (its room must exist: the sender is
-// connected to it). The same message id twice is a Conflict.
+// connected to it). The same message id twice is a Conflict. A search
+// room's message (m.SearchRoom) is written on the condition that its
+// sender is a member and its chat is not sealed, in one transaction: a
+// member removed or a room deleted since the sender's connection was
+// checked is refused as NotFound, and nothing is written.
 func (s *Store) PutMessage(ctx context.Context, m chat.Message) error {
 	it, err := marshal(head{Key: MessageKey(m.RoomID, m.CreatedAt, m.MessageID), ItemType: TypeMessage}, m)
 	if err != nil {
 		return err
 	}
-	_, err = s.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.Table), Item: it, ConditionExpression: aws.String("attribute_not_exists(PK)")})
-	var cf *types.ConditionalCheckFailedException
-	if errors.As(err, &cf) {
-		return errs.New(errs.Conflict, "message %s already exists", m.MessageID)
+	if m.SearchRoom {
+		_, err = s.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+			put(s.Table, it, "attribute_not_exists(PK)"), s.memberCheck(m.RoomID, m.UserID), s.sealCheck(m.RoomID),
+		}})
+		if r := cancelReasons(err); r != nil {
+			switch {
+			case failedAt(r, 1) || failedAt(r, 2):
+				return chatRefused(m.RoomID)
+			case failedAt(r, 0):
+				return errs.New(errs.Conflict, "message %s already exists", m.MessageID)
+			}
+		}
+	} else {
+		_, err = s.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.Table), Item: it, ConditionExpression: aws.String("attribute_not_exists(PK)")})
+		if isConditionFailed(err) {
+			return errs.New(errs.Conflict, "message %s already exists", m.MessageID)
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("store: put message: %w", err)
@@ -262,6 +343,55 @@ func (s *Store) DeleteGoneConnection(ctx context.Context, connectionID, cutoff s
 	}
 	if err != nil {
 		return false, fmt.Errorf("store: delete gone connection: %w", err)
+	}
+	return true, nil
+}
+
+// ChatAudience is who may read a search room's chat now: Exists says the
+// room is there (a deleted room's chat is for nobody), Members are its
+// current members.
+type ChatAudience struct {
+	Exists  bool
+	Members map[string]bool
+}
+
+// May says whether userID may read the chat now.
+func (a ChatAudience) May(userID string) bool { return a.Exists && a.Members[userID] }
+
+// ChatAudience reads, in one consistent Query, a search room's item and
+// its Member items (their sort keys, MEMBER#… and ROOM, are one range of
+// the partition), so a push that follows it reaches nobody removed before
+// it began.
+func (s *Store) ChatAudience(ctx context.Context, roomID string) (ChatAudience, error) {
+	a := ChatAudience{Members: map[string]bool{}}
+	q := query{pk: RoomPK(roomID), skFrom: SKPrefixMember, skTo: SKRoom, consistent: true}
+	err := s.queryAll(ctx, q, func(it map[string]types.AttributeValue) error {
+		switch k := itemKey(it); {
+		case k.SK == SKRoom:
+			a.Exists = true
+		case strings.HasPrefix(k.SK, SKPrefixMember):
+			a.Members[strings.TrimPrefix(k.SK, SKPrefixMember)] = true
+		}
+		return nil
+	})
+	if err != nil {
+		return ChatAudience{}, fmt.Errorf("store: chat audience of %s: %w", roomID, err)
+	}
+	return a, nil
+}
+
+// DeleteConnectionIn deletes a connection if it is still in roomID (one
+// that moved to another room meanwhile is kept); an absent one is nothing
+// to do. It reports whether it deleted.
+func (s *Store) DeleteConnectionIn(ctx context.Context, connectionID, roomID string) (bool, error) {
+	_, err := s.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(s.Table), Key: ConnectionKey(connectionID).AV(),
+		ConditionExpression:       aws.String("roomId = :r"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":r": strAV(roomID)}})
+	if isConditionFailed(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("store: delete connection %s: %w", connectionID, err)
 	}
 	return true, nil
 }

@@ -95,10 +95,10 @@ func TestChatSeed002(t *testing.T) {
 		t.Fatalf("expired in the room: %v", cs)
 	}
 	// Move; disconnect.
-	if err := f.st.MoveConnection(f.ctx, "c3", "kitchen", at(3*time.Minute), false); err != nil {
+	if err := f.st.MoveConnection(f.ctx, "c3", "", "kitchen", at(3*time.Minute), false); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.st.MoveConnection(f.ctx, "nope", "kitchen", at(3*time.Minute), false); !errs.Is(err, errs.NotFound) {
+	if err := f.st.MoveConnection(f.ctx, "nope", "", "kitchen", at(3*time.Minute), false); !errs.Is(err, errs.NotFound) {
 		t.Fatalf("move unknown: %v", err)
 	}
 	if err := f.st.Disconnect(f.ctx, "c1"); err != nil {
@@ -182,11 +182,104 @@ func TestChatAccess(t *testing.T) {
 	}
 	for _, search := range []bool{true, false} {
 		to := map[bool]string{true: "r1", false: "global"}[search]
-		if err := f.st.MoveConnection(f.ctx, "c1", to, store.Timestamp(t0), search); err != nil {
+		if err := f.st.MoveConnection(f.ctx, "c1", "owner", to, store.Timestamp(t0), search); err != nil {
 			t.Fatal(err)
 		}
 		if got, err := f.st.GetConnection(f.ctx, "c1", t0.Unix()); err != nil || got.RoomID != to || got.SearchRoom != search {
 			t.Fatalf("moved to %s: %+v %v", to, got, err)
 		}
+	}
+}
+
+// A search room's chat keeps its access in its writes: a member removed
+// after their connection was checked can no longer post, connect or join
+// (the transaction's member check), and a deleted room's chat is sealed in
+// the deletion's own transaction: nobody, not even its owner, connects,
+// joins or posts again, ChatAccess says it is sealed, and the cascade
+// deletes its messages while the seal stays.
+func TestChatSealedAndMembers(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	at := func(d time.Duration) string { return store.Timestamp(t0.Add(d)) }
+	if _, err := f.st.CreateRoom(f.ctx, room.Room{RoomID: "r1", Name: "Flat", CreatedByUserID: "alice", CreatedAt: at(0), SearchType: "rent"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.st.AddMember(f.ctx, room.Member{RoomID: "r1", UserID: "bob", Role: room.RoleMember, JoinedAt: at(0)}); err != nil {
+		t.Fatal(err)
+	}
+	conn := func(id, user string) chat.Connection {
+		return chat.Connection{ConnectionID: id, UserID: user, RoomID: "r1", ConnectedAt: at(0), TTL: t0.Add(chat.ConnectionTTL).Unix(), SearchRoom: true}
+	}
+	msg := func(id, user string, d time.Duration) chat.Message {
+		return chat.Message{RoomID: "r1", MessageID: id, UserID: user, UserName: user, Content: id, CreatedAt: at(d), SearchRoom: true}
+	}
+	for _, c := range []chat.Connection{conn("a1", "alice"), conn("b1", "bob")} {
+		if err := f.st.Connect(f.ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.st.Connect(f.ctx, conn("c1", "carol")); !errs.Is(err, errs.NotFound) {
+		t.Fatalf("an outsider's connection: %v, want NotFound", err)
+	}
+	for i, m := range []chat.Message{msg("m1", "alice", time.Second), msg("m2", "bob", 2*time.Second)} {
+		if err := f.st.PutMessage(f.ctx, m); err != nil {
+			t.Fatal(i, err)
+		}
+	}
+	if err := f.st.PutMessage(f.ctx, msg("m2", "bob", 2*time.Second)); !errs.Is(err, errs.Conflict) {
+		t.Fatalf("the same message again: %v, want Conflict", err)
+	}
+	if a, err := f.st.ChatAudience(f.ctx, "r1"); err != nil || !a.May("alice") || !a.May("bob") || a.May("carol") {
+		t.Fatalf("audience: %+v %v", a, err)
+	}
+
+	// bob is removed: his open connection can do nothing in the room.
+	if err := f.st.RemoveMember(f.ctx, "r1", "bob"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.st.PutMessage(f.ctx, msg("m3", "bob", 3*time.Second)); !errs.Is(err, errs.NotFound) {
+		t.Errorf("a removed member's message: %v, want NotFound", err)
+	}
+	if err := f.st.Connect(f.ctx, conn("b2", "bob")); !errs.Is(err, errs.NotFound) {
+		t.Errorf("a removed member's new connection: %v, want NotFound", err)
+	}
+	if err := f.st.MoveConnection(f.ctx, "b1", "bob", "r1", at(3*time.Second), true); !errs.Is(err, errs.NotFound) {
+		t.Errorf("a removed member joining again: %v, want NotFound", err)
+	}
+	if a, err := f.st.ChatAudience(f.ctx, "r1"); err != nil || a.May("bob") || !a.May("alice") {
+		t.Errorf("audience after the removal: %+v %v", a, err)
+	}
+
+	// The room is deleted: sealed for everyone.
+	if err := f.st.DeleteRoom(f.ctx, "r1", at(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if a, err := f.st.ChatAccess(f.ctx, "r1", "alice"); err != nil || !a.Sealed || a.Open() {
+		t.Errorf("access after the deletion: %+v %v", a, err)
+	}
+	if err := f.st.PutMessage(f.ctx, msg("m4", "alice", time.Minute)); !errs.Is(err, errs.NotFound) {
+		t.Errorf("the owner's message after the deletion: %v, want NotFound", err)
+	}
+	if err := f.st.Connect(f.ctx, chat.Connection{ConnectionID: "c2", UserID: "carol", RoomID: "r1", ConnectedAt: at(time.Minute), TTL: t0.Add(chat.ConnectionTTL).Unix()}); !errs.Is(err, errs.NotFound) {
+		t.Errorf("connecting to the sealed room as to a plain one: %v, want NotFound", err)
+	}
+	if err := f.st.MoveConnection(f.ctx, "a1", "alice", "r1", at(time.Minute), false); !errs.Is(err, errs.NotFound) {
+		t.Errorf("joining the sealed room as a plain one: %v, want NotFound", err)
+	}
+	if a, err := f.st.ChatAudience(f.ctx, "r1"); err != nil || a.May("alice") {
+		t.Errorf("audience after the deletion: %+v %v", a, err)
+	}
+	if err := f.st.DeleteRoom(f.ctx, "r1", at(2*time.Minute)); !errs.Is(err, errs.NotFound) {
+		t.Errorf("deleting it again: %v, want NotFound", err)
+	}
+	if n, err := f.st.DeleteRoomCascade(f.ctx, "r1"); err != nil || n == 0 {
+		t.Fatalf("cascade: %d %v", n, err)
+	}
+	if ms := f.queryRaw("CHATROOM#r1", "MSG#"); len(ms) != 0 {
+		t.Errorf("%d messages left after the cascade", len(ms))
+	}
+	seal := f.getRaw("CHATROOM#r1", "META")
+	if s, _ := seal["sealedAt"].(*types.AttributeValueMemberS); s == nil || s.Value != at(time.Minute) {
+		t.Errorf("the seal after the cascade (and a second deletion): %v", seal)
 	}
 }

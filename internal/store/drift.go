@@ -209,6 +209,15 @@ func addFact(f *drift.Facts, it map[string]types.AttributeValue) bool {
 		if attributevalue.UnmarshalMap(it, &a) == nil && a.RoomID != "" {
 			f.AddActivity(a)
 		}
+	case TypeMessage:
+		// A search room's chat message is the room's too: its cascade
+		// deletes it.
+		b, _ := it["searchRoom"].(*types.AttributeValueMemberBOOL)
+		id, ok := strings.CutPrefix(k.PK, prefixChatRoom)
+		if b == nil || !b.Value || !ok {
+			return used
+		}
+		f.AddRoomItem(id, drift.Key{PK: k.PK, SK: k.SK})
 	case TypeReaction:
 		var r collab.Reaction
 		if attributevalue.UnmarshalMap(it, &r) == nil && r.CommentID != "" {

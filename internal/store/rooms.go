@@ -382,13 +382,18 @@ func (s *Store) UpdateRoomContext(ctx context.Context, roomID string, c room.Con
 	return r, nil
 }
 
-// DeleteRoom deletes the Room item only; the projector's cascade removes the
-// rest of the room (its partition and its members' UserRoom items).
-func (s *Store) DeleteRoom(ctx context.Context, roomID string) error {
-	_, err := s.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{
-		TableName: aws.String(s.Table), Key: RoomKey(roomID).AV(), ConditionExpression: aws.String("attribute_exists(PK)"),
-	})
-	if isConditionFailed(err) {
+// DeleteRoom deletes the Room item and, in the same transaction, seals the
+// room's chat (its ChatRoom item gets sealedAt: nobody connects, joins or
+// posts there again, and its history is NotFound for everyone); the
+// projector's cascade removes the rest of the room (its partition, its
+// members' UserRoom items and its chat's messages) and the notifier closes
+// the chat's connections.
+func (s *Store) DeleteRoom(ctx context.Context, roomID, at string) error {
+	_, err := s.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+		{Delete: &types.Delete{TableName: aws.String(s.Table), Key: RoomKey(roomID).AV(), ConditionExpression: aws.String("attribute_exists(PK)")}},
+		s.sealRoom(roomID, at),
+	}})
+	if failedAt(cancelReasons(err), 0) {
 		return errs.New(errs.NotFound, "room %s not found", roomID)
 	}
 	if err != nil {

@@ -324,6 +324,12 @@ func cancelReasons(err error) []string {
 	return codes
 }
 
+// failedAt says whether the transaction item at index i failed its
+// condition (reasons from cancelReasons).
+func failedAt(reasons []string, i int) bool {
+	return i < len(reasons) && reasons[i] == "ConditionalCheckFailed"
+}
+
 func isConditionFailed(err error) bool {
 	var cf *types.ConditionalCheckFailedException
 	return errors.As(err, &cf)
