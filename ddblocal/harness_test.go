@@ -2,12 +2,17 @@ package ddblocal_test
 
 import (
 	"context"
+	"net"
+	"net/http"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
@@ -67,5 +72,53 @@ func TestVersionMatchesTheMakefile(t *testing.T) {
 	}
 	if !strings.Contains(string(b), "DDB_LOCAL_VERSION := "+ddblocal.Version+"\n") {
 		t.Fatalf("the Makefile's DDB_LOCAL_VERSION is not %s", ddblocal.Version)
+	}
+}
+
+// DynamoDB Local listens on 127.0.0.1 only (its own server would take
+// every interface: anyone on the network could read and write the
+// tables), and answers no web page's cross-origin request (its own
+// default allows any origin).
+func TestStartListensOnLoopbackOnly(t *testing.T) {
+	s, err := ddblocal.Start(context.Background(), ddblocal.Options{QuickStart: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	if !s.Loopback {
+		t.Fatalf("not on loopback only: %s", s.NotLoopback)
+	}
+	port := strconv.Itoa(s.Port)
+	if c, err := net.DialTimeout("tcp", "127.0.0.1:"+port, time.Second); err != nil {
+		t.Fatalf("127.0.0.1: %v", err)
+	} else {
+		c.Close()
+	}
+	// Any address but 127.0.0.1 is refused: another loopback address and
+	// IPv6's stand for the other interfaces (a wildcard bind takes them
+	// all), without sending anything off this machine.
+	for _, addr := range []string{"127.0.0.2:" + port, "[::1]:" + port} {
+		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+			c.Close()
+			t.Errorf("%s accepted a connection: DynamoDB Local listens beyond 127.0.0.1", addr)
+		}
+	}
+	req, _ := http.NewRequest(http.MethodOptions, s.Endpoint, nil)
+	req.Header.Set("Origin", "http://evil.example")
+	req.Header.Set("Access-Control-Request-Method", "POST")
+	req.Header.Set("Access-Control-Request-Headers", "content-type,x-amz-target,authorization")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if got := resp.Header.Get("Access-Control-Allow-Origin"); got != "" {
+		t.Errorf("a web page's preflight is allowed: Access-Control-Allow-Origin %q", got)
+	}
+	// And it is DynamoDB Local all the same.
+	db := dynamodb.New(dynamodb.Options{BaseEndpoint: aws.String(s.Endpoint), Region: "us-east-1",
+		Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")})
+	if _, err := db.ListTables(context.Background(), &dynamodb.ListTablesInput{}); err != nil {
+		t.Fatal(err)
 	}
 }

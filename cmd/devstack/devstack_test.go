@@ -90,6 +90,12 @@ func TestLocalStack(t *testing.T) {
 		if token != "" {
 			req.Header.Set("Authorization", "Bearer "+token)
 		}
+		switch { // as the README's curl commands send them
+		case path == "/dev/tokens":
+			req.Header.Set("Content-Type", "application/json")
+		case body != "":
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded") // curl -d
+		}
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -103,6 +109,41 @@ func TestLocalStack(t *testing.T) {
 		_ = json.Unmarshal(b, &m)
 		return m
 	}
+	// What a web page could send the local stack is refused: a rebound
+	// name, a body a form can send without a preflight, a cross-site push,
+	// an unsigned management call.
+	for name, c := range map[string]struct {
+		method, path, host, ctype, site string
+		want                            int
+	}{
+		"DNS rebinding":             {"POST", "/dev/tokens", "rebind.evil.example:" + strconv.Itoa(httpPort), "application/json", "", 421},
+		"a token from a text/plain": {"POST", "/dev/tokens", "", "text/plain", "", 415},
+		"a cross-site push":         {"POST", "/@connections/abc", "", "text/plain", "cross-site", 403},
+		"an unsigned push":          {"POST", "/@connections/abc", "", "text/plain", "", 403},
+		"an unsigned read":          {"GET", "/@connections/abc", "", "", "", 403},
+		"an unsigned close":         {"DELETE", "/@connections/abc", "", "", "", 403},
+	} {
+		req, _ := http.NewRequest(c.method, base+c.path, strings.NewReader(`{"userId":"root","groups":["admins"]}`))
+		if c.host != "" {
+			req.Host = c.host
+		}
+		if c.ctype != "" {
+			req.Header.Set("Content-Type", c.ctype)
+		}
+		if c.site != "" {
+			req.Header.Set("Sec-Fetch-Site", c.site)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != c.want || strings.Contains(string(b), "token") && resp.StatusCode < 300 {
+			t.Errorf("%s: %d %s, want %d", name, resp.StatusCode, b, c.want)
+		}
+	}
+
 	alice := call("POST", "/dev/tokens", "", `{"userId":"alice"}`, 201)["token"].(string)
 	bob := call("POST", "/dev/tokens", "", `{"userId":"bob"}`, 201)["token"].(string)
 	roomID := call("POST", "/rooms", alice, `{"name":"Flat in Zurich","searchType":"rent","context":{"combineMode":"strict"}}`, 201)["roomId"].(string)

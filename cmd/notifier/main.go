@@ -11,6 +11,9 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+
 	"github.com/dynastream/dynastream/cmd/internal/app"
 	"github.com/dynastream/dynastream/internal/ddb"
 	"github.com/dynastream/dynastream/internal/eventbus"
@@ -72,7 +75,11 @@ func main() {
 	if err != nil {
 		app.Fatal(log, "bad configuration", err)
 	}
-	n.Chat = &notify.Chat{Store: st, Pusher: push.New(clients.AWS, endpoint), Now: time.Now}
+	pushCfg, err := pushConfig(clients.AWS)
+	if err != nil {
+		app.Fatal(log, "bad configuration", err)
+	}
+	n.Chat = &notify.Chat{Store: st, Pusher: push.New(pushCfg, endpoint), Now: time.Now}
 	log.Info("chat messages are pushed through the management endpoint", "endpoint", endpoint)
 	app.ServeStream(c, clients, log, app.Consumer{Name: "notifier", Handler: n.Handle, DeadLetters: dl, Quarantine: st.Quarantine,
 		Skip: stream.SkipNone})
@@ -95,6 +102,23 @@ func chatEndpoint() (string, error) {
 		return "", errors.New("CHAT_PUSH_ENDPOINT is required in Lambda (the WebSocket API's stage URL)")
 	}
 	return app.LocalURL(app.Getenv("WRITER_ADDR", app.DefaultWriterAddr)), nil
+}
+
+// pushConfig is the AWS configuration the management client signs with:
+// in Lambda, or with CHAT_PUSH_ENDPOINT set (a real WebSocket API), the
+// usual credentials; locally the stack's push credentials (LocalPushKeyID
+// and CHAT_PUSH_SECRET), which the local writer verifies.
+func pushConfig(cfg aws.Config) (aws.Config, error) {
+	if app.LambdaBuild || app.InLambda() || os.Getenv("CHAT_PUSH_ENDPOINT") != "" {
+		return cfg, nil
+	}
+	secret := os.Getenv("CHAT_PUSH_SECRET")
+	if secret == "" {
+		return cfg, errors.New("CHAT_PUSH_SECRET is required locally (the local writer's management endpoint verifies the pushes' SigV4 signatures with it; make run sets it)")
+	}
+	cfg = cfg.Copy()
+	cfg.Credentials = credentials.NewStaticCredentialsProvider(app.LocalPushKeyID, secret, "")
+	return cfg, nil
 }
 
 // mailTimes reads MAIL_HOLD (how long a claimed send is reserved for its

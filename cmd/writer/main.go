@@ -21,6 +21,7 @@ import (
 	"github.com/dynastream/dynastream/internal/auth"
 	"github.com/dynastream/dynastream/internal/collab"
 	"github.com/dynastream/dynastream/internal/ddb"
+	"github.com/dynastream/dynastream/internal/devguard"
 	"github.com/dynastream/dynastream/internal/gateway"
 	"github.com/dynastream/dynastream/internal/store"
 )
@@ -98,15 +99,26 @@ func lambdaHandler(srv *api.Server) func(context.Context, json.RawMessage) (any,
 	}
 }
 
+// devRoutes are the routes only the local writer has, named by the
+// warning a wider WRITER_ADDR gets.
+const devRoutes = "POST /dev/tokens (a token for any user, admins included), " +
+	"GET/POST/DELETE /@connections/{id} (API Gateway's management endpoint: read, push to and close any chat connection; SigV4 with CHAT_PUSH_SECRET), " +
+	"/ws (the chat's WebSocket endpoint)"
+
 // localHandler is the writer's HTTP API with the chat's WebSocket
 // endpoint at /ws and API Gateway's management endpoint at /@connections/
-// (the notifier pushes through it).
-func localHandler(srv *api.Server, gw *gateway.Local) http.Handler {
+// (the notifier pushes through it), behind devguard: only requests
+// addressed to this machine's loopback on port (or to one of hosts), no
+// cross-site browser request that changes something, and JSON only on
+// POST /dev/tokens.
+func localHandler(srv *api.Server, gw *gateway.Local, port string, hosts []string) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/ws", gw)
 	mux.Handle("/@connections/", gw.Management())
 	mux.Handle("/", srv.Handler())
-	return mux
+	return devguard.Guard{Port: port, Hosts: hosts, JSONOnly: func(r *http.Request) bool {
+		return r.Method == http.MethodPost && r.URL.Path == "/dev/tokens"
+	}}.Wrap(mux)
 }
 
 // inviteLimits reads INVITES_PER_USER, INVITES_PER_RESOURCE and
@@ -152,16 +164,28 @@ func main() {
 		return
 	}
 	addr := app.Getenv("WRITER_ADDR", DefaultAddr)
+	hosts := app.AllowedHosts()
 	if app.Exposed(addr) {
-		log.Warn("the writer listens beyond this machine: anyone who reaches it can mint a dev token for any user, admins included (POST /dev/tokens); keep WRITER_ADDR on 127.0.0.1 unless that is what you want", "addr", addr)
+		log.Warn("the writer listens beyond this machine: its dev-only routes answer anyone who reaches it and names it in Host (WRITER_ALLOWED_HOSTS) — keep WRITER_ADDR on 127.0.0.1 unless that is what you want",
+			"addr", addr, "devOnlyRoutes", devRoutes, "allowedHosts", hosts)
+	}
+	pushSecret := os.Getenv("CHAT_PUSH_SECRET")
+	if pushSecret == "" {
+		app.Fatal(log, "bad configuration", errors.New("CHAT_PUSH_SECRET is required outside Lambda (the local management endpoint authenticates the notifier's pushes with it, as API Gateway does with SigV4)"))
 	}
 	ctx, stop := app.SignalContext()
 	defer stop()
 	if err := app.ServeAdmin(ctx, log, os.Getenv("ADMIN_ADDR"), "writer", clients, srv.Store.Quarantine); err != nil {
 		app.Fatal(log, "admin endpoint", err)
 	}
-	gw := &gateway.Local{Routes: srv.Chat(), Refuse: srv.Refusal, NewID: srv.NewID, Logger: log}
-	hs := &http.Server{Addr: addr, Handler: localHandler(srv, gw), ReadHeaderTimeout: 5 * time.Second}
+	gw := &gateway.Local{Routes: srv.Chat(), Refuse: srv.Refusal, NewID: srv.NewID, Logger: log,
+		Auth: &gateway.SigV4{AccessKeyID: app.LocalPushKeyID, SecretAccessKey: pushSecret}}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		app.Fatal(log, "listen (is another writer running? set WRITER_ADDR)", err)
+	}
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	hs := &http.Server{Handler: localHandler(srv, gw, port, hosts), ReadHeaderTimeout: 5 * time.Second}
 	go func() {
 		<-ctx.Done()
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -169,10 +193,6 @@ func main() {
 		_ = hs.Shutdown(sctx)
 		gw.Close() // Shutdown leaves upgraded connections open
 	}()
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		app.Fatal(log, "listen (is another writer running? set WRITER_ADDR)", err)
-	}
 	log.Info("writer listening", "addr", ln.Addr().String(), "table", c.Table)
 	if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		app.Fatal(log, "serve", err)

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -39,6 +40,9 @@ type Local struct {
 	// OriginPatterns are the other origins a browser page may connect
 	// from (websocket.AcceptOptions); the writer's own origin always may.
 	OriginPatterns []string
+	// Auth authenticates the management endpoint's callers (SigV4, as API
+	// Gateway does); nil leaves it open, for tests of other things only.
+	Auth *SigV4
 
 	mu     sync.Mutex
 	conns  map[string]*conn
@@ -241,7 +245,29 @@ func (g *Local) Len() int {
 // frame (200), GET describes the connection, DELETE closes it (204); an
 // unknown connection is 410 GoneException. Errors have the shape the
 // apigatewaymanagementapi client reads (X-Amzn-ErrorType and a message).
+// With Auth, a request that is not signed with its credentials is 403
+// ForbiddenException, before anything else is said.
 func (g *Local) Management() http.Handler {
+	mux := g.management()
+	if g.Auth == nil {
+		return mux
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(io.LimitReader(r.Body, MaxFrame+1))
+		if err != nil {
+			apiError(w, http.StatusBadRequest, "BadRequestException", "could not read the body")
+			return
+		}
+		if err := g.Auth.Verify(r, body); err != nil {
+			apiError(w, http.StatusForbidden, "ForbiddenException", err.Error())
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		mux.ServeHTTP(w, r)
+	})
+}
+
+func (g *Local) management() *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /@connections/{id}", func(w http.ResponseWriter, r *http.Request) {
 		c := g.lookup(r.PathValue("id"))

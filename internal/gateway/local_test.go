@@ -2,8 +2,11 @@ package gateway_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -13,6 +16,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/apigatewaymanagementapi"
 	"github.com/aws/aws-sdk-go-v2/service/apigatewaymanagementapi/types"
@@ -73,7 +77,8 @@ func newFixture(t *testing.T) *fixture {
 	f.gw = &gateway.Local{Routes: f.routes, NewID: func() string { return fmt.Sprintf("conn-%d=", f.ids.Add(1)) },
 		Refuse: func(err error) (int, []byte) {
 			return http.StatusUnauthorized, []byte(`{"detail":"` + err.Error() + `"}`)
-		}}
+		},
+		Auth: &gateway.SigV4{AccessKeyID: "local", SecretAccessKey: "local"}}
 	mux := http.NewServeMux()
 	mux.Handle("/ws", f.gw)
 	mux.Handle("/@connections/", f.gw.Management())
@@ -222,5 +227,66 @@ func TestLocalClientCloseAndShutdown(t *testing.T) {
 	}
 	if n := len(f.routes.disconnects()); n != 3 || f.gw.Len() != 0 {
 		t.Fatalf("after Close: %d disconnects, %d open", n, f.gw.Len())
+	}
+}
+
+// The management endpoint authenticates its callers as API Gateway does:
+// only requests signed (SigV4, execute-api) with the stack's credentials
+// are served; anything else is 403 ForbiddenException and does nothing,
+// whether unsigned (a web page's form), signed with another secret, for
+// another service, too old, or changed after signing.
+func TestLocalManagementAuthentication(t *testing.T) {
+	f := newFixture(t)
+	c := f.dial(t, "token=ok")
+	eventually(t, "the connection", func() bool { return f.gw.Len() == 1 })
+	id := "conn-1="
+	signed := func(secret, service string, at time.Time, body string) *http.Request {
+		r, _ := http.NewRequest(http.MethodPost, f.srv.URL+"/@connections/"+id, strings.NewReader(body))
+		sum := sha256.Sum256([]byte(body))
+		if err := v4.NewSigner().SignHTTP(context.Background(), aws.Credentials{AccessKeyID: "local", SecretAccessKey: secret},
+			r, hex.EncodeToString(sum[:]), service, "us-east-1", at); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	tampered := signed("local", "execute-api", time.Now(), `{"n":1}`)
+	tampered.Body, tampered.ContentLength = io.NopCloser(strings.NewReader(`{"n":2}`)), 7
+	for name, r := range map[string]*http.Request{
+		"unsigned": func() *http.Request {
+			r, _ := http.NewRequest(http.MethodPost, f.srv.URL+"/@connections/"+id, strings.NewReader("forged"))
+			return r
+		}(),
+		"another secret":  signed("guess", "execute-api", time.Now(), "forged"),
+		"another service": signed("local", "dynamodb", time.Now(), "forged"),
+		"ten minutes old": signed("local", "execute-api", time.Now().Add(-10*time.Minute), "forged"),
+		"body changed":    tampered,
+		"a DELETE, unsigned": func() *http.Request {
+			r, _ := http.NewRequest(http.MethodDelete, f.srv.URL+"/@connections/"+id, nil)
+			return r
+		}(),
+		"a GET, unsigned": func() *http.Request {
+			r, _ := http.NewRequest(http.MethodGet, f.srv.URL+"/@connections/"+id, nil)
+			return r
+		}(),
+	} {
+		res, err := http.DefaultClient.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != http.StatusForbidden || res.Header.Get("X-Amzn-ErrorType") != "ForbiddenException" {
+			t.Errorf("%s: %d %s %s, want 403 ForbiddenException", name, res.StatusCode, res.Header.Get("X-Amzn-ErrorType"), body)
+		}
+	}
+	// Still open, nothing pushed: the first frame it reads is the real one.
+	if _, err := f.mgmt.PostToConnection(context.Background(), &apigatewaymanagementapi.PostToConnectionInput{ConnectionId: aws.String(id), Data: []byte("real")}); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, c); got != "real" {
+		t.Errorf("first frame %q, want the signed push", got)
+	}
+	if _, err := f.mgmt.GetConnection(context.Background(), &apigatewaymanagementapi.GetConnectionInput{ConnectionId: aws.String(id)}); err != nil {
+		t.Errorf("a signed GET: %v", err)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/dynastream/dynastream/internal/ddb"
+	"github.com/dynastream/dynastream/internal/devguard"
 	"github.com/dynastream/dynastream/internal/store"
 	"github.com/dynastream/dynastream/stream"
 )
@@ -96,7 +97,10 @@ func serveAdmin(ctx context.Context, log *slog.Logger, addr string, m *localMetr
 	if err != nil {
 		return fmt.Errorf("listen on ADMIN_ADDR %s: %w", addr, err)
 	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	// pause and resume answer this machine only (fromLoopback), and never
+	// a web page: devguard refuses a rebound Host and a cross-site POST.
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	srv := &http.Server{Handler: devguard.Guard{Port: port, Hosts: AllowedHosts()}.Wrap(mux), ReadHeaderTimeout: 5 * time.Second}
 	go func() {
 		<-ctx.Done()
 		_ = srv.Close()

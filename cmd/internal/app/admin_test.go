@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -18,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/dynastream/dynastream/ddblocal"
 	"github.com/dynastream/dynastream/internal/ddb"
 	"github.com/dynastream/dynastream/internal/ddbtest"
 	"github.com/dynastream/dynastream/stream"
@@ -168,6 +170,36 @@ func TestAdminEndpointOfAConsumer(t *testing.T) {
 		mux.ServeHTTP(w, req)
 		if w.Code != http.StatusForbidden || w.Header().Get("Content-Type") != "application/problem+json" {
 			t.Errorf("POST %s from afar: %d %s", path, w.Code, w.Body)
+		}
+	}
+	// From a web page: the served endpoint refuses a cross-site POST and
+	// a rebound Host.
+	port, err := ddblocal.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := serveAdmin(ctx, log, fmt.Sprintf("127.0.0.1:%d", port), &localMetrics{program: "admin", runner: r, data: &ddb.Counter{}}); err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range map[string]struct {
+		host, site string
+		want       int
+	}{
+		"a cross-site form": {fmt.Sprintf("127.0.0.1:%d", port), "cross-site", http.StatusForbidden},
+		"DNS rebinding":     {fmt.Sprintf("rebind.evil.example:%d", port), "", http.StatusMisdirectedRequest},
+	} {
+		req, _ := http.NewRequest("POST", fmt.Sprintf("http://127.0.0.1:%d/pause", port), strings.NewReader("x=1"))
+		req.Host = c.host
+		if c.site != "" {
+			req.Header.Set("Sec-Fetch-Site", c.site)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != c.want {
+			t.Errorf("POST /pause, %s: %d, want %d", name, resp.StatusCode, c.want)
 		}
 	}
 	if r.Health().Status == stream.Paused {

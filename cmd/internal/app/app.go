@@ -139,6 +139,25 @@ func (e *env) err() error {
 // loopback only, as its dev tokens authenticate anyone who asks.
 const DefaultWriterAddr = "127.0.0.1:8080"
 
+// LocalPushKeyID is the access key id of the local stack's push
+// credentials: the notifier signs its management calls with it and
+// CHAT_PUSH_SECRET, and the local writer's management endpoint verifies
+// them (SigV4, as API Gateway does).
+const LocalPushKeyID = "DYNASTREAMLOCALPUSH"
+
+// AllowedHosts reads WRITER_ALLOWED_HOSTS: host names or addresses, comma
+// separated, that requests to the local writer may name in Host besides
+// this machine's loopback (for a writer reached from elsewhere on purpose).
+func AllowedHosts() []string {
+	var out []string
+	for _, h := range strings.Split(os.Getenv("WRITER_ALLOWED_HOSTS"), ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
 // LocalURL is the base URL of a local program listening at addr; an
 // address on every interface (":8080") is reached on loopback.
 func LocalURL(addr string) string {

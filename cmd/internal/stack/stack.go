@@ -132,6 +132,9 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 		return s, err
 	}
 	s.Endpoint = s.ddb.Endpoint
+	if !s.ddb.Loopback {
+		o.Logger.Warn("anyone on this network can read and write the local tables", "why", s.ddb.NotLoopback)
+	}
 	if s.Clients, err = ddb.New(ctx, ddb.Config{Endpoint: s.Endpoint}); err != nil {
 		return s, err
 	}
@@ -147,12 +150,14 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 	}
 	o.Logger.Info("table ready", "table", o.Table, "stream", s.StreamARN)
 
-	secret := make([]byte, 16)
+	secret, pushSecret := make([]byte, 16), make([]byte, 16)
 	_, _ = rand.Read(secret)
+	_, _ = rand.Read(pushSecret)
 	env := append(os.Environ(),
 		"DYNAMODB_TABLE_NAME="+o.Table,
 		"DYNAMODB_ENDPOINT="+s.Endpoint,
 		"DEV_AUTH_SECRET="+hex.EncodeToString(secret),
+		"CHAT_PUSH_SECRET="+hex.EncodeToString(pushSecret),
 		"WRITER_ADDR="+o.WriterAddr,
 		"LOCAL_DIR="+o.LocalDir,
 		"AWS_LAMBDA_RUNTIME_API=", // never Lambda mode here
