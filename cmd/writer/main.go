@@ -114,8 +114,8 @@ const devRoutes = "POST /dev/tokens (a token for any user, admins included), " +
 func localHandler(srv *api.Server, gw *gateway.Local, port string, hosts []string) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/ws", gw)
-	mux.Handle("/@connections/", gw.Management())
-	mux.Handle("/", srv.Handler())
+	mux.Handle("/@connections/", api.ReadDeadline(gw.Management(), api.BodyTimeout))
+	mux.Handle("/", api.ReadDeadline(srv.Handler(), api.BodyTimeout))
 	return devguard.Guard{Port: port, Hosts: hosts, JSONOnly: func(r *http.Request) bool {
 		return r.Method == http.MethodPost && r.URL.Path == "/dev/tokens"
 	}}.Wrap(mux)
@@ -185,7 +185,9 @@ func main() {
 		app.Fatal(log, "listen (is another writer running? set WRITER_ADDR)", err)
 	}
 	_, port, _ := net.SplitHostPort(ln.Addr().String())
-	hs := &http.Server{Handler: localHandler(srv, gw, port, hosts), ReadHeaderTimeout: 5 * time.Second}
+	// Headers within 5 s, a body within api.BodyTimeout (api.ReadDeadline),
+	// an idle keep-alive connection closed after 2 minutes.
+	hs := &http.Server{Handler: localHandler(srv, gw, port, hosts), ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 2 * time.Minute}
 	go func() {
 		<-ctx.Done()
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

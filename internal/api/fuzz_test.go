@@ -6,9 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -126,11 +129,30 @@ func FuzzWriter(f *testing.F) {
 		case strings.Contains(r, "{sessionId}"):
 			id = "id000006"
 		}
-		f.Add(uint8(i), uint8(0), id, "limit=2", []byte(seeds[r]))
+		f.Add(uint8(i), uint8(0), id, "limit=2", []byte(seeds[r]), uint8(0), uint8(0))
 	}
-	f.Add(uint8(22), uint8(0), "id000001", "after=2026-01-01T00:00:00.000Z&cursor=eyJQSyI6IlJPT00jaWQwMDAwMDEiLCJTSyI6IkFDVElWSVRZIzIwMDAifQ", []byte(nil))
-	f.Add(uint8(2), uint8(0), strings.Repeat("a", 3000), "", []byte(nil))
-	f.Fuzz(func(t *testing.T, ri, ci uint8, id, query string, body []byte) {
+	f.Add(uint8(22), uint8(0), "id000001", "after=2026-01-01T00:00:00.000Z&cursor=eyJQSyI6IlJPT00jaWQwMDAwMDEiLCJTSyI6IkFDVElWSVRZIzIwMDAifQ", []byte(nil), uint8(0), uint8(0))
+	f.Add(uint8(2), uint8(0), strings.Repeat("a", 3000), "", []byte(nil), uint8(0), uint8(0))
+	// The limit classes: each value of each seed's body, query and id in
+	// turn made a number at DynamoDB's limits or a multi-byte text at
+	// keys' limits (limitClasses), so that every field meets them.
+	for i, r := range fuzzRoutes {
+		body, query := seeds[r], "limit=2"
+		if r == "GET /ingredients" {
+			query = "name=x"
+		}
+		n := len(limitLeaves(body, query))
+		for leaf := range n + 1 { // n: the id
+			for class := range limitClassCount {
+				f.Add(uint8(i), uint8(0), "id000001", query, []byte(body), uint8(leaf+1), uint8(class))
+			}
+		}
+	}
+	f.Add(uint8(slices.Index(fuzzRoutes, "GET /ingredients")), uint8(0), "id000001", "prefix=x", []byte(nil), uint8(1), uint8(limitClassCount-1))
+	f.Fuzz(func(t *testing.T, ri, ci uint8, id, query string, body []byte, leaf, class uint8) {
+		if leaf > 0 {
+			body, query, id = atLimit(body, query, id, int(leaf)-1, int(class))
+		}
 		method, path, _ := strings.Cut(fuzzRoutes[int(ri)%len(fuzzRoutes)], " ")
 		for _, p := range []string{"{roomId}", "{userId}", "{listingId}", "{id}", "{inviteId}", "{commentId}", "{locationId}", "{code}", "{ingredientId}", "{recipeId}", "{historyId}", "{sessionId}"} {
 			path = strings.ReplaceAll(path, p, url.PathEscape(id))
@@ -188,4 +210,111 @@ func FuzzChatFrame(f *testing.F) {
 			t.Fatalf("%q: frame type %q", frame, out.Type)
 		}
 	})
+}
+
+// Numbers at DynamoDB's limits (it stores 0 and magnitudes from 1e-130 to
+// below 1e126) and just past them, and the extremes of float64.
+var limitNumbers = []string{"1e-130", "-1e-130", "1e-131", "-9.9e-131", "9.9e125", "-9.99999999999999e125", "1e126", "-1e126",
+	"1.7976931348623157e308", "5e-324", "-0", "0.1e-129"}
+
+// Text at keys' limits (DynamoDB: 2,048 bytes of partition key, 1,024 of
+// sort key), in characters of every width and in what normalizing
+// expands: 114 Hangul syllables (each three 3-byte letters once
+// decomposed), 200 of them, 4-byte characters, U+FDFA (18 letters once
+// compatibility-decomposed), fullwidth letters, combining marks alone, and
+// 2-byte letters past 1,024 bytes.
+var limitStrings = []string{strings.Repeat("한", 114), strings.Repeat("한", 200), strings.Repeat("𝄞", 200), strings.Repeat("\uFDFA", 60),
+	strings.Repeat("Ｓ", 200), strings.Repeat("\u0301", 200), strings.Repeat("é", 513), "a" + strings.Repeat("\u0301", 199)}
+
+var limitClassCount = max(len(limitNumbers), len(limitStrings))
+
+// limitLeaves lists the values a limit class can replace: the body's
+// numbers and strings (depth first, members in name order), then the
+// query's values.
+func limitLeaves(body, query string) []string {
+	var out []string
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			for _, k := range slices.Sorted(maps.Keys(x)) {
+				walk(x[k])
+			}
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		case json.Number, string:
+			out = append(out, fmt.Sprint(x))
+		}
+	}
+	dec := json.NewDecoder(strings.NewReader(body))
+	dec.UseNumber()
+	var doc any
+	if dec.Decode(&doc) == nil {
+		walk(doc)
+	}
+	q, _ := url.ParseQuery(query)
+	for _, k := range slices.Sorted(maps.Keys(q)) {
+		out = append(out, q[k]...)
+	}
+	return out
+}
+
+// atLimit replaces the leaf-th value (limitLeaves; one past them: the id)
+// with limit class class: a number becomes limitNumbers[class], a string
+// limitStrings[class] (modulo their lengths).
+func atLimit(body []byte, query, id string, leaf, class int) ([]byte, string, string) {
+	str := limitStrings[class%len(limitStrings)]
+	num := json.Number(limitNumbers[class%len(limitNumbers)])
+	n := 0
+	var walk func(v any) any
+	walk = func(v any) any {
+		switch x := v.(type) {
+		case map[string]any:
+			for _, k := range slices.Sorted(maps.Keys(x)) {
+				x[k] = walk(x[k])
+			}
+		case []any:
+			for i := range x {
+				x[i] = walk(x[i])
+			}
+		case json.Number:
+			if n++; n-1 == leaf {
+				return num
+			}
+		case string:
+			if n++; n-1 == leaf {
+				return str
+			}
+		}
+		return v
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var doc any
+	if dec.Decode(&doc) == nil {
+		if b, err := json.Marshal(walk(doc)); err == nil {
+			body = b
+		}
+	}
+	q, err := url.ParseQuery(query)
+	if err == nil {
+		for _, k := range slices.Sorted(maps.Keys(q)) {
+			for i := range q[k] {
+				if n++; n-1 == leaf {
+					if _, err := strconv.ParseFloat(q[k][i], 64); err == nil {
+						q[k][i] = string(num)
+					} else {
+						q[k][i] = str
+					}
+				}
+			}
+		}
+		query = q.Encode()
+	}
+	if n == leaf {
+		id = str
+	}
+	return body, query, id
 }

@@ -34,8 +34,12 @@ func (s *Server) createIngredient(w http.ResponseWriter, r *http.Request) error 
 	checkText(&fs, "name", req.Name, true, maxName)
 	checkText(&fs, "category", req.Category, false, maxCategory)
 	normalized := cooking.Normalize(req.Name)
-	if len(fs) == 0 && normalized == "" {
+	switch {
+	case len(fs) > 0:
+	case normalized == "":
 		fs = append(fs, errs.FieldError{Field: "name", Reason: "must contain a letter or a digit"})
+	case len(normalized) > cooking.MaxNormalized:
+		fs = append(fs, errs.FieldError{Field: "name", Reason: cooking.NormalizedTooLong})
 	}
 	if err := errs.Fields(fs); err != nil {
 		return err
@@ -69,12 +73,19 @@ func (s *Server) listIngredients(w http.ResponseWriter, r *http.Request) error {
 	}
 	if name != "" {
 		n := cooking.Normalize(name)
-		if n == "" {
+		switch {
+		case n == "":
 			return errs.Field("name", "must contain a letter or a digit")
+		case len(n) > cooking.MaxNormalized:
+			return errs.Field("name", cooking.NormalizedTooLong)
 		}
 		return replyPage(w)(s.Store.FindIngredients(r.Context(), n, true, p))
 	}
-	return replyPage(w)(s.Store.FindIngredients(r.Context(), cooking.Normalize(prefix), false, p))
+	n := cooking.Normalize(prefix)
+	if len(n) > cooking.MaxNormalized {
+		return errs.Field("prefix", cooking.NormalizedTooLong)
+	}
+	return replyPage(w)(s.Store.FindIngredients(r.Context(), n, false, p))
 }
 
 // Limits on cooking preferences.

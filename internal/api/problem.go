@@ -8,11 +8,13 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"net"
 	"net/http"
 	"reflect"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/dynastream/dynastream/internal/ddb"
 	"github.com/dynastream/dynastream/internal/errs"
@@ -157,7 +159,10 @@ func readBody(r *http.Request) ([]byte, error) {
 		if errors.As(err, new(*http.MaxBytesError)) {
 			return nil, errs.Field("body", fmt.Sprintf("larger than %d bytes", maxBody))
 		}
-		return nil, fmt.Errorf("api: read body: %w", err)
+		// The client's fault, not the database's: a body cut off (the
+		// connection ended before Content-Length bytes) or too slow (the
+		// server's read deadline passed).
+		return nil, errs.Field("body", "did not arrive in full: "+bodyReadReason(err))
 	}
 	return data, nil
 }
@@ -261,4 +266,34 @@ func jsonType(kind reflect.Kind) string {
 		return "an object"
 	}
 	return "a value of another type"
+}
+
+// bodyReadReason says why a body could not be read, in words for the
+// client.
+func bodyReadReason(err error) string {
+	var ne net.Error
+	switch {
+	case errors.As(err, &ne) && ne.Timeout():
+		return "it took longer than the server waits for a body"
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return "the connection ended before the Content-Length bytes were sent"
+	}
+	return "the connection failed while it was sent"
+}
+
+// BodyTimeout is how long a request's body may take to arrive in full
+// (the local writer's read deadline, ReadDeadline; in AWS API Gateway
+// buffers bodies before the function runs).
+const BodyTimeout = 10 * time.Second
+
+// ReadDeadline gives every request to h d (BodyTimeout in the local
+// writer) to send its body, so a body trickled a byte at a time cannot
+// hold a connection open for ever: reading it past the deadline fails,
+// answered as a 400 on body. Upgraded WebSocket connections are not
+// routed through it.
+func ReadDeadline(h http.Handler, d time.Duration) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(d)) // unsupported (tests' recorders): none
+		h.ServeHTTP(w, r)
+	})
 }

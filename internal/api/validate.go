@@ -260,6 +260,24 @@ func (v *visitor) number(s *schema, f float64, path []string) {
 	if s.Max != nil && !(*s.Max >= f) {
 		v.fail(path, "maximum", s, f, fmt.Sprintf("number must be at most %g", *s.Max))
 	}
+	if !storable(f) {
+		v.fail(path, "x-dynamodb-number", s, f, dynamoDBRange)
+	}
+}
+
+// DynamoDB stores a number of magnitude 1e-130 to below 1e126, or 0; any
+// other is a ValidationException (underflow, overflow) when written. The
+// document says so once (info.description); every number of a request is
+// held to it, whatever its schema's own bounds.
+const (
+	minMagnitude  = 1e-130
+	maxMagnitude  = 1e126
+	dynamoDBRange = "must be 0 or from 1e-130 to less than 1e126 in magnitude (the numbers DynamoDB stores)"
+)
+
+func storable(f float64) bool {
+	a := math.Abs(f)
+	return a == 0 || (a >= minMagnitude && a < maxMagnitude)
 }
 
 func (v *visitor) string(s *schema, str string, path []string) {

@@ -1,6 +1,7 @@
 package cooking
 
 import (
+	"fmt"
 	"strings"
 	"unicode"
 
@@ -27,8 +28,19 @@ var folded = map[rune]string{
 	'ı': "i", 'İ': "i", // Turkish dotless and dotted i
 }
 
+// MaxNormalized bounds a normalized name, in bytes: it goes into keys
+// (INGREDIENT_NAME#<name>, GSI2 NAME#<name>; DynamoDB takes 1,024 bytes of
+// sort key), and normalizing can make a name longer than it was (a Hangul
+// syllable of 3 bytes becomes three letters of 3 bytes each).
+const MaxNormalized = 512
+
+// NormalizedTooLong is the reason a name whose normalized form is longer
+// than MaxNormalized is refused.
+var NormalizedTooLong = fmt.Sprintf("must be at most %d bytes once normalized (lower case, accents and symbols dropped; some letters take more bytes then)", MaxNormalized)
+
 // Normalize is the one normalization of ingredient names, for writes and
-// for queries alike: lower case, diacritics stripped (Vietnamese
+// for queries alike: compatibility forms folded (fullwidth "ＳＡＬＴ" is
+// "salt"), lower case, diacritics stripped (Vietnamese
 // included: "Thịt gà" → "thit-ga", "đậu" → "dau"; đ, ø, ł, ß, æ, œ and the
 // Turkish ı/İ are folded, as they are not a letter plus a mark), and every
 // run of spaces, punctuation and symbols one hyphen, none at the ends.
@@ -37,7 +49,7 @@ var folded = map[rune]string{
 func Normalize(s string) string {
 	var b strings.Builder
 	hyphen := false
-	for _, r := range norm.NFD.String(strings.ToValidUTF8(s, " ")) {
+	for _, r := range norm.NFKD.String(strings.ToValidUTF8(s, " ")) {
 		if f, ok := folded[r]; ok {
 			b.WriteString(f)
 			hyphen = false

@@ -8,6 +8,10 @@ import (
 
 func TestNormalize(t *testing.T) {
 	for in, want := range map[string]string{
+		// Compatibility forms are the letters they stand for.
+		"ＳＡＬＴ":        "salt",
+		"ﬁlet mignon": "filet-mignon",
+		"Salt ①":      "salt-1",
 		// Vietnamese
 		"Thịt gà":   "thit-ga",
 		"đậu":       "dau",
