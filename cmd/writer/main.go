@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -45,7 +46,7 @@ func server(c app.Common, clients *ddb.Clients, log *slog.Logger, inLambda bool,
 		Store:   st,
 		Logger:  log,
 		Now:     time.Now,
-		NewID:   func() string { return ulid.Make().String() }, // safe for concurrent requests
+		NewID:   newID,
 		Observe: app.RequestMetrics(app.EMF("writer")),
 	}
 	if app.LambdaBuild || inLambda {
@@ -67,6 +68,14 @@ func server(c app.Common, clients *ddb.Clients, log *slog.Logger, inLambda bool,
 	dev := &auth.DevTokens{Secret: []byte(secret), Issuer: "dynastream-local"}
 	srv.Auth, srv.DevTokens, srv.Tokens = dev, dev, dev
 	return srv, nil
+}
+
+// newID makes the writer's ids: ULIDs (sortable by time) whose 80 random
+// bits come from crypto/rand, so no id tells the next one (ulid.Make draws
+// them from math/rand seeded with the start time). Safe for concurrent
+// requests.
+func newID() string {
+	return ulid.MustNew(ulid.Now(), rand.Reader).String()
 }
 
 // lambdaHandler serves both APIs in one function: API Gateway's WebSocket

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/oklog/ulid/v2"
 
 	"github.com/dynastream/dynastream/cmd/internal/app"
 	"github.com/dynastream/dynastream/internal/auth"
@@ -82,5 +83,21 @@ func TestDevTokensImpossibleInLambda(t *testing.T) {
 	}
 	if app.Exposed(DefaultAddr) {
 		t.Errorf("the default address %s reaches beyond this machine", DefaultAddr)
+	}
+}
+
+// The writer's ids are well-formed ULIDs of now, all different.
+func TestNewIDs(t *testing.T) {
+	seen := map[string]bool{}
+	for range 1000 {
+		id := newID()
+		u, err := ulid.ParseStrict(id)
+		if err != nil || seen[id] {
+			t.Fatalf("%s: %v (seen %v)", id, err, seen[id])
+		}
+		seen[id] = true
+		if d := time.Since(ulid.Time(u.Time())); d < 0 || d > time.Minute {
+			t.Fatalf("%s: time %v", id, ulid.Time(u.Time()))
+		}
 	}
 }

@@ -595,11 +595,7 @@ func (s *Server) putProfile(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	p := collab.Profile{UserID: identity(r.Context()).UserID, Name: strings.TrimSpace(req.Name), Email: strings.ToLower(req.Email), Locale: req.Locale, UpdatedAt: store.Timestamp(s.Now())}
-	if err := s.Store.PutProfile(r.Context(), p); err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, p)
-	return nil
+	return reply(w, http.StatusOK)(s.Store.PutProfile(r.Context(), p)) // createdAt kept
 }
 
 func (s *Server) myNotifications(w http.ResponseWriter, r *http.Request) error {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/dynastream/dynastream/internal/collab"
 	"github.com/dynastream/dynastream/internal/errs"
+	"github.com/dynastream/dynastream/internal/text"
 )
 
 func (s *Server) openapiYAML(w http.ResponseWriter, r *http.Request) error {
@@ -149,8 +150,8 @@ func controlChars(r *http.Request, op *operation, doc any) error {
 	var fields []errs.FieldError
 	for name, vs := range r.URL.Query() {
 		for _, v := range vs {
-			if badText(v, false) {
-				fields = append(fields, errs.FieldError{Field: name, Reason: "must not contain control characters"})
+			if reason := text.Problem(v, false); reason != "" {
+				fields = append(fields, errs.FieldError{Field: name, Reason: reason})
 				break
 			}
 		}
@@ -169,11 +170,7 @@ func walkText(v any, s *schema, path string, out *[]errs.FieldError) {
 	switch x := v.(type) {
 	case string:
 		multi := s != nil && s.XMultiline
-		if badText(x, multi) {
-			reason := "must be one line without control characters"
-			if multi {
-				reason = "must not contain control characters other than line breaks and tabs"
-			}
+		if reason := text.Problem(x, multi); reason != "" {
 			*out = append(*out, errs.FieldError{Field: strings.TrimPrefix(path, "."), Reason: reason})
 		}
 	case []any:
@@ -197,18 +194,4 @@ func walkText(v any, s *schema, path string, out *[]errs.FieldError) {
 			walkText(e, ps, path+"."+k, out)
 		}
 	}
-}
-
-// badText reports a control character (C0, DEL, C1); multi-line text may
-// hold line feeds, carriage returns before them, and tabs.
-func badText(s string, multi bool) bool {
-	for i, c := range s {
-		switch {
-		case multi && (c == '\n' || c == '\t'):
-		case multi && c == '\r' && i+1 < len(s) && s[i+1] == '\n':
-		case c < 0x20 || c == 0x7f || (c >= 0x80 && c < 0xa0):
-			return true
-		}
-	}
-	return false
 }

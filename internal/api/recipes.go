@@ -244,8 +244,8 @@ func (s *Server) recentCookings(w http.ResponseWriter, r *http.Request) error {
 	month := r.URL.Query().Get("month")
 	if month == "" {
 		month = s.Now().UTC().Format("2006-01")
-	} else if !monthPattern.MatchString(month) {
-		return errs.Field("month", "must be a month, yyyy-mm")
+	} else if !monthPattern.MatchString(month) || !cooking.ValidMonth(month) {
+		return errs.Field("month", fmt.Sprintf("must be a month, yyyy-mm, of the years %d to %d", cooking.MinYear, cooking.MaxYear))
 	}
 	items, next, err := s.Store.RecentCookings(r.Context(), month, p)
 	if err != nil {
@@ -273,8 +273,8 @@ func (s *Server) trendingRecipes(w http.ResponseWriter, r *http.Request) error {
 	if week == "" {
 		y, wk := s.Now().UTC().ISOWeek()
 		week = fmt.Sprintf("%04d-W%02d", y, wk)
-	} else if !weekPattern.MatchString(week) {
-		return errs.Field("week", "must be an ISO week, yyyy-Www")
+	} else if !weekPattern.MatchString(week) || !cooking.ValidWeek(week) {
+		return errs.Field("week", "must be an ISO week that exists, yyyy-Www (W53 only in the years that have one)")
 	}
 	return replyPage(w)(s.Store.TrendingRecipes(r.Context(), week, p))
 }

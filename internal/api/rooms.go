@@ -11,6 +11,7 @@ import (
 	"github.com/dynastream/dynastream/internal/errs"
 	"github.com/dynastream/dynastream/internal/room"
 	"github.com/dynastream/dynastream/internal/store"
+	"github.com/dynastream/dynastream/internal/text"
 )
 
 type tokenRequest struct {
@@ -64,7 +65,7 @@ const (
 
 func checkText(fs *[]errs.FieldError, field, v string, required bool, maxLen int) {
 	switch {
-	case required && strings.TrimSpace(v) == "":
+	case required && text.Blank(v):
 		*fs = append(*fs, errs.FieldError{Field: field, Reason: "is required"})
 	case !utf8.ValidString(v):
 		*fs = append(*fs, errs.FieldError{Field: field, Reason: "must be valid UTF-8"})

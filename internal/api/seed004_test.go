@@ -539,7 +539,7 @@ func TestSeed004AccessPatterns(t *testing.T) {
 	e.problem(e.do("GET", "/me/profile", bob, nil), 404)
 	var prof collab.Profile
 	e.ok(http.StatusOK, "PUT", "/me/profile", bob, map[string]any{"name": " Bob B. ", "email": "Bob@Example.com"}, &prof)
-	wantProf := collab.Profile{UserID: "bob", Name: "Bob B.", Email: "bob@example.com", UpdatedAt: prof.UpdatedAt}
+	wantProf := collab.Profile{UserID: "bob", Name: "Bob B.", Email: "bob@example.com", UpdatedAt: prof.UpdatedAt, CreatedAt: prof.UpdatedAt} // the first PUT made it
 	if diff := cmp.Diff(wantProf, prof); diff != "" || prof.UpdatedAt == "" {
 		t.Errorf("stored profile (-want +got):\n%s", diff)
 	}
@@ -713,7 +713,7 @@ func TestSeed004RawKeys(t *testing.T) {
 			"createdAt": byKey["COMMENT#cmt-456 REACTION#alice#👍"]["createdAt"]}},
 		"preferences": {attrs("USER#carol", "COLLAB_PREFS"), map[string]any{
 			"userId": "carol", "emailOnInvite": true, "emailOnComment": true, "emailOnMention": true, "emailOnReaction": false, "updatedAt": prefs.UpdatedAt}},
-		"profile": {attrs("USER#carol", "PROFILE"), map[string]any{"userId": "carol", "name": "Carol", "updatedAt": prof.UpdatedAt}},
+		"profile": {attrs("USER#carol", "PROFILE"), map[string]any{"userId": "carol", "name": "Carol", "updatedAt": prof.UpdatedAt, "createdAt": prof.UpdatedAt}},
 	} {
 		if diff := cmp.Diff(c.want, c.got); diff != "" {
 			t.Errorf("%s attributes (-want +got):\n%s", name, diff)

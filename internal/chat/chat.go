@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/dynastream/dynastream/internal/errs"
+	"github.com/dynastream/dynastream/internal/text"
 )
 
 // DefaultRoom is the room a connection joins when it names none.
@@ -91,7 +91,7 @@ func CheckContent(s string) error {
 	switch {
 	case !utf8.ValidString(s):
 		return errs.Field("content", "must be valid UTF-8")
-	case strings.TrimSpace(s) == "":
+	case text.Blank(s):
 		return errs.Field("content", "must not be empty")
 	case utf8.RuneCountInString(s) > MaxContent:
 		return errs.Field("content", fmt.Sprintf("must be at most %d characters", MaxContent))
@@ -118,9 +118,13 @@ type Inbound struct {
 	RoomID  string `json:"roomId,omitempty"`
 }
 
-// ParseInbound reads a client's frame.
+// ParseInbound reads a client's frame. A frame that is not valid UTF-8 is
+// refused as a whole (JSON decoding would replace the bad bytes silently).
 func ParseInbound(b []byte) (Inbound, error) {
 	var in Inbound
+	if !utf8.Valid(b) {
+		return in, errs.Field("frame", "must be valid UTF-8")
+	}
 	if err := json.Unmarshal(b, &in); err != nil {
 		return in, errs.Field("action", "the frame must be a JSON object with an action")
 	}

@@ -76,3 +76,19 @@ func TestExcerpt(t *testing.T) {
 		}
 	}
 }
+
+// A frame that is not valid UTF-8 is refused as such (JSON decoding would
+// replace the bad bytes with U+FFFD and store something the client never
+// sent); content that shows nothing is empty.
+func TestInboundText(t *testing.T) {
+	_, err := ParseInbound([]byte("{\"action\":\"sendMessage\",\"content\":\"caf\xe9\"}"))
+	var e *errs.Error
+	if !errors.As(err, &e) || len(e.Fields) != 1 || e.Fields[0].Field != "frame" || e.Fields[0].Reason != "must be valid UTF-8" {
+		t.Errorf("invalid UTF-8: %v", err)
+	}
+	for _, s := range []string{"\u200B", "\uFEFF", " \u200D "} {
+		if err := CheckContent(s); !errors.As(err, &e) || e.Fields[0].Reason != "must not be empty" {
+			t.Errorf("content %+q: %v", s, err)
+		}
+	}
+}

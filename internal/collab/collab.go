@@ -10,6 +10,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/dynastream/dynastream/internal/text"
 )
 
 // ResourceType is what can be collaborated on.
@@ -172,6 +174,9 @@ type Profile struct {
 	// Locale is a BCP 47 language tag (en, vi-VN), optional.
 	Locale    string `json:"locale,omitempty" dynamodbav:"locale,omitempty"`
 	UpdatedAt string `json:"updatedAt" dynamodbav:"updatedAt"`
+	// CreatedAt is when the profile was first written (by a chat
+	// connection or a PUT), kept by every later PUT.
+	CreatedAt string `json:"createdAt,omitempty" dynamodbav:"createdAt,omitempty"`
 }
 
 // mentionPattern finds @user-id mentions: '@' not preceded by a word
@@ -212,7 +217,7 @@ func CheckText(s string) error {
 	switch {
 	case !utf8.ValidString(s):
 		return fmt.Errorf("must be valid UTF-8")
-	case strings.TrimSpace(s) == "":
+	case text.Blank(s):
 		return fmt.Errorf("is required")
 	case utf8.RuneCountInString(s) > MaxCommentLength:
 		return fmt.Errorf("must be at most %d characters", MaxCommentLength)

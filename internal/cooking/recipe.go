@@ -88,8 +88,15 @@ type History struct {
 // CookDateLayout is the stored form of a cook date: UTC, to the second.
 const CookDateLayout = "2006-01-02T15:04:05Z"
 
+// The years a cook date, a month or a week may have.
+const (
+	MinYear = 1900
+	MaxYear = 9999
+)
+
 // ParseCookDate reads a cook date: an RFC 3339 date-time (any offset) or a
-// plain date (noon UTC). It returns the stored form.
+// plain date (noon UTC), in the years MinYear to MaxYear (UTC). It
+// returns the stored form.
 func ParseCookDate(s string) (string, error) {
 	t, err := time.Parse(time.RFC3339, s)
 	if err != nil {
@@ -99,7 +106,32 @@ func ParseCookDate(s string) (string, error) {
 		}
 		t = d.Add(12 * time.Hour)
 	}
+	if y := t.UTC().Year(); y < MinYear || y > MaxYear {
+		return "", fmt.Errorf("must be a date in the years %d to %d", MinYear, MaxYear)
+	}
 	return t.UTC().Format(CookDateLayout), nil
+}
+
+// ValidMonth reports whether s is a month, yyyy-mm, in the years MinYear
+// to MaxYear.
+func ValidMonth(s string) bool {
+	t, err := time.Parse("2006-01", s)
+	return err == nil && len(s) == 7 && t.Year() >= MinYear && t.Year() <= MaxYear
+}
+
+// ValidWeek reports whether s is an ISO 8601 week that exists, yyyy-Www,
+// in the years MinYear to MaxYear: W53 only in the years that have one
+// (2026 does, 2025 does not).
+func ValidWeek(s string) bool {
+	var y, w int
+	if len(s) != 8 || s[4:6] != "-W" {
+		return false
+	}
+	if _, err := fmt.Sscanf(s, "%4d-W%2d", &y, &w); err != nil || y < MinYear || y > MaxYear || w < 1 {
+		return false
+	}
+	_, weeks := time.Date(y, 12, 28, 0, 0, 0, 0, time.UTC).ISOWeek() // 28 December is in the year's last week
+	return w <= weeks
 }
 
 // Month is a cook date's month, yyyy-mm (its RECENT# partition).

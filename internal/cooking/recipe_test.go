@@ -112,3 +112,20 @@ func TestSuggestRule(t *testing.T) {
 		}
 	}
 }
+
+func TestValidMonthAndWeek(t *testing.T) {
+	for s, want := range map[string]bool{"2025-12": true, "1900-01": true, "0000-01": false, "1899-12": false, "2025-13": false, "2025-1": false} {
+		if got := ValidMonth(s); got != want {
+			t.Errorf("ValidMonth(%q) = %v", s, got)
+		}
+	}
+	for s, want := range map[string]bool{"2026-W01": true, "2026-W53": true, "2020-W53": true, "2025-W53": false, "2025-W52": true,
+		"2025-W00": false, "2025-W54": false, "0000-W01": false, "2025-w01": false, "2025-W1": false} {
+		if got := ValidWeek(s); got != want {
+			t.Errorf("ValidWeek(%q) = %v", s, got)
+		}
+	}
+	if _, err := ParseCookDate("0000-01-01"); err == nil {
+		t.Error("a cook date in year 0 was accepted")
+	}
+}

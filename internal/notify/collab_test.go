@@ -71,7 +71,8 @@ func collabScenario(t *testing.T, st *store.Store) {
 		{UserID: "carol", Name: "Carol", Email: "carol@example.com"},
 	} {
 		p.UpdatedAt = ts()
-		must(st.PutProfile(ctx, p))
+		_, err := st.PutProfile(ctx, p)
+		must(err)
 	}
 	must(st.PutPreferences(ctx, collab.Preferences{UserID: "carol", EmailOnInvite: true, EmailOnComment: true, EmailOnMention: true}))
 	must(st.PutPreferences(ctx, collab.Preferences{UserID: "bob", EmailOnInvite: true, EmailOnMention: true, EmailOnReaction: true}))
@@ -192,7 +193,8 @@ func TestInviteEmailPreferences(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	must(st.PutProfile(ctx, collab.Profile{UserID: "erin", Name: "Erin", Email: "erin@example.com", UpdatedAt: store.Timestamp(now)}))
+	_, err := st.PutProfile(ctx, collab.Profile{UserID: "erin", Name: "Erin", Email: "erin@example.com", UpdatedAt: store.Timestamp(now)})
+	must(err)
 	must(st.PutPreferences(ctx, collab.Preferences{UserID: "erin"})) // everything off
 	must(st.CreateResource(ctx, collab.Resource{ResourceType: collab.Task, ResourceID: "t1", Title: "Paint", OwnerID: "alice", CreatedAt: store.Timestamp(now)}))
 	for _, inv := range []collab.Invite{
@@ -241,7 +243,8 @@ func TestCommentRecipientsAsOfTheComment(t *testing.T) {
 		}
 	}
 	for _, u := range []string{"alice", "bob", "erin"} {
-		must(st.PutProfile(ctx, collab.Profile{UserID: u, Name: strings.ToUpper(u[:1]) + u[1:], Email: u + "@example.com", UpdatedAt: store.Timestamp(tick())}))
+		_, err := st.PutProfile(ctx, collab.Profile{UserID: u, Name: strings.ToUpper(u[:1]) + u[1:], Email: u + "@example.com", UpdatedAt: store.Timestamp(tick())})
+		must(err)
 	}
 	must(st.CreateResource(ctx, collab.Resource{ResourceType: collab.Quest, ResourceID: "q1", Title: "Climb", OwnerID: "alice", CreatedAt: store.Timestamp(tick())}))
 	join := func(user string) {

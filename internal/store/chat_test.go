@@ -40,7 +40,7 @@ func TestChatSeed002(t *testing.T) {
 	if err := f.st.Connect(f.ctx, conn("c2", "an", "An Nguyen", chat.DefaultRoom, time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.st.PutProfile(f.ctx, collab.Profile{UserID: "binh", Name: "Bình", UpdatedAt: at(0)}); err != nil {
+	if _, err := f.st.PutProfile(f.ctx, collab.Profile{UserID: "binh", Name: "Bình", UpdatedAt: at(0)}); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.st.Connect(f.ctx, conn("c3", "binh", "", chat.DefaultRoom, 2*time.Minute)); err != nil {
@@ -54,6 +54,18 @@ func TestChatSeed002(t *testing.T) {
 	}
 	if p := f.getRaw("USER#an", "PROFILE"); p["createdAt"].(*types.AttributeValueMemberS).Value != at(0) {
 		t.Fatalf("createdAt changed: %v", p["createdAt"])
+	}
+	// PUT /me/profile after the connection made the profile: its createdAt
+	// stays, an e-mail left out is removed, the index keys stay.
+	if _, err := f.st.PutProfile(f.ctx, collab.Profile{UserID: "an", Name: "An", Email: "an@example.com", UpdatedAt: at(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := f.st.PutProfile(f.ctx, collab.Profile{UserID: "an", Name: "An N.", UpdatedAt: at(2 * time.Hour)})
+	if err != nil || got.CreatedAt != at(0) || got.Email != "" || got.Name != "An N." || got.UpdatedAt != at(2*time.Hour) {
+		t.Fatalf("profile after two PUTs: %+v %v", got, err)
+	}
+	if p := f.getRaw("USER#an", "PROFILE"); p["GSI1PK"].(*types.AttributeValueMemberS).Value != "USER#an" || p["email"] != nil {
+		t.Fatalf("stored profile: %v", p)
 	}
 	room := f.getRaw("CHATROOM#global", "META")
 	if room == nil || room["createdAt"].(*types.AttributeValueMemberS).Value != at(0) || room["itemType"].(*types.AttributeValueMemberS).Value != "ChatRoom" {

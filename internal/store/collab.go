@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -713,16 +714,37 @@ func (s *Store) GetProfile(ctx context.Context, userID string) (collab.Profile, 
 }
 
 // PutProfile stores a user's profile (GSI1 USER#<id> / PROFILE).
-func (s *Store) PutProfile(ctx context.Context, p collab.Profile) error {
-	it, err := marshal(head{Key: ProfileKey(p.UserID), ItemType: TypeProfile}, p)
+func (s *Store) PutProfile(ctx context.Context, p collab.Profile) (collab.Profile, error) {
+	k := ProfileKey(p.UserID)
+	set := []string{"itemType = :t", "userId = :u", "#n = :n", "updatedAt = :at", "GSI1PK = :gpk", "GSI1SK = :gsk", "createdAt = if_not_exists(createdAt, :at)"}
+	vals := map[string]types.AttributeValue{":t": strAV(TypeProfile), ":u": strAV(p.UserID), ":n": strAV(p.Name), ":at": strAV(p.UpdatedAt),
+		":gpk": strAV(k.PK), ":gsk": strAV(k.SK)}
+	var remove []string
+	for name, v := range map[string]string{"email": p.Email, "locale": p.Locale} {
+		if v == "" {
+			remove = append(remove, name)
+			continue
+		}
+		set = append(set, name+" = :"+name)
+		vals[":"+name] = strAV(v)
+	}
+	slices.Sort(set)
+	slices.Sort(remove)
+	expr := "SET " + strings.Join(set, ", ")
+	if len(remove) > 0 {
+		expr += " REMOVE " + strings.Join(remove, ", ")
+	}
+	out, err := s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(s.Table), Key: k.AV(),
+		UpdateExpression: aws.String(expr), ExpressionAttributeNames: map[string]string{"#n": "name"},
+		ExpressionAttributeValues: vals, ReturnValues: types.ReturnValueAllNew})
 	if err != nil {
-		return err
+		return collab.Profile{}, fmt.Errorf("store: put profile: %w", err)
 	}
-	withIndex(it, ProfileKey(p.UserID))
-	if _, err := s.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.Table), Item: it}); err != nil {
-		return fmt.Errorf("store: put profile: %w", err)
+	var stored collab.Profile
+	if err := attributevalue.UnmarshalMap(out.Attributes, &stored); err != nil {
+		return collab.Profile{}, fmt.Errorf("store: decode profile: %w", err)
 	}
-	return nil
+	return stored, nil
 }
 
 // PutNotifications writes in-app notifications (derived; keys from the

@@ -24,6 +24,7 @@ import (
 	"github.com/dynastream/dynastream/internal/auth"
 	"github.com/dynastream/dynastream/internal/errs"
 	"github.com/dynastream/dynastream/internal/location"
+	"github.com/dynastream/dynastream/internal/text"
 )
 
 // Spec is a loaded document.
@@ -144,8 +145,8 @@ func controlChars(r *http.Request, op *routers.Route, doc any) error {
 	var fields []errs.FieldError
 	for name, vs := range r.URL.Query() {
 		for _, v := range vs {
-			if badText(v, false) {
-				fields = append(fields, errs.FieldError{Field: name, Reason: "must not contain control characters"})
+			if reason := text.Problem(v, false); reason != "" {
+				fields = append(fields, errs.FieldError{Field: name, Reason: reason})
 				break
 			}
 		}
@@ -164,11 +165,7 @@ func walkText(v any, s *openapi3.Schema, path string, out *[]errs.FieldError) {
 	switch x := v.(type) {
 	case string:
 		multi := s != nil && s.Extensions["x-multiline"] == true
-		if badText(x, multi) {
-			reason := "must be one line without control characters"
-			if multi {
-				reason = "must not contain control characters other than line breaks and tabs"
-			}
+		if reason := text.Problem(x, multi); reason != "" {
 			*out = append(*out, errs.FieldError{Field: strings.TrimPrefix(path, "."), Reason: reason})
 		}
 	case []any:
@@ -192,20 +189,6 @@ func walkText(v any, s *openapi3.Schema, path string, out *[]errs.FieldError) {
 			walkText(e, ps, path+"."+k, out)
 		}
 	}
-}
-
-// badText reports a control character (C0, DEL, C1); multi-line text may
-// hold line feeds, carriage returns before them, and tabs.
-func badText(s string, multi bool) bool {
-	for i, c := range s {
-		switch {
-		case multi && (c == '\n' || c == '\t'):
-		case multi && c == '\r' && i+1 < len(s) && s[i+1] == '\n':
-		case c < 0x20 || c == 0x7f || (c >= 0x80 && c < 0xa0):
-			return true
-		}
-	}
-	return false
 }
 
 // fieldMapper turns kin-openapi's errors into the project's field errors,
