@@ -206,6 +206,21 @@ func respondInvite(accept bool) func(*Server, http.ResponseWriter, *http.Request
 		if !invitee {
 			return errs.New(errs.Forbidden, "only the invitee accepts or declines an invite")
 		}
+		want := map[bool]string{true: collab.InviteAccepted, false: collab.InviteDeclined}[accept]
+		if inv.Status == want {
+			// Answered so already (only the invitee answers): a retry gets
+			// the same success, nothing written again.
+			var col *collab.Collaborator
+			if accept {
+				c, err := s.Store.GetCollaborator(r.Context(), inv.ResourceType, inv.ResourceID, identity(r.Context()).UserID)
+				if err != nil {
+					return err
+				}
+				col = &c
+			}
+			writeJSON(w, http.StatusOK, map[string]any{"invite": inv, "collaborator": col})
+			return nil
+		}
 		now := s.Now()
 		if why := inv.CanRespond(store.Timestamp(now)); why != nil {
 			return errs.New(errs.Conflict, "%s", why.Error())

@@ -225,9 +225,10 @@ type problem struct {
 	Status int               `json:"status"`
 	Detail string            `json:"detail"`
 	Errors []errs.FieldError `json:"errors"`
-	// The one extension member: a duplicate listing's 409 names the
-	// listing that is there.
-	ExistingListingID string `json:"existingListingId"`
+	// The extension members: a duplicate listing's 409 names the listing
+	// that is there, a taken location code's the location that has it.
+	ExistingListingID  string `json:"existingListingId"`
+	ExistingLocationID string `json:"existingLocationId"`
 }
 
 // problem checks a problem+json answer with status (see problemDoc) and

@@ -167,6 +167,11 @@ func (s *Server) setStatus(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if l.Status == req.Status {
+		// Already so (a client's retry, say): the same success, nothing
+		// written.
+		return reply(w, http.StatusOK)(l, nil)
+	}
 	if err := room.CanMove(l.Status, req.Status); err != nil {
 		return errs.New(errs.Conflict, "%s", err.Error())
 	}

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"net/http"
@@ -160,10 +161,34 @@ func (s *Server) createLocation(w http.ResponseWriter, r *http.Request) error {
 		AddressComponents: trimComponents(req.AddressComponents), Lat: *req.Lat, Lng: *req.Lng,
 		Status: location.Active, CreatedAt: now, UpdatedAt: now,
 	}
-	if err := s.Store.CreateLocation(r.Context(), l); err != nil {
+	err := s.Store.CreateLocation(r.Context(), l)
+	if errs.Is(err, errs.Conflict) {
+		// The code is taken: by this very location sent again (a retry)
+		// it is the same success; by another, a 409 naming it.
+		old, gerr := s.Store.GetLocationByCode(r.Context(), l.LocationCode)
+		if gerr != nil {
+			return err
+		}
+		if sameLocation(old, l) {
+			return created(w, "/locations/"+old.LocationID, old)
+		}
+		var e *errs.Error
+		if errors.As(err, &e) {
+			e.Extra = map[string]any{"existingLocationId": old.LocationID}
+		}
+		return err
+	}
+	if err != nil {
 		return err
 	}
 	return created(w, "/locations/"+l.LocationID, l)
+}
+
+// sameLocation says whether an existing location is what a create asked
+// for: the same code, name, place, address and position, still active.
+func sameLocation(old, l location.Location) bool {
+	return old.Status == location.Active && old.LocationCode == l.LocationCode && old.Name == l.Name && old.PlaceID == l.PlaceID &&
+		old.FormattedAddress == l.FormattedAddress && old.Lat == l.Lat && old.Lng == l.Lng && maps.Equal(old.AddressComponents, l.AddressComponents)
 }
 
 func (s *Server) getLocation(w http.ResponseWriter, r *http.Request) error {

@@ -219,7 +219,8 @@ func TestOpenAPILocationsResponses(t *testing.T) {
 	}
 	L := "/locations/" + l.LocationID
 	e.ok(http.StatusCreated, "POST", "/locations", admin, map[string]any{"locationCode": "dallas-01", "name": "Dallas", "placeId": "p2", "formattedAddress": "2 Elm St", "lat": 0, "lng": 0}, nil)
-	e.problem(e.do("POST", "/locations", admin, body), 409, nil)
+	e.ok(http.StatusCreated, "POST", "/locations", admin, body, nil) // again (a retry): the same location
+	e.problem(e.do("POST", "/locations", admin, map[string]any{"locationCode": "dallas-01", "name": "Dallas 2", "placeId": "p3", "formattedAddress": "3 Elm St", "lat": 0, "lng": 0}), 409, nil)
 	e.problem(e.do("POST", "/locations", bob, body), 403, nil)
 	e.problem(e.do("POST", "/locations", bob, `{"locationCode":"Austin Main"}`), 403, nil)
 	e.problem(e.do("POST", "/locations", "", body), 401, nil)

@@ -27,6 +27,7 @@ var statusOf = map[errs.Code]int{
 	errs.Forbidden:        http.StatusForbidden,
 	errs.NotFound:         http.StatusNotFound,
 	errs.Conflict:         http.StatusConflict,
+	errs.Unprocessable:    http.StatusUnprocessableEntity,
 	errs.MethodNotAllowed: http.StatusMethodNotAllowed,
 	errs.Unavailable:      http.StatusServiceUnavailable,
 	errs.TooMany:          http.StatusTooManyRequests,

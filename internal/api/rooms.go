@@ -246,7 +246,14 @@ func (s *Server) addMember(w http.ResponseWriter, r *http.Request) error {
 		return errs.Field("userId", auth.UserIDRule)
 	}
 	m := room.Member{RoomID: me.RoomID, UserID: req.UserID, Role: room.RoleMember, JoinedAt: store.Timestamp(s.Now())}
-	if err := s.Store.AddMember(r.Context(), m); err != nil {
+	err = s.Store.AddMember(r.Context(), m)
+	if errs.Is(err, errs.Conflict) {
+		// A member already (the owner's retry, say): the same success,
+		// with the membership as it is.
+		if m, err = s.Store.GetMember(r.Context(), me.RoomID, req.UserID); err != nil {
+			return err
+		}
+	} else if err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusCreated, m)

@@ -212,7 +212,12 @@ func s0Scenario(t *testing.T, e *env) *s0World {
 			t.Errorf("refused move changed the status to %s", got)
 		}
 	}
-	illegal(w.l1, room.StatusUnseen)
+	// The current status again (a retry): the same success, nothing written.
+	same := e.getItem(store.ListingKey(w.roomID, w.l1.ListingID))
+	e.ok(http.StatusOK, "PUT", R+"/listings/"+w.l1.ListingID+"/status", w.alice, map[string]any{"status": w.l1.Status}, nil)
+	if after := e.getItem(store.ListingKey(w.roomID, w.l1.ListingID)); str(after, "updatedAt") != str(same, "updatedAt") {
+		t.Errorf("the same status again was written: %v", after)
+	}
 	e.problem(e.do("PUT", R+"/listings/"+w.l1.ListingID+"/status", w.alice, `{"status":"SOLD"}`), 400, "status")
 	e.problem(e.do("PUT", R+"/listings/"+w.l1.ListingID+"/status", w.alice, `{"status":""}`), 400, "status")
 	e.problem(e.do("PUT", R+"/listings/"+w.l1.ListingID+"/status", w.alice, `{}`), 400, "status")

@@ -190,11 +190,22 @@ func (s *Server) Handler() http.Handler {
 					r = r.WithContext(context.WithValue(r.Context(), ctxKey{}, id))
 				}
 			}
-			if err == nil {
-				err = s.validate(r, rt, op)
+			run := func(w http.ResponseWriter, r *http.Request) error {
+				if err := s.validate(r, rt, op); err != nil {
+					return err
+				}
+				return rt.handle(s, w, r)
 			}
-			if err == nil {
-				err = rt.handle(s, w, r)
+			var key string
+			if err == nil && rt.access >= user && mutating(r.Method) {
+				key, err = idempotencyKey(r)
+			}
+			switch {
+			case err != nil:
+			case key != "":
+				err = s.idempotent(w, r, key, run)
+			default:
+				err = run(w, r)
 			}
 			if err != nil {
 				writeError(w, s.log(), r, err)

@@ -95,6 +95,7 @@ func (c *Clients) NewDB(counter *Counter) *dynamodb.Client {
 			o.DisableValidateResponseChecksum = true
 			o.Credentials = localCredentials
 		}
+		o.APIOptions = append(o.APIOptions, ownPut)
 		if counter != nil {
 			o.APIOptions = append(o.APIOptions, counter.Middleware)
 		}

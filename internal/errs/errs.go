@@ -16,6 +16,9 @@ const (
 	Forbidden    Code = "forbidden"    // authenticated but not allowed: 403
 	NotFound     Code = "not_found"    // 404
 	Conflict     Code = "conflict"     // state forbids it: 409
+	// Unprocessable is a request that cannot be what it claims to be (an
+	// Idempotency-Key reused for another request): 422.
+	Unprocessable Code = "unprocessable"
 	// MethodNotAllowed is for a known path asked with a method it lacks: 405.
 	MethodNotAllowed Code = "method_not_allowed"
 	// TooMany is a caller past a rate limit: 429, with RetryAfter.

@@ -167,7 +167,10 @@ func (s *Store) SetListingStatus(ctx context.Context, l room.Listing, to room.St
 		upd += " ADD seenBy :seen"
 		vals[":seen"] = &types.AttributeValueMemberSS{Value: []string{seenBy}}
 	}
-	return s.updateListing(ctx, l, upd, "#status = :from", vals)
+	// Or the same change already made by this very call (its response
+	// lost, the SDK sent it again): the same status, by the same user, at
+	// the same instant.
+	return s.updateListing(ctx, l, upd, "#status = :from OR (#status = :to AND updatedByUserId = :by AND updatedAt = :at)", vals)
 }
 
 // MarkSeen adds a user to a listing's seenBy set (a set: no duplicates)

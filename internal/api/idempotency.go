@@ -1,0 +1,138 @@
+package api
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
+	"math"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/dynastream/dynastream/internal/errs"
+	"github.com/dynastream/dynastream/internal/store"
+)
+
+// Requests with an Idempotency-Key (the IETF httpapi draft): a client that
+// retries a creating or changing request after a timeout sends the same key
+// again, and gets the first response again instead of a second effect.
+const (
+	// IdempotencyHeader names the header.
+	IdempotencyHeader = "Idempotency-Key"
+	// ReplayedHeader is set on an answer that repeats a stored response.
+	ReplayedHeader = "Idempotent-Replayed"
+	// idempotencyKeep is how long a key is remembered.
+	idempotencyKeep = 24 * time.Hour
+	// idempotencyHold is how long a running request holds its key (past
+	// API Gateway's 29 s limit): a repeat meanwhile is a 409.
+	idempotencyHold = 30 * time.Second
+	// maxIdempotencyKey bounds a key's length.
+	maxIdempotencyKey = 255
+	// maxStoredBody bounds a response kept for repeats (an item holds
+	// 400 KB); a larger one is answered but not kept.
+	maxStoredBody = 256 << 10
+)
+
+// Fingerprint is what makes two requests with one Idempotency-Key the
+// same request: method, path, query and body.
+func Fingerprint(method, path, query string, body []byte) string {
+	h := sha256.New()
+	_, _ = io.WriteString(h, method+" "+path+"?"+query+"\n")
+	_, _ = h.Write(body)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// mutating says whether a method creates or changes something.
+func mutating(method string) bool {
+	switch method {
+	case http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete:
+		return true
+	}
+	return false
+}
+
+// idempotencyKey reads the Idempotency-Key header: "" when absent; a
+// structured-field string ("…") or a bare token, 1-255 visible ASCII
+// characters.
+func idempotencyKey(r *http.Request) (string, error) {
+	vs := r.Header.Values(IdempotencyHeader)
+	if len(vs) == 0 {
+		return "", nil
+	}
+	k := strings.TrimSpace(vs[0])
+	if len(k) >= 2 && k[0] == '"' && k[len(k)-1] == '"' {
+		k = k[1 : len(k)-1]
+	}
+	ok := len(vs) == 1 && k != "" && len(k) <= maxIdempotencyKey
+	for i := 0; ok && i < len(k); i++ {
+		ok = k[i] > 0x20 && k[i] < 0x7f
+	}
+	if !ok {
+		return "", errs.Field(IdempotencyHeader, "must be one value of 1 to 255 visible ASCII characters (a UUID, say)")
+	}
+	return k, nil
+}
+
+// idempotent runs next (the request's validation and handler) at most once
+// per caller and key: the first request with a key runs and its response
+// is kept for 24 hours; the same request again (same method, path, query
+// and body) gets that response again, marked Idempotent-Replayed, without
+// running; another request with the key is a 422; the same one while the
+// first is still running a 409 with Retry-After. A response that a retry
+// may cure (5xx, 429) is not kept: the key is released, and the retry
+// runs.
+func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key string, next func(http.ResponseWriter, *http.Request) error) error {
+	body, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	fp := Fingerprint(r.Method, r.URL.EscapedPath(), r.URL.RawQuery, body)
+	now := s.Now()
+	state, claim, stored, until, err := s.Store.BeginRequest(r.Context(), identity(r.Context()).UserID, key, fp, now, idempotencyHold, idempotencyKeep)
+	if err != nil {
+		return err
+	}
+	switch state {
+	case store.RequestMismatch:
+		return errs.New(errs.Unprocessable, "this Idempotency-Key was used for another request (another method, path, query or body): use a new key for a new request")
+	case store.RequestBusy:
+		e := errs.New(errs.Conflict, "a request with this Idempotency-Key is still being processed: try again shortly")
+		e.RetryAfter = time.Duration(math.Max(float64(until.Sub(now)), float64(time.Second)))
+		return e
+	case store.RequestDone:
+		if stored.ContentType != "" {
+			w.Header().Set("Content-Type", stored.ContentType)
+		}
+		if stored.Location != "" {
+			w.Header().Set("Location", stored.Location)
+		}
+		w.Header().Set(ReplayedHeader, "true")
+		w.WriteHeader(stored.Status)
+		_, _ = io.WriteString(w, stored.Body)
+		return nil
+	}
+	buf := &bufferedResponse{header: http.Header{}}
+	if err := next(buf, r); err != nil {
+		writeError(buf, s.log(), r, err)
+	}
+	if buf.status == 0 {
+		buf.status = http.StatusOK
+	}
+	resp := store.StoredResponse{Status: buf.status, ContentType: buf.header.Get("Content-Type"), Location: buf.header.Get("Location"), Body: buf.body.String()}
+	if buf.status >= 500 || buf.status == http.StatusTooManyRequests || buf.body.Len() > maxStoredBody {
+		if err := s.Store.AbortRequest(r.Context(), claim); err != nil {
+			s.log().Warn("idempotency: could not release a key (it is free again when its hold ends)", "key", key, "err", err)
+		}
+	} else if err := s.Store.EndRequest(r.Context(), claim, resp); err != nil {
+		// Done but not recorded: a repeat after the hold runs again.
+		s.log().Warn("idempotency: could not record a response", "key", key, "err", err)
+	}
+	for k, vs := range buf.header {
+		w.Header()[k] = vs
+	}
+	w.WriteHeader(buf.status)
+	_, _ = w.Write(buf.body.Bytes())
+	return nil
+}

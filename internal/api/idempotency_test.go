@@ -1,0 +1,141 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/dynastream/dynastream/internal/api"
+	"github.com/dynastream/dynastream/internal/collab"
+	"github.com/dynastream/dynastream/internal/store"
+)
+
+// keyed sends a request with an Idempotency-Key.
+func (e *env) keyed(method, path, token, key string, body any) (response, string) {
+	e.t.Helper()
+	b, _ := json.Marshal(body)
+	if body == nil {
+		b = nil
+	}
+	req, _ := http.NewRequest(method, e.url+path, bytes.NewReader(b))
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set(api.IdempotencyHeader, key)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	rb, _ := io.ReadAll(res.Body)
+	return response{status: res.StatusCode, header: res.Header, body: rb}, res.Header.Get(api.ReplayedHeader)
+}
+
+// A request sent again with the same Idempotency-Key, as a client retries
+// after a timeout, answers the first response again (status, body,
+// Location), marked Idempotent-Replayed, with no second effect; the key
+// with another request is a 422, the same request still running a 409
+// with Retry-After; keys are the caller's own; a refusal is answered again
+// as it was; a malformed key is a 400.
+func TestIdempotencyKey(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, sequence("ik%03d"))
+	e.clock.Advance(time.Since(e.clock.Peek()))
+	alice, bob := e.token("alice"), e.token("bob")
+	body := map[string]any{"name": "Flat", "searchType": "rent"}
+	first, replayed := e.keyed("POST", "/rooms", alice, "k-1", body)
+	if first.status != 201 || replayed != "" {
+		t.Fatalf("first: %d %s (replayed %q)", first.status, first.body, replayed)
+	}
+	again, replayed := e.keyed("POST", "/rooms", alice, `"k-1"`, body) // the draft's quoted form is the same key
+	if again.status != 201 || replayed != "true" || !bytes.Equal(again.body, first.body) || again.header.Get("Location") != first.header.Get("Location") ||
+		again.header.Get("Content-Type") != "application/json" {
+		t.Errorf("again: %d %s %v, want the first answer", again.status, again.body, again.header)
+	}
+	var rooms struct{ Items []map[string]any }
+	e.ok(200, "GET", "/me/rooms", alice, nil, &rooms)
+	if len(rooms.Items) != 1 {
+		t.Errorf("%d rooms after a retried create, want 1", len(rooms.Items))
+	}
+	// Another request with the key: 422, nothing done.
+	other, _ := e.keyed("POST", "/rooms", alice, "k-1", map[string]any{"name": "Another", "searchType": "buy"})
+	e.problem(other, 422)
+	// bob's k-1 is not alice's.
+	if r, replayed := e.keyed("POST", "/rooms", bob, "k-1", body); r.status != 201 || replayed != "" || bytes.Equal(r.body, first.body) {
+		t.Errorf("bob's k-1: %d %s replayed %q", r.status, r.body, replayed)
+	}
+	// A refusal is kept too: the same invalid request, the same 400.
+	bad := map[string]any{"name": "", "searchType": "rent"}
+	r1, _ := e.keyed("POST", "/rooms", alice, "k-bad", bad)
+	r2, replayed := e.keyed("POST", "/rooms", alice, "k-bad", bad)
+	if r1.status != 400 || r2.status != 400 || replayed != "true" || !bytes.Equal(r1.body, r2.body) {
+		t.Errorf("a refused request again: %d, %d replayed %q", r1.status, r2.status, replayed)
+	}
+	// The same request while the first holds the key: 409, Retry-After.
+	b, _ := json.Marshal(body)
+	if _, _, _, _, err := e.st.BeginRequest(context.Background(), "alice", "k-running", api.Fingerprint("POST", "/rooms", "", b), time.Now(), 20*time.Second, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	busy, _ := e.keyed("POST", "/rooms", alice, "k-running", body)
+	e.problem(busy, 409)
+	if s, err := strconv.Atoi(busy.header.Get("Retry-After")); err != nil || s < 1 || s > 20 {
+		t.Errorf("Retry-After %q", busy.header.Get("Retry-After"))
+	}
+	// Malformed keys.
+	for _, k := range []string{" ", "a b", string(bytes.Repeat([]byte("k"), 256)), "é"} {
+		r, _ := e.keyed("POST", "/rooms", alice, k, body)
+		e.problem(r, 400, api.IdempotencyHeader)
+	}
+	e.ok(200, "GET", "/me/rooms", alice, nil, &rooms)
+	if len(rooms.Items) != 1 {
+		t.Errorf("%d rooms in the end, want 1", len(rooms.Items))
+	}
+
+	// The other effects the issue names: a cooking counted once, an invite
+	// (and its e-mail) once, a criteria version once.
+	var g struct{ ResourceID string }
+	e.ok(201, "POST", "/resources", alice, map[string]any{"resourceType": "goal", "title": "Run"}, &g)
+	var in struct{ IngredientID string }
+	e.ok(201, "POST", "/ingredients", alice, map[string]any{"name": "Rice"}, &in)
+	var rc struct{ RecipeID string }
+	e.ok(201, "POST", "/recipes", alice, map[string]any{"title": "Pho", "method": "boil", "servings": 2, "steps": []string{"Boil"},
+		"ingredients": []map[string]any{{"ingredientId": in.IngredientID, "quantity": 1}}}, &rc)
+	roomID := decodeField(t, first.body, "roomId")
+	for _, c := range []struct {
+		method, path string
+		body         any
+		count        func() int
+	}{
+		{"POST", "/resources/goal/" + g.ResourceID + "/invites", map[string]any{"inviteeId": "bob"}, func() int {
+			return len(e.queryItems("", store.ResourcePK(collab.Goal, g.ResourceID), "INVITE#"))
+		}},
+		{"POST", "/me/cooking-history", map[string]any{"recipeId": rc.RecipeID, "rating": 5}, func() int {
+			return len(e.queryItems("", "USER#alice", "COOKING#"))
+		}},
+		{"PUT", "/rooms/" + roomID + "/criteria", map[string]any{"criteria": map[string]any{"locations": []string{"Bern"}}}, func() int {
+			return len(e.queryItems("", "ROOM#"+roomID, "CRITERIA#"))
+		}},
+	} {
+		for range 3 {
+			if r, _ := e.keyed(c.method, c.path, alice, "k-"+c.path, c.body); r.status >= 300 {
+				t.Fatalf("%s %s: %d %s", c.method, c.path, r.status, r.body)
+			}
+		}
+		if n := c.count(); n != 1 {
+			t.Errorf("%s %s three times with one key: %d items, want 1", c.method, c.path, n)
+		}
+	}
+}
+
+func decodeField(t *testing.T, b []byte, field string) string {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	s, _ := m[field].(string)
+	return s
+}

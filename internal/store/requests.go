@@ -1,0 +1,146 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// TypeRequest marks the records of requests sent with an Idempotency-Key.
+const TypeRequest = "IdempotentRequest"
+
+// RequestState is what BeginRequest found for an idempotency key.
+type RequestState int
+
+// The states.
+const (
+	// RequestStarted: the caller holds the key; run the request, then
+	// EndRequest with its response (or AbortRequest).
+	RequestStarted RequestState = iota + 1
+	// RequestDone: the request ran before; answer its stored response.
+	RequestDone
+	// RequestBusy: the same request is running now (its hold has not
+	// ended).
+	RequestBusy
+	// RequestMismatch: the key was used for another request.
+	RequestMismatch
+)
+
+// StoredResponse is what a request with an Idempotency-Key answered, kept
+// to answer its repeats the same.
+type StoredResponse struct {
+	Status      int    `dynamodbav:"responseStatus"`
+	ContentType string `dynamodbav:"responseType,omitempty"`
+	Location    string `dynamodbav:"responseLocation,omitempty"`
+	Body        string `dynamodbav:"responseBody,omitempty"`
+}
+
+// RequestClaim is a held idempotency key.
+type RequestClaim struct {
+	key   Key
+	token string
+}
+
+// requestKey is a request record's key in the bookkeeping table: per
+// caller (scope), so one user's key never reaches another's response.
+func requestKey(scope, key string) Key {
+	return Key{"REQUEST#" + strconv.Itoa(len(scope)) + ":" + scope + "#" + key, "IDEMPOTENCY"}
+}
+
+// BeginRequest claims an idempotency key for a request (fingerprint: what
+// makes it the same request), as Begin claims a stream record's key: a
+// record in progress until held (hold), then kept for keep (24 hours,
+// ttl). A claim whose answer was lost and that the SDK sent again is the
+// caller's own (its token). It returns the stored response when the
+// request ran before, and when the running one's hold ends when busy.
+func (s *Store) BeginRequest(ctx context.Context, scope, key, fingerprint string, now time.Time, hold, keep time.Duration) (RequestState, RequestClaim, StoredResponse, time.Time, error) {
+	tok := make([]byte, 12)
+	_, _ = rand.Read(tok)
+	claim := RequestClaim{key: requestKey(scope, key), token: hex.EncodeToString(tok)}
+	num := func(v int64) types.AttributeValue {
+		return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
+	}
+	_, err := s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(s.book()), Key: claim.key.AV(),
+		UpdateExpression: aws.String("SET itemType = :type, derived = :true, #status = :running, holdUntil = :hold, claim = :claim, fingerprint = :fp, #ttl = :ttl"),
+		ConditionExpression: aws.String("attribute_not_exists(PK) OR claim = :claim OR " +
+			"(#status = :running AND holdUntil < :now AND fingerprint = :fp)"),
+		ExpressionAttributeNames: map[string]string{"#status": "status", "#ttl": AttrTTL},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":type": strAV(TypeRequest), ":true": &types.AttributeValueMemberBOOL{Value: true}, ":running": strAV("INPROGRESS"),
+			":hold": num(now.Add(hold).UnixMilli()), ":now": num(now.UnixMilli()), ":claim": strAV(claim.token),
+			":fp": strAV(fingerprint), ":ttl": num(now.Add(keep).Unix()),
+		},
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	})
+	var cf *types.ConditionalCheckFailedException
+	if errors.As(err, &cf) {
+		var old struct {
+			Status      string `dynamodbav:"status"`
+			Fingerprint string `dynamodbav:"fingerprint"`
+			HoldUntil   int64  `dynamodbav:"holdUntil"`
+			StoredResponse
+		}
+		if err := attributevalue.UnmarshalMap(cf.Item, &old); err != nil {
+			return 0, claim, StoredResponse{}, time.Time{}, fmt.Errorf("store: idempotency record %s: %w", key, err)
+		}
+		switch {
+		case old.Fingerprint != fingerprint:
+			return RequestMismatch, claim, StoredResponse{}, time.Time{}, nil
+		case old.Status == "COMPLETED":
+			return RequestDone, claim, old.StoredResponse, time.Time{}, nil
+		}
+		return RequestBusy, claim, StoredResponse{}, time.UnixMilli(old.HoldUntil), nil
+	}
+	if err != nil {
+		return 0, claim, StoredResponse{}, time.Time{}, fmt.Errorf("store: begin idempotent request: %w", err)
+	}
+	return RequestStarted, claim, StoredResponse{}, time.Time{}, nil
+}
+
+// EndRequest records a claimed request's response: its repeats answer it.
+func (s *Store) EndRequest(ctx context.Context, c RequestClaim, r StoredResponse) error {
+	av, err := attributevalue.MarshalMap(r)
+	if err != nil {
+		return fmt.Errorf("store: marshal response: %w", err)
+	}
+	sets := []string{"#status = :done"}
+	vals := map[string]types.AttributeValue{":done": strAV("COMPLETED"), ":claim": strAV(c.token)}
+	names := map[string]string{"#status": "status"}
+	for _, k := range slices.Sorted(maps.Keys(av)) {
+		names["#"+k], vals[":"+k] = k, av[k]
+		sets = append(sets, "#"+k+" = :"+k)
+	}
+	_, err = s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(s.book()), Key: c.key.AV(),
+		UpdateExpression:         aws.String("SET " + strings.Join(sets, ", ") + " REMOVE holdUntil"),
+		ConditionExpression:      aws.String("claim = :claim"),
+		ExpressionAttributeNames: names, ExpressionAttributeValues: vals})
+	if err != nil {
+		return fmt.Errorf("store: end idempotent request: %w", err)
+	}
+	return nil
+}
+
+// AbortRequest releases a claimed key whose request failed for a reason a
+// retry may cure (a 5xx, a 429), so the retry runs it.
+func (s *Store) AbortRequest(ctx context.Context, c RequestClaim) error {
+	_, err := s.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(s.book()), Key: c.key.AV(),
+		ConditionExpression:       aws.String("claim = :claim"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":claim": strAV(c.token)}})
+	if err != nil && !isConditionFailed(err) {
+		return fmt.Errorf("store: abort idempotent request: %w", err)
+	}
+	return nil
+}
