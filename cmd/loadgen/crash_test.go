@@ -7,20 +7,29 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
 	"github.com/dynastream/dynastream/cmd/internal/stack"
+	"github.com/dynastream/dynastream/internal/collab"
 	"github.com/dynastream/dynastream/internal/ddb"
+	"github.com/dynastream/dynastream/internal/store"
 )
 
 // TestCrashSuite runs a mixed workload through the real programs and kills
-// the consumers with SIGKILL at random moments, 20 times (the notifier
-// twice as often as the projector), restarting each at once, as a crashed
-// or timed-out Lambda is replaced. After the drain the final state must
-// equal an undisturbed run (the same check as the fault suite): derived
-// items equal, no e-mail and no event missing, and e-mails sent twice only
-// inside the documented window between a send and its completion record
-// (no more than the sends in flight at SES when the notifier was killed). Duplicates are reported. The writer is
-// not killed: its clients would see refused connections, which is not
-// what this suite is about. The seed is printed; FAULT_SEED re-runs it.
+// them with SIGKILL at random moments, 20 times (the notifier as often as
+// the projector and the writer together), restarting each at once, as a
+// crashed or timed-out Lambda is replaced. After the drain the final state
+// must equal an undisturbed run (the same check as the fault suite):
+// derived items equal, no e-mail and no event missing, and e-mails sent
+// twice only inside the documented window between a send and its
+// completion record (no more than the sends in flight at SES when the
+// notifier was killed). Duplicates are reported. The load generator's
+// client retries what a killed writer may not have done, with the same
+// Idempotency-Key: no call fails, and nothing is created twice (each
+// room's listings and each goal's comments are exactly those the workload
+// made). The seed is printed; FAULT_SEED re-runs it.
 func TestCrashSuite(t *testing.T) {
 	const kills = 20
 	duration := 20 * time.Second
@@ -29,6 +38,9 @@ func TestCrashSuite(t *testing.T) {
 	// held: the restarted notifier takes the send over when the hold ends
 	// (30 s by default; shorter here, so that it shows within the drain).
 	c.programEnv["notifier"] = append(c.programEnv["notifier"], "MAIL_HOLD=3s", "MAIL_SEND_TIMEOUT=1s")
+	// A kill of the writer mid-request leaves its key held: the client's
+	// retry runs it again once the hold ends (shorter here too).
+	c.programEnv["writer"] = append(c.programEnv["writer"], "IDEMPOTENCY_HOLD=2s")
 	// SES takes 100 ms to accept a send, so that some kills fall inside
 	// the window between SES accepting an e-mail and its completion record.
 	ses.delay = 100 * time.Millisecond
@@ -45,8 +57,11 @@ func TestCrashSuite(t *testing.T) {
 			case <-time.After(time.Duration(rnd.Int64N(int64(gap)))):
 			}
 			name := "notifier"
-			if rnd.IntN(3) == 0 {
+			switch rnd.IntN(4) {
+			case 0:
 				name = "projector"
+			case 1:
+				name = "writer"
 			}
 			if name == "notifier" && i%2 == 1 {
 				// Every other notifier kill waits (a little) for an
@@ -72,6 +87,12 @@ func TestCrashSuite(t *testing.T) {
 			}
 		}
 	}
+	c.world = func(ctx context.Context, clients *ddb.Clients, w *world) error {
+		mu.Lock()
+		t.Logf("the client sent %d tries again across %d writer kills", w.c.retries.Load(), killed["writer"])
+		mu.Unlock()
+		return nothingTwice(ctx, t, clients, w)
+	}
 	var verdict faultVerdict
 	c.after = func(ctx context.Context, clients *ddb.Clients, arn string) error {
 		mu.Lock()
@@ -86,4 +107,47 @@ func TestCrashSuite(t *testing.T) {
 	}
 	t.Logf("kills: %v; compared %d derived items, %d e-mails (%d sent twice, at most %d were in flight at the kills), %d events (%d duplicates)",
 		killed, verdict.derived, verdict.emails, verdict.emailDups, verdict.emailDupsAllowed, verdict.events, verdict.eventDups)
+}
+
+// nothingTwice checks that the table holds each room's listings and each
+// goal's comments exactly as the workload made them: a retried create that
+// ran twice would leave one more.
+func nothingTwice(ctx context.Context, t *testing.T, clients *ddb.Clients, w *world) error {
+	count := func(pk, prefix string) (int, error) {
+		n := 0
+		p := dynamodb.NewQueryPaginator(clients.DB, &dynamodb.QueryInput{TableName: aws.String("load"), Select: types.SelectCount, ConsistentRead: aws.Bool(true),
+			KeyConditionExpression:    aws.String("PK = :pk AND begins_with(SK, :sk)"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: pk}, ":sk": &types.AttributeValueMemberS{Value: prefix}}})
+		for p.HasMorePages() {
+			out, err := p.NextPage(ctx)
+			if err != nil {
+				return 0, err
+			}
+			n += int(out.Count)
+		}
+		return n, nil
+	}
+	made, stored := 0, 0
+	for _, r := range w.rooms {
+		n, err := count(store.RoomPK(r.id), store.SKPrefixListing)
+		if err != nil {
+			return err
+		}
+		if n != len(r.listings) {
+			t.Errorf("room %s: %d listings stored, the workload made %d", r.id, n, len(r.listings))
+		}
+		made, stored = made+len(r.listings), stored+n
+	}
+	for _, res := range w.resources {
+		n, err := count(store.ResourcePK(collab.Goal, res.id), "COMMENT#")
+		if err != nil {
+			return err
+		}
+		if n != len(res.comments) {
+			t.Errorf("goal %s: %d comments stored, the workload made %d", res.id, n, len(res.comments))
+		}
+		made, stored = made+len(res.comments), stored+n
+	}
+	t.Logf("listings and comments: the workload made %d, the table holds %d", made, stored)
+	return nil
 }

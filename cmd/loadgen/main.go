@@ -66,6 +66,8 @@ type config struct {
 	// during, when set, runs while each measured phase sends its writes,
 	// with the local stack (tests kill and restart programs with it).
 	during func(ctx context.Context, s *stack.Stack)
+	// world, when set, runs before after, with what the workload did.
+	world func(ctx context.Context, clients *ddb.Clients, w *world) error
 }
 
 type listFlag []string
@@ -359,6 +361,11 @@ func run(ctx context.Context, c config, log *slog.Logger, progress io.Writer) (*
 			}
 			rates = append(rates, rate)
 		default:
+			if c.world != nil {
+				if err := c.world(ctx, clients, e.w); err != nil {
+					return rep, err
+				}
+			}
 			if c.after != nil {
 				return rep, c.after(ctx, clients, streamARN)
 			}

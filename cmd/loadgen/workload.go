@@ -3,13 +3,18 @@ package main
 import (
 	"bytes"
 	"context"
+	crand "crypto/rand"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dynastream/dynastream/internal/collab"
@@ -72,6 +77,8 @@ type op struct {
 type client struct {
 	base string
 	http *http.Client
+	// retries counts the tries sent again.
+	retries atomic.Int64
 }
 
 type apiError struct {
@@ -81,42 +88,86 @@ type apiError struct {
 
 func (e *apiError) Error() string { return fmt.Sprintf("HTTP %d: %s", e.status, e.body) }
 
-// call sends a request with a bearer token and decodes a JSON answer into out.
+// retryFor bounds how long a call keeps retrying a writer that is down
+// or busy (a restart, a request of the same key still held).
+const retryFor = 45 * time.Second
+
+// call sends a request with a bearer token and decodes a JSON answer into
+// out. As a client should, it retries what may not have been done: a
+// connection that failed (the writer restarting), a 5xx, and a 409 with
+// Retry-After (the same request still running); a creating or changing
+// call carries an Idempotency-Key, the same on every try, so a retry never
+// does it twice.
 func (c *client) call(ctx context.Context, method, path, token string, body, out any) error {
-	var rd io.Reader
+	var data []byte
 	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
+		var err error
+		if data, err = json.Marshal(body); err != nil {
 			return err
 		}
-		rd = bytes.NewReader(b)
+	}
+	var key string
+	if method != http.MethodGet && token != "" {
+		k := make([]byte, 16)
+		_, _ = crand.Read(k)
+		key = hex.EncodeToString(k)
+	}
+	deadline := time.Now().Add(retryFor)
+	for wait := 50 * time.Millisecond; ; wait = min(2*wait, time.Second) {
+		b, retryAfter, err := c.once(ctx, method, path, token, key, data)
+		if err == nil {
+			if out != nil && len(b) > 0 {
+				return json.Unmarshal(b, out)
+			}
+			return nil
+		}
+		var ae *apiError
+		retry := !errors.As(err, &ae) || ae.status >= 500 || (ae.status == http.StatusConflict && retryAfter > 0)
+		if !retry || time.Now().After(deadline) || ctx.Err() != nil {
+			return err
+		}
+		c.retries.Add(1)
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(max(wait, retryAfter)):
+		}
+	}
+}
+
+// once sends a request once.
+func (c *client) once(ctx context.Context, method, path, token, key string, data []byte) ([]byte, time.Duration, error) {
+	var rd io.Reader
+	if data != nil {
+		rd = bytes.NewReader(data)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
 	if err != nil {
-		return err
+		return nil, 0, err
 	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	if body != nil {
+	if data != nil {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	if key != "" {
+		req.Header.Set("Idempotency-Key", key)
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return err
+		return nil, 0, err
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return err
+		return nil, 0, err
 	}
 	if resp.StatusCode/100 != 2 {
-		return &apiError{resp.StatusCode, string(b)}
+		ra, _ := strconv.Atoi(resp.Header.Get("Retry-After"))
+		return nil, time.Duration(ra) * time.Second, &apiError{resp.StatusCode, string(b)}
 	}
-	if out != nil && len(b) > 0 {
-		return json.Unmarshal(b, out)
-	}
-	return nil
+	return b, 0, nil
 }
 
 // world is what the workload knows of the table: it is the only writer, so

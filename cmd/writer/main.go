@@ -42,12 +42,18 @@ func server(c app.Common, clients *ddb.Clients, log *slog.Logger, inLambda bool,
 	if st.InviteLimits, err = inviteLimits(); err != nil {
 		return nil, err
 	}
+	hold, err := app.Duration("IDEMPOTENCY_HOLD", api.DefaultIdempotencyHold)
+	if err != nil {
+		return nil, err
+	}
 	srv := &api.Server{
 		Store:   st,
 		Logger:  log,
 		Now:     time.Now,
 		NewID:   newID,
 		Observe: app.RequestMetrics(app.EMF("writer")),
+
+		IdempotencyHold: hold,
 	}
 	if app.LambdaBuild || inLambda {
 		srv.Auth = auth.APIGateway{}

@@ -7,8 +7,12 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
+
+	"github.com/oklog/ulid/v2"
 
 	"github.com/dynastream/dynastream/internal/errs"
 	"github.com/dynastream/dynastream/internal/store"
@@ -24,9 +28,9 @@ const (
 	ReplayedHeader = "Idempotent-Replayed"
 	// idempotencyKeep is how long a key is remembered.
 	idempotencyKeep = 24 * time.Hour
-	// idempotencyHold is how long a running request holds its key (past
-	// API Gateway's 29 s limit): a repeat meanwhile is a 409.
-	idempotencyHold = 30 * time.Second
+	// DefaultIdempotencyHold is how long a running request holds its key
+	// (past API Gateway's 29 s limit): a repeat meanwhile is a 409.
+	DefaultIdempotencyHold = 30 * time.Second
 	// maxIdempotencyKey bounds a key's length.
 	maxIdempotencyKey = 255
 	// maxStoredBody bounds a response kept for repeats (an item holds
@@ -82,7 +86,14 @@ func idempotencyKey(r *http.Request) (string, error) {
 // first is still running a 409 with Retry-After. A response that a retry
 // may cure (5xx, 429) is not kept: the key is released, and the retry
 // runs.
-func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key string, next func(http.ResponseWriter, *http.Request) error) error {
+//
+// A request runs as of when its key was first claimed: its clock stands
+// still at that time and its ids come from the caller and the key. So a
+// request run again after its first run was cut short (the writer crashed
+// between its writes and recording the response; the hold ended) writes
+// exactly what the first run wrote, which the store recognises as done
+// (its own conditional puts and transactions), and answers the same.
+func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key string, next func(*Server, http.ResponseWriter, *http.Request) error) error {
 	body, err := readBody(r)
 	if err != nil {
 		return err
@@ -90,7 +101,11 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key string, 
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	fp := Fingerprint(r.Method, r.URL.EscapedPath(), r.URL.RawQuery, body)
 	now := s.Now()
-	state, claim, stored, until, err := s.Store.BeginRequest(r.Context(), identity(r.Context()).UserID, key, fp, now, idempotencyHold, idempotencyKeep)
+	hold := s.IdempotencyHold
+	if hold <= 0 {
+		hold = DefaultIdempotencyHold
+	}
+	state, claim, stored, until, err := s.Store.BeginRequest(r.Context(), identity(r.Context()).UserID, key, fp, now, hold, idempotencyKeep)
 	if err != nil {
 		return err
 	}
@@ -114,7 +129,7 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key string, 
 		return nil
 	}
 	buf := &bufferedResponse{header: http.Header{}}
-	if err := next(buf, r); err != nil {
+	if err := next(s.asOf(claim.StartedAt, identity(r.Context()).UserID, key), buf, r); err != nil {
 		writeError(buf, s.log(), r, err)
 	}
 	if buf.status == 0 {
@@ -135,4 +150,22 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key string, 
 	w.WriteHeader(buf.status)
 	_, _ = w.Write(buf.body.Bytes())
 	return nil
+}
+
+// asOf is the server as a keyed request sees it: the clock stopped at at,
+// and ids that are ULIDs of at whose random part is drawn from the caller,
+// the key and the id's place in the request (the n-th id of a run is the
+// n-th of every run).
+func (s *Server) asOf(at time.Time, userID, key string) *Server {
+	c := *s
+	var n atomic.Int64
+	c.Now = func() time.Time { return at }
+	c.NewID = func() string {
+		sum := sha256.Sum256([]byte(strconv.Itoa(len(userID)) + ":" + userID + "\x00" + key + "\x00" + strconv.FormatInt(n.Add(1), 10)))
+		var id ulid.ULID
+		_ = id.SetTime(ulid.Timestamp(at))
+		_ = id.SetEntropy(sum[:10])
+		return id.String()
+	}
+	return &c
 }

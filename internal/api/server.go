@@ -33,6 +33,11 @@ type Server struct {
 	// Tokens verifies the token a WebSocket $connect carries in its query
 	// string (Chat): Cognito's keys in AWS, the dev tokens locally.
 	Tokens auth.Verifier
+	// IdempotencyHold is how long a request with an Idempotency-Key holds
+	// its key while it runs (default DefaultIdempotencyHold): longer than
+	// any request takes; a repeat meanwhile is a 409 with Retry-After, and
+	// after it a repeat runs the request again (its first run crashed).
+	IdempotencyHold time.Duration
 }
 
 type ctxKey struct{}
@@ -190,7 +195,7 @@ func (s *Server) Handler() http.Handler {
 					r = r.WithContext(context.WithValue(r.Context(), ctxKey{}, id))
 				}
 			}
-			run := func(w http.ResponseWriter, r *http.Request) error {
+			run := func(s *Server, w http.ResponseWriter, r *http.Request) error {
 				if err := s.validate(r, rt, op); err != nil {
 					return err
 				}
@@ -205,7 +210,7 @@ func (s *Server) Handler() http.Handler {
 			case key != "":
 				err = s.idempotent(w, r, key, run)
 			default:
-				err = run(w, r)
+				err = run(s, w, r)
 			}
 			if err != nil {
 				writeError(w, s.log(), r, err)

@@ -7,6 +7,7 @@ import (
 	"math/big"
 	"slices"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go/middleware"
@@ -22,8 +23,18 @@ import (
 // something itself) and, when that item is exactly the one it puts, the
 // table is as the put would leave it: the call succeeds. (Transactions
 // have DynamoDB's own ClientRequestToken, which the SDK fills in.)
+//
+// A transaction sent again by another call (a request run again after the
+// writer crashed, writing exactly what its first run wrote) does not share
+// the first call's token: it is cancelled because its conditional puts find
+// their items there. When every item it could not write is a conditional
+// put whose item is exactly there, the first run committed (a transaction
+// is all or nothing), and the call succeeds too.
 func ownPut(stack *middleware.Stack) error {
 	return stack.Initialize.Add(middleware.InitializeMiddlewareFunc("OwnConditionalPut", func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+		if tx, ok := in.Parameters.(*dynamodb.TransactWriteItemsInput); ok {
+			return ownTransaction(ctx, in, tx, next)
+		}
 		p, ok := in.Parameters.(*dynamodb.PutItemInput)
 		if !ok || p.ConditionExpression == nil || p.ReturnValuesOnConditionCheckFailure != "" {
 			return next.HandleInitialize(ctx, in)
@@ -39,6 +50,40 @@ func ownPut(stack *middleware.Stack) error {
 		}
 		return out, md, err
 	}), middleware.After)
+}
+
+func ownTransaction(ctx context.Context, in middleware.InitializeInput, tx *dynamodb.TransactWriteItemsInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+	cp := *tx // the caller's input is left as it was
+	cp.TransactItems = make([]types.TransactWriteItem, len(tx.TransactItems))
+	for i, it := range tx.TransactItems {
+		if it.Put != nil && it.Put.ConditionExpression != nil && it.Put.ReturnValuesOnConditionCheckFailure == "" {
+			put := *it.Put
+			put.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
+			it.Put = &put
+		}
+		cp.TransactItems[i] = it
+	}
+	in.Parameters = &cp
+	out, md, err := next.HandleInitialize(ctx, in)
+	var tc *types.TransactionCanceledException
+	if !errors.As(err, &tc) || len(tc.CancellationReasons) != len(tx.TransactItems) {
+		return out, md, err
+	}
+	own := false
+	for i, r := range tc.CancellationReasons {
+		switch code := aws.ToString(r.Code); {
+		case code == "" || code == "None":
+		case code == "ConditionalCheckFailed" && tx.TransactItems[i].Put != nil && SameItem(r.Item, tx.TransactItems[i].Put.Item):
+			own = true
+		default:
+			return out, md, err
+		}
+	}
+	if own {
+		out.Result = &dynamodb.TransactWriteItemsOutput{}
+		return out, md, nil
+	}
+	return out, md, err
 }
 
 // SameItem reports whether two items hold the same attributes with the same

@@ -46,7 +46,9 @@ func TestRetryerRidesOutInjectedFaults(t *testing.T) {
 	// A condition that fails is permanent: one attempt, no retry.
 	plain := ddbtest.Clients(t)
 	before := plain.Requests.Counts()
-	_, err := plain.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: store.Key{PK: "T#0", SK: "X"}.AV(),
+	other := store.Key{PK: "T#0", SK: "X"}.AV()
+	other["v"] = &types.AttributeValueMemberS{Value: "another item"} // the same one again would be its own write
+	_, err := plain.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: other,
 		ConditionExpression: aws.String("attribute_not_exists(PK)")})
 	var cf *types.ConditionalCheckFailedException
 	if !errors.As(err, &cf) || ddb.Transient(err) {

@@ -261,7 +261,9 @@ func (s *Store) GetChatRoom(ctx context.Context, roomID string) (chat.Room, erro
 }
 
 // PutMessage stores a message (its room must exist: the sender is
-// connected to it). The same message id twice is a Conflict. A search
+// connected to it). The same message id with other content is a
+// Conflict; the very same message again (a write whose answer was lost,
+// sent again) is done (ddb recognises its own put). A search
 // room's message (m.SearchRoom) is written on the condition that its
 // sender is a member and its chat is not sealed, in one transaction: a
 // member removed or a room deleted since the sender's connection was

@@ -71,8 +71,8 @@ func TestChatSeed002(t *testing.T) {
 	if room == nil || room["createdAt"].(*types.AttributeValueMemberS).Value != at(0) || room["itemType"].(*types.AttributeValueMemberS).Value != "ChatRoom" {
 		t.Fatalf("room: %v", room)
 	}
-	if err := f.st.Connect(f.ctx, conn("c1", "an", "", chat.DefaultRoom, 0)); !errs.Is(err, errs.Conflict) {
-		t.Fatalf("same connection id again: %v", err)
+	if err := f.st.Connect(f.ctx, conn("c1", "binh", "", chat.DefaultRoom, 0)); !errs.Is(err, errs.Conflict) {
+		t.Fatalf("a connection id taken by another: %v", err)
 	}
 	// By id, by room (GSI1 CHATROOM#<room> / CONN#<id>), paginated.
 	c, err := f.st.GetConnection(f.ctx, "c2", t0.Unix())
@@ -138,8 +138,15 @@ func TestChatSeed002(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := f.st.PutMessage(f.ctx, msg("m1", time.Hour)); !errs.Is(err, errs.Conflict) {
+	// The same message again (a write whose answer was lost, sent again)
+	// is done; the same id with other content is a Conflict.
+	if err := f.st.PutMessage(f.ctx, msg("m1", time.Hour)); err != nil {
 		t.Fatalf("same message again: %v", err)
+	}
+	other := msg("m1", time.Hour)
+	other.Content = "something else"
+	if err := f.st.PutMessage(f.ctx, other); !errs.Is(err, errs.Conflict) {
+		t.Fatalf("same id, other content: %v", err)
 	}
 	var newest []string
 	for cur := ""; ; {
@@ -238,8 +245,13 @@ func TestChatSealedAndMembers(t *testing.T) {
 			t.Fatal(i, err)
 		}
 	}
-	if err := f.st.PutMessage(f.ctx, msg("m2", "bob", 2*time.Second)); !errs.Is(err, errs.Conflict) {
-		t.Fatalf("the same message again: %v, want Conflict", err)
+	if err := f.st.PutMessage(f.ctx, msg("m2", "bob", 2*time.Second)); err != nil {
+		t.Fatalf("the same message again (its own write): %v", err)
+	}
+	changed := msg("m2", "bob", 2*time.Second)
+	changed.Content = "edited"
+	if err := f.st.PutMessage(f.ctx, changed); !errs.Is(err, errs.Conflict) {
+		t.Fatalf("the same id with other content: %v, want Conflict", err)
 	}
 	if a, err := f.st.ChatAudience(f.ctx, "r1"); err != nil || !a.May("alice") || !a.May("bob") || a.May("carol") {
 		t.Fatalf("audience: %+v %v", a, err)

@@ -51,11 +51,15 @@ type StoredResponse struct {
 type RequestClaim struct {
 	key   Key
 	token string
+	// StartedAt is when the key was first claimed: a request run again
+	// after its first run crashed is run as of then (the same timestamps),
+	// so that it writes what the first one wrote.
+	StartedAt time.Time
 }
 
-// requestKey is a request record's key in the bookkeeping table: per
+// RequestKey is a request record's key in the bookkeeping table: per
 // caller (scope), so one user's key never reaches another's response.
-func requestKey(scope, key string) Key {
+func RequestKey(scope, key string) Key {
 	return Key{"REQUEST#" + strconv.Itoa(len(scope)) + ":" + scope + "#" + key, "IDEMPOTENCY"}
 }
 
@@ -68,13 +72,13 @@ func requestKey(scope, key string) Key {
 func (s *Store) BeginRequest(ctx context.Context, scope, key, fingerprint string, now time.Time, hold, keep time.Duration) (RequestState, RequestClaim, StoredResponse, time.Time, error) {
 	tok := make([]byte, 12)
 	_, _ = rand.Read(tok)
-	claim := RequestClaim{key: requestKey(scope, key), token: hex.EncodeToString(tok)}
+	claim := RequestClaim{key: RequestKey(scope, key), token: hex.EncodeToString(tok)}
 	num := func(v int64) types.AttributeValue {
 		return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
 	}
-	_, err := s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+	out, err := s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: aws.String(s.book()), Key: claim.key.AV(),
-		UpdateExpression: aws.String("SET itemType = :type, derived = :true, #status = :running, holdUntil = :hold, claim = :claim, fingerprint = :fp, #ttl = :ttl"),
+		UpdateExpression: aws.String("SET itemType = :type, derived = :true, #status = :running, holdUntil = :hold, claim = :claim, fingerprint = :fp, #ttl = :ttl, startedAt = if_not_exists(startedAt, :now)"),
 		ConditionExpression: aws.String("attribute_not_exists(PK) OR claim = :claim OR " +
 			"(#status = :running AND holdUntil < :now AND fingerprint = :fp)"),
 		ExpressionAttributeNames: map[string]string{"#status": "status", "#ttl": AttrTTL},
@@ -83,6 +87,7 @@ func (s *Store) BeginRequest(ctx context.Context, scope, key, fingerprint string
 			":hold": num(now.Add(hold).UnixMilli()), ":now": num(now.UnixMilli()), ":claim": strAV(claim.token),
 			":fp": strAV(fingerprint), ":ttl": num(now.Add(keep).Unix()),
 		},
+		ReturnValues:                        types.ReturnValueAllNew,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
 	var cf *types.ConditionalCheckFailedException
@@ -106,6 +111,12 @@ func (s *Store) BeginRequest(ctx context.Context, scope, key, fingerprint string
 	}
 	if err != nil {
 		return 0, claim, StoredResponse{}, time.Time{}, fmt.Errorf("store: begin idempotent request: %w", err)
+	}
+	claim.StartedAt = now
+	if n, ok := out.Attributes["startedAt"].(*types.AttributeValueMemberN); ok {
+		if ms, err := strconv.ParseInt(n.Value, 10, 64); err == nil {
+			claim.StartedAt = time.UnixMilli(ms)
+		}
 	}
 	return RequestStarted, claim, StoredResponse{}, time.Time{}, nil
 }

@@ -116,6 +116,20 @@ func (e *env) dur(name string, def time.Duration) time.Duration {
 	return d
 }
 
+// Duration reads a positive duration from the environment variable name,
+// def when it is empty.
+func Duration(name string, def time.Duration) (time.Duration, error) {
+	var e env
+	d := e.dur(name, def)
+	if len(e.errs) > 0 {
+		return def, errors.New(e.errs[0])
+	}
+	if d <= 0 {
+		return def, fmt.Errorf("%s=%q: want a positive duration (e.g. 30s)", name, os.Getenv(name))
+	}
+	return d, nil
+}
+
 func (e *env) bool(name string, def bool) bool {
 	v := os.Getenv(name)
 	if v == "" {
