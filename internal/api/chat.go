@@ -162,14 +162,19 @@ func (c chatRoutes) handle(ctx context.Context, connectionID string, in chat.Inb
 	if err := chat.CheckContent(in.Content); err != nil {
 		return chat.Outbound{}, err
 	}
+	if in.ClientMessageID != "" && !chat.ValidClientMessageID(in.ClientMessageID) {
+		return chat.Outbound{}, errs.Field("clientMessageId", chat.ClientMessageIDRule)
+	}
 	m := chat.Message{RoomID: conn.RoomID, MessageID: c.s.NewID(), UserID: conn.UserID, UserName: conn.UserName,
 		Content: in.Content, CreatedAt: store.Timestamp(now), SearchRoom: conn.SearchRoom}
 	if m.UserName == "" {
 		m.UserName = m.UserID
 	}
 	// A search room's message is written on the condition that its sender
-	// is still a member and the chat is not sealed (Store.PutMessage).
-	if err := c.s.Store.PutMessage(ctx, m); err != nil {
+	// is still a member and the chat is not sealed; a client message id
+	// sent again finds the first message (Store.PutMessageOnce).
+	m, err = c.s.Store.PutMessageOnce(ctx, m, in.ClientMessageID)
+	if err != nil {
 		return chat.Outbound{}, err
 	}
 	return chat.Outbound{Type: chat.FrameSent, Message: &m}, nil

@@ -317,3 +317,34 @@ func TestChatAuthorizationMatrix(t *testing.T) {
 	e.ok(202, "DELETE", "/rooms/"+rm.RoomID, tok["alice"], nil, nil)
 	check("deleted")
 }
+
+// A sendMessage frame sent again with its clientMessageId (the client did
+// not hear whether the first arrived) stores nothing and answers the first
+// message; the id with other content is refused; ids are per user.
+func TestChatClientMessageID(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, sequence("cmid%03d"))
+	e.clock.Advance(time.Since(e.clock.Peek()))
+	alice, bob := e.token("alice"), e.token("bob")
+	a, b := e.chatConn("token="+alice+"&roomId=kitchen"), e.chatConn("token="+bob+"&roomId=kitchen")
+	first := e.send(a, `{"action":"sendMessage","content":"pho?","clientMessageId":"m-1"}`)
+	e.clock.Advance(time.Second)
+	again := e.send(a, `{"action":"sendMessage","content":"pho?","clientMessageId":"m-1"}`)
+	if first.Type != chat.FrameSent || again.Type != chat.FrameSent || *again.Message != *first.Message {
+		t.Fatalf("sent again: %+v, first %+v", again.Message, first.Message)
+	}
+	if got := e.send(a, `{"action":"sendMessage","content":"ramen?","clientMessageId":"m-1"}`); got.Type != chat.FrameError || !strings.Contains(got.Reason, "another message") {
+		t.Errorf("the id with other content: %+v", got)
+	}
+	if got := e.send(a, `{"action":"sendMessage","content":"x","clientMessageId":"a b"}`); got.Type != chat.FrameError || got.Field != "clientMessageId" {
+		t.Errorf("a bad id: %+v", got)
+	}
+	if got := e.send(b, `{"action":"sendMessage","content":"pho?","clientMessageId":"m-1"}`); got.Type != chat.FrameSent || got.Message.MessageID == first.Message.MessageID {
+		t.Errorf("bob's m-1 is his own: %+v", got)
+	}
+	var page struct{ Items []chat.Message }
+	e.ok(200, "GET", "/chat/rooms/kitchen/messages", alice, nil, &page)
+	if len(page.Items) != 2 {
+		t.Errorf("%d messages stored, want 2 (alice's once, bob's)", len(page.Items))
+	}
+}

@@ -116,6 +116,27 @@ type Inbound struct {
 	Action  string `json:"action"`
 	Content string `json:"content,omitempty"`
 	RoomID  string `json:"roomId,omitempty"`
+	// ClientMessageID, optional, names a message as an Idempotency-Key
+	// names a request: a sendMessage sent again with it (the client did not
+	// hear whether the first arrived) stores nothing and answers the first
+	// message's sent frame; kept a day.
+	ClientMessageID string `json:"clientMessageId,omitempty"`
+}
+
+// ClientMessageIDRule describes a valid client message id.
+const ClientMessageIDRule = "1-64 visible ASCII characters (a UUID, say)"
+
+// ValidClientMessageID reports whether id can name a message.
+func ValidClientMessageID(id string) bool {
+	if id == "" || len(id) > 64 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if id[i] <= 0x20 || id[i] >= 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 // ParseInbound reads a client's frame. A frame that is not valid UTF-8 is

@@ -2,11 +2,16 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -269,32 +274,100 @@ func (s *Store) GetChatRoom(ctx context.Context, roomID string) (chat.Room, erro
 // member removed or a room deleted since the sender's connection was
 // checked is refused as NotFound, and nothing is written.
 func (s *Store) PutMessage(ctx context.Context, m chat.Message) error {
+	_, err := s.PutMessageOnce(ctx, m, "")
+	return err
+}
+
+// sentMessage is the record of a message sent with a client message id,
+// in the bookkeeping table for a day: the same id again finds the message.
+type sentMessage struct {
+	RoomID    string `dynamodbav:"roomId"`
+	MessageID string `dynamodbav:"messageId"`
+	CreatedAt string `dynamodbav:"createdAt"`
+	Content   string `dynamodbav:"contentSum"`
+}
+
+// SentMessageKey is the record of userID's client message id.
+func SentMessageKey(userID, clientMessageID string) Key {
+	return Key{"CHATMSG#" + strconv.Itoa(len(userID)) + ":" + userID + "#" + clientMessageID, "IDEMPOTENCY"}
+}
+
+// PutMessageOnce is PutMessage for a client that names its message
+// (clientMessageID, "": none): the first message with that id is stored
+// with a record of it (in the same transaction), and the same id again
+// from the same user — a frame the client sent again, not knowing whether
+// the first arrived — stores nothing and returns the first message; the id
+// with another room or content is a Conflict. It returns the message
+// stored.
+func (s *Store) PutMessageOnce(ctx context.Context, m chat.Message, clientMessageID string) (chat.Message, error) {
 	it, err := marshal(head{Key: MessageKey(m.RoomID, m.CreatedAt, m.MessageID), ItemType: TypeMessage}, m)
 	if err != nil {
-		return err
+		return m, err
 	}
-	if m.SearchRoom {
-		_, err = s.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
-			put(s.Table, it, "attribute_not_exists(PK)"), s.memberCheck(m.RoomID, m.UserID), s.sealCheck(m.RoomID),
-		}})
-		if r := cancelReasons(err); r != nil {
+	sum := sha256.Sum256([]byte(m.Content))
+	var sent map[string]types.AttributeValue
+	if clientMessageID != "" {
+		rec, err := attributevalue.MarshalMap(sentMessage{RoomID: m.RoomID, MessageID: m.MessageID, CreatedAt: m.CreatedAt, Content: hex.EncodeToString(sum[:])})
+		if err != nil {
+			return m, err
+		}
+		for k, v := range SentMessageKey(m.UserID, clientMessageID).AV() {
+			rec[k] = v
+		}
+		t, _ := ParseTimestamp(m.CreatedAt)
+		rec[AttrTTL] = &types.AttributeValueMemberN{Value: strconv.FormatInt(t.Add(24*time.Hour).Unix(), 10)}
+		rec["derived"] = &types.AttributeValueMemberBOOL{Value: true}
+		sent = rec
+	}
+	if m.SearchRoom || sent != nil {
+		items := []types.TransactWriteItem{put(s.Table, it, "attribute_not_exists(PK)")}
+		if m.SearchRoom {
+			items = append(items, s.memberCheck(m.RoomID, m.UserID), s.sealCheck(m.RoomID))
+		}
+		at := len(items)
+		if sent != nil {
+			p := put(s.book(), sent, "attribute_not_exists(PK)")
+			p.Put.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
+			items = append(items, p)
+		}
+		_, err = s.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+		var tc *types.TransactionCanceledException
+		if errors.As(err, &tc) {
+			r := cancelReasons(err)
 			switch {
-			case failedAt(r, 1) || failedAt(r, 2):
-				return chatRefused(m.RoomID)
+			case m.SearchRoom && (failedAt(r, 1) || failedAt(r, 2)):
+				return m, chatRefused(m.RoomID)
+			case sent != nil && failedAt(r, at):
+				var first sentMessage
+				if err := attributevalue.UnmarshalMap(tc.CancellationReasons[at].Item, &first); err != nil {
+					return m, fmt.Errorf("store: sent message record: %w", err)
+				}
+				if first.RoomID != m.RoomID || first.Content != hex.EncodeToString(sum[:]) {
+					return m, errs.New(errs.Conflict, "clientMessageId %s was used for another message: use a new one for a new message", clientMessageID)
+				}
+				var stored chat.Message
+				ok, err := s.getItem(ctx, MessageKey(first.RoomID, first.CreatedAt, first.MessageID), true, &stored)
+				if err != nil {
+					return m, err
+				}
+				if !ok { // deleted since (a deleted room's cascade)
+					return m, chatRefused(m.RoomID)
+				}
+				return stored, nil
 			case failedAt(r, 0):
-				return errs.New(errs.Conflict, "message %s already exists", m.MessageID)
+				return m, errs.New(errs.Conflict, "message %s already exists", m.MessageID)
 			}
 		}
 	} else {
 		_, err = s.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.Table), Item: it, ConditionExpression: aws.String("attribute_not_exists(PK)")})
 		if isConditionFailed(err) {
-			return errs.New(errs.Conflict, "message %s already exists", m.MessageID)
+			return m, errs.New(errs.Conflict, "message %s already exists", m.MessageID)
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("store: put message: %w", err)
+		return m, fmt.Errorf("store: put message: %w", err)
 	}
-	return nil
+	return m, nil
 }
 
 // Messages lists a room's messages newest first.
