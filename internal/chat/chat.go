@@ -181,7 +181,13 @@ func (o Outbound) Encode() []byte {
 // ErrorFrame is the frame that tells a client why its action was refused:
 // the field and reason of a validation error, the message of another
 // refusal, and nothing of an internal error's detail.
+//
+// It names the action only when it is one of the actions (sendMessage,
+// joinRoom): a frame's unknown action, of any length, is never echoed.
 func ErrorFrame(action string, err error) Outbound {
+	if action != ActionSendMessage && action != ActionJoinRoom {
+		action = ""
+	}
 	o := Outbound{Type: FrameError, Action: action, Reason: "internal error; try again"}
 	var e *errs.Error
 	if errors.As(err, &e) && e.Code != errs.Internal && e.Code != errs.Unavailable {

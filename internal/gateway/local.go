@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
@@ -17,6 +18,13 @@ import (
 
 // DefaultQueue is how many pushes may wait for one slow local connection.
 const DefaultQueue = 1024
+
+// Default bounds on the bytes waiting to be written to clients that do not
+// read: per connection, and for all connections together.
+const (
+	DefaultQueueBytes      = 1 << 20
+	DefaultTotalQueueBytes = 64 << 20
+)
 
 // writeTimeout bounds one frame's write to a local client; a client that
 // does not read for that long is closed.
@@ -37,6 +45,13 @@ type Local struct {
 	// DefaultQueue); a push beyond it is refused with 429
 	// LimitExceededException, as API Gateway throttles.
 	Queue int
+	// QueueBytes and TotalQueueBytes bound the bytes waiting for one
+	// connection and for all of them (defaults DefaultQueueBytes and
+	// DefaultTotalQueueBytes): a push beyond either is refused as one
+	// beyond Queue is, a reply beyond either closes its connection (its
+	// client does not read), so clients that never read cannot grow the
+	// process while the others are served.
+	QueueBytes, TotalQueueBytes int64
 	// OriginPatterns are the other origins a browser page may connect
 	// from (websocket.AcceptOptions); the writer's own origin always may.
 	OriginPatterns []string
@@ -48,6 +63,7 @@ type Local struct {
 	conns  map[string]*conn
 	closed bool
 	wg     sync.WaitGroup
+	queued atomic.Int64 // bytes waiting, all connections
 }
 
 // conn is one local connection. Pushes queue in out until the writer
@@ -60,6 +76,8 @@ type conn struct {
 
 	mu         sync.Mutex
 	lastActive time.Time
+	queued     atomic.Int64 // bytes waiting in out
+	gone       bool         // unregistered: nothing is queued any more (under mu)
 	out        chan []byte
 	done       chan struct{}
 	closeOnce  sync.Once
@@ -90,6 +108,49 @@ func (g *Local) log() *slog.Logger {
 	return g.Logger
 }
 
+// enqueue puts a frame in c's queue unless it would pass a bound.
+func (g *Local) enqueue(c *conn, f []byte) bool {
+	per, total := g.QueueBytes, g.TotalQueueBytes
+	if per <= 0 {
+		per = DefaultQueueBytes
+	}
+	if total <= 0 {
+		total = DefaultTotalQueueBytes
+	}
+	n := int64(len(f))
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.gone {
+		return false
+	}
+	if c.queued.Add(n) > per {
+		c.queued.Add(-n)
+		return false
+	}
+	if g.queued.Add(n) > total {
+		g.queued.Add(-n)
+		c.queued.Add(-n)
+		return false
+	}
+	select {
+	case c.out <- f:
+		return true
+	default:
+		g.queued.Add(-n)
+		c.queued.Add(-n)
+		return false
+	}
+}
+
+// dequeued accounts for a frame taken from c's queue.
+func (g *Local) dequeued(c *conn, f []byte) {
+	c.queued.Add(-int64(len(f)))
+	g.queued.Add(-int64(len(f)))
+}
+
+// Queued is how many bytes wait to be written to clients.
+func (g *Local) Queued() int64 { return g.queued.Load() }
+
 func (g *Local) register(r *http.Request) (*conn, bool) {
 	q := g.Queue
 	if q <= 0 {
@@ -116,6 +177,10 @@ func (g *Local) unregister(c *conn) {
 	g.mu.Lock()
 	delete(g.conns, c.id)
 	g.mu.Unlock()
+	c.mu.Lock()
+	c.gone = true
+	g.queued.Add(-c.queued.Swap(0)) // what it never wrote is dropped with it
+	c.mu.Unlock()
 	g.wg.Done()
 }
 
@@ -183,19 +248,16 @@ func (g *Local) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			c.mu.Lock()
 			c.lastActive = g.now()
 			c.mu.Unlock()
-			if reply := g.Routes.Message(ctx, c.id, frame); reply != nil {
-				select {
-				case c.out <- reply:
-				default:
-					c.end(websocket.StatusPolicyViolation, "too many frames waiting: the client does not read")
-					return
-				}
+			if reply := g.Routes.Message(ctx, c.id, frame); reply != nil && !g.enqueue(c, reply) {
+				c.end(websocket.StatusPolicyViolation, "too many frames waiting: the client does not read")
+				return
 			}
 		}
 	}()
 	for { // writer: pushes and replies out, in order, until the end
 		select {
 		case f := <-c.out:
+			g.dequeued(c, f)
 			wctx, wcancel := context.WithTimeout(ctx, writeTimeout)
 			err := ws.Write(wctx, websocket.MessageText, f)
 			wcancel()
@@ -287,11 +349,14 @@ func (g *Local) management() *http.ServeMux {
 		select {
 		case <-c.done:
 			gone(w)
-		case c.out <- body:
-			w.WriteHeader(http.StatusOK)
+			return
 		default:
-			apiError(w, http.StatusTooManyRequests, "LimitExceededException", "too many frames waiting for this connection")
 		}
+		if !g.enqueue(c, body) {
+			apiError(w, http.StatusTooManyRequests, "LimitExceededException", "too many frames or bytes waiting for this connection (or for all)")
+			return
+		}
+		w.WriteHeader(http.StatusOK)
 	})
 	mux.HandleFunc("GET /@connections/{id}", func(w http.ResponseWriter, r *http.Request) {
 		c := g.lookup(r.PathValue("id"))

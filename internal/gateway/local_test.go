@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -288,5 +289,75 @@ func TestLocalManagementAuthentication(t *testing.T) {
 	}
 	if _, err := f.mgmt.GetConnection(context.Background(), &apigatewaymanagementapi.GetConnectionInput{ConnectionId: aws.String(id)}); err != nil {
 		t.Errorf("a signed GET: %v", err)
+	}
+}
+
+// Clients that never read cannot grow the gateway: pushes to them wait up
+// to QueueBytes each and TotalQueueBytes in all, then are refused (429
+// LimitExceededException, as API Gateway throttles), while a client that
+// reads gets every push meant for it. The heap's growth is measured and
+// bounded far below what the refused pushes would have taken.
+func TestLocalQueuesBoundedUnderClientsThatNeverRead(t *testing.T) {
+	f := newFixture(t)
+	f.gw.QueueBytes, f.gw.TotalQueueBytes = 2<<20, 8<<20
+	reader := f.dial(t, "token=ok")
+	const sleepers = 8
+	for range sleepers {
+		f.dial(t, "token=ok") // never read
+	}
+	eventually(t, "the connections", func() bool { return f.gw.Len() == sleepers+1 })
+	runtime.GC()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+
+	frame := []byte(strings.Repeat("x", 100<<10))
+	ctx := context.Background()
+	var refused, accepted, closed int
+	var peakQueued int64
+	var peakHeap uint64
+	for round := range 40 {
+		for i := 2; i <= sleepers+1; i++ { // each sleeper, three frames a round
+			for range 3 {
+				_, err := f.mgmt.PostToConnection(ctx, &apigatewaymanagementapi.PostToConnectionInput{ConnectionId: aws.String(fmt.Sprintf("conn-%d=", i)), Data: frame})
+				var limit *types.LimitExceededException
+				var gone *types.GoneException
+				switch {
+				case err == nil:
+					accepted++
+				case errors.As(err, &limit):
+					refused++
+				case errors.As(err, &gone): // closed: it did not read for writeTimeout
+					closed++
+				default:
+					t.Fatalf("push %d to conn-%d: %v", round, i, err)
+				}
+			}
+		}
+		// The reader gets its own push each round, however full the
+		// others are.
+		if _, err := f.mgmt.PostToConnection(ctx, &apigatewaymanagementapi.PostToConnectionInput{ConnectionId: aws.String("conn-1="), Data: []byte(fmt.Sprint("hello ", round))}); err != nil {
+			t.Fatalf("push %d to the reader: %v", round, err)
+		}
+		if got := read(t, reader); got != fmt.Sprint("hello ", round) {
+			t.Fatalf("the reader got %q", got)
+		}
+		q := f.gw.Queued()
+		if q > f.gw.TotalQueueBytes {
+			t.Fatalf("%d bytes queued, above the bound %d", q, f.gw.TotalQueueBytes)
+		}
+		peakQueued = max(peakQueued, q)
+		var now runtime.MemStats
+		runtime.ReadMemStats(&now)
+		peakHeap = max(peakHeap, now.HeapAlloc)
+	}
+	growth := int64(peakHeap) - int64(before.HeapAlloc)
+	attempted := int64(accepted+refused+closed) * int64(len(frame))
+	t.Logf("%d pushes of 100 KB to clients that never read: %d accepted (most into the kernel's socket buffers), %d refused, %d to connections closed for not reading; at most %.1f MB queued (bounds: %d MB each, %d MB in all); heap peak %.1f MB above the start (the pushes attempted: %.0f MB)",
+		accepted+refused+closed, accepted, refused, closed, float64(peakQueued)/(1<<20), f.gw.QueueBytes>>20, f.gw.TotalQueueBytes>>20, float64(growth)/(1<<20), float64(attempted)/(1<<20))
+	if refused == 0 {
+		t.Error("no push was refused: the bound never acted")
+	}
+	if growth > 4*f.gw.TotalQueueBytes {
+		t.Errorf("the heap grew %d bytes, over four times the bound on queued bytes", growth)
 	}
 }
