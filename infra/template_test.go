@@ -713,6 +713,7 @@ func TestIAM(t *testing.T) {
 	has("WriterFunction", "dynamodb:UpdateItem", "getatt:BookkeepingTable.Arn") // invite rate windows, Idempotency-Key records
 	has("WriterFunction", "dynamodb:DeleteItem", "getatt:BookkeepingTable.Arn") // an Idempotency-Key released after a 5xx
 	has("WriterFunction", "dynamodb:PutItem", "getatt:BookkeepingTable.Arn")    // a chat message's client message id
+	has("WriterFunction", "dynamodb:GetItem", "getatt:BookkeepingTable.Arn")    // a user's open chat connections
 	for _, fn := range []string{"ProjectorFunction", "NotifierFunction"} {
 		for _, a := range []string{"dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator"} {
 			has(fn, a, "getatt:Table.StreamArn")

@@ -60,7 +60,9 @@ type chatClient struct {
 // for every push.
 func runChat(ctx context.Context, writer string, conns int, rate float64, d, drain time.Duration, progress io.Writer) (*ChatReport, error) {
 	hc := &http.Client{Timeout: 10 * time.Second}
-	const users = 50
+	// Ten connections a user at most: the writer allows a user 20
+	// (api.DefaultChatConnectionsPerUser).
+	users := max(50, (conns+9)/10)
 	tokens := make([]string, users)
 	for i := range tokens {
 		res, err := hc.Post(writer+"/dev/tokens", "application/json", strings.NewReader(fmt.Sprintf(`{"userId":"chatter-%02d","name":"Chatter %d"}`, i, i)))

@@ -165,6 +165,9 @@ func main() {
 	if err != nil {
 		app.Fatal(log, "bad configuration", err)
 	}
+	// Every write of a request is its own (its ids and, with an
+	// Idempotency-Key, its times): one found already written is done.
+	c.DB.OwnWrites = true
 	clients, err := ddb.New(context.Background(), c.DB)
 	if err != nil {
 		app.Fatal(log, "clients", err)

@@ -91,10 +91,14 @@ func (c chatRoutes) Connect(ctx context.Context, r gateway.ConnectRequest) (err 
 		return err
 	}
 	now := c.s.Now()
-	return c.s.Store.Connect(ctx, chat.Connection{
+	max := c.s.ChatConnectionsPerUser
+	if max <= 0 {
+		max = DefaultChatConnectionsPerUser
+	}
+	return c.s.Store.ConnectLimited(ctx, chat.Connection{
 		ConnectionID: r.ConnectionID, UserID: id.UserID, UserName: id.Name, RoomID: roomID,
 		ConnectedAt: store.Timestamp(now), TTL: now.Add(chat.ConnectionTTL).Unix(), SearchRoom: search,
-	})
+	}, max)
 }
 
 func (c chatRoutes) Disconnect(ctx context.Context, connectionID string) (err error) {
@@ -139,7 +143,12 @@ func (c chatRoutes) handle(ctx context.Context, connectionID string, in chat.Inb
 		return chat.Outbound{}, errs.Field("action", fmt.Sprintf("must be %s or %s", chat.ActionSendMessage, chat.ActionJoinRoom))
 	}
 	now := c.s.Now()
-	conn, err := c.s.Store.GetConnection(ctx, connectionID, now.Unix())
+	limit := c.s.ChatFrames
+	if limit.Frames <= 0 || limit.Per <= 0 {
+		limit = DefaultChatFrames
+	}
+	// The connection, its frame counted against its limit (TooMany past it).
+	conn, err := c.s.Store.TakeFrame(ctx, connectionID, now, limit)
 	if errs.Is(err, errs.NotFound) {
 		return chat.Outbound{}, errs.New(errs.NotFound, "this connection is not known (it expired): reconnect")
 	}

@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -346,5 +347,61 @@ func TestChatClientMessageID(t *testing.T) {
 	e.ok(200, "GET", "/chat/rooms/kitchen/messages", alice, nil, &page)
 	if len(page.Items) != 2 {
 		t.Errorf("%d messages stored, want 2 (alice's once, bob's)", len(page.Items))
+	}
+}
+
+// One client cannot take what others need: a user's open connections are
+// bounded (the next handshake is a 429 problem+json, nothing written; a
+// closed one frees its place), and so are one connection's frames (an
+// error frame past the limit, the next window serves it again), while
+// another user's connection is served throughout.
+func TestChatLimits(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, sequence("cl%03d"))
+	e.clock.Advance(time.Since(e.clock.Peek()))
+	e.srv.ChatConnectionsPerUser = 3
+	e.srv.ChatFrames = store.FrameLimit{Frames: 5, Per: time.Minute}
+	alice, bob := e.token("alice"), e.token("bob")
+	var open []*websocket.Conn
+	for range 3 {
+		open = append(open, e.chatConn("token="+alice))
+	}
+	_, res, err := e.dialChat("token=" + alice)
+	if err == nil || res == nil || res.StatusCode != http.StatusTooManyRequests || res.Header.Get("Content-Type") != "application/problem+json" {
+		t.Fatalf("a fourth connection: %v %+v, want a 429 problem+json", err, res)
+	}
+	b := e.chatConn("token=" + bob) // another user is served
+	_ = open[0].Close(websocket.StatusNormalClosure, "")
+	for end := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		c, _, err := e.dialChat("token=" + alice)
+		if err == nil {
+			open[0] = c
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatalf("a closed connection did not free its place: %v", err)
+		}
+	}
+
+	// Frames: five a minute here.
+	for i := range 5 {
+		if got := e.send(open[1], fmt.Sprintf(`{"action":"sendMessage","content":"m%d"}`, i)); got.Type != chat.FrameSent {
+			t.Fatalf("frame %d: %+v", i, got)
+		}
+	}
+	if got := e.send(open[1], `{"action":"sendMessage","content":"one too many"}`); got.Type != chat.FrameError || !strings.Contains(got.Reason, "too many frames") {
+		t.Errorf("the sixth frame: %+v", got)
+	}
+	if got := e.send(b, `{"action":"sendMessage","content":"bob is served"}`); got.Type != chat.FrameSent {
+		t.Errorf("bob meanwhile: %+v", got)
+	}
+	e.clock.Advance(time.Minute)
+	if got := e.send(open[1], `{"action":"sendMessage","content":"the next minute"}`); got.Type != chat.FrameSent {
+		t.Errorf("the next window: %+v", got)
+	}
+	var page struct{ Items []chat.Message }
+	e.ok(200, "GET", "/chat/rooms/global/messages?limit=100", alice, nil, &page)
+	if len(page.Items) != 7 {
+		t.Errorf("%d messages stored, want 7 (the refused one not)", len(page.Items))
 	}
 }

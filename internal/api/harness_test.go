@@ -37,6 +37,7 @@ import (
 
 	"github.com/dynastream/dynastream/internal/api"
 	"github.com/dynastream/dynastream/internal/auth"
+	"github.com/dynastream/dynastream/internal/ddb"
 	"github.com/dynastream/dynastream/internal/ddbtest"
 	"github.com/dynastream/dynastream/internal/errs"
 	"github.com/dynastream/dynastream/internal/gateway"
@@ -104,6 +105,8 @@ type env struct {
 func newEnv(t *testing.T, newID func() string) *env {
 	t.Helper()
 	c, table, arn := ddbtest.Table(t)
+	// The writer's clients recognise their own writes (ddb.Config.OwnWrites).
+	c = ddbtest.ClientsWith(t, ddb.Config{OwnWrites: true})
 	clk := api.NewFixedClock()
 	gen := &ids{gen: newID}
 	dev := &auth.DevTokens{Secret: []byte("test secret, 32 bytes long......"), Issuer: "dynastream-test", Now: clk.Peek}

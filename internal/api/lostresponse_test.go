@@ -24,7 +24,7 @@ func TestLostResponsesAreNotConflicts(t *testing.T) {
 	t.Parallel()
 	clean, table, _ := ddbtest.Table(t)
 	faults := &ddb.Faults{Rate: 0.3, Seed: 27, Kinds: []int{ddb.FaultResetAfter}}
-	c := ddbtest.ClientsWith(t, ddb.Config{Faults: faults, MaxAttempts: 10})
+	c := ddbtest.ClientsWith(t, ddb.Config{Faults: faults, MaxAttempts: 10, OwnWrites: true})
 	st := store.New(c.DB, table)
 	st.Bookkeeping = ddbtest.Bookkeeping(t, clean, table)
 	dev := &auth.DevTokens{Secret: []byte("test secret, 32 bytes long......"), Issuer: "dynastream-test", Now: time.Now}

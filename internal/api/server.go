@@ -38,7 +38,19 @@ type Server struct {
 	// any request takes; a repeat meanwhile is a 409 with Retry-After, and
 	// after it a repeat runs the request again (its first run crashed).
 	IdempotencyHold time.Duration
+	// ChatConnectionsPerUser bounds a user's open chat connections
+	// (default DefaultChatConnectionsPerUser); ChatFrames the frames one
+	// connection sends (default DefaultChatFrames).
+	ChatConnectionsPerUser int
+	ChatFrames             store.FrameLimit
 }
+
+// The chat's default limits: a person with a few devices and tabs, typing
+// fast; a client past them gets a 429 handshake or an error frame.
+const DefaultChatConnectionsPerUser = 20
+
+// DefaultChatFrames is 50 frames per 10 seconds per connection.
+var DefaultChatFrames = store.FrameLimit{Frames: 50, Per: 10 * time.Second}
 
 type ctxKey struct{}
 

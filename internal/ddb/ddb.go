@@ -24,6 +24,12 @@ type Config struct {
 	// Faults, when set, fails a share of the DynamoDB and Streams clients'
 	// requests (tests of the failure behaviour; never in production).
 	Faults *Faults
+	// OwnWrites makes the DynamoDB clients recognise a conditional put or
+	// a transaction that finds exactly what it writes already written as
+	// done (ownPut): for a writer whose ids and times make every write its
+	// own (the writer's requests), never for a consumer, whose markers
+	// must tell a duplicate from a first delivery.
+	OwnWrites bool
 }
 
 // Clients are the two clients every program needs.
@@ -95,7 +101,9 @@ func (c *Clients) NewDB(counter *Counter) *dynamodb.Client {
 			o.DisableValidateResponseChecksum = true
 			o.Credentials = localCredentials
 		}
-		o.APIOptions = append(o.APIOptions, ownPut)
+		if c.conf.OwnWrites {
+			o.APIOptions = append(o.APIOptions, ownPut)
+		}
 		if counter != nil {
 			o.APIOptions = append(o.APIOptions, counter.Middleware)
 		}

@@ -69,12 +69,15 @@ func ownTransaction(ctx context.Context, in middleware.InitializeInput, tx *dyna
 	if !errors.As(err, &tc) || len(tc.CancellationReasons) != len(tx.TransactItems) {
 		return out, md, err
 	}
+	// Every conditional put must find its very item: one that did not
+	// (None) was not written by an earlier commit of this transaction.
 	own := false
 	for i, r := range tc.CancellationReasons {
+		p := tx.TransactItems[i].Put
 		switch code := aws.ToString(r.Code); {
-		case code == "" || code == "None":
-		case code == "ConditionalCheckFailed" && tx.TransactItems[i].Put != nil && SameItem(r.Item, tx.TransactItems[i].Put.Item):
+		case code == "ConditionalCheckFailed" && p != nil && SameItem(r.Item, p.Item):
 			own = true
+		case (code == "" || code == "None") && (p == nil || p.ConditionExpression == nil):
 		default:
 			return out, md, err
 		}

@@ -1,11 +1,16 @@
 package ddb_test
 
 import (
+	"context"
+	"errors"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/dynastream/dynastream/internal/ddb"
+	"github.com/dynastream/dynastream/internal/ddbtest"
 )
 
 func TestSameItem(t *testing.T) {
@@ -37,5 +42,42 @@ func TestSameItem(t *testing.T) {
 		if got := ddb.SameItem(c.a, c.b); got != c.same {
 			t.Errorf("%s: %v", c.name, got)
 		}
+	}
+}
+
+// With OwnWrites, a conditional put or transaction that finds exactly what
+// it writes is done; one that would write anything new is refused as
+// without: a transaction whose other conditional put had not been written
+// was never committed, and recognising it would lose that put.
+func TestOwnWrites(t *testing.T) {
+	_, table, _ := ddbtest.Table(t)
+	c := ddbtest.ClientsWith(t, ddb.Config{OwnWrites: true})
+	ctx := context.Background()
+	item := func(pk, v string) map[string]types.AttributeValue {
+		return map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: pk}, "SK": &types.AttributeValueMemberS{Value: "X"}, "v": &types.AttributeValueMemberS{Value: v}}
+	}
+	put := func(it map[string]types.AttributeValue) types.TransactWriteItem {
+		return types.TransactWriteItem{Put: &types.Put{TableName: aws.String(table), Item: it, ConditionExpression: aws.String("attribute_not_exists(PK)")}}
+	}
+	cond := aws.String("attribute_not_exists(PK)")
+	if _, err := c.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: item("A", "1"), ConditionExpression: cond}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: item("A", "1"), ConditionExpression: cond}); err != nil {
+		t.Errorf("the very same put again: %v, want done", err)
+	}
+	var cf *types.ConditionalCheckFailedException
+	if _, err := c.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: item("A", "2"), ConditionExpression: cond}); !errors.As(err, &cf) {
+		t.Errorf("another item under the key: %v, want the condition's failure", err)
+	}
+	if _, err := c.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{put(item("A", "1"))}}); err != nil {
+		t.Errorf("a transaction of the very same put: %v, want done", err)
+	}
+	var tc *types.TransactionCanceledException
+	if _, err := c.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{put(item("A", "1")), put(item("B", "1"))}}); !errors.As(err, &tc) {
+		t.Errorf("a transaction with a put not written yet: %v, want it cancelled", err)
+	}
+	if out, err := c.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), Key: map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: "B"}, "SK": &types.AttributeValueMemberS{Value: "X"}}}); err != nil || out.Item != nil {
+		t.Errorf("B: %v %v, want nothing written", out, err)
 	}
 }

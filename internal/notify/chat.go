@@ -148,7 +148,7 @@ func (c *Chat) broadcast(ctx context.Context, msgs []chat.Message) (int, error) 
 					continue
 				case errors.Is(err, push.ErrGone):
 					c.Gone.Add(1)
-					if _, err := c.Store.DeleteGoneConnection(ctx, conn.ConnectionID, cutoff); err != nil {
+					if _, err := c.Store.DeleteGoneConnection(ctx, conn, cutoff); err != nil {
 						fail(i, err)
 					}
 				default:
@@ -226,7 +226,7 @@ func (c *Chat) close(ctx context.Context, cl closure) error {
 			err := c.Pusher.Close(ctx, conn.ConnectionID)
 			if err == nil || errors.Is(err, push.ErrGone) {
 				c.Closed.Add(1)
-				_, err = c.Store.DeleteConnectionIn(ctx, conn.ConnectionID, cl.RoomID)
+				_, err = c.Store.DeleteConnectionIn(ctx, conn, cl.RoomID)
 			}
 			if err != nil {
 				mu.Lock()

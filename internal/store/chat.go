@@ -108,6 +108,101 @@ func chatRefused(roomID string) error {
 // kept, else the user id; createdAt only the first time) and its room
 // (created on first sight). An existing connection id is a Conflict.
 func (s *Store) Connect(ctx context.Context, c chat.Connection) error {
+	return s.ConnectLimited(ctx, c, 0)
+}
+
+// connRegistry is a user's open connections, in the bookkeeping table:
+// each connection id with the time its item expires.
+type connRegistry struct {
+	Conns   map[string]int64 `dynamodbav:"conns"`
+	Version int64            `dynamodbav:"version"`
+}
+
+// ConnRegistryKey is userID's registry of open connections.
+func ConnRegistryKey(userID string) Key {
+	return Key{"CONNECTIONS#" + strconv.Itoa(len(userID)) + ":" + userID, "REGISTRY"}
+}
+
+// ConnectLimited is Connect for a user who may have at most max open
+// connections (0: any number): the user's registry of open connections
+// (ConnRegistryKey) is read, its expired entries dropped, and, when the
+// user has fewer than max, written again with the new one in the
+// connection's own transaction, on the condition that nobody changed it
+// meanwhile (a concurrent connect is tried again). One more is TooMany.
+// Disconnect and the notifier's closes take entries out; an entry whose
+// $disconnect never came expires with its connection (2 hours).
+func (s *Store) ConnectLimited(ctx context.Context, c chat.Connection, max int) error {
+	for attempt := 0; ; attempt++ {
+		var reg *types.TransactWriteItem
+		if max > 0 {
+			var err error
+			if reg, err = s.registerConnection(ctx, c, max); err != nil {
+				return err
+			}
+		}
+		err := s.connect(ctx, c, reg)
+		if errors.Is(err, errRegistryChanged) && attempt < 5 {
+			continue
+		}
+		return err
+	}
+}
+
+var errRegistryChanged = errors.New("store: the user's connections changed meanwhile")
+
+// registerConnection is the registry write that adds c, or TooMany.
+func (s *Store) registerConnection(ctx context.Context, c chat.Connection, max int) (*types.TransactWriteItem, error) {
+	k := ConnRegistryKey(c.UserID)
+	out, err := s.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.book()), Key: k.AV(), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return nil, fmt.Errorf("store: read connections of %s: %w", c.UserID, err)
+	}
+	var reg connRegistry
+	if out.Item != nil {
+		if err := attributevalue.UnmarshalMap(out.Item, &reg); err != nil {
+			return nil, fmt.Errorf("store: connections of %s: %w", c.UserID, err)
+		}
+	}
+	t, _ := ParseTimestamp(c.ConnectedAt)
+	live := map[string]int64{}
+	for id, exp := range reg.Conns {
+		if exp > t.Unix() {
+			live[id] = exp
+		}
+	}
+	if len(live) >= max {
+		return nil, errs.New(errs.TooMany, "at most %d open chat connections per user: close one first", max)
+	}
+	live[c.ConnectionID] = c.TTL
+	item, err := attributevalue.MarshalMap(connRegistry{Conns: live, Version: reg.Version + 1})
+	if err != nil {
+		return nil, err
+	}
+	for n, v := range k.AV() {
+		item[n] = v
+	}
+	item["derived"] = &types.AttributeValueMemberBOOL{Value: true}
+	cond, vals := "attribute_not_exists(PK)", map[string]types.AttributeValue(nil)
+	if out.Item != nil {
+		cond, vals = "version = :v", map[string]types.AttributeValue{":v": &types.AttributeValueMemberN{Value: strconv.FormatInt(reg.Version, 10)}}
+	}
+	return &types.TransactWriteItem{Put: &types.Put{TableName: aws.String(s.book()), Item: item,
+		ConditionExpression: aws.String(cond), ExpressionAttributeValues: vals}}, nil
+}
+
+// unregisterConnection takes a connection out of its user's registry.
+func (s *Store) unregisterConnection(ctx context.Context, userID, connectionID string) error {
+	_, err := s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(s.book()), Key: ConnRegistryKey(userID).AV(),
+		UpdateExpression:         aws.String("REMOVE conns.#c"),
+		ConditionExpression:      aws.String("attribute_exists(PK)"),
+		ExpressionAttributeNames: map[string]string{"#c": connectionID}})
+	if err != nil && !isConditionFailed(err) {
+		return fmt.Errorf("store: unregister connection %s: %w", connectionID, err)
+	}
+	return nil
+}
+
+func (s *Store) connect(ctx context.Context, c chat.Connection, reg *types.TransactWriteItem) error {
 	it, err := marshal(head{Key: ConnectionKey(c.ConnectionID), ItemType: TypeConnection}, c)
 	if err != nil {
 		return err
@@ -125,16 +220,25 @@ func (s *Store) Connect(ctx context.Context, c chat.Connection) error {
 		ExpressionAttributeNames:  map[string]string{"#n": "name"},
 		ExpressionAttributeValues: vals}}
 	items := []types.TransactWriteItem{profile, s.upsertRoom(c.RoomID, c.ConnectedAt), put(s.Table, it, "attribute_not_exists(PK)")}
+	member := -1
 	if c.SearchRoom {
+		member = len(items)
 		items = append(items, s.memberCheck(c.RoomID, c.UserID))
+	}
+	registry := -1
+	if reg != nil {
+		registry = len(items)
+		items = append(items, *reg)
 	}
 	_, err = s.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
 	if r := cancelReasons(err); r != nil {
 		switch {
-		case failedAt(r, 1) || failedAt(r, 3):
+		case failedAt(r, 1) || failedAt(r, member):
 			return chatRefused(c.RoomID)
 		case failedAt(r, 2):
 			return errs.New(errs.Conflict, "connection %s already exists", c.ConnectionID)
+		case failedAt(r, registry):
+			return errRegistryChanged
 		}
 	}
 	if err != nil {
@@ -143,11 +247,16 @@ func (s *Store) Connect(ctx context.Context, c chat.Connection) error {
 	return nil
 }
 
-// Disconnect deletes a connection (gone already: nothing to do).
+// Disconnect deletes a connection (gone already: nothing to do) and takes
+// it out of its user's registry.
 func (s *Store) Disconnect(ctx context.Context, connectionID string) error {
-	_, err := s.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(s.Table), Key: ConnectionKey(connectionID).AV()})
+	out, err := s.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(s.Table), Key: ConnectionKey(connectionID).AV(),
+		ReturnValues: types.ReturnValueAllOld})
 	if err != nil {
 		return fmt.Errorf("store: disconnect: %w", err)
+	}
+	if u, ok := out.Attributes["userId"].(*types.AttributeValueMemberS); ok {
+		return s.unregisterConnection(ctx, u.Value, connectionID)
 	}
 	return nil
 }
@@ -266,9 +375,9 @@ func (s *Store) GetChatRoom(ctx context.Context, roomID string) (chat.Room, erro
 }
 
 // PutMessage stores a message (its room must exist: the sender is
-// connected to it). The same message id with other content is a
-// Conflict; the very same message again (a write whose answer was lost,
-// sent again) is done (ddb recognises its own put). A search
+// connected to it). The same message id again is a Conflict (with
+// ddb.Config.OwnWrites, as the writer has it, the very same message again
+// — a write whose answer was lost, sent again — is done). A search
 // room's message (m.SearchRoom) is written on the condition that its
 // sender is a member and its chat is not sealed, in one transaction: a
 // member removed or a room deleted since the sender's connection was
@@ -408,8 +517,8 @@ func (s *Store) EachRoomConnection(ctx context.Context, roomID string, nowUnix i
 // unless it connected after cutoff (a stored timestamp): a push that races
 // a $connect still in progress is refused as gone too, and must not delete
 // the connection being made. It reports whether it deleted.
-func (s *Store) DeleteGoneConnection(ctx context.Context, connectionID, cutoff string) (bool, error) {
-	_, err := s.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(s.Table), Key: ConnectionKey(connectionID).AV(),
+func (s *Store) DeleteGoneConnection(ctx context.Context, c chat.Connection, cutoff string) (bool, error) {
+	_, err := s.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(s.Table), Key: ConnectionKey(c.ConnectionID).AV(),
 		ConditionExpression:       aws.String("connectedAt <= :cutoff"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":cutoff": strAV(cutoff)}})
 	var cf *types.ConditionalCheckFailedException
@@ -419,7 +528,7 @@ func (s *Store) DeleteGoneConnection(ctx context.Context, connectionID, cutoff s
 	if err != nil {
 		return false, fmt.Errorf("store: delete gone connection: %w", err)
 	}
-	return true, nil
+	return true, s.unregisterConnection(ctx, c.UserID, c.ConnectionID)
 }
 
 // ChatAudience is who may read a search room's chat now: Exists says the
@@ -458,15 +567,85 @@ func (s *Store) ChatAudience(ctx context.Context, roomID string) (ChatAudience, 
 // DeleteConnectionIn deletes a connection if it is still in roomID (one
 // that moved to another room meanwhile is kept); an absent one is nothing
 // to do. It reports whether it deleted.
-func (s *Store) DeleteConnectionIn(ctx context.Context, connectionID, roomID string) (bool, error) {
-	_, err := s.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(s.Table), Key: ConnectionKey(connectionID).AV(),
+func (s *Store) DeleteConnectionIn(ctx context.Context, c chat.Connection, roomID string) (bool, error) {
+	_, err := s.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(s.Table), Key: ConnectionKey(c.ConnectionID).AV(),
 		ConditionExpression:       aws.String("roomId = :r"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":r": strAV(roomID)}})
 	if isConditionFailed(err) {
 		return false, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("store: delete connection %s: %w", connectionID, err)
+		return false, fmt.Errorf("store: delete connection %s: %w", c.ConnectionID, err)
 	}
-	return true, nil
+	return true, s.unregisterConnection(ctx, c.UserID, c.ConnectionID)
+}
+
+// FrameLimit bounds the frames one connection sends: at most Frames in
+// each window of Per.
+type FrameLimit struct {
+	Frames int
+	Per    time.Duration
+}
+
+// TakeFrame counts one frame of a connection against its limit and
+// returns the connection: NotFound when it is unknown or expired, TooMany
+// (with when the window ends) when it has sent its frames for the window.
+// The count lives in the connection's item (frames, frameWindow), so it
+// holds across the writer's instances, at one write per frame where a
+// read was.
+func (s *Store) TakeFrame(ctx context.Context, connectionID string, now time.Time, l FrameLimit) (chat.Connection, error) {
+	window := now.UnixMilli() / l.Per.Milliseconds()
+	num := func(v int64) types.AttributeValue {
+		return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
+	}
+	k := ConnectionKey(connectionID).AV()
+	for attempt := 0; attempt < 3; attempt++ {
+		out, err := s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(s.Table), Key: k,
+			UpdateExpression:                    aws.String("SET frames = frames + :one"),
+			ConditionExpression:                 aws.String("attribute_exists(PK) AND frameWindow = :w AND frames < :max"),
+			ExpressionAttributeValues:           map[string]types.AttributeValue{":one": num(1), ":w": num(window), ":max": num(int64(l.Frames))},
+			ReturnValues:                        types.ReturnValueAllNew,
+			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld})
+		var cf *types.ConditionalCheckFailedException
+		switch {
+		case err == nil:
+			return s.liveConnection(out.Attributes, connectionID, now)
+		case !errors.As(err, &cf):
+			return chat.Connection{}, fmt.Errorf("store: count a frame of %s: %w", connectionID, err)
+		case cf.Item == nil:
+			return chat.Connection{}, errs.New(errs.NotFound, "connection %s not found", connectionID)
+		}
+		if w, ok := cf.Item["frameWindow"].(*types.AttributeValueMemberN); ok && w.Value == strconv.FormatInt(window, 10) {
+			e := errs.New(errs.TooMany, "too many frames: at most %d in %s; wait a moment", l.Frames, l.Per)
+			e.RetryAfter = time.UnixMilli((window + 1) * l.Per.Milliseconds()).Sub(now)
+			return chat.Connection{}, e
+		}
+		// A new window: its first frame.
+		out, err = s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(s.Table), Key: k,
+			UpdateExpression:          aws.String("SET frames = :one, frameWindow = :w"),
+			ConditionExpression:       aws.String("attribute_exists(PK) AND (attribute_not_exists(frameWindow) OR frameWindow < :w)"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":one": num(1), ":w": num(window)},
+			ReturnValues:              types.ReturnValueAllNew})
+		if err == nil {
+			return s.liveConnection(out.Attributes, connectionID, now)
+		}
+		if !isConditionFailed(err) {
+			return chat.Connection{}, fmt.Errorf("store: count a frame of %s: %w", connectionID, err)
+		}
+		// Another frame opened the window meanwhile (or the connection went):
+		// count against it.
+	}
+	return chat.Connection{}, errs.New(errs.Unavailable, "connection %s: its frame count is contended; try again", connectionID)
+}
+
+// liveConnection decodes a connection item; an expired one is NotFound.
+func (s *Store) liveConnection(item map[string]types.AttributeValue, connectionID string, now time.Time) (chat.Connection, error) {
+	var c chat.Connection
+	if err := attributevalue.UnmarshalMap(item, &c); err != nil {
+		return c, fmt.Errorf("store: decode connection %s: %w", connectionID, err)
+	}
+	if c.TTL <= now.Unix() {
+		return chat.Connection{}, errs.New(errs.NotFound, "connection %s not found", connectionID)
+	}
+	return c, nil
 }

@@ -327,7 +327,7 @@ func cancelReasons(err error) []string {
 // failedAt says whether the transaction item at index i failed its
 // condition (reasons from cancelReasons).
 func failedAt(reasons []string, i int) bool {
-	return i < len(reasons) && reasons[i] == "ConditionalCheckFailed"
+	return i >= 0 && i < len(reasons) && reasons[i] == "ConditionalCheckFailed"
 }
 
 func isConditionFailed(err error) bool {
