@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -403,5 +404,39 @@ func TestChatLimits(t *testing.T) {
 	e.ok(200, "GET", "/chat/rooms/global/messages?limit=100", alice, nil, &page)
 	if len(page.Items) != 7 {
 		t.Errorf("%d messages stored, want 7 (the refused one not)", len(page.Items))
+	}
+}
+
+// A client that sends frames with a huge unknown action and never reads
+// the answers: nothing of the action is echoed, so the answers stay small
+// and the writer's heap does not grow with what the client sent.
+func TestChatLongActionsAreNotEchoed(t *testing.T) {
+	e := newEnv(t, sequence("la%03d"))
+	e.clock.Advance(time.Since(e.clock.Peek()))
+	e.srv.ChatFrames = store.FrameLimit{Frames: 1000, Per: time.Minute}
+	c := e.chatConn("token=" + e.token("alice"))
+	runtime.GC()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	frame := []byte(`{"action":"` + strings.Repeat("a", 120000) + `"}`)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for i := range 400 {
+		if err := c.Write(ctx, websocket.MessageText, frame); err != nil {
+			t.Fatalf("frame %d: %v", i, err)
+		}
+	}
+	runtime.GC()
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	growth := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+	t.Logf("400 frames of a 120,000-character action, not read: heap %+.1f MB", float64(growth)/(1<<20))
+	if growth > 16<<20 {
+		t.Errorf("the heap grew %.1f MB", float64(growth)/(1<<20))
+	}
+	// The answer names no action and echoes none of it.
+	got := readFrame(t, c)
+	if got.Type != chat.FrameError || got.Action != "" || got.Field != "action" {
+		t.Errorf("the answer: %+v", got)
 	}
 }
