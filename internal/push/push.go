@@ -30,26 +30,25 @@ func New(cfg aws.Config, endpoint string) *Client {
 // Push sends one frame to one connection.
 func (c *Client) Push(ctx context.Context, connectionID string, frame []byte) error {
 	_, err := c.API.PostToConnection(ctx, &apigatewaymanagementapi.PostToConnectionInput{ConnectionId: aws.String(connectionID), Data: frame})
-	var gone *types.GoneException
-	if errors.As(err, &gone) {
-		return fmt.Errorf("%w: %s", ErrGone, connectionID)
-	}
-	if err != nil {
-		return fmt.Errorf("push to %s: %w", connectionID, err)
-	}
-	return nil
+	return outcome("push to", connectionID, err)
 }
 
 // Close closes one connection (DeleteConnection); API Gateway then runs
 // the API's $disconnect route. A connection that is gone answers ErrGone.
 func (c *Client) Close(ctx context.Context, connectionID string) error {
 	_, err := c.API.DeleteConnection(ctx, &apigatewaymanagementapi.DeleteConnectionInput{ConnectionId: aws.String(connectionID)})
+	return outcome("close", connectionID, err)
+}
+
+// outcome is a management call's error: ErrGone for a connection that is
+// gone (410 GoneException), else the error wrapped with what was done.
+func outcome(what, connectionID string, err error) error {
 	var gone *types.GoneException
-	if errors.As(err, &gone) {
+	switch {
+	case errors.As(err, &gone):
 		return fmt.Errorf("%w: %s", ErrGone, connectionID)
-	}
-	if err != nil {
-		return fmt.Errorf("close %s: %w", connectionID, err)
+	case err != nil:
+		return fmt.Errorf("%s %s: %w", what, connectionID, err)
 	}
 	return nil
 }
