@@ -54,7 +54,12 @@ func TestLostResponsesAreNotConflicts(t *testing.T) {
 		var cm struct{ CommentID string }
 		e.ok(201, "POST", "/resources/goal/"+g.ResourceID+"/comments", bob, map[string]any{"text": "hi"}, &cm)
 		e.ok(201, "PUT", "/comments/"+cm.CommentID+"/reactions/%F0%9F%91%8D", alice, nil, nil)
-		e.ok(201, "POST", "/locations", admin, map[string]any{"locationCode": fmt.Sprintf("lost-%02d", i), "name": "n", "placeId": "p", "formattedAddress": "a", "lat": 1, "lng": 1}, nil)
+		e.ok(200, "PATCH", "/comments/"+cm.CommentID, bob, map[string]any{"text": "hi again"}, nil)
+		e.ok(204, "DELETE", "/comments/"+cm.CommentID, bob, nil, nil)
+		var loc struct{ LocationID string }
+		e.ok(201, "POST", "/locations", admin, map[string]any{"locationCode": fmt.Sprintf("lost-%02d", i), "name": "n", "placeId": "p", "formattedAddress": "a", "lat": 1, "lng": 1}, &loc)
+		e.ok(200, "PATCH", "/locations/"+loc.LocationID, admin, map[string]any{"name": "renamed"}, nil)
+		e.ok(200, "PUT", "/locations/"+loc.LocationID+"/code", admin, map[string]any{"locationCode": fmt.Sprintf("lost-moved-%02d", i)}, nil)
 		var in struct{ IngredientID string }
 		e.ok(201, "POST", "/ingredients", alice, map[string]any{"name": fmt.Sprint("Rice ", i)}, &in)
 		var rc struct{ RecipeID string }
@@ -63,7 +68,15 @@ func TestLostResponsesAreNotConflicts(t *testing.T) {
 		e.ok(201, "POST", "/me/cooking-history", bob, map[string]any{"recipeId": rc.RecipeID, "rating": 4}, nil)
 		var ss struct{ SessionID string }
 		e.ok(201, "POST", "/me/cooking-sessions", bob, map[string]any{"recipeId": rc.RecipeID}, &ss)
-		e.ok(201, "POST", "/me/cooking-sessions/"+ss.SessionID+"/complete", bob, map[string]any{"rating": 5}, nil)
+		e.ok(200, "PUT", "/me/cooking-sessions/"+ss.SessionID+"/step", bob, map[string]any{"step": 0}, nil)
+		var h struct{ HistoryID string }
+		e.ok(201, "POST", "/me/cooking-sessions/"+ss.SessionID+"/complete", bob, map[string]any{"rating": 5}, &h)
+		e.ok(200, "PATCH", "/me/cooking-history/"+h.HistoryID, bob, map[string]any{"rating": 3, "favorite": true}, nil)
+		e.ok(201, "POST", "/me/cooking-sessions", bob, map[string]any{"recipeId": rc.RecipeID}, &ss)
+		e.ok(200, "POST", "/me/cooking-sessions/"+ss.SessionID+"/abandon", bob, nil, nil)
+		e.ok(200, "PUT", "/me/profile", bob, map[string]any{"name": "Bob"}, nil)
+		e.ok(200, "PUT", "/me/notification-preferences", bob, map[string]any{"emailOnInvite": false}, nil)
+		e.ok(200, "PATCH", "/rooms/"+rm.RoomID, alice, map[string]any{"context": map[string]any{"description": "d"}}, nil)
 		e.ok(202, "DELETE", "/rooms/"+rm.RoomID, alice, nil, nil)
 	}
 	// Nothing twice: five recipes, ten cookings (five direct, five from

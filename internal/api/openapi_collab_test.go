@@ -263,7 +263,9 @@ func TestOpenAPICollabResponses(t *testing.T) {
 	if r := e.do("DELETE", thumbs, bob, nil); r.status != http.StatusNoContent {
 		t.Errorf("remove reaction: %d %s", r.status, r.body)
 	}
-	e.problem(e.do("DELETE", thumbs, bob, nil), 404, nil)
+	if r := e.do("DELETE", thumbs, bob, nil); r.status != http.StatusNoContent { // again: the same success
+		t.Errorf("remove the reaction again: %d %s", r.status, r.body)
+	}
 	e.ok(http.StatusCreated, "PUT", "/comments/"+c1.CommentID+"/reactions/"+url.PathEscape("🎉"), carol, nil, nil)
 
 	// The derived reaction counts, from the real projector, on the comment

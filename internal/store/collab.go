@@ -509,9 +509,18 @@ func (s *Store) EditComment(ctx context.Context, c collab.Comment, text string, 
 			":empty": &types.AttributeValueMemberL{}, ":prev": prev, ":by": &types.AttributeValueMemberS{Value: by},
 			":old": &types.AttributeValueMemberS{Value: c.Text},
 		},
-		ReturnValues: types.ReturnValueAllNew,
+		ReturnValues:                        types.ReturnValueAllNew,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
-	if isConditionFailed(err) {
+	var cf *types.ConditionalCheckFailedException
+	if errors.As(err, &cf) {
+		// This very edit, done already (its answer was lost, the SDK sent
+		// it again): the comment has its text and time. Not applied again:
+		// the history would hold the old text twice.
+		var cur collab.Comment
+		if attributevalue.UnmarshalMap(cf.Item, &cur) == nil && cur.Text == text && cur.UpdatedAt == at && cur.DeletedAt == "" {
+			return cur, nil
+		}
 		return c, errs.New(errs.Conflict, "comment %s was deleted or changed meanwhile", c.CommentID)
 	}
 	if err != nil {
@@ -536,8 +545,13 @@ func (s *Store) DeleteComment(ctx context.Context, c collab.Comment, by string, 
 			":at": &types.AttributeValueMemberS{Value: Timestamp(now)}, ":blank": &types.AttributeValueMemberS{Value: ""},
 			":by": &types.AttributeValueMemberS{Value: by},
 		},
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
-	if isConditionFailed(err) {
+	var cf *types.ConditionalCheckFailedException
+	if errors.As(err, &cf) {
+		if d, ok := cf.Item["deletedAt"].(*types.AttributeValueMemberS); ok && d.Value == Timestamp(now) {
+			return nil // this very delete, done already (its answer was lost)
+		}
 		return errs.New(errs.Conflict, "comment %s is already deleted", c.CommentID)
 	}
 	if err != nil {
@@ -563,12 +577,11 @@ func (s *Store) AddReaction(ctx context.Context, r collab.Reaction) (bool, error
 	return true, nil
 }
 
-// RemoveReaction deletes a user's reaction; NotFound when there is none.
+// RemoveReaction deletes a user's reaction. None there is the same
+// success: a retried removal (or one whose answer was lost) finds the
+// table as asked (a delete of nothing writes no stream record).
 func (s *Store) RemoveReaction(ctx context.Context, commentID, userID, emoji string) error {
-	_, err := s.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(s.Table), Key: ReactionKey(commentID, userID, emoji).AV(), ConditionExpression: aws.String("attribute_exists(PK)")})
-	if isConditionFailed(err) {
-		return errs.New(errs.NotFound, "no %s reaction of %s on comment %s", emoji, userID, commentID)
-	}
+	_, err := s.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(s.Table), Key: ReactionKey(commentID, userID, emoji).AV()})
 	if err != nil {
 		return fmt.Errorf("store: remove reaction: %w", err)
 	}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -179,9 +180,19 @@ func (s *Store) updateLocation(ctx context.Context, id, upd, cond string, names 
 	out, err := s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: aws.String(s.Table), Key: LocationKey(id).AV(), UpdateExpression: aws.String(upd),
 		ConditionExpression: aws.String(cond), ExpressionAttributeNames: names, ExpressionAttributeValues: vals,
-		ReturnValues: types.ReturnValueAllNew,
+		ReturnValues:                        types.ReturnValueAllNew,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
-	if isConditionFailed(err) {
+	var cf *types.ConditionalCheckFailedException
+	if errors.As(err, &cf) {
+		// This very write, done already (its answer was lost, the SDK sent
+		// it again): the location has its time.
+		if at, ok := cf.Item["updatedAt"].(*types.AttributeValueMemberS); ok && vals[":at"] != nil && at.Value == vals[":at"].(*types.AttributeValueMemberS).Value {
+			var l location.Location
+			if err := attributevalue.UnmarshalMap(cf.Item, &l); err == nil {
+				return l, nil
+			}
+		}
 		return location.Location{}, errs.New(errs.NotFound, "location %s not found", id)
 	}
 	if err != nil {

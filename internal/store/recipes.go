@@ -451,6 +451,11 @@ func (s *Store) AbandonSession(ctx context.Context, userID, sessionID string, no
 		ReturnValues: types.ReturnValueAllNew,
 	})
 	if isConditionFailed(err) {
+		// Abandoned already (a retry, or this very write with its answer
+		// lost): the same success.
+		if ss, gerr := s.GetSession(ctx, userID, sessionID, now); gerr == nil && ss.Status == cooking.SessionAbandoned {
+			return ss, nil
+		}
 		return s.sessionRefusal(ctx, userID, sessionID, now, -1)
 	}
 	if err != nil {
