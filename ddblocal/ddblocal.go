@@ -12,8 +12,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/dynastream/dynastream/internal/proc"
 )
 
 // DirEnv names the environment variable that points at the install folder
@@ -152,7 +153,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		args = append(args, "-jar", jar)
 	}
 	cmd := exec.Command("java", append(args, dbArgs...)...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	proc.Group(cmd)
 	out := o.Output
 	if out == nil {
 		out = io.Discard
@@ -233,11 +234,11 @@ func (s *Server) Stop() error {
 	if s == nil || s.cmd.Process == nil {
 		return nil
 	}
-	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGTERM)
+	proc.Terminate(s.cmd.Process)
 	select {
 	case <-s.done:
 	case <-time.After(5 * time.Second):
-		_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+		proc.Kill(s.cmd.Process)
 		<-s.done
 	}
 	return nil

@@ -13,8 +13,10 @@
 // Clients configures SDK clients for a DynamoDB Local (region, fixed
 // credentials, no response checksum validation, which DynamoDB Local does
 // not support). Start and Server run one as a child process directly; the
-// child gets SIGKILL if this process dies (Pdeathsig), so no stray Java
-// process outlives a test binary or the local stack. It listens on
+// child gets SIGKILL if this process dies (Pdeathsig, on Linux; macOS and
+// Windows have none: there a killed, not stopped, test binary can leave
+// it running), so no stray Java process outlives a test binary or the
+// local stack. It listens on
 // 127.0.0.1 only (a small launcher, DynamoDBLocalLoopback.java, compiled
 // once with the JDK's javac into the user's cache folder, binds DynamoDB
 // Local's server there: it has no option of its own and takes every

@@ -6,11 +6,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/dynastream/dynastream/internal/proc"
 	"log/slog"
 	"os"
 	"strconv"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -79,7 +79,7 @@ func (o Owner) gone() bool {
 	if o.Host != host || o.PID <= 0 || o.PID == os.Getpid() {
 		return false
 	}
-	return errors.Is(syscall.Kill(o.PID, 0), syscall.ESRCH)
+	return !proc.Running(o.PID)
 }
 
 // free reports whether me may take l at now.

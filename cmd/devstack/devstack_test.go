@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -26,6 +25,7 @@ import (
 	"github.com/dynastream/dynastream/internal/chat"
 	"github.com/dynastream/dynastream/internal/ddb"
 	"github.com/dynastream/dynastream/internal/errs"
+	"github.com/dynastream/dynastream/internal/proc"
 	"github.com/dynastream/dynastream/internal/store"
 )
 
@@ -54,7 +54,7 @@ func TestLocalStack(t *testing.T) {
 		"BIN_DIR="+bin, "LOCAL_DIR="+local, "DYNAMODB_TABLE_NAME=search-room",
 		"DYNAMODB_LOCAL_PORT="+strconv.Itoa(ddbPort), "WRITER_ADDR=127.0.0.1:"+strconv.Itoa(httpPort),
 		"STREAM_POLL_INTERVAL=50ms")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	proc.Group(cmd)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -63,7 +63,7 @@ func TestLocalStack(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
+	t.Cleanup(func() { proc.Kill(cmd.Process) })
 	var logs bytes.Buffer
 	up := make(chan struct{})
 	go func() {
@@ -425,7 +425,7 @@ func TestLocalStack(t *testing.T) {
 	if len(children) < 4 {
 		t.Fatalf("expected java + 3 programs under devstack, found %v", children)
 	}
-	_ = cmd.Process.Signal(syscall.SIGINT)
+	_ = cmd.Process.Signal(os.Interrupt)
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	select {
@@ -478,9 +478,19 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-// descendants lists the pids whose parent chain leads to pid.
+// descendants lists the pids whose parent chain leads to pid: from /proc,
+// or where there is none (macOS) from ps.
 func descendants(pid int) []int {
 	parent := map[int]int{}
+	if out, err := exec.Command("ps", "-A", "-o", "pid=", "-o", "ppid=").Output(); err == nil && !dirExists("/proc/self") {
+		for _, line := range strings.Split(string(out), "\n") {
+			if f := strings.Fields(line); len(f) == 2 {
+				p, _ := strconv.Atoi(f[0])
+				pp, _ := strconv.Atoi(f[1])
+				parent[p] = pp
+			}
+		}
+	}
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
 		p, err := strconv.Atoi(e.Name())
@@ -511,7 +521,16 @@ func descendants(pid int) []int {
 	return out
 }
 
+func dirExists(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}
+
+// alive reports whether pid runs (a zombie does not).
 func alive(pid int) bool {
+	if !dirExists("/proc/self") {
+		return proc.Running(pid)
+	}
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return false

@@ -2,7 +2,7 @@
 // DynamoDB Local, the table created from the code's schema, and the writer,
 // projector and notifier binaries from ./bin, wired to it. Ctrl-C stops the
 // programs (SIGTERM, then SIGKILL after 5 s) and then DynamoDB Local; every
-// child also dies with devstack (Pdeathsig), so nothing is left running.
+// child also dies with devstack (Pdeathsig, on Linux), so nothing is left running.
 //
 // Environment: DYNAMODB_TABLE_NAME (default search-room), DYNAMODB_LOCAL_PORT
 // (default 8000), WRITER_ADDR (default :8080), BIN_DIR (default bin),

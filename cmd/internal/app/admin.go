@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/dynastream/dynastream/internal/ddb"
@@ -77,15 +76,6 @@ func ServeAdmin(ctx context.Context, log *slog.Logger, addr, program string, cli
 		return nil
 	}
 	return serveAdmin(ctx, log, addr, &localMetrics{program: program, data: clients.Requests, quarantine: q, faults: clients.Faults()})
-}
-
-// CPUSeconds is the user and system CPU time this process has used.
-func CPUSeconds() float64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }
 
 // serveAdmin serves /metrics and /healthz on addr until ctx ends, and for a
@@ -218,10 +208,15 @@ func watchHealth(ctx context.Context, log *slog.Logger, r *stream.Runner, every 
 }
 
 // pauseOnSignals pauses r on SIGUSR1 and resumes it on SIGUSR2 until ctx
-// ends.
+// ends (on a platform without them, Windows, it does nothing: use POST
+// /pause and /resume).
 func pauseOnSignals(ctx context.Context, log *slog.Logger, r *stream.Runner) {
+	pause, resume, ok := pauseSignals()
+	if !ok {
+		return
+	}
 	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGUSR1, syscall.SIGUSR2)
+	signal.Notify(sigs, pause, resume)
 	go func() {
 		defer signal.Stop(sigs)
 		for {
@@ -229,7 +224,7 @@ func pauseOnSignals(ctx context.Context, log *slog.Logger, r *stream.Runner) {
 			case <-ctx.Done():
 				return
 			case sig := <-sigs:
-				if sig == syscall.SIGUSR2 {
+				if sig == resume {
 					r.Resume()
 					continue
 				}

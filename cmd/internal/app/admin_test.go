@@ -8,9 +8,9 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -152,15 +152,18 @@ func TestAdminEndpointOfAConsumer(t *testing.T) {
 	}
 	waitUntil(t, "B handled", func() bool { mu.Lock(); defer mu.Unlock(); return handled == 2 })
 
-	// The signals.
-	if err := syscall.Kill(syscall.Getpid(), syscall.SIGUSR1); err != nil {
-		t.Fatal(err)
+	// The signals (where the platform has them).
+	if pause, resume, ok := pauseSignals(); ok {
+		self, _ := os.FindProcess(os.Getpid())
+		if err := self.Signal(pause); err != nil {
+			t.Fatal(err)
+		}
+		waitUntil(t, "paused by SIGUSR1", func() bool { return r.Health().Status == stream.Paused })
+		if err := self.Signal(resume); err != nil {
+			t.Fatal(err)
+		}
+		waitUntil(t, "resumed by SIGUSR2", func() bool { return r.Health().Status != stream.Paused })
 	}
-	waitUntil(t, "paused by SIGUSR1", func() bool { return r.Health().Status == stream.Paused })
-	if err := syscall.Kill(syscall.Getpid(), syscall.SIGUSR2); err != nil {
-		t.Fatal(err)
-	}
-	waitUntil(t, "resumed by SIGUSR2", func() bool { return r.Health().Status != stream.Paused })
 
 	// From another machine: refused.
 	for _, path := range []string{"/pause", "/resume"} {

@@ -14,12 +14,12 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/dynastream/dynastream/cmd/internal/app"
 	"github.com/dynastream/dynastream/ddblocal"
 	"github.com/dynastream/dynastream/internal/ddb"
+	child "github.com/dynastream/dynastream/internal/proc"
 	"github.com/dynastream/dynastream/internal/store"
 	"github.com/dynastream/dynastream/stream"
 )
@@ -198,7 +198,7 @@ func (s *Stack) launch(name string) error {
 	cmd := exec.Command(filepath.Join(s.bin, name))
 	cmd.Env = s.envs[name]
 	cmd.Stdout, cmd.Stderr = s.output, s.output
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	child.Group(cmd)
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("stack: start %s: %w", name, err)
 	}
@@ -240,7 +240,7 @@ func (s *Stack) Kill(name string) error {
 		return fmt.Errorf("stack: no program %q", name)
 	}
 	p.killed.Store(true)
-	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	child.Kill(p.cmd.Process)
 	<-p.done
 	return nil
 }
@@ -299,7 +299,7 @@ func (s *Stack) Stop() {
 	s.mu.Unlock()
 	for _, p := range procs {
 		p.killed.Store(true)
-		_ = p.cmd.Process.Signal(syscall.SIGTERM)
+		child.Terminate(p.cmd.Process)
 	}
 	grace, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -308,7 +308,7 @@ func (s *Stack) Stop() {
 		case <-p.done:
 		case <-grace.Done():
 			s.log.Warn("killing", "program", p.name, "pid", p.cmd.Process.Pid)
-			_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+			child.Kill(p.cmd.Process)
 			<-p.done
 		}
 	}
