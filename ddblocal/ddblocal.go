@@ -13,8 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/dynastream/dynastream/internal/proc"
 )
 
 // DirEnv names the environment variable that points at the install folder
@@ -153,7 +151,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		args = append(args, "-jar", jar)
 	}
 	cmd := exec.Command("java", append(args, dbArgs...)...)
-	proc.Group(cmd)
+	group(cmd)
 	out := o.Output
 	if out == nil {
 		out = io.Discard
@@ -234,11 +232,11 @@ func (s *Server) Stop() error {
 	if s == nil || s.cmd.Process == nil {
 		return nil
 	}
-	proc.Terminate(s.cmd.Process)
+	terminate(s.cmd.Process)
 	select {
 	case <-s.done:
 	case <-time.After(5 * time.Second):
-		proc.Kill(s.cmd.Process)
+		kill(s.cmd.Process)
 		<-s.done
 	}
 	return nil

@@ -112,6 +112,11 @@ func (g Guard) key(k string) map[string]types.AttributeValue {
 	return m
 }
 
+// markerPrefix keeps Marker's records apart from Begin's and Do's: the two
+// uses of one key are two effects (a handler's writes and, say, its
+// e-mail), and one must not say the other is done.
+const markerPrefix = "MARKER#"
+
 func (g Guard) item(k, status string, now time.Time) map[string]types.AttributeValue {
 	it := g.key(k)
 	it["status"] = &types.AttributeValueMemberS{Value: status}
@@ -130,7 +135,7 @@ func (g Guard) Marker(key string) types.TransactWriteItem {
 	g = g.defaults()
 	return types.TransactWriteItem{Put: &types.Put{
 		TableName:                aws.String(g.Table),
-		Item:                     g.item(key, completed, g.Now()),
+		Item:                     g.item(markerPrefix+key, completed, g.Now()),
 		ConditionExpression:      aws.String("attribute_not_exists(#pk)"),
 		ExpressionAttributeNames: map[string]string{"#pk": g.PartitionKey},
 	}}
@@ -147,8 +152,18 @@ func IsDuplicate(err error, i int) bool {
 	return aws.ToString(tc.CancellationReasons[i].Code) == "ConditionalCheckFailed"
 }
 
-// Done reports whether key's effect is marked done.
+// Done reports whether key's effect is done (Do, or Begin and End).
 func (g Guard) Done(ctx context.Context, key string) (bool, error) {
+	return g.completed(ctx, key)
+}
+
+// Marked reports whether a Marker for key was written (its transaction
+// committed).
+func (g Guard) Marked(ctx context.Context, key string) (bool, error) {
+	return g.completed(ctx, markerPrefix+key)
+}
+
+func (g Guard) completed(ctx context.Context, key string) (bool, error) {
 	g = g.defaults()
 	out, err := g.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(g.Table), Key: g.key(key), ConsistentRead: aws.Bool(true)})
 	if err != nil {
@@ -207,7 +222,7 @@ func (g Guard) End(ctx context.Context, key, result string) error {
 	g = g.defaults()
 	_, err := g.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: aws.String(g.Table), Key: g.key(key),
-		UpdateExpression:         aws.String("SET #status = :done, #result = :r REMOVE holdUntil"),
+		UpdateExpression:         aws.String("SET #status = :done, #result = :r REMOVE holdUntil, claim"),
 		ExpressionAttributeNames: map[string]string{"#status": "status", "#result": "result"},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":done": &types.AttributeValueMemberS{Value: completed}, ":r": &types.AttributeValueMemberS{Value: result},

@@ -66,12 +66,12 @@ func TestMarkerInTheSameTransaction(t *testing.T) {
 	if idempotency.IsDuplicate(errors.New("other"), 0) || idempotency.IsDuplicate(nil, 0) {
 		t.Fatal("IsDuplicate of another error")
 	}
-	done, err := g.Done(ctx, "ev-1")
-	if err != nil || !done {
-		t.Fatalf("Done(ev-1) = %v, %v", done, err)
+	marked, err := g.Marked(ctx, "ev-1")
+	if err != nil || !marked {
+		t.Fatalf("Marked(ev-1) = %v, %v", marked, err)
 	}
 	out, _ := tbl.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(tbl.Name), Key: map[string]types.AttributeValue{
-		"PK": &types.AttributeValueMemberS{Value: "IDEMPOTENCY#ev-1"}, "SK": &types.AttributeValueMemberS{Value: "IDEMPOTENCY"}}})
+		"PK": &types.AttributeValueMemberS{Value: "IDEMPOTENCY#MARKER#ev-1"}, "SK": &types.AttributeValueMemberS{Value: "IDEMPOTENCY"}}})
 	if d, _ := out.Item["derived"].(*types.AttributeValueMemberBOOL); d == nil || !d.Value || out.Item["ttl"] == nil {
 		t.Fatalf("marker %v: want derived = true (the loop guard skips it) and a ttl", out.Item)
 	}
@@ -151,5 +151,38 @@ func TestBeginRecognisesItsOwnResentClaim(t *testing.T) {
 	other := idempotency.Guard{DB: tbl.DB, Table: tbl.Name}
 	if st, until, err := other.Begin(context.Background(), "k"); err != nil || st != idempotency.Busy || until.IsZero() {
 		t.Fatalf("another attempt: %v %v %v; want Busy with the hold's end", st, until, err)
+	}
+}
+
+// Marker and Do are two uses of a Guard, each with its own records: an
+// effect done with Do for a key a Marker has recorded still runs (a
+// handler that writes with a marker and then e-mails for the same record
+// gets its e-mail), and a completed Do leaves no claim behind (a replay
+// comparing records sees one state however the claims went).
+func TestMarkerAndDoKeepApart(t *testing.T) {
+	tbl := ddblocal.NewTable(t, ddblocal.Schema("PK", "SK"))
+	g := idempotency.Guard{DB: tbl.DB, Table: tbl.Name}
+	ctx := context.Background()
+	if _, err := tbl.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{g.Marker("rec-1")}}); err != nil {
+		t.Fatal(err)
+	}
+	ran := false
+	if err := g.Do(ctx, "rec-1", func(context.Context) error { ran = true; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if !ran {
+		t.Error("Do after a Marker of the same key did not run the effect")
+	}
+	out, err := tbl.DB.Scan(ctx, &dynamodb.ScanInput{TableName: aws.String(tbl.Name), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Items) != 2 {
+		t.Errorf("%d records, want the marker's and Do's", len(out.Items))
+	}
+	for _, it := range out.Items {
+		if _, ok := it["claim"]; ok {
+			t.Errorf("a completed record keeps its claim: %v", it)
+		}
 	}
 }

@@ -68,10 +68,14 @@ func newHistory(src SourceTable, ev events.DynamoDBEvent) (*history, error) {
 		if !ok {
 			return nil, fmt.Errorf("replay: SourceTable: record %s: sequence number %q is not a number", r.EventID, r.Change.SequenceNumber)
 		}
-		if r.EventName != "REMOVE" && len(r.Change.NewImage) == 0 {
+		kind, err := stream.KindOf(r) // DynamoDB Local's TTL deletions have their own event name
+		if err != nil {
+			return nil, fmt.Errorf("replay: SourceTable: %w", err)
+		}
+		if !removal(kind) && len(r.Change.NewImage) == 0 {
 			return nil, fmt.Errorf("replay: SourceTable: record %s has no new image: the stream must have NEW_AND_OLD_IMAGES", r.EventID)
 		}
-		if r.EventName != "INSERT" && len(r.Change.OldImage) == 0 {
+		if kind != stream.Insert && len(r.Change.OldImage) == 0 {
 			return nil, fmt.Errorf("replay: SourceTable: record %s has no old image: the stream must have NEW_AND_OLD_IMAGES", r.EventID)
 		}
 		h.steps = append(h.steps, step{r, n})
@@ -94,7 +98,7 @@ func (h *history) rewind(ctx context.Context) error {
 			continue
 		}
 		order = append(order, k)
-		if r.EventName == "INSERT" { // it did not exist
+		if kind, _ := stream.KindOf(r); kind == stream.Insert { // it did not exist
 			states[k] = state{rec: r}
 		} else {
 			states[k] = state{rec: r, image: r.Change.OldImage}
@@ -122,7 +126,7 @@ func (h *history) advance(ctx context.Context, seq string) error {
 		if _, ok := states[k]; !ok {
 			order = append(order, k)
 		}
-		if r.EventName == "REMOVE" {
+		if kind, _ := stream.KindOf(r); removal(kind) {
 			states[k] = state{rec: r}
 		} else {
 			states[k] = state{rec: r, image: r.Change.NewImage}
@@ -196,3 +200,7 @@ func newest(batch []events.DynamoDBEventRecord) string {
 	}
 	return best
 }
+
+// removal says whether a record's kind deletes its item (a user's delete or
+// a TTL deletion).
+func removal(k stream.Kind) bool { return k == stream.Remove || k == stream.TTLRemove }

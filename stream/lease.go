@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/dynastream/dynastream/internal/proc"
 	"log/slog"
 	"os"
 	"strconv"
@@ -79,7 +78,7 @@ func (o Owner) gone() bool {
 	if o.Host != host || o.PID <= 0 || o.PID == os.Getpid() {
 		return false
 	}
-	return !proc.Running(o.PID)
+	return !running(o.PID)
 }
 
 // free reports whether me may take l at now.

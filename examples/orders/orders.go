@@ -86,7 +86,7 @@ type NaiveTotals struct {
 func (p *NaiveTotals) Handler() stream.Handler {
 	return stream.Skip(stream.SkipDerived, stream.Keyed{Consumer: "orders-naive"}.Handler(stream.Each(func(ctx context.Context, r events.DynamoDBEventRecord) error {
 		d, ok, err := changeOf(r)
-		if err != nil || !ok || r.EventName != "INSERT" {
+		if kind, _ := stream.KindOf(r); err != nil || !ok || kind != stream.Insert {
 			return err
 		}
 		_, err = p.DB.UpdateItem(ctx, totalsUpdateItem(p.Table, d))
@@ -120,14 +120,18 @@ func changeOf(r events.DynamoDBEventRecord) (delta, bool, error) {
 		}
 		return n, nil
 	}
-	switch r.EventName {
-	case "INSERT":
+	kind, err := stream.KindOf(r) // TTL deletions included, however they come (AWS, DynamoDB Local)
+	if err != nil {
+		return d, false, stream.Permanent(fmt.Errorf("%w: %w", ErrBadOrder, err))
+	}
+	switch kind {
+	case stream.Insert:
 		n, err := amount(r.Change.NewImage)
 		if err != nil {
 			return d, false, err
 		}
 		d.orders, d.cents = 1, n
-	case "MODIFY":
+	case stream.Modify:
 		n, err := amount(r.Change.NewImage)
 		if err != nil {
 			return d, false, err
@@ -137,14 +141,12 @@ func changeOf(r events.DynamoDBEventRecord) (delta, bool, error) {
 			return d, false, err
 		}
 		d.cents.Sub(n, o)
-	case "REMOVE":
+	case stream.Remove, stream.TTLRemove:
 		o, err := amount(r.Change.OldImage)
 		if err != nil {
 			return d, false, err
 		}
 		d.orders, d.cents = -1, o.Neg(o)
-	default:
-		return d, false, stream.Permanent(fmt.Errorf("%w: unknown event name %q", ErrBadOrder, r.EventName))
 	}
 	return d, true, nil
 }

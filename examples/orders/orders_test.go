@@ -3,8 +3,10 @@ package orders_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -216,5 +218,63 @@ func TestUsesOnlyPublicPackages(t *testing.T) {
 		if strings.HasPrefix(p, "github.com/dynastream/dynastream/") && strings.Contains(p, "/internal") {
 			t.Errorf("imports %s", p)
 		}
+	}
+}
+
+// A TTL deletion is a removal, whether it comes as AWS sends it (REMOVE
+// by dynamodb.amazonaws.com) or as DynamoDB Local does (another event
+// name, no new image): the totals drop the expired orders, and the replay
+// kit's SourceTable moves the table through them.
+func TestTTLDeletionsAreRemovals(t *testing.T) {
+	tbl, ev, want := captured(t)
+	// Two live orders expire: take their newest records as the deleted
+	// images.
+	last := map[string]events.DynamoDBEventRecord{}
+	var maxSeq int64
+	for _, r := range ev.Records {
+		var seq int64
+		fmt.Sscan(r.Change.SequenceNumber, &seq)
+		maxSeq = max(maxSeq, seq)
+		k := r.Change.Keys["PK"].String() + "/" + r.Change.Keys["SK"].String()
+		if r.EventName == "REMOVE" {
+			delete(last, k)
+		} else if strings.HasPrefix(r.Change.Keys["SK"].String(), "ORDER#o") {
+			last[k] = r
+		}
+	}
+	var expired []events.DynamoDBEventRecord
+	for _, k := range slices.Sorted(maps.Keys(last))[:2] {
+		expired = append(expired, last[k])
+	}
+	for i, r := range expired {
+		ttl := r
+		ttl.EventID = fmt.Sprint("ttl-", i)
+		ttl.Change.SequenceNumber = fmt.Sprintf("%021d", maxSeq+int64(i)+1)
+		ttl.Change.OldImage, ttl.Change.NewImage = r.Change.NewImage, nil
+		if i == 0 { // as AWS sends it
+			ttl.EventName = "REMOVE"
+			ttl.UserIdentity = &events.DynamoDBUserIdentity{Type: "Service", PrincipalID: "dynamodb.amazonaws.com"}
+		} else { // as DynamoDB Local sends it
+			ttl.EventName = "UNKNOWN_TO_SDK_VERSION"
+		}
+		ev.Records = append(ev.Records, ttl)
+		c := r.Change.Keys["PK"].String()
+		w := want[c].(map[string]any)
+		var orders, cents int64
+		fmt.Sscan(string(w["orders"].(replay.Number)), &orders)
+		fmt.Sscan(string(w["cents"].(replay.Number)), &cents)
+		var amount int64
+		fmt.Sscan(r.Change.NewImage["amount"].Number(), &amount)
+		w["orders"], w["cents"] = replay.Number(fmt.Sprint(orders-1)), replay.Number(fmt.Sprint(cents-amount))
+	}
+	p := &orders.Totals{DB: tbl.DB, Table: tbl.Name, Guard: idempotency.Guard{Now: fixedClock}}
+	tg := target(tbl, p.Handler(), want)
+	tg.Source = &replay.SourceTable{DB: tbl.DB, Table: tbl.Name}
+	rep, err := replay.Check(context.Background(), ev, tg, replay.Schedules(28, 4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.Err(); err != nil {
+		t.Fatal(err)
 	}
 }
