@@ -21,6 +21,10 @@
 //     the done mark can repeat the effect, after Hold: where the receiver
 //     takes an idempotency key of its own, give it the same key.
 //
+// The two keep apart: a Marker and a Do of the same key are two effects (a
+// handler's writes and its e-mail for the same record), and neither says
+// the other is done (Marked and Done read each).
+//
 // Markers carry derived = true, so the stream runner's loop guard
 // (stream.SkipDerived) and the template's filters skip their stream
 // records, and an expiry time attribute (TTL) well past the stream's 24 h
