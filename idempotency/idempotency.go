@@ -23,10 +23,13 @@ type API interface {
 }
 
 // Guard keeps one record per key in a table: in progress while a claim
-// holds it, completed once the effect is done. The record is the one
-// AWS Lambda Powertools' idempotency utility keeps (status INPROGRESS or
-// COMPLETED, holdUntil, the result) and the one this project's notifier
-// keeps for its e-mails.
+// holds it, completed once the effect is done. It is modelled on AWS
+// Lambda Powertools' idempotency utility (status INPROGRESS or COMPLETED,
+// an in-progress expiry tied to the invocation's remaining time, the
+// result) but its attribute names are its own (status, holdUntil in epoch
+// milliseconds, claim, result, and TTLAttribute), so its records are not
+// Powertools' and the two do not share a table's records. This project's
+// notifier keeps its e-mails' records with it.
 type Guard struct {
 	DB    API
 	Table string
@@ -41,8 +44,11 @@ type Guard struct {
 	// turn TTL on for it, or records stay).
 	Expiry       time.Duration
 	TTLAttribute string
-	// Hold is how long a claim is exclusive while its effect runs (default
-	// 30s); after it, another attempt may take over.
+	// Hold is how long a claim is exclusive while its effect runs; after
+	// it, another attempt may take over. Zero: until the context's
+	// deadline (a Lambda invocation's), as Powertools holds it for the
+	// remaining time — a claimant that ran out of time has stopped, one
+	// with time left is not overtaken — or 30s without a deadline.
 	Hold time.Duration
 	// ItemType, when set, is written as the record's itemType.
 	ItemType string
@@ -179,12 +185,17 @@ func (g Guard) completed(ctx context.Context, key string) (bool, error) {
 // attempt holds it. A claim whose answer was lost and which the SDK sent
 // again is recognised as the caller's own (a token in the claim).
 func (g Guard) Begin(ctx context.Context, key string) (State, time.Time, error) {
+	fixed := g.Hold > 0
 	g = g.defaults()
 	now := g.Now()
 	item := g.item(key, inProgress, now)
 	token := strconv.FormatUint(rand.Uint64(), 36)
 	item["claim"] = &types.AttributeValueMemberS{Value: token}
-	item["holdUntil"] = &types.AttributeValueMemberN{Value: strconv.FormatInt(now.Add(g.Hold).UnixMilli(), 10)}
+	until := now.Add(g.Hold)
+	if d, ok := ctx.Deadline(); ok && !fixed && d.After(now) {
+		until = d
+	}
+	item["holdUntil"] = &types.AttributeValueMemberN{Value: strconv.FormatInt(until.UnixMilli(), 10)}
 	_, err := g.DB.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName: aws.String(g.Table), Item: item,
 		ConditionExpression:      aws.String("attribute_not_exists(#pk) OR (#status = :inprogress AND holdUntil < :now)"),

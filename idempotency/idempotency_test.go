@@ -186,3 +186,40 @@ func TestMarkerAndDoKeepApart(t *testing.T) {
 		}
 	}
 }
+
+// Without a Hold of its own, a claim made under a deadline (a Lambda
+// invocation's) is held until the deadline: another attempt before it is
+// Busy until then, one after it takes over. A Hold set is kept.
+func TestHoldFollowsTheDeadline(t *testing.T) {
+	tbl := ddblocal.NewTable(t, ddblocal.Schema("PK", "SK"))
+	var now time.Time
+	g := idempotency.Guard{DB: tbl.DB, Table: tbl.Name, Now: func() time.Time { return now }}
+	ctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(time.Minute))
+	defer cancel()
+	deadline, _ := ctx.Deadline()
+	// The clock is the Guard's; the deadline is the context's: keep them
+	// apart by using the deadline as seen from start.
+	now = deadline.Add(-5 * time.Second)
+	if st, _, err := g.Begin(ctx, "k"); err != nil || st != idempotency.Started {
+		t.Fatalf("first: %v %v", st, err)
+	}
+	now = deadline.Add(-2 * time.Second)
+	st, until, err := g.Begin(context.Background(), "k")
+	if err != nil || st != idempotency.Busy || !until.Equal(deadline.Truncate(time.Millisecond)) {
+		t.Fatalf("before the deadline: %v until %v (deadline %v) %v", st, until, deadline, err)
+	}
+	now = deadline.Add(time.Second) // inside the default 30 s, past the deadline
+	if st, _, err := g.Begin(context.Background(), "k"); err != nil || st != idempotency.Started {
+		t.Fatalf("after the deadline: %v %v, want a takeover", st, err)
+	}
+	// A Hold set: the deadline does not shorten or lengthen it.
+	g.Hold = time.Hour
+	now = deadline.Add(-5 * time.Second)
+	if st, _, err := g.Begin(ctx, "k2"); err != nil || st != idempotency.Started {
+		t.Fatalf("k2: %v %v", st, err)
+	}
+	now = deadline.Add(time.Minute)
+	if st, _, err := g.Begin(context.Background(), "k2"); err != nil || st != idempotency.Busy {
+		t.Fatalf("k2 past the deadline, inside its Hold: %v %v, want Busy", st, err)
+	}
+}
