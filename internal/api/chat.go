@@ -9,6 +9,8 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/oklog/ulid/v2"
+
 	"github.com/dynastream/dynastream/internal/chat"
 	"github.com/dynastream/dynastream/internal/errs"
 	"github.com/dynastream/dynastream/internal/gateway"
@@ -36,7 +38,11 @@ func (s *Server) chatAccess(ctx context.Context, roomID, userID string, existing
 	if err != nil {
 		return false, err
 	}
-	if !a.Open() || (existing && !a.ChatRoom) {
+	// An id shaped like a search room's (a ULID) is a search room's chat
+	// or nothing: nobody opens a plain chat room under the id a search
+	// room may get later, to read its members' messages.
+	_, ulidErr := ulid.ParseStrict(roomID)
+	if !a.Open() || (existing && !a.ChatRoom) || (!a.SearchRoom && ulidErr == nil) {
 		return a.SearchRoom, errs.New(errs.NotFound, "chat room %s not found", roomID)
 	}
 	return a.SearchRoom, nil

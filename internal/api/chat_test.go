@@ -318,6 +318,11 @@ func TestChatAuthorizationMatrix(t *testing.T) {
 	check("live")
 	e.ok(202, "DELETE", "/rooms/"+rm.RoomID, tok["alice"], nil, nil)
 	check("deleted")
+	// Nobody opens a plain chat room under an id shaped like a search
+	// room's, to read the messages of the room that may get it later.
+	if _, res, err := e.dialChat("token=" + tok["dave"] + "&roomId=01KAZ3NDEKTSV4RRFFQ69G5FAV"); err == nil || res == nil || res.StatusCode != 404 {
+		t.Errorf("a plain chat room with a room-shaped id: %v %+v, want 404", err, res)
+	}
 }
 
 // A sendMessage frame sent again with its clientMessageId (the client did

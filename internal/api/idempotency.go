@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"io"
@@ -112,6 +113,9 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key string, 
 	switch state {
 	case store.RequestMismatch:
 		return errs.New(errs.Unprocessable, "this Idempotency-Key was used for another request (another method, path, query or body): use a new key for a new request")
+	case store.RequestStale:
+		return errs.New(errs.Conflict, "a request with this Idempotency-Key was cut short at %s, longer ago than it may be run again as of then (%s): its outcome is unknown; check, then send a new request with a new key",
+			until.UTC().Format(time.RFC3339), store.MaxAsOf)
 	case store.RequestBusy:
 		e := errs.New(errs.Conflict, "a request with this Idempotency-Key is still being processed: try again shortly")
 		e.RetryAfter = time.Duration(math.Max(float64(until.Sub(now)), float64(time.Second)))
@@ -136,13 +140,25 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key string, 
 		buf.status = http.StatusOK
 	}
 	resp := store.StoredResponse{Status: buf.status, ContentType: buf.header.Get("Content-Type"), Location: buf.header.Get("Location"), Body: buf.body.String()}
-	if buf.status >= 500 || buf.status == http.StatusTooManyRequests || buf.body.Len() > maxStoredBody {
-		if err := s.Store.AbortRequest(r.Context(), claim); err != nil {
+	// Recorded even when the client has gone (its retry asks again).
+	ctx := context.WithoutCancel(r.Context())
+	switch {
+	case buf.status == http.StatusTooManyRequests:
+		// Nothing done; the retry runs afresh (a limit counts from now).
+		if err := s.Store.AbortRequest(ctx, claim); err != nil {
+			s.log().Warn("idempotency: could not forget a key (it is free again when its hold ends)", "key", key, "err", err)
+		}
+	case buf.status >= 500 || buf.body.Len() > maxStoredBody:
+		// Maybe partly done: the retry runs as of the first start, so what
+		// this run wrote is its own.
+		if err := s.Store.ReleaseRequest(ctx, claim); err != nil {
 			s.log().Warn("idempotency: could not release a key (it is free again when its hold ends)", "key", key, "err", err)
 		}
-	} else if err := s.Store.EndRequest(r.Context(), claim, resp); err != nil {
-		// Done but not recorded: a repeat after the hold runs again.
-		s.log().Warn("idempotency: could not record a response", "key", key, "err", err)
+	default:
+		if err := s.Store.EndRequest(ctx, claim, resp); err != nil {
+			// Done but not recorded: a repeat after the hold runs again.
+			s.log().Warn("idempotency: could not record a response", "key", key, "err", err)
+		}
 	}
 	for k, vs := range buf.header {
 		w.Header()[k] = vs

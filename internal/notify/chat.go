@@ -223,10 +223,15 @@ func (c *Chat) close(ctx context.Context, cl closure) error {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			err := c.Pusher.Close(ctx, conn.ConnectionID)
-			if err == nil || errors.Is(err, push.ErrGone) {
-				c.Closed.Add(1)
-				_, err = c.Store.DeleteConnectionIn(ctx, conn, cl.RoomID)
+			// The item first, on the condition that the connection is still
+			// in this room (one that joined another meanwhile is kept, and
+			// not closed); then the socket.
+			deleted, err := c.Store.DeleteConnectionIn(ctx, conn, cl.RoomID)
+			if err == nil && deleted {
+				if err = c.Pusher.Close(ctx, conn.ConnectionID); err == nil || errors.Is(err, push.ErrGone) {
+					c.Closed.Add(1)
+					err = nil
+				}
 			}
 			if err != nil {
 				mu.Lock()

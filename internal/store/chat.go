@@ -141,8 +141,11 @@ func (s *Store) ConnectLimited(ctx context.Context, c chat.Connection, max int) 
 			}
 		}
 		err := s.connect(ctx, c, reg)
-		if errors.Is(err, errRegistryChanged) && attempt < 5 {
+		switch {
+		case errors.Is(err, errRegistryChanged) && attempt < 5:
 			continue
+		case errors.Is(err, errRegistryChanged):
+			return tryAgain("%s opens connections faster than they can be counted; try again", c.UserID)
 		}
 		return err
 	}
@@ -341,7 +344,8 @@ func (a ChatAccess) Open() bool { return !a.Sealed && (!a.SearchRoom || a.Member
 func (s *Store) ChatAccess(ctx context.Context, roomID, userID string) (ChatAccess, error) {
 	var a ChatAccess
 	room, mem, cr := RoomKey(roomID), MemberKey(roomID, userID), ChatRoomKey(roomID)
-	err := s.batchGet(ctx, []Key{room, mem, cr}, false, func(it map[string]types.AttributeValue) error {
+	// Consistent: a member removed a moment ago must not read on.
+	err := s.batchGet(ctx, []Key{room, mem, cr}, true, func(it map[string]types.AttributeValue) error {
 		pk, _ := it[AttrPK].(*types.AttributeValueMemberS)
 		sk, _ := it[AttrSK].(*types.AttributeValueMemberS)
 		if pk == nil || sk == nil {

@@ -352,7 +352,7 @@ func (s *Store) RespondInvite(ctx context.Context, inv collab.Invite, accept boo
 		if why := cur.CanRespond(at); why != nil {
 			return cur, nil, errs.New(errs.Conflict, "%s", why.Error())
 		}
-		return cur, nil, errs.New(errs.Conflict, "the invite changed meanwhile; try again")
+		return cur, nil, tryAgain("the invite changed meanwhile; try again")
 	}
 	if err != nil {
 		return inv, nil, fmt.Errorf("store: respond to invite: %w", err)

@@ -61,7 +61,7 @@ func (s *Store) CreateIngredient(ctx context.Context, in cooking.Ingredient) err
 		case reasons[0] == "ConditionalCheckFailed":
 			return errs.New(errs.Conflict, "ingredient %s already exists", in.IngredientID)
 		default:
-			return errs.New(errs.Conflict, "a concurrent change to the name %s; try again", in.NormalizedName)
+			return tryAgain("a concurrent change to the name %s; try again", in.NormalizedName)
 		}
 	}
 	if err != nil {

@@ -80,7 +80,7 @@ func (s *Store) CreateLocation(ctx context.Context, l location.Location) error {
 		default:
 			// TransactionConflict: a concurrent transaction on the same
 			// items (the service reports it; DynamoDB Local serializes).
-			return errs.New(errs.Conflict, "a concurrent change to code %s; try again", l.LocationCode)
+			return tryAgain("a concurrent change to code %s; try again", l.LocationCode)
 		}
 	}
 	if err != nil {

@@ -36,7 +36,16 @@ const (
 	RequestBusy
 	// RequestMismatch: the key was used for another request.
 	RequestMismatch
+	// RequestStale: the key's first run was cut short (a crash) longer
+	// ago than the request may be run as of then (MaxAsOf): its outcome
+	// is unknown, and running it now, with the clock of then, could do
+	// what is no longer allowed (accept an invite since expired).
+	RequestStale
 )
+
+// MaxAsOf is how long after its first start a request cut short may be run
+// again as of that start.
+const MaxAsOf = 15 * time.Minute
 
 // StoredResponse is what a request with an Idempotency-Key answered, kept
 // to answer its repeats the same.
@@ -80,12 +89,12 @@ func (s *Store) BeginRequest(ctx context.Context, scope, key, fingerprint string
 		TableName: aws.String(s.book()), Key: claim.key.AV(),
 		UpdateExpression: aws.String("SET itemType = :type, derived = :true, #status = :running, holdUntil = :hold, claim = :claim, fingerprint = :fp, #ttl = :ttl, startedAt = if_not_exists(startedAt, :now)"),
 		ConditionExpression: aws.String("attribute_not_exists(PK) OR claim = :claim OR " +
-			"(#status = :running AND holdUntil < :now AND fingerprint = :fp)"),
+			"(#status = :running AND holdUntil < :now AND fingerprint = :fp AND startedAt > :oldest)"),
 		ExpressionAttributeNames: map[string]string{"#status": "status", "#ttl": AttrTTL},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":type": strAV(TypeRequest), ":true": &types.AttributeValueMemberBOOL{Value: true}, ":running": strAV("INPROGRESS"),
 			":hold": num(now.Add(hold).UnixMilli()), ":now": num(now.UnixMilli()), ":claim": strAV(claim.token),
-			":fp": strAV(fingerprint), ":ttl": num(now.Add(keep).Unix()),
+			":fp": strAV(fingerprint), ":ttl": num(now.Add(keep).Unix()), ":oldest": num(now.Add(-MaxAsOf).UnixMilli()),
 		},
 		ReturnValues:                        types.ReturnValueAllNew,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
@@ -96,6 +105,7 @@ func (s *Store) BeginRequest(ctx context.Context, scope, key, fingerprint string
 			Status      string `dynamodbav:"status"`
 			Fingerprint string `dynamodbav:"fingerprint"`
 			HoldUntil   int64  `dynamodbav:"holdUntil"`
+			StartedAt   int64  `dynamodbav:"startedAt"`
 			StoredResponse
 		}
 		if err := attributevalue.UnmarshalMap(cf.Item, &old); err != nil {
@@ -106,6 +116,8 @@ func (s *Store) BeginRequest(ctx context.Context, scope, key, fingerprint string
 			return RequestMismatch, claim, StoredResponse{}, time.Time{}, nil
 		case old.Status == "COMPLETED":
 			return RequestDone, claim, old.StoredResponse, time.Time{}, nil
+		case old.HoldUntil < now.UnixMilli():
+			return RequestStale, claim, StoredResponse{}, time.UnixMilli(old.StartedAt), nil
 		}
 		return RequestBusy, claim, StoredResponse{}, time.UnixMilli(old.HoldUntil), nil
 	}
@@ -144,8 +156,24 @@ func (s *Store) EndRequest(ctx context.Context, c RequestClaim, r StoredResponse
 	return nil
 }
 
-// AbortRequest releases a claimed key whose request failed for a reason a
-// retry may cure (a 5xx, a 429), so the retry runs it.
+// ReleaseRequest frees a claimed key whose request failed for a reason a
+// retry may cure (a 5xx): the retry takes it over at once and runs as of
+// the first start (StartedAt kept), so whatever the failed run wrote
+// before it failed is its own.
+func (s *Store) ReleaseRequest(ctx context.Context, c RequestClaim) error {
+	_, err := s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(s.book()), Key: c.key.AV(),
+		UpdateExpression:          aws.String("SET holdUntil = :zero REMOVE claim"),
+		ConditionExpression:       aws.String("claim = :claim"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":claim": strAV(c.token), ":zero": &types.AttributeValueMemberN{Value: "0"}}})
+	if err != nil && !isConditionFailed(err) {
+		return fmt.Errorf("store: release idempotent request: %w", err)
+	}
+	return nil
+}
+
+// AbortRequest forgets a claimed key whose request did nothing and must
+// run afresh, with the clock of its retry (a 429: a limit's window is
+// counted from now).
 func (s *Store) AbortRequest(ctx context.Context, c RequestClaim) error {
 	_, err := s.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(s.book()), Key: c.key.AV(),
 		ConditionExpression:       aws.String("claim = :claim"),

@@ -324,6 +324,16 @@ func cancelReasons(err error) []string {
 	return codes
 }
 
+// tryAgain is the answer to a transaction cancelled by a concurrent one
+// (TransactionConflict): nothing was written, and the same request may
+// succeed in a moment. Unavailable, so that an Idempotency-Key does not
+// keep it as the request's answer.
+func tryAgain(format string, args ...any) error {
+	e := errs.New(errs.Unavailable, format, args...)
+	e.RetryAfter = time.Second
+	return e
+}
+
 // failedAt says whether the transaction item at index i failed its
 // condition (reasons from cancelReasons).
 func failedAt(reasons []string, i int) bool {

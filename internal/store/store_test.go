@@ -353,3 +353,45 @@ func TestPutEach(t *testing.T) {
 		t.Errorf("duplicate and original: %v, %v", errs[60], errs[7])
 	}
 }
+
+// An Idempotency-Key released after a failure (a 5xx) is taken over at
+// once, as of its first start; forgotten (a 429) it starts afresh; cut
+// short longer ago than MaxAsOf it is stale: its outcome is unknown.
+func TestRequestKeyReleaseAndStale(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	t0 := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	begin := func(key string, at time.Time) (store.RequestState, store.RequestClaim) {
+		t.Helper()
+		st, c, _, _, err := f.st.BeginRequest(f.ctx, "alice", key, "fp", at, 30*time.Second, time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st, c
+	}
+	st, c := begin("k1", t0)
+	if st != store.RequestStarted || !c.StartedAt.Equal(t0) {
+		t.Fatalf("first: %v %v", st, c.StartedAt)
+	}
+	if err := f.st.ReleaseRequest(f.ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	if st, c := begin("k1", t0.Add(time.Second)); st != store.RequestStarted || !c.StartedAt.Equal(t0) {
+		t.Errorf("after a release: %v as of %v, want Started as of %v", st, c.StartedAt, t0)
+	}
+	_, c = begin("k2", t0)
+	if err := f.st.AbortRequest(f.ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	if st, c := begin("k2", t0.Add(time.Minute)); st != store.RequestStarted || !c.StartedAt.Equal(t0.Add(time.Minute)) {
+		t.Errorf("after an abort: %v as of %v, want a fresh start", st, c.StartedAt)
+	}
+	begin("k3", t0) // and its run crashes: never ended
+	if st, _ := begin("k3", t0.Add(time.Minute)); st != store.RequestStarted {
+		t.Errorf("within MaxAsOf: %v, want a takeover", st)
+	}
+	begin("k4", t0)
+	if st, _ := begin("k4", t0.Add(store.MaxAsOf+time.Minute)); st != store.RequestStale {
+		t.Errorf("past MaxAsOf: %v, want Stale", st)
+	}
+}
