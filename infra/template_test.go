@@ -114,7 +114,7 @@ func TestTableMatchesSchema(t *testing.T) {
 		t.Error("the bookkeeping table has a stream")
 	}
 
-	// What only the deployed table has (DESIGN.md §2).
+	// What only the deployed table has (docs/design.md §2).
 	if tb.PointInTimeRecoverySpecification == nil || !derefBool(tb.PointInTimeRecoverySpecification.PointInTimeRecoveryEnabled) {
 		t.Error("point-in-time recovery is not enabled")
 	}

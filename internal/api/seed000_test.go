@@ -1,6 +1,6 @@
 package api_test
 
-// Tests of the search-room seed (seeds/000_…): every access pattern through
+// Tests of the search-room seed (seed 000, docs/design.md): every access pattern through
 // the writer's HTTP API, the exact keys of every item, the room deletion
 // cascade under replays, activity expiry and listing input validation. All
 // against DynamoDB Local; derived items come from the real projector, fed
@@ -606,7 +606,7 @@ func TestSeed000AccessPatterns(t *testing.T) {
 }
 
 // TestSeed000RawKeys checks every item the scenario leaves against the key
-// tables of the seed (and DESIGN.md §2).
+// tables of the seed (and docs/design.md §2).
 func TestSeed000RawKeys(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, sequence("id%03d"))

@@ -1,6 +1,6 @@
 package api_test
 
-// Tests of the locations seed (seeds/001_…) through the writer's HTTP API,
+// Tests of the locations seed (seed 001, docs/design.md) through the writer's HTTP API,
 // as the seed lists them — ULID generation, duplicate code rejection, get by
 // id and by code, list with filtering and pagination, soft-delete
 // behaviour — plus updates, the atomic change of code, a concurrent-create

@@ -1,6 +1,6 @@
 package api_test
 
-// Tests of the collaboration seed (seeds/004_…): every access pattern
+// Tests of the collaboration seed (seed 004, docs/design.md): every access pattern
 // through the writer's HTTP API — resources, invites (by user id, by e-mail
 // only, both; accept, decline, expiry), collaborators, threaded comments,
 // reactions, notification preferences, profiles and in-app notifications —

@@ -160,7 +160,7 @@ type Preferences struct {
 	UpdatedAt       string `json:"updatedAt,omitempty" dynamodbav:"updatedAt,omitempty"`
 }
 
-// DefaultPreferences apply when a user has stored none (DESIGN.md §4):
+// DefaultPreferences apply when a user has stored none (docs/design.md §4):
 // invite on, comment off, mention on, reaction off.
 func DefaultPreferences(userID string) Preferences {
 	return Preferences{UserID: userID, EmailOnInvite: true, EmailOnMention: true}

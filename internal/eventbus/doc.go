@@ -1,5 +1,5 @@
 // Package eventbus publishes domain events to an Amazon EventBridge bus
-// with PutEvents (DESIGN.md §4, "Domain events (EventBridge)").
+// with PutEvents (docs/design.md §4, "Domain events (EventBridge)").
 //
 // The caller maps its own events to the neutral Entry (Source, DetailType,
 // JSON Detail, Time, Resources, TraceHeader) and hands a batch to

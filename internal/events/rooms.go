@@ -151,7 +151,7 @@ func init() {
 			Example: ListingSeen{"01J…", "01K…", []string{"alice"}, at}},
 		{Name: "ListingRemoved", Source: SourceRooms, Doc: "A listing was deleted, with its room.",
 			Example: ListingRemoved{"01J…", "01K…"}},
-		{Name: "CombinedCriteriaUpdated", Source: SourceRooms, Doc: "The projector derived the room's combined criteria (DESIGN.md §3) as of a source change.",
+		{Name: "CombinedCriteriaUpdated", Source: SourceRooms, Doc: "The projector derived the room's combined criteria (docs/design.md §3) as of a source change.",
 			Example: CombinedCriteriaUpdated{"01J…", at, "strict", []string{"alice", "bob"}, map[string]any{"locations": []any{"Zurich"}}, map[string]any{"locations": 1}, []string{}}},
 		{Name: "CompatibilityUpdated", Source: SourceRooms, Doc: "The projector derived the room's compatibility snapshot as of a source change.",
 			Example: CompatibilityUpdated{"01J…", at, 50, "medium", "Strongest agreement on price (67%); largest disagreement on features (0%).", []string{"CRITERIA#alice#" + at}}},

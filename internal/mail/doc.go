@@ -1,4 +1,4 @@
-// Package mail builds and sends the notifier's emails (DESIGN.md §4,
+// Package mail builds and sends the notifier's emails (docs/design.md §4,
 // seed 004): collaboration invites, comments and @mentions, and reactions.
 //
 // The core is pure: Message is plain data, and InviteEmail, CommentEmail

@@ -18,7 +18,7 @@ import (
 )
 
 // Effects carries out the collaboration side effects of a change: e-mails
-// through a mail.Sender and in-app notifications (DESIGN.md §4).
+// through a mail.Sender and in-app notifications (docs/design.md §4).
 //
 // Delivery: at most one e-mail per (source change, recipient). Each send is
 // guarded by an idempotency record keyed by the change's stream event id and

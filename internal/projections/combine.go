@@ -7,11 +7,11 @@ import (
 )
 
 // mixedStrictWeight is the weight from which, in mixed mode, a criterion is
-// combined as in strict mode (DESIGN.md §3).
+// combined as in strict mode (docs/design.md §3).
 const mixedStrictWeight = 4
 
 // Combine derives a room's combined criteria from its members' current
-// criteria under the given combine mode (DESIGN.md §3). An invalid or empty
+// criteria under the given combine mode (docs/design.md §3). An invalid or empty
 // mode counts as room.DefaultMode.
 //
 // Only members who set a criterion take part in its combination and in its

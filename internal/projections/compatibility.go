@@ -18,7 +18,7 @@ const maxCriteria = 8
 const tieEpsilon = 1e-9
 
 // Compatibility derives a room's compatibility snapshot from its members'
-// current criteria (DESIGN.md §3).
+// current criteria (docs/design.md §3).
 //
 // Members who set no criterion are left out; when the same user appears more
 // than once, the entry with the greatest SK is used. A pair that shares no

@@ -1,5 +1,5 @@
 // Package projections derives the derived items of the table from its
-// stream (DESIGN.md §3): a room's combined criteria and compatibility
+// stream (docs/design.md §3): a room's combined criteria and compatibility
 // snapshots, its activity feed, the cascade delete of a deleted room, and
 // the reaction counts of comments.
 //

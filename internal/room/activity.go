@@ -2,7 +2,7 @@ package room
 
 import "time"
 
-// Activity types (DESIGN.md §3).
+// Activity types (docs/design.md §3).
 const (
 	ActivityRoomCreated          = "RoomCreated"
 	ActivityMemberJoined         = "MemberJoined"

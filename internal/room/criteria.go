@@ -16,7 +16,7 @@ var CriterionNames = []string{Locations, Price, Rooms, Area, Features}
 // Mode is a room's combine mode (context.combineMode).
 type Mode string
 
-// The combine modes of DESIGN.md §3.
+// The combine modes of docs/design.md §3.
 const (
 	ModeStrict Mode = "strict"
 	ModeAll    Mode = "all"
@@ -87,7 +87,7 @@ type MemberCriteria struct {
 	Weights  Weights
 }
 
-// Combined is the room's combined criteria (DESIGN.md §3).
+// Combined is the room's combined criteria (docs/design.md §3).
 type Combined struct {
 	Criteria    Criteria           `json:"criteria" dynamodbav:"criteria"`
 	Weights     map[string]float64 `json:"weights" dynamodbav:"weights"`
@@ -107,7 +107,7 @@ const (
 	LevelExcellent = "excellent"
 )
 
-// Compatibility is the room's compatibility snapshot (DESIGN.md §3).
+// Compatibility is the room's compatibility snapshot (docs/design.md §3).
 type Compatibility struct {
 	ScorePercent int    `json:"scorePercent" dynamodbav:"scorePercent"`
 	Level        string `json:"level" dynamodbav:"level"`

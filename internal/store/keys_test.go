@@ -19,7 +19,7 @@ import (
 
 // TestSeedKeys writes every search-room entity through the store and reads
 // the raw items back: keys, itemType and derived marker are exactly the
-// seed's (DESIGN.md §2).
+// seed's (docs/design.md §2).
 func TestSeedKeys(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)

@@ -30,7 +30,7 @@ var Indexes = []struct{ Name, PK, SK string }{
 	{IndexGSI3, "GSI3PK", "GSI3SK"},
 }
 
-// TableInput is the table's definition (DESIGN.md §2): string keys PK/SK,
+// TableInput is the table's definition (docs/design.md §2): string keys PK/SK,
 // GSI1–GSI3 with projection ALL, on-demand billing, stream NEW_AND_OLD_IMAGES.
 func TableInput(name string) *dynamodb.CreateTableInput {
 	defs := []types.AttributeDefinition{
