@@ -120,7 +120,7 @@ type connRegistry struct {
 
 // ConnRegistryKey is userID's registry of open connections.
 func ConnRegistryKey(userID string) Key {
-	return Key{"CONNECTIONS#" + strconv.Itoa(len(userID)) + ":" + userID, "REGISTRY"}
+	return Key{"CONNECTIONS#" + userScope(userID), "REGISTRY"}
 }
 
 // ConnectLimited is Connect for a user who may have at most max open
@@ -402,7 +402,7 @@ type sentMessage struct {
 
 // SentMessageKey is the record of userID's client message id.
 func SentMessageKey(userID, clientMessageID string) Key {
-	return Key{"CHATMSG#" + strconv.Itoa(len(userID)) + ":" + userID + "#" + clientMessageID, "IDEMPOTENCY"}
+	return Key{"CHATMSG#" + userScope(userID) + "#" + clientMessageID, "IDEMPOTENCY"}
 }
 
 // PutMessageOnce is PutMessage for a client that names its message

@@ -69,8 +69,13 @@ type RequestClaim struct {
 // RequestKey is a request record's key in the bookkeeping table: per
 // caller (scope), so one user's key never reaches another's response.
 func RequestKey(scope, key string) Key {
-	return Key{"REQUEST#" + strconv.Itoa(len(scope)) + ":" + scope + "#" + key, "IDEMPOTENCY"}
+	return Key{"REQUEST#" + userScope(scope) + "#" + key, "IDEMPOTENCY"}
 }
+
+// userScope is a user id as the first part of a bookkeeping key: its
+// length first, so that no id and suffix can make another user's key
+// ("a#b" + "#c" and "a" + "#b#c" differ).
+func userScope(userID string) string { return strconv.Itoa(len(userID)) + ":" + userID }
 
 // BeginRequest claims an idempotency key for a request (fingerprint: what
 // makes it the same request), as Begin claims a stream record's key: a

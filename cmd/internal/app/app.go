@@ -22,6 +22,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/dynastream/dynastream/internal/ddb"
+	"github.com/dynastream/dynastream/internal/devguard"
 	"github.com/dynastream/dynastream/internal/store"
 	"github.com/dynastream/dynastream/stream"
 )
@@ -186,14 +187,7 @@ func LocalURL(addr string) string {
 // not a loopback address or "localhost".
 func Exposed(addr string) bool {
 	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return true
-	}
-	if host == "localhost" {
-		return false
-	}
-	ip := net.ParseIP(host)
-	return ip == nil || !ip.IsLoopback()
+	return err != nil || !devguard.Loopback(host) // the one reading of "loopback"
 }
 
 // Getenv returns the environment variable, or def when it is empty.
