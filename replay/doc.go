@@ -14,8 +14,18 @@
 // the records over lanes by partition key with a ParallelizationFactor
 // (Parallel), delivering the lanes at the same time, as Lambda does. Check
 // always runs the Fixed schedules (duplicates only, batch size 1, a failure
-// after every batch's effects) before the ones it is given, typically
-// Schedules(seed, n): n random combinations, the same for the same seed.
+// after every batch's effects, a crash after each request in turn) before
+// the ones it is given, typically Schedules(seed, n): n random
+// combinations, the same for the same seed.
+//
+// Failures around whole calls cannot see the order of a handler's effects
+// within a call. Build the handler's clients with APIOption (AWS SDK) and
+// Transport (HTTP), and a schedule with CrashBetweenRequests crashes each
+// call after its first request, then its second, and so on: the request is
+// carried out, its answer lost, the rest of the call never leaves, and the
+// batch comes again. A webhook sent before the write that records it is
+// sent twice; an effect skipped because a retry finds its record already
+// written is never done; both show as a differing state.
 //
 // The baseline is the stream delivered once, in order (AsCaptured). Check
 // compares every run with it, so it proves a handler gives the same result

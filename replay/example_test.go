@@ -4,9 +4,13 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/dynastream/dynastream/replay"
 )
@@ -65,7 +69,7 @@ func ExampleCheck() {
 	fmt.Println("baseline:", report.Baseline)
 	fmt.Println("differences:", report.Err())
 	// Output:
-	// 0 of 23 schedules differ from the baseline
+	// 0 of 24 schedules differ from the baseline
 	// baseline: map[A:5 B:5 C:5]
 	// differences: <nil>
 }
@@ -114,8 +118,23 @@ func ExampleOnFailure() {
 	fmt.Println("why:", dl.Error)
 	fmt.Println("differences:", report.Err())
 	// Output:
-	// 0 of 13 schedules differ from the baseline; the baseline dead-lettered 1 record(s): ev-5
+	// 0 of 14 schedules differ from the baseline; the baseline dead-lettered 1 record(s): ev-5
 	// attempts: 3
 	// why: the handler reported record "ev-5" (PK="B", SK="META"; sequence number 000000000000000000005) failed
 	// differences: <nil>
+}
+
+// A handler's clients go through APIOption (AWS) and Transport (plain
+// HTTP), so that a schedule with CrashBetweenRequests can crash a call
+// after any one of its requests. Outside a replay both only pass requests
+// on: production builds its clients the same way.
+func ExampleAPIOption() {
+	cfg := aws.Config{Region: "us-east-1"}
+	db := dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) {
+		o.APIOptions = append(o.APIOptions, replay.APIOption)
+	})
+	webhooks := &http.Client{Transport: replay.Transport(nil), Timeout: 10 * time.Second}
+	_, _ = db, webhooks
+	fmt.Println(replay.Fixed()[3])
+	// Output: crash between requests [stream order, batches of 1, crashes between requests]
 }

@@ -112,6 +112,22 @@ type Schedule struct {
 	// handler ran and its effects were written — a crash before the
 	// checkpoint moved — so the whole batch is delivered again.
 	FailAfterEffects bool
+	// CrashBetweenRequests crashes a handler call between two of its
+	// requests, at every point in turn: a batch's first call crashes after
+	// its first request, the next call after its second, and so on, until a
+	// call makes fewer requests than that and the batch goes on as usual.
+	// The request a crash comes after is carried out and its answer lost;
+	// the call's later requests fail with ErrCrashed unsent; the batch is
+	// delivered again, as after a Lambda that died mid-invocation. This
+	// finds effects ordered wrongly — a webhook called before the
+	// transaction that records it, an effect skipped when a retry finds
+	// its record already written — which failures around whole calls never
+	// reach. Only requests made through Transport or APIOption count, so
+	// give the handler's clients those. A batch whose calls make r requests
+	// costs r+1 calls; keep batches small (Fixed uses batches of one).
+	// Crashes are injected failures: they use up neither retries nor
+	// OnFailure.MaxAttempts (at most MaxCrashes per batch).
+	CrashBetweenRequests bool
 	// ParallelizationFactor (1–10; 0 is 1) spreads the records over that
 	// many lanes by partition key, as Lambda does, and delivers the lanes
 	// at the same time, each in order with its own batches and failures:
@@ -155,6 +171,9 @@ func (s Schedule) Describe() string {
 	if s.FailAfterEffects {
 		parts = append(parts, "each batch's first call fails after its effects")
 	}
+	if s.CrashBetweenRequests {
+		parts = append(parts, "crashes between requests")
+	}
 	if s.ParallelizationFactor > 1 {
 		parts = append(parts, fmt.Sprintf("parallelization %d", s.ParallelizationFactor))
 	}
@@ -193,21 +212,29 @@ var AsCaptured = Schedule{Name: "as captured", MaxBatch: 100}
 // in stream order (a counter that is not guarded), batches of one record (a
 // handler that relies on seeing related records together), and every batch
 // failing once after its effects were written (an effect repeated on
-// retry).
+// retry), and, in batches of one, every call crashing in turn after each of
+// its requests (effects in the wrong order; see CrashBetweenRequests).
 func Fixed() []Schedule {
 	return []Schedule{
 		{Name: "duplicates only", Duplicate: true, MaxBatch: 100},
 		{Name: "batch size 1", MaxBatch: 1},
 		{Name: "failure after effects", MaxBatch: 100, FailAfterEffects: true},
+		{Name: "crash between requests", MaxBatch: 1, CrashBetweenRequests: true},
 	}
 }
+
+// MaxCrashes bounds the crashes CrashBetweenRequests injects into one
+// batch: a batch whose calls make more requests than that is crashed after
+// each of its first MaxCrashes requests only.
+const MaxCrashes = 200
 
 // Schedules returns n random schedules derived from seed (the same seed
 // gives the same schedules). Every one shuffles the interleaving of
 // different items' records (each item's order kept) and cuts random
 // batches of 1 to a maximum drawn from 1–20; each delivers the whole
-// stream twice with probability ½, and injects failures at a rate of 0,
-// 10% or 30%, one drawn per schedule.
+// stream twice with probability ½, injects failures at a rate of 0,
+// 10% or 30%, one drawn per schedule, and crashes between requests with
+// probability ¼.
 func Schedules(seed uint64, n int) []Schedule {
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
 	out := make([]Schedule, n)
@@ -220,6 +247,7 @@ func Schedules(seed uint64, n int) []Schedule {
 			MaxBatch:      1 + rng.IntN(20),
 			FailureRate:   []float64{0, 0.1, 0.3}[rng.IntN(3)],
 		}
+		s.CrashBetweenRequests = rng.IntN(4) == 0
 		s.Name = fmt.Sprintf("random #%d (seed %d)", i+1, s.Seed)
 		out[i] = s
 	}
@@ -481,8 +509,10 @@ type delivery struct {
 // pending is records of a batch still to hand over, with the handler's own
 // failures on them so far and its last error.
 type pending struct {
-	recs     []events.DynamoDBEventRecord
-	calls    int
+	recs       []events.DynamoDBEventRecord
+	crashAfter int // the request the next call crashes after; 0: none
+	crashes    int
+	calls      int
 	failures int
 	last     error
 	at       events.DynamoDBEventRecord
@@ -503,15 +533,29 @@ func (d delivery) lane(ctx context.Context, recs []events.DynamoDBEventRecord, l
 		}
 		n = min(n, len(recs))
 		queue := []pending{{recs: recs[:n]}}
+		if d.s.CrashBetweenRequests {
+			queue[0].crashAfter = 1
+		}
 		for len(queue) > 0 {
 			p := &queue[0]
-			if p.calls >= d.attempts {
+			if p.calls-p.crashes >= d.attempts {
 				return st, &StuckError{Schedule: d.s.Name, Attempts: p.calls, Record: p.at, Records: len(p.recs), Err: p.last}
 			}
 			p.calls++
-			o, err := d.call(ctx, p.recs, p.calls == 1, rng, &st)
+			o, err := d.call(ctx, p.recs, p.calls == 1, p.crashAfter, rng, &st)
 			if err != nil {
 				return st, err
+			}
+			switch {
+			case o.crashed:
+				p.crashes++
+				p.crashAfter++
+				if p.crashes >= MaxCrashes {
+					p.crashAfter = 0
+				}
+				continue // the whole batch again
+			case p.crashAfter > 0:
+				p.crashAfter = 0 // it made fewer requests: every point was tried
 			}
 			if o.failedAt < 0 {
 				queue = queue[1:]
@@ -550,15 +594,20 @@ func (d delivery) lane(ctx context.Context, recs []events.DynamoDBEventRecord, l
 type outcome struct {
 	failedAt int
 	err      error
+	crashed  bool // an injected crash between two requests
 }
 
-// call makes one handler call, maybe with an injected failure.
-func (d delivery) call(ctx context.Context, batch []events.DynamoDBEventRecord, first bool, rng *rand.Rand, st *Stats) (outcome, error) {
+// call makes one handler call, maybe with an injected failure, and
+// crashes it after request crashAfter when that is above 0.
+func (d delivery) call(ctx context.Context, batch []events.DynamoDBEventRecord, first bool, crashAfter int, rng *rand.Rand, st *Stats) (outcome, error) {
 	s := d.s
 	inject := s.FailureRate > 0 && rng.Float64() < s.FailureRate
 	mode := rng.IntN(3)
 	if s.FailAfterEffects && first {
 		inject, mode = true, 1
+	}
+	if crashAfter > 0 { // one injected fault per call
+		inject = false
 	}
 	st.Calls++
 	if d.src != nil { // the table is at least as new as the records handed over
@@ -572,7 +621,16 @@ func (d delivery) call(ctx context.Context, batch []events.DynamoDBEventRecord, 
 	}
 	st.RecordsDelivered += len(batch)
 	hctx, reason := stream.WithFailureReasons(ctx)
+	if crashAfter > 0 {
+		hctx = context.WithValue(hctx, crashKey{}, &crashPoint{after: crashAfter})
+	}
 	resp, err := safeCall(hctx, d.h, events.DynamoDBEvent{Records: batch})
+	if c := crashAt(hctx); c != nil {
+		if _, crashed := c.result(); crashed { // the process died: its answer never came
+			st.InjectedFailures++
+			return outcome{failedAt: 0, crashed: true}, nil
+		}
+	}
 	if !s.SkipContractCheck {
 		body, merr := json.Marshal(resp)
 		if merr != nil {
