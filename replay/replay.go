@@ -513,9 +513,9 @@ type pending struct {
 	crashAfter int // the request the next call crashes after; 0: none
 	crashes    int
 	calls      int
-	failures int
-	last     error
-	at       events.DynamoDBEventRecord
+	failures   int
+	last       error
+	at         events.DynamoDBEventRecord
 }
 
 // lane delivers records in order, in batches, with retries, bisection and
