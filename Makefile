@@ -9,6 +9,13 @@ export DYNAMODB_LOCAL_DIR := $(CURDIR)/$(DDB_LOCAL_DIR)
 
 GO       ?= go
 BIN      := bin
+# The library: one module per public package, each with its own go.mod, so
+# that a user's module gets only what the packages it imports need. go.work
+# puts them beside the application (.). examples/orders is a user's module:
+# built and tested with GOWORK=off, through the replace lines of its go.mod.
+LIB_MODULES := attr ddblocal idempotency replay stream
+PKGS        := ./... $(foreach m,$(LIB_MODULES),./$(m)/...)
+USER_MODULE := examples/orders
 # How a Lambda bootstrap is built (make package, and the Runtime API
 # harness's tests, which read these from here): the tag makes it a Lambda
 # build (no local mode, credentials only from Lambda's environment).
@@ -17,7 +24,7 @@ LAMBDA_LDFLAGS := -s -w
 LAMBDA_BUILD   := CGO_ENABLED=0 $(GO) build -tags $(LAMBDA_TAGS) -trimpath -ldflags="$(LAMBDA_LDFLAGS)"
 PROGRAMS := writer projector notifier devstack loadgen
 
-.PHONY: run build test bench load fuzz vet cross cross-all fmt-check lint lint-if-present clean dynamodb-local package deploy
+.PHONY: run build test bench load fuzz vet cross cross-all cross-vet fmt-check lint lint-if-present clean dynamodb-local package deploy
 
 run: build dynamodb-local
 	$(BIN)/devstack
@@ -40,8 +47,9 @@ $(DDB_LOCAL_STAMP):
 RACE_PKGS := ./stream ./replay ./internal/projections ./internal/notify
 
 test: dynamodb-local vet cross fmt-check lint-if-present
-	$(GO) test -count=1 $$($(GO) list ./... | grep -v -E '/(stream|replay|internal/projections|internal/notify)$$')
+	$(GO) test -count=1 $$($(GO) list $(PKGS) | grep -v -E '/(stream|replay|internal/projections|internal/notify)$$')
 	$(GO) test -count=1 -race $(RACE_PKGS)
+	cd $(USER_MODULE) && GOWORK=off $(GO) test -count=1 ./...
 
 # The CloudFormation template, checked against AWS's resource schemas by
 # cfn-lint (pip install cfn-lint==1.51.0). `make lint` needs it; `make test`
@@ -58,7 +66,8 @@ lint-if-present:
 	else echo "NOTE: cfn-lint is not on PATH, so infra/template.yaml was NOT linted (pip install cfn-lint==$(CFN_LINT_VERSION), then make lint)."; fi
 
 vet:
-	$(GO) vet ./...
+	$(GO) vet $(PKGS)
+	cd $(USER_MODULE) && GOWORK=off $(GO) vet ./...
 	$(GO) vet -tags $(LAMBDA_TAGS) ./cmd/... ./internal/ddb
 
 # Every package and test type-checks (go vet) on macOS and Windows too, so
@@ -70,10 +79,15 @@ CROSS     := darwin/arm64 windows/amd64
 CROSS_ALL := $(CROSS) darwin/amd64
 
 cross:
-	@for p in $(CROSS); do echo "go vet ./... for $$p"; GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) vet ./... || exit 1; done
+	@$(MAKE) --no-print-directory cross-vet PLATFORMS="$(CROSS)"
 
 cross-all:
-	@for p in $(CROSS_ALL); do echo "go vet ./... for $$p"; GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) vet ./... || exit 1; done
+	@$(MAKE) --no-print-directory cross-vet PLATFORMS="$(CROSS_ALL)"
+
+cross-vet:
+	@for p in $(PLATFORMS); do echo "go vet, every module, for $$p"; \
+	  GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) vet $(PKGS) || exit 1; \
+	  (cd $(USER_MODULE) && GOWORK=off GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) vet ./...) || exit 1; done
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.local/*')); \
@@ -102,7 +116,7 @@ fuzz: dynamodb-local
 	done; echo "fuzz: $$total executions in total, no failure"
 
 bench: dynamodb-local
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 
 clean:
 	rm -rf $(BIN) .local

@@ -18,11 +18,17 @@ require (
 	github.com/awslabs/aws-lambda-go-api-proxy v0.16.2
 	github.com/awslabs/goformation/v7 v7.14.9
 	github.com/coder/websocket v1.8.15
+	github.com/dynastream/dynastream/attr v0.1.0
+	github.com/dynastream/dynastream/ddblocal v0.1.0
+	github.com/dynastream/dynastream/idempotency v0.1.0
+	github.com/dynastream/dynastream/replay v0.1.0
+	github.com/dynastream/dynastream/stream v0.1.0
 	github.com/getkin/kin-openapi v0.152.0
-	github.com/go-json-experiment/json v1.27.2
 	github.com/golang-jwt/jwt/v5 v5.3.1
 	github.com/google/go-cmp v0.7.0
 	github.com/oklog/ulid/v2 v2.1.2
+	github.com/schollz/progressbar/v3 v3.19.1
+	golang.org/x/term v0.44.0
 	golang.org/x/text v0.14.0
 	pgregory.net/rapid v1.3.0
 )
@@ -40,6 +46,7 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/sso v1.39.2 // indirect
 	github.com/aws/aws-sdk-go-v2/service/ssooidc v1.44.2 // indirect
 	github.com/aws/aws-sdk-go-v2/service/sts v1.51.7 // indirect
+	github.com/go-json-experiment/json v1.27.2 // indirect
 	github.com/go-openapi/jsonpointer v0.22.5 // indirect
 	github.com/go-openapi/swag/jsonname v0.25.5 // indirect
 	github.com/kr/pretty v0.3.1 // indirect
@@ -48,9 +55,16 @@ require (
 	github.com/oasdiff/yaml3 v0.0.14 // indirect
 	github.com/rivo/uniseg v0.4.7 // indirect
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
-	github.com/schollz/progressbar/v3 v3.19.1 // indirect
 	golang.org/x/sys v0.46.0 // indirect
-	golang.org/x/term v0.44.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
+)
+
+// The library's modules, in this repository; go.work uses them too.
+replace (
+	github.com/dynastream/dynastream/attr => ./attr
+	github.com/dynastream/dynastream/ddblocal => ./ddblocal
+	github.com/dynastream/dynastream/idempotency => ./idempotency
+	github.com/dynastream/dynastream/replay => ./replay
+	github.com/dynastream/dynastream/stream => ./stream
 )

@@ -9,11 +9,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/dynastream/dynastream/internal/ddbtest"
+	"github.com/dynastream/dynastream/ddblocal"
 	"github.com/dynastream/dynastream/replay"
 )
 
-func TestMain(m *testing.M) { ddbtest.Main(m) }
+func TestMain(m *testing.M) { ddblocal.Main(m) }
 
 func TestParseNumberCanonical(t *testing.T) {
 	for in, want := range map[string]replay.Number{
@@ -82,7 +82,8 @@ func TestValuesSortsSets(t *testing.T) {
 // Regression: TableState read numbers as float64, so two states that
 // differ only in the 19th digit of a number compared equal — a false pass.
 func TestTableStateComparesNumbersExactly(t *testing.T) {
-	c, table, _ := ddbtest.Table(t)
+	tbl := ddblocal.NewTable(t, ddblocal.Schema("PK", "SK"))
+	c, table := tbl, tbl.Name
 	ctx := context.Background()
 	ts := replay.TableState{DB: c.DB, Table: table, Derived: replay.DerivedFlag}
 	put := func(total string) any {

@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-	"pgregory.net/rapid"
 
 	"github.com/dynastream/dynastream/stream"
+	"github.com/dynastream/dynastream/stream/internal/prop"
 )
 
 // rec is a record of partition key pk with sequence number seq.
@@ -83,16 +83,16 @@ func (a *applied) enter() {
 // response names exactly the first failure of each failed key; at most
 // Concurrency groups run at once.
 func TestKeyedOneBatch(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
-		n := rapid.IntRange(1, 60).Draw(t, "records")
-		nkeys := rapid.IntRange(1, 8).Draw(t, "keys")
-		conc := rapid.IntRange(1, 8).Draw(t, "concurrency")
+	prop.Check(t, func(t *prop.T) {
+		n := prop.IntRange(1, 60).Draw(t, "records")
+		nkeys := prop.IntRange(1, 8).Draw(t, "keys")
+		conc := prop.IntRange(1, 8).Draw(t, "concurrency")
 		var recs []events.DynamoDBEventRecord
 		fails := map[string]bool{}
 		for i := range n {
-			r := rec(i, fmt.Sprintf("k%d", rapid.IntRange(0, nkeys-1).Draw(t, "key")))
+			r := rec(i, fmt.Sprintf("k%d", prop.IntRange(0, nkeys-1).Draw(t, "key")))
 			recs = append(recs, r)
-			if rapid.IntRange(0, 6).Draw(t, "fail") == 0 {
+			if prop.IntRange(0, 6).Draw(t, "fail") == 0 {
 				fails[r.Change.SequenceNumber] = true
 			}
 		}
@@ -153,17 +153,17 @@ func TestKeyedOneBatch(t *testing.T) {
 // is applied, each only after every earlier record of its key, and the
 // position Lambda would checkpoint never passes a record not yet applied.
 func TestKeyedRedelivery(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
-		n := rapid.IntRange(1, 40).Draw(t, "records")
-		nkeys := rapid.IntRange(1, 5).Draw(t, "keys")
+	prop.Check(t, func(t *prop.T) {
+		n := prop.IntRange(1, 40).Draw(t, "records")
+		nkeys := prop.IntRange(1, 5).Draw(t, "keys")
 		var recs []events.DynamoDBEventRecord
 		for i := range n {
-			recs = append(recs, rec(i, fmt.Sprintf("k%d", rapid.IntRange(0, nkeys-1).Draw(t, "key"))))
+			recs = append(recs, rec(i, fmt.Sprintf("k%d", prop.IntRange(0, nkeys-1).Draw(t, "key"))))
 		}
 		a := newApplied(recs)
 		var mu sync.Mutex
 		fail := map[string]bool{} // this attempt's failures
-		h := stream.Keyed{Concurrency: rapid.IntRange(1, 6).Draw(t, "concurrency")}.Handler(stream.Each(func(_ context.Context, r events.DynamoDBEventRecord) error {
+		h := stream.Keyed{Concurrency: prop.IntRange(1, 6).Draw(t, "concurrency")}.Handler(stream.Each(func(_ context.Context, r events.DynamoDBEventRecord) error {
 			mu.Lock()
 			f := fail[r.Change.SequenceNumber]
 			mu.Unlock()
@@ -181,7 +181,7 @@ func TestKeyedRedelivery(t *testing.T) {
 			mu.Lock()
 			clear(fail)
 			for _, r := range batch {
-				if attempt < 50 && rapid.IntRange(0, 4).Draw(t, "fail") == 0 {
+				if attempt < 50 && prop.IntRange(0, 4).Draw(t, "fail") == 0 {
 					fail[r.Change.SequenceNumber] = true
 				}
 			}

@@ -10,7 +10,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 
-	"github.com/dynastream/dynastream/internal/ddbtest"
 	"github.com/dynastream/dynastream/stream"
 )
 
@@ -32,7 +31,7 @@ func (c coarseClock) GetRecords(ctx context.Context, in *dynamodbstreams.GetReco
 // The iterator age of a runner that keeps up is the records' real age
 // (within a poll), not what a rounded-down creation time makes of it.
 func TestIteratorAgeOfACaughtUpRunner(t *testing.T) {
-	c, table, arn := ddbtest.Table(t)
+	c, table, arn := newTable(t)
 	r := newRunner(t, coarseClock{c.Streams}, arn, "lag")
 	var mu sync.Mutex
 	var ages []time.Duration

@@ -10,7 +10,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/google/go-cmp/cmp"
-	"pgregory.net/rapid"
+
+	"github.com/dynastream/dynastream/stream/internal/prop"
 )
 
 // reference is aws-lambda-go's decoding (json.Unmarshal into the event),
@@ -105,10 +106,10 @@ func TestDecodeEventMatchesAWSLambdaGo(t *testing.T) {
 
 // genPayload draws a stream event as JSON, mostly well-formed and often
 // bent the ways encoding/json tolerates or refuses.
-func genPayload(t *rapid.T) []byte {
+func genPayload(t *prop.T) []byte {
 	var b strings.Builder
 	name := func(canonical string) string {
-		switch rapid.IntRange(0, 9).Draw(t, "case") {
+		switch prop.IntRange(0, 9).Draw(t, "case") {
 		case 0:
 			return strings.ToUpper(canonical)
 		case 1:
@@ -119,35 +120,35 @@ func genPayload(t *rapid.T) []byte {
 	var attr func(depth int) string
 	attr = func(depth int) string {
 		s := func() string {
-			return fmt.Sprintf("%q", rapid.SampledFrom([]string{"", "x", "Zurich", "é", "a\\b", "ROOM#1"}).Draw(t, "s"))
+			return fmt.Sprintf("%q", prop.SampledFrom([]string{"", "x", "Zurich", "é", "a\\b", "ROOM#1"}).Draw(t, "s"))
 		}
 		n := func() string {
-			return rapid.SampledFrom([]string{`"1"`, `"-2.5"`, `"1e3"`, `"x"`, `1`, `1e999`, `null`, `true`}).Draw(t, "n")
+			return prop.SampledFrom([]string{`"1"`, `"-2.5"`, `"1e3"`, `"x"`, `1`, `1e999`, `null`, `true`}).Draw(t, "n")
 		}
-		switch rapid.IntRange(0, 14).Draw(t, "attr") {
+		switch prop.IntRange(0, 14).Draw(t, "attr") {
 		case 0:
 			return `{"S":` + s() + `}`
 		case 1:
 			return `{"N":` + n() + `}`
 		case 2:
-			return `{"BOOL":` + rapid.SampledFrom([]string{"true", "false", `"true"`, "null"}).Draw(t, "bool") + `}`
+			return `{"BOOL":` + prop.SampledFrom([]string{"true", "false", `"true"`, "null"}).Draw(t, "bool") + `}`
 		case 3:
-			return `{"NULL":` + rapid.SampledFrom([]string{"true", "false", "1e999", "[]", `{"a":[1]}`}).Draw(t, "null") + `}`
+			return `{"NULL":` + prop.SampledFrom([]string{"true", "false", "1e999", "[]", `{"a":[1]}`}).Draw(t, "null") + `}`
 		case 4:
-			return `{"B":` + rapid.SampledFrom([]string{`"aGk="`, `""`, `"aGk"`, `"!!"`, `1`}).Draw(t, "b") + `}`
+			return `{"B":` + prop.SampledFrom([]string{`"aGk="`, `""`, `"aGk"`, `"!!"`, `1`}).Draw(t, "b") + `}`
 		case 5:
-			return `{"SS":[` + strings.Join(rapid.SliceOfN(rapid.SampledFrom([]string{`"a"`, `"b"`, `1`, `null`}), 0, 3).Draw(t, "ss"), ",") + `]}`
+			return `{"SS":[` + strings.Join(prop.SliceOfN(prop.SampledFrom([]string{`"a"`, `"b"`, `1`, `null`}), 0, 3).Draw(t, "ss"), ",") + `]}`
 		case 6:
-			return `{"NS":[` + strings.Join(rapid.SliceOfN(rapid.SampledFrom([]string{`"1"`, `"2"`, `3`}), 0, 3).Draw(t, "ns"), ",") + `]}`
+			return `{"NS":[` + strings.Join(prop.SliceOfN(prop.SampledFrom([]string{`"1"`, `"2"`, `3`}), 0, 3).Draw(t, "ns"), ",") + `]}`
 		case 7:
-			return `{"BS":[` + strings.Join(rapid.SliceOfN(rapid.SampledFrom([]string{`"aGk="`, `"eA=="`, `"x"`, `7`}), 0, 3).Draw(t, "bs"), ",") + `]}`
+			return `{"BS":[` + strings.Join(prop.SliceOfN(prop.SampledFrom([]string{`"aGk="`, `"eA=="`, `"x"`, `7`}), 0, 3).Draw(t, "bs"), ",") + `]}`
 		case 8, 9:
 			if depth > 2 {
 				return `{"S":"deep"}`
 			}
 			var items []string
-			for range rapid.IntRange(0, 3).Draw(t, "items") {
-				items = append(items, rapid.OneOf(rapid.Just(attr(depth+1)), rapid.SampledFrom([]string{"null", "1", `"x"`})).Draw(t, "item"))
+			for range prop.IntRange(0, 3).Draw(t, "items") {
+				items = append(items, prop.OneOf(prop.Just(attr(depth+1)), prop.SampledFrom([]string{"null", "1", `"x"`})).Draw(t, "item"))
 			}
 			return `{"L":[` + strings.Join(items, ",") + `]}`
 		case 10, 11:
@@ -155,62 +156,62 @@ func genPayload(t *rapid.T) []byte {
 				return `{"N":"0"}`
 			}
 			var members []string
-			for range rapid.IntRange(0, 3).Draw(t, "members") {
-				k := rapid.SampledFrom([]string{"a", "b", "a", "é"}).Draw(t, "key")
-				members = append(members, fmt.Sprintf("%q:%s", k, rapid.OneOf(rapid.Just(attr(depth+1)), rapid.SampledFrom([]string{"null", "[]"})).Draw(t, "v")))
+			for range prop.IntRange(0, 3).Draw(t, "members") {
+				k := prop.SampledFrom([]string{"a", "b", "a", "é"}).Draw(t, "key")
+				members = append(members, fmt.Sprintf("%q:%s", k, prop.OneOf(prop.Just(attr(depth+1)), prop.SampledFrom([]string{"null", "[]"})).Draw(t, "v")))
 			}
 			return `{"M":{` + strings.Join(members, ",") + `}}`
 		case 12:
-			return rapid.SampledFrom([]string{`{}`, `{"S":"a","N":"1"}`, `{"S":1,"S":"a"}`, `{"S":"a","S":1}`, `{"s":"a"}`, `{"X":"y"}`, `null`, `[]`, `"S"`}).Draw(t, "odd")
+			return prop.SampledFrom([]string{`{}`, `{"S":"a","N":"1"}`, `{"S":1,"S":"a"}`, `{"S":"a","S":1}`, `{"s":"a"}`, `{"X":"y"}`, `null`, `[]`, `"S"`}).Draw(t, "odd")
 		}
 		return `{"S":"plain"}`
 	}
 	image := func() string {
-		if rapid.IntRange(0, 9).Draw(t, "null image") == 0 {
+		if prop.IntRange(0, 9).Draw(t, "null image") == 0 {
 			return "null"
 		}
 		var members []string
-		for range rapid.IntRange(0, 4).Draw(t, "attrs") {
-			members = append(members, fmt.Sprintf("%q:%s", rapid.SampledFrom([]string{"PK", "SK", "itemType", "a", "PK"}).Draw(t, "attr name"), attr(0)))
+		for range prop.IntRange(0, 4).Draw(t, "attrs") {
+			members = append(members, fmt.Sprintf("%q:%s", prop.SampledFrom([]string{"PK", "SK", "itemType", "a", "PK"}).Draw(t, "attr name"), attr(0)))
 		}
 		return "{" + strings.Join(members, ",") + "}"
 	}
 	record := func() string {
-		if rapid.IntRange(0, 19).Draw(t, "null record") == 0 {
+		if prop.IntRange(0, 19).Draw(t, "null record") == 0 {
 			return "null"
 		}
 		var members []string
 		add := func(k, v string) { members = append(members, fmt.Sprintf("%q:%s", name(k), v)) }
 		str := func() string {
-			return rapid.SampledFrom([]string{`"INSERT"`, `"MODIFY"`, `"REMOVE"`, `"x"`, `null`, `1`, `""`}).Draw(t, "str")
+			return prop.SampledFrom([]string{`"INSERT"`, `"MODIFY"`, `"REMOVE"`, `"x"`, `null`, `1`, `""`}).Draw(t, "str")
 		}
 		for _, f := range []string{"awsRegion", "eventID", "eventName", "eventSource", "eventVersion", "eventSourceARN"} {
-			if rapid.IntRange(0, 4).Draw(t, "has "+f) > 0 {
+			if prop.IntRange(0, 4).Draw(t, "has "+f) > 0 {
 				add(f, str())
 			}
 		}
-		if rapid.Bool().Draw(t, "identity") {
-			add("userIdentity", rapid.SampledFrom([]string{`null`, `{}`, `{"type":"Service","principalId":"dynamodb.amazonaws.com"}`, `{"Type":1}`}).Draw(t, "identity v"))
+		if prop.Bool().Draw(t, "identity") {
+			add("userIdentity", prop.SampledFrom([]string{`null`, `{}`, `{"type":"Service","principalId":"dynamodb.amazonaws.com"}`, `{"Type":1}`}).Draw(t, "identity v"))
 		}
 		var change []string
 		addc := func(k, v string) { change = append(change, fmt.Sprintf("%q:%s", name(k), v)) }
-		addc("ApproximateCreationDateTime", rapid.SampledFrom([]string{"1795241100", "1795241100.5", "null", "1e400", `"1"`, "-1", "0.000001"}).Draw(t, "time"))
-		addc("SequenceNumber", rapid.SampledFrom([]string{`"100"`, `"200"`, `null`, `2`}).Draw(t, "seq"))
-		addc("SizeBytes", rapid.SampledFrom([]string{"10", "1.5", "null", `"1"`, "-3"}).Draw(t, "size"))
+		addc("ApproximateCreationDateTime", prop.SampledFrom([]string{"1795241100", "1795241100.5", "null", "1e400", `"1"`, "-1", "0.000001"}).Draw(t, "time"))
+		addc("SequenceNumber", prop.SampledFrom([]string{`"100"`, `"200"`, `null`, `2`}).Draw(t, "seq"))
+		addc("SizeBytes", prop.SampledFrom([]string{"10", "1.5", "null", `"1"`, "-3"}).Draw(t, "size"))
 		addc("StreamViewType", `"NEW_AND_OLD_IMAGES"`)
 		for _, img := range []string{"Keys", "NewImage", "OldImage"} {
-			if rapid.IntRange(0, 3).Draw(t, "has "+img) > 0 {
+			if prop.IntRange(0, 3).Draw(t, "has "+img) > 0 {
 				addc(img, image())
 			}
 		}
-		if rapid.IntRange(0, 5).Draw(t, "dup image") == 0 {
+		if prop.IntRange(0, 5).Draw(t, "dup image") == 0 {
 			addc("NewImage", image())
 		}
-		add("dynamodb", rapid.OneOf(rapid.Just("{"+strings.Join(change, ",")+"}"), rapid.SampledFrom([]string{"null", "[]"})).Draw(t, "change"))
+		add("dynamodb", prop.OneOf(prop.Just("{"+strings.Join(change, ",")+"}"), prop.SampledFrom([]string{"null", "[]"})).Draw(t, "change"))
 		return "{" + strings.Join(members, ",") + "}"
 	}
 	b.WriteString(`{"Records":[`)
-	n := rapid.IntRange(0, 4).Draw(t, "records")
+	n := prop.IntRange(0, 4).Draw(t, "records")
 	for i := range n {
 		if i > 0 {
 			b.WriteString(",")
@@ -218,7 +219,7 @@ func genPayload(t *rapid.T) []byte {
 		b.WriteString(record())
 	}
 	b.WriteString("]")
-	if rapid.IntRange(0, 9).Draw(t, "second Records") == 0 {
+	if prop.IntRange(0, 9).Draw(t, "second Records") == 0 {
 		b.WriteString(`,"records":[` + record() + `]`)
 	}
 	b.WriteString("}")
@@ -226,7 +227,7 @@ func genPayload(t *rapid.T) []byte {
 }
 
 func TestDecodeEventMatchesAWSLambdaGoGenerated(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) { sameAsReference(t, genPayload(t)) })
+	prop.Check(t, func(t *prop.T) { sameAsReference(t, genPayload(t)) })
 }
 
 // FuzzDecodeEvent: for any bytes, decodeEvent does not panic and agrees

@@ -13,7 +13,6 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/dynastream/dynastream/internal/ddbtest"
 	"github.com/dynastream/dynastream/stream"
 )
 
@@ -35,7 +34,7 @@ func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return 
 func TestSecondRunnerOfAConsumerWaits(t *testing.T) {
 	for _, store := range []string{"memory", "table"} {
 		t.Run(store, func(t *testing.T) {
-			c, table, arn := ddbtest.Table(t)
+			c, table, arn := newTable(t)
 			var cps stream.Checkpoints = &stream.MemoryCheckpoints{}
 			if store == "table" {
 				tc := &stream.TableCheckpoints{DB: c.DB, Table: table + "-checkpoints"}
@@ -99,7 +98,7 @@ func TestSecondRunnerOfAConsumerWaits(t *testing.T) {
 // expired (a crashed holder elsewhere) is taken over.
 func TestLeaseLostAndExpired(t *testing.T) {
 	ctx := context.Background()
-	c, table, arn := ddbtest.Table(t)
+	c, table, arn := newTable(t)
 	tc := &stream.TableCheckpoints{DB: c.DB, Table: table + "-checkpoints"}
 	if err := tc.CreateTable(ctx); err != nil {
 		t.Fatal(err)
@@ -178,7 +177,7 @@ func (f *flakyLeases) Renew(ctx context.Context, consumer string, me stream.Owne
 // its lease and goes on; failing until the lease is about to expire, it
 // stops with ErrLeaseLost.
 func TestLeaseRenewalRetries(t *testing.T) {
-	c, _, arn := ddbtest.Table(t)
+	c, _, arn := newTable(t)
 	fl := &flakyLeases{MemoryCheckpoints: &stream.MemoryCheckpoints{}}
 	r := newRunner(t, c.Streams, arn, "flaky")
 	r.Checkpoints, r.Lease = fl, 3*time.Second // renewed every second, retried every 150 ms

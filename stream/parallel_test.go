@@ -2,10 +2,8 @@ package stream_test
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"slices"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -14,24 +12,10 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	streamtypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
-	"pgregory.net/rapid"
 
 	"github.com/dynastream/dynastream/stream"
+	"github.com/dynastream/dynastream/stream/internal/prop"
 )
-
-// withChecks runs rapid properties of this test with n checks (each check
-// here reads a real stream, so fewer than rapid's default 100).
-func withChecks(t *testing.T, n int) {
-	f := flag.Lookup("rapid.checks")
-	old := f.Value.String()
-	if old != "100" { // set on the command line: keep it
-		return
-	}
-	if err := f.Value.Set(strconv.Itoa(n)); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = f.Value.Set(old) })
-}
 
 // keyedItem is item i of partition key K#<k>, version rev.
 func keyedItem(k, i int, rev string) map[string]ddbtypes.AttributeValue {
@@ -94,7 +78,7 @@ func (c *finishedCheckpoints) Put(ctx context.Context, consumer, shard, seq stri
 // record ends up applied or dead-lettered, and no checkpoint ever passes a
 // record that is neither.
 func TestRunnerPropertyOrderAndCheckpoints(t *testing.T) {
-	withChecks(t, 50)
+	prop.SetChecks(t, 50)
 	f := newFixture(t)
 	const keys, perKey = 9, 14
 	// Interleave the keys' items, and modify some: a few records per item.
@@ -117,20 +101,20 @@ func TestRunnerPropertyOrderAndCheckpoints(t *testing.T) {
 	}
 	var run atomic.Int64
 
-	rapid.Check(t, func(rt *rapid.T) {
-		pf := rapid.IntRange(1, 10).Draw(rt, "parallelization")
-		batch := rapid.IntRange(1, 40).Draw(rt, "batchSize")
-		bisect := rapid.Bool().Draw(rt, "bisect")
+	prop.Check(t, func(rt *prop.T) {
+		pf := prop.IntRange(1, 10).Draw(rt, "parallelization")
+		batch := prop.IntRange(1, 40).Draw(rt, "batchSize")
+		bisect := prop.Bool().Draw(rt, "bisect")
 		plan := &faultPlan{failures: map[string]int{}, poison: map[string]bool{}, attempts: map[string]int{}}
 		for _, q := range order {
-			switch rapid.IntRange(0, 29).Draw(rt, "fault") {
+			switch prop.IntRange(0, 29).Draw(rt, "fault") {
 			case 0:
 				plan.poison[q] = true
 			case 1, 2, 3:
-				plan.failures[q] = rapid.IntRange(1, 2).Draw(rt, "failures")
+				plan.failures[q] = prop.IntRange(1, 2).Draw(rt, "failures")
 			}
 		}
-		crashAfter := rapid.IntRange(0, 30).Draw(rt, "crashAfterCalls") // 0: no crash
+		crashAfter := prop.IntRange(0, 30).Draw(rt, "crashAfterCalls") // 0: no crash
 
 		var all []events.DynamoDBEventRecord
 		for _, q := range order {

@@ -25,12 +25,11 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/dynastream/dynastream/attr"
-	"github.com/dynastream/dynastream/internal/ddb"
-	"github.com/dynastream/dynastream/internal/ddbtest"
+	"github.com/dynastream/dynastream/ddblocal"
 	"github.com/dynastream/dynastream/stream"
 )
 
-func TestMain(m *testing.M) { ddbtest.Main(m) }
+func TestMain(m *testing.M) { ddblocal.Main(m) }
 
 // waitTimeout bounds every wait for a condition; it is a safety net against
 // hanging, never an assertion on how long something took.
@@ -343,13 +342,13 @@ var cmpAV = []cmp.Option{
 
 // fixture is a fresh table with its stream.
 type fixture struct {
-	c          *ddb.Clients
+	c          *ddblocal.Table
 	table, arn string
 	shard      string
 }
 
 func newFixture(t testing.TB) fixture {
-	c, table, arn := ddbtest.Table(t)
+	c, table, arn := newTable(t)
 	return fixture{c: c, table: table, arn: arn, shard: shardID(t, c.Streams, arn)}
 }
 
@@ -796,7 +795,7 @@ func TestRestartResumesFromCheckpoint(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
-	cps := &stream.TableCheckpoints{DB: f.c.DB, Table: ddbtest.Name(t)}
+	cps := &stream.TableCheckpoints{DB: f.c.DB, Table: ddblocal.TableName(t.Name())}
 	if err := cps.CreateTable(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -1069,7 +1068,7 @@ func TestOnBatchReportsEveryCall(t *testing.T) {
 
 func TestConfigValidation(t *testing.T) {
 	t.Parallel()
-	api := ddbtest.Clients(t).Streams
+	_, api := ddblocal.Clients(ddblocal.Endpoint())
 	const arn = "arn:aws:dynamodb:ddblocal:000000000000:table/none/stream/2024-01-01T00:00:00.000"
 	valid := func() *stream.Runner {
 		return &stream.Runner{
@@ -1420,4 +1419,12 @@ func TestTableDeadLettersResubmit(t *testing.T) {
 	if list, err := dls.List(ctx, "projector"); err != nil || len(list) != 0 {
 		t.Errorf("after Delete: %v, %d left", err, len(list))
 	}
+}
+
+// newTable creates a table keyed PK, SK with a NEW_AND_OLD_IMAGES stream,
+// deleted when the test ends: its clients, its name and its stream.
+func newTable(t testing.TB) (*ddblocal.Table, string, string) {
+	t.Helper()
+	tbl := ddblocal.NewTable(t, ddblocal.Schema("PK", "SK"))
+	return tbl, tbl.Name, tbl.StreamARN
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/dynastream/dynastream/internal/ddbtest"
 	"github.com/dynastream/dynastream/stream"
 )
 
@@ -70,7 +69,7 @@ func TestSkipHandler(t *testing.T) {
 // its own (derived) writes never reach it, are counted as skipped, and the
 // checkpoint moves past them; with SkipNone it sees them.
 func TestRunnerSkipsItsOwnWrites(t *testing.T) {
-	c, table, arn := ddbtest.Table(t)
+	c, table, arn := newTable(t)
 	for _, guard := range []struct {
 		name string
 		skip stream.SkipFunc

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -209,6 +210,33 @@ func TestTotalsOnARunner(t *testing.T) {
 	if st := r.Stats(); st.Skipped == 0 {
 		t.Errorf("the loop guard skipped nothing: %+v", st)
 	}
+}
+
+// The example is a user's module: what it gets from the library is the
+// library's own modules and their requirements — the AWS SDK (with config,
+// which stream's example uses), aws-lambda-go (whose go.mod brings testify
+// and its three requirements along, never built), the JSON decoder and
+// go-cmp — and nothing of the application's.
+func TestModuleGraph(t *testing.T) {
+	cmd := exec.Command("go", "list", "-m", "-f", "{{.Path}}", "all")
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	allowed := []string{
+		"github.com/dynastream/dynastream/", "github.com/aws/aws-sdk-go-v2", "github.com/aws/smithy-go",
+		"github.com/aws/aws-lambda-go", "github.com/go-json-experiment/json", "github.com/google/go-cmp",
+		// aws-lambda-go's own test requirements
+		"github.com/stretchr/testify", "github.com/davecgh/go-spew", "github.com/pmezard/go-difflib", "gopkg.in/yaml.v3",
+	}
+	mods := strings.Fields(string(out))
+	for _, m := range mods[1:] {
+		if !slices.ContainsFunc(allowed, func(a string) bool { return strings.HasPrefix(m, a) }) {
+			t.Errorf("the module graph has %s", m)
+		}
+	}
+	t.Logf("go list -m all: %d modules besides this one", len(mods)-1)
 }
 
 // The example uses the public packages only.

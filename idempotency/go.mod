@@ -1,0 +1,22 @@
+module github.com/dynastream/dynastream/idempotency
+
+go 1.26.0
+
+require (
+	github.com/aws/aws-lambda-go v1.55.1
+	github.com/aws/aws-sdk-go-v2 v1.47.6
+	github.com/aws/aws-sdk-go-v2/service/dynamodb v1.73.0
+	github.com/dynastream/dynastream/ddblocal v0.1.0
+)
+
+require (
+	github.com/aws/aws-sdk-go-v2/credentials v1.20.14 // indirect
+	github.com/aws/aws-sdk-go-v2/internal/configsources v1.5.9 // indirect
+	github.com/aws/aws-sdk-go-v2/internal/endpoints/v2 v2.8.9 // indirect
+	github.com/aws/aws-sdk-go-v2/service/dynamodbstreams v1.46.5 // indirect
+	github.com/aws/aws-sdk-go-v2/service/internal/accept-encoding v1.13.24 // indirect
+	github.com/aws/aws-sdk-go-v2/service/internal/endpoint-discovery v1.13.9 // indirect
+	github.com/aws/smithy-go v1.28.8 // indirect
+)
+
+replace github.com/dynastream/dynastream/ddblocal => ../ddblocal
