@@ -12,14 +12,15 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/apigatewaymanagementapi v1.38.0
 	github.com/aws/aws-sdk-go-v2/service/dynamodb v1.73.0
 	github.com/aws/aws-sdk-go-v2/service/dynamodbstreams v1.46.5
-	github.com/aws/aws-sdk-go-v2/service/eventbridge v1.55.8
 	github.com/aws/aws-sdk-go-v2/service/sesv2 v1.79.6
 	github.com/aws/smithy-go v1.28.8
 	github.com/awslabs/aws-lambda-go-api-proxy v0.16.2
 	github.com/awslabs/goformation/v7 v7.14.9
 	github.com/coder/websocket v1.8.15
 	github.com/dynastream/dynastream/attr v0.1.0
+	github.com/dynastream/dynastream/awserr v0.1.0
 	github.com/dynastream/dynastream/ddblocal v0.1.0
+	github.com/dynastream/dynastream/eventbus v0.1.0
 	github.com/dynastream/dynastream/idempotency v0.1.0
 	github.com/dynastream/dynastream/replay v0.1.0
 	github.com/dynastream/dynastream/stream v0.1.0
@@ -39,6 +40,7 @@ require (
 	github.com/aws/aws-sdk-go-v2/internal/configsources v1.5.9 // indirect
 	github.com/aws/aws-sdk-go-v2/internal/endpoints/v2 v2.8.9 // indirect
 	github.com/aws/aws-sdk-go-v2/internal/v4a v1.5.9 // indirect
+	github.com/aws/aws-sdk-go-v2/service/eventbridge v1.55.8 // indirect
 	github.com/aws/aws-sdk-go-v2/service/internal/accept-encoding v1.13.24 // indirect
 	github.com/aws/aws-sdk-go-v2/service/internal/endpoint-discovery v1.13.9 // indirect
 	github.com/aws/aws-sdk-go-v2/service/internal/presigned-url v1.14.9 // indirect
@@ -63,7 +65,9 @@ require (
 // The library's modules, in this repository; go.work uses them too.
 replace (
 	github.com/dynastream/dynastream/attr => ./attr
+	github.com/dynastream/dynastream/awserr => ./awserr
 	github.com/dynastream/dynastream/ddblocal => ./ddblocal
+	github.com/dynastream/dynastream/eventbus => ./eventbus
 	github.com/dynastream/dynastream/idempotency => ./idempotency
 	github.com/dynastream/dynastream/replay => ./replay
 	github.com/dynastream/dynastream/stream => ./stream

@@ -65,7 +65,7 @@ func ExampleCheck() {
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println(report.Summary()) // the 3 Fixed schedules and the 20 random ones
+	fmt.Println(report.Summary()) // the 4 Fixed schedules and the 20 random ones
 	fmt.Println("baseline:", report.Baseline)
 	fmt.Println("differences:", report.Err())
 	// Output:

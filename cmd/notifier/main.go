@@ -16,7 +16,7 @@ import (
 
 	"github.com/dynastream/dynastream/cmd/internal/app"
 	"github.com/dynastream/dynastream/internal/ddb"
-	"github.com/dynastream/dynastream/internal/eventbus"
+	"github.com/dynastream/dynastream/eventbus"
 	"github.com/dynastream/dynastream/internal/events"
 	"github.com/dynastream/dynastream/internal/mail"
 	"github.com/dynastream/dynastream/internal/notify"

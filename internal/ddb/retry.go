@@ -10,7 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/dynastream/dynastream/internal/awserr"
+	"github.com/dynastream/dynastream/awserr"
 	"github.com/dynastream/dynastream/stream"
 )
 

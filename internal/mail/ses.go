@@ -13,7 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sesv2"
 	"github.com/aws/aws-sdk-go-v2/service/sesv2/types"
 
-	"github.com/dynastream/dynastream/internal/awserr"
+	"github.com/dynastream/dynastream/awserr"
 )
 
 // SESClient is the part of *sesv2.Client the SES sender uses.

@@ -7,7 +7,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/dynastream/dynastream/internal/eventbus"
+	"github.com/dynastream/dynastream/eventbus"
 	"github.com/dynastream/dynastream/internal/events"
 )
 

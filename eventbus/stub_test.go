@@ -12,7 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
 
-	"github.com/dynastream/dynastream/internal/eventbus"
+	"github.com/dynastream/dynastream/eventbus"
 )
 
 // stubAPI is an in-memory eventbus.API: it records each call's entries

@@ -15,7 +15,7 @@ import (
 	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
-	"github.com/dynastream/dynastream/internal/awserr"
+	"github.com/dynastream/dynastream/awserr"
 )
 
 // response is what the SDK returns for an answered call: a ResponseError

@@ -12,7 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
 
-	"github.com/dynastream/dynastream/internal/awserr"
+	"github.com/dynastream/dynastream/awserr"
 )
 
 // API is the part of *eventbridge.Client the Publisher uses.
@@ -33,6 +33,8 @@ const (
 	DefaultBackoff     = 100 * time.Millisecond
 	// MaxBackoff caps a single pause between attempts.
 	MaxBackoff = 5 * time.Second
+	// DefaultCallTimeout is Publisher.CallTimeout's default.
+	DefaultCallTimeout = 10 * time.Second
 )
 
 // Publisher publishes entries to one EventBridge bus with PutEvents. It is
@@ -68,6 +70,43 @@ type Publisher struct {
 	// Logger receives entries that are dropped or given up on and retries
 	// (default slog.Default()).
 	Logger *slog.Logger
+	// CallTimeout bounds one PutEvents call (default DefaultCallTimeout),
+	// so that a call that hangs is retried within the invocation instead
+	// of using up its time; the context's own deadline, when sooner, wins.
+	// A call that timed out may have been accepted: the entries are sent
+	// again (at least once).
+	CallTimeout time.Duration
+	// TooLarge, when set, is the claim check for an entry over MaxBytes:
+	// it stores what the entry carries elsewhere (S3, a table) and returns
+	// the entry to publish in its place, a reference to it. Without it, or
+	// when its entry is still too large, the entry gets a *TooLargeError
+	// (wrapping the hook's error, if any), to dead-letter. It runs before
+	// anything is sent, so it must be idempotent too: the same record may
+	// come again.
+	TooLarge func(ctx context.Context, e Entry) (Entry, error)
+	// OnCall, when set, is told about every PutEvents call: a metrics
+	// hook (the count of entries, failures and throttles, the duration).
+	// It must be quick and safe for concurrent use if Publish is called
+	// concurrently.
+	OnCall func(Call)
+}
+
+// Call is what one PutEvents call did, for Publisher.OnCall.
+type Call struct {
+	// Attempt is 1 for the first call of these entries, 2 for the first
+	// retry, …
+	Attempt int
+	// Entries is how many entries the call carried, Bytes their size.
+	Entries, Bytes int
+	// Failed is how many of them were not accepted (all of them when the
+	// call failed as a whole).
+	Failed int
+	// Throttled says the call, or one of its entries, was throttled.
+	Throttled bool
+	// Err is the call's own error (nil when EventBridge answered, even
+	// with failed entries).
+	Err      error
+	Duration time.Duration
 }
 
 // NewClient builds the EventBridge client the Publisher expects: the SDK's
@@ -93,6 +132,7 @@ type settings struct {
 	maxAttempts int
 	backoff     awserr.Backoff
 	log         *slog.Logger
+	callTimeout time.Duration
 }
 
 func (p *Publisher) settings() settings {
@@ -102,6 +142,10 @@ func (p *Publisher) settings() settings {
 		maxAttempts: p.MaxAttempts,
 		backoff:     awserr.Backoff{Base: p.Backoff, Max: MaxBackoff, Sleep: p.Sleep, Jitter: p.Jitter},
 		log:         p.Logger,
+		callTimeout: p.CallTimeout,
+	}
+	if s.callTimeout <= 0 {
+		s.callTimeout = DefaultCallTimeout
 	}
 	if s.maxEntries <= 0 || s.maxEntries > MaxEntriesLimit {
 		s.maxEntries = MaxEntriesLimit
@@ -145,10 +189,9 @@ func (p *Publisher) Publish(ctx context.Context, entries []Entry) []error {
 	for i, e := range entries {
 		sizes[i] = e.Size()
 		if sizes[i] > s.maxBytes {
-			errs[i] = &TooLargeError{Source: e.Source, DetailType: e.DetailType, Size: sizes[i], Limit: s.maxBytes}
-			s.log.Error("eventbus: entry too large for PutEvents, not sent",
-				"source", e.Source, "detail_type", e.DetailType, "size", sizes[i], "limit", s.maxBytes, "index", i)
-			continue
+			if entries, sizes[i], errs[i] = p.claimCheck(ctx, s, entries, i, sizes[i]); errs[i] != nil {
+				continue
+			}
 		}
 		pending = append(pending, i)
 	}
@@ -158,6 +201,31 @@ func (p *Publisher) Publish(ctx context.Context, entries []Entry) []error {
 		start = end
 	}
 	return errs
+}
+
+// claimCheck handles entries[i], too large at size: it returns the entries
+// with the TooLarge hook's replacement at i and its size, or a
+// *TooLargeError. entries is copied before it is changed (it is the
+// caller's).
+func (p *Publisher) claimCheck(ctx context.Context, s settings, entries []Entry, i, size int) ([]Entry, int, error) {
+	e := entries[i]
+	tl := &TooLargeError{Source: e.Source, DetailType: e.DetailType, Size: size, Limit: s.maxBytes}
+	if p.TooLarge != nil {
+		ref, err := p.TooLarge(ctx, e)
+		switch {
+		case err != nil:
+			tl.Err = fmt.Errorf("the TooLarge hook: %w", err)
+		case ref.Size() > s.maxBytes:
+			tl.Err = fmt.Errorf("the TooLarge hook's entry is %d bytes, still over the limit", ref.Size())
+		default:
+			entries = append([]Entry(nil), entries...)
+			entries[i] = ref
+			return entries, ref.Size(), nil
+		}
+	}
+	s.log.Error("eventbus: entry too large for PutEvents, not sent",
+		"source", e.Source, "detail_type", e.DetailType, "size", size, "limit", s.maxBytes, "index", i, "error", tl.Err)
+	return entries, size, tl
 }
 
 // nextChunk returns the end of the chunk of pending that starts at start:
@@ -187,19 +255,28 @@ func (p *Publisher) publishChunk(ctx context.Context, s settings, entries []Entr
 			setAll(errs, todo, fmt.Errorf("eventbus: put events (attempt %d): %w", attempt, err))
 			return
 		}
-		out, err := p.Client.PutEvents(ctx, p.input(entries, todo))
+		callCtx, cancel := context.WithTimeout(ctx, s.callTimeout)
+		began := time.Now()
+		out, err := p.Client.PutEvents(callCtx, p.input(entries, todo))
+		timedOut := err != nil && ctx.Err() == nil && errors.Is(callCtx.Err(), context.DeadlineExceeded)
+		cancel()
+		if timedOut {
+			err = fmt.Errorf("the call took longer than %v (it may have been accepted): %w", s.callTimeout, err)
+		}
+		p.observe(Call{Attempt: attempt, Entries: len(todo), Bytes: bytesOf(entries, todo), Err: err, Duration: time.Since(began)}, out)
 		var retry []int
 		if err != nil {
 			if ctxErr := ctx.Err(); ctxErr != nil {
 				setAll(errs, todo, fmt.Errorf("eventbus: put events (attempt %d): %w", attempt, ctxErr))
 				return
 			}
-			switch classifyCall(err) {
-			case awserr.Permanent:
+			switch class := classifyCall(err); {
+			case timedOut: // our own timeout: retryable
+			case class == awserr.Permanent:
 				setAll(errs, todo, &PermanentError{Code: awserr.Code(err), Message: err.Error()})
 				s.log.Error("eventbus: put events rejected the input", "entries", len(todo), "error", err)
 				return
-			case awserr.Fatal:
+			case class == awserr.Fatal:
 				setAll(errs, todo, fmt.Errorf("eventbus: put events: %w", err))
 				s.log.Error("eventbus: put events failed, not retried", "entries", len(todo), "code", awserr.Code(err), "error", err)
 				return
@@ -303,6 +380,34 @@ func (p *Publisher) input(entries []Entry, idx []int) *eventbridge.PutEventsInpu
 		}
 	}
 	return &eventbridge.PutEventsInput{Entries: req}
+}
+
+// observe tells OnCall about a call.
+func (p *Publisher) observe(c Call, out *eventbridge.PutEventsOutput) {
+	if p.OnCall == nil {
+		return
+	}
+	switch {
+	case c.Err != nil:
+		c.Failed = c.Entries
+		c.Throttled = classifyCall(c.Err) == awserr.Retryable && throttleCodes[awserr.Code(c.Err)]
+	case out != nil:
+		c.Failed = int(out.FailedEntryCount)
+		for _, r := range out.Entries {
+			if throttleCodes[aws.ToString(r.ErrorCode)] {
+				c.Throttled = true
+			}
+		}
+	}
+	p.OnCall(c)
+}
+
+func bytesOf(entries []Entry, idx []int) int {
+	n := 0
+	for _, i := range idx {
+		n += entries[i].Size()
+	}
+	return n
 }
 
 func setAll(errs []error, idx []int, err error) {

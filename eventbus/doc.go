@@ -1,9 +1,18 @@
 // Package eventbus publishes domain events to an Amazon EventBridge bus
-// with PutEvents (docs/design.md §4, "Domain events (EventBridge)").
+// with PutEvents, from stream consumers that get every record at least
+// once.
 //
-// The caller maps its own events to the neutral Entry (Source, DetailType,
-// JSON Detail, Time, Resources, TraceHeader) and hands a batch to
-// Publisher.Publish, which returns one error per entry in input order.
+// # Events
+//
+// Event[T] is a domain event with typed data. FromRecord makes the n-th
+// event of a stream record, its ID derived from the record's eventID (ID),
+// so that a redelivered record publishes the very same event and
+// subscribers can dedupe on the id. Event.Entry encodes it as the neutral
+// Entry (Source, DetailType, JSON Detail, Time, Resources, TraceHeader)
+// with the envelope {"id", "occurredAt", "version", "sequenceNumber",
+// "data"}; callers with an envelope of their own build Entry directly.
+// Publisher.Publish takes a batch of entries and returns one error per
+// entry in input order.
 //
 // # Sizes and chunking
 //
@@ -12,8 +21,10 @@
 // https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-putevent-size.html):
 // 14 bytes for a set Time, plus the UTF-8 byte lengths of Source,
 // DetailType, Detail and each of Resources. An entry larger than MaxBytes
-// (default 256 KB) on its own can never be sent: it gets a *TooLargeError,
-// is logged at Error level and is not sent. The others are cut greedily,
+// (default 256 KB) on its own can never be sent: the Publisher's TooLarge
+// hook, if set, may replace it with a reference to its payload stored
+// elsewhere (a claim check); otherwise it gets a *TooLargeError, is logged
+// at Error level and is not sent. The others are cut greedily,
 // in input order, into PutEvents calls of at most MaxEntries (10) entries
 // and at most MaxBytes total size, sent one after the other.
 //
@@ -52,6 +63,8 @@
 //   - Entries still failing after MaxAttempts attempts get their last
 //     (retryable) error, wrapped; report them as batch item failures so
 //     that the event source mapping retries or dead-letters the records.
+//   - A call that takes longer than CallTimeout (default 10s) is retried
+//     like a transport error: it may have been accepted.
 //   - When ctx is done, including during a backoff pause, Publish returns
 //     promptly; the entries not yet published get an error wrapping
 //     ctx.Err().
@@ -71,6 +84,12 @@
 // EventBridge does not guarantee order anyway: consumers order by the
 // envelope (sequenceNumber, occurredAt), not by arrival.
 //
+// OnCall, a metrics hook, is told about every call: entries, bytes,
+// failures, throttling, duration.
+//
 // There is no package-level mutable state; sleeps, jitter and the logger
 // are injected.
+//
+// Stability: v0. The exported API may still change in a minor release;
+// every change is listed in CHANGELOG.md, with what to do about it.
 package eventbus

@@ -3,7 +3,7 @@ package eventbus
 import (
 	"errors"
 
-	"github.com/dynastream/dynastream/internal/awserr"
+	"github.com/dynastream/dynastream/awserr"
 )
 
 // PermanentError reports an entry that will fail the same way however

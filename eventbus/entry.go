@@ -83,20 +83,29 @@ func utf8Size(s string) int {
 
 // TooLargeError reports an entry that is larger than the PutEvents limit
 // on its own (Publisher.MaxBytes): it can never be published as it is and
-// is never sent. It is permanent: dead-letter it (or put the payload in S3
-// and publish a reference).
+// is never sent. It is permanent: dead-letter it, or give the Publisher a
+// TooLarge hook that stores the payload elsewhere (S3) and publishes a
+// reference (a claim check).
 type TooLargeError struct {
 	Source     string
 	DetailType string
 	// Size is the entry's size (Entry.Size), Limit the limit it exceeds.
 	Size  int
 	Limit int
+	// Err is why the TooLarge hook did not help, if there is one.
+	Err error
 }
 
 func (e *TooLargeError) Error() string {
-	return fmt.Sprintf("eventbus: entry %s/%s is %d bytes, over the %d-byte PutEvents limit",
+	msg := fmt.Sprintf("eventbus: entry %s/%s is %d bytes, over the %d-byte PutEvents limit: shrink it, or store the payload elsewhere and publish a reference (Publisher.TooLarge)",
 		e.Source, e.DetailType, e.Size, e.Limit)
+	if e.Err != nil {
+		msg += "; " + e.Err.Error()
+	}
+	return msg
 }
+
+func (e *TooLargeError) Unwrap() error { return e.Err }
 
 // utf8SizeBytes is utf8Size for a byte slice, without copying it.
 func utf8SizeBytes(b []byte) int {

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dynastream/dynastream/internal/eventbus"
+	"github.com/dynastream/dynastream/eventbus"
 )
 
 func TestEntrySize(t *testing.T) {

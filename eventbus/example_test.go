@@ -7,9 +7,10 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/config"
 
-	"github.com/dynastream/dynastream/internal/eventbus"
+	"github.com/dynastream/dynastream/eventbus"
 )
 
 // A Publisher on a real EventBridge client (this example needs AWS and is
@@ -68,4 +69,28 @@ func ExamplePublisher_Publish() {
 	// call with 10 entries
 	// call with 3 entries
 	// too large: 300000 > 262144
+}
+
+// A stream consumer turns a record into a typed event whose id comes from
+// the record, so that a redelivered record publishes the same event (the
+// subscribers dedupe on the id).
+func ExampleFromRecord() {
+	type OrderPlaced struct {
+		OrderID string `json:"orderId"`
+	}
+	rec := events.DynamoDBEventRecord{EventID: "7f3a", Change: events.DynamoDBStreamRecord{
+		SequenceNumber:              "4200",
+		ApproximateCreationDateTime: events.SecondsEpochTime{Time: time.Date(2026, 11, 26, 8, 30, 0, 0, time.UTC)},
+	}}
+	ev := eventbus.FromRecord(rec, 0, "shop.orders", "OrderPlaced", OrderPlaced{OrderID: "o-1"})
+	entry, err := ev.Entry()
+	if err != nil {
+		fmt.Println("dead-letter:", err)
+		return
+	}
+	fmt.Println(entry.Source, entry.DetailType)
+	fmt.Println(string(entry.Detail))
+	// Output:
+	// shop.orders OrderPlaced
+	// {"id":"7f3a-0","occurredAt":"2026-11-26T08:30:00.000Z","version":1,"sequenceNumber":"4200","data":{"orderId":"o-1"}}
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/aws/smithy-go"
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/dynastream/dynastream/internal/eventbus"
+	"github.com/dynastream/dynastream/eventbus"
 )
 
 func noErrors(t *testing.T, errs []error) {

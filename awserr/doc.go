@@ -12,4 +12,7 @@
 // Backoff is exponential backoff with full jitter and a cap: the pause
 // before attempt n+1 is drawn uniformly from [0, min(Base<<n, Max)], and
 // the wait ends early with ctx.Err() when the context is done.
+//
+// Stability: v0. The exported API may still change in a minor release;
+// every change is listed in CHANGELOG.md, with what to do about it.
 package awserr
