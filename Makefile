@@ -13,7 +13,7 @@ BIN      := bin
 # that a user's module gets only what the packages it imports need. go.work
 # puts them beside the application (.). examples/orders is a user's module:
 # built and tested with GOWORK=off, through the replace lines of its go.mod.
-LIB_MODULES := attr awserr ddblocal eventbus idempotency replay stream
+LIB_MODULES := attr awserr consumer ddblocal emf eventbus idempotency replay stream
 PKGS        := ./... $(foreach m,$(LIB_MODULES),./$(m)/...)
 USER_MODULE := examples/orders
 # How a Lambda bootstrap is built (make package, and the Runtime API

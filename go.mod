@@ -19,7 +19,9 @@ require (
 	github.com/coder/websocket v1.8.15
 	github.com/dynastream/dynastream/attr v0.1.0
 	github.com/dynastream/dynastream/awserr v0.1.0
+	github.com/dynastream/dynastream/consumer v0.1.0
 	github.com/dynastream/dynastream/ddblocal v0.1.0
+	github.com/dynastream/dynastream/emf v0.1.0
 	github.com/dynastream/dynastream/eventbus v0.1.0
 	github.com/dynastream/dynastream/idempotency v0.1.0
 	github.com/dynastream/dynastream/replay v0.1.0
@@ -66,7 +68,9 @@ require (
 replace (
 	github.com/dynastream/dynastream/attr => ./attr
 	github.com/dynastream/dynastream/awserr => ./awserr
+	github.com/dynastream/dynastream/consumer => ./consumer
 	github.com/dynastream/dynastream/ddblocal => ./ddblocal
+	github.com/dynastream/dynastream/emf => ./emf
 	github.com/dynastream/dynastream/eventbus => ./eventbus
 	github.com/dynastream/dynastream/idempotency => ./idempotency
 	github.com/dynastream/dynastream/replay => ./replay

@@ -175,8 +175,8 @@ func TestConsumerBootstraps(t *testing.T) {
 	}
 	for _, f := range []*runtimeapi.Function{proj, notif} {
 		f.WaitLogs(5*time.Second, 2, `"DeadLettered":1`)
-		if len(emf(f, `"ColdStart":1`)) != 1 || len(emf(f, `"Records":2`, `"FailedRecords":0`, `"LagMs"`)) < 1 || len(emf(f, `"DeadLettered":1`)) != 2 {
-			t.Errorf("consumer metrics missing:\n%s", strings.Join(emf(f), "\n"))
+		if len(emfLines(f, `"ColdStart":1`)) != 1 || len(emfLines(f, `"Records":2`, `"FailedRecords":0`, `"LagMs"`)) < 1 || len(emfLines(f, `"DeadLettered":1`)) != 2 {
+			t.Errorf("consumer metrics missing:\n%s", strings.Join(emfLines(f), "\n"))
 		}
 	}
 	checkAlarmedMetrics(t, "dynastream", map[string]*runtimeapi.Function{"projector": proj, "notifier": notif})

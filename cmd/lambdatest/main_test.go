@@ -25,7 +25,7 @@ import (
 	"github.com/dynastream/dynastream/attr"
 	"github.com/dynastream/dynastream/internal/ddb"
 	"github.com/dynastream/dynastream/internal/ddbtest"
-	"github.com/dynastream/dynastream/internal/metrics"
+	"github.com/dynastream/dynastream/emf"
 	"github.com/dynastream/dynastream/internal/runtimeapi"
 )
 
@@ -102,8 +102,8 @@ func start(t *testing.T, program string, environ []string) (*runtimeapi.Function
 	t.Cleanup(f.Stop)
 	t.Cleanup(func() { // (before Stop) every metric line is valid EMF
 		for _, l := range f.Logs() {
-			if metrics.IsEMF([]byte(l)) {
-				if err := metrics.Validate([]byte(l)); err != nil {
+			if emf.IsEMF([]byte(l)) {
+				if err := emf.Validate([]byte(l)); err != nil {
 					t.Errorf("%s: %v: %s", program, err, l)
 				}
 			}
@@ -281,11 +281,11 @@ func (f *fakeAWS) all() []fakeRequest {
 	return append([]fakeRequest(nil), f.requests...)
 }
 
-// emf returns the function's EMF lines that contain every one of subs.
-func emf(f *runtimeapi.Function, subs ...string) []string {
+// emfLines returns the function's EMF lines that contain every one of subs.
+func emfLines(f *runtimeapi.Function, subs ...string) []string {
 	var out []string
 	for _, l := range f.LogsContaining(subs...) {
-		if metrics.IsEMF([]byte(l)) {
+		if emf.IsEMF([]byte(l)) {
 			out = append(out, l)
 		}
 	}

@@ -85,11 +85,11 @@ func TestWriterBootstrap(t *testing.T) {
 	}
 	f.WaitLogs(5*time.Second, 1, `"route":"unmatched"`)
 	f.WaitLogs(5*time.Second, 1, `"route":"WS $disconnect"`) // the output is read as it comes
-	if len(emf(f, `"ColdStart":1`)) != 1 || len(emf(f, `"Requests":1`, `"route":"POST /rooms"`, `"status":"201"`)) != 1 ||
-		len(emf(f, `"route":"unmatched"`, `"status":"404"`)) != 1 ||
-		len(emf(f, `"route":"WS $connect"`, `"status":"401"`)) != 1 || len(emf(f, `"route":"WS sendMessage"`, `"status":"404"`)) != 1 ||
-		len(emf(f, `"route":"WS $disconnect"`, `"status":"200"`)) != 1 {
-		t.Errorf("request metrics missing:\n%s", strings.Join(emf(f), "\n"))
+	if len(emfLines(f, `"ColdStart":1`)) != 1 || len(emfLines(f, `"Requests":1`, `"route":"POST /rooms"`, `"status":"201"`)) != 1 ||
+		len(emfLines(f, `"route":"unmatched"`, `"status":"404"`)) != 1 ||
+		len(emfLines(f, `"route":"WS $connect"`, `"status":"401"`)) != 1 || len(emfLines(f, `"route":"WS sendMessage"`, `"status":"404"`)) != 1 ||
+		len(emfLines(f, `"route":"WS $disconnect"`, `"status":"200"`)) != 1 {
+		t.Errorf("request metrics missing:\n%s", strings.Join(emfLines(f), "\n"))
 	}
 	for _, l := range f.Logs() {
 		if !strings.HasPrefix(l, "{") {

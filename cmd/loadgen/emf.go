@@ -11,7 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/dynastream/dynastream/internal/metrics"
+	"github.com/dynastream/dynastream/emf"
 )
 
 // EMFReport is what the programs' metric lines (CloudWatch Embedded Metric
@@ -21,7 +21,7 @@ import (
 // would show it.
 type EMFReport struct {
 	// Lines is how many EMF lines were read; Invalid how many of them break
-	// the specification (metrics.Validate), which CloudWatch would drop.
+	// the specification (emf.Validate), which CloudWatch would drop.
 	Lines     int                    `json:"lines"`
 	Invalid   int                    `json:"invalid"`
 	Consumers map[string]EMFConsumer `json:"consumers"`
@@ -55,11 +55,11 @@ func readEMF(r io.Reader) (*EMFReport, error) {
 	sc.Buffer(make([]byte, 0, 64*1024), 4<<20)
 	for sc.Scan() {
 		line := sc.Bytes()
-		if !metrics.IsEMF(line) {
+		if !emf.IsEMF(line) {
 			continue
 		}
 		rep.Lines++
-		if metrics.Validate(line) != nil {
+		if emf.Validate(line) != nil {
 			rep.Invalid++
 			continue
 		}

@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"time"
 
+	"github.com/dynastream/dynastream/consumer"
 	"github.com/dynastream/dynastream/internal/ddb"
 	"github.com/dynastream/dynastream/internal/devguard"
 	"github.com/dynastream/dynastream/internal/store"
@@ -87,8 +88,9 @@ func serveAdmin(ctx context.Context, log *slog.Logger, addr string, m *localMetr
 	if err != nil {
 		return fmt.Errorf("listen on ADMIN_ADDR %s: %w", addr, err)
 	}
-	// pause and resume answer this machine only (fromLoopback), and never
-	// a web page: devguard refuses a rebound Host and a cross-site POST.
+	// pause and resume answer this machine only (consumer.Admin), and
+	// never a web page: devguard refuses a rebound Host and a cross-site
+	// POST.
 	_, port, _ := net.SplitHostPort(ln.Addr().String())
 	srv := &http.Server{Handler: devguard.Guard{Port: port, Hosts: AllowedHosts()}.Wrap(mux), ReadHeaderTimeout: 5 * time.Second}
 	go func() {
@@ -116,44 +118,12 @@ func adminMux(m *localMetrics) (mux *http.ServeMux, paths string) {
 			writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 		})
 	} else {
-		runner := m.runner
 		paths += " /status, POST /pause /resume"
-		// 503 only when stuck: idle, running and paused are all as the
-		// operator meant them.
-		mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-			h := runner.Health()
-			code := http.StatusOK
-			if h.Status == stream.Stuck {
-				code = http.StatusServiceUnavailable
-			}
-			writeJSON(w, code, struct {
-				Status string `json:"status"`
-				Reason string `json:"reason,omitempty"`
-			}{h.Status, h.Reason})
-		})
-		mux.HandleFunc("GET /status", func(w http.ResponseWriter, r *http.Request) {
-			writeJSON(w, http.StatusOK, runner.Health())
-		})
-		mux.HandleFunc("POST /pause", func(w http.ResponseWriter, r *http.Request) {
-			if !fromLoopback(w, r) {
-				return
-			}
-			pctx, cancel := context.WithTimeout(r.Context(), PauseWait)
-			defer cancel()
-			if err := runner.Pause(pctx); err != nil {
-				// Paused all the same; the call under way ends later.
-				writeJSON(w, http.StatusAccepted, map[string]any{"message": err.Error(), "health": runner.Health()})
-				return
-			}
-			writeJSON(w, http.StatusOK, runner.Health())
-		})
-		mux.HandleFunc("POST /resume", func(w http.ResponseWriter, r *http.Request) {
-			if !fromLoopback(w, r) {
-				return
-			}
-			runner.Resume()
-			writeJSON(w, http.StatusOK, runner.Health())
-		})
+		// the runner's routes are the public consumer.Admin's
+		adm := consumer.Admin(m.runner, consumer.AdminOptions{PauseWait: PauseWait})
+		for _, p := range []string{"/healthz", "/status", "/pause", "/resume"} {
+			mux.Handle(p, adm)
+		}
 	}
 	return mux, paths
 }
@@ -161,20 +131,6 @@ func adminMux(m *localMetrics) (mux *http.ServeMux, paths string) {
 // PauseWait is how long POST /pause and SIGUSR1 wait for the handler calls
 // under way before answering.
 const PauseWait = 30 * time.Second
-
-// fromLoopback refuses (403) a pause or resume that does not come from this
-// machine, whatever address the endpoint listens on.
-func fromLoopback(w http.ResponseWriter, r *http.Request) bool {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if ip := net.ParseIP(host); err == nil && ip != nil && ip.IsLoopback() {
-		return true
-	}
-	w.Header().Set("Content-Type", "application/problem+json")
-	w.WriteHeader(http.StatusForbidden)
-	_ = json.NewEncoder(w).Encode(map[string]any{"type": "about:blank", "title": "Forbidden", "status": http.StatusForbidden,
-		"detail": "pause and resume are taken from this machine only"})
-	return false
-}
 
 func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Type", "application/json")

@@ -21,6 +21,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
+	"github.com/dynastream/dynastream/consumer"
 	"github.com/dynastream/dynastream/internal/ddb"
 	"github.com/dynastream/dynastream/internal/devguard"
 	"github.com/dynastream/dynastream/internal/store"
@@ -33,10 +34,15 @@ func InLambda() bool { return os.Getenv("AWS_LAMBDA_RUNTIME_API") != "" }
 // StartLambda serves fn under Lambda's runtime API; it never returns. A
 // Lambda build started outside Lambda says so and exits.
 func StartLambda[T any](log *slog.Logger, fn func(context.Context, json.RawMessage) (T, error)) {
+	requireLambda(log)
+	lambda.Start(invoker[T](fn))
+}
+
+// requireLambda exits when a Lambda build is started outside Lambda.
+func requireLambda(log *slog.Logger) {
 	if !InLambda() {
 		Fatal(log, "not under Lambda", errors.New("this is a Lambda build (make package: -tags lambda.norpc) and AWS_LAMBDA_RUNTIME_API is not set; build without the tag to run locally"))
 	}
-	lambda.Start(invoker[T](fn))
 }
 
 // invoker is a lambda.Handler: aws-lambda-go hands it the payload as it
@@ -344,7 +350,7 @@ func DeadLetters(c Common, clients *ddb.Clients, consumer string) stream.DeadLet
 	if InLambda() {
 		dl = &stream.TableDeadLetters{DB: clients.DB, Table: c.Bookkeeping}
 	}
-	return countedDeadLetters{DeadLetters: dl, m: EMF(consumer), consumer: consumer}
+	return ConsumerMetrics(consumer).CountDeadLetters(dl, consumer)
 }
 
 // EnsureBookkeeping creates the bookkeeping table when running locally (in
@@ -370,14 +376,17 @@ func EnsureBookkeeping(c Common, clients *ddb.Clients, log *slog.Logger) {
 // any; `resubmit table` does the same with the dead letters the handler
 // kept in the bookkeeping table (Lambda's), deleting those that succeed.
 func ServeStream(c Common, clients *ddb.Clients, log *slog.Logger, cons Consumer) {
-	consumer := cons.Name
-	h := instrument(cons.Handler, EMF(consumer), consumer)
+	name := cons.Name
+	m := ConsumerMetrics(name)
 	if LambdaBuild || InLambda() {
 		// Each record decoded on its own: one that does not decode is
 		// dead-lettered, not the whole invocation failed.
-		StartLambda(log, stream.LambdaHandler(stream.Skip(cons.Skip, h), cons.DeadLetters, consumer, log))
+		requireLambda(log)
+		consumer.Start(cons.Handler, consumer.Options{Name: name, DeadLetters: cons.DeadLetters, Skip: cons.Skip, Observe: m.Observe, Logger: log})
 		return
 	}
+	h := consumer.Instrument(cons.Handler, name, m.Observe)
+	consumer := name
 	if len(os.Args) == 3 && os.Args[1] == "resubmit" {
 		if os.Args[2] == "table" {
 			resubmitTable(log, h, &stream.TableDeadLetters{DB: clients.DB, Table: c.Bookkeeping}, consumer)

@@ -1,4 +1,4 @@
-package metrics
+package emf
 
 import (
 	"bytes"
@@ -87,7 +87,7 @@ func (l *Logger) Flush(s *Set) error {
 		return nil
 	}
 	if len(s.names) > MaxMetrics || len(s.dimKeys) > MaxDimensions {
-		return fmt.Errorf("metrics: %d metrics and %d dimensions in one set (at most %d and %d)", len(s.names), len(s.dimKeys), MaxMetrics, MaxDimensions)
+		return fmt.Errorf("emf: %d metrics and %d dimensions in one set (at most %d and %d)", len(s.names), len(s.dimKeys), MaxMetrics, MaxDimensions)
 	}
 	now := time.Now
 	if l.Now != nil {
@@ -116,7 +116,7 @@ func (l *Logger) Flush(s *Set) error {
 	}
 	b, err := json.Marshal(doc)
 	if err != nil {
-		return fmt.Errorf("metrics: %w", err)
+		return fmt.Errorf("emf: %w", err)
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -1,4 +1,4 @@
-// Package metrics writes CloudWatch metrics in the Embedded Metric Format
+// Package emf writes CloudWatch metrics in the Embedded Metric Format
 // (EMF): one JSON log line per flush, which CloudWatch Logs turns into
 // metrics without a PutMetricData call (so it costs the function no
 // request and cannot fail it). AWS ships no EMF library for Go; this one
@@ -14,4 +14,7 @@
 // lost data).
 //
 // Specification: https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/CloudWatch_Embedded_Metric_Format_Specification.html
-package metrics
+//
+// Stability: v0. The exported API may still change in a minor release;
+// every change is listed in CHANGELOG.md, with what to do about it.
+package emf

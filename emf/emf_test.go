@@ -1,4 +1,4 @@
-package metrics_test
+package emf_test
 
 import (
 	"bytes"
@@ -9,18 +9,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dynastream/dynastream/internal/metrics"
+	"github.com/dynastream/dynastream/emf"
 )
 
 func TestLinesAreValidEMF(t *testing.T) {
 	var buf bytes.Buffer
-	l := &metrics.Logger{Namespace: "dynastream", Service: "projector", W: &buf, Now: func() time.Time { return time.UnixMilli(1795241100123) }}
+	l := &emf.Logger{Namespace: "dynastream", Service: "projector", W: &buf, Now: func() time.Time { return time.UnixMilli(1795241100123) }}
 	if err := l.ColdStart("projector-fn"); err != nil {
 		t.Fatal(err)
 	}
 	_ = l.ColdStart("projector-fn") // only once
-	s := l.NewSet("consumer", "projector").Add("Records", metrics.Count, 100).Add("DurationMs", metrics.Milliseconds, 12.5).
-		Add("LagMs", metrics.Milliseconds, 3).Add("LagMs", metrics.Milliseconds, 4).Property("requestId", "r-1")
+	s := l.NewSet("consumer", "projector").Add("Records", emf.Count, 100).Add("DurationMs", emf.Milliseconds, 12.5).
+		Add("LagMs", emf.Milliseconds, 3).Add("LagMs", emf.Milliseconds, 4).Property("requestId", "r-1")
 	if err := l.Flush(s); err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +29,7 @@ func TestLinesAreValidEMF(t *testing.T) {
 		t.Fatalf("%d lines: %s", len(lines), buf.String())
 	}
 	for _, line := range lines {
-		if err := metrics.Validate([]byte(line)); err != nil {
+		if err := emf.Validate([]byte(line)); err != nil {
 			t.Errorf("%v: %s", err, line)
 		}
 	}
@@ -43,7 +43,7 @@ func TestLinesAreValidEMF(t *testing.T) {
 // Validate refuses what CloudWatch would drop.
 func TestValidateRefuses(t *testing.T) {
 	ok := `{"_aws":{"Timestamp":1,"CloudWatchMetrics":[{"Namespace":"n","Dimensions":[["service"]],"Metrics":[{"Name":"M","Unit":"Count"}]}]},"service":"s","M":1}`
-	if err := metrics.Validate([]byte(ok)); err != nil {
+	if err := emf.Validate([]byte(ok)); err != nil {
 		t.Fatalf("valid line refused: %v", err)
 	}
 	many := make([]string, 31)
@@ -63,15 +63,15 @@ func TestValidateRefuses(t *testing.T) {
 		"31 dimensions":     strings.Replace(ok, `[["service"]]`, `[`+string(dims)+`]`, 1),
 		"no metrics":        strings.Replace(ok, `[{"Name":"M","Unit":"Count"}]`, `[]`, 1),
 	} {
-		if err := metrics.Validate([]byte(line)); err == nil {
+		if err := emf.Validate([]byte(line)); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
 	}
 }
 
 func Example() {
-	l := &metrics.Logger{Namespace: "dynastream", Service: "writer", W: os.Stdout, Now: func() time.Time { return time.UnixMilli(1795241100000) }}
-	_ = l.Flush(l.NewSet("route", "POST /rooms", "status", "201").Add("Requests", metrics.Count, 1).Add("LatencyMs", metrics.Milliseconds, 8))
+	l := &emf.Logger{Namespace: "dynastream", Service: "writer", W: os.Stdout, Now: func() time.Time { return time.UnixMilli(1795241100000) }}
+	_ = l.Flush(l.NewSet("route", "POST /rooms", "status", "201").Add("Requests", emf.Count, 1).Add("LatencyMs", emf.Milliseconds, 8))
 	// Output:
 	// {"LatencyMs":8,"Requests":1,"_aws":{"CloudWatchMetrics":[{"Dimensions":[["service","route","status"]],"Metrics":[{"Name":"Requests","Unit":"Count"},{"Name":"LatencyMs","Unit":"Milliseconds"}],"Namespace":"dynastream"}],"Timestamp":1795241100000},"route":"POST /rooms","service":"writer","status":"201"}
 }

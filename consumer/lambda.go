@@ -1,0 +1,70 @@
+package consumer
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/dynastream/dynastream/stream"
+)
+
+// Options configure a consumer's Lambda entry point.
+type Options struct {
+	// Name is the consumer's name, in dead letters and metrics.
+	Name string
+	// DeadLetters receives the records that do not decode (with their raw
+	// JSON) and the ones the handler dead-letters itself; nil: such a
+	// record is reported failed, so the event source mapping retries it
+	// and, after its retries, sends it to the on-failure destination.
+	DeadLetters stream.DeadLetters
+	// Skip is the loop guard (nil: stream.SkipDerived, items written with
+	// derived = true; stream.SkipNone to get every record). The event
+	// source mapping's filter should drop the same records before the
+	// invocation; this catches what it lets through.
+	Skip stream.SkipFunc
+	// Observe, when set, is told about every handler call (see Instrument
+	// and EMF).
+	Observe func(Call)
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+}
+
+// Lambda is the lambda.Handler of a stream consumer: the payload is handed
+// over as it came (aws-lambda-go would first decode it into the handler's
+// argument) to stream.LambdaHandler, which decodes each record on its own
+// with the fast decoder, and the answer (the partial batch response) is
+// encoded as aws-lambda-go encodes answers. Turn ReportBatchItemFailures on
+// in the event source mapping.
+func Lambda(h stream.Handler, o Options) lambda.Handler {
+	if o.Observe != nil {
+		h = Instrument(h, o.Name, o.Observe)
+	}
+	return invoker(stream.LambdaHandler(stream.Skip(o.Skip, h), o.DeadLetters, o.Name, o.Logger))
+}
+
+// Start serves Lambda(h, o) under Lambda's runtime API; it never returns.
+// Build the function with -tags lambda.norpc (the provided.al2023 runtime
+// needs no RPC server).
+func Start(h stream.Handler, o Options) {
+	lambda.Start(Lambda(h, o))
+}
+
+type invoker func(context.Context, json.RawMessage) (events.DynamoDBEventResponse, error)
+
+func (f invoker) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
+	out, err := f(ctx, payload)
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // as aws-lambda-go encodes answers
+	if err := enc.Encode(out); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}

@@ -1,0 +1,70 @@
+package consumer_test
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/dynastream/dynastream/consumer"
+	"github.com/dynastream/dynastream/emf"
+	"github.com/dynastream/dynastream/stream"
+)
+
+// payload is what Lambda hands a stream consumer: one good record, one
+// whose attribute value no decoder can read ({}), one of the consumer's
+// own derived writes, one the handler fails.
+const payload = `{"Records":[
+{"eventID":"e1","eventName":"INSERT","eventSource":"aws:dynamodb","dynamodb":{"ApproximateCreationDateTime":1795241100,"Keys":{"PK":{"S":"A"}},"NewImage":{"PK":{"S":"A"},"n":{"N":"1"}},"SequenceNumber":"100","SizeBytes":10,"StreamViewType":"NEW_AND_OLD_IMAGES"},"eventSourceARN":"arn:aws:dynamodb:us-east-1:123456789012:table/t/stream/2026"},
+{"eventID":"e2","eventName":"INSERT","eventSource":"aws:dynamodb","dynamodb":{"Keys":{"PK":{"S":"B"}},"NewImage":{"PK":{"S":"B"},"bad":{}},"SequenceNumber":"200","SizeBytes":10,"StreamViewType":"NEW_AND_OLD_IMAGES"},"eventSourceARN":"arn:aws:dynamodb:us-east-1:123456789012:table/t/stream/2026"},
+{"eventID":"e3","eventName":"INSERT","eventSource":"aws:dynamodb","dynamodb":{"Keys":{"PK":{"S":"C"}},"NewImage":{"PK":{"S":"C"},"derived":{"BOOL":true}},"SequenceNumber":"300","SizeBytes":10,"StreamViewType":"NEW_AND_OLD_IMAGES"},"eventSourceARN":"arn:aws:dynamodb:us-east-1:123456789012:table/t/stream/2026"},
+{"eventID":"e4","eventName":"INSERT","eventSource":"aws:dynamodb","dynamodb":{"Keys":{"PK":{"S":"D"}},"NewImage":{"PK":{"S":"D"}},"SequenceNumber":"400","SizeBytes":10,"StreamViewType":"NEW_AND_OLD_IMAGES"},"eventSourceARN":"arn:aws:dynamodb:us-east-1:123456789012:table/t/stream/2026"}
+]}`
+
+func TestLambda(t *testing.T) {
+	var got []string
+	h := func(_ context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+		for _, r := range ev.Records {
+			got = append(got, r.EventID)
+			if r.EventID == "e4" {
+				return events.DynamoDBEventResponse{BatchItemFailures: []events.DynamoDBBatchItemFailure{{ItemIdentifier: r.Change.SequenceNumber}}}, nil
+			}
+		}
+		return events.DynamoDBEventResponse{}, nil
+	}
+	dl := &stream.MemoryDeadLetters{}
+	var lines bytes.Buffer
+	m := &consumer.EMF{Namespace: "shop", W: &lines, Function: "orders-fn"}
+	fn := consumer.Lambda(h, consumer.Options{Name: "orders", DeadLetters: m.CountDeadLetters(dl, "orders"), Observe: m.Observe})
+	out, err := fn.Invoke(context.Background(), []byte(payload))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(out) != `{"batchItemFailures":[{"itemIdentifier":"400"}]}` {
+		t.Errorf("answer %s", out)
+	}
+	if strings.Join(got, ",") != "e1,e4" {
+		t.Errorf("the handler got %v (the derived and the undecodable records must not reach it)", got)
+	}
+	if all := dl.All(); len(all) != 1 || all[0].FirstSequenceNumber != "200" || len(all[0].Unconverted) != 1 {
+		t.Errorf("dead letters %+v", all)
+	}
+	text := lines.String()
+	for _, l := range strings.Split(strings.TrimSpace(text), "\n") {
+		if err := emf.Validate([]byte(l)); err != nil {
+			t.Errorf("not EMF: %v: %s", err, l)
+		}
+	}
+	for _, want := range []string{`"ColdStart":1`, `"function_name":"orders-fn"`, `"DeadLettered":1`, `"Records":2`, `"FailedRecords":1`, `"consumer":"orders"`, `"LagMs":`, `"Namespace":"shop"`} {
+		if !strings.Contains(text, want) {
+			t.Errorf("metrics lack %s:\n%s", want, text)
+		}
+	}
+
+	// a payload that is no stream event fails the invocation
+	if _, err := fn.Invoke(context.Background(), []byte(`[1,2]`)); err == nil {
+		t.Error("a payload that is no event was accepted")
+	}
+}

@@ -1,0 +1,135 @@
+package consumer
+
+import (
+	"context"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/dynastream/dynastream/emf"
+	"github.com/dynastream/dynastream/stream"
+)
+
+// Call is one handler call, for a metrics hook.
+type Call struct {
+	Consumer string
+	// Records is how many records the handler got, Failed how many it
+	// reported failed (all of them when the call failed).
+	Records, Failed int
+	// Err is the call's error, if it failed as a whole.
+	Err      error
+	Duration time.Duration
+	// Lag is from the oldest record's approximate creation time to the
+	// answer (what Lambda's IteratorAge measures, at the record's
+	// one-second precision); 0 when the records carry no time.
+	Lag time.Duration
+}
+
+// Instrument wraps h so that every call is reported to observe, with the
+// same numbers on Lambda and on a stream.Runner.
+func Instrument(h stream.Handler, consumer string, observe func(Call)) stream.Handler {
+	return func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+		start := time.Now()
+		resp, err := h(ctx, ev)
+		end := time.Now()
+		c := Call{Consumer: consumer, Records: len(ev.Records), Failed: len(resp.BatchItemFailures), Err: err, Duration: end.Sub(start)}
+		if err != nil {
+			c.Failed = len(ev.Records)
+		}
+		var oldest time.Time
+		for _, r := range ev.Records {
+			if t := r.Change.ApproximateCreationDateTime.Time; !t.IsZero() && (oldest.IsZero() || t.Before(oldest)) {
+				oldest = t
+			}
+		}
+		if !oldest.IsZero() {
+			c.Lag = max(end.Sub(oldest), 0)
+		}
+		observe(c)
+		return resp, err
+	}
+}
+
+// EMF writes each call as one CloudWatch Embedded Metric Format line in
+// Namespace, with the dimensions service and consumer: Records,
+// FailedRecords, Errors, DurationMs and LagMs; and ColdStart (dimensions
+// service and function_name) on a function's first call. In Lambda, stdout
+// goes to the function's log group, where CloudWatch reads the metrics
+// out: no PutMetricData call, nothing that can fail the handler.
+type EMF struct {
+	Namespace string
+	// Service defaults to the consumer's name.
+	Service string
+	// W defaults to os.Stdout.
+	W io.Writer
+	// Function is the Lambda function's name, for ColdStart (default
+	// $AWS_LAMBDA_FUNCTION_NAME; none outside Lambda).
+	Function string
+
+	once sync.Once
+	log  *emf.Logger
+}
+
+func (e *EMF) logger(consumer string) *emf.Logger {
+	e.once.Do(func() {
+		w := e.W
+		if w == nil {
+			w = os.Stdout
+		}
+		service := e.Service
+		if service == "" {
+			service = consumer
+		}
+		if e.Function == "" {
+			e.Function = os.Getenv("AWS_LAMBDA_FUNCTION_NAME")
+		}
+		e.log = &emf.Logger{Namespace: e.Namespace, Service: service, W: w}
+	})
+	return e.log
+}
+
+// Observe is the metrics hook (Options.Observe, Instrument).
+func (e *EMF) Observe(c Call) {
+	m := e.logger(c.Consumer)
+	if e.Function != "" {
+		_ = m.ColdStart(e.Function)
+	}
+	errs := 0
+	if c.Err != nil {
+		errs = 1
+	}
+	s := m.NewSet("consumer", c.Consumer).
+		Add("Records", emf.Count, float64(c.Records)).
+		Add("FailedRecords", emf.Count, float64(c.Failed)).
+		Add("Errors", emf.Count, float64(errs)).
+		Add("DurationMs", emf.Milliseconds, float64(c.Duration.Microseconds())/1000)
+	if c.Lag > 0 {
+		s.Add("LagMs", emf.Milliseconds, float64(c.Lag.Milliseconds()))
+	}
+	_ = m.Flush(s)
+}
+
+// CountDeadLetters wraps dl so that every dead letter written flushes
+// DeadLettered (its records) through e.
+func (e *EMF) CountDeadLetters(dl stream.DeadLetters, consumer string) stream.DeadLetters {
+	return countedDeadLetters{DeadLetters: dl, e: e, consumer: consumer}
+}
+
+type countedDeadLetters struct {
+	stream.DeadLetters
+	e        *EMF
+	consumer string
+}
+
+func (c countedDeadLetters) Put(ctx context.Context, dl stream.DeadLetter) error {
+	if err := c.DeadLetters.Put(ctx, dl); err != nil {
+		return err
+	}
+	m := c.e.logger(c.consumer)
+	n := len(dl.Event.Records) + len(dl.Unconverted)
+	_ = m.Flush(m.NewSet("consumer", c.consumer).Add("DeadLettered", emf.Count, float64(max(n, 1))))
+	return nil
+}

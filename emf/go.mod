@@ -1,0 +1,3 @@
+module github.com/dynastream/dynastream/emf
+
+go 1.26.0
