@@ -23,9 +23,9 @@ import (
 	streamtypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 
 	"github.com/dynastream/dynastream/attr"
+	"github.com/dynastream/dynastream/emf"
 	"github.com/dynastream/dynastream/internal/ddb"
 	"github.com/dynastream/dynastream/internal/ddbtest"
-	"github.com/dynastream/dynastream/emf"
 	"github.com/dynastream/dynastream/internal/runtimeapi"
 )
 

@@ -15,8 +15,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
 	"github.com/dynastream/dynastream/cmd/internal/app"
-	"github.com/dynastream/dynastream/internal/ddb"
 	"github.com/dynastream/dynastream/eventbus"
+	"github.com/dynastream/dynastream/internal/ddb"
 	"github.com/dynastream/dynastream/internal/events"
 	"github.com/dynastream/dynastream/internal/mail"
 	"github.com/dynastream/dynastream/internal/notify"

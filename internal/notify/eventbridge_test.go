@@ -16,8 +16,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
-	"github.com/dynastream/dynastream/internal/ddbtest"
 	"github.com/dynastream/dynastream/eventbus"
+	"github.com/dynastream/dynastream/internal/ddbtest"
 	"github.com/dynastream/dynastream/internal/events"
 	"github.com/dynastream/dynastream/internal/location"
 	"github.com/dynastream/dynastream/internal/notify"
