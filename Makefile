@@ -24,7 +24,7 @@ LAMBDA_LDFLAGS := -s -w
 LAMBDA_BUILD   := CGO_ENABLED=0 $(GO) build -tags $(LAMBDA_TAGS) -trimpath -ldflags="$(LAMBDA_LDFLAGS)"
 PROGRAMS := writer projector notifier devstack loadgen
 
-.PHONY: run build test bench load fuzz vet cross cross-all cross-vet fmt-check lint lint-if-present clean dynamodb-local package deploy
+.PHONY: run build test bench load fuzz vet cross cross-all cross-vet fmt-check lint lint-if-present rehearsal-note clean dynamodb-local package deploy
 
 run: build dynamodb-local
 	$(BIN)/devstack
@@ -46,7 +46,7 @@ $(DDB_LOCAL_STAMP):
 # detector; the others without (it would only make them slower).
 RACE_PKGS := ./stream ./replay ./internal/projections ./internal/notify
 
-test: dynamodb-local vet cross fmt-check lint-if-present
+test: dynamodb-local vet cross fmt-check lint-if-present rehearsal-note
 	$(GO) test -count=1 $$($(GO) list $(PKGS) | grep -v -E '/(stream|replay|internal/projections|internal/notify)$$')
 	$(GO) test -count=1 -race $(RACE_PKGS)
 	cd $(USER_MODULE) && GOWORK=off $(GO) test -count=1 ./...
@@ -58,8 +58,15 @@ CFN_LINT_VERSION := 1.51.0
 
 lint:
 	@command -v cfn-lint >/dev/null 2>&1 || { echo "cfn-lint is not on PATH (pip install cfn-lint==$(CFN_LINT_VERSION))" >&2; exit 1; }
-	cfn-lint infra/template.yaml
-	@echo "cfn-lint $$(cfn-lint --version | cut -d' ' -f2): infra/template.yaml is clean"
+	cfn-lint infra/template.yaml examples/orders/template.yaml
+	@echo "cfn-lint $$(cfn-lint --version | cut -d' ' -f2): infra/template.yaml and examples/orders/template.yaml are clean"
+
+# The deploy rehearsal (infra/rehearsal_test.go, part of the tests): both
+# templates deployed to moto_server (pip install 'moto[server]==5.2.1') and
+# what it created checked against the code's settings. It runs when
+# moto_server is on PATH; this says so when it is not.
+rehearsal-note:
+	@command -v moto_server >/dev/null 2>&1 || echo "NOTE: moto_server is not on PATH, so the deploy rehearsal (infra/rehearsal_test.go) will NOT run (pip install 'moto[server]==5.2.1')."
 
 lint-if-present:
 	@if command -v cfn-lint >/dev/null 2>&1; then $(MAKE) --no-print-directory lint; \

@@ -1,0 +1,147 @@
+// Command orders runs the orders totals projection (package orders) as a
+// deployed consumer: under Lambda (the function in ../../template.yaml)
+// through consumer.Start, and anywhere else as a stream.Runner on the
+// table's stream with the admin endpoint, for a laptop against DynamoDB
+// Local or for a container.
+//
+// Settings (environment):
+//
+//	ORDERS_TABLE       the orders table (required)
+//	DEADLETTER_TABLE   where records that can never be handled go (required in Lambda;
+//	                   locally the default is a file, deadletters.jsonl)
+//	METRICS_NAMESPACE  CloudWatch namespace of the EMF metrics (default "orders")
+//	DYNAMODB_ENDPOINT  a local endpoint (DynamoDB Local); empty: AWS
+//	ADMIN_ADDR         the runner's admin endpoint (default 127.0.0.1:9300; "" for none)
+//	CHECKPOINT_TABLE   the runner's checkpoints (default <ORDERS_TABLE>-checkpoints)
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+
+	"github.com/dynastream/dynastream/consumer"
+	"github.com/dynastream/dynastream/examples/orders"
+	"github.com/dynastream/dynastream/stream"
+)
+
+// Name is the consumer's name in metrics and dead letters.
+const Name = "orders-totals"
+
+// settings are the program's configuration, read once and checked.
+type settings struct {
+	table, deadLetterTable, namespace, endpoint, adminAddr, checkpointTable string
+	lambda                                                                  bool
+}
+
+func load() (settings, error) {
+	s := settings{
+		table: os.Getenv("ORDERS_TABLE"), deadLetterTable: os.Getenv("DEADLETTER_TABLE"),
+		namespace: os.Getenv("METRICS_NAMESPACE"), endpoint: os.Getenv("DYNAMODB_ENDPOINT"),
+		checkpointTable: os.Getenv("CHECKPOINT_TABLE"), lambda: os.Getenv("AWS_LAMBDA_RUNTIME_API") != "",
+	}
+	s.adminAddr = "127.0.0.1:9300"
+	if v, ok := os.LookupEnv("ADMIN_ADDR"); ok {
+		s.adminAddr = v
+	}
+	if s.namespace == "" {
+		s.namespace = "orders"
+	}
+	if s.checkpointTable == "" {
+		s.checkpointTable = s.table + "-checkpoints"
+	}
+	var errs []error
+	if s.table == "" {
+		errs = append(errs, errors.New("ORDERS_TABLE is required"))
+	}
+	if s.lambda && s.deadLetterTable == "" {
+		errs = append(errs, errors.New("DEADLETTER_TABLE is required in Lambda (a function has no disk for dead letters)"))
+	}
+	return s, errors.Join(errs...)
+}
+
+func main() {
+	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	s, err := load()
+	if err != nil {
+		log.Error("bad configuration", "err", err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	cfg, err := config.LoadDefaultConfig(ctx)
+	if err != nil {
+		log.Error("AWS configuration", "err", err)
+		os.Exit(1)
+	}
+	db := dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) {
+		if s.endpoint != "" {
+			o.BaseEndpoint = aws.String(s.endpoint)
+		}
+	})
+	p := &orders.Totals{DB: db, Table: s.table}
+	metrics := &consumer.EMF{Namespace: s.namespace}
+	var dl stream.DeadLetters = &stream.FileDeadLetters{Path: "deadletters.jsonl"}
+	if s.deadLetterTable != "" {
+		dl = &stream.TableDeadLetters{DB: db, Table: s.deadLetterTable}
+	}
+	dl = metrics.CountDeadLetters(dl, Name)
+
+	if s.lambda {
+		consumer.Start(p.Handler(), consumer.Options{Name: Name, DeadLetters: dl, Observe: metrics.Observe, Logger: log})
+		return
+	}
+	if err := run(ctx, log, s, cfg, db, p, dl, metrics); err != nil {
+		log.Error("runner", "err", err)
+		os.Exit(1)
+	}
+}
+
+// run consumes the table's stream with a Runner: the same handler, the
+// same metrics, checkpoints in a table of their own, the admin endpoint.
+func run(ctx context.Context, log *slog.Logger, s settings, cfg aws.Config, db *dynamodb.Client, p *orders.Totals, dl stream.DeadLetters, metrics *consumer.EMF) error {
+	streams := dynamodbstreams.NewFromConfig(cfg, func(o *dynamodbstreams.Options) {
+		if s.endpoint != "" {
+			o.BaseEndpoint = aws.String(s.endpoint)
+		}
+	})
+	desc, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(s.table)})
+	if err != nil {
+		return fmt.Errorf("the orders table: %w", err)
+	}
+	if desc.Table.LatestStreamArn == nil {
+		return fmt.Errorf("the orders table %s has no stream (NEW_AND_OLD_IMAGES)", s.table)
+	}
+	cps := &stream.TableCheckpoints{DB: db, Table: s.checkpointTable}
+	if err := cps.CreateTable(ctx); err != nil {
+		return err
+	}
+	r := &stream.Runner{
+		Config: stream.Config{StreamARN: *desc.Table.LatestStreamArn, Consumer: Name, MaxRetries: 3, Bisect: true},
+		API:    streams, Checkpoints: cps, DeadLetters: dl, Logger: log,
+	}
+	if s.adminAddr != "" {
+		ln, err := net.Listen("tcp", s.adminAddr)
+		if err != nil {
+			return fmt.Errorf("ADMIN_ADDR: %w", err)
+		}
+		srv := &http.Server{Handler: consumer.Admin(r, consumer.AdminOptions{}), ReadHeaderTimeout: 5 * time.Second}
+		go func() { <-ctx.Done(); _ = srv.Close() }()
+		go func() { _ = srv.Serve(ln) }()
+		log.Info("admin endpoint", "addr", ln.Addr().String(), "paths", "GET /healthz /status, POST /pause /resume")
+	}
+	log.Info("consuming", "table", s.table, "stream", *desc.Table.LatestStreamArn)
+	return r.Run(ctx, consumer.Instrument(p.Handler(), Name, metrics.Observe))
+}
