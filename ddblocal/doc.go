@@ -3,12 +3,17 @@
 //
 // For tests of your own table (the harness):
 //
-//	func TestMain(m *testing.M) { ddblocal.Main(m) } // start once per test binary, or reuse $DYNAMODB_ENDPOINT
+//	func TestMain(m *testing.M) { ddblocal.Main(m) } // a fresh one per test binary (about 2 s), or $DDBLOCAL_ENDPOINT
 //
 //	func TestTotals(t *testing.T) {
 //		tbl := ddblocal.NewTable(t, ddblocal.Schema("PK", "SK")) // unique name, NEW_AND_OLD_IMAGES stream, deleted after the test
 //		// tbl.DB, tbl.Streams: configured clients; tbl.StreamARN for replay.Capture or a stream.Runner
 //	}
+//
+// A DynamoDB Local keeps the streams of every table created on it, deleted
+// or not, and every write gets slower for it (ReuseEnv has the numbers):
+// that is why Main starts a fresh one per test binary and reuses a running
+// one only when $DDBLOCAL_ENDPOINT names it, saying so.
 //
 // Clients configures SDK clients for a DynamoDB Local (region, fixed
 // credentials, no response checksum validation, which DynamoDB Local does
