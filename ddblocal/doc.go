@@ -3,7 +3,7 @@
 //
 // For tests of your own table (the harness):
 //
-//	func TestMain(m *testing.M) { ddblocal.Main(m) } // a fresh one per test binary (about 2 s), or $DDBLOCAL_ENDPOINT
+//	func TestMain(m *testing.M) { ddblocal.Main(m) } // a fresh one per test binary, or $DDBLOCAL_ENDPOINT
 //
 //	func TestTotals(t *testing.T) {
 //		tbl := ddblocal.NewTable(t, ddblocal.Schema("PK", "SK")) // unique name, NEW_AND_OLD_IMAGES stream, deleted after the test

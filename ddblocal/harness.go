@@ -91,7 +91,7 @@ func Teardown() {
 }
 
 // Main runs a test binary's tests against DynamoDB Local and exits: call it
-// from TestMain. It starts one for the whole binary (about 2 s), or reuses
+// from TestMain. It starts one for the whole binary, or reuses
 // the one at $DDBLOCAL_ENDPOINT (ReuseEnv: it gets slower with every table
 // created on it), and stops what it started.
 //
