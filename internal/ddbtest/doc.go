@@ -1,5 +1,5 @@
 // Package ddbtest gives tests a real DynamoDB Local: TestMain calls Main,
-// which starts one (or reuses the one at $DYNAMODB_ENDPOINT) and stops it
+// which starts one (or reuses the one at $DDBLOCAL_ENDPOINT) and stops it
 // after the tests; Table gives each test a fresh table with the project's
 // schema. There is no mock of DynamoDB.
 package ddbtest
