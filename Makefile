@@ -70,7 +70,7 @@ rehearsal-note:
 
 lint-if-present:
 	@if command -v cfn-lint >/dev/null 2>&1; then $(MAKE) --no-print-directory lint; \
-	else echo "NOTE: cfn-lint is not on PATH, so infra/template.yaml was NOT linted (pip install cfn-lint==$(CFN_LINT_VERSION), then make lint)."; fi
+	else echo "NOTE: cfn-lint is not on PATH, so infra/template.yaml and examples/orders/template.yaml were NOT linted (pip install cfn-lint==$(CFN_LINT_VERSION), then make lint)."; fi
 
 vet:
 	$(GO) vet $(PKGS)

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"log/slog"
 
-	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/dynastream/dynastream/stream"
@@ -43,7 +42,7 @@ func Lambda(h stream.Handler, o Options) lambda.Handler {
 	if o.Observe != nil {
 		h = Instrument(h, o.Name, o.Observe)
 	}
-	return invoker(stream.LambdaHandler(stream.Skip(o.Skip, h), o.DeadLetters, o.Name, o.Logger))
+	return Raw(stream.LambdaHandler(stream.Skip(o.Skip, h), o.DeadLetters, o.Name, o.Logger))
 }
 
 // Start serves Lambda(h, o) under Lambda's runtime API; it never returns.
@@ -53,9 +52,19 @@ func Start(h stream.Handler, o Options) {
 	lambda.Start(Lambda(h, o))
 }
 
-type invoker func(context.Context, json.RawMessage) (events.DynamoDBEventResponse, error)
+// Raw is a lambda.Handler that hands fn the payload as it came: given a
+// function of a json.RawMessage, aws-lambda-go would first decode the
+// payload into one (a validating copy of up to 6 MB) before fn decodes it
+// again. The answer is encoded as aws-lambda-go encodes answers (no HTML
+// escaping). Lambda uses it; so can any function that decodes its own
+// payload.
+func Raw[T any](fn func(context.Context, json.RawMessage) (T, error)) lambda.Handler {
+	return invoker[T](fn)
+}
 
-func (f invoker) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
+type invoker[T any] func(context.Context, json.RawMessage) (T, error)
+
+func (f invoker[T]) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
 	out, err := f(ctx, payload)
 	if err != nil {
 		return nil, err

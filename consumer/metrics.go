@@ -61,7 +61,8 @@ func Instrument(h stream.Handler, consumer string, observe func(Call)) stream.Ha
 // out: no PutMetricData call, nothing that can fail the handler.
 type EMF struct {
 	Namespace string
-	// Service defaults to the consumer's name.
+	// Service is the service dimension; empty: the name of the first
+	// consumer this EMF reports (give one EMF per consumer, or set it).
 	Service string
 	// W defaults to os.Stdout.
 	W io.Writer
@@ -113,8 +114,11 @@ func (e *EMF) Observe(c Call) {
 }
 
 // CountDeadLetters wraps dl so that every dead letter written flushes
-// DeadLettered (its records) through e.
+// DeadLettered (its records) through e. A nil dl stays nil (no sink).
 func (e *EMF) CountDeadLetters(dl stream.DeadLetters, consumer string) stream.DeadLetters {
+	if dl == nil {
+		return nil
+	}
 	return countedDeadLetters{DeadLetters: dl, e: e, consumer: consumer}
 }
 

@@ -92,7 +92,7 @@ type TooLargeError struct {
 	// Size is the entry's size (Entry.Size), Limit the limit it exceeds.
 	Size  int
 	Limit int
-	// Err is why the TooLarge hook did not help, if there is one.
+	// Err says why the TooLarge hook's entry did not help, if there was one.
 	Err error
 }
 

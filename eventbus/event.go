@@ -61,8 +61,9 @@ func FromRecord[T any](rec events.DynamoDBEventRecord, n int, source, detailType
 const TimeLayout = "2006-01-02T15:04:05.000Z"
 
 // Entry is the event as a PutEvents entry. It fails without an ID, a
-// Source or a DetailType, or when Data does not encode as JSON: errors of
-// the event itself, to dead-letter.
+// Source or a DetailType, or when Data does not encode as JSON, with a
+// *PermanentError (IsPermanent): errors of the event itself, to
+// dead-letter.
 func (e Event[T]) Entry() (Entry, error) {
 	var missing []string
 	for _, f := range []struct{ name, v string }{{"ID", e.ID}, {"Source", e.Source}, {"DetailType", e.DetailType}} {
@@ -71,7 +72,7 @@ func (e Event[T]) Entry() (Entry, error) {
 		}
 	}
 	if len(missing) > 0 {
-		return Entry{}, fmt.Errorf("eventbus: event %q has no %v", e.ID, missing)
+		return Entry{}, &PermanentError{Message: fmt.Sprintf("event %q has no %v", e.ID, missing)}
 	}
 	env := struct {
 		ID             string `json:"id"`
@@ -85,7 +86,7 @@ func (e Event[T]) Entry() (Entry, error) {
 	}
 	detail, err := json.Marshal(env)
 	if err != nil {
-		return Entry{}, fmt.Errorf("eventbus: event %s: encode data: %w", e.ID, err)
+		return Entry{}, &PermanentError{Message: fmt.Sprintf("event %s: encode data: %v", e.ID, err)}
 	}
 	return Entry{Source: e.Source, DetailType: e.DetailType, Detail: detail, Time: e.OccurredAt,
 		Resources: e.Resources, TraceHeader: e.TraceHeader}, nil

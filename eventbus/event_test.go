@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -68,18 +69,19 @@ func TestEventFromRecordOnTheWire(t *testing.T) {
 
 func TestEventEntryNeedsItsNames(t *testing.T) {
 	_, err := eventbus.Event[int]{Source: "s"}.Entry()
-	if err == nil || !strings.Contains(err.Error(), "[ID DetailType]") {
-		t.Errorf("error %v", err)
+	if err == nil || !strings.Contains(err.Error(), "[ID DetailType]") || !eventbus.IsPermanent(err) {
+		t.Errorf("error %v (permanent: %v)", err, eventbus.IsPermanent(err))
 	}
 	_, err = eventbus.Event[func()]{ID: "x", Source: "s", DetailType: "t", Data: func() {}}.Entry()
-	if err == nil || !strings.Contains(err.Error(), "encode data") {
-		t.Errorf("error %v", err)
+	if err == nil || !strings.Contains(err.Error(), "encode data") || !eventbus.IsPermanent(err) {
+		t.Errorf("error %v (permanent: %v)", err, eventbus.IsPermanent(err))
 	}
 }
 
 // A claim check: the hook stores the payload and publishes a reference in
-// its place; a hook that fails, or gives an entry still too large, leaves
-// a *TooLargeError that says why, and nothing is sent for it.
+// its place. A hook that fails leaves an error to redeliver (its store may
+// be back next time); one that gives an entry still too large, a
+// *TooLargeError that says why. Nothing is sent for either.
 func TestPublishTooLargeClaimCheck(t *testing.T) {
 	f := newFakeBus(t)
 	big := sizedAs(1, eventbus.DefaultMaxBytes+10, "shop.media", "ImageAdded")
@@ -103,11 +105,15 @@ func TestPublishTooLargeClaimCheck(t *testing.T) {
 		t.Fatalf("errors %v", errs)
 	}
 	var tl *eventbus.TooLargeError
-	if !errors.As(errs[2], &tl) || !strings.Contains(errs[2].Error(), "s3 is down") || !eventbus.IsPermanent(errs[2]) {
-		t.Errorf("a failing hook: %v", errs[2])
+	if errs[2] == nil || !strings.Contains(errs[2].Error(), "s3 is down") || eventbus.IsPermanent(errs[2]) {
+		t.Errorf("a failing hook: %v (permanent: %v), want an error to redeliver", errs[2], eventbus.IsPermanent(errs[2]))
 	}
-	if !errors.As(errs[3], &tl) || !strings.Contains(errs[3].Error(), "still over the limit") {
+	if !errors.As(errs[3], &tl) || !strings.Contains(errs[3].Error(), "still over the limit") || !eventbus.IsPermanent(errs[3]) {
 		t.Errorf("a hook that does not shrink: %v", errs[3])
+	}
+	// the hook got each oversized entry as it was
+	if diff := cmp.Diff(map[string]int{"ImageAdded": len(big.Detail), "Broken": len(entries[2].Detail), "Stubborn": len(entries[3].Detail)}, stored); diff != "" {
+		t.Errorf("the hook got (-want +got):\n%s", diff)
 	}
 	var sent []string
 	for _, c := range f.allCalls() {
@@ -164,5 +170,23 @@ func TestPublishOnCallCountsFailures(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, seen); diff != "" {
 		t.Errorf("calls (-want +got):\n%s", diff)
+	}
+}
+
+// A call refused with HTTP 429 counts as throttled, whatever its code.
+func TestPublishOnCallCounts429AsThrottled(t *testing.T) {
+	f := newFakeBus(t)
+	f.failCall = func(call int) *callFailure {
+		if call == 1 {
+			return apiError(http.StatusTooManyRequests, "SlowDown")
+		}
+		return nil
+	}
+	var seen []eventbus.Call
+	p := f.publisher(&sleeps{}, &logBuffer{})
+	p.OnCall = func(c eventbus.Call) { seen = append(seen, c) }
+	noErrors(t, p.Publish(context.Background(), []eventbus.Entry{entry(0)}))
+	if len(seen) != 2 || !seen[0].Throttled || seen[0].Failed != 1 || seen[1].Throttled {
+		t.Errorf("calls %+v", seen)
 	}
 }

@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/dynastream/dynastream/awserr"
 )
@@ -79,10 +81,10 @@ type Publisher struct {
 	// TooLarge, when set, is the claim check for an entry over MaxBytes:
 	// it stores what the entry carries elsewhere (S3, a table) and returns
 	// the entry to publish in its place, a reference to it. Without it, or
-	// when its entry is still too large, the entry gets a *TooLargeError
-	// (wrapping the hook's error, if any), to dead-letter. It runs before
-	// anything is sent, so it must be idempotent too: the same record may
-	// come again.
+	// when its entry is still too large, the entry gets a *TooLargeError,
+	// to dead-letter; when it fails, an error to redeliver (not
+	// permanent). It runs before anything is sent, so it must be
+	// idempotent too: the same record may come again.
 	TooLarge func(ctx context.Context, e Entry) (Entry, error)
 	// OnCall, when set, is told about every PutEvents call: a metrics
 	// hook (the count of entries, failures and throttles, the duration).
@@ -186,46 +188,52 @@ func (p *Publisher) Publish(ctx context.Context, entries []Entry) []error {
 	s := p.settings()
 	sizes := make([]int, len(entries))
 	pending := make([]int, 0, len(entries))
+	copied := false // entries is the caller's until a claim check replaces one
 	for i, e := range entries {
 		sizes[i] = e.Size()
 		if sizes[i] > s.maxBytes {
-			if entries, sizes[i], errs[i] = p.claimCheck(ctx, s, entries, i, sizes[i]); errs[i] != nil {
+			ref, err := p.claimCheck(ctx, s, e, i, sizes[i])
+			if err != nil {
+				errs[i] = err
 				continue
 			}
+			if !copied {
+				entries, copied = append([]Entry(nil), entries...), true
+			}
+			entries[i], sizes[i] = ref, ref.Size()
 		}
 		pending = append(pending, i)
 	}
 	for start := 0; start < len(pending); {
 		end := nextChunk(pending, sizes, start, s.maxEntries, s.maxBytes)
-		p.publishChunk(ctx, s, entries, pending[start:end], errs)
+		p.publishChunk(ctx, s, entries, sizes, pending[start:end], errs)
 		start = end
 	}
 	return errs
 }
 
-// claimCheck handles entries[i], too large at size: it returns the entries
-// with the TooLarge hook's replacement at i and its size, or a
-// *TooLargeError. entries is copied before it is changed (it is the
-// caller's).
-func (p *Publisher) claimCheck(ctx context.Context, s settings, entries []Entry, i, size int) ([]Entry, int, error) {
-	e := entries[i]
+// claimCheck handles e (entries[i]), too large at size: the TooLarge
+// hook's replacement, or why there is none. A hook that fails gives an
+// error to redeliver (its store may be back on the next try); a hook that
+// does not shrink the entry, or no hook, a *TooLargeError, which is
+// permanent.
+func (p *Publisher) claimCheck(ctx context.Context, s settings, e Entry, i, size int) (Entry, error) {
 	tl := &TooLargeError{Source: e.Source, DetailType: e.DetailType, Size: size, Limit: s.maxBytes}
 	if p.TooLarge != nil {
 		ref, err := p.TooLarge(ctx, e)
-		switch {
-		case err != nil:
-			tl.Err = fmt.Errorf("the TooLarge hook: %w", err)
-		case ref.Size() > s.maxBytes:
-			tl.Err = fmt.Errorf("the TooLarge hook's entry is %d bytes, still over the limit", ref.Size())
-		default:
-			entries = append([]Entry(nil), entries...)
-			entries[i] = ref
-			return entries, ref.Size(), nil
+		if err != nil {
+			s.log.Warn("eventbus: the TooLarge hook failed; the entry is not sent this time",
+				"source", e.Source, "detail_type", e.DetailType, "size", size, "index", i, "error", err)
+			return Entry{}, fmt.Errorf("eventbus: entry %s/%s is %d bytes; the TooLarge hook failed: %w", e.Source, e.DetailType, size, err)
 		}
+		if ref.Size() <= s.maxBytes {
+			return ref, nil
+		}
+		tl.Err = fmt.Errorf("the TooLarge hook's entry is %d bytes, still over the limit", ref.Size())
 	}
 	s.log.Error("eventbus: entry too large for PutEvents, not sent",
 		"source", e.Source, "detail_type", e.DetailType, "size", size, "limit", s.maxBytes, "index", i, "error", tl.Err)
-	return entries, size, tl
+	return Entry{}, tl
 }
 
 // nextChunk returns the end of the chunk of pending that starts at start:
@@ -248,7 +256,7 @@ func nextChunk(pending, sizes []int, start, maxEntries, maxBytes int) int {
 // publishChunk sends the entries idx (one chunk) until each is published,
 // fails for good, or runs out of attempts, and records the outcome in errs.
 // Only the entries that failed retryably are sent again.
-func (p *Publisher) publishChunk(ctx context.Context, s settings, entries []Entry, idx []int, errs []error) {
+func (p *Publisher) publishChunk(ctx context.Context, s settings, entries []Entry, sizes, idx []int, errs []error) {
 	todo := idx
 	for attempt := 1; ; attempt++ {
 		if err := ctx.Err(); err != nil {
@@ -263,7 +271,9 @@ func (p *Publisher) publishChunk(ctx context.Context, s settings, entries []Entr
 		if timedOut {
 			err = fmt.Errorf("the call took longer than %v (it may have been accepted): %w", s.callTimeout, err)
 		}
-		p.observe(Call{Attempt: attempt, Entries: len(todo), Bytes: bytesOf(entries, todo), Err: err, Duration: time.Since(began)}, out)
+		if p.OnCall != nil {
+			p.observe(Call{Attempt: attempt, Entries: len(todo), Bytes: sum(sizes, todo), Err: err, Duration: time.Since(began)}, out)
+		}
 		var retry []int
 		if err != nil {
 			if ctxErr := ctx.Err(); ctxErr != nil {
@@ -384,13 +394,11 @@ func (p *Publisher) input(entries []Entry, idx []int) *eventbridge.PutEventsInpu
 
 // observe tells OnCall about a call.
 func (p *Publisher) observe(c Call, out *eventbridge.PutEventsOutput) {
-	if p.OnCall == nil {
-		return
-	}
 	switch {
 	case c.Err != nil:
 		c.Failed = c.Entries
-		c.Throttled = classifyCall(c.Err) == awserr.Retryable && throttleCodes[awserr.Code(c.Err)]
+		var re *smithyhttp.ResponseError
+		c.Throttled = throttleCodes[awserr.Code(c.Err)] || (errors.As(c.Err, &re) && re.HTTPStatusCode() == http.StatusTooManyRequests)
 	case out != nil:
 		c.Failed = int(out.FailedEntryCount)
 		for _, r := range out.Entries {
@@ -402,10 +410,10 @@ func (p *Publisher) observe(c Call, out *eventbridge.PutEventsOutput) {
 	p.OnCall(c)
 }
 
-func bytesOf(entries []Entry, idx []int) int {
+func sum(sizes, idx []int) int {
 	n := 0
 	for _, i := range idx {
-		n += entries[i].Size()
+		n += sizes[i]
 	}
 	return n
 }

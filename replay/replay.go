@@ -126,7 +126,11 @@ type Schedule struct {
 	// give the handler's clients those. A batch whose calls make r requests
 	// costs r+1 calls; keep batches small (Fixed uses batches of one).
 	// Crashes are injected failures: they use up neither retries nor
-	// OnFailure.MaxAttempts (at most MaxCrashes per batch).
+	// OnFailure.MaxAttempts (at most MaxCrashes per batch), and are not
+	// counted in a dead letter's Attempts. A handler that makes requests
+	// concurrently (stream.Keyed) is crashed after the k-th request to
+	// start, which differs from run to run: such runs do not repeat
+	// exactly for a seed.
 	CrashBetweenRequests bool
 	// ParallelizationFactor (1–10; 0 is 1) spreads the records over that
 	// many lanes by partition key, as Lambda does, and delivers the lanes
@@ -237,6 +241,7 @@ const MaxCrashes = 200
 // probability ¼.
 func Schedules(seed uint64, n int) []Schedule {
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
+	crashes := rand.New(rand.NewPCG(seed, 0xc4a5)) // its own source: the other draws stay as they were
 	out := make([]Schedule, n)
 	for i := range out {
 		s := Schedule{
@@ -247,7 +252,7 @@ func Schedules(seed uint64, n int) []Schedule {
 			MaxBatch:      1 + rng.IntN(20),
 			FailureRate:   []float64{0, 0.1, 0.3}[rng.IntN(3)],
 		}
-		s.CrashBetweenRequests = rng.IntN(4) == 0
+		s.CrashBetweenRequests = crashes.IntN(4) == 0
 		s.Name = fmt.Sprintf("random #%d (seed %d)", i+1, s.Seed)
 		out[i] = s
 	}
@@ -539,10 +544,11 @@ func (d delivery) lane(ctx context.Context, recs []events.DynamoDBEventRecord, l
 		for len(queue) > 0 {
 			p := &queue[0]
 			if p.calls-p.crashes >= d.attempts {
-				return st, &StuckError{Schedule: d.s.Name, Attempts: p.calls, Record: p.at, Records: len(p.recs), Err: p.last}
+				return st, &StuckError{Schedule: d.s.Name, Attempts: p.calls - p.crashes, Record: p.at, Records: len(p.recs), Err: p.last}
 			}
 			p.calls++
-			o, err := d.call(ctx, p.recs, p.calls == 1, p.crashAfter, rng, &st)
+			// the first call, not counting the crashed ones before it
+			o, err := d.call(ctx, p.recs, p.calls-p.crashes == 1, p.crashAfter, rng, &st)
 			if err != nil {
 				return st, err
 			}
@@ -577,7 +583,7 @@ func (d delivery) lane(ctx context.Context, recs []events.DynamoDBEventRecord, l
 				st.DeadLetters = append(st.DeadLetters, stream.DeadLetter{
 					Consumer: "replay", ShardID: fmt.Sprintf("lane %d", lane),
 					FirstSequenceNumber: p.recs[0].Change.SequenceNumber, LastSequenceNumber: p.recs[len(p.recs)-1].Change.SequenceNumber,
-					Attempts: p.calls, Error: p.last.Error(),
+					Attempts: p.calls - p.crashes, Error: p.last.Error(),
 					Event: events.DynamoDBEvent{Records: append([]events.DynamoDBEventRecord(nil), p.recs...)},
 				})
 				queue = queue[1:]
@@ -606,7 +612,7 @@ func (d delivery) call(ctx context.Context, batch []events.DynamoDBEventRecord, 
 	if s.FailAfterEffects && first {
 		inject, mode = true, 1
 	}
-	if crashAfter > 0 { // one injected fault per call
+	if crashAfter > 0 && mode == 0 { // a failure before the call would skip this crash point
 		inject = false
 	}
 	st.Calls++

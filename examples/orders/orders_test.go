@@ -219,7 +219,7 @@ func TestTotalsOnARunner(t *testing.T) {
 // go-cmp — and nothing of the application's.
 func TestModuleGraph(t *testing.T) {
 	cmd := exec.Command("go", "list", "-m", "-f", "{{.Path}}", "all")
-	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod")
+	cmd.Env = append(os.Environ(), "GOWORK=off")
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatal(err)
@@ -239,9 +239,9 @@ func TestModuleGraph(t *testing.T) {
 	t.Logf("go list -m all: %d modules besides this one", len(mods)-1)
 }
 
-// The example uses the public packages only.
+// The example, its program included, uses the public packages only.
 func TestUsesOnlyPublicPackages(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", "-test", ".").Output()
+	out, err := exec.Command("go", "list", "-deps", "-test", "./...").Output()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,7 +35,7 @@ func InLambda() bool { return os.Getenv("AWS_LAMBDA_RUNTIME_API") != "" }
 // Lambda build started outside Lambda says so and exits.
 func StartLambda[T any](log *slog.Logger, fn func(context.Context, json.RawMessage) (T, error)) {
 	requireLambda(log)
-	lambda.Start(invoker[T](fn))
+	lambda.Start(consumer.Raw(fn))
 }
 
 // requireLambda exits when a Lambda build is started outside Lambda.
@@ -43,26 +43,6 @@ func requireLambda(log *slog.Logger) {
 	if !InLambda() {
 		Fatal(log, "not under Lambda", errors.New("this is a Lambda build (make package: -tags lambda.norpc) and AWS_LAMBDA_RUNTIME_API is not set; build without the tag to run locally"))
 	}
-}
-
-// invoker is a lambda.Handler: aws-lambda-go hands it the payload as it
-// came. Given a function of a json.RawMessage instead, it would first
-// decode the payload into one (a validating copy of up to 6 MB) before the
-// function decodes it again.
-type invoker[T any] func(context.Context, json.RawMessage) (T, error)
-
-func (f invoker[T]) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
-	out, err := f(ctx, payload)
-	if err != nil {
-		return nil, err
-	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false) // as aws-lambda-go encodes answers
-	if err := enc.Encode(out); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // Common is the configuration every program has.
@@ -345,12 +325,12 @@ type Consumer struct {
 // destination gets no records).
 //
 // Each dead letter written flushes the DeadLettered metric.
-func DeadLetters(c Common, clients *ddb.Clients, consumer string) stream.DeadLetters {
-	var dl stream.DeadLetters = &stream.FileDeadLetters{Path: filepath.Join(c.LocalDir, "deadletters", consumer+".jsonl")}
+func DeadLetters(c Common, clients *ddb.Clients, name string) stream.DeadLetters {
+	var dl stream.DeadLetters = &stream.FileDeadLetters{Path: filepath.Join(c.LocalDir, "deadletters", name+".jsonl")}
 	if InLambda() {
 		dl = &stream.TableDeadLetters{DB: clients.DB, Table: c.Bookkeeping}
 	}
-	return ConsumerMetrics(consumer).CountDeadLetters(dl, consumer)
+	return ConsumerMetrics(name).CountDeadLetters(dl, name)
 }
 
 // EnsureBookkeeping creates the bookkeeping table when running locally (in
@@ -386,10 +366,9 @@ func ServeStream(c Common, clients *ddb.Clients, log *slog.Logger, cons Consumer
 		return
 	}
 	h := consumer.Instrument(cons.Handler, name, m.Observe)
-	consumer := name
 	if len(os.Args) == 3 && os.Args[1] == "resubmit" {
 		if os.Args[2] == "table" {
-			resubmitTable(log, h, &stream.TableDeadLetters{DB: clients.DB, Table: c.Bookkeeping}, consumer)
+			resubmitTable(log, h, &stream.TableDeadLetters{DB: clients.DB, Table: c.Bookkeeping}, name)
 			return
 		}
 		resubmit(log, h, os.Args[2])
@@ -412,11 +391,11 @@ func ServeStream(c Common, clients *ddb.Clients, log *slog.Logger, cons Consumer
 	}
 	dl := cons.DeadLetters
 	if dl == nil {
-		dl = DeadLetters(c, clients, consumer)
+		dl = DeadLetters(c, clients, name)
 	}
 	r := &stream.Runner{
 		Config: stream.Config{
-			StreamARN: arn, Consumer: consumer, BatchSize: rc.BatchSize, BatchWindow: rc.BatchWindow,
+			StreamARN: arn, Consumer: name, BatchSize: rc.BatchSize, BatchWindow: rc.BatchWindow,
 			MaxRetries: rc.MaxRetries, Bisect: rc.Bisect, PollInterval: rc.PollInterval,
 			ParallelizationFactor: rc.Parallelization, StuckAfter: rc.StuckAfter, Skip: cons.Skip,
 		},
@@ -432,7 +411,7 @@ func ServeStream(c Common, clients *ddb.Clients, log *slog.Logger, cons Consumer
 	pauseOnSignals(ctx, log, r)
 	go watchHealth(ctx, log, r, 5*time.Second)
 	if rc.AdminAddr != "" {
-		m := &localMetrics{program: consumer, runner: r, data: clients.Requests, checkpoints: cpRequests, streams: clients.StreamRequests, quarantine: cons.Quarantine, faults: clients.Faults()}
+		m := &localMetrics{program: name, runner: r, data: clients.Requests, checkpoints: cpRequests, streams: clients.StreamRequests, quarantine: cons.Quarantine, faults: clients.Faults()}
 		if err := serveAdmin(ctx, log, rc.AdminAddr, m); err != nil {
 			Fatal(log, "admin endpoint", err)
 		}

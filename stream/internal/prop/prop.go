@@ -21,7 +21,8 @@ var (
 )
 
 // SetChecks sets the cases per property for the rest of t, unless
-// -prop.checks was given: for properties whose cases are slow.
+// -prop.checks was given: for properties whose cases are slow. It sets a
+// package variable: not for tests that run in parallel.
 func SetChecks(t testing.TB, n int) {
 	if f := flag.Lookup("prop.checks"); f != nil && f.Value.String() != f.DefValue {
 		return
@@ -42,6 +43,9 @@ type T struct {
 // the test, reported with its seed and draws.
 func Check(t *testing.T, f func(*T)) {
 	t.Helper()
+	if t.Failed() { // a case's failure is told apart from an earlier one
+		t.Fatal("prop: the test had failed before the property was checked")
+	}
 	first := *seed
 	if first == 0 {
 		first = uint64(time.Now().UnixNano())
