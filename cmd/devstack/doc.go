@@ -5,7 +5,7 @@
 // child also dies with devstack (Pdeathsig, on Linux), so nothing is left running.
 //
 // Environment: DYNAMODB_TABLE_NAME (default search-room), DYNAMODB_LOCAL_PORT
-// (default 8000), WRITER_ADDR (default :8080), BIN_DIR (default bin),
+// (default 8000), WRITER_ADDR (default 127.0.0.1:8080), BIN_DIR (default bin),
 // LOCAL_DIR (default .local), plus anything the programs read (STREAM_*,
 // LOG_LEVEL), which is passed through.
 package main

@@ -11,9 +11,26 @@ import (
 	"github.com/dynastream/dynastream/cmd/internal/stack"
 )
 
+const usage = `devstack runs the whole pipeline on the local stack (make run): DynamoDB Local, the table
+created from the code's schema, and the writer, projector and notifier from ./bin, wired to it. Ctrl-C stops
+everything.
+
+Usage:
+  devstack
+
+Environment: DYNAMODB_TABLE_NAME (default search-room), DYNAMODB_LOCAL_PORT (default 8000), WRITER_ADDR
+(default 127.0.0.1:8080), ADMIN_PORT_BASE (default 9100; 0: no admin endpoints), BIN_DIR (default bin),
+LOCAL_DIR (default .local), and what the programs read (STREAM_*, LOG_LEVEL), passed through.
+`
+
 func main() {
+	app.Help(usage)
+	if len(os.Args) > 1 {
+		fmt.Fprintf(os.Stderr, "devstack: unexpected argument %q\n\n%s", os.Args[1], usage)
+		os.Exit(2)
+	}
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil)).With("program", "devstack")
-	port, err := strconv.Atoi(app.Getenv("DYNAMODB_LOCAL_PORT", "8000"))
+	port, err := strconv.Atoi(app.Getenv("DYNAMODB_LOCAL_PORT", strconv.Itoa(app.LocalDynamoDB)))
 	if err != nil {
 		app.Fatal(log, "bad configuration", fmt.Errorf("DYNAMODB_LOCAL_PORT: %w", err))
 	}
@@ -26,7 +43,7 @@ func main() {
 	o := stack.Options{
 		BinDir:        app.Getenv("BIN_DIR", "bin"),
 		LocalDir:      app.Getenv("LOCAL_DIR", ".local"),
-		Table:         app.Getenv("DYNAMODB_TABLE_NAME", "search-room"),
+		Table:         app.Getenv("DYNAMODB_TABLE_NAME", app.LocalTable),
 		DynamoDBPort:  port,
 		WriterAddr:    app.Getenv("WRITER_ADDR", "127.0.0.1:8080"),
 		AdminPortBase: adminBase,

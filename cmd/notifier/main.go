@@ -26,11 +26,39 @@ import (
 	"github.com/dynastream/dynastream/stream"
 )
 
+const usage = `notifier turns the table's stream into side effects: domain events (EventBridge in AWS, the
+local outbox otherwise), e-mails (SES v2, or .eml files) and chat pushes.
+
+Usage:
+  notifier                     consume the stream
+  notifier resubmit FILE       hand the dead letters in FILE to the handler again ("table": the bookkeeping table's)
+
+Environment: DYNAMODB_TABLE_NAME, DYNAMODB_ENDPOINT (empty: AWS), EVENT_BUS_NAME, EVENTBRIDGE_ENDPOINT,
+EVENTBRIDGE_MAX_BYTES, MAIL_FROM, SES_CONFIGURATION_SET, APP_BASE_URL, CHAT_PUSH_ENDPOINT, CHAT_PUSH_SECRET,
+STREAM_*, ADMIN_ADDR, LOG_LEVEL (see the README's Configuration). resubmit uses make run's stack (table
+search-room at http://127.0.0.1:8000) unless DYNAMODB_TABLE_NAME is set.
+`
+
 func main() {
+	app.Help(usage)
+	var defaulted string
+	switch {
+	case len(os.Args) > 1 && os.Args[1] == "resubmit":
+		defaulted = app.LocalStackByDefault()
+	case len(os.Args) > 1:
+		fmt.Fprintf(os.Stderr, "notifier: unknown command %q\n\n%s", os.Args[1], usage)
+		os.Exit(2)
+	}
 	c, err := app.LoadCommon()
 	log := app.Logger(c, "notifier")
 	if err != nil {
 		app.Fatal(log, "bad configuration", err)
+	}
+	if defaulted != "" {
+		log.Info(defaulted)
+	}
+	if app.NothingToResubmit(log) {
+		return
 	}
 	clients, err := ddb.New(context.Background(), c.DB)
 	if err != nil {

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"slices"
 
 	"github.com/dynastream/dynastream/cmd/internal/app"
 	"github.com/dynastream/dynastream/internal/ddb"
@@ -11,12 +13,49 @@ import (
 	"github.com/dynastream/dynastream/stream"
 )
 
+const usage = `projector derives the table's derived items from its stream: under Lambda the function of
+the stream's event source mapping; elsewhere it polls the stream with the same semantics.
+
+Usage:
+  projector                    consume the stream (DYNAMODB_TABLE_NAME, DYNAMODB_ENDPOINT, STREAM_*, ADMIN_ADDR)
+  projector resubmit FILE      hand the dead letters in FILE to the handler again ("table": the bookkeeping table's)
+  projector backfill [-segments N]
+                               set the GSI1/GSI2 attributes of existing listings (safe to re-run)
+  projector quarantine [-segments N]
+                               list stored items the programs cannot decode (exit 1 when there are any)
+  projector verify [-segments N] [-recheck D] [-examples N] [-json]
+                               check the derived items against the core items (exit 1 on differences)
+  projector rebuild [-dry-run] [-announce] [-workers N] (and verify's flags)
+                               repair what verify finds
+
+The commands use make run's stack (table search-room at http://127.0.0.1:8000) unless DYNAMODB_TABLE_NAME
+is set; with DYNAMODB_TABLE_NAME and no DYNAMODB_ENDPOINT they use AWS, and say so.
+`
+
+// commands are the operator commands (the rest of the arguments are theirs).
+var commands = []string{"resubmit", "backfill", "quarantine", "verify", "rebuild"}
+
 func main() {
+	app.Help(usage)
+	var defaulted string
+	if len(os.Args) > 1 && slices.Contains(commands, os.Args[1]) {
+		defaulted = app.LocalStackByDefault()
+	} else if len(os.Args) > 1 {
+		fmt.Fprintf(os.Stderr, "projector: unknown command %q\n\n%s", os.Args[1], usage)
+		os.Exit(2)
+	}
 	c, err := app.LoadCommon()
 	log := app.Logger(c, "projector")
 	if err != nil {
 		app.Fatal(log, "bad configuration", err)
 	}
+	if defaulted != "" {
+		log.Info(defaulted)
+	}
+	if app.NothingToResubmit(log) {
+		return
+	}
+	log.Info("using " + app.Where(c))
 	clients, err := ddb.New(context.Background(), c.DB)
 	if err != nil {
 		app.Fatal(log, "clients", err)

@@ -159,7 +159,23 @@ func inviteLimits() (collab.InviteLimits, error) {
 	return l, nil
 }
 
+const usage = `writer serves the HTTP API that writes the table's core items (and the chat's WebSocket routes):
+behind API Gateway under Lambda, a net/http server elsewhere.
+
+Usage:
+  writer
+
+Environment: DYNAMODB_TABLE_NAME, DYNAMODB_ENDPOINT (empty: AWS), AWS_REGION, WRITER_ADDR (default
+127.0.0.1:8080), WRITER_ALLOWED_HOSTS, DEV_AUTH_SECRET and CHAT_PUSH_SECRET (required outside Lambda),
+ADMIN_ADDR, LOG_LEVEL (see the README's Configuration). make run starts it with all of these set.
+`
+
 func main() {
+	app.Help(usage)
+	if len(os.Args) > 1 {
+		fmt.Fprintf(os.Stderr, "writer: unexpected argument %q\n\n%s", os.Args[1], usage)
+		os.Exit(2)
+	}
 	c, err := app.LoadCommon()
 	log := app.Logger(c, "writer")
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log"
 	"log/slog"
 	"net"
@@ -208,7 +209,7 @@ func LoadCommon() (Common, error) {
 		}
 	}
 	if c.Table == "" {
-		e.errs = append(e.errs, "DYNAMODB_TABLE_NAME is required")
+		e.errs = append(e.errs, fmt.Sprintf("DYNAMODB_TABLE_NAME is required (make run's stack: DYNAMODB_TABLE_NAME=%s DYNAMODB_ENDPOINT=%s)", LocalTable, LocalEndpoint))
 	}
 	if err := c.LogLevel.UnmarshalText([]byte(e.str("LOG_LEVEL", "info"))); err != nil {
 		e.errs = append(e.errs, "LOG_LEVEL: want debug, info, warn or error")
@@ -454,6 +455,10 @@ func resubmit(log *slog.Logger, h stream.Handler, path string) {
 	ctx, stop := SignalContext()
 	defer stop()
 	dls, err := stream.ReadDeadLetters(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		log.Info("nothing to resubmit: there is no dead-letter file", "file", path)
+		return
+	}
 	if err != nil {
 		Fatal(log, "read dead letters", err)
 	}
