@@ -5,7 +5,9 @@
 //	go run ./cmd/chat -url wss://<api id>.execute-api.<region>.amazonaws.com/<stage> -token $ID_TOKEN
 //
 // Each line typed is sent as a message; "/join <room>" moves to another
-// room; "/quit" (or end of input) closes. Every frame the server sends is
+// room; "/quit" (or end of input) closes; "/help" lists the commands, and
+// a line starting "//" sends one that starts with "/". Commands are
+// answered by the client and never sent. Every frame the server sends is
 // printed: messages of the room (each once: a message id seen before is
 // dropped, as delivery is at least once), and the answers to what you
 // sent. Text is printed as its author wrote it, control characters shown

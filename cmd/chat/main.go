@@ -52,7 +52,7 @@ func run(base, token, room string, in io.Reader, out io.Writer) error {
 		return err
 	}
 	defer c.CloseNow()
-	fmt.Fprintf(out, "connected to %s; type a message, /join <room>, /quit\n", room)
+	fmt.Fprintf(out, "connected to %s; type a message, /join <room>, /quit (/help)\n", room)
 	done := make(chan error, 1)
 	answered := make(chan struct{}, 1024) // one per answer (sent, joined or error)
 	go func() { done <- printFrames(ctx, c, out, answered) }()
@@ -62,15 +62,27 @@ func run(base, token, room string, in io.Reader, out io.Writer) error {
 	for lines.Scan() {
 		line := lines.Text()
 		var f chat.Inbound
+		cmd, arg, _ := strings.Cut(strings.TrimSpace(line), " ")
 		switch {
-		case line == "/quit":
-			return c.Close(websocket.StatusNormalClosure, "")
-		case strings.HasPrefix(line, "/join "):
-			f = chat.Inbound{Action: chat.ActionJoinRoom, RoomID: strings.TrimSpace(strings.TrimPrefix(line, "/join "))}
 		case strings.TrimSpace(line) == "":
 			continue
-		default:
+		case strings.HasPrefix(line, "//"): // a message that starts with a slash
+			f = chat.Inbound{Action: chat.ActionSendMessage, Content: line[1:]}
+		case !strings.HasPrefix(line, "/"):
 			f = chat.Inbound{Action: chat.ActionSendMessage, Content: line}
+		case cmd == "/quit":
+			return c.Close(websocket.StatusNormalClosure, "")
+		case cmd == "/join" && strings.TrimSpace(arg) != "":
+			f = chat.Inbound{Action: chat.ActionJoinRoom, RoomID: strings.TrimSpace(arg)}
+		case cmd == "/join":
+			fmt.Fprintln(out, "usage: /join <room>")
+			continue
+		case cmd == "/help":
+			fmt.Fprint(out, help)
+			continue
+		default:
+			fmt.Fprintf(out, "unknown command %s (/help lists them; //text sends a message that starts with /)\n", cmd)
+			continue
 		}
 		b, _ := json.Marshal(f)
 		if err := c.Write(ctx, websocket.MessageText, b); err != nil {
@@ -95,6 +107,14 @@ func run(base, token, room string, in io.Reader, out io.Writer) error {
 	}
 	return nil
 }
+
+// help is what /help prints.
+const help = `a line is sent as a message to the room; commands:
+  /join <room>  move to another room
+  /quit         close (so does the end of input)
+  /help         this
+  //text        send "/text" as a message
+`
 
 // printFrames prints each frame until the connection ends.
 func printFrames(ctx context.Context, c *websocket.Conn, out io.Writer, answered chan<- struct{}) error {

@@ -48,16 +48,32 @@ func TestClient(t *testing.T) {
 	defer gw.Close()
 	url := "ws" + strings.TrimPrefix(srv.URL, "http")
 	var out bytes.Buffer
-	in := strings.NewReader("hello <b>there</b>\nhello <b>there</b>\n\x1b[31mred\n\n/join kitchen\n")
+	in := strings.NewReader("hello <b>there</b>\nhello <b>there</b>\n\x1b[31mred\n\n/help\n/join\n/frob\n/join kitchen\n")
 	if err := run(url, "ok", "global", in, &out); err != nil {
 		t.Fatal(err)
 	}
-	want := "connected to global; type a message, /join <room>, /quit\n" +
+	// commands are answered here and never sent: /help, a bare /join, an
+	// unknown one
+	local := "a line is sent as a message to the room; commands:\n" +
+		"  /join <room>  move to another room\n  /quit         close (so does the end of input)\n" +
+		"  /help         this\n  //text        send \"/text\" as a message\n" +
+		"usage: /join <room>\n" +
+		"unknown command /frob (/help lists them; //text sends a message that starts with /)\n"
+	for _, l := range strings.SplitAfter(local, "\n") {
+		if !strings.Contains(out.String(), l) {
+			t.Errorf("printed no %q", l)
+		}
+	}
+	got := out.String()
+	for _, l := range strings.SplitAfter(local, "\n") {
+		got = strings.Replace(got, l, "", 1)
+	}
+	want := "connected to global; type a message, /join <room>, /quit (/help)\n" +
 		"[global] ann: hello <b>there</b>\n" + // once: the same id twice
 		"[global] ann: \\x1b[31mred\n" + // a terminal escape is shown, not obeyed
 		"joined kitchen\n"
-	if out.String() != want {
-		t.Errorf("printed:\n%s\nwant:\n%s", out.String(), want)
+	if got != want {
+		t.Errorf("printed (local answers taken out):\n%s\nwant:\n%s", got, want)
 	}
 	if err := run(url, "forged", "global", strings.NewReader(""), &out); err == nil || !strings.Contains(err.Error(), "401") {
 		t.Errorf("a refused connection: %v", err)

@@ -164,7 +164,12 @@ func (d DevTokens) Verify(_ context.Context, tok string) (Identity, error) {
 	_, err := jwt.ParseWithClaims(tok, &c, key, jwt.WithValidMethods([]string{"HS256"}), jwt.WithIssuer(d.Issuer),
 		jwt.WithExpirationRequired(), jwt.WithTimeFunc(now))
 	if err != nil {
-		return Identity{}, &errs.Error{Code: errs.Unauthorized, Message: "invalid token", Err: err}
+		msg := "invalid token"
+		if errors.Is(err, jwt.ErrTokenSignatureInvalid) {
+			// the usual cause: a token from an earlier run of the stack
+			msg = "invalid token: not signed by this local stack (its dev-token secret is made anew at each start): get a new one from POST /dev/tokens"
+		}
+		return Identity{}, &errs.Error{Code: errs.Unauthorized, Message: msg, Err: err}
 	}
 	return identity(c.Subject, c.Groups, c.Email, c.Name)
 }

@@ -163,6 +163,10 @@ func TestDevTokensRejects(t *testing.T) {
 	if id, err := dev.Authenticate(bearer(good)); err != nil || id.UserID != "alice" {
 		t.Errorf("control token: %+v, %v", id, err)
 	}
+	// A token of an earlier run of the stack says how to get a new one.
+	if _, err := dev.Authenticate(bearer(otherTok)); err == nil || !strings.Contains(err.Error(), "get a new one from POST /dev/tokens") {
+		t.Errorf("a token of another secret: %v", err)
+	}
 
 	// An empty secret accepts nothing, not even a token signed with the empty key.
 	empty := auth.DevTokens{Issuer: "dynastream-test", Now: dev.Now}
