@@ -438,9 +438,13 @@ func (r *Runner) runShard(ctx context.Context, log *slog.Logger, h Handler, shar
 				// or LATEST iterator pointed. DynamoDB Local does this to an
 				// iterator taken on an empty shard once another table's
 				// write has used the sequence number it points at.
-				log.Warn("shard iterator points before the oldest record; renewing", "after", lastRead, "err", err)
 				if lastRead == "" {
+					// nothing read, nothing lost: a fresh DynamoDB Local's
+					// first write does this, on every run
+					log.Info("shard iterator taken on an empty shard is behind its first record (harmless: nothing was read yet); renewing at TRIM_HORIZON", "err", err)
 					from = types.ShardIteratorTypeTrimHorizon
+				} else {
+					log.Warn("shard iterator points before the oldest record; renewing", "after", lastRead, "err", err)
 				}
 				iter = nil
 				r.sleep(ctx, &backoff)
