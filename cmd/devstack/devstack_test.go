@@ -260,6 +260,20 @@ func TestLocalStack(t *testing.T) {
 	invite := call("POST", "/resources/goal/"+goal+"/invites", alice, `{"inviteeId":"bob","message":"Join me <3"}`, 201)["inviteId"].(string)
 	mailDir := filepath.Join(local, "outbox", "mail")
 	waitUntil(t, "the invite e-mail", func() bool { return countEML(t, mailDir, "To: bob@example.com", "invited you to collaborate") == 1 })
+	// its link leads to a page of the writer's that says how to accept
+	link := base + "/app/invites/goal/" + goal + "/" + invite
+	if countEML(t, mailDir, "To: bob@example.com", "Accept the invite: "+link) != 1 {
+		t.Errorf("the invite e-mail has no link %s", link)
+	}
+	if resp, err := http.Get(link); err != nil {
+		t.Error(err)
+	} else {
+		page, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(page), "/resources/goal/"+goal+"/invites/"+invite+"/accept") {
+			t.Errorf("GET %s: %s\n%s", link, resp.Status, page)
+		}
+	}
 	if got := call("GET", "/me/invites?status=pending", bob, "", 200)["items"].([]any); len(got) != 1 {
 		t.Errorf("pending invites: %v", got)
 	}
@@ -290,6 +304,7 @@ func TestLocalStack(t *testing.T) {
 		t.Errorf("ingredients named THỊT GÀ: %v", got)
 	}
 	recipe := call("POST", "/recipes", alice, `{"title":"Gà xào sả ớt","method":"stir-fry","servings":2,"steps":["Chop","Fry"],"ingredients":[{"ingredientId":"`+ga["ingredientId"].(string)+`","quantity":300,"unit":"g"}]}`, 201)["recipeId"].(string)
+	recipe2 := call("POST", "/recipes", alice, `{"title":"Phở gà","method":"simmer","servings":4,"steps":["Simmer"],"ingredients":[{"ingredientId":"`+ga["ingredientId"].(string)+`","quantity":500,"unit":"g"}]}`, 201)["recipeId"].(string)
 	call("POST", "/me/cooking-history", bob, `{"recipeId":"`+recipe+`","cookDate":"2025-12-29T19:30:00+07:00","rating":5,"favorite":true}`, 201)
 	session := call("POST", "/me/cooking-sessions", alice, `{"recipeId":"`+recipe+`"}`, 201)["sessionId"].(string)
 	call("PUT", "/me/cooking-sessions/"+session+"/step", alice, `{"step":1}`, 200)
@@ -309,7 +324,11 @@ func TestLocalStack(t *testing.T) {
 	if favs := call("GET", "/me/cooking-favorites", bob, "", 200)["items"].([]any); len(favs) != 1 {
 		t.Errorf("bob's favourites: %v", favs)
 	}
-	call("GET", "/me/suggestions", alice, "", 200)
+	// bob rated alice's stir-fry 5: her other recipe is suggested to him
+	waitUntil(t, "bob's suggestion", func() bool {
+		items, _ := call("GET", "/me/suggestions", bob, "", 200)["items"].([]any)
+		return len(items) == 1 && items[0].(map[string]any)["recipeId"] == recipe2
+	})
 
 	// The README's chat part: two WebSocket clients in a room each get the
 	// other's message, through the table, the stream and the notifier; a
@@ -456,6 +475,8 @@ func countEML(t *testing.T, dir string, parts ...string) int {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// quoted-printable soft line breaks undone, so a long line is found whole
+		b = bytes.ReplaceAll(bytes.ReplaceAll(b, []byte("=\r\n"), nil), []byte("=\n"), nil)
 		all := true
 		for _, p := range parts {
 			all = all && bytes.Contains(b, []byte(p))

@@ -206,11 +206,13 @@ type listingState struct {
 }
 
 type resourceState struct {
-	mu       sync.Mutex
-	id       string
-	owner    string
-	collabs  []string
+	mu      sync.Mutex
+	id      string
+	owner   string
+	collabs []string
+	// comments are the newest 20 (for reactions); made counts them all
 	comments []*commentState
+	made     int
 	rng      *rand.Rand
 }
 
@@ -551,6 +553,7 @@ func (w *world) resourceOp(ctx context.Context, res *resourceState, name string)
 		o.done = time.Now()
 		o.key = store.CommentKey(c.ResourceType, c.ResourceID, c.CreatedAt, c.CommentID)
 		res.comments = append(res.comments, &commentState{id: c.CommentID, author: u, reactions: map[string]bool{}})
+		res.made++
 		if len(res.comments) > 20 {
 			res.comments = res.comments[1:]
 		}

@@ -118,7 +118,7 @@ func lambdaHandler(srv *api.Server) func(context.Context, json.RawMessage) (any,
 // warning a wider WRITER_ADDR gets.
 const devRoutes = "POST /dev/tokens (a token for any user, admins included), " +
 	"GET/POST/DELETE /@connections/{id} (API Gateway's management endpoint: read, push to and close any chat connection; SigV4 with CHAT_PUSH_SECRET), " +
-	"/ws (the chat's WebSocket endpoint)"
+	"/ws (the chat's WebSocket endpoint), GET /app/… (the pages the e-mails link to: instructions only)"
 
 // localHandler is the writer's HTTP API with the chat's WebSocket
 // endpoint at /ws and API Gateway's management endpoint at /@connections/
@@ -130,6 +130,7 @@ func localHandler(srv *api.Server, gw *gateway.Local, port string, hosts []strin
 	mux := http.NewServeMux()
 	mux.Handle("/ws", gw)
 	mux.Handle("/@connections/", api.ReadDeadline(gw.Management(), api.BodyTimeout))
+	mux.Handle("GET /app/", appPages("http://127.0.0.1:"+port))
 	mux.Handle("/", api.ReadDeadline(srv.Handler(), api.BodyTimeout))
 	return devguard.Guard{Port: port, Hosts: hosts, JSONOnly: func(r *http.Request) bool {
 		return r.Method == http.MethodPost && r.URL.Path == "/dev/tokens"

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"html"
 	"log/slog"
+	"net/url"
 	"slices"
 	"sync"
 	"time"
@@ -362,6 +363,17 @@ func note(userID, typ, id, at, actor string, t collab.ResourceType, resID string
 
 func (e *Effects) url(path string) string { return e.BaseURL + path }
 
+// The paths of the e-mails' links under the app's base URL (APP_BASE_URL):
+// pages of the app, which calls the API for the user (accepting is a POST
+// with the user's token, which a link cannot carry). The local writer
+// serves stand-ins for them that show the API call.
+func InvitePath(resourceType, resourceID, inviteID string) string {
+	return "/app/invites/" + url.PathEscape(resourceType) + "/" + url.PathEscape(resourceID) + "/" + url.PathEscape(inviteID)
+}
+
+// CommentPath is a comment's page in the app.
+func CommentPath(commentID string) string { return "/app/comments/" + url.PathEscape(commentID) }
+
 func (e *Effects) invite(c stream.Change, inv collab.Invite, rd *reads) ([]delivery, error) {
 	res, err := rd.resource(inv.ResourceType, inv.ResourceID)
 	if err != nil {
@@ -390,7 +402,7 @@ func (e *Effects) invite(c stream.Change, inv collab.Invite, rd *reads) ([]deliv
 		m := mail.InviteEmail(mail.InviteData{
 			To: to, InviterName: inviter.Name, ResourceType: string(inv.ResourceType), ResourceTitle: res.Title,
 			Message: html.UnescapeString(inv.Message), ExpiresAt: exp,
-			InviteURL: e.url(fmt.Sprintf("/resources/%s/%s/invites/%s", inv.ResourceType, inv.ResourceID, inv.InviteID)),
+			InviteURL: e.url(InvitePath(string(inv.ResourceType), inv.ResourceID, inv.InviteID)),
 		})
 		d.message = &m
 	}
@@ -427,7 +439,7 @@ func (e *Effects) comment(c stream.Change, cm collab.Comment, rd *reads) ([]deli
 		if addr := ppl.address(u, opted); addr != "" {
 			m := mail.CommentEmail(mail.CommentData{
 				To: addr, AuthorName: author.Name, ResourceType: string(cm.ResourceType), ResourceTitle: res.Title,
-				Text: html.UnescapeString(cm.Text), Mention: mention, CommentURL: e.url("/comments/" + cm.CommentID),
+				Text: html.UnescapeString(cm.Text), Mention: mention, CommentURL: e.url(CommentPath(cm.CommentID)),
 			})
 			d.message = &m
 		}
@@ -455,7 +467,7 @@ func (e *Effects) reaction(c stream.Change, re collab.Reaction, rd *reads) ([]de
 	if addr := ppl.address(cm.UserID, func(p collab.Preferences) bool { return p.EmailOnReaction }); addr != "" {
 		m := mail.ReactionEmail(mail.ReactionData{
 			To: addr, ReactorName: reactor.Name, Emoji: re.Emoji, CommentExcerpt: html.UnescapeString(cm.Text),
-			ResourceTitle: res.Title, CommentURL: e.url("/comments/" + cm.CommentID),
+			ResourceTitle: res.Title, CommentURL: e.url(CommentPath(cm.CommentID)),
 		})
 		d.message = &m
 	}
