@@ -161,7 +161,7 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 		"WRITER_ADDR="+o.WriterAddr,
 		"LOCAL_DIR="+o.LocalDir,
 		"APP_BASE_URL="+app.LocalURL(o.WriterAddr), // the e-mails' links: the writer's /app/ pages
-		"AWS_LAMBDA_RUNTIME_API=", // never Lambda mode here
+		"AWS_LAMBDA_RUNTIME_API=",                  // never Lambda mode here
 	)
 	env = append(env, o.Env...)
 	for i, name := range Programs {
