@@ -46,7 +46,7 @@
 //
 // Failures are treated as the event source mapping and stream.Runner treat
 // them (Target.OnFailure): a failed batch is retried from its lowest failed
-// record, bisected if Bisect is set, and dead-lettered after MaxRetries
+// record, bisected unless NoBisect is set, and dead-lettered after MaxRetries
 // (three by default). The dead letters, with the handler's last error and
 // the record's eventID and keys, are in each run's Stats, and Check
 // reports a run that dead-lettered other records than the baseline. Only

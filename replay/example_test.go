@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/dynastream/dynastream/replay"
+	"github.com/dynastream/dynastream/stream"
 )
 
 // record builds a stream record of an item "counter" PK at a version.
@@ -103,7 +104,7 @@ func ExampleOnFailure() {
 	}
 	target := replay.Target{
 		Handler:   handler,
-		OnFailure: replay.OnFailure{MaxRetries: 2, Bisect: true},
+		OnFailure: replay.OnFailure{MaxRetries: stream.Retries(2)}, // and bisection, the default
 		Reset:     func(context.Context) error { clear(latest); return nil },
 		State:     func(context.Context) (any, error) { return maps.Clone(latest), nil },
 		Expect:    replay.Want(map[string]int{"A": 2, "B": 1, "C": 2}),

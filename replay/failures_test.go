@@ -56,7 +56,7 @@ func latestTarget(poison map[string]bool) (replay.Target, func() map[string]int)
 func TestCheckDeadLettersAPoisonRecord(t *testing.T) {
 	ev := stream3x4() // ev-1 … ev-12; ev-11 is B version 4
 	target, _ := latestTarget(map[string]bool{"ev-11": true})
-	target.OnFailure = replay.OnFailure{MaxRetries: 2, Bisect: true}
+	target.OnFailure = replay.OnFailure{MaxRetries: stream.Retries(2)}
 	target.Expect = replay.Want(map[string]int{"A": 4, "B": 3, "C": 4})
 	rep, err := replay.Check(context.Background(), ev, target, replay.Parallel(replay.Schedules(7, 10), 3))
 	if err != nil {
@@ -86,7 +86,7 @@ func TestCheckDeadLettersAPoisonRecord(t *testing.T) {
 // batch too: which ones depends on the batches, and Check says so.
 func TestCheckShowsRecordsLostWithAPoisonRecordWithoutBisect(t *testing.T) {
 	target, _ := latestTarget(map[string]bool{"ev-5": true})
-	target.OnFailure = replay.OnFailure{MaxRetries: stream.NoRetries}
+	target.OnFailure = replay.OnFailure{MaxRetries: stream.Retries(0), NoBisect: true}
 	rep, err := replay.Check(context.Background(), stream3x4(), target, replay.Schedules(1, 10))
 	if err != nil {
 		t.Fatal(err)
@@ -111,14 +111,14 @@ func TestDeliverTreatsAPanicAsAFailure(t *testing.T) {
 		}
 		return events.DynamoDBEventResponse{}, nil
 	}
-	st, err := replay.Deliver(context.Background(), stream3x4(), replay.Target{Handler: h}, replay.AsCaptured)
+	st, err := replay.Deliver(context.Background(), stream3x4(), replay.Target{Handler: h, OnFailure: replay.OnFailure{NoBisect: true}}, replay.AsCaptured)
 	if err != nil || calls != 2 || st.HandlerFailures != 1 || len(st.DeadLetters) != 0 {
 		t.Fatalf("%d calls, %+v, %v", calls, st, err)
 	}
 	calls = -100
 	_, err = replay.Deliver(context.Background(), stream3x4(), replay.Target{Handler: func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 		panic("always")
-	}, OnFailure: replay.OnFailure{MaxRetries: stream.Forever, MaxAttempts: 2}}, replay.AsCaptured)
+	}, OnFailure: replay.OnFailure{MaxRetries: stream.Retries(stream.Forever), MaxAttempts: 2}}, replay.AsCaptured)
 	if err == nil || !strings.Contains(err.Error(), "panic: always") {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func TestDeliverTreatsAPanicAsAFailure(t *testing.T) {
 // retries, so a handler that always succeeds dead-letters nothing.
 func TestInjectedFailuresDoNotUseUpRetries(t *testing.T) {
 	target, _ := latestTarget(nil)
-	target.OnFailure = replay.OnFailure{MaxRetries: stream.NoRetries}
+	target.OnFailure = replay.OnFailure{MaxRetries: stream.Retries(0), NoBisect: true}
 	st, err := replay.Deliver(context.Background(), stream3x4(), target, replay.Schedule{Name: "faulty", MaxBatch: 2, FailureRate: 0.9, Seed: 3})
 	if err != nil || st.InjectedFailures == 0 || len(st.DeadLetters) != 0 || st.HandlerFailures != 0 {
 		t.Fatalf("%+v, %v", st, err)

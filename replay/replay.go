@@ -262,21 +262,23 @@ func Schedules(seed uint64, n int) []Schedule {
 // OnFailure is what a delivery does with a batch the handler keeps
 // failing, as the event source mapping's MaximumRetryAttempts and
 // BisectBatchOnFunctionError (and stream.Config's MaxRetries and Bisect)
-// say. The zero value is the Runner's default: three retries, no
-// bisection, then the records are dead-lettered.
+// say. The zero value is the Runner's default: bisection, three retries,
+// then the records are dead-lettered.
 type OnFailure struct {
 	// MaxRetries is how often a failing batch is retried before its records
-	// are dead-lettered, with stream.Config.MaxRetries' meaning: the zero
-	// value is stream.DefaultMaxRetries (3), stream.NoRetries none,
-	// stream.Forever until the handler succeeds — in a replay, up to
-	// MaxAttempts calls, after which the delivery fails with a *StuckError:
-	// Lambda would retry forever and the shard would stop there.
-	MaxRetries int
-	// Bisect splits a failing batch in two and retries the halves, down to
-	// single records, so only the failing record is dead-lettered.
-	// Without it the records after the failing one in its batch are
-	// dead-lettered with it, as Lambda does.
-	Bisect bool
+	// are dead-lettered, with stream.Config.MaxRetries' meaning (Lambda's
+	// MaximumRetryAttempts): nil is stream.DefaultMaxRetries (3),
+	// stream.Retries(0) none, stream.Retries(stream.Forever) until the
+	// handler succeeds — in a replay, up to MaxAttempts calls, after which
+	// the delivery fails with a *StuckError: Lambda would retry forever and
+	// the shard would stop there.
+	MaxRetries *int
+	// NoBisect stops a failing batch from being split in two and its
+	// halves retried down to single records (so that only the failing
+	// record is dead-lettered): the records after the failing one in its
+	// batch are then dead-lettered with it, as Lambda does without
+	// BisectBatchOnFunctionError.
+	NoBisect bool
 	// MaxAttempts bounds the handler calls on one batch (default 50), so a
 	// handler that never succeeds ends the delivery with a *StuckError
 	// instead of looping.
@@ -443,7 +445,7 @@ func Deliver(ctx context.Context, ev events.DynamoDBEvent, t Target, s Schedule)
 	if err != nil {
 		return Stats{}, err
 	}
-	d := delivery{h: t.Handler, s: s, bisect: t.OnFailure.Bisect, retries: retries, attempts: attempts}
+	d := delivery{h: t.Handler, s: s, bisect: !t.OnFailure.NoBisect, retries: retries, attempts: attempts}
 	if t.Source == nil {
 		return d.deliver(ctx, ev)
 	}

@@ -102,7 +102,7 @@ func TestDeliverRetriesFromLowestFailure(t *testing.T) {
 		calls = append(calls, call)
 		return resp, nil
 	}
-	st, err := replay.Deliver(context.Background(), ev, replay.Target{Handler: h}, replay.Schedule{MaxBatch: 6})
+	st, err := replay.Deliver(context.Background(), ev, replay.Target{Handler: h, OnFailure: replay.OnFailure{NoBisect: true}}, replay.Schedule{MaxBatch: 6})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,8 +126,8 @@ func TestDeliverGivesUpOnAHandlerThatAlwaysFails(t *testing.T) {
 		calls++
 		return events.DynamoDBEventResponse{}, errors.New("boom")
 	}
-	// the default: three retries, then the batch is dead-lettered, with the handler's error
-	st, err := replay.Deliver(context.Background(), stream3x4(), replay.Target{Handler: h}, replay.AsCaptured)
+	// without bisection: three retries (the default), then the batch is dead-lettered, with the handler's error
+	st, err := replay.Deliver(context.Background(), stream3x4(), replay.Target{Handler: h, OnFailure: replay.OnFailure{NoBisect: true}}, replay.AsCaptured)
 	if err != nil || calls != 4 || len(st.DeadLetters) != 1 || len(st.DeadLetters[0].Event.Records) != 12 || st.HandlerFailures != 4 {
 		t.Fatalf("%d calls, %+v, %v", calls, st, err)
 	}
@@ -136,18 +136,24 @@ func TestDeliverGivesUpOnAHandlerThatAlwaysFails(t *testing.T) {
 	}
 	// no retries
 	calls = 0
-	if st, err := replay.Deliver(context.Background(), stream3x4(), replay.Target{Handler: h, OnFailure: replay.OnFailure{MaxRetries: stream.NoRetries}}, replay.AsCaptured); err != nil || calls != 1 || len(st.DeadLetters) != 1 {
-		t.Fatalf("NoRetries: %d calls, %v", calls, err)
+	if st, err := replay.Deliver(context.Background(), stream3x4(), replay.Target{Handler: h, OnFailure: replay.OnFailure{MaxRetries: stream.Retries(0), NoBisect: true}}, replay.AsCaptured); err != nil || calls != 1 || len(st.DeadLetters) != 1 {
+		t.Fatalf("no retries: %d calls, %v", calls, err)
 	}
 	// forever: where Lambda would stop the shard, the delivery ends quoting the handler
 	calls = 0
-	_, err = replay.Deliver(context.Background(), stream3x4(), replay.Target{Handler: h, OnFailure: replay.OnFailure{MaxRetries: stream.Forever, MaxAttempts: 7}}, replay.AsCaptured)
+	_, err = replay.Deliver(context.Background(), stream3x4(), replay.Target{Handler: h, OnFailure: replay.OnFailure{MaxRetries: stream.Retries(stream.Forever), MaxAttempts: 7, NoBisect: true}}, replay.AsCaptured)
 	var se *replay.StuckError
 	if !errors.As(err, &se) || calls != 7 || se.Attempts != 7 || se.Record.EventID != "ev-1" || !strings.Contains(err.Error(), "boom") || !strings.Contains(err.Error(), `PK="A"`) {
 		t.Fatalf("Forever: %d calls, %v", calls, err)
 	}
-	if _, err := replay.Deliver(context.Background(), stream3x4(), replay.Target{Handler: h, OnFailure: replay.OnFailure{MaxRetries: -3}}, replay.AsCaptured); err == nil {
+	if _, err := replay.Deliver(context.Background(), stream3x4(), replay.Target{Handler: h, OnFailure: replay.OnFailure{MaxRetries: stream.Retries(-3)}}, replay.AsCaptured); err == nil {
 		t.Fatal("MaxRetries -3 accepted")
+	}
+	// the default bisects: each record is dead-lettered alone, after its own three retries
+	calls = 0
+	st, err = replay.Deliver(context.Background(), stream3x4(), replay.Target{Handler: h}, replay.AsCaptured)
+	if err != nil || len(st.DeadLetters) != 12 || len(st.DeadLetters[0].Event.Records) != 1 || st.DeadLetters[0].Attempts != 4 {
+		t.Fatalf("bisected: %d calls, %d dead letters, %v", calls, len(st.DeadLetters), err)
 	}
 }
 

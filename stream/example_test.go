@@ -75,8 +75,7 @@ func ExampleRunner() {
 			StreamARN:  aws.ToString(table.Table.LatestStreamArn),
 			Consumer:   "projector", // checkpoints are kept per consumer
 			BatchSize:  100,
-			MaxRetries: 5,
-			Bisect:     true, // a poison record ends up alone in the dead letters
+			MaxRetries: stream.Retries(5), // then dead letters; bisection (the default) leaves a poison record alone there
 		},
 		API:         streams,
 		Checkpoints: checkpoints,

@@ -35,8 +35,8 @@ const (
 // shards.
 type Health struct {
 	Consumer string `json:"consumer"`
-	// Status is Idle, OK, Paused or Stuck; Reason says why for Stuck and
-	// Paused.
+	// Status is Idle, OK, Paused, Stuck or Standby; Reason says why for
+	// Stuck, Paused and Standby.
 	Status string `json:"status"`
 	Reason string `json:"reason,omitempty"`
 	// PausedSince is when Pause was called (zero when running).

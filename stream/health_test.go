@@ -116,7 +116,7 @@ func TestHealthStuckOnPoisonForever(t *testing.T) {
 		return events.DynamoDBEventResponse{}, nil
 	}}
 	r := healthRunner(t, f.c.Streams, f.arn, "stuck", clk)
-	r.MaxRetries = stream.Forever
+	r.MaxRetries = stream.Retries(stream.Forever)
 	start(t, r, rec.handle)
 	var h stream.Health
 	waitFor(t, "three failed calls", func() bool { h = r.Health(); return len(h.Shards) == 1 && h.Shards[0].ConsecutiveFailures >= 3 })

@@ -57,7 +57,7 @@ func TestSecondRunnerOfAConsumerWaits(t *testing.T) {
 			mk := func() *stream.Runner {
 				r := newRunner(t, c.Streams, arn, "leased")
 				r.Checkpoints = cps
-				r.Lease = 300 * time.Millisecond
+				r.Lease = time.Second // renewed every third of it: slack for a loaded machine
 				r.Logger = slog.New(slog.NewTextHandler(logs, nil))
 				return r
 			}
@@ -71,7 +71,7 @@ func TestSecondRunnerOfAConsumerWaits(t *testing.T) {
 			}
 			putItems(t, c.DB, table, 0, 5)
 			waitFor(t, "the first to handle 5", func() bool { mu.Lock(); defer mu.Unlock(); return handledBy["first"] == 5 })
-			time.Sleep(400 * time.Millisecond) // longer than the lease: renewals keep it
+			time.Sleep(1300 * time.Millisecond) // longer than the lease: renewals keep it
 			mu.Lock()
 			if handledBy["second"] != 0 {
 				t.Errorf("the standby handled %d records", handledBy["second"])

@@ -160,7 +160,7 @@ func TestRunnerPropertyOrderAndCheckpoints(t *testing.T) {
 		}
 		newR := func() *stream.Runner {
 			r := newRunner(t, f.c.Streams, f.arn, consumer)
-			r.ParallelizationFactor, r.BatchSize, r.Bisect, r.MaxRetries = pf, batch, bisect, 2
+			r.ParallelizationFactor, r.BatchSize, r.NoBisect, r.MaxRetries = pf, batch, !bisect, stream.Retries(2)
 			r.PollInterval = 5 * time.Millisecond
 			r.Checkpoints, r.DeadLetters = cps, dls
 			return r

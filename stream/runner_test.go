@@ -196,6 +196,8 @@ func testLogger(t testing.TB) *slog.Logger {
 
 // newRunner is a Runner tuned for tests: short poll, tiny backoff, memory
 // checkpoints and dead letters.
+// newRunner is a Runner for a test: it does not bisect (NoBisect), so a
+// failed batch is retried as it is; tests of bisection turn it back on.
 func newRunner(t testing.TB, api stream.API, arn, consumer string) *stream.Runner {
 	return &stream.Runner{
 		Config: stream.Config{
@@ -203,6 +205,7 @@ func newRunner(t testing.TB, api stream.API, arn, consumer string) *stream.Runne
 			Consumer:     consumer,
 			PollInterval: 20 * time.Millisecond,
 			RetryBackoff: time.Millisecond,
+			NoBisect:     true,
 		},
 		API:         api,
 		Checkpoints: &stream.MemoryCheckpoints{},
@@ -568,21 +571,22 @@ func TestPoisonRecord(t *testing.T) {
 		bisect bool
 		fail   func(seq string) (events.DynamoDBEventResponse, error)
 		errHas string
-		// retries is MaxRetries (0: maxRetries); attempts the expected tries.
-		retries, attempts int
+		// retries is MaxRetries (nil: maxRetries); attempts the expected tries.
+		retries  *int
+		attempts int
 	}{
 		{"bisect/error", true, func(seq string) (events.DynamoDBEventResponse, error) {
 			return events.DynamoDBEventResponse{}, fmt.Errorf("poison record %s", seq)
-		}, "poison record", 0, 0},
+		}, "poison record", nil, 0},
 		{"bisect/panic", true, func(seq string) (events.DynamoDBEventResponse, error) {
 			panic("poison record " + seq)
-		}, "handler panicked: poison record", 0, 0},
+		}, "handler panicked: poison record", nil, 0},
 		{"no bisect", false, func(seq string) (events.DynamoDBEventResponse, error) {
 			return events.DynamoDBEventResponse{}, fmt.Errorf("poison record %s", seq)
-		}, "poison record", 0, 0},
+		}, "poison record", nil, 0},
 		{"bisect/no retries", true, func(seq string) (events.DynamoDBEventResponse, error) {
 			return events.DynamoDBEventResponse{}, fmt.Errorf("poison record %s", seq)
-		}, "poison record", stream.NoRetries, 1},
+		}, "poison record", stream.Retries(0), 1},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -601,11 +605,11 @@ func TestPoisonRecord(t *testing.T) {
 			r := newRunner(t, f.c.Streams, f.arn, "poison")
 			r.BatchSize = 10
 			wantAttempts := maxRetries + 1
-			r.MaxRetries = maxRetries
-			if tc.retries != 0 {
+			r.MaxRetries = stream.Retries(maxRetries)
+			if tc.retries != nil {
 				r.MaxRetries, wantAttempts = tc.retries, tc.attempts
 			}
-			r.Bisect = tc.bisect
+			r.NoBisect = !tc.bisect
 			dls := r.DeadLetters.(*stream.MemoryDeadLetters)
 			run := start(t, r, rec.handle)
 			// The shard moves on past the poison record to its end.
@@ -764,7 +768,7 @@ func TestUnknownItemIdentifierFailsWholeBatch(t *testing.T) {
 			return unknown("no-such-record"), nil
 		}}
 		r := newRunner(t, f.c.Streams, f.arn, "unknown")
-		r.MaxRetries = 1
+		r.MaxRetries = stream.Retries(1)
 		dls := r.DeadLetters.(*stream.MemoryDeadLetters)
 		run := start(t, r, rec.handle)
 		waitCheckpoint(t, r.Checkpoints, "unknown", f.shard, oracle[items-1])
@@ -1087,15 +1091,16 @@ func TestConfigValidation(t *testing.T) {
 		{"defaults", func(*stream.Runner) {}, ""},
 		{"BatchSize 1", func(r *stream.Runner) { r.BatchSize = 1 }, ""},
 		{"BatchSize 10000", func(r *stream.Runner) { r.BatchSize = 10000 }, ""},
-		{"MaxRetries forever", func(r *stream.Runner) { r.MaxRetries = -1 }, ""},
+		{"MaxRetries forever", func(r *stream.Runner) { r.MaxRetries = stream.Retries(stream.Forever) }, ""},
 		{"no Consumer", func(r *stream.Runner) { r.Consumer = "" }, "Consumer is required"},
 		{"no StreamARN", func(r *stream.Runner) { r.StreamARN = "" }, "StreamARN is required"},
 		{"BatchSize negative", func(r *stream.Runner) { r.BatchSize = -1 }, "BatchSize -1 out of range"},
 		{"BatchSize too big", func(r *stream.Runner) { r.BatchSize = 10001 }, "BatchSize 10001 out of range"},
 		{"BatchWindow negative", func(r *stream.Runner) { r.BatchWindow = -time.Second }, "BatchWindow"},
 		{"BatchWindow too long", func(r *stream.Runner) { r.BatchWindow = 301 * time.Second }, "BatchWindow"},
-		{"MaxRetries none", func(r *stream.Runner) { r.MaxRetries = stream.NoRetries }, ""},
-		{"MaxRetries below -2", func(r *stream.Runner) { r.MaxRetries = -3 }, "MaxRetries -3"},
+		{"MaxRetries none", func(r *stream.Runner) { r.MaxRetries = stream.Retries(0) }, ""},
+		{"MaxRetries below -1", func(r *stream.Runner) { r.MaxRetries = stream.Retries(-2) }, "MaxRetries -2"},
+		{"MaxRetries above 10000", func(r *stream.Runner) { r.MaxRetries = stream.Retries(10001) }, "MaxRetries 10001"},
 		{"StartingPosition unknown", func(r *stream.Runner) { r.StartingPosition = "AT_TIMESTAMP" }, `StartingPosition "AT_TIMESTAMP"`},
 		{"no API", func(r *stream.Runner) { r.API = nil }, "needs API"},
 		{"no Checkpoints", func(r *stream.Runner) { r.Checkpoints = nil }, "needs API, Checkpoints"},
@@ -1144,8 +1149,8 @@ func TestFileDeadLettersResubmit(t *testing.T) {
 		return events.DynamoDBEventResponse{}, nil
 	}}
 	r := newRunner(t, f.c.Streams, f.arn, "projector")
-	r.MaxRetries = 1
-	r.Bisect = true
+	r.MaxRetries = stream.Retries(1)
+	r.NoBisect = false
 	r.DeadLetters = &stream.FileDeadLetters{Path: path}
 	run := start(t, r, rec.handle)
 	waitCheckpoint(t, r.Checkpoints, "projector", f.shard, oracle[items-1])

@@ -362,12 +362,12 @@ func (sr *shardRun) attempt(queue []pendingBatch) ([]pendingBatch, bool) {
 	// does.
 	sr.writeCheckpoint()
 	log.Warn("batch failed", "records", len(p.recs), "attempt", p.attempts, "first", p.recs[0].Change.SequenceNumber, "err", err)
-	if r.Bisect && len(p.recs) > 1 {
+	if !r.NoBisect && len(p.recs) > 1 {
 		half := len(p.recs) / 2
 		left, right := pendingBatch{recs: p.recs[:half]}, pendingBatch{recs: p.recs[half:]}
 		return append([]pendingBatch{left, right}, queue[1:]...), true
 	}
-	if r.MaxRetries >= 0 && p.attempts > r.MaxRetries {
+	if *r.MaxRetries >= 0 && p.attempts > *r.MaxRetries {
 		if !r.deadLetter(ctx, log, sr.shardID, p.recs, p.attempts, err) {
 			return queue, false
 		}

@@ -34,11 +34,9 @@ const (
 	Latest      = "LATEST"
 )
 
-// Special MaxRetries values.
-const (
-	Forever   = -1
-	NoRetries = -2
-)
+// Forever is a retry limit without a limit (MaxRetries), as Lambda's
+// MaximumRetryAttempts -1: a poison record blocks its shard.
+const Forever = -1
 
 // Defaults of the settings that the event source mapping has too (the
 // infra template's parameters take the same defaults; a test checks).
@@ -46,11 +44,13 @@ const (
 	DefaultBatchSize             = 100
 	DefaultParallelizationFactor = 1
 	DefaultBatchWindow           = 0
-	// DefaultMaxRetries is what MaxRetries' zero value selects, and the
+	// DefaultMaxRetries is what an unset MaxRetries (nil) selects, and the
 	// programs' STREAM_MAX_RETRIES and the template's MaximumRetryAttempts
 	// default. Lambda's own default is Forever; this project's is finite so
 	// that a poison record is dead-lettered instead of stopping its shard.
 	DefaultMaxRetries = 3
+	// MaxRetriesLimit is the largest retry limit, as Lambda's.
+	MaxRetriesLimit = 10000
 )
 
 // DefaultPollInterval is PollInterval's default (and the programs'
@@ -58,38 +58,27 @@ const (
 // a DynamoDB stream four times a second (250 ms); the Runner polls faster
 // because the wait after an empty read is the floor of its lag, and each
 // consumer in a chain adds it (the notifier reads what the projector
-// wrote). Measured with make load on 2 cores: with 250 ms the stack fell
-// behind at 100 writes/s (lag p99 7–14 s), with 100 ms it kept up (p99
-// 0.2–0.3 s). Against DynamoDB, raise it if GetRecords is throttled.
+// wrote; the README's load benchmark shows what 250 ms costs). Against
+// DynamoDB, raise it if GetRecords is throttled.
 const DefaultPollInterval = 100 * time.Millisecond
 
-// RetryLimit is how many retries a MaxRetries setting stands for: the
-// zero value DefaultMaxRetries, NoRetries 0, Forever -1 (no limit), n ≥ 1
-// itself. The Runner and the replay kit read the setting with it.
-func RetryLimit(maxRetries int) (int, error) {
-	switch {
-	case maxRetries == 0:
-		return DefaultMaxRetries, nil
-	case maxRetries == NoRetries:
-		return 0, nil
-	case maxRetries < Forever:
-		return 0, fmt.Errorf("stream: MaxRetries %d: use Forever (-1) or NoRetries (-2)", maxRetries)
-	}
-	return maxRetries, nil
-}
+// Retries is a retry limit for Config.MaxRetries and
+// replay.OnFailure.MaxRetries, spelled as the event source mapping's
+// MaximumRetryAttempts (and the programs' STREAM_MAX_RETRIES): Forever
+// (-1), 0 for none, or n up to 10000.
+func Retries(n int) *int { return &n }
 
-// LambdaMaxRetries converts a retry limit spelled as Lambda spells its
-// MaximumRetryAttempts (and the programs their STREAM_MAX_RETRIES): -1
-// forever, 0 none, n that many — to Config.MaxRetries, whose zero value
-// means "not set" (DefaultMaxRetries) and whose "none" is NoRetries.
-func LambdaMaxRetries(n int) (int, error) {
+// RetryLimit is the retry limit a MaxRetries setting stands for: nil
+// DefaultMaxRetries, otherwise the setting, Forever (-1), 0 or up to
+// MaxRetriesLimit. The Runner and the replay kit read the setting with it.
+func RetryLimit(maxRetries *int) (int, error) {
 	switch {
-	case n < -1 || n > 10000:
-		return 0, fmt.Errorf("stream: a retry limit of %d: want -1 (forever), 0 (none) or up to 10000, as Lambda's MaximumRetryAttempts", n)
-	case n == 0:
-		return NoRetries, nil
+	case maxRetries == nil:
+		return DefaultMaxRetries, nil
+	case *maxRetries < Forever || *maxRetries > MaxRetriesLimit:
+		return 0, fmt.Errorf("stream: MaxRetries %d: want -1 (Forever), 0 (none) or up to %d, as Lambda's MaximumRetryAttempts", *maxRetries, MaxRetriesLimit)
 	}
-	return n, nil
+	return *maxRetries, nil
 }
 
 // Config holds a Runner's settings; zero values take the defaults named.
@@ -106,14 +95,18 @@ type Config struct {
 	// (default DefaultPollInterval, 100 ms; Lambda waits 250 ms).
 	PollInterval time.Duration
 	// MaxRetries is how often a failing batch is retried before its records
-	// are dead-lettered. The zero value (not set) selects DefaultMaxRetries,
-	// 3; NoRetries dead-letters on the first failure; Forever (-1, Lambda's
-	// default) never gives up, so a poison record blocks its shard. A limit
-	// spelled as Lambda spells it (0 = none) converts with
-	// LambdaMaxRetries.
-	MaxRetries int
-	// Bisect splits a failing batch in two and retries the halves.
-	Bisect bool
+	// are dead-lettered, spelled as the event source mapping's
+	// MaximumRetryAttempts: Retries(0) dead-letters on the first failure,
+	// Retries(n) after n retries, Retries(Forever) never gives up (Lambda's
+	// default: a poison record blocks its shard). nil: DefaultMaxRetries.
+	MaxRetries *int
+	// NoBisect stops a failing batch from being split in two and its
+	// halves retried, down to the failing record. Bisection is on by
+	// default, as this project's template and programs set
+	// BisectBatchOnFunctionError (Lambda's own default is off): without it
+	// the records after a poison record in its batch are dead-lettered
+	// with it.
+	NoBisect bool
 	// RetryBackoff is the first pause before a retry; it doubles up to 30 s
 	// (default 100 ms).
 	RetryBackoff time.Duration
@@ -157,23 +150,40 @@ func (c *Config) withDefaults() error {
 	if c.Consumer == "" {
 		return errors.New("stream: Consumer is required (it namespaces the checkpoints)")
 	}
+	r, err := c.Settings()
+	if err != nil {
+		return err
+	}
+	*c = r
+	return nil
+}
+
+// Settings returns c with the defaults applied, or the first setting out
+// of range, named by its field ("stream: BatchSize 0 out of range
+// 1..10000"). A Runner checks its Config with it; a program that reads the
+// settings from its environment calls it to check them once, the same way.
+// StreamARN and Consumer are not checked here.
+func (c Config) Settings() (Config, error) {
 	if c.BatchSize == 0 {
 		c.BatchSize = DefaultBatchSize
 	}
 	if c.BatchSize < 1 || c.BatchSize > 10000 {
-		return fmt.Errorf("stream: BatchSize %d out of range 1..10000", c.BatchSize)
+		return c, fmt.Errorf("stream: BatchSize %d out of range 1..10000", c.BatchSize)
 	}
 	if c.BatchWindow < 0 || c.BatchWindow > 300*time.Second {
-		return fmt.Errorf("stream: BatchWindow %s out of range 0..300s", c.BatchWindow)
+		return c, fmt.Errorf("stream: BatchWindow %s out of range 0..300s", c.BatchWindow)
 	}
 	if c.PollInterval == 0 {
 		c.PollInterval = DefaultPollInterval
 	}
+	if c.PollInterval < 0 {
+		return c, fmt.Errorf("stream: PollInterval %s is negative", c.PollInterval)
+	}
 	n, err := RetryLimit(c.MaxRetries)
 	if err != nil {
-		return err
+		return c, err
 	}
-	c.MaxRetries = n
+	c.MaxRetries = Retries(n)
 	if c.RetryBackoff == 0 {
 		c.RetryBackoff = 100 * time.Millisecond
 	}
@@ -182,7 +192,7 @@ func (c *Config) withDefaults() error {
 		c.StartingPosition = TrimHorizon
 	case TrimHorizon, Latest:
 	default:
-		return fmt.Errorf("stream: StartingPosition %q: want %s or %s", c.StartingPosition, TrimHorizon, Latest)
+		return c, fmt.Errorf("stream: StartingPosition %q: want %s or %s", c.StartingPosition, TrimHorizon, Latest)
 	}
 	if c.Skip == nil {
 		c.Skip = SkipDerived
@@ -197,15 +207,15 @@ func (c *Config) withDefaults() error {
 		c.ParallelizationFactor = DefaultParallelizationFactor
 	}
 	if c.ParallelizationFactor < 1 || c.ParallelizationFactor > 10 {
-		return fmt.Errorf("stream: ParallelizationFactor %d out of range 1..10", c.ParallelizationFactor)
+		return c, fmt.Errorf("stream: ParallelizationFactor %d out of range 1..10", c.ParallelizationFactor)
 	}
 	if c.StuckAfter == 0 {
 		c.StuckAfter = DefaultStuckAfter
 	}
 	if c.StuckAfter < 0 {
-		return fmt.Errorf("stream: StuckAfter %s is negative", c.StuckAfter)
+		return c, fmt.Errorf("stream: StuckAfter %s is negative", c.StuckAfter)
 	}
-	return nil
+	return c, nil
 }
 
 // BatchStats describes one handler call, for metrics.

@@ -222,7 +222,7 @@ func (o *observer) watch(ctx context.Context, clients *ddb.Clients, streamARN st
 	r := &stream.Runner{
 		Config: stream.Config{
 			StreamARN: streamARN, Consumer: "loadgen-observer", BatchSize: 1000,
-			PollInterval: 20 * time.Millisecond, MaxRetries: stream.Forever, Skip: stream.SkipNone, RetryBackoff: 10 * time.Millisecond,
+			PollInterval: 20 * time.Millisecond, MaxRetries: stream.Retries(stream.Forever), Skip: stream.SkipNone, RetryBackoff: 10 * time.Millisecond,
 		},
 		API: clients.Streams, Checkpoints: &stream.MemoryCheckpoints{}, DeadLetters: &stream.MemoryDeadLetters{},
 		Logger: o.log,

@@ -112,7 +112,7 @@ func target(tbl *ddblocal.Table, h stream.Handler, want map[string]any) replay.T
 	ts := replay.TableState{DB: tbl.DB, Table: tbl.Name, Derived: replay.DerivedFlag} // totals and markers
 	return replay.Target{
 		Handler:   h,
-		OnFailure: replay.OnFailure{MaxRetries: 2, Bisect: true}, // as the event source mapping would be set
+		OnFailure: replay.OnFailure{MaxRetries: stream.Retries(2)}, // as the event source mapping would be set (it bisects)
 		Reset:     ts.Reset,
 		State:     ts.State,
 		Expect: func(state any) error {
@@ -176,7 +176,7 @@ func TestTotalsOnARunner(t *testing.T) {
 	p := &orders.Totals{DB: tbl.DB, Table: tbl.Name}
 	dl := &stream.MemoryDeadLetters{}
 	r := &stream.Runner{
-		Config:      stream.Config{StreamARN: tbl.StreamARN, Consumer: "totals", MaxRetries: 2, Bisect: true, RetryBackoff: time.Millisecond, PollInterval: 20 * time.Millisecond},
+		Config:      stream.Config{StreamARN: tbl.StreamARN, Consumer: "totals", MaxRetries: stream.Retries(2), RetryBackoff: time.Millisecond, PollInterval: 20 * time.Millisecond},
 		API:         tbl.Streams,
 		Checkpoints: &stream.MemoryCheckpoints{},
 		DeadLetters: dl,

@@ -228,7 +228,7 @@ func TestDomainEventsToEventBridge(t *testing.T) {
 		Handler: n.Handle,
 		// the bus fails 15% of calls: faults a retry cures, so nothing may
 		// be dead-lettered for them
-		OnFailure: replay.OnFailure{MaxRetries: stream.Forever},
+		OnFailure: replay.OnFailure{MaxRetries: stream.Retries(stream.Forever)},
 		Reset: func(context.Context) error {
 			b.mu.Lock()
 			defer b.mu.Unlock()

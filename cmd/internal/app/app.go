@@ -60,20 +60,13 @@ type Common struct {
 
 // Runner is the local stream runner's configuration.
 type Runner struct {
-	BatchSize   int
-	BatchWindow time.Duration
-	// Parallelization is the ParallelizationFactor (1–10).
-	Parallelization int
-	MaxRetries      int
-	Bisect          bool
-	PollInterval    time.Duration
+	// Stream is the runner's settings, checked by stream.Config.Settings
+	// (StreamARN and Consumer are the program's).
+	Stream          stream.Config
 	CheckpointTable string
 	// AdminAddr, when set, is where the consumer serves /metrics,
 	// /healthz, /status, POST /pause and POST /resume (local mode only).
 	AdminAddr string
-	// StuckAfter is how long records may wait without progress before
-	// the consumer reports itself stuck (stream.Config.StuckAfter).
-	StuckAfter time.Duration
 }
 
 type env struct{ errs []string }
@@ -217,39 +210,43 @@ func LoadCommon() (Common, error) {
 	return c, e.err()
 }
 
-// LoadRunner reads the STREAM_* settings.
+// settingEnv names the environment variable of each stream setting, to
+// say which one stream.Config.Settings refused.
+var settingEnv = strings.NewReplacer(
+	"BatchSize", "STREAM_BATCH_SIZE", "BatchWindow", "STREAM_BATCH_WINDOW",
+	"ParallelizationFactor", "STREAM_PARALLELIZATION_FACTOR", "MaxRetries", "STREAM_MAX_RETRIES",
+	"PollInterval", "STREAM_POLL_INTERVAL", "StuckAfter", "STREAM_STUCK_AFTER")
+
+// LoadRunner reads the STREAM_* settings, each spelled and defaulted as the
+// event source mapping's setting of that name (and the template's
+// parameter): STREAM_MAX_RETRIES -1 (forever), 0 (none) or n, default 3;
+// STREAM_BISECT default true. The ranges are the library's
+// (stream.Config.Settings), checked once.
 func LoadRunner(table string) (Runner, error) {
 	var e env
+	retries := e.int("STREAM_MAX_RETRIES", stream.DefaultMaxRetries)
 	r := Runner{
-		BatchSize:       e.int("STREAM_BATCH_SIZE", stream.DefaultBatchSize),
-		BatchWindow:     e.dur("STREAM_BATCH_WINDOW", stream.DefaultBatchWindow*time.Second),
-		Parallelization: e.int("STREAM_PARALLELIZATION_FACTOR", stream.DefaultParallelizationFactor),
-		MaxRetries:      e.int("STREAM_MAX_RETRIES", stream.DefaultMaxRetries),
-		Bisect:          e.bool("STREAM_BISECT", true),
-		PollInterval:    e.dur("STREAM_POLL_INTERVAL", stream.DefaultPollInterval),
+		Stream: stream.Config{
+			BatchSize:             e.int("STREAM_BATCH_SIZE", stream.DefaultBatchSize),
+			BatchWindow:           e.dur("STREAM_BATCH_WINDOW", stream.DefaultBatchWindow*time.Second),
+			ParallelizationFactor: e.int("STREAM_PARALLELIZATION_FACTOR", stream.DefaultParallelizationFactor),
+			MaxRetries:            stream.Retries(retries),
+			NoBisect:              !e.bool("STREAM_BISECT", true),
+			PollInterval:          e.dur("STREAM_POLL_INTERVAL", stream.DefaultPollInterval),
+			StuckAfter:            e.dur("STREAM_STUCK_AFTER", stream.DefaultStuckAfter),
+		},
 		CheckpointTable: e.str("STREAM_CHECKPOINT_TABLE", table+"-checkpoints"),
 		AdminAddr:       e.str("ADMIN_ADDR", ""),
-		StuckAfter:      e.dur("STREAM_STUCK_AFTER", stream.DefaultStuckAfter),
 	}
-	if r.StuckAfter <= 0 {
-		e.errs = append(e.errs, "STREAM_STUCK_AFTER: want a positive duration (e.g. 1m)")
+	if err := e.err(); err != nil {
+		return r, err
 	}
-	if r.BatchSize < 1 || r.BatchSize > 10000 {
-		e.errs = append(e.errs, "STREAM_BATCH_SIZE: want 1..10000")
+	settings, err := r.Stream.Settings()
+	if err != nil {
+		return r, fmt.Errorf("configuration: %s", settingEnv.Replace(strings.TrimPrefix(err.Error(), "stream: ")))
 	}
-	if r.Parallelization < 1 || r.Parallelization > 10 {
-		e.errs = append(e.errs, "STREAM_PARALLELIZATION_FACTOR: want 1..10 (concurrent batches per shard, as Lambda's ParallelizationFactor)")
-	}
-	// spelled as Lambda's MaximumRetryAttempts: 0 means none
-	if n, err := stream.LambdaMaxRetries(r.MaxRetries); err != nil {
-		e.errs = append(e.errs, "STREAM_MAX_RETRIES: want -1 (forever), 0 (none) or up to 10000, as Lambda's MaximumRetryAttempts")
-	} else {
-		r.MaxRetries = n
-	}
-	if r.PollInterval <= 0 {
-		e.errs = append(e.errs, "STREAM_POLL_INTERVAL: want a positive duration (e.g. 100ms)")
-	}
-	return r, e.err()
+	r.Stream = settings
+	return r, nil
 }
 
 // Logger returns the JSON logger every program uses. The standard
@@ -395,11 +392,11 @@ func ServeStream(c Common, clients *ddb.Clients, log *slog.Logger, cons Consumer
 		dl = DeadLetters(c, clients, name)
 	}
 	r := &stream.Runner{
-		Config: stream.Config{
-			StreamARN: arn, Consumer: name, BatchSize: rc.BatchSize, BatchWindow: rc.BatchWindow,
-			MaxRetries: rc.MaxRetries, Bisect: rc.Bisect, PollInterval: rc.PollInterval,
-			ParallelizationFactor: rc.Parallelization, StuckAfter: rc.StuckAfter, Skip: cons.Skip,
-		},
+		Config: func() stream.Config {
+			c := rc.Stream
+			c.StreamARN, c.Consumer, c.Skip = arn, name, cons.Skip
+			return c
+		}(),
 		API: clients.Streams, Checkpoints: cps, DeadLetters: dl, Logger: log,
 	}
 	var prog progress
@@ -417,7 +414,8 @@ func ServeStream(c Common, clients *ddb.Clients, log *slog.Logger, cons Consumer
 			Fatal(log, "admin endpoint", err)
 		}
 	}
-	log.Info("consuming stream", "stream", arn, "batchSize", rc.BatchSize, "parallelizationFactor", rc.Parallelization, "checkpoints", rc.CheckpointTable)
+	log.Info("consuming stream", "stream", arn, "batchSize", rc.Stream.BatchSize, "parallelizationFactor", rc.Stream.ParallelizationFactor,
+		"maxRetries", *rc.Stream.MaxRetries, "bisect", !rc.Stream.NoBisect, "checkpoints", rc.CheckpointTable)
 	if err := r.Run(ctx, h); err != nil {
 		Fatal(log, "runner", err)
 	}

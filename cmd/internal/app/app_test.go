@@ -23,11 +23,11 @@ func TestExposed(t *testing.T) {
 // (and the template's parameter of that name), with the library's
 // defaults.
 func TestRunnerSettingsMeanWhatLambdaAndTheLibraryMean(t *testing.T) {
-	for in, want := range map[string]int{"": stream.DefaultMaxRetries, "0": stream.NoRetries, "-1": stream.Forever, "5": 5} {
+	for in, want := range map[string]int{"": stream.DefaultMaxRetries, "0": 0, "-1": stream.Forever, "5": 5} {
 		t.Setenv("STREAM_MAX_RETRIES", in)
 		r, err := LoadRunner("t")
-		if err != nil || r.MaxRetries != want {
-			t.Errorf("STREAM_MAX_RETRIES=%q: %d, %v; want %d", in, r.MaxRetries, err, want)
+		if err != nil || r.Stream.MaxRetries == nil || *r.Stream.MaxRetries != want {
+			t.Errorf("STREAM_MAX_RETRIES=%q: %v, %v; want %d", in, r.Stream.MaxRetries, err, want)
 		}
 	}
 	for _, bad := range []string{"-2", "10001", "x"} {
@@ -41,12 +41,20 @@ func TestRunnerSettingsMeanWhatLambdaAndTheLibraryMean(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.PollInterval != stream.DefaultPollInterval || r.BatchSize != stream.DefaultBatchSize ||
-		r.Parallelization != stream.DefaultParallelizationFactor || r.BatchWindow != stream.DefaultBatchWindow {
+	if c := r.Stream; c.PollInterval != stream.DefaultPollInterval || c.BatchSize != stream.DefaultBatchSize ||
+		c.ParallelizationFactor != stream.DefaultParallelizationFactor || c.BatchWindow != stream.DefaultBatchWindow || c.NoBisect {
 		t.Errorf("defaults: %+v", r)
 	}
-	t.Setenv("STREAM_POLL_INTERVAL", "0s")
-	if _, err := LoadRunner("t"); err == nil {
-		t.Error("STREAM_POLL_INTERVAL=0s accepted")
+	// the library's ranges, named by the variable
+	for name, bad := range map[string]string{"STREAM_POLL_INTERVAL": "-1s", "STREAM_BATCH_SIZE": "10001", "STREAM_PARALLELIZATION_FACTOR": "11", "STREAM_STUCK_AFTER": "-5s"} {
+		t.Setenv(name, bad)
+		if _, err := LoadRunner("t"); err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("%s=%s: %v", name, bad, err)
+		}
+		t.Setenv(name, "")
+	}
+	t.Setenv("STREAM_BISECT", "false")
+	if r, err := LoadRunner("t"); err != nil || !r.Stream.NoBisect {
+		t.Errorf("STREAM_BISECT=false: %+v, %v", r.Stream, err)
 	}
 }

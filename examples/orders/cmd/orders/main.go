@@ -129,7 +129,7 @@ func run(ctx context.Context, log *slog.Logger, s settings, cfg aws.Config, db *
 		return err
 	}
 	r := &stream.Runner{
-		Config: stream.Config{StreamARN: *desc.Table.LatestStreamArn, Consumer: Name, MaxRetries: 3, Bisect: true},
+		Config: stream.Config{StreamARN: *desc.Table.LatestStreamArn, Consumer: Name}, // three retries, bisection: the defaults, as the template
 		API:    streams, Checkpoints: cps, DeadLetters: dl, Logger: log,
 	}
 	if s.adminAddr != "" {
