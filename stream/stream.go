@@ -150,12 +150,7 @@ func (c *Config) withDefaults() error {
 	if c.Consumer == "" {
 		return errors.New("stream: Consumer is required (it namespaces the checkpoints)")
 	}
-	r, err := c.Settings()
-	if err != nil {
-		return err
-	}
-	*c = r
-	return nil
+	return c.applySettings()
 }
 
 // Settings returns c with the defaults applied, or the first setting out
@@ -164,26 +159,35 @@ func (c *Config) withDefaults() error {
 // settings from its environment calls it to check them once, the same way.
 // StreamARN and Consumer are not checked here.
 func (c Config) Settings() (Config, error) {
+	err := c.applySettings()
+	return c, err
+}
+
+// applySettings sets the defaults of the settings not set, and checks
+// them. It writes only what it changes (a running Runner's settings are
+// read concurrently).
+func (c *Config) applySettings() error {
 	if c.BatchSize == 0 {
 		c.BatchSize = DefaultBatchSize
 	}
 	if c.BatchSize < 1 || c.BatchSize > 10000 {
-		return c, fmt.Errorf("stream: BatchSize %d out of range 1..10000", c.BatchSize)
+		return fmt.Errorf("stream: BatchSize %d out of range 1..10000", c.BatchSize)
 	}
 	if c.BatchWindow < 0 || c.BatchWindow > 300*time.Second {
-		return c, fmt.Errorf("stream: BatchWindow %s out of range 0..300s", c.BatchWindow)
+		return fmt.Errorf("stream: BatchWindow %s out of range 0..300s", c.BatchWindow)
 	}
 	if c.PollInterval == 0 {
 		c.PollInterval = DefaultPollInterval
 	}
 	if c.PollInterval < 0 {
-		return c, fmt.Errorf("stream: PollInterval %s is negative", c.PollInterval)
+		return fmt.Errorf("stream: PollInterval %s is negative", c.PollInterval)
 	}
-	n, err := RetryLimit(c.MaxRetries)
-	if err != nil {
-		return c, err
+	if _, err := RetryLimit(c.MaxRetries); err != nil {
+		return err
 	}
-	c.MaxRetries = Retries(n)
+	if c.MaxRetries == nil {
+		c.MaxRetries = Retries(DefaultMaxRetries)
+	}
 	if c.RetryBackoff == 0 {
 		c.RetryBackoff = 100 * time.Millisecond
 	}
@@ -192,7 +196,7 @@ func (c Config) Settings() (Config, error) {
 		c.StartingPosition = TrimHorizon
 	case TrimHorizon, Latest:
 	default:
-		return c, fmt.Errorf("stream: StartingPosition %q: want %s or %s", c.StartingPosition, TrimHorizon, Latest)
+		return fmt.Errorf("stream: StartingPosition %q: want %s or %s", c.StartingPosition, TrimHorizon, Latest)
 	}
 	if c.Skip == nil {
 		c.Skip = SkipDerived
@@ -207,15 +211,15 @@ func (c Config) Settings() (Config, error) {
 		c.ParallelizationFactor = DefaultParallelizationFactor
 	}
 	if c.ParallelizationFactor < 1 || c.ParallelizationFactor > 10 {
-		return c, fmt.Errorf("stream: ParallelizationFactor %d out of range 1..10", c.ParallelizationFactor)
+		return fmt.Errorf("stream: ParallelizationFactor %d out of range 1..10", c.ParallelizationFactor)
 	}
 	if c.StuckAfter == 0 {
 		c.StuckAfter = DefaultStuckAfter
 	}
 	if c.StuckAfter < 0 {
-		return c, fmt.Errorf("stream: StuckAfter %s is negative", c.StuckAfter)
+		return fmt.Errorf("stream: StuckAfter %s is negative", c.StuckAfter)
 	}
-	return c, nil
+	return nil
 }
 
 // BatchStats describes one handler call, for metrics.
