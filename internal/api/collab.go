@@ -76,10 +76,7 @@ func (s *Server) createResource(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) getResource(w http.ResponseWriter, r *http.Request) error {
-	a, err := s.access(r)
-	if err != nil {
-		return err
-	}
+	a := callerGrant(r).resource
 	writeJSON(w, http.StatusOK, a.Resource)
 	return nil
 }
@@ -93,13 +90,7 @@ type createInviteRequest struct {
 // createInvite: the owner invites by user id and/or e-mail; the invite
 // expires in 30 days (expiresAt, and ttl for DynamoDB to remove it).
 func (s *Server) createInvite(w http.ResponseWriter, r *http.Request) error {
-	a, err := s.access(r)
-	if err != nil {
-		return err
-	}
-	if !a.Owner {
-		return errs.New(errs.Forbidden, "only the owner invites")
-	}
+	a := callerGrant(r).resource
 	var req createInviteRequest
 	if err := decode(r, &req); err != nil {
 		return err
@@ -142,13 +133,7 @@ func inviteJSON(inv collab.Invite, now string) collab.Invite {
 }
 
 func (s *Server) listInvites(w http.ResponseWriter, r *http.Request) error {
-	a, err := s.access(r)
-	if err != nil {
-		return err
-	}
-	if !a.Owner {
-		return errs.New(errs.Forbidden, "only the owner lists a resource's invites")
-	}
+	a := callerGrant(r).resource
 	p, err := page(r)
 	if err != nil {
 		return err
@@ -187,11 +172,7 @@ func (s *Server) invite(r *http.Request) (collab.Invite, bool, error) {
 }
 
 func (s *Server) getInvite(w http.ResponseWriter, r *http.Request) error {
-	inv, _, err := s.invite(r)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, inviteJSON(inv, store.Timestamp(s.Now())))
+	writeJSON(w, http.StatusOK, inviteJSON(callerGrant(r).invite, store.Timestamp(s.Now())))
 	return nil
 }
 
@@ -199,13 +180,7 @@ func (s *Server) getInvite(w http.ResponseWriter, r *http.Request) error {
 // accepted invite is a 409 that says which.
 func respondInvite(accept bool) func(*Server, http.ResponseWriter, *http.Request) error {
 	return func(s *Server, w http.ResponseWriter, r *http.Request) error {
-		inv, invitee, err := s.invite(r)
-		if err != nil {
-			return err
-		}
-		if !invitee {
-			return errs.New(errs.Forbidden, "only the invitee accepts or declines an invite")
-		}
+		inv := callerGrant(r).invite // the invitee (the route's access)
 		want := map[bool]string{true: collab.InviteAccepted, false: collab.InviteDeclined}[accept]
 		if inv.Status == want {
 			// Answered so already (only the invitee answers): a retry gets
@@ -275,10 +250,7 @@ func (s *Server) myInvites(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) listCollaborators(w http.ResponseWriter, r *http.Request) error {
-	a, err := s.access(r)
-	if err != nil {
-		return err
-	}
+	a := callerGrant(r).resource
 	p, err := page(r)
 	if err != nil {
 		return err
@@ -287,10 +259,7 @@ func (s *Server) listCollaborators(w http.ResponseWriter, r *http.Request) error
 }
 
 func (s *Server) getCollaborator(w http.ResponseWriter, r *http.Request) error {
-	a, err := s.access(r)
-	if err != nil {
-		return err
-	}
+	a := callerGrant(r).resource
 	return reply(w, http.StatusOK)(s.Store.GetCollaborator(r.Context(), a.Resource.ResourceType, a.Resource.ResourceID, r.PathValue("userId")))
 }
 
@@ -317,10 +286,7 @@ type commentRequest struct {
 // createComment: owner and collaborators comment; text is HTML-escaped when
 // stored (collab.SanitizeText) and its @mentions parsed.
 func (s *Server) createComment(w http.ResponseWriter, r *http.Request) error {
-	a, err := s.access(r)
-	if err != nil {
-		return err
-	}
+	a := callerGrant(r).resource
 	var req commentRequest
 	if err := decode(r, &req); err != nil {
 		return err
@@ -379,10 +345,7 @@ func (s *Server) withCounts(r *http.Request, cs []collab.Comment) error {
 }
 
 func (s *Server) listComments(w http.ResponseWriter, r *http.Request) error {
-	a, err := s.access(r)
-	if err != nil {
-		return err
-	}
+	a := callerGrant(r).resource
 	p, err := page(r)
 	if err != nil {
 		return err
@@ -404,18 +367,12 @@ func (s *Server) comment(r *http.Request) (collab.Comment, store.Access, error) 
 }
 
 func (s *Server) getComment(w http.ResponseWriter, r *http.Request) error {
-	c, _, err := s.comment(r)
-	if err != nil {
-		return err
-	}
+	c := callerGrant(r).comment
 	return s.replyComment(w, r)(c, nil)
 }
 
 func (s *Server) listReplies(w http.ResponseWriter, r *http.Request) error {
-	c, _, err := s.comment(r)
-	if err != nil {
-		return err
-	}
+	c := callerGrant(r).comment
 	p, err := page(r)
 	if err != nil {
 		return err
@@ -428,14 +385,8 @@ type editCommentRequest struct {
 }
 
 func (s *Server) editComment(w http.ResponseWriter, r *http.Request) error {
-	c, _, err := s.comment(r)
-	if err != nil {
-		return err
-	}
+	c := callerGrant(r).comment // the author's (the route's access)
 	me := identity(r.Context()).UserID
-	if c.UserID != me {
-		return errs.New(errs.Forbidden, "only the author edits a comment")
-	}
 	var req editCommentRequest
 	if err := decode(r, &req); err != nil {
 		return err
@@ -450,13 +401,7 @@ func (s *Server) editComment(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) deleteComment(w http.ResponseWriter, r *http.Request) error {
-	c, _, err := s.comment(r)
-	if err != nil {
-		return err
-	}
-	if c.UserID != identity(r.Context()).UserID {
-		return errs.New(errs.Forbidden, "only the author deletes a comment")
-	}
+	c := callerGrant(r).comment // the author's (the route's access)
 	if err := s.Store.DeleteComment(r.Context(), c, c.UserID, s.Now()); err != nil {
 		return err
 	}
@@ -475,10 +420,7 @@ func emojiOf(r *http.Request) (string, error) {
 // addReaction: one reaction per user per emoji; adding it again is 200
 // with the existing one, a new one 201.
 func (s *Server) addReaction(w http.ResponseWriter, r *http.Request) error {
-	c, _, err := s.comment(r)
-	if err != nil {
-		return err
-	}
+	c := callerGrant(r).comment
 	e, err := emojiOf(r)
 	if err != nil {
 		return err
@@ -501,10 +443,7 @@ func (s *Server) addReaction(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) removeReaction(w http.ResponseWriter, r *http.Request) error {
-	c, _, err := s.comment(r)
-	if err != nil {
-		return err
-	}
+	c := callerGrant(r).comment
 	e, err := emojiOf(r)
 	if err != nil {
 		return err
@@ -517,10 +456,7 @@ func (s *Server) removeReaction(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) listReactions(w http.ResponseWriter, r *http.Request) error {
-	c, _, err := s.comment(r)
-	if err != nil {
-		return err
-	}
+	c := callerGrant(r).comment
 	p, err := page(r)
 	if err != nil {
 		return err
@@ -530,10 +466,7 @@ func (s *Server) listReactions(w http.ResponseWriter, r *http.Request) error {
 
 // getReaction reads one user's reaction (the seed's GetItem pattern).
 func (s *Server) getReaction(w http.ResponseWriter, r *http.Request) error {
-	c, _, err := s.comment(r)
-	if err != nil {
-		return err
-	}
+	c := callerGrant(r).comment
 	e, err := emojiOf(r)
 	if err != nil {
 		return err

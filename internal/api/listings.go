@@ -66,10 +66,7 @@ func (req addListingRequest) validate() error {
 // addListing pins a listing (any member). The same sourceBrand+externalId
 // twice in one room is a 409 naming the existing listing.
 func (s *Server) addListing(w http.ResponseWriter, r *http.Request) error {
-	me, err := s.member(r)
-	if err != nil {
-		return err
-	}
+	me := callerMember(r)
 	var req addListingRequest
 	if err := decode(r, &req); err != nil {
 		return err
@@ -91,19 +88,13 @@ func (s *Server) addListing(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) getListing(w http.ResponseWriter, r *http.Request) error {
-	me, err := s.member(r)
-	if err != nil {
-		return err
-	}
+	me := callerMember(r)
 	return reply(w, http.StatusOK)(s.Store.GetListing(r.Context(), me.RoomID, r.PathValue("listingId")))
 }
 
 // listListings lists a room's listings, all or ?status= (GSI2).
 func (s *Server) listListings(w http.ResponseWriter, r *http.Request) error {
-	me, err := s.member(r)
-	if err != nil {
-		return err
-	}
+	me := callerMember(r)
 	p, err := page(r)
 	if err != nil {
 		return err
@@ -119,10 +110,7 @@ func (s *Server) listListings(w http.ResponseWriter, r *http.Request) error {
 
 // findListing finds a listing by ?sourceBrand=&externalId= (GSI1).
 func (s *Server) findListing(w http.ResponseWriter, r *http.Request) error {
-	me, err := s.member(r)
-	if err != nil {
-		return err
-	}
+	me := callerMember(r)
 	q := r.URL.Query()
 	var fs []errs.FieldError
 	if !brandPattern.MatchString(q.Get("sourceBrand")) {
@@ -152,10 +140,7 @@ type setStatusRequest struct {
 // setStatus moves a listing along its lifecycle (room.CanMove); an illegal
 // move is a 409 with the reason.
 func (s *Server) setStatus(w http.ResponseWriter, r *http.Request) error {
-	me, err := s.member(r)
-	if err != nil {
-		return err
-	}
+	me := callerMember(r)
 	var req setStatusRequest
 	if err := decode(r, &req); err != nil {
 		return err
@@ -180,10 +165,7 @@ func (s *Server) setStatus(w http.ResponseWriter, r *http.Request) error {
 
 // markSeen records that the caller saw the listing (UNSEEN becomes SEEN).
 func (s *Server) markSeen(w http.ResponseWriter, r *http.Request) error {
-	me, err := s.member(r)
-	if err != nil {
-		return err
-	}
+	me := callerMember(r)
 	l, err := s.Store.GetListing(r.Context(), me.RoomID, r.PathValue("listingId"))
 	if err != nil {
 		return err
@@ -192,10 +174,7 @@ func (s *Server) markSeen(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) compatibilityHistory(w http.ResponseWriter, r *http.Request) error {
-	me, err := s.member(r)
-	if err != nil {
-		return err
-	}
+	me := callerMember(r)
 	p, err := page(r)
 	if err != nil {
 		return err
@@ -207,10 +186,7 @@ func (s *Server) compatibilityHistory(w http.ResponseWriter, r *http.Request) er
 // the entries created after it, oldest first (for polling). Expired entries
 // are never returned.
 func (s *Server) activities(w http.ResponseWriter, r *http.Request) error {
-	me, err := s.member(r)
-	if err != nil {
-		return err
-	}
+	me := callerMember(r)
 	p, err := page(r)
 	if err != nil {
 		return err

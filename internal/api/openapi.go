@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/dynastream/dynastream/internal/collab"
 	"github.com/dynastream/dynastream/internal/errs"
 	"github.com/dynastream/dynastream/internal/text"
 )
@@ -26,45 +25,24 @@ func (s *Server) openapiJSON(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// validate checks r against its operation in openapi.yaml; the body stays
-// readable for the handler. An invalid request from a caller who may not use
-// the room at all gets the handler's answer instead (404 for a non-member,
-// 403 for a member where only the owner may act): the handlers check
-// authorization before input, and a room's existence must not show through
-// a 400. The same holds for the collaboration routes (collabAccess) and for
-// the location routes only admins may call (adminAccess: 403).
-func (s *Server) validate(r *http.Request, rt route, op *operation) error {
+// validate checks r against its operation in openapi.yaml, after its
+// route's access (authorize): a caller who may not use the room, the
+// resource or the route gets that answer (404 for what they may not see,
+// 403 for what they may see but not do), whatever the input; only an id in
+// the path that breaks its pattern is a 400 first, as it can name no item
+// (saying so reveals nothing, and looking it up would send DynamoDB a key
+// it refuses). The body stays readable for the handler. It returns the
+// request with what authorize found.
+func (s *Server) validate(r *http.Request, rt route, op *operation) (*http.Request, error) {
 	err := validateRequest(r, op)
-	if err == nil {
-		return nil
+	if err != nil && badPathID(op, err) {
+		return r, err
 	}
-	// An id in the path that breaks its pattern can name no item: saying
-	// so reveals nothing about what exists, and looking it up first would
-	// send DynamoDB a key it refuses.
-	if badPathID(op, err) {
-		return err
+	r, aerr := s.authorize(r, rt.access)
+	if aerr != nil {
+		return r, aerr
 	}
-	switch rt.access {
-	case member:
-		if _, aerr := s.member(r); aerr != nil {
-			return aerr
-		}
-	case owner:
-		if _, aerr := s.owner(r); aerr != nil {
-			return aerr
-		}
-	case user:
-		if aerr := adminAccess(r, rt.pattern); aerr != nil {
-			return aerr
-		}
-		if aerr := s.collabAccess(r, rt.pattern); aerr != nil {
-			return aerr
-		}
-		if aerr := s.recipeAccess(r, rt.pattern); aerr != nil {
-			return aerr
-		}
-	}
-	return err
+	return r, err
 }
 
 // pathIDs returns the names of an operation's path parameters that are
@@ -95,49 +73,6 @@ func badPathID(op *operation, err error) bool {
 		}
 	}
 	return false
-}
-
-// collabAccess gives, for an invalid request on a collaboration route, the
-// answer its handler gives before it reads any input: 404 to a caller who
-// may not see the resource, invite or comment of the path, 403 to one who
-// sees it where only the owner, the invitee or the author may act (the
-// handlers' messages). Other routes, and a path whose resource type is
-// invalid (the validation error names type), pass.
-func (s *Server) collabAccess(r *http.Request, pattern string) error {
-	me := identity(r.Context()).UserID
-	switch {
-	case r.PathValue("commentId") != "":
-		c, _, err := s.comment(r)
-		switch {
-		case err != nil:
-			return err
-		case pattern == "PATCH /comments/{commentId}" && c.UserID != me:
-			return errs.New(errs.Forbidden, "only the author edits a comment")
-		case pattern == "DELETE /comments/{commentId}" && c.UserID != me:
-			return errs.New(errs.Forbidden, "only the author deletes a comment")
-		}
-	case r.PathValue("type") == "":
-	case !collab.ResourceType(r.PathValue("type")).Valid():
-	case r.PathValue("inviteId") != "":
-		_, invitee, err := s.invite(r)
-		switch {
-		case err != nil:
-			return err
-		case !invitee && (strings.HasSuffix(pattern, "/accept") || strings.HasSuffix(pattern, "/decline")):
-			return errs.New(errs.Forbidden, "only the invitee accepts or declines an invite")
-		}
-	default:
-		a, err := s.access(r)
-		switch {
-		case err != nil:
-			return err
-		case pattern == "POST /resources/{type}/{id}/invites" && !a.Owner:
-			return errs.New(errs.Forbidden, "only the owner invites")
-		case pattern == "GET /resources/{type}/{id}/invites" && !a.Owner:
-			return errs.New(errs.Forbidden, "only the owner lists a resource's invites")
-		}
-	}
-	return nil
 }
 
 // controlChars refuses control characters in what a request carries as

@@ -158,9 +158,6 @@ func (s *Server) getRecipe(w http.ResponseWriter, r *http.Request) error {
 // its author may.
 func (s *Server) putRecipe(w http.ResponseWriter, r *http.Request) error {
 	id, me := r.PathValue("recipeId"), identity(r.Context()).UserID
-	if err := s.recipeAccess(r, "PUT /recipes/{recipeId}"); err != nil {
-		return err
-	}
 	rc, err := s.recipe(r)
 	if err != nil {
 		return err
@@ -169,12 +166,9 @@ func (s *Server) putRecipe(w http.ResponseWriter, r *http.Request) error {
 	return reply(w, http.StatusOK)(s.Store.UpdateRecipe(r.Context(), rc, me))
 }
 
-// recipeAccess is authorization before input for a recipe's changes:
-// someone else's recipe is a 403 whatever the body (a missing one 404).
-func (s *Server) recipeAccess(r *http.Request, pattern string) error {
-	if pattern != "PUT /recipes/{recipeId}" && pattern != "DELETE /recipes/{recipeId}" {
-		return nil
-	}
+// recipeAuthor is the access of a recipe's changes: someone else's recipe
+// is a 403 whatever the body (a missing one 404).
+func (s *Server) recipeAuthor(r *http.Request) error {
 	cur, err := s.Store.GetRecipe(r.Context(), r.PathValue("recipeId"))
 	if err != nil {
 		return err

@@ -125,10 +125,7 @@ type updateRoomRequest struct {
 // updateRoom replaces the room's context (owner only); a new combineMode
 // makes the projector derive new snapshots.
 func (s *Server) updateRoom(w http.ResponseWriter, r *http.Request) error {
-	me, err := s.owner(r)
-	if err != nil {
-		return err
-	}
+	me := callerMember(r)
 	var req updateRoomRequest
 	if err := decode(r, &req); err != nil {
 		return err
@@ -149,10 +146,7 @@ func (s *Server) updateRoom(w http.ResponseWriter, r *http.Request) error {
 // UserRoom items, its chat's messages), the notifier closes its chat's
 // connections.
 func (s *Server) deleteRoom(w http.ResponseWriter, r *http.Request) error {
-	me, err := s.owner(r)
-	if err != nil {
-		return err
-	}
+	me := callerMember(r)
 	if err := s.Store.DeleteRoom(r.Context(), me.RoomID, store.Timestamp(s.Now())); err != nil {
 		return err
 	}
@@ -160,32 +154,16 @@ func (s *Server) deleteRoom(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// owner checks that the caller is the room's owner (a non-member gets 404,
-// a member 403).
-func (s *Server) owner(r *http.Request) (room.Member, error) {
-	me, err := s.member(r)
-	if err == nil && me.Role != room.RoleOwner {
-		err = errs.New(errs.Forbidden, "only the room's owner may do this")
-	}
-	return me, err
-}
-
 // getMember checks one user's membership (members only).
 func (s *Server) getMember(w http.ResponseWriter, r *http.Request) error {
-	me, err := s.member(r)
-	if err != nil {
-		return err
-	}
+	me := callerMember(r)
 	return reply(w, http.StatusOK)(s.Store.GetMember(r.Context(), me.RoomID, r.PathValue("userId")))
 }
 
 // removeMember lets a member leave (their own id) or the owner remove a
 // member. The owner cannot leave: they delete the room instead.
 func (s *Server) removeMember(w http.ResponseWriter, r *http.Request) error {
-	me, err := s.member(r)
-	if err != nil {
-		return err
-	}
+	me := callerMember(r)
 	target := r.PathValue("userId")
 	switch {
 	case target == me.UserID && me.Role == room.RoleOwner:
@@ -212,9 +190,6 @@ func (s *Server) member(r *http.Request) (room.Member, error) {
 }
 
 func (s *Server) getRoom(w http.ResponseWriter, r *http.Request) error {
-	if _, err := s.member(r); err != nil {
-		return err
-	}
 	return reply(w, http.StatusOK)(s.Store.GetRoom(r.Context(), r.PathValue("roomId")))
 }
 
@@ -231,13 +206,7 @@ type addMemberRequest struct {
 }
 
 func (s *Server) addMember(w http.ResponseWriter, r *http.Request) error {
-	me, err := s.member(r)
-	if err != nil {
-		return err
-	}
-	if me.Role != room.RoleOwner {
-		return errs.New(errs.Forbidden, "only the room's owner may do this")
-	}
+	me := callerMember(r) // the owner (the route's access)
 	var req addMemberRequest
 	if err := decode(r, &req); err != nil {
 		return err
@@ -246,7 +215,7 @@ func (s *Server) addMember(w http.ResponseWriter, r *http.Request) error {
 		return errs.Field("userId", auth.UserIDRule)
 	}
 	m := room.Member{RoomID: me.RoomID, UserID: req.UserID, Role: room.RoleMember, JoinedAt: store.Timestamp(s.Now())}
-	err = s.Store.AddMember(r.Context(), m)
+	err := s.Store.AddMember(r.Context(), m)
 	if errs.Is(err, errs.Conflict) {
 		// A member already (the owner's retry, say): the same success,
 		// with the membership as it is.
@@ -261,10 +230,7 @@ func (s *Server) addMember(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) listMembers(w http.ResponseWriter, r *http.Request) error {
-	me, err := s.member(r)
-	if err != nil {
-		return err
-	}
+	me := callerMember(r)
 	p, err := page(r)
 	if err != nil {
 		return err
@@ -325,10 +291,7 @@ func validateCriteria(req putCriteriaRequest) error {
 }
 
 func (s *Server) putCriteria(w http.ResponseWriter, r *http.Request) error {
-	me, err := s.member(r)
-	if err != nil {
-		return err
-	}
+	me := callerMember(r)
 	var req putCriteriaRequest
 	if err := decode(r, &req); err != nil {
 		return err
@@ -347,10 +310,7 @@ func (s *Server) putCriteria(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) listCriteria(w http.ResponseWriter, r *http.Request) error {
-	me, err := s.member(r)
-	if err != nil {
-		return err
-	}
+	me := callerMember(r)
 	p, err := page(r)
 	if err != nil {
 		return err
@@ -365,10 +325,7 @@ func (s *Server) listCriteria(w http.ResponseWriter, r *http.Request) error {
 // latestCriteria returns each member's latest criteria version (members
 // without criteria are left out), or one user's with ?userId=.
 func (s *Server) latestCriteria(w http.ResponseWriter, r *http.Request) error {
-	me, err := s.member(r)
-	if err != nil {
-		return err
-	}
+	me := callerMember(r)
 	if userID := r.URL.Query().Get("userId"); userID != "" {
 		if !auth.ValidUserID(userID) {
 			return errs.Field("userId", auth.UserIDRule)
@@ -405,17 +362,11 @@ func (s *Server) latestCriteria(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) combined(w http.ResponseWriter, r *http.Request) error {
-	me, err := s.member(r)
-	if err != nil {
-		return err
-	}
+	me := callerMember(r)
 	return reply(w, http.StatusOK)(s.Store.LatestCombined(r.Context(), me.RoomID))
 }
 
 func (s *Server) compatibility(w http.ResponseWriter, r *http.Request) error {
-	me, err := s.member(r)
-	if err != nil {
-		return err
-	}
+	me := callerMember(r)
 	return reply(w, http.StatusOK)(s.Store.LatestCompatibility(r.Context(), me.RoomID))
 }

@@ -12,7 +12,9 @@ import (
 	"time"
 
 	"github.com/dynastream/dynastream/internal/auth"
+	"github.com/dynastream/dynastream/internal/collab"
 	"github.com/dynastream/dynastream/internal/errs"
+	"github.com/dynastream/dynastream/internal/room"
 	"github.com/dynastream/dynastream/internal/store"
 )
 
@@ -59,18 +61,99 @@ func identity(ctx context.Context) auth.Identity {
 	return id
 }
 
-// access says who may call a route. The handlers check it themselves; the
-// table keeps it so that a request that is both invalid and not allowed gets
-// the handler's answer (authorization before input; see validate).
+// access says who may call a route. The route wrapper enforces it before
+// the request's input is validated or its handler runs (authorization
+// before input: a room's existence never shows through a 400), and hands
+// the handler what it found (callerMember); a handler checks only what
+// depends on the request itself (the owner removes others, a member only
+// themself).
 type access int
 
 const (
-	public  access = iota // no token
-	devOnly               // no token; served only when Server.DevTokens is set
-	user                  // any authenticated user
-	member                // a member of the room {roomId}
-	owner                 // the owner of the room {roomId}
+	public        access = iota // no token
+	devOnly                     // no token; served only when Server.DevTokens is set
+	user                        // any authenticated user
+	member                      // a member of the room {roomId}
+	owner                       // the owner of the room {roomId}
+	admin                       // a user of the admins group
+	resource                    // the owner or a collaborator of the resource {type}/{id}
+	resourceOwner               // the owner of the resource {type}/{id}
+	inviteParty                 // the inviter or the invitee of the invite {inviteId}
+	invitee                     // the invitee of the invite {inviteId}
+	commenter                   // who sees the comment {commentId}: its resource's owner and collaborators
+	commentAuthor               // the author of the comment {commentId}
+	recipeAuthor                // the author of the recipe {recipeId}
 )
+
+type grantKey struct{}
+
+// grant is what the route wrapper found when it checked the caller's
+// access: the handler's starting point.
+type grant struct {
+	member   room.Member    // member, owner
+	resource store.Access   // resource, resourceOwner
+	invite   collab.Invite  // inviteParty, invitee
+	comment  collab.Comment // commenter, commentAuthor
+}
+
+func callerGrant(r *http.Request) grant {
+	g, _ := r.Context().Value(grantKey{}).(grant)
+	return g
+}
+
+// callerMember is the caller's membership of the room {roomId}, as the
+// route wrapper found it for a member or owner route.
+func callerMember(r *http.Request) room.Member { return callerGrant(r).member }
+
+// authorize enforces a route's access for an authenticated caller, and
+// returns the request with what it found.
+//
+// A path whose resource type is not one is left to validation, which
+// names the field.
+func (s *Server) authorize(r *http.Request, a access) (*http.Request, error) {
+	var g grant
+	var err error
+	me := identity(r.Context()).UserID
+	switch a {
+	case public, devOnly, user:
+		return r, nil
+	case admin:
+		return r, requireAdmin(r)
+	case member, owner:
+		g.member, err = s.member(r)
+		if err == nil && a == owner && g.member.Role != room.RoleOwner {
+			err = errs.New(errs.Forbidden, "only the room's owner may do this")
+		}
+	case resource, resourceOwner, inviteParty, invitee:
+		if !collab.ResourceType(r.PathValue("type")).Valid() {
+			return r, nil
+		}
+		switch a {
+		case resource, resourceOwner:
+			g.resource, err = s.access(r)
+			if err == nil && a == resourceOwner && !g.resource.Owner {
+				err = errs.New(errs.Forbidden, "only the owner may do this")
+			}
+		default:
+			var isInvitee bool
+			g.invite, isInvitee, err = s.invite(r)
+			if err == nil && a == invitee && !isInvitee {
+				err = errs.New(errs.Forbidden, "only the invitee accepts or declines an invite")
+			}
+		}
+	case commenter, commentAuthor:
+		g.comment, _, err = s.comment(r)
+		if err == nil && a == commentAuthor && g.comment.UserID != me {
+			err = errs.New(errs.Forbidden, "only the author edits or deletes a comment")
+		}
+	case recipeAuthor:
+		err = s.recipeAuthor(r)
+	}
+	if err != nil {
+		return r, err
+	}
+	return r.WithContext(context.WithValue(r.Context(), grantKey{}, g)), nil
+}
 
 // route is one entry of the route table.
 type route struct {
@@ -111,24 +194,24 @@ var routes = []route{
 	{"GET /rooms/{roomId}/activities", member, (*Server).activities},
 
 	{"POST /resources", user, (*Server).createResource},
-	{"GET /resources/{type}/{id}", user, (*Server).getResource},
-	{"POST /resources/{type}/{id}/invites", user, (*Server).createInvite},
-	{"GET /resources/{type}/{id}/invites", user, (*Server).listInvites},
-	{"GET /resources/{type}/{id}/invites/{inviteId}", user, (*Server).getInvite},
-	{"POST /resources/{type}/{id}/invites/{inviteId}/accept", user, respondInvite(true)},
-	{"POST /resources/{type}/{id}/invites/{inviteId}/decline", user, respondInvite(false)},
-	{"GET /resources/{type}/{id}/collaborators", user, (*Server).listCollaborators},
-	{"GET /resources/{type}/{id}/collaborators/{userId}", user, (*Server).getCollaborator},
-	{"POST /resources/{type}/{id}/comments", user, (*Server).createComment},
-	{"GET /resources/{type}/{id}/comments", user, (*Server).listComments},
-	{"GET /comments/{commentId}", user, (*Server).getComment},
-	{"PATCH /comments/{commentId}", user, (*Server).editComment},
-	{"DELETE /comments/{commentId}", user, (*Server).deleteComment},
-	{"GET /comments/{commentId}/replies", user, (*Server).listReplies},
-	{"GET /comments/{commentId}/reactions", user, (*Server).listReactions},
-	{"PUT /comments/{commentId}/reactions/{emoji}", user, (*Server).addReaction},
-	{"DELETE /comments/{commentId}/reactions/{emoji}", user, (*Server).removeReaction},
-	{"GET /comments/{commentId}/reactions/{emoji}/users/{userId}", user, (*Server).getReaction},
+	{"GET /resources/{type}/{id}", resource, (*Server).getResource},
+	{"POST /resources/{type}/{id}/invites", resourceOwner, (*Server).createInvite},
+	{"GET /resources/{type}/{id}/invites", resourceOwner, (*Server).listInvites},
+	{"GET /resources/{type}/{id}/invites/{inviteId}", inviteParty, (*Server).getInvite},
+	{"POST /resources/{type}/{id}/invites/{inviteId}/accept", invitee, respondInvite(true)},
+	{"POST /resources/{type}/{id}/invites/{inviteId}/decline", invitee, respondInvite(false)},
+	{"GET /resources/{type}/{id}/collaborators", resource, (*Server).listCollaborators},
+	{"GET /resources/{type}/{id}/collaborators/{userId}", resource, (*Server).getCollaborator},
+	{"POST /resources/{type}/{id}/comments", resource, (*Server).createComment},
+	{"GET /resources/{type}/{id}/comments", resource, (*Server).listComments},
+	{"GET /comments/{commentId}", commenter, (*Server).getComment},
+	{"PATCH /comments/{commentId}", commentAuthor, (*Server).editComment},
+	{"DELETE /comments/{commentId}", commentAuthor, (*Server).deleteComment},
+	{"GET /comments/{commentId}/replies", commenter, (*Server).listReplies},
+	{"GET /comments/{commentId}/reactions", commenter, (*Server).listReactions},
+	{"PUT /comments/{commentId}/reactions/{emoji}", commenter, (*Server).addReaction},
+	{"DELETE /comments/{commentId}/reactions/{emoji}", commenter, (*Server).removeReaction},
+	{"GET /comments/{commentId}/reactions/{emoji}/users/{userId}", commenter, (*Server).getReaction},
 	{"GET /me/invites", user, (*Server).myInvites},
 	{"GET /me/collaborations", user, (*Server).myCollaborations},
 	{"GET /me/notification-preferences", user, (*Server).getPreferences},
@@ -137,8 +220,7 @@ var routes = []route{
 	{"PUT /me/profile", user, (*Server).putProfile},
 	{"GET /me/notifications", user, (*Server).myNotifications},
 
-	// Locations (seed 001): reads for any user; the handlers let only
-	// admins write (adminRoutes).
+	// Locations (seed 001): reads for any user, writes for admins.
 	{"GET /me/cooking-preferences", user, (*Server).getCookingPreferences},
 	{"PUT /me/cooking-preferences", user, (*Server).putCookingPreferences},
 	{"POST /ingredients", user, (*Server).createIngredient},
@@ -152,8 +234,8 @@ var routes = []route{
 	{"POST /recipes", user, (*Server).createRecipe},
 	{"GET /recipes", user, (*Server).listRecipes},
 	{"GET /recipes/{recipeId}", user, (*Server).getRecipe},
-	{"PUT /recipes/{recipeId}", user, (*Server).putRecipe},
-	{"DELETE /recipes/{recipeId}", user, (*Server).deleteRecipe},
+	{"PUT /recipes/{recipeId}", recipeAuthor, (*Server).putRecipe},
+	{"DELETE /recipes/{recipeId}", recipeAuthor, (*Server).deleteRecipe},
 	{"GET /cooking/recent", user, (*Server).recentCookings},
 	{"GET /cooking/trending", user, (*Server).trendingRecipes},
 	{"POST /me/cooking-history", user, (*Server).recordCooking},
@@ -168,13 +250,13 @@ var routes = []route{
 	{"POST /me/cooking-sessions/{sessionId}/complete", user, (*Server).completeSession},
 	{"POST /me/cooking-sessions/{sessionId}/abandon", user, (*Server).abandonSession},
 	{"GET /me/suggestions", user, (*Server).mySuggestions},
-	{"POST /locations", user, (*Server).createLocation},
+	{"POST /locations", admin, (*Server).createLocation},
 	{"GET /locations", user, (*Server).listLocations},
 	{"GET /locations/by-code/{code}", user, (*Server).getLocationByCode},
 	{"GET /locations/{locationId}", user, (*Server).getLocation},
-	{"PATCH /locations/{locationId}", user, (*Server).updateLocation},
-	{"DELETE /locations/{locationId}", user, (*Server).deleteLocation},
-	{"PUT /locations/{locationId}/code", user, (*Server).changeLocationCode},
+	{"PATCH /locations/{locationId}", admin, (*Server).updateLocation},
+	{"DELETE /locations/{locationId}", admin, (*Server).deleteLocation},
+	{"PUT /locations/{locationId}/code", admin, (*Server).changeLocationCode},
 }
 
 // Handler returns the routes. Each request is answered in this order: an
@@ -208,7 +290,8 @@ func (s *Server) Handler() http.Handler {
 				}
 			}
 			run := func(s *Server, w http.ResponseWriter, r *http.Request) error {
-				if err := s.validate(r, rt, op); err != nil {
+				r, err := s.validate(r, rt, op)
+				if err != nil {
 					return err
 				}
 				return rt.handle(s, w, r)
