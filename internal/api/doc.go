@@ -7,7 +7,14 @@
 // writes that belong together are one DynamoDB transaction, so a rejected
 // request leaves nothing half-written.
 //
-// Authorization: only members read a room; only its owner adds members. A
-// non-member gets 404 for a room, exactly as for a room that does not exist,
-// so room ids cannot be probed.
+// Authorization is declared once, in the route table's access column
+// (server.go: member, owner, admin, resource, resourceOwner, inviteParty,
+// invitee, commenter, commentAuthor, recipeAuthor), and enforced there: the
+// route wrapper checks it before it validates the input or runs the
+// handler, and hands the handler what it found (callerGrant). A new route
+// gets its check by saying who may call it. Only members read a room; only
+// its owner adds members. A non-member gets 404 for a room, exactly as for
+// a room that does not exist, so room ids cannot be probed; the same holds
+// for resources, invites and comments. The authorization matrix
+// (authz_matrix_test.go) is the safety net over all of it.
 package api
