@@ -158,6 +158,8 @@ func (e *EMFReport) print(w io.Writer) {
 			fms(c.Duration.P50Ms), fms(c.Duration.P99Ms), fms(c.Lag.P99Ms))
 	}
 	tw.Flush()
+	fmt.Fprintln(w, "(EMF's lag counts from each record's ApproximateCreationDateTime, which DynamoDB Local rounds down to the\n"+
+		"minute (AWS to the second): locally it reads up to 60 s high. The lag table above counts from each write's answer.)")
 	fmt.Fprintf(w, "writer: %d requests", e.Writer.Requests)
 	for _, s := range slices.Sorted(maps.Keys(e.Writer.ByStatus)) {
 		fmt.Fprintf(w, ", %s: %d", s, e.Writer.ByStatus[s])

@@ -226,6 +226,7 @@ func fms(v float64) string { return ms(time.Duration(v * float64(time.Millisecon
 func (rep *Report) print(w io.Writer) {
 	fmt.Fprintf(w, "\nmachine: %d CPUs, %s, %s; DynamoDB Local raw PutItem rate: %.0f writes/s (16 clients)\n\n",
 		rep.Machine.CPUs, rep.Machine.OS, rep.Machine.Go, rep.DynamoDBLocalWritesPerSec)
+	defer func() { fmt.Fprintf(w, "\n%s\n", rep.verdict()) }() // the last line, after everything else
 	if rep.Verify != nil {
 		defer rep.Verify.print(w)
 	}
@@ -341,19 +342,41 @@ func (rep *Report) print(w io.Writer) {
 			fmt.Fprintf(w, "error at %.0f/s: %s\n", p.TargetRate, strings.TrimSpace(e))
 		}
 	}
+}
+
+// verdict is the run in one line: how far the writer and the consumers
+// kept up, whether anything was missing, and what verify found.
+func (rep *Report) verdict() string {
+	var b strings.Builder
+	b.WriteString("verdict:")
+	if rep.Chat != nil {
+		b.WriteString(" chat fan-out (see above)")
+	}
 	if rep.WriterMax > 0 {
-		fmt.Fprintf(w, "\nwriter kept up to %.0f writes/s achieved", rep.WriterMax)
+		fmt.Fprintf(&b, " the writer kept up to %.0f writes/s;", rep.WriterMax)
 	}
 	switch {
 	case rep.Knee > 0:
-		fmt.Fprintf(w, "; knee (lag p99 ≤ 1 s, nothing missing): %.0f writes/s", rep.Knee)
+		fmt.Fprintf(&b, " knee (lag p99 ≤ 1 s, nothing missing) %.0f writes/s", rep.Knee)
 	case len(rep.Phases) > 0:
-		fmt.Fprint(w, "; no phase kept lag p99 within 1 s")
+		b.WriteString(" no phase kept lag p99 within 1 s with nothing missing")
 	}
 	if rep.KneeNote != "" {
-		fmt.Fprintf(w, " (%s)", rep.KneeNote)
+		fmt.Fprintf(&b, " (%s)", rep.KneeNote)
 	}
-	fmt.Fprintln(w)
+	missing := 0
+	for _, p := range rep.Phases {
+		missing += sum(p.Missing)
+	}
+	fmt.Fprintf(&b, "; missing derived items: %d", missing)
+	switch {
+	case rep.Verify == nil:
+	case rep.Verify.Error != "":
+		b.WriteString("; verify did not run to the end")
+	default:
+		fmt.Fprintf(&b, "; verify: %d difference(s)", rep.Verify.Differences)
+	}
+	return b.String()
 }
 
 func sum(m map[string]int) int {
