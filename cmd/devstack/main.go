@@ -58,6 +58,7 @@ func main() {
 	}
 	defer s.Stop()
 	log.Info("local stack up: press Ctrl-C to stop", "writer", s.WriterURL, "outbox", filepath.Join(o.LocalDir, "outbox", "events.jsonl"), "admin", s.Admin)
+	log.Info("the table is in memory and starts empty on each run; the outbox and dead letters of earlier runs stay in " + o.LocalDir + "; dev tokens of earlier runs are refused (get new ones from POST /dev/tokens)")
 	select {
 	case <-ctx.Done():
 		log.Info("stopping")
