@@ -45,7 +45,10 @@
 // so that numbers compare exactly (all 38 digits; a float64 would not).
 //
 // Failures are treated as the event source mapping and stream.Runner treat
-// them (Target.OnFailure): a failed batch is retried from its lowest failed
+// them (Target.OnFailure), by the same code: stream.Policy decides, after
+// each call, what is finished, retried, bisected or dead-lettered, for the
+// Runner and the kit alike (TestRunnerAndKitDeliverAlike runs both on one
+// stream and compares every call). A failed batch is retried from its lowest failed
 // record, bisected unless NoBisect is set, and dead-lettered after MaxRetries
 // (three by default). The dead letters, with the handler's last error and
 // the record's eventID and keys, are in each run's Stats, and Check

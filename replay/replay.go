@@ -445,7 +445,7 @@ func Deliver(ctx context.Context, ev events.DynamoDBEvent, t Target, s Schedule)
 	if err != nil {
 		return Stats{}, err
 	}
-	d := delivery{h: t.Handler, s: s, bisect: !t.OnFailure.NoBisect, retries: retries, attempts: attempts}
+	d := delivery{h: t.Handler, s: s, policy: stream.Policy{MaxRetries: retries, Bisect: !t.OnFailure.NoBisect}, attempts: attempts}
 	if t.Source == nil {
 		return d.deliver(ctx, ev)
 	}
@@ -507,8 +507,7 @@ func (d delivery) deliver(ctx context.Context, ev events.DynamoDBEvent) (Stats, 
 type delivery struct {
 	h        stream.Handler
 	s        Schedule
-	bisect   bool
-	retries  int // -1: forever
+	policy   stream.Policy
 	attempts int
 	src      *history // the source table moved through the stream, or nil
 }
@@ -516,13 +515,12 @@ type delivery struct {
 // pending is records of a batch still to hand over, with the handler's own
 // failures on them so far and its last error.
 type pending struct {
-	recs       []events.DynamoDBEventRecord
-	crashAfter int // the request the next call crashes after; 0: none
-	crashes    int
-	calls      int
-	failures   int
-	last       error
-	at         events.DynamoDBEventRecord
+	stream.Pending     // the records and the handler's failures on them
+	crashAfter     int // the request the next call crashes after; 0: none
+	crashes        int
+	calls          int
+	last           error
+	at             events.DynamoDBEventRecord
 }
 
 // lane delivers records in order, in batches, with retries, bisection and
@@ -539,18 +537,18 @@ func (d delivery) lane(ctx context.Context, recs []events.DynamoDBEventRecord, l
 			n = 1 + rng.IntN(maxBatch)
 		}
 		n = min(n, len(recs))
-		queue := []pending{{recs: recs[:n]}}
+		queue := []pending{{Pending: stream.Pending{Records: recs[:n]}}}
 		if d.s.CrashBetweenRequests {
 			queue[0].crashAfter = 1
 		}
 		for len(queue) > 0 {
 			p := &queue[0]
 			if p.calls-p.crashes >= d.attempts {
-				return st, &StuckError{Schedule: d.s.Name, Attempts: p.calls - p.crashes, Record: p.at, Records: len(p.recs), Err: p.last}
+				return st, &StuckError{Schedule: d.s.Name, Attempts: p.calls - p.crashes, Record: p.at, Records: len(p.Records), Err: p.last}
 			}
 			p.calls++
 			// the first call, not counting the crashed ones before it
-			o, err := d.call(ctx, p.recs, p.calls-p.crashes == 1, p.crashAfter, rng, &st)
+			o, err := d.call(ctx, p.Records, p.calls-p.crashes == 1, p.crashAfter, rng, &st)
 			if err != nil {
 				return st, err
 			}
@@ -565,31 +563,28 @@ func (d delivery) lane(ctx context.Context, recs []events.DynamoDBEventRecord, l
 			case p.crashAfter > 0:
 				p.crashAfter = 0 // it made fewer requests: every point was tried
 			}
-			if o.failedAt < 0 {
-				queue = queue[1:]
-				continue
-			}
-			p.recs = p.recs[o.failedAt:]
-			if o.err != nil { // the handler's own failure
+			if o.err != nil { // the handler's own failure: it counts
 				st.HandlerFailures++
-				p.failures++
-				p.last, p.at = o.err, p.recs[0]
+				p.last, p.at = o.err, p.Records[o.failedAt]
 			}
-			if d.bisect && len(p.recs) > 1 {
-				half := len(p.recs) / 2
-				left, right := pending{recs: p.recs[:half]}, pending{recs: p.recs[half:]}
-				queue = append([]pending{left, right}, queue[1:]...)
-				continue
-			}
-			if d.retries >= 0 && p.failures > d.retries {
+			// what follows is the event source mapping's (and the Runner's) policy
+			_, dead, next := d.policy.After(p.Pending, o.failedAt, o.err != nil)
+			if dead != nil {
 				st.DeadLetters = append(st.DeadLetters, stream.DeadLetter{
 					Consumer: "replay", ShardID: fmt.Sprintf("lane %d", lane),
-					FirstSequenceNumber: p.recs[0].Change.SequenceNumber, LastSequenceNumber: p.recs[len(p.recs)-1].Change.SequenceNumber,
+					FirstSequenceNumber: dead[0].Change.SequenceNumber, LastSequenceNumber: dead[len(dead)-1].Change.SequenceNumber,
 					Attempts: p.calls - p.crashes, Error: p.last.Error(),
-					Event: events.DynamoDBEvent{Records: append([]events.DynamoDBEventRecord(nil), p.recs...)},
+					Event: events.DynamoDBEvent{Records: append([]events.DynamoDBEventRecord(nil), dead...)},
 				})
-				queue = queue[1:]
 			}
+			rest := make([]pending, len(next))
+			for i, n := range next {
+				rest[i] = pending{Pending: n}
+			}
+			if len(next) == 1 { // the same records again: their calls go on counting
+				rest[0] = pending{Pending: next[0], crashAfter: p.crashAfter, crashes: p.crashes, calls: p.calls, last: p.last, at: p.at}
+			}
+			queue = append(rest, queue[1:]...)
 		}
 		recs = recs[n:]
 	}

@@ -21,7 +21,8 @@
 //     a crash never skips a record; it is written when it moved, one write
 //     at a time (never per empty poll), and before each retry;
 //   - a failing batch is bisected (unless NoBisect is set) and retried up
-//     to MaxRetries times with backoff, then its records go to the dead-letter
+//     to MaxRetries times with backoff (the decisions are Policy's, the one
+//     pure function the replay kit replays too), then its records go to the dead-letter
 //     sink with everything needed to resubmit them (the records themselves);
 //     a poison record therefore never blocks its shard forever;
 //   - checkpoints are kept by a Checkpoints store outside the streamed table,

@@ -308,7 +308,7 @@ func (sr *shardRun) writeCheckpoint() bool {
 // ctx ended first. While the Runner is paused it starts no handler call.
 func (sr *shardRun) deliver(batch []events.DynamoDBEventRecord) bool {
 	r, ctx := sr.r, sr.ctx
-	queue := []pendingBatch{{recs: batch}}
+	queue := []pendingBatch{{Pending: Pending{Records: batch}}}
 	for len(queue) > 0 {
 		p := &queue[0]
 		if p.attempts > 0 {
@@ -332,51 +332,51 @@ func (sr *shardRun) deliver(batch []events.DynamoDBEventRecord) bool {
 	return true
 }
 
-// pendingBatch is records deliver still has to hand over, and how often
-// they were.
+// pendingBatch is records deliver still has to hand over, with the
+// handler's failures on them (the Policy's count) and how often they were
+// handed over (for the backoff and the dead letter).
 type pendingBatch struct {
-	recs     []events.DynamoDBEventRecord
+	Pending
 	attempts int
 }
 
-// attempt calls the handler on queue's first batch once and does what its
-// answer asks (finish, bisect, dead-letter), returning the queue left; false
-// when ctx ended first.
+// attempt calls the handler on queue's first batch once and does what the
+// Policy says of its answer (finish, retry, bisect, dead-letter), returning
+// the queue left; false when ctx ended first.
 func (sr *shardRun) attempt(queue []pendingBatch) ([]pendingBatch, bool) {
 	r, ctx, log := sr.r, sr.ctx, sr.log
 	p := &queue[0]
 	p.attempts++
-	failedAt, err := r.call(ctx, sr, p.recs, p.attempts)
-	if failedAt < 0 {
-		sr.finish(p.recs)
-		return queue[1:], true
-	}
-	if ctx.Err() != nil {
+	failedAt, err := r.call(ctx, sr, p.Records, p.attempts)
+	if failedAt >= 0 && ctx.Err() != nil {
 		return queue, false
 	}
-	if failedAt > 0 { // records before the lowest failure are done
-		sr.finish(p.recs[:failedAt])
-		p.recs = p.recs[failedAt:]
+	finished, dead, next := r.Policy().After(p.Pending, failedAt, true)
+	sr.finish(finished)
+	if failedAt < 0 {
+		return queue[1:], true
 	}
 	// Before a retry, the checkpoint moves up to the failure, as Lambda's
 	// does.
 	sr.writeCheckpoint()
-	log.Warn("batch failed", "records", len(p.recs), "attempt", p.attempts, "first", p.recs[0].Change.SequenceNumber, "err", err)
-	if !r.NoBisect && len(p.recs) > 1 {
-		half := len(p.recs) / 2
-		left, right := pendingBatch{recs: p.recs[:half]}, pendingBatch{recs: p.recs[half:]}
-		return append([]pendingBatch{left, right}, queue[1:]...), true
-	}
-	if *r.MaxRetries >= 0 && p.attempts > *r.MaxRetries {
-		if !r.deadLetter(ctx, log, sr.shardID, p.recs, p.attempts, err) {
+	log.Warn("batch failed", "records", len(p.Records)-failedAt, "attempt", p.attempts, "first", p.Records[failedAt].Change.SequenceNumber, "err", err)
+	if dead != nil {
+		if !r.deadLetter(ctx, log, sr.shardID, dead, p.attempts, err) {
 			return queue, false
 		}
-		sr.noteDeadLettered(len(p.recs))
-		sr.finish(p.recs)
+		sr.noteDeadLettered(len(dead))
+		sr.finish(dead)
 		sr.writeCheckpoint()
 		return queue[1:], true
 	}
-	return queue, true
+	rest := make([]pendingBatch, len(next))
+	for i, n := range next {
+		rest[i] = pendingBatch{Pending: n}
+	}
+	if len(next) == 1 { // the same records again: their calls go on counting
+		rest[0].attempts = p.attempts
+	}
+	return append(rest, queue[1:]...), true
 }
 
 // fullRead is GetRecords' largest page: a read that fills it means more

@@ -1,0 +1,63 @@
+package stream
+
+import "github.com/aws/aws-lambda-go/events"
+
+// Policy is what the event source mapping does after a handler call: the
+// one set of rules the Runner follows and the replay kit replays (a pure
+// function, so both decide alike; policy_test.go is its table).
+//
+//   - A call that succeeded finishes its batch.
+//   - A call that failed at a record (the lowest of its batchItemFailures,
+//     or the first record when the whole call failed) finishes the records
+//     before it; the rest is retried.
+//   - With Bisect, a rest of more than one record is split in two halves,
+//     each retried on its own with no failures counted yet, down to single
+//     records.
+//   - Otherwise, once the rest has failed more than MaxRetries times (its
+//     failures counted across its calls), its records are dead-lettered;
+//     with MaxRetries Forever (-1) never.
+type Policy struct {
+	// MaxRetries is the retry limit, resolved (RetryLimit): Forever (-1),
+	// 0 or more.
+	MaxRetries int
+	Bisect     bool
+}
+
+// Pending is records still to hand over, with the failures counted on them
+// so far.
+type Pending struct {
+	Records  []events.DynamoDBEventRecord
+	Failures int
+}
+
+// After is the policy's decision on a call of p: failedAt is the index of
+// the record it failed at (-1: the call succeeded), counted whether the
+// failure uses up a retry (the replay kit's injected failures stand for
+// faults a retry cures and do not). It returns the records finished, the
+// records to dead-letter, and what is still pending, in order, in place of
+// p.
+func (pol Policy) After(p Pending, failedAt int, counted bool) (finished, deadLetter []events.DynamoDBEventRecord, next []Pending) {
+	if failedAt < 0 {
+		return p.Records, nil, nil
+	}
+	finished, rest := p.Records[:failedAt], p.Records[failedAt:]
+	failures := p.Failures
+	if counted {
+		failures++
+	}
+	switch {
+	case pol.Bisect && len(rest) > 1:
+		half := len(rest) / 2
+		return finished, nil, []Pending{{Records: rest[:half]}, {Records: rest[half:]}}
+	case pol.MaxRetries >= 0 && failures > pol.MaxRetries:
+		return finished, rest, nil
+	}
+	return finished, nil, []Pending{{Records: rest, Failures: failures}}
+}
+
+// Policy is the failure policy c's settings say (after the defaults:
+// Settings).
+func (c Config) Policy() Policy {
+	n, _ := RetryLimit(c.MaxRetries)
+	return Policy{MaxRetries: n, Bisect: !c.NoBisect}
+}
