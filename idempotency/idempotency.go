@@ -147,6 +147,38 @@ func (g Guard) Marker(key string) types.TransactWriteItem {
 	}}
 }
 
+// MarkerIn is Marker for a record kept beside the items it guards: in the
+// partition partition (the items' own, say a counter's), with the sort key
+// Prefix+key, so that one read of that partition (a Query, a
+// BatchGetItem with MarkerKeyIn) finds the item and its markers together.
+// The table must have a sort key (SortKey not "-"). Its record is Marker's
+// (completed, derived, ItemType, a ttl of Now()+Expiry), and IsDuplicate
+// tells a repeat the same way.
+func (g Guard) MarkerIn(partition, key string) types.TransactWriteItem {
+	g = g.defaults()
+	it := g.item(markerPrefix+key, completed, g.Now())
+	for k, v := range g.MarkerKeyIn(partition, key) {
+		it[k] = v
+	}
+	return types.TransactWriteItem{Put: &types.Put{
+		TableName:                aws.String(g.Table),
+		Item:                     it,
+		ConditionExpression:      aws.String("attribute_not_exists(#pk)"),
+		ExpressionAttributeNames: map[string]string{"#pk": g.PartitionKey},
+	}}
+}
+
+// MarkerKeyIn is the key of MarkerIn's record: to read it, or to tell it
+// apart from the partition's other items (its sort key starts with
+// Prefix).
+func (g Guard) MarkerKeyIn(partition, key string) map[string]types.AttributeValue {
+	g = g.defaults()
+	return map[string]types.AttributeValue{
+		g.PartitionKey: &types.AttributeValueMemberS{Value: partition},
+		g.SortKey:      &types.AttributeValueMemberS{Value: g.Prefix + key},
+	}
+}
+
 // IsDuplicate reports whether err is a transaction cancelled because the
 // Marker at index i of its items was already there: the record was handled
 // before, and its writes are in place.

@@ -3,6 +3,7 @@ package idempotency_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -74,6 +75,46 @@ func TestMarkerInTheSameTransaction(t *testing.T) {
 		"PK": &types.AttributeValueMemberS{Value: "IDEMPOTENCY#MARKER#ev-1"}, "SK": &types.AttributeValueMemberS{Value: "IDEMPOTENCY"}}})
 	if d, _ := out.Item["derived"].(*types.AttributeValueMemberBOOL); d == nil || !d.Value || out.Item["ttl"] == nil {
 		t.Fatalf("marker %v: want derived = true (the loop guard skips it) and a ttl", out.Item)
+	}
+}
+
+// A marker beside the counter it guards: in the counter's partition, read
+// with it, with the marker's record and a ttl from the injected clock.
+func TestMarkerIn(t *testing.T) {
+	tbl := ddblocal.NewTable(t, ddblocal.Schema("PK", "SK"))
+	at := time.Date(2026, 11, 26, 8, 0, 0, 0, time.UTC)
+	g := idempotency.Guard{DB: tbl.DB, Table: tbl.Name, Prefix: "COUNTED#", ItemType: "CounterMarker", Expiry: time.Hour, Now: func() time.Time { return at }}
+	ctx := context.Background()
+	apply := func(eventID string) error {
+		_, err := tbl.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+			{Update: &types.Update{TableName: aws.String(tbl.Name),
+				Key:              map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: "COUNTER"}, "SK": &types.AttributeValueMemberS{Value: "C"}},
+				UpdateExpression: aws.String("ADD n :one"), ExpressionAttributeValues: map[string]types.AttributeValue{":one": &types.AttributeValueMemberN{Value: "1"}}}},
+			g.MarkerIn("COUNTER", eventID),
+		}})
+		return err
+	}
+	for _, id := range []string{"ev-1", "ev-1", "ev-2", "ev-1"} {
+		if err := apply(id); err != nil && !idempotency.IsDuplicate(err, 1) {
+			t.Fatal(err)
+		}
+	}
+	if got := count(t, tbl); got != "2" {
+		t.Fatalf("count %s, want 2", got)
+	}
+	out, err := tbl.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(tbl.Name), Key: g.MarkerKeyIn("COUNTER", "ev-1")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sk, _ := out.Item["SK"].(*types.AttributeValueMemberS)
+	ttl, _ := out.Item["ttl"].(*types.AttributeValueMemberN)
+	typ, _ := out.Item["itemType"].(*types.AttributeValueMemberS)
+	if sk == nil || sk.Value != "COUNTED#ev-1" || ttl == nil || ttl.Value != fmt.Sprint(at.Add(time.Hour).Unix()) || typ == nil || typ.Value != "CounterMarker" {
+		t.Fatalf("marker %v", out.Item)
+	}
+	// it keeps apart from a Do of the same key
+	if marked, err := g.Done(ctx, "ev-1"); err != nil || marked {
+		t.Fatalf("Done(ev-1) = %v, %v: a marker in a partition is no Do record", marked, err)
 	}
 }
 

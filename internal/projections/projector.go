@@ -212,7 +212,7 @@ func (b *batch) project(ctx context.Context, g stream.Group) (int, error) {
 		case m.err != nil:
 			return i, stream.Permanent(m.err)
 		case m.count != nil:
-			_, err := b.p.Store.CountReaction(ctx, m.count.CommentID, m.count.Emoji, m.count.Delta, m.eventID, m.at.Add(countMarkerTTL), b.p.counted.has(m.count.CommentID))
+			_, err := b.p.Store.CountReaction(ctx, m.count.CommentID, m.count.Emoji, m.count.Delta, m.eventID, m.at, countMarkerTTL, b.p.counted.has(m.count.CommentID))
 			if err != nil {
 				return i, fmt.Errorf("reaction count of comment %s: %w", m.count.CommentID, err)
 			}

@@ -650,8 +650,8 @@ func (s *Store) ReactionCounts(ctx context.Context, commentIDs []string) (map[st
 // says which to try first — adding to the map or creating it; both are
 // conditional, so a wrong guess costs one more transaction, never a wrong
 // count.
-func (s *Store) CountReaction(ctx context.Context, commentID, emoji string, delta int, sourceID string, expires time.Time, countsExist bool) (applied bool, err error) {
-	marker := countedMarker(CommentPK(commentID), sourceID, TypeReactionCountMarker, expires)
+func (s *Store) CountReaction(ctx context.Context, commentID, emoji string, delta int, sourceID string, at time.Time, keep time.Duration, countsExist bool) (applied bool, err error) {
+	marker := s.counted(TypeReactionCountMarker, at, keep).MarkerIn(CommentPK(commentID), sourceID)
 	d := &types.AttributeValueMemberN{Value: fmt.Sprint(delta)}
 	vals := map[string]types.AttributeValue{
 		":t": &types.AttributeValueMemberS{Value: TypeReactionCounts}, ":true": &types.AttributeValueMemberBOOL{Value: true},
@@ -680,7 +680,7 @@ func (s *Store) CountReaction(ctx context.Context, commentID, emoji string, delt
 			upd = second
 		}
 		_, err = s.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
-			put(s.Table, marker, "attribute_not_exists(PK)"), {Update: upd},
+			marker, {Update: upd},
 		}})
 		reasons := cancelReasons(err)
 		switch {

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/dynastream/dynastream/idempotency"
 	"github.com/dynastream/dynastream/internal/collab"
 	"github.com/dynastream/dynastream/internal/cooking"
 )
@@ -64,16 +65,15 @@ type Trending struct {
 	Count    int    `json:"count" dynamodbav:"count"`
 }
 
-// countedMarker is the item that records, in partition pk, that the source
-// change sourceID (a stream eventID) was counted: written in the same
-// transaction as the counts, on the condition that it does not exist, so a
-// redelivered change counts nothing. Derived; removed by TTL at expires.
-func countedMarker(pk, sourceID, itemType string, expires time.Time) map[string]types.AttributeValue {
-	return map[string]types.AttributeValue{
-		AttrPK: &types.AttributeValueMemberS{Value: pk}, AttrSK: &types.AttributeValueMemberS{Value: SKPrefixCounted + sourceID},
-		AttrItemType: &types.AttributeValueMemberS{Value: itemType}, AttrDerived: &types.AttributeValueMemberBOOL{Value: true},
-		AttrTTL: &types.AttributeValueMemberN{Value: strconv.FormatInt(expires.Unix(), 10)},
-	}
+// counted is the Guard of a counter's markers: the record, in the
+// counted item's own partition (sort key COUNTED#<source change>), that a
+// source change (a stream eventID) was counted, written in the same
+// transaction as the counts on the condition that it is not there, so a
+// redelivered change counts nothing (idempotency.Guard.MarkerIn). Derived;
+// removed by TTL keep after the change's own time at.
+func (s *Store) counted(itemType string, at time.Time, keep time.Duration) idempotency.Guard {
+	return idempotency.Guard{Table: s.Table, PartitionKey: AttrPK, SortKey: AttrSK, Prefix: SKPrefixCounted,
+		ItemType: itemType, Expiry: keep, Now: func() time.Time { return at }}
 }
 
 // CookingDelta is what one source change (a cooking history entry's
@@ -213,7 +213,7 @@ func (s *Store) tryApplyCooking(ctx context.Context, recipeID string, deltas []C
 		}
 		seen[d.SourceID] = true
 		out.Applied++
-		items = append(items, put(s.Table, countedMarker(RecipePK(recipeID), d.SourceID, TypeCookingMarker, d.At.Add(markerTTL)), "attribute_not_exists(PK)"))
+		items = append(items, s.counted(TypeCookingMarker, d.At, markerTTL).MarkerIn(RecipePK(recipeID), d.SourceID))
 		after = after.Add(d.RatingCount, d.RatingSum)
 		if d.Week != "" {
 			counts[d.Week] += d.WeekDelta

@@ -30,6 +30,11 @@ func (s *Store) onceGuard(now time.Time, hold, keep time.Duration) idempotency.G
 		Now: func() time.Time { return now }}
 }
 
+// BeginOnce, EndOnce and AbortOnce are idempotency.Guard's claim, run and
+// complete for the notifier's effects outside DynamoDB (e-mails), in the
+// bookkeeping table; the counters' markers are the Guard's too (MarkerIn,
+// Store.counted). The clock is the caller's (now), as everywhere in store.
+//
 // BeginOnce claims an idempotency key, as AWS Lambda Powertools' idempotency
 // utility does (idempotency.Guard.Begin): a record in progress with an
 // expiry (hold), completed when the work is done. A holder that crashed
@@ -44,12 +49,12 @@ func (s *Store) BeginOnce(ctx context.Context, key string, now time.Time, hold, 
 	return s.onceGuard(now, hold, keep).Begin(ctx, key)
 }
 
-// EndOnce marks the work of a key done, recording its result.
-func (s *Store) EndOnce(ctx context.Context, key, result string) error {
-	return s.onceGuard(time.Now(), 0, 0).End(ctx, key, result)
+// EndOnce marks the work of a key done at now, recording its result.
+func (s *Store) EndOnce(ctx context.Context, key, result string, now time.Time) error {
+	return s.onceGuard(now, 0, 0).End(ctx, key, result)
 }
 
 // AbortOnce releases a key whose work failed, so a retry can do it.
-func (s *Store) AbortOnce(ctx context.Context, key string) error {
-	return s.onceGuard(time.Now(), 0, 0).Abort(ctx, key)
+func (s *Store) AbortOnce(ctx context.Context, key string, now time.Time) error {
+	return s.onceGuard(now, 0, 0).Abort(ctx, key)
 }
