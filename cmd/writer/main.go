@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"strconv"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -20,7 +19,6 @@ import (
 	"github.com/dynastream/dynastream/cmd/internal/app"
 	"github.com/dynastream/dynastream/internal/api"
 	"github.com/dynastream/dynastream/internal/auth"
-	"github.com/dynastream/dynastream/internal/collab"
 	"github.com/dynastream/dynastream/internal/ddb"
 	"github.com/dynastream/dynastream/internal/devguard"
 	"github.com/dynastream/dynastream/internal/gateway"
@@ -34,18 +32,13 @@ const DefaultAddr = app.DefaultWriterAddr
 // server builds the writer's API. In Lambda the identity comes from API
 // Gateway's JWT authorizer and there is no /dev/tokens route at all, so no
 // dev token is ever accepted there; locally dev tokens are signed with
-// secret (DEV_AUTH_SECRET, required).
-func server(c app.Common, clients *ddb.Clients, log *slog.Logger, inLambda bool, secret string) (*api.Server, error) {
+// cfg.devSecret.
+func server(c app.Common, clients *ddb.Clients, log *slog.Logger, cfg config) (*api.Server, error) {
 	st := store.New(clients.DB, c.Table)
 	st.Bookkeeping = c.Bookkeeping // invite rate windows
+	st.InviteLimits = cfg.invites
+	hold := cfg.hold
 	var err error
-	if st.InviteLimits, err = inviteLimits(); err != nil {
-		return nil, err
-	}
-	hold, err := app.Duration("IDEMPOTENCY_HOLD", api.DefaultIdempotencyHold)
-	if err != nil {
-		return nil, err
-	}
 	srv := &api.Server{
 		Store:   st,
 		Logger:  log,
@@ -55,23 +48,16 @@ func server(c app.Common, clients *ddb.Clients, log *slog.Logger, inLambda bool,
 
 		IdempotencyHold: hold,
 	}
-	if app.LambdaBuild || inLambda {
+	if app.LambdaBuild || cfg.lambda {
 		srv.Auth = auth.APIGateway{}
 		// The WebSocket API has no JWT authorizer: $connect verifies the
 		// token against the same issuer and audience as the HTTP API's.
-		issuer, audience := os.Getenv("JWT_ISSUER"), os.Getenv("JWT_AUDIENCE")
-		if issuer == "" || audience == "" {
-			return nil, errors.New("JWT_ISSUER and JWT_AUDIENCE are required in Lambda (the chat's $connect verifies tokens with them)")
-		}
-		if srv.Tokens, err = auth.NewCognito(context.Background(), issuer, audience); err != nil {
+		if srv.Tokens, err = auth.NewCognito(context.Background(), cfg.jwtIssuer, cfg.jwtAudience); err != nil {
 			return nil, err
 		}
 		return srv, nil
 	}
-	if secret == "" {
-		return nil, errors.New("DEV_AUTH_SECRET is required outside Lambda (it signs the local dev tokens)")
-	}
-	dev := &auth.DevTokens{Secret: []byte(secret), Issuer: "dynastream-local"}
+	dev := &auth.DevTokens{Secret: []byte(cfg.devSecret), Issuer: "dynastream-local"}
 	srv.Auth, srv.DevTokens, srv.Tokens = dev, dev, dev
 	return srv, nil
 }
@@ -137,29 +123,6 @@ func localHandler(srv *api.Server, gw *gateway.Local, port string, hosts []strin
 	}}.Wrap(mux)
 }
 
-// inviteLimits reads INVITES_PER_USER, INVITES_PER_RESOURCE and
-// INVITE_WINDOW (defaults collab.DefaultInviteLimits: 20, 10, 1h).
-func inviteLimits() (collab.InviteLimits, error) {
-	l := collab.DefaultInviteLimits
-	for name, n := range map[string]*int{"INVITES_PER_USER": &l.PerUser, "INVITES_PER_RESOURCE": &l.PerResource} {
-		if v := os.Getenv(name); v != "" {
-			i, err := strconv.Atoi(v)
-			if err != nil || i < 1 {
-				return l, fmt.Errorf("%s=%q: want a positive integer", name, v)
-			}
-			*n = i
-		}
-	}
-	if v := os.Getenv("INVITE_WINDOW"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d < time.Second {
-			return l, fmt.Errorf("INVITE_WINDOW=%q: want a duration of at least 1s (e.g. 1h)", v)
-		}
-		l.Window = d
-	}
-	return l, nil
-}
-
 const usage = `writer serves the HTTP API that writes the table's core items (and the chat's WebSocket routes):
 behind API Gateway under Lambda, a net/http server elsewhere.
 
@@ -190,7 +153,11 @@ func main() {
 		app.Fatal(log, "clients", err)
 	}
 	app.EnsureBookkeeping(c, clients, log) // invite rate windows (local; the template makes it in AWS)
-	srv, err := server(c, clients, log, app.InLambda(), os.Getenv("DEV_AUTH_SECRET"))
+	cfg, err := loadConfig(app.LambdaBuild || app.InLambda())
+	if err != nil {
+		app.Fatal(log, "bad configuration", err)
+	}
+	srv, err := server(c, clients, log, cfg)
 	if err != nil {
 		app.Fatal(log, "bad configuration", err)
 	}
@@ -198,19 +165,15 @@ func main() {
 		app.StartLambda(log, lambdaHandler(srv))
 		return
 	}
-	addr := app.Getenv("WRITER_ADDR", DefaultAddr)
-	hosts := app.AllowedHosts()
+	addr, hosts := cfg.addr, cfg.allowedHosts
 	if app.Exposed(addr) {
 		log.Warn("the writer listens beyond this machine: its dev-only routes answer anyone who reaches it and names it in Host (WRITER_ALLOWED_HOSTS) — keep WRITER_ADDR on 127.0.0.1 unless that is what you want",
 			"addr", addr, "devOnlyRoutes", devRoutes, "allowedHosts", hosts)
 	}
-	pushSecret := os.Getenv("CHAT_PUSH_SECRET")
-	if pushSecret == "" {
-		app.Fatal(log, "bad configuration", errors.New("CHAT_PUSH_SECRET is required outside Lambda (the local management endpoint authenticates the notifier's pushes with it, as API Gateway does with SigV4)"))
-	}
+	pushSecret := cfg.pushSecret
 	ctx, stop := app.SignalContext()
 	defer stop()
-	if err := app.ServeAdmin(ctx, log, os.Getenv("ADMIN_ADDR"), "writer", clients, srv.Store.Quarantine); err != nil {
+	if err := app.ServeAdmin(ctx, log, cfg.adminAddr, "writer", clients, srv.Store.Quarantine); err != nil {
 		app.Fatal(log, "admin endpoint", err)
 	}
 	gw := &gateway.Local{Routes: srv.Chat(), Refuse: srv.Refusal, NewID: srv.NewID, Logger: log,

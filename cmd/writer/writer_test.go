@@ -33,13 +33,19 @@ func TestDevTokensImpossibleInLambda(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := server(c, clients, log, true, secret); err == nil || !strings.Contains(err.Error(), "JWT_ISSUER") {
+	t.Setenv("DEV_AUTH_SECRET", secret)
+	t.Setenv("CHAT_PUSH_SECRET", "a push secret")
+	if _, err := loadConfig(true); err == nil || !strings.Contains(err.Error(), "JWT_ISSUER") {
 		t.Fatalf("Lambda without JWT_ISSUER: %v", err)
 	}
 	t.Setenv("JWT_ISSUER", "http://127.0.0.1:1/pool") // keys never load: every token is refused
 	t.Setenv("JWT_AUDIENCE", "client")
 	for _, lambda := range []bool{true, false} {
-		srv, err := server(c, clients, log, lambda, secret)
+		cfg, err := loadConfig(lambda)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv, err := server(c, clients, log, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -78,8 +84,13 @@ func TestDevTokensImpossibleInLambda(t *testing.T) {
 		}
 		ts.Close()
 	}
-	if _, err := server(c, clients, log, false, ""); err == nil {
-		t.Error("local mode without DEV_AUTH_SECRET was accepted")
+	t.Setenv("DEV_AUTH_SECRET", "")
+	t.Setenv("CHAT_PUSH_SECRET", "")
+	t.Setenv("INVITE_WINDOW", "soon")
+	// every problem named at once
+	if _, err := loadConfig(false); err == nil || !strings.Contains(err.Error(), "DEV_AUTH_SECRET") ||
+		!strings.Contains(err.Error(), "CHAT_PUSH_SECRET") || !strings.Contains(err.Error(), "INVITE_WINDOW") {
+		t.Errorf("local mode without its secrets: %v", err)
 	}
 	if app.Exposed(DefaultAddr) {
 		t.Errorf("the default address %s reaches beyond this machine", DefaultAddr)
