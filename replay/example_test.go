@@ -76,7 +76,7 @@ func ExampleCheck() {
 }
 
 // A handler that rejects a record it cannot handle reports it failed;
-// with Bisect the event source mapping isolates it and, after MaxRetries,
+// bisecting (the default) the event source mapping isolates it and, after MaxRetries,
 // dead-letters it alone. Check proves that every schedule dead-letters the
 // same record and derives the same state, and Expect that this state is
 // the right one.

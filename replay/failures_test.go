@@ -50,7 +50,7 @@ func latestTarget(poison map[string]bool) (replay.Target, func() map[string]int)
 	}, get
 }
 
-// A poison record no longer aborts the replay: with Bisect it is isolated,
+// A poison record no longer aborts the replay: bisected (the default), it is isolated,
 // dead-lettered alone under every schedule (twice delivered, once
 // reported), the handler's reason quoted, and the rest is handled.
 func TestCheckDeadLettersAPoisonRecord(t *testing.T) {
@@ -82,7 +82,7 @@ func TestCheckDeadLettersAPoisonRecord(t *testing.T) {
 	}
 }
 
-// Without Bisect, Lambda dead-letters the records after the poison in its
+// Without bisection (NoBisect), Lambda dead-letters the records after the poison in its
 // batch too: which ones depends on the batches, and Check says so.
 func TestCheckShowsRecordsLostWithAPoisonRecordWithoutBisect(t *testing.T) {
 	target, _ := latestTarget(map[string]bool{"ev-5": true})

@@ -261,8 +261,8 @@ func Schedules(seed uint64, n int) []Schedule {
 
 // OnFailure is what a delivery does with a batch the handler keeps
 // failing, as the event source mapping's MaximumRetryAttempts and
-// BisectBatchOnFunctionError (and stream.Config's MaxRetries and Bisect)
-// say. The zero value is the Runner's default: bisection, three retries,
+// BisectBatchOnFunctionError (and stream.Config's MaxRetries and NoBisect)
+// say, decided by stream.Policy. The zero value is the Runner's default: bisection, three retries,
 // then the records are dead-lettered.
 type OnFailure struct {
 	// MaxRetries is how often a failing batch is retried before its records

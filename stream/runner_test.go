@@ -195,9 +195,8 @@ func testLogger(t testing.TB) *slog.Logger {
 }
 
 // newRunner is a Runner tuned for tests: short poll, tiny backoff, memory
-// checkpoints and dead letters.
-// newRunner is a Runner for a test: it does not bisect (NoBisect), so a
-// failed batch is retried as it is; tests of bisection turn it back on.
+// checkpoints and dead letters; it does not bisect (NoBisect), so a failed
+// batch is retried as it is, and tests of bisection turn it back on.
 func newRunner(t testing.TB, api stream.API, arn, consumer string) *stream.Runner {
 	return &stream.Runner{
 		Config: stream.Config{

@@ -96,9 +96,11 @@ type Config struct {
 	PollInterval time.Duration
 	// MaxRetries is how often a failing batch is retried before its records
 	// are dead-lettered, spelled as the event source mapping's
-	// MaximumRetryAttempts: Retries(0) dead-letters on the first failure,
-	// Retries(n) after n retries, Retries(Forever) never gives up (Lambda's
-	// default: a poison record blocks its shard). nil: DefaultMaxRetries.
+	// MaximumRetryAttempts: Retries(0) dead-letters on the first failure
+	// (of the failing record alone, once bisection has split the batch down
+	// to it), Retries(n) after n retries, Retries(Forever) never gives up
+	// (Lambda's default: a poison record blocks its shard). nil:
+	// DefaultMaxRetries.
 	MaxRetries *int
 	// NoBisect stops a failing batch from being split in two and its
 	// halves retried, down to the failing record. Bisection is on by

@@ -350,7 +350,7 @@ func (rep *Report) verdict() string {
 	var b strings.Builder
 	b.WriteString("verdict:")
 	if rep.Chat != nil {
-		b.WriteString(" chat fan-out (see above)")
+		b.WriteString(" chat fan-out: see above;")
 	}
 	if rep.WriterMax > 0 {
 		fmt.Fprintf(&b, " the writer kept up to %.0f writes/s;", rep.WriterMax)
@@ -364,11 +364,13 @@ func (rep *Report) verdict() string {
 	if rep.KneeNote != "" {
 		fmt.Fprintf(&b, " (%s)", rep.KneeNote)
 	}
-	missing := 0
-	for _, p := range rep.Phases {
-		missing += sum(p.Missing)
+	if len(rep.Phases) > 0 {
+		missing := 0
+		for _, p := range rep.Phases {
+			missing += sum(p.Missing)
+		}
+		fmt.Fprintf(&b, "; missing derived items: %d", missing)
 	}
-	fmt.Fprintf(&b, "; missing derived items: %d", missing)
 	switch {
 	case rep.Verify == nil:
 	case rep.Verify.Error != "":

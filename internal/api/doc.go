@@ -15,6 +15,9 @@
 // gets its check by saying who may call it. Only members read a room; only
 // its owner adds members. A non-member gets 404 for a room, exactly as for
 // a room that does not exist, so room ids cannot be probed; the same holds
-// for resources, invites and comments. The authorization matrix
-// (authz_matrix_test.go) is the safety net over all of it.
+// for resources, invites and comments. One exception: the chat's history
+// routes are open to any user in the table, and the handler checks that a
+// search room's chat is read by its members only (the same check the
+// WebSocket routes make). The authorization matrix (authz_matrix_test.go)
+// is the safety net over all of it.
 package api

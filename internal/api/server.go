@@ -82,7 +82,7 @@ const (
 	invitee                     // the invitee of the invite {inviteId}
 	commenter                   // who sees the comment {commentId}: its resource's owner and collaborators
 	commentAuthor               // the author of the comment {commentId}
-	recipeAuthor                // the author of the recipe {recipeId}
+	recipeAuthor                // the author of the recipe {recipeId} (a change; a delete's own condition checks it)
 )
 
 type grantKey struct{}
@@ -108,8 +108,7 @@ func callerMember(r *http.Request) room.Member { return callerGrant(r).member }
 // authorize enforces a route's access for an authenticated caller, and
 // returns the request with what it found.
 //
-// A path whose resource type is not one is left to validation, which
-// names the field.
+// A path whose resource type is not one is a 400 naming type.
 func (s *Server) authorize(r *http.Request, a access) (*http.Request, error) {
 	var g grant
 	var err error
@@ -125,14 +124,14 @@ func (s *Server) authorize(r *http.Request, a access) (*http.Request, error) {
 			err = errs.New(errs.Forbidden, "only the room's owner may do this")
 		}
 	case resource, resourceOwner, inviteParty, invitee:
-		if !collab.ResourceType(r.PathValue("type")).Valid() {
-			return r, nil
+		if _, err := resourceType(r); err != nil {
+			return r, err // a 400 naming type: no resource to speak of
 		}
 		switch a {
 		case resource, resourceOwner:
 			g.resource, err = s.access(r)
 			if err == nil && a == resourceOwner && !g.resource.Owner {
-				err = errs.New(errs.Forbidden, "only the owner may do this")
+				err = errs.New(errs.Forbidden, "only the %s's owner invites and sees its invites", g.resource.Resource.ResourceType)
 			}
 		default:
 			var isInvitee bool
@@ -144,7 +143,7 @@ func (s *Server) authorize(r *http.Request, a access) (*http.Request, error) {
 	case commenter, commentAuthor:
 		g.comment, _, err = s.comment(r)
 		if err == nil && a == commentAuthor && g.comment.UserID != me {
-			err = errs.New(errs.Forbidden, "only the author edits or deletes a comment")
+			err = errs.New(errs.Forbidden, "only the comment's author edits or deletes it")
 		}
 	case recipeAuthor:
 		err = s.recipeAuthor(r)
@@ -220,7 +219,6 @@ var routes = []route{
 	{"PUT /me/profile", user, (*Server).putProfile},
 	{"GET /me/notifications", user, (*Server).myNotifications},
 
-	// Locations (seed 001): reads for any user, writes for admins.
 	{"GET /me/cooking-preferences", user, (*Server).getCookingPreferences},
 	{"PUT /me/cooking-preferences", user, (*Server).putCookingPreferences},
 	{"POST /ingredients", user, (*Server).createIngredient},
@@ -235,7 +233,8 @@ var routes = []route{
 	{"GET /recipes", user, (*Server).listRecipes},
 	{"GET /recipes/{recipeId}", user, (*Server).getRecipe},
 	{"PUT /recipes/{recipeId}", recipeAuthor, (*Server).putRecipe},
-	{"DELETE /recipes/{recipeId}", recipeAuthor, (*Server).deleteRecipe},
+	// the author's: the delete's own condition checks it, without a read
+	{"DELETE /recipes/{recipeId}", user, (*Server).deleteRecipe},
 	{"GET /cooking/recent", user, (*Server).recentCookings},
 	{"GET /cooking/trending", user, (*Server).trendingRecipes},
 	{"POST /me/cooking-history", user, (*Server).recordCooking},
@@ -250,6 +249,7 @@ var routes = []route{
 	{"POST /me/cooking-sessions/{sessionId}/complete", user, (*Server).completeSession},
 	{"POST /me/cooking-sessions/{sessionId}/abandon", user, (*Server).abandonSession},
 	{"GET /me/suggestions", user, (*Server).mySuggestions},
+	// Locations (seed 001): reads for any user, writes for admins.
 	{"POST /locations", admin, (*Server).createLocation},
 	{"GET /locations", user, (*Server).listLocations},
 	{"GET /locations/by-code/{code}", user, (*Server).getLocationByCode},

@@ -166,8 +166,9 @@ func (d DevTokens) Verify(_ context.Context, tok string) (Identity, error) {
 	if err != nil {
 		msg := "invalid token"
 		if errors.Is(err, jwt.ErrTokenSignatureInvalid) {
-			// the usual cause: a token from an earlier run of the stack
-			msg = "invalid token: not signed by this local stack (its dev-token secret is made anew at each start): get a new one from POST /dev/tokens"
+			// the usual cause: a token from an earlier run of make run,
+			// whose DEV_AUTH_SECRET is new at each start
+			msg = "invalid token: not signed with this writer's DEV_AUTH_SECRET (make run makes a new one at each start): get a new token from POST /dev/tokens"
 		}
 		return Identity{}, &errs.Error{Code: errs.Unauthorized, Message: msg, Err: err}
 	}

@@ -164,7 +164,7 @@ func TestDevTokensRejects(t *testing.T) {
 		t.Errorf("control token: %+v, %v", id, err)
 	}
 	// A token of an earlier run of the stack says how to get a new one.
-	if _, err := dev.Authenticate(bearer(otherTok)); err == nil || !strings.Contains(err.Error(), "get a new one from POST /dev/tokens") {
+	if _, err := dev.Authenticate(bearer(otherTok)); err == nil || !strings.Contains(err.Error(), "get a new token from POST /dev/tokens") {
 		t.Errorf("a token of another secret: %v", err)
 	}
 

@@ -304,15 +304,15 @@ func (e *Effects) sendOnce(ctx context.Context, key string, m mail.Message) erro
 		// again cannot help, and failing the record would hold up its
 		// events and the other recipients. Recorded as done, and said.
 		e.logger().Error("e-mail rejected; it will not be retried", "key", key, "to", m.To, "code", pe.Code, "err", err)
-		return e.Store.EndOnce(context.WithoutCancel(ctx), key, "rejected: "+pe.Code, e.Now())
+		return e.Store.EndOnce(context.WithoutCancel(ctx), key, "rejected: "+pe.Code)
 	}
 	if err != nil {
-		if aerr := e.Store.AbortOnce(context.WithoutCancel(ctx), key, e.Now()); aerr != nil {
+		if aerr := e.Store.AbortOnce(context.WithoutCancel(ctx), key); aerr != nil {
 			return errors.Join(err, aerr)
 		}
 		return fmt.Errorf("notify: send %s: %w", key, err)
 	}
-	return e.Store.EndOnce(context.WithoutCancel(ctx), key, id, e.Now())
+	return e.Store.EndOnce(context.WithoutCancel(ctx), key, id)
 }
 
 func (e *Effects) logger() *slog.Logger {

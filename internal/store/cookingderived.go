@@ -166,7 +166,7 @@ func (s *Store) tryApplyCooking(ctx context.Context, recipeID string, deltas []C
 	keys := []Key{RecipeKey(recipeID)}
 	weeks := map[string]bool{}
 	for _, d := range deltas {
-		keys = append(keys, Key{RecipePK(recipeID), SKPrefixCounted + d.SourceID})
+		keys = append(keys, itemKey(s.counted(TypeCookingMarker, d.At, markerTTL).MarkerKeyIn(RecipePK(recipeID), d.SourceID)))
 		if d.Week != "" && !weeks[d.Week] {
 			weeks[d.Week] = true
 			keys = append(keys, TrendingKey(recipeID, d.Week))

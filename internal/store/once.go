@@ -33,7 +33,7 @@ func (s *Store) onceGuard(now time.Time, hold, keep time.Duration) idempotency.G
 // BeginOnce, EndOnce and AbortOnce are idempotency.Guard's claim, run and
 // complete for the notifier's effects outside DynamoDB (e-mails), in the
 // bookkeeping table; the counters' markers are the Guard's too (MarkerIn,
-// Store.counted). The clock is the caller's (now), as everywhere in store.
+// Store.counted). The only clock they read is the one BeginOnce is given.
 //
 // BeginOnce claims an idempotency key, as AWS Lambda Powertools' idempotency
 // utility does (idempotency.Guard.Begin): a record in progress with an
@@ -49,12 +49,13 @@ func (s *Store) BeginOnce(ctx context.Context, key string, now time.Time, hold, 
 	return s.onceGuard(now, hold, keep).Begin(ctx, key)
 }
 
-// EndOnce marks the work of a key done at now, recording its result.
-func (s *Store) EndOnce(ctx context.Context, key, result string, now time.Time) error {
-	return s.onceGuard(now, 0, 0).End(ctx, key, result)
+// EndOnce marks the work of a key done, recording its result (it reads no
+// clock: the record keeps the expiry BeginOnce gave it).
+func (s *Store) EndOnce(ctx context.Context, key, result string) error {
+	return s.onceGuard(time.Time{}, 0, 0).End(ctx, key, result)
 }
 
 // AbortOnce releases a key whose work failed, so a retry can do it.
-func (s *Store) AbortOnce(ctx context.Context, key string, now time.Time) error {
-	return s.onceGuard(now, 0, 0).Abort(ctx, key)
+func (s *Store) AbortOnce(ctx context.Context, key string) error {
+	return s.onceGuard(time.Time{}, 0, 0).Abort(ctx, key)
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log"
 	"log/slog"
 	"net"
@@ -238,6 +237,16 @@ func LoadRunner(table string) (Runner, error) {
 		CheckpointTable: e.str("STREAM_CHECKPOINT_TABLE", table+"-checkpoints"),
 		AdminAddr:       e.str("ADMIN_ADDR", ""),
 	}
+	// 0 is "not set" to the library; in the environment it is a value,
+	// and out of range
+	for name, zero := range map[string]bool{
+		"STREAM_BATCH_SIZE": r.Stream.BatchSize == 0, "STREAM_PARALLELIZATION_FACTOR": r.Stream.ParallelizationFactor == 0,
+		"STREAM_POLL_INTERVAL": r.Stream.PollInterval == 0, "STREAM_STUCK_AFTER": r.Stream.StuckAfter == 0,
+	} {
+		if zero {
+			e.errs = append(e.errs, name+": 0 is out of range")
+		}
+	}
 	if err := e.err(); err != nil {
 		return r, err
 	}
@@ -452,11 +461,7 @@ func resubmitTable(log *slog.Logger, h stream.Handler, t *stream.TableDeadLetter
 func resubmit(log *slog.Logger, h stream.Handler, path string) {
 	ctx, stop := SignalContext()
 	defer stop()
-	dls, err := stream.ReadDeadLetters(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		log.Info("nothing to resubmit: there is no dead-letter file", "file", path)
-		return
-	}
+	dls, err := stream.ReadDeadLetters(path) // a missing file: NothingToResubmit, before
 	if err != nil {
 		Fatal(log, "read dead letters", err)
 	}

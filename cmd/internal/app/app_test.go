@@ -46,7 +46,7 @@ func TestRunnerSettingsMeanWhatLambdaAndTheLibraryMean(t *testing.T) {
 		t.Errorf("defaults: %+v", r)
 	}
 	// the library's ranges, named by the variable
-	for name, bad := range map[string]string{"STREAM_POLL_INTERVAL": "-1s", "STREAM_BATCH_SIZE": "10001", "STREAM_PARALLELIZATION_FACTOR": "11", "STREAM_STUCK_AFTER": "-5s"} {
+	for name, bad := range map[string]string{"STREAM_POLL_INTERVAL": "0s", "STREAM_BATCH_SIZE": "10001", "STREAM_PARALLELIZATION_FACTOR": "0", "STREAM_STUCK_AFTER": "-5s"} {
 		t.Setenv(name, bad)
 		if _, err := LoadRunner("t"); err == nil || !strings.Contains(err.Error(), name) {
 			t.Errorf("%s=%s: %v", name, bad, err)

@@ -32,9 +32,10 @@ func Help(usage string) {
 	}
 }
 
-// LocalStackByDefault points an operator command at `make run`'s stack
-// when DYNAMODB_TABLE_NAME is not set (and DYNAMODB_ENDPOINT neither), and
-// returns what it did, for the log; "" when the environment names a table.
+// LocalStackByDefault points an operator command at `make run`'s table when
+// DYNAMODB_TABLE_NAME is not set, and at its DynamoDB Local when
+// DYNAMODB_ENDPOINT is not set either; it returns what it did, for the log
+// ("" when the environment names a table).
 func LocalStackByDefault() string {
 	if os.Getenv("DYNAMODB_TABLE_NAME") != "" || InLambda() {
 		return ""
