@@ -18,8 +18,10 @@
 //     lowest failed sequence number are finished, the rest retried;
 //   - the checkpoint moves only over records that are all finished (handled
 //     or dead-lettered), whatever order the concurrent batches finish in, so
-//     a crash never skips a record; it is written when it moved, one write
-//     at a time (never per empty poll), and before each retry;
+//     a crash never skips a record; it is written when it moved, at most
+//     once per CheckpointInterval (1 s by default; a crash redelivers what
+//     was finished since), one write at a time (never per empty poll), and
+//     at once before each retry, on Pause and on stop;
 //   - a failing batch is bisected (unless NoBisect is set) and retried up
 //     to MaxRetries times with backoff (the decisions are Policy's, the one
 //     pure function the replay kit replays too), then its records go to the dead-letter

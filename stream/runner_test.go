@@ -205,6 +205,8 @@ func newRunner(t testing.TB, api stream.API, arn, consumer string) *stream.Runne
 			PollInterval: 20 * time.Millisecond,
 			RetryBackoff: time.Millisecond,
 			NoBisect:     true,
+			// a checkpoint as soon as it moves, as tests wait for them
+			CheckpointInterval: time.Millisecond,
 		},
 		API:         api,
 		Checkpoints: &stream.MemoryCheckpoints{},
@@ -1431,4 +1433,31 @@ func newTable(t testing.TB) (*ddblocal.Table, string, string) {
 	t.Helper()
 	tbl := ddblocal.NewTable(t, ddblocal.Schema("PK", "SK"))
 	return tbl, tbl.Name, tbl.StreamARN
+}
+
+// The checkpoint moves with every batch but is written at most once per
+// CheckpointInterval while the shard is read; stopping writes the final
+// position at once.
+func TestCheckpointInterval(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	const items = 60
+	putItems(t, f.c.DB, f.table, 0, items)
+	oracle := rawSeqs(readStream(t, f.c.Streams, f.arn, items))
+	r := newRunner(t, f.c.Streams, f.arn, "spaced")
+	r.BatchSize = 1 // 60 batches, each moving the position
+	r.CheckpointInterval = time.Hour
+	h := func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+		time.Sleep(2 * time.Millisecond)
+		return events.DynamoDBEventResponse{}, nil
+	}
+	run := start(t, r, h)
+	waitFor(t, "every record handled", func() bool { return r.Stats().RecordsHandled == items })
+	if st := r.Stats(); st.CheckpointWrites > 1 {
+		t.Errorf("%d checkpoint writes for %d batches within one interval, want at most 1", st.CheckpointWrites, items)
+	}
+	run.stop()
+	if got := checkpointOf(t, r.Checkpoints, "spaced", f.shard); got != oracle[items-1] {
+		t.Errorf("after stop the checkpoint is %s, want the last record %s", got, oracle[items-1])
+	}
 }

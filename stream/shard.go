@@ -261,18 +261,27 @@ func (sr *shardRun) close() bool {
 	return len(sr.pending) == 0
 }
 
-// checkpointer writes the checkpoint whenever it moved, one write at a
-// time: finishes that come while a write is under way are folded into the
-// next.
+// checkpointer writes the checkpoint when it moved, at most once per
+// CheckpointInterval and one write at a time: finishes that come meanwhile
+// are folded into the next write. close writes the final position.
 func (sr *shardRun) checkpointer() {
 	defer close(sr.cpDone)
+	var last time.Time
 	for {
 		select {
 		case <-sr.stopCP:
 			return
 		case <-sr.kick:
-			sr.writeCheckpoint()
 		}
+		if wait := sr.r.CheckpointInterval - time.Since(last); wait > 0 {
+			select {
+			case <-sr.stopCP:
+				return
+			case <-time.After(wait):
+			}
+		}
+		sr.writeCheckpoint()
+		last = time.Now()
 	}
 }
 

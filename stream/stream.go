@@ -62,6 +62,10 @@ const (
 // DynamoDB, raise it if GetRecords is throttled.
 const DefaultPollInterval = 100 * time.Millisecond
 
+// DefaultCheckpointInterval is CheckpointInterval's default: a shard's
+// checkpoint is written at most once a second while it is read.
+const DefaultCheckpointInterval = time.Second
+
 // Retries is a retry limit for Config.MaxRetries and
 // replay.OnFailure.MaxRetries, spelled as the event source mapping's
 // MaximumRetryAttempts (and the programs' STREAM_MAX_RETRIES): Forever
@@ -129,6 +133,14 @@ type Config struct {
 	// the Runner Stuck (default DefaultStuckAfter, a minute). It only
 	// judges; the Runner keeps trying.
 	StuckAfter time.Duration
+	// CheckpointInterval is the least time between two checkpoint writes
+	// of a shard while it is being read (default DefaultCheckpointInterval):
+	// the position moves with every finished batch, but is written at most
+	// this often, as the Kinesis Client Library does. A consumer that
+	// crashes gets again what it finished within the last interval (at
+	// least once, as always). Stopping, pausing and the moment before a
+	// retry write it at once.
+	CheckpointInterval time.Duration
 	// Skip says which records the handler never gets: the loop guard (nil:
 	// SkipDerived, records of items with derived = true, which is how a
 	// consumer marks its own writes; SkipNone hands it every record).
@@ -220,6 +232,12 @@ func (c *Config) applySettings() error {
 	}
 	if c.StuckAfter < 0 {
 		return fmt.Errorf("stream: StuckAfter %s is negative", c.StuckAfter)
+	}
+	if c.CheckpointInterval == 0 {
+		c.CheckpointInterval = DefaultCheckpointInterval
+	}
+	if c.CheckpointInterval < 0 {
+		return fmt.Errorf("stream: CheckpointInterval %s is negative", c.CheckpointInterval)
 	}
 	return nil
 }

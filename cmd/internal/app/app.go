@@ -214,7 +214,8 @@ func LoadCommon() (Common, error) {
 var settingEnv = strings.NewReplacer(
 	"BatchSize", "STREAM_BATCH_SIZE", "BatchWindow", "STREAM_BATCH_WINDOW",
 	"ParallelizationFactor", "STREAM_PARALLELIZATION_FACTOR", "MaxRetries", "STREAM_MAX_RETRIES",
-	"PollInterval", "STREAM_POLL_INTERVAL", "StuckAfter", "STREAM_STUCK_AFTER")
+	"PollInterval", "STREAM_POLL_INTERVAL", "StuckAfter", "STREAM_STUCK_AFTER",
+	"CheckpointInterval", "STREAM_CHECKPOINT_INTERVAL")
 
 // LoadRunner reads the STREAM_* settings, each spelled and defaulted as the
 // event source mapping's setting of that name (and the template's
@@ -233,6 +234,7 @@ func LoadRunner(table string) (Runner, error) {
 			NoBisect:              !e.bool("STREAM_BISECT", true),
 			PollInterval:          e.dur("STREAM_POLL_INTERVAL", stream.DefaultPollInterval),
 			StuckAfter:            e.dur("STREAM_STUCK_AFTER", stream.DefaultStuckAfter),
+			CheckpointInterval:    e.dur("STREAM_CHECKPOINT_INTERVAL", stream.DefaultCheckpointInterval),
 		},
 		CheckpointTable: e.str("STREAM_CHECKPOINT_TABLE", table+"-checkpoints"),
 		AdminAddr:       e.str("ADMIN_ADDR", ""),
