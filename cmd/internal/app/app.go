@@ -244,6 +244,7 @@ func LoadRunner(table string) (Runner, error) {
 	for name, zero := range map[string]bool{
 		"STREAM_BATCH_SIZE": r.Stream.BatchSize == 0, "STREAM_PARALLELIZATION_FACTOR": r.Stream.ParallelizationFactor == 0,
 		"STREAM_POLL_INTERVAL": r.Stream.PollInterval == 0, "STREAM_STUCK_AFTER": r.Stream.StuckAfter == 0,
+		"STREAM_CHECKPOINT_INTERVAL": r.Stream.CheckpointInterval == 0,
 	} {
 		if zero {
 			e.errs = append(e.errs, name+": 0 is out of range")
