@@ -244,7 +244,8 @@ func run(ctx context.Context, c config, log *slog.Logger, progress io.Writer) (*
 		penv["writer"] = append([]string{"INVITES_PER_USER=1000000", "INVITES_PER_RESOURCE=1000000"}, penv["writer"]...)
 		s, err := stack.Start(ctx, stack.Options{
 			BinDir: c.bin, LocalDir: c.localDir, Table: "load", WriterAddr: fmt.Sprintf("127.0.0.1:%d", port),
-			AdminPorts: true, Env: c.env, ProgramEnv: penv, Output: lf, Logger: slog.New(slog.NewTextHandler(lf, nil)),
+			// DYNAMODB_CAPACITY: each program's /metrics sums the capacity units its calls consumed
+			AdminPorts: true, Env: append([]string{"DYNAMODB_CAPACITY=true"}, c.env...), ProgramEnv: penv, Output: lf, Logger: slog.New(slog.NewTextHandler(lf, nil)),
 		})
 		if err != nil {
 			return nil, err

@@ -74,11 +74,15 @@ type ConsumerReport struct {
 	StreamRequests     int64            `json:"streamRequests"`
 	DataByOperation    map[string]int64 `json:"dataRequestsByOperation"`
 	DataPerRecord      float64          `json:"dataRequestsPerRecord"`
-	CheckpointPerRec   float64          `json:"checkpointRequestsPerRecord"`
-	CPUSecondsPer1000  float64          `json:"cpuSecondsPer1000Records"`
-	HandlerCalls       int64            `json:"handlerCalls"`
-	FailedCalls        int64            `json:"failedCalls"`
-	DeadLettered       int64            `json:"deadLettered"`
+	// ReadUnitsPerRecord and WriteUnitsPerRecord are the capacity units
+	// of its data requests (as DynamoDB Local counts them).
+	ReadUnitsPerRecord  float64 `json:"readUnitsPerRecord"`
+	WriteUnitsPerRecord float64 `json:"writeUnitsPerRecord"`
+	CheckpointPerRec    float64 `json:"checkpointRequestsPerRecord"`
+	CPUSecondsPer1000   float64 `json:"cpuSecondsPer1000Records"`
+	HandlerCalls        int64   `json:"handlerCalls"`
+	FailedCalls         int64   `json:"failedCalls"`
+	DeadLettered        int64   `json:"deadLettered"`
 	// Status is the consumer's health at the phase's end (stream.Health:
 	// idle, ok, paused or stuck) and Reason why, when stuck.
 	Status string `json:"status"`
@@ -114,6 +118,9 @@ type PhaseReport struct {
 	WriterRequestsPerWrite float64          `json:"writerRequestsPerWrite,omitempty"`
 	WriterByOperation      map[string]int64 `json:"writerRequestsByOperation,omitempty"`
 	WriterCPUPer1000       float64          `json:"writerCpuSecondsPer1000Writes,omitempty"`
+	// The writer's capacity units per write (as DynamoDB Local counts them).
+	WriterReadUnitsPerWrite  float64 `json:"writerReadUnitsPerWrite,omitempty"`
+	WriterWriteUnitsPerWrite float64 `json:"writerWriteUnitsPerWrite,omitempty"`
 }
 
 func (e *engine) report(idx int, rate float64, d, sent time.Duration, ps *phaseStats, before, after map[string]app.Metrics) PhaseReport {
@@ -162,6 +169,8 @@ func (e *engine) report(idx int, rate float64, d, sent time.Duration, ps *phaseS
 			if name == "writer" && ps.ops > 0 {
 				r.WriterRequestsPerWrite = float64(a.DataRequests.Calls-b.DataRequests.Calls) / float64(ps.ops)
 				r.WriterCPUPer1000 = (a.CPUSeconds - b.CPUSeconds) / float64(ps.ops) * 1000
+				r.WriterReadUnitsPerWrite = (a.DataRequests.ReadUnits - b.DataRequests.ReadUnits) / float64(ps.ops)
+				r.WriterWriteUnitsPerWrite = (a.DataRequests.WriteUnits - b.DataRequests.WriteUnits) / float64(ps.ops)
 				r.WriterByOperation = map[string]int64{}
 				for op, n := range a.DataRequests.ByOp {
 					if d := n - b.DataRequests.ByOp[op]; d > 0 {
@@ -194,6 +203,8 @@ func (e *engine) report(idx int, rate float64, d, sent time.Duration, ps *phaseS
 			c.DataPerRecord = float64(c.DataRequests) / float64(c.Records)
 			c.CheckpointPerRec = float64(c.CheckpointRequests) / float64(c.Records)
 			c.CPUSecondsPer1000 = (a.CPUSeconds - b.CPUSeconds) / float64(c.Records) * 1000
+			c.ReadUnitsPerRecord = (a.DataRequests.ReadUnits - b.DataRequests.ReadUnits) / float64(c.Records)
+			c.WriteUnitsPerRecord = (a.DataRequests.WriteUnits - b.DataRequests.WriteUnits) / float64(c.Records)
 		}
 		r.Consumers[name] = c
 	}
@@ -282,19 +293,19 @@ func (rep *Report) print(w io.Writer) {
 
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "consumer\ttarget/s\trecords\tdata req/record\tcheckpoint req/record\tCPU s/1000 records\tcalls\tfailed calls\tdead letters\tstatus at end\t")
+	fmt.Fprintln(tw, "consumer\ttarget/s\trecords\tdata req/record\tRCU / WCU\tcheckpoint req/record\tCPU s/1000 records\tcalls\tfailed calls\tdead letters\tstatus at end\t")
 	for _, name := range []string{"projector", "notifier"} {
 		for _, p := range rep.Phases {
 			c, ok := p.Consumers[name]
 			if !ok {
 				continue
 			}
-			fmt.Fprintf(tw, "%s\t%.0f\t%d\t%.2f\t%.3f\t%.2f\t%d\t%d\t%d\t%s\t\n", name, p.TargetRate, c.Records, c.DataPerRecord, c.CheckpointPerRec, c.CPUSecondsPer1000, c.HandlerCalls, c.FailedCalls, c.DeadLettered, c.Status)
+			fmt.Fprintf(tw, "%s\t%.0f\t%d\t%.2f\t%.2f / %.2f\t%.3f\t%.2f\t%d\t%d\t%d\t%s\t\n", name, p.TargetRate, c.Records, c.DataPerRecord, c.ReadUnitsPerRecord, c.WriteUnitsPerRecord, c.CheckpointPerRec, c.CPUSecondsPer1000, c.HandlerCalls, c.FailedCalls, c.DeadLettered, c.Status)
 		}
 	}
 	for _, p := range rep.Phases {
 		if p.WriterRequestsPerWrite > 0 {
-			fmt.Fprintf(tw, "writer\t%.0f\t%d writes\t%.2f per write\t\t%.2f per 1000 writes\t\t\t\t\n", p.TargetRate, p.Writes, p.WriterRequestsPerWrite, p.WriterCPUPer1000)
+			fmt.Fprintf(tw, "writer\t%.0f\t%d writes\t%.2f per write\t%.2f / %.2f\t\t%.2f per 1000 writes\t\t\t\t\n", p.TargetRate, p.Writes, p.WriterRequestsPerWrite, p.WriterReadUnitsPerWrite, p.WriterWriteUnitsPerWrite, p.WriterCPUPer1000)
 		}
 	}
 	tw.Flush()

@@ -3,9 +3,12 @@ package ddb
 import (
 	"context"
 	"maps"
+	"strings"
 	"sync"
 
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go/middleware"
 )
 
@@ -13,10 +16,17 @@ import (
 // API call, as the caller sees them) and attempts (HTTP requests sent,
 // retries included). Attach it to a client with Middleware; it is safe for
 // concurrent use.
+//
+// With Capacity set it also asks DynamoDB for the capacity each call
+// consumed (ReturnConsumedCapacity TOTAL, set on the call's input) and sums
+// it, read and write units apart.
 type Counter struct {
+	Capacity bool
+
 	mu       sync.Mutex
 	calls    map[string]int64
 	attempts map[string]int64
+	rcu, wcu float64
 }
 
 // Counts is a Counter's snapshot.
@@ -24,6 +34,11 @@ type Counts struct {
 	Calls    int64            `json:"calls"`
 	Attempts int64            `json:"attempts"`
 	ByOp     map[string]int64 `json:"byOperation"` // calls per operation
+	// ReadUnits and WriteUnits are the capacity units DynamoDB reported
+	// (Counter.Capacity): a unit where it says which, otherwise the
+	// operation's kind.
+	ReadUnits  float64 `json:"readUnits,omitempty"`
+	WriteUnits float64 `json:"writeUnits,omitempty"`
 }
 
 // Middleware counts every call at the start of the client's middleware
@@ -32,8 +47,16 @@ type Counts struct {
 func (c *Counter) Middleware(s *middleware.Stack) error {
 	err := s.Initialize.Add(middleware.InitializeMiddlewareFunc("dynastream.CountCalls",
 		func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
-			c.add(&c.calls, awsmiddleware.GetOperationName(ctx))
-			return next.HandleInitialize(ctx, in)
+			op := awsmiddleware.GetOperationName(ctx)
+			c.add(&c.calls, op)
+			if c.Capacity {
+				askCapacity(in.Parameters)
+			}
+			out, md, err := next.HandleInitialize(ctx, in)
+			if c.Capacity && err == nil {
+				c.addCapacity(op, consumed(out.Result))
+			}
+			return out, md, err
 		}), middleware.Before)
 	if err != nil {
 		return err
@@ -54,11 +77,99 @@ func (c *Counter) add(m *map[string]int64, op string) {
 	(*m)[op]++
 }
 
+// askCapacity sets ReturnConsumedCapacity TOTAL on a DynamoDB input.
+func askCapacity(in any) {
+	const total = types.ReturnConsumedCapacityTotal
+	switch v := in.(type) {
+	case *dynamodb.GetItemInput:
+		v.ReturnConsumedCapacity = total
+	case *dynamodb.PutItemInput:
+		v.ReturnConsumedCapacity = total
+	case *dynamodb.UpdateItemInput:
+		v.ReturnConsumedCapacity = total
+	case *dynamodb.DeleteItemInput:
+		v.ReturnConsumedCapacity = total
+	case *dynamodb.QueryInput:
+		v.ReturnConsumedCapacity = total
+	case *dynamodb.ScanInput:
+		v.ReturnConsumedCapacity = total
+	case *dynamodb.BatchGetItemInput:
+		v.ReturnConsumedCapacity = total
+	case *dynamodb.BatchWriteItemInput:
+		v.ReturnConsumedCapacity = total
+	case *dynamodb.TransactGetItemsInput:
+		v.ReturnConsumedCapacity = total
+	case *dynamodb.TransactWriteItemsInput:
+		v.ReturnConsumedCapacity = total
+	}
+}
+
+// consumed is the capacity a DynamoDB output reports.
+func consumed(out any) []types.ConsumedCapacity {
+	one := func(c *types.ConsumedCapacity) []types.ConsumedCapacity {
+		if c == nil {
+			return nil
+		}
+		return []types.ConsumedCapacity{*c}
+	}
+	switch v := out.(type) {
+	case *dynamodb.GetItemOutput:
+		return one(v.ConsumedCapacity)
+	case *dynamodb.PutItemOutput:
+		return one(v.ConsumedCapacity)
+	case *dynamodb.UpdateItemOutput:
+		return one(v.ConsumedCapacity)
+	case *dynamodb.DeleteItemOutput:
+		return one(v.ConsumedCapacity)
+	case *dynamodb.QueryOutput:
+		return one(v.ConsumedCapacity)
+	case *dynamodb.ScanOutput:
+		return one(v.ConsumedCapacity)
+	case *dynamodb.BatchGetItemOutput:
+		return v.ConsumedCapacity
+	case *dynamodb.BatchWriteItemOutput:
+		return v.ConsumedCapacity
+	case *dynamodb.TransactGetItemsOutput:
+		return v.ConsumedCapacity
+	case *dynamodb.TransactWriteItemsOutput:
+		return v.ConsumedCapacity
+	}
+	return nil
+}
+
+// addCapacity adds what a call of op consumed: the read and write units
+// where DynamoDB says which, otherwise its total as op's kind.
+func (c *Counter) addCapacity(op string, cs []types.ConsumedCapacity) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	write := strings.HasPrefix(op, "Put") || strings.HasPrefix(op, "Update") || strings.HasPrefix(op, "Delete") ||
+		op == "BatchWriteItem" || op == "TransactWriteItems"
+	for _, cc := range cs {
+		r, w := deref(cc.ReadCapacityUnits), deref(cc.WriteCapacityUnits)
+		if r == 0 && w == 0 {
+			if write {
+				w = deref(cc.CapacityUnits)
+			} else {
+				r = deref(cc.CapacityUnits)
+			}
+		}
+		c.rcu += r
+		c.wcu += w
+	}
+}
+
+func deref(f *float64) float64 {
+	if f == nil {
+		return 0
+	}
+	return *f
+}
+
 // Counts returns the counts so far.
 func (c *Counter) Counts() Counts {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := Counts{ByOp: maps.Clone(c.calls)}
+	out := Counts{ByOp: maps.Clone(c.calls), ReadUnits: c.rcu, WriteUnits: c.wcu}
 	if out.ByOp == nil {
 		out.ByOp = map[string]int64{}
 	}

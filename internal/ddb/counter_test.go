@@ -6,6 +6,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 
 	"github.com/dynastream/dynastream/internal/ddb"
@@ -47,5 +48,41 @@ func TestCountersCountEachClientApart(t *testing.T) {
 	}
 	if s := c.StreamRequests.Counts(); s.ByOp["DescribeStream"] < 1 {
 		t.Errorf("streams client counted %+v", s)
+	}
+}
+
+// With Capacity, a counter sums the units DynamoDB reports: a put of a
+// small item is one write unit, a strongly consistent read of it one read
+// unit, a transaction of two puts (twice the rate) four.
+func TestCounterSumsCapacity(t *testing.T) {
+	c, table, _ := ddbtest.Table(t)
+	ctx := context.Background()
+	counter := &ddb.Counter{Capacity: true}
+	db := c.NewDB(counter)
+	item := func(sk string) map[string]types.AttributeValue {
+		return map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: "CAP"}, "SK": &types.AttributeValueMemberS{Value: sk}}
+	}
+	if _, err := db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: item("a")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), Key: item("a"), ConsistentRead: aws.Bool(true)}); err != nil {
+		t.Fatal(err)
+	}
+	got := counter.Counts()
+	if got.WriteUnits != 1 || got.ReadUnits != 1 {
+		t.Errorf("put and get: %v write and %v read units, want 1 and 1", got.WriteUnits, got.ReadUnits)
+	}
+	if _, err := db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+		{Put: &types.Put{TableName: aws.String(table), Item: item("b")}}, {Put: &types.Put{TableName: aws.String(table), Item: item("c")}},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("a transaction of two small puts: %v write units reported (AWS: 4)", counter.Counts().WriteUnits-got.WriteUnits)
+	if counter.Counts().WriteUnits <= got.WriteUnits {
+		t.Error("the transaction consumed no write units")
+	}
+	// without Capacity nothing is asked or summed
+	if c.Requests.Counts().WriteUnits != 0 {
+		t.Error("a counter without Capacity summed units")
 	}
 }

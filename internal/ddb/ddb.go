@@ -30,6 +30,10 @@ type Config struct {
 	// own (the writer's requests), never for a consumer, whose markers
 	// must tell a duplicate from a first delivery.
 	OwnWrites bool
+	// Capacity makes the DynamoDB clients' counters ask for and sum the
+	// capacity units each call consumed (Counter.Capacity): for the load
+	// benchmark (DYNAMODB_CAPACITY=true).
+	Capacity bool
 }
 
 // Clients are the two clients every program needs.
@@ -71,7 +75,7 @@ func New(ctx context.Context, c Config) (*Clients, error) {
 		// probing for instance credentials. Lambda sets AWS_ACCESS_KEY_ID.
 		cfg.Credentials = localCredentials
 	}
-	out := &Clients{AWS: cfg, Requests: &Counter{}, StreamRequests: &Counter{}, conf: c}
+	out := &Clients{AWS: cfg, Requests: &Counter{Capacity: c.Capacity}, StreamRequests: &Counter{}, conf: c}
 	out.DB = out.NewDB(out.Requests)
 	if !lambdaBuild { // a function gets its records in the event
 		out.Streams = dynamodbstreams.NewFromConfig(cfg, func(o *dynamodbstreams.Options) {

@@ -189,6 +189,7 @@ func LoadCommon() (Common, error) {
 		LocalDir: e.str("LOCAL_DIR", ".local"),
 	}
 	c.Bookkeeping = e.str("BOOKKEEPING_TABLE_NAME", c.Table+"-bookkeeping")
+	c.DB.Capacity = e.bool("DYNAMODB_CAPACITY", false)
 	if v := os.Getenv("DYNAMODB_FAULTS"); v != "" {
 		f, err := ddb.ParseFaults(v)
 		switch {
@@ -394,7 +395,7 @@ func ServeStream(c Common, clients *ddb.Clients, log *slog.Logger, cons Consumer
 	if err != nil {
 		Fatal(log, "find the table's stream (is the table created? `make run` creates it)", err)
 	}
-	cpRequests := &ddb.Counter{}
+	cpRequests := &ddb.Counter{Capacity: c.DB.Capacity}
 	cps := &stream.TableCheckpoints{DB: clients.NewDB(cpRequests), Table: rc.CheckpointTable}
 	if err := cps.CreateTable(ctx); err != nil {
 		Fatal(log, "checkpoint table", err)
