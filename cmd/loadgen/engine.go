@@ -27,13 +27,15 @@ type engine struct {
 	events  bool              // the outbox is watched: domain events are expected
 	admin   map[string]string // consumer → admin base URL
 	workers int
-	// skip are write kinds left out of the mix (-skip).
-	skip     map[string]bool
-	drain    time.Duration
-	seed     uint64
-	log      *slog.Logger
-	progress io.Writer
-	tty      bool
+	// skip are write kinds left out of the mix (-skip); criteriaShare,
+	// above 0, the share of criteria versions (-mix).
+	skip          map[string]bool
+	criteriaShare float64
+	drain         time.Duration
+	seed          uint64
+	log           *slog.Logger
+	progress      io.Writer
+	tty           bool
 	// ddbCPU reads DynamoDB Local's CPU seconds (nil: not known, as for a
 	// stack loadgen did not start).
 	ddbCPU func() (float64, error)
@@ -243,9 +245,18 @@ func (e *engine) runPhase(ctx context.Context, idx int, rate float64, d time.Dur
 	before := e.consumerMetrics(ctx)
 	cpu0 := e.sampleCPU()
 	rng := rand.New(rand.NewPCG(e.seed, uint64(1000+idx)))
+	others := 0
+	for _, m := range mix {
+		if m.name != "criteria" && !e.skip[m.name] {
+			others += m.weight
+		}
+	}
 	weight := func(name string, w int) int {
-		if e.skip[name] {
+		switch {
+		case e.skip[name]:
 			return 0
+		case name == "criteria" && e.criteriaShare > 0: // share s of all: s/(1-s) times the others
+			return int(float64(others) * e.criteriaShare / (1 - e.criteriaShare))
 		}
 		return w
 	}

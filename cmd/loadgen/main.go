@@ -56,8 +56,12 @@ type config struct {
 	rawSeconds time.Duration
 	warmup     time.Duration
 	skip       map[string]bool // write kinds left out of the mix
-	chatConns  int             // > 0: the chat workload instead of the write mix
-	chatRate   float64
+	// criteriaShare, when above 0, makes criteria versions that share of
+	// the writes (-mix criteria-heavy: 0.6), the other kinds keeping their
+	// proportions.
+	criteriaShare float64
+	chatConns     int // > 0: the chat workload instead of the write mix
+	chatRate      float64
 	// programEnv is added to one program's environment (tests).
 	programEnv map[string][]string
 	// after, when set, runs once the last phase drained, while the local
@@ -103,6 +107,7 @@ func parseFlags(args []string) (config, error) {
 	fs.DurationVar(&c.rawSeconds, "raw", 3*time.Second, "how long to measure DynamoDB Local's raw write rate (0: skip)")
 	fs.DurationVar(&c.warmup, "warmup", 15*time.Second, "an unreported phase at the first rate before measuring, so the JVM under DynamoDB Local has compiled its hot paths (0: none)")
 	skip := fs.String("skip", "", "write kinds to leave out of the mix, comma-separated (cook,rate: the mix without cooking)")
+	mixName := fs.String("mix", "full", "the write mix: full, or criteria-heavy (60% criteria versions, each deriving combined criteria, a compatibility snapshot and an activity entry)")
 	fs.IntVar(&c.chatConns, "chat", 0, "run the chat workload instead of the write mix: this many WebSocket connections in one room")
 	fs.Float64Var(&c.chatRate, "chat-rate", 5, "messages per second of the chat workload, for -duration")
 	if err := fs.Parse(args); err != nil {
@@ -118,6 +123,13 @@ func parseFlags(args []string) (config, error) {
 			return c, fmt.Errorf("-rates: %q is not a positive number", s)
 		}
 		c.rates = append(c.rates, r)
+	}
+	switch *mixName {
+	case "full":
+	case "criteria-heavy":
+		c.criteriaShare = 0.6
+	default:
+		return c, fmt.Errorf("-mix: %q: want full or criteria-heavy", *mixName)
 	}
 	c.skip = map[string]bool{}
 	for _, k := range strings.Split(*skip, ",") {
@@ -201,7 +213,7 @@ func run(ctx context.Context, c config, log *slog.Logger, progress io.Writer) (*
 	defer abort(nil)
 	rep := &Report{StartedAt: time.Now().UTC(), Config: map[string]any{
 		"rates": c.rates, "duration": c.duration.String(), "warmup": c.warmup.String(), "step": c.step, "stepBy": c.stepBy, "seed": c.seed,
-		"rooms": c.rooms, "resources": c.resources, "locations": c.locations, "workers": c.workers, "env": c.env, "mix": mix, "skip": c.skip,
+		"rooms": c.rooms, "resources": c.resources, "locations": c.locations, "workers": c.workers, "env": c.env, "mix": mix, "skip": c.skip, "criteriaShare": c.criteriaShare,
 	}}
 	rep.Machine.CPUs, rep.Machine.OS, rep.Machine.Go = runtime.NumCPU(), runtime.GOOS+"/"+runtime.GOARCH, runtime.Version()
 
@@ -299,7 +311,7 @@ func run(ctx context.Context, c config, log *slog.Logger, progress io.Writer) (*
 	}
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: c.workers, MaxIdleConns: c.workers}, Timeout: 30 * time.Second}
 	w := &world{c: &client{base: writer, http: hc}, tokens: map[string]string{}}
-	e := &engine{w: w, obs: obs, events: outbox != "", admin: admin, workers: c.workers, skip: c.skip, drain: c.drain, seed: c.seed, log: log, progress: progress, tty: isTerminal(progress), ddbCPU: ddbCPU}
+	e := &engine{w: w, obs: obs, events: outbox != "", admin: admin, workers: c.workers, skip: c.skip, criteriaShare: c.criteriaShare, drain: c.drain, seed: c.seed, log: log, progress: progress, tty: isTerminal(progress), ddbCPU: ddbCPU}
 	var phases sync.Map // index → *phaseStats
 	statsOf := func(i int) *phaseStats {
 		v, _ := phases.LoadOrStore(i, newPhaseStats())
