@@ -107,20 +107,11 @@ func (e *TooLargeError) Error() string {
 
 func (e *TooLargeError) Unwrap() error { return e.Err }
 
-// utf8SizeBytes is utf8Size for a byte slice, without copying it.
+// utf8SizeBytes is utf8Size for a byte slice: no copy for valid UTF-8
+// (the normal case), utf8Size's count otherwise.
 func utf8SizeBytes(b []byte) int {
 	if utf8.Valid(b) {
 		return len(b)
 	}
-	n := 0
-	for i := 0; i < len(b); {
-		r, size := utf8.DecodeRune(b[i:])
-		if r == utf8.RuneError && size == 1 {
-			n += utf8.RuneLen(utf8.RuneError)
-		} else {
-			n += size
-		}
-		i += size
-	}
-	return n
+	return utf8Size(string(b))
 }

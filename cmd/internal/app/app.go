@@ -242,13 +242,16 @@ func LoadRunner(table string) (Runner, error) {
 	}
 	// 0 is "not set" to the library; in the environment it is a value,
 	// and out of range
-	for name, zero := range map[string]bool{
-		"STREAM_BATCH_SIZE": r.Stream.BatchSize == 0, "STREAM_PARALLELIZATION_FACTOR": r.Stream.ParallelizationFactor == 0,
-		"STREAM_POLL_INTERVAL": r.Stream.PollInterval == 0, "STREAM_STUCK_AFTER": r.Stream.StuckAfter == 0,
-		"STREAM_CHECKPOINT_INTERVAL": r.Stream.CheckpointInterval == 0,
-	} {
-		if zero {
-			e.errs = append(e.errs, name+": 0 is out of range")
+	for _, z := range []struct {
+		name string
+		zero bool
+	}{
+		{"STREAM_BATCH_SIZE", r.Stream.BatchSize == 0}, {"STREAM_PARALLELIZATION_FACTOR", r.Stream.ParallelizationFactor == 0},
+		{"STREAM_POLL_INTERVAL", r.Stream.PollInterval == 0}, {"STREAM_STUCK_AFTER", r.Stream.StuckAfter == 0},
+		{"STREAM_CHECKPOINT_INTERVAL", r.Stream.CheckpointInterval == 0},
+	} { // in this order, so the error reads the same every time
+		if z.zero {
+			e.errs = append(e.errs, z.name+": 0 is out of range")
 		}
 	}
 	if err := e.err(); err != nil {
