@@ -121,6 +121,8 @@ type PhaseReport struct {
 	// The writer's capacity units per write (as DynamoDB Local counts them).
 	WriterReadUnitsPerWrite  float64 `json:"writerReadUnitsPerWrite,omitempty"`
 	WriterWriteUnitsPerWrite float64 `json:"writerWriteUnitsPerWrite,omitempty"`
+	// WriterByRoute is the writer's DynamoDB use per write of each route.
+	WriterByRoute map[string]RouteCost `json:"writerByRoute,omitempty"`
 }
 
 func (e *engine) report(idx int, rate float64, d, sent time.Duration, ps *phaseStats, before, after map[string]app.Metrics) PhaseReport {
@@ -177,6 +179,11 @@ func (e *engine) report(idx int, rate float64, d, sent time.Duration, ps *phaseS
 						r.WriterByOperation[op] = d
 					}
 				}
+				writes := map[string]int{}
+				for route, ds := range ps.writer {
+					writes[route] = len(ds)
+				}
+				r.WriterByRoute = routeCosts(b.DataRequests, a.DataRequests, writes)
 			}
 			continue
 		}
@@ -309,6 +316,9 @@ func (rep *Report) print(w io.Writer) {
 		}
 	}
 	tw.Flush()
+	for _, p := range rep.Phases {
+		printRouteCosts(w, p.TargetRate, p.WriterByRoute)
+	}
 	for _, p := range rep.Phases {
 		for _, name := range []string{"projector", "notifier"} {
 			if c := p.Consumers[name]; c.Status == stream.Stuck {

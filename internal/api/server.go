@@ -13,6 +13,7 @@ import (
 
 	"github.com/dynastream/dynastream/internal/auth"
 	"github.com/dynastream/dynastream/internal/collab"
+	"github.com/dynastream/dynastream/internal/ddb"
 	"github.com/dynastream/dynastream/internal/errs"
 	"github.com/dynastream/dynastream/internal/room"
 	"github.com/dynastream/dynastream/internal/store"
@@ -282,6 +283,8 @@ func (s *Server) Handler() http.Handler {
 			if p, ok := r.Context().Value(routeKey{}).(*string); ok {
 				*p = rt.pattern
 			}
+			// The DynamoDB calls of the request count under its route.
+			r = r.WithContext(ddb.WithLabel(r.Context(), rt.pattern))
 			var err error
 			if rt.access >= user {
 				var id auth.Identity

@@ -20,6 +20,10 @@ import (
 // With Capacity set it also asks DynamoDB for the capacity each call
 // consumed (ReturnConsumedCapacity TOTAL, set on the call's input) and sums
 // it, read and write units apart.
+//
+// A call made with a context that WithLabel marked is also counted under
+// its label (the writer labels each request's calls with its route), so
+// a program's requests and capacity can be told apart by what made them.
 type Counter struct {
 	Capacity bool
 
@@ -27,6 +31,27 @@ type Counter struct {
 	calls    map[string]int64
 	attempts map[string]int64
 	rcu, wcu float64
+	labels   map[string]*Usage
+}
+
+// Usage is what the calls under one label used.
+type Usage struct {
+	Calls      int64            `json:"calls"`
+	ByOp       map[string]int64 `json:"byOperation"`
+	ReadUnits  float64          `json:"readUnits,omitempty"`
+	WriteUnits float64          `json:"writeUnits,omitempty"`
+}
+
+type labelKey struct{}
+
+// WithLabel marks ctx: the calls made with it are counted under label too.
+func WithLabel(ctx context.Context, label string) context.Context {
+	return context.WithValue(ctx, labelKey{}, label)
+}
+
+func labelOf(ctx context.Context) string {
+	l, _ := ctx.Value(labelKey{}).(string)
+	return l
 }
 
 // Counts is a Counter's snapshot.
@@ -39,6 +64,8 @@ type Counts struct {
 	// operation's kind.
 	ReadUnits  float64 `json:"readUnits,omitempty"`
 	WriteUnits float64 `json:"writeUnits,omitempty"`
+	// ByLabel is the usage of the calls made with a WithLabel context.
+	ByLabel map[string]Usage `json:"byLabel,omitempty"`
 }
 
 // Middleware counts every call at the start of the client's middleware
@@ -47,14 +74,17 @@ type Counts struct {
 func (c *Counter) Middleware(s *middleware.Stack) error {
 	err := s.Initialize.Add(middleware.InitializeMiddlewareFunc("dynastream.CountCalls",
 		func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
-			op := awsmiddleware.GetOperationName(ctx)
+			op, label := awsmiddleware.GetOperationName(ctx), labelOf(ctx)
 			c.add(&c.calls, op)
+			if label != "" {
+				c.addLabel(label, op)
+			}
 			if c.Capacity {
 				askCapacity(in.Parameters)
 			}
 			out, md, err := next.HandleInitialize(ctx, in)
 			if c.Capacity && err == nil {
-				c.addCapacity(op, consumed(out.Result))
+				c.addCapacity(op, label, consumed(out.Result))
 			}
 			return out, md, err
 		}), middleware.Before)
@@ -75,6 +105,21 @@ func (c *Counter) add(m *map[string]int64, op string) {
 		*m = map[string]int64{}
 	}
 	(*m)[op]++
+}
+
+func (c *Counter) addLabel(label, op string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.labels == nil {
+		c.labels = map[string]*Usage{}
+	}
+	u := c.labels[label]
+	if u == nil {
+		u = &Usage{ByOp: map[string]int64{}}
+		c.labels[label] = u
+	}
+	u.Calls++
+	u.ByOp[op]++
 }
 
 // askCapacity sets ReturnConsumedCapacity TOTAL on a DynamoDB input.
@@ -139,7 +184,7 @@ func consumed(out any) []types.ConsumedCapacity {
 
 // addCapacity adds what a call of op consumed: the read and write units
 // where DynamoDB says which, otherwise its total as op's kind.
-func (c *Counter) addCapacity(op string, cs []types.ConsumedCapacity) {
+func (c *Counter) addCapacity(op, label string, cs []types.ConsumedCapacity) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	write := strings.HasPrefix(op, "Put") || strings.HasPrefix(op, "Update") || strings.HasPrefix(op, "Delete") ||
@@ -155,6 +200,10 @@ func (c *Counter) addCapacity(op string, cs []types.ConsumedCapacity) {
 		}
 		c.rcu += r
 		c.wcu += w
+		if u := c.labels[label]; u != nil {
+			u.ReadUnits += r
+			u.WriteUnits += w
+		}
 	}
 }
 
@@ -178,6 +227,14 @@ func (c *Counter) Counts() Counts {
 	}
 	for _, n := range c.attempts {
 		out.Attempts += n
+	}
+	if len(c.labels) > 0 {
+		out.ByLabel = make(map[string]Usage, len(c.labels))
+		for l, u := range c.labels {
+			v := *u
+			v.ByOp = maps.Clone(u.ByOp)
+			out.ByLabel[l] = v
+		}
 	}
 	return out
 }

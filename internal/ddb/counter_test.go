@@ -86,3 +86,35 @@ func TestCounterSumsCapacity(t *testing.T) {
 		t.Error("a counter without Capacity summed units")
 	}
 }
+
+// A call made with a labelled context is counted under its label too,
+// with the capacity it used; an unlabelled one only in the totals.
+func TestCounterCountsByLabel(t *testing.T) {
+	c, table, _ := ddbtest.Table(t)
+	counter := &ddb.Counter{Capacity: true}
+	db := c.NewDB(counter)
+	key := map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: "LABEL"}, "SK": &types.AttributeValueMemberS{Value: "a"}}
+	ctx := ddb.WithLabel(context.Background(), "POST /things")
+	if _, err := db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: key}); err != nil {
+		t.Fatal(err)
+	}
+	for _, ctx := range []context.Context{ctx, context.Background()} {
+		if _, err := db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), Key: key, ConsistentRead: aws.Bool(true)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := counter.Counts()
+	u, ok := got.ByLabel["POST /things"]
+	if !ok || len(got.ByLabel) != 1 {
+		t.Fatalf("labels %v, want POST /things only", got.ByLabel)
+	}
+	if u.Calls != 2 || u.ByOp["PutItem"] != 1 || u.ByOp["GetItem"] != 1 {
+		t.Errorf("label counted %+v, want one put and one get", u)
+	}
+	if u.WriteUnits != 1 || u.ReadUnits != 1 {
+		t.Errorf("label used %v write and %v read units, want 1 and 1", u.WriteUnits, u.ReadUnits)
+	}
+	if got.Calls != 3 || got.ReadUnits != 2 {
+		t.Errorf("totals %d calls, %v read units; want 3 and 2", got.Calls, got.ReadUnits)
+	}
+}
