@@ -98,6 +98,8 @@ type env struct {
 	// /@connections/ beside the routes.
 	gw  *gateway.Local
 	srv *api.Server
+	// requests counts the writer's DynamoDB calls (by route, too).
+	requests *ddb.Counter
 }
 
 // newEnv starts the writer on a fresh table; its ids come from newID once
@@ -122,7 +124,7 @@ func newEnv(t *testing.T, newID func() string) *env {
 	mux.Handle("/", srv.Handler())
 	ts := httptest.NewServer(mux)
 	t.Cleanup(func() { gw.Close(); ts.Close() })
-	return &env{t: t, url: ts.URL, db: c.DB, streams: c.Streams, table: table, arn: arn, st: st, clock: clk, ids: gen, gw: gw, srv: srv}
+	return &env{t: t, url: ts.URL, db: c.DB, streams: c.Streams, table: table, arn: arn, st: st, clock: clk, ids: gen, gw: gw, srv: srv, requests: c.Requests}
 }
 
 // withT is the environment reporting to t (a subtest's).

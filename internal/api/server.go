@@ -305,6 +305,8 @@ func (s *Server) Handler() http.Handler {
 			}
 			switch {
 			case err != nil:
+			case oneWrite[rt.pattern]:
+				err = s.oneWrite(w, r, rt, op, key, run)
 			case key != "":
 				err = s.idempotent(w, r, key, run)
 			default:

@@ -229,12 +229,12 @@ func (s *Store) CreateInvite(ctx context.Context, inv collab.Invite) error {
 			},
 		}}
 	}
-	_, err = s.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+	err = s.transactWrite(ctx, []types.TransactWriteItem{
 		{ConditionCheck: &types.ConditionCheck{TableName: aws.String(s.Table), Key: ResourceKey(inv.ResourceType, inv.ResourceID).AV(), ConditionExpression: aws.String("attribute_exists(PK)")}},
 		put(s.Table, it, "attribute_not_exists(PK)"),
 		counter("USER#"+inv.InviterID, lim.PerUser),
 		counter("RESOURCE#"+inv.ResourceType.Key()+"#"+inv.ResourceID, lim.PerResource),
-	}})
+	})
 	if reasons := cancelReasons(err); reasons != nil {
 		tooMany := func(what string, n int) error {
 			e := errs.New(errs.TooMany, "%s: at most %d invites per %s; try again after %s", what, n, lim.Window, Timestamp(end))
@@ -439,7 +439,7 @@ func (s *Store) CreateComment(ctx context.Context, c collab.Comment) error {
 			},
 		}})
 	}
-	_, err = s.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+	err = s.transactWrite(ctx, items)
 	if reasons := cancelReasons(err); reasons != nil {
 		switch {
 		case reasons[0] == "ConditionalCheckFailed":

@@ -81,7 +81,7 @@ func (s *Store) AddListing(ctx context.Context, l room.Listing) error {
 		}
 		items = append(items, put(s.Table, lk, "attribute_not_exists(PK)"))
 	}
-	_, err = s.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+	err = s.transactWrite(ctx, items)
 	if reasons := cancelReasons(err); reasons != nil {
 		switch {
 		case reasons[0] == "ConditionalCheckFailed":

@@ -67,10 +67,10 @@ func (s *Store) CreateLocation(ctx context.Context, l location.Location) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+	err = s.transactWrite(ctx, []types.TransactWriteItem{
 		put(s.Table, loc, "attribute_not_exists(PK)"),
 		put(s.Table, lookup, "attribute_not_exists(PK)"),
-	}})
+	})
 	if reasons := cancelReasons(err); reasons != nil {
 		switch {
 		case reasons[1] == "ConditionalCheckFailed":

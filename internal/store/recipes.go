@@ -223,9 +223,9 @@ func (s *Store) RecordCooking(ctx context.Context, h cooking.History) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+	err = s.transactWrite(ctx, []types.TransactWriteItem{
 		s.recipeExists(h.RecipeID), put(s.Table, entry, "attribute_not_exists(PK)"), put(s.Table, ref, "attribute_not_exists(PK)"),
-	}})
+	})
 	if reasons := cancelReasons(err); reasons != nil {
 		switch {
 		case reasons[0] == "ConditionalCheckFailed":

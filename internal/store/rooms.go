@@ -76,11 +76,11 @@ func (s *Store) AddMember(ctx context.Context, m room.Member) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+	err = s.transactWrite(ctx, []types.TransactWriteItem{
 		{ConditionCheck: &types.ConditionCheck{TableName: aws.String(s.Table), Key: RoomKey(m.RoomID).AV(), ConditionExpression: aws.String("attribute_exists(PK)")}},
 		put(s.Table, mi, "attribute_not_exists(PK)"),
 		put(s.Table, ui, "attribute_not_exists(PK)"),
-	}})
+	})
 	if reasons := cancelReasons(err); reasons != nil {
 		switch {
 		case reasons[0] == "ConditionalCheckFailed":
@@ -149,10 +149,10 @@ func (s *Store) PutCriteria(ctx context.Context, cv room.CriteriaVersion) (room.
 		if err != nil {
 			return cv, err
 		}
-		_, err = s.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+		err = s.transactWrite(ctx, []types.TransactWriteItem{
 			{ConditionCheck: &types.ConditionCheck{TableName: aws.String(s.Table), Key: RoomKey(cv.RoomID).AV(), ConditionExpression: aws.String("attribute_exists(PK)")}},
 			put(s.Table, item, "attribute_not_exists(PK)"),
-		}})
+		})
 		if reasons := cancelReasons(err); len(reasons) == 2 {
 			switch {
 			case reasons[0] == "ConditionalCheckFailed":

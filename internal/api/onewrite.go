@@ -1,0 +1,108 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/dynastream/dynastream/internal/room"
+	"github.com/dynastream/dynastream/internal/store"
+)
+
+// oneWrite are the routes whose handler, when it succeeds, has made one
+// transactional write and no other. Their request is first tried as one
+// DynamoDB request: the handler's write is held back (store.Defer) and
+// sent in one transaction with the request's Idempotency-Key record (as
+// done, with the response) and, on a member route, a check that the
+// caller is a member instead of a read beforehand. So a keyed request
+// that would cost a claim, the write and the record costs the write.
+//
+// Anything else falls back to the ordinary way, which answers exactly as
+// before: the handler failed or refused, the key was used before (its
+// record is there), the caller is no member, a condition of the write
+// failed. Nothing was written by the first try then (the transaction is
+// all or nothing, and nothing is sent before it), so running the request
+// again is safe; only a refusal costs its reads twice.
+//
+// A member route's handler here may use only the room and the caller of
+// callerMember (its role is not read). TestOneWriteRoutes checks each
+// route's DynamoDB requests.
+var oneWrite = map[string]bool{
+	"POST /rooms/{roomId}/listings":        true,
+	"PUT /rooms/{roomId}/criteria":         true,
+	"POST /rooms/{roomId}/members":         true,
+	"POST /resources/{type}/{id}/comments": true,
+	"POST /resources/{type}/{id}/invites":  true,
+	"POST /me/cooking-history":             true,
+	"POST /locations":                      true,
+}
+
+// oneWrite serves a oneWrite route: one transaction if it can, otherwise
+// run (through idempotent with a key).
+func (s *Server) oneWrite(w http.ResponseWriter, r *http.Request, rt route, op *operation, key string, run func(*Server, http.ResponseWriter, *http.Request) error) error {
+	body, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	ordinary := func() error {
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if key != "" {
+			return s.idempotent(w, r, key, run)
+		}
+		return run(s, w, r)
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	if validateRequest(r, op) != nil {
+		return ordinary()
+	}
+	me := identity(r.Context()).UserID
+	var guards []types.TransactWriteItem
+	fr := r
+	if rt.access == member {
+		roomID := r.PathValue("roomId")
+		fr = r.WithContext(context.WithValue(r.Context(), grantKey{}, grant{member: room.Member{RoomID: roomID, UserID: me}}))
+		guards = append(guards, s.Store.MemberCheck(roomID, me))
+	} else if fr, err = s.authorize(r, rt.access); err != nil {
+		return ordinary() // a refusal is kept for the key as ever
+	}
+	now := s.Now()
+	srv := s
+	if key != "" {
+		srv = s.asOf(now, me, key) // ids from the key, as a keyed run's
+	}
+	ctx, u := store.Defer(fr.Context())
+	buf := &bufferedResponse{header: http.Header{}}
+	if err := rt.handle(srv, buf, fr.WithContext(ctx)); err != nil {
+		return ordinary()
+	}
+	if buf.status == 0 {
+		buf.status = http.StatusOK
+	}
+	if buf.status/100 != 2 || u.Held() != 1 || buf.body.Len() > maxStoredBody {
+		return ordinary()
+	}
+	if key != "" {
+		resp := store.StoredResponse{Status: buf.status, ContentType: buf.header.Get("Content-Type"), Location: buf.header.Get("Location"), Body: buf.body.String()}
+		rec, err := s.Store.RequestRecord(me, key, Fingerprint(r.Method, r.URL.EscapedPath(), r.URL.RawQuery, body), now, idempotencyKeep, resp)
+		if err != nil {
+			return err
+		}
+		guards = append(guards, rec)
+	}
+	ok, err := s.Store.Commit(ctx, u, guards...)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return ordinary()
+	}
+	for k, vs := range buf.header {
+		w.Header()[k] = vs
+	}
+	w.WriteHeader(buf.status)
+	_, _ = w.Write(buf.body.Bytes())
+	return nil
+}

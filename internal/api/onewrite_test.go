@@ -1,0 +1,144 @@
+package api_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dynastream/dynastream/internal/api"
+	"github.com/dynastream/dynastream/internal/ddb"
+)
+
+// writeOps are the DynamoDB operations that write.
+var writeOps = []string{"PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems"}
+
+// A oneWrite route's request, with an Idempotency-Key or without, makes one
+// DynamoDB write, a transaction, and on a member route no read before it:
+// the key's record and the membership check are in the transaction. Its
+// repeat with the key answers the first response, marked replayed, with
+// no second effect; the key with another body is a 422; an outsider is
+// refused as ever, and the refusal is what the key answers again.
+func TestOneWriteRoutes(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, sequence("ow%03d"))
+	e.clock.Advance(time.Since(e.clock.Peek()))
+	e.st.InviteLimits.PerUser, e.st.InviteLimits.PerResource, e.st.InviteLimits.Window = 1000, 1000, time.Hour
+	tok := map[string]string{
+		cOwner: e.token("alice"), cMember: e.token("bob"), cOutsider: e.token("carol"),
+		cAdmin: e.mint(map[string]any{"userId": "root", "groups": []string{"admins"}}),
+	}
+	w := buildWorld(t, e, tok, 1)
+	routes := api.OneWriteRoutes()
+	if len(routes) == 0 {
+		t.Fatal("no oneWrite routes")
+	}
+	for i, pattern := range routes {
+		method, path, _ := strings.Cut(pattern, " ")
+		path = w.path(path)
+		caller := cOwner
+		if pattern == "POST /locations" {
+			caller = cAdmin
+		}
+		// a body that makes a new thing each time (n: the send's number)
+		body := func(n int) any {
+			bodies := map[string]string{
+				"POST /locations":                      `{"locationCode":"bern-%[1]d","name":"Bern","placeId":"p2","formattedAddress":"b","lat":46.9,"lng":7.4}`,
+				"POST /rooms/{roomId}/members":         `{"userId":"user%[1]d"}`,
+				"POST /resources/{type}/{id}/invites":  `{"inviteeId":"user%[1]d"}`,
+				"POST /rooms/{roomId}/listings":        `{"sourceBrand":"homegate","externalId":"OW-%[1]d","title":"One","location":"Zurich"}`,
+				"POST /resources/{type}/{id}/comments": `{"text":"hello %[1]d"}`,
+				"PUT /rooms/{roomId}/criteria":         `{"criteria":{"priceMax":%[1]d}}`,
+				"POST /me/cooking-history":             `{"recipeId":"` + w.recipe + `","notes":"take %[1]d"}`,
+			}
+			b, ok := bodies[pattern]
+			if !ok {
+				t.Fatalf("no body for %s", pattern)
+			}
+			return json.RawMessage(fmt.Sprintf(b, 100*i+n+1))
+		}
+		t.Run(pattern, func(t *testing.T) {
+			e := e.withT(t)
+			for n, key := range []string{"", fmt.Sprintf("ow-key-%d", i)} {
+				before := e.requests.Counts().ByLabel[pattern]
+				var res response
+				if key == "" {
+					res = e.do(method, path, tok[caller], body(n))
+				} else {
+					res, _ = e.keyed(method, path, tok[caller], key, body(n))
+				}
+				if res.status/100 != 2 {
+					t.Fatalf("key %q: %d %s", key, res.status, res.body)
+				}
+				used := usage(e.requests.Counts().ByLabel[pattern], before)
+				if used["TransactWriteItems"] != 1 || writes(used) != 1 {
+					t.Errorf("key %q: requests %v, want one transaction and no other write", key, used)
+				}
+				if strings.HasPrefix(pattern, "POST /rooms/{roomId}/listings") || strings.HasPrefix(pattern, "PUT /rooms/{roomId}/criteria") {
+					if used["GetItem"] != 0 {
+						t.Errorf("key %q: a member route read %v before its write", key, used)
+					}
+				}
+				if key == "" {
+					continue
+				}
+				before = e.requests.Counts().ByLabel[pattern]
+				again, replayed := e.keyed(method, path, tok[caller], key, body(n))
+				if again.status != res.status || replayed != "true" || string(again.body) != string(res.body) {
+					t.Errorf("repeat: %d %s (replayed %q), want the first answer %d %s", again.status, again.body, replayed, res.status, res.body)
+				}
+				// the commit refused (the key's record is there), then the
+				// claim that finds the record: nothing written
+				if used := usage(e.requests.Counts().ByLabel[pattern], before); used["TransactWriteItems"] > 1 || writes(used) > 2 {
+					t.Errorf("repeat: requests %v, want at most the refused commit and the claim", used)
+				}
+				if other, _ := e.keyed(method, path, tok[caller], key, body(n+10)); other.status != 422 {
+					t.Errorf("the key with another body: %d %s, want 422", other.status, other.body)
+				}
+			}
+		})
+	}
+	// An outsider's keyed listing: refused as the ordinary way refuses it
+	// (the room is not found for a non-member), nothing written, and the
+	// refusal answered again for the key.
+	path := "/rooms/" + w.room + "/listings"
+	body := json.RawMessage(`{"sourceBrand":"homegate","externalId":"OUT-1","title":"Mine","location":"Bern"}`)
+	plain := e.do("POST", path, tok[cOutsider], body)
+	first, _ := e.keyed("POST", path, tok[cOutsider], "outsider-1", body)
+	again, replayed := e.keyed("POST", path, tok[cOutsider], "outsider-1", body)
+	if first.status != plain.status || first.status/100 != 4 || string(first.body) != string(plain.body) {
+		t.Errorf("outsider keyed: %d %s, want as unkeyed %d %s", first.status, first.body, plain.status, plain.body)
+	}
+	if again.status != first.status || replayed != "true" {
+		t.Errorf("outsider repeat: %d (replayed %q)", again.status, replayed)
+	}
+	var page struct{ Items []struct{ Title string } }
+	e.ok(200, "GET", path+"?limit=100", tok[cOwner], nil, &page)
+	for _, l := range page.Items {
+		if l.Title == "Mine" {
+			t.Error("the outsider's listing was written")
+		}
+	}
+}
+
+// usage is what a label's calls did between two snapshots, by operation.
+func usage(after, before ddb.Usage) map[string]int64 {
+	out := maps.Clone(after.ByOp)
+	for op, n := range before.ByOp {
+		out[op] -= n
+		if out[op] == 0 {
+			delete(out, op)
+		}
+	}
+	return out
+}
+
+func writes(used map[string]int64) int64 {
+	var n int64
+	for _, op := range writeOps {
+		n += used[op]
+	}
+	return n
+}

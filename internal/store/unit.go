@@ -1,0 +1,116 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// A Unit holds back a request's transactional write so that it can be
+// sent in one TransactWriteItems together with what guards it: the
+// request's Idempotency-Key record and checks of the caller's access that
+// would otherwise each be a request of their own (Commit).
+//
+// While a context carries a Unit (Defer), the store's transactional
+// writes (transactWrite) are held in it instead of sent, and report
+// success: the caller must Commit the unit before it tells anyone the
+// write happened, and treat a Commit that did not write as "nothing
+// happened" (run the request again the ordinary way). A second
+// transactional write in one unit is refused (ErrHeld), so that the unit
+// never commits part of what the caller meant.
+type Unit struct {
+	mu    sync.Mutex
+	items []types.TransactWriteItem
+	held  int
+}
+
+type unitKey struct{}
+
+// ErrHeld is a second transactional write made while a unit holds one.
+var ErrHeld = errors.New("store: a unit holds one transactional write only")
+
+// Defer returns ctx carrying a new Unit.
+func Defer(ctx context.Context) (context.Context, *Unit) {
+	u := &Unit{}
+	return context.WithValue(ctx, unitKey{}, u), u
+}
+
+// Held is the number of transactional writes the unit holds (0 or 1).
+func (u *Unit) Held() int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.held
+}
+
+// transactWrite sends items in one transaction, or holds them in the
+// context's Unit.
+func (s *Store) transactWrite(ctx context.Context, items []types.TransactWriteItem) error {
+	if u, ok := ctx.Value(unitKey{}).(*Unit); ok {
+		u.mu.Lock()
+		defer u.mu.Unlock()
+		if u.held > 0 {
+			return ErrHeld
+		}
+		u.held++
+		u.items = append(u.items, items...)
+		return nil
+	}
+	_, err := s.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+	return err
+}
+
+// Commit sends what u holds with extra in one transaction. It returns
+// false, with no error, when a condition failed or a concurrent
+// transaction got in the way: nothing was written. An error is a failure
+// to ask (throttled, the network), after the client's retries.
+func (s *Store) Commit(ctx context.Context, u *Unit, extra ...types.TransactWriteItem) (bool, error) {
+	u.mu.Lock()
+	items := append(append([]types.TransactWriteItem(nil), u.items...), extra...)
+	u.mu.Unlock()
+	if len(items) == 0 {
+		return false, nil
+	}
+	_, err := s.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+	if cancelReasons(err) != nil {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("store: commit: %w", err)
+	}
+	return true, nil
+}
+
+// MemberCheck is a transaction item that holds when userID is a member of
+// roomID (the read the member routes would otherwise make first).
+func (s *Store) MemberCheck(roomID, userID string) types.TransactWriteItem {
+	return types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
+		TableName: aws.String(s.Table), Key: MemberKey(roomID, userID).AV(), ConditionExpression: aws.String("attribute_exists(PK)"),
+	}}
+}
+
+// RequestRecord is the transaction item that records a request sent with
+// an Idempotency-Key as done, with its response, as EndRequest would
+// after BeginRequest: on the condition that the key is new, so that a
+// commit with it happens once per key. Its repeats find it with
+// BeginRequest (RequestDone, or RequestMismatch for another request).
+func (s *Store) RequestRecord(scope, key, fingerprint string, now time.Time, keep time.Duration, r StoredResponse) (types.TransactWriteItem, error) {
+	av, err := attributevalue.MarshalMap(r)
+	if err != nil {
+		return types.TransactWriteItem{}, fmt.Errorf("store: marshal response: %w", err)
+	}
+	maps.Copy(av, RequestKey(scope, key).AV())
+	av[AttrItemType], av[AttrDerived] = strAV(TypeRequest), &types.AttributeValueMemberBOOL{Value: true}
+	av["status"], av["fingerprint"] = strAV("COMPLETED"), strAV(fingerprint)
+	av["startedAt"] = &types.AttributeValueMemberN{Value: strconv.FormatInt(now.UnixMilli(), 10)}
+	av[AttrTTL] = &types.AttributeValueMemberN{Value: strconv.FormatInt(now.Add(keep).Unix(), 10)}
+	return types.TransactWriteItem{Put: &types.Put{TableName: aws.String(s.book()), Item: av, ConditionExpression: aws.String("attribute_not_exists(PK)")}}, nil
+}
