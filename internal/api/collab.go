@@ -355,11 +355,7 @@ func (s *Server) listComments(w http.ResponseWriter, r *http.Request) error {
 
 // comment reads the comment of the path and checks the caller may see it.
 func (s *Server) comment(r *http.Request) (collab.Comment, store.Access, error) {
-	c, err := s.Store.GetComment(r.Context(), r.PathValue("commentId"))
-	if err != nil {
-		return c, store.Access{}, err
-	}
-	a, err := s.Store.ResourceAccess(r.Context(), c.ResourceType, c.ResourceID, identity(r.Context()).UserID)
+	c, a, err := s.Store.CommentAccess(r.Context(), r.PathValue("commentId"), identity(r.Context()).UserID)
 	if err == nil && !a.Member() {
 		err = errs.New(errs.NotFound, "comment %s not found", c.CommentID)
 	}

@@ -38,6 +38,12 @@ var oneWrite = map[string]bool{
 	"POST /resources/{type}/{id}/invites":  true,
 	"POST /me/cooking-history":             true,
 	"POST /locations":                      true,
+	// a listing's change, held on the condition that it is as read
+	"PUT /rooms/{roomId}/listings/{listingId}/status": true,
+	"POST /rooms/{roomId}/listings/{listingId}/seen":  true,
+	// held as a put of a new reaction, or a delete
+	"PUT /comments/{commentId}/reactions/{emoji}":    true,
+	"DELETE /comments/{commentId}/reactions/{emoji}": true,
 }
 
 // oneWrite serves a oneWrite route: one transaction if it can, otherwise

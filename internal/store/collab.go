@@ -456,6 +456,55 @@ func (s *Store) CreateComment(ctx context.Context, c collab.Comment) error {
 	return nil
 }
 
+// CommentAccess reads a comment (through its reference item) and what
+// userID may do with its resource: two requests, the reference and then
+// one BatchGetItem of the comment, the resource and the user's
+// collaborator item. A missing comment or resource is NotFound.
+func (s *Store) CommentAccess(ctx context.Context, commentID, userID string) (collab.Comment, Access, error) {
+	var ref commentRef
+	ok, err := s.getItem(ctx, CommentRefKey(commentID), true, &ref)
+	if err != nil || !ok {
+		return collab.Comment{}, Access{}, notFoundOr(err, "comment %s not found", commentID)
+	}
+	t, id := ref.ResourceType, ref.ResourceID
+	ck, rk, uk := CommentKey(t, id, ref.CreatedAt, commentID), ResourceKey(t, id), CollaboratorKey(t, id, userID)
+	out, err := s.DB.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{
+		s.Table: {Keys: []map[string]types.AttributeValue{ck.AV(), rk.AV(), uk.AV()}, ConsistentRead: aws.Bool(true)},
+	}})
+	if err != nil {
+		return collab.Comment{}, Access{}, fmt.Errorf("store: read comment %s and access: %w", commentID, err)
+	}
+	if len(out.UnprocessedKeys) > 0 { // rare: fall back to single reads
+		c, err := s.GetComment(ctx, commentID)
+		if err != nil {
+			return c, Access{}, err
+		}
+		a, err := s.ResourceAccess(ctx, t, id, userID)
+		return c, a, err
+	}
+	var c collab.Comment
+	var a Access
+	foundComment, foundResource := false, false
+	for _, it := range out.Responses[s.Table] {
+		switch itemKey(it) {
+		case ck:
+			foundComment = s.decode(it, &c)
+		case rk:
+			foundResource = s.decode(it, &a.Resource)
+		case uk:
+			a.Collaborator = true
+		}
+	}
+	switch {
+	case !foundComment:
+		return c, Access{}, errs.New(errs.NotFound, "comment %s not found", commentID)
+	case !foundResource:
+		return c, Access{}, errs.New(errs.NotFound, "%s %s not found", t, id)
+	}
+	a.Owner = a.Resource.OwnerID == userID
+	return c, a, nil
+}
+
 // GetComment finds a comment by id (through its reference item).
 func (s *Store) GetComment(ctx context.Context, commentID string) (collab.Comment, error) {
 	var ref commentRef
@@ -567,6 +616,11 @@ func (s *Store) AddReaction(ctx context.Context, r collab.Reaction) (bool, error
 	if err != nil {
 		return false, err
 	}
+	if holding(ctx) {
+		// held: it commits only if the reaction is new (else the request
+		// runs the ordinary way and finds it)
+		return true, s.transactWrite(ctx, []types.TransactWriteItem{put(s.Table, it, "attribute_not_exists(PK)")})
+	}
 	_, err = s.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.Table), Item: it, ConditionExpression: aws.String("attribute_not_exists(PK)")})
 	if isConditionFailed(err) {
 		return false, nil
@@ -581,7 +635,11 @@ func (s *Store) AddReaction(ctx context.Context, r collab.Reaction) (bool, error
 // success: a retried removal (or one whose answer was lost) finds the
 // table as asked (a delete of nothing writes no stream record).
 func (s *Store) RemoveReaction(ctx context.Context, commentID, userID, emoji string) error {
-	_, err := s.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(s.Table), Key: ReactionKey(commentID, userID, emoji).AV()})
+	key := ReactionKey(commentID, userID, emoji).AV()
+	if holding(ctx) {
+		return s.transactWrite(ctx, []types.TransactWriteItem{{Delete: &types.Delete{TableName: aws.String(s.Table), Key: key}}})
+	}
+	_, err := s.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(s.Table), Key: key})
 	if err != nil {
 		return fmt.Errorf("store: remove reaction: %w", err)
 	}

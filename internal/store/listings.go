@@ -3,6 +3,9 @@ package store
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -170,7 +173,20 @@ func (s *Store) SetListingStatus(ctx context.Context, l room.Listing, to room.St
 	// Or the same change already made by this very call (its response
 	// lost, the SDK sent it again): the same status, by the same user, at
 	// the same instant.
-	return s.updateListing(ctx, l, upd, "#status = :from OR (#status = :to AND updatedByUserId = :by AND updatedAt = :at)", vals)
+	next := l
+	next.Status, next.UpdatedAt, next.UpdatedByUserID = to, at, by
+	if seenBy != "" {
+		next.SeenBy = withSeen(l.SeenBy, seenBy)
+	}
+	return s.updateListing(ctx, l, upd, "#status = :from OR (#status = :to AND updatedByUserId = :by AND updatedAt = :at)", vals, next)
+}
+
+// withSeen is seen with userID in it (a set).
+func withSeen(seen []string, userID string) []string {
+	if slices.Contains(seen, userID) {
+		return seen
+	}
+	return append(slices.Clip(seen), userID)
 }
 
 // MarkSeen adds a user to a listing's seenBy set (a set: no duplicates)
@@ -183,12 +199,34 @@ func (s *Store) MarkSeen(ctx context.Context, l room.Listing, userID, at string)
 		}
 		// Someone moved it meanwhile: just record that this user saw it.
 	}
+	next := l
+	next.SeenBy = withSeen(l.SeenBy, userID)
 	return s.updateListing(ctx, l, "ADD seenBy :seen", "attribute_exists(PK)", map[string]types.AttributeValue{
 		":seen": &types.AttributeValueMemberSS{Value: []string{userID}},
-	})
+	}, next)
 }
 
-func (s *Store) updateListing(ctx context.Context, l room.Listing, upd, cond string, vals map[string]types.AttributeValue) (room.Listing, error) {
+// updateListing updates the listing l (as read) and returns it as stored
+// after. Held in a Unit, it commits only if the listing is still as read
+// (its status, updatedAt and number of seenBy), and returns next, what
+// the update makes of l.
+func (s *Store) updateListing(ctx context.Context, l room.Listing, upd, cond string, vals map[string]types.AttributeValue, next room.Listing) (room.Listing, error) {
+	if holding(ctx) {
+		held := maps.Clone(vals)
+		held[":readStatus"] = &types.AttributeValueMemberS{Value: string(l.Status)}
+		held[":readAt"] = &types.AttributeValueMemberS{Value: l.UpdatedAt}
+		seen := "attribute_not_exists(seenBy)"
+		if len(l.SeenBy) > 0 {
+			seen = "size(seenBy) = :readSeen"
+			held[":readSeen"] = &types.AttributeValueMemberN{Value: strconv.Itoa(len(l.SeenBy))}
+		}
+		return next, s.transactWrite(ctx, []types.TransactWriteItem{{Update: &types.Update{
+			TableName: aws.String(s.Table), Key: ListingKey(l.RoomID, l.ListingID).AV(), UpdateExpression: aws.String(upd),
+			ConditionExpression:       aws.String("(" + cond + ") AND #status = :readStatus AND updatedAt = :readAt AND " + seen),
+			ExpressionAttributeNames:  map[string]string{"#status": "status"},
+			ExpressionAttributeValues: held,
+		}}})
+	}
 	in := &dynamodb.UpdateItemInput{
 		TableName: aws.String(s.Table), Key: ListingKey(l.RoomID, l.ListingID).AV(),
 		UpdateExpression: aws.String(upd), ConditionExpression: aws.String(cond),

@@ -51,6 +51,13 @@ func (u *Unit) Held() int {
 	return u.held
 }
 
+// holding says whether ctx carries a Unit: a write that is not
+// transactional may then be made one, to be held.
+func holding(ctx context.Context) bool {
+	_, ok := ctx.Value(unitKey{}).(*Unit)
+	return ok
+}
+
 // transactWrite sends items in one transaction, or holds them in the
 // context's Unit.
 func (s *Store) transactWrite(ctx context.Context, items []types.TransactWriteItem) error {
