@@ -41,6 +41,8 @@ var oneWrite = map[string]bool{
 	// a listing's change, held on the condition that it is as read
 	"PUT /rooms/{roomId}/listings/{listingId}/status": true,
 	"POST /rooms/{roomId}/listings/{listingId}/seen":  true,
+	// held on the condition that the location is as read
+	"PATCH /locations/{locationId}": true,
 	// held as a put of a new reaction, or a delete
 	"PUT /comments/{commentId}/reactions/{emoji}":    true,
 	"DELETE /comments/{commentId}/reactions/{emoji}": true,

@@ -54,7 +54,7 @@ func TestOneWriteRoutes(t *testing.T) {
 			return w.path(p)
 		}
 		caller := cOwner
-		if pattern == "POST /locations" {
+		if strings.HasPrefix(pattern, "POST /locations") || strings.HasPrefix(pattern, "PATCH /locations") {
 			caller = cAdmin
 		}
 		body := func(n int) any {
@@ -71,6 +71,7 @@ func TestOneWriteRoutes(t *testing.T) {
 				"POST /me/cooking-history":                        `{"recipeId":"` + w.recipe + `","notes":"take %[1]d"}`,
 				"PUT /rooms/{roomId}/listings/{listingId}/status": `{"status":"SHORTLISTED"}`,
 				"POST /rooms/{roomId}/listings/{listingId}/seen":  `{}`,
+				"PATCH /locations/{locationId}":                   `{"name":"Zurich %[1]d"}`,
 			}
 			b, ok := bodies[pattern]
 			if !ok {
@@ -99,10 +100,14 @@ func TestOneWriteRoutes(t *testing.T) {
 				if used["TransactWriteItems"] != 1 || writes(used) != 1 {
 					t.Errorf("key %q: requests %v, want one transaction and no other write", key, used)
 				}
-				if strings.Contains(pattern, "{listingId}") {
+				if strings.Contains(pattern, "{listingId}") || strings.Contains(pattern, "{locationId}") {
 					// the answer, made without reading the item back, is the
-					// listing as stored
-					if got := e.ok(200, "GET", path[:strings.LastIndex(path, "/")], tok[cOwner], nil, nil); string(got.body) != string(res.body) {
+					// listing or location as stored
+					read := path
+					if strings.Contains(pattern, "{listingId}") {
+						read = path[:strings.LastIndex(path, "/")]
+					}
+					if got := e.ok(200, "GET", read, tok[caller], nil, nil); string(got.body) != string(res.body) {
 						t.Errorf("key %q: answered %s, stored %s", key, res.body, got.body)
 					}
 				}

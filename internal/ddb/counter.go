@@ -26,6 +26,9 @@ import (
 // a program's requests and capacity can be told apart by what made them.
 type Counter struct {
 	Capacity bool
+	// IndexPKs are the partition-key attributes of the tables' global
+	// secondary indexes, for pricing transactions (txWriteUnits).
+	IndexPKs []string
 
 	mu       sync.Mutex
 	calls    map[string]int64
@@ -84,7 +87,13 @@ func (c *Counter) Middleware(s *middleware.Stack) error {
 			}
 			out, md, err := next.HandleInitialize(ctx, in)
 			if c.Capacity && err == nil {
-				c.addCapacity(op, label, consumed(out.Result))
+				cs := consumed(out.Result)
+				if tx, ok := in.Parameters.(*dynamodb.TransactWriteItemsInput); ok {
+					// AWS's price, not DynamoDB Local's (units.go)
+					w := txWriteUnits(tx, c.IndexPKs)
+					cs = []types.ConsumedCapacity{{WriteCapacityUnits: &w, ReadCapacityUnits: new(float64)}}
+				}
+				c.addCapacity(op, label, cs)
 			}
 			return out, md, err
 		}), middleware.Before)

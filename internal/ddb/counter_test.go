@@ -2,6 +2,7 @@ package ddb_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -53,14 +54,21 @@ func TestCountersCountEachClientApart(t *testing.T) {
 
 // With Capacity, a counter sums the units DynamoDB reports: a put of a
 // small item is one write unit, a strongly consistent read of it one read
-// unit, a transaction of two puts (twice the rate) four.
+// unit. A transaction it prices itself at AWS's rates (DynamoDB Local
+// reports 2 units for a transaction of three small puts): twice per item,
+// per KB, and per index the item is in.
 func TestCounterSumsCapacity(t *testing.T) {
 	c, table, _ := ddbtest.Table(t)
 	ctx := context.Background()
-	counter := &ddb.Counter{Capacity: true}
+	counter := &ddb.Counter{Capacity: true, IndexPKs: []string{"GSI1PK", "GSI2PK"}}
 	db := c.NewDB(counter)
-	item := func(sk string) map[string]types.AttributeValue {
-		return map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: "CAP"}, "SK": &types.AttributeValueMemberS{Value: sk}}
+	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+	item := func(sk string, attrs ...string) map[string]types.AttributeValue {
+		it := map[string]types.AttributeValue{"PK": s("CAP"), "SK": s(sk)}
+		for i := 0; i+1 < len(attrs); i += 2 {
+			it[attrs[i]] = s(attrs[i+1])
+		}
+		return it
 	}
 	if _, err := db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: item("a")}); err != nil {
 		t.Fatal(err)
@@ -72,14 +80,31 @@ func TestCounterSumsCapacity(t *testing.T) {
 	if got.WriteUnits != 1 || got.ReadUnits != 1 {
 		t.Errorf("put and get: %v write and %v read units, want 1 and 1", got.WriteUnits, got.ReadUnits)
 	}
-	if _, err := db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
-		{Put: &types.Put{TableName: aws.String(table), Item: item("b")}}, {Put: &types.Put{TableName: aws.String(table), Item: item("c")}},
-	}}); err != nil {
-		t.Fatal(err)
+	put := func(it map[string]types.AttributeValue) types.TransactWriteItem {
+		return types.TransactWriteItem{Put: &types.Put{TableName: aws.String(table), Item: it}}
 	}
-	t.Logf("a transaction of two small puts: %v write units reported (AWS: 4)", counter.Counts().WriteUnits-got.WriteUnits)
-	if counter.Counts().WriteUnits <= got.WriteUnits {
-		t.Error("the transaction consumed no write units")
+	big := strings.Repeat("x", 1500)
+	for _, tc := range []struct {
+		name  string
+		items []types.TransactWriteItem
+		want  float64
+	}{
+		{"three small puts", []types.TransactWriteItem{put(item("b")), put(item("c")), put(item("d"))}, 6},
+		{"a put of 1.5 KB", []types.TransactWriteItem{put(item("e", "body", big))}, 4},
+		{"a put in one index", []types.TransactWriteItem{put(item("f", "GSI1PK", "x", "GSI1SK", "y"))}, 4},
+		{"a check and a put", []types.TransactWriteItem{
+			{ConditionCheck: &types.ConditionCheck{TableName: aws.String(table), Key: item("a"), ConditionExpression: aws.String("attribute_exists(PK)")}},
+			put(item("g"))}, 4},
+		{"an update of an index key", []types.TransactWriteItem{{Update: &types.Update{TableName: aws.String(table), Key: item("f"),
+			UpdateExpression: aws.String("SET GSI2SK = :v"), ExpressionAttributeValues: map[string]types.AttributeValue{":v": s("z")}}}}, 4},
+	} {
+		before := counter.Counts().WriteUnits
+		if _, err := db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: tc.items}); err != nil {
+			t.Fatal(err)
+		}
+		if w := counter.Counts().WriteUnits - before; w != tc.want {
+			t.Errorf("a transaction of %s: %v write units, want %v", tc.name, w, tc.want)
+		}
 	}
 	// without Capacity nothing is asked or summed
 	if c.Requests.Counts().WriteUnits != 0 {

@@ -34,6 +34,9 @@ type Config struct {
 	// capacity units each call consumed (Counter.Capacity): for the load
 	// benchmark (DYNAMODB_CAPACITY=true).
 	Capacity bool
+	// IndexPKs are the partition-key attributes of the table's global
+	// secondary indexes, with which Capacity prices transactions.
+	IndexPKs []string
 }
 
 // Clients are the two clients every program needs.
@@ -75,7 +78,7 @@ func New(ctx context.Context, c Config) (*Clients, error) {
 		// probing for instance credentials. Lambda sets AWS_ACCESS_KEY_ID.
 		cfg.Credentials = localCredentials
 	}
-	out := &Clients{AWS: cfg, Requests: &Counter{Capacity: c.Capacity}, StreamRequests: &Counter{}, conf: c}
+	out := &Clients{AWS: cfg, Requests: &Counter{Capacity: c.Capacity, IndexPKs: c.IndexPKs}, StreamRequests: &Counter{}, conf: c}
 	out.DB = out.NewDB(out.Requests)
 	if !lambdaBuild { // a function gets its records in the event
 		out.Streams = dynamodbstreams.NewFromConfig(cfg, func(o *dynamodbstreams.Options) {

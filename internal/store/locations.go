@@ -160,6 +160,18 @@ func (s *Store) UpdateLocation(ctx context.Context, l location.Location, prevUpd
 		upd += " REMOVE addressComponents"
 	}
 	vals[":prev"] = &types.AttributeValueMemberS{Value: prevUpdatedAt}
+	if holding(ctx) {
+		// Held: on the condition that it is as read (its updatedAt), the
+		// location becomes l.
+		if len(l.AddressComponents) == 0 {
+			l.AddressComponents = nil
+		}
+		return l, s.transactWrite(ctx, []types.TransactWriteItem{{Update: &types.Update{
+			TableName: aws.String(s.Table), Key: LocationKey(l.LocationID).AV(), UpdateExpression: aws.String(upd),
+			ConditionExpression: aws.String("attribute_exists(PK) AND updatedAt = :prev"), ExpressionAttributeNames: map[string]string{"#name": "name"},
+			ExpressionAttributeValues: vals,
+		}}})
+	}
 	out, err := s.updateLocation(ctx, l.LocationID, upd, "attribute_exists(PK) AND updatedAt = :prev", map[string]string{"#name": "name"}, vals)
 	if errs.Is(err, errs.NotFound) {
 		if _, gerr := s.GetLocation(ctx, l.LocationID); gerr == nil {
