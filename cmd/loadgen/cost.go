@@ -10,8 +10,9 @@ import (
 )
 
 // RouteCost is what one kind of write (a route) cost the writer in
-// DynamoDB during a phase, per write: requests, and capacity units as
-// DynamoDB Local counts them.
+// DynamoDB during a phase, per write: requests, and capacity units (as
+// DynamoDB Local reports them, transactions priced at AWS's rates by the
+// writer's counter).
 type RouteCost struct {
 	Writes             int              `json:"writes"`
 	RequestsPerWrite   float64          `json:"requestsPerWrite"`
@@ -67,7 +68,7 @@ func printRouteCosts(w io.Writer, rate float64, costs map[string]RouteCost) {
 		routes = append(routes, r)
 	}
 	sort.Strings(routes)
-	fmt.Fprintf(w, "\nthe writer's DynamoDB use per write, by route, at %.0f writes/s (units as DynamoDB Local counts them; minimum: the design's, see cost.go):\n", rate)
+	fmt.Fprintf(w, "\nthe writer's DynamoDB use per write, by route, at %.0f writes/s (capacity units as DynamoDB Local reports them, transactions priced at AWS's rates; minimum: the design's, see minimum.go):\n", rate)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "route\twrites\trequests\tRCU\tWCU\tminimum RCU + WCU\tratio\t")
 	for _, r := range routes {

@@ -19,8 +19,8 @@ import (
 // its item, 1 unit per KB started, and once more for each index whose
 // partition key the item carries (indexPKs; the table's indexes project
 // all attributes). An update, a delete and a condition check are priced
-// as items of 1 KB; an update once more for each index it names a key of
-// (the index entry is rewritten). The item a delete removes, or an update
+// as items of 1 KB; an update twice more for each index it names a key
+// of (the old index entry deleted, the new one put). The item a delete removes, or an update
 // leaves larger than 1 KB, is not known here: for those it is a lower
 // bound.
 func txWriteUnits(in *dynamodb.TransactWriteItemsInput, indexPKs []string) float64 {
@@ -42,9 +42,10 @@ func txWriteUnits(in *dynamodb.TransactWriteItemsInput, indexPKs []string) float
 				expr = *it.Update.UpdateExpression
 			}
 			for _, pk := range indexPKs {
-				// GSI1PK names GSI1PK/GSI1SK's index (the same prefix)
+				// GSI1PK names GSI1PK/GSI1SK's index (the same prefix):
+				// its old entry is deleted and the new one put
 				if strings.Contains(expr, strings.TrimSuffix(pk, "PK")) {
-					n++
+					n += 2
 				}
 			}
 			units += 2 * n
