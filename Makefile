@@ -24,7 +24,7 @@ LAMBDA_LDFLAGS := -s -w
 LAMBDA_BUILD   := CGO_ENABLED=0 $(GO) build -tags $(LAMBDA_TAGS) -trimpath -ldflags="$(LAMBDA_LDFLAGS)"
 PROGRAMS := writer projector notifier devstack loadgen
 
-.PHONY: run build test bench load fuzz vet cross cross-all cross-vet fmt-check lint lint-if-present rehearsal-note clean dynamodb-local package deploy
+.PHONY: run build test bench load fuzz vet cross cross-all cross-vet fmt-check lint lint-if-present rehearsal-note browser-note clean dynamodb-local package deploy
 
 run: build dynamodb-local
 	$(BIN)/devstack
@@ -46,7 +46,7 @@ $(DDB_LOCAL_STAMP):
 # detector; the others without (it would only make them slower).
 RACE_PKGS := ./stream ./replay ./internal/projections ./internal/notify
 
-test: dynamodb-local vet cross fmt-check lint-if-present rehearsal-note
+test: dynamodb-local vet cross fmt-check lint-if-present rehearsal-note browser-note
 	$(GO) test -count=1 $$($(GO) list $(PKGS) | grep -v -E '/(stream|replay|internal/projections|internal/notify)$$')
 	$(GO) test -count=1 -race $(RACE_PKGS)
 	cd $(USER_MODULE) && GOWORK=off $(GO) test -count=1 ./...
@@ -67,6 +67,12 @@ lint:
 # moto_server is on PATH; this says so when it is not.
 rehearsal-note:
 	@command -v moto_server >/dev/null 2>&1 || echo "NOTE: moto_server is not on PATH, so the deploy rehearsal (infra/rehearsal_test.go) will NOT run (pip install 'moto[server]==5.2.1')."
+
+# The HTML load report is drawn in headless Chromium by a test
+# (cmd/loadgen/html_test.go), which runs when chromium is on PATH (.ci/run
+# installs Debian's); this says so when it is not.
+browser-note:
+	@command -v chromium >/dev/null 2>&1 || echo "NOTE: chromium is not on PATH, so the load report will NOT be drawn in a browser by the tests (apt-get install chromium)."
 
 lint-if-present:
 	@if command -v cfn-lint >/dev/null 2>&1; then $(MAKE) --no-print-directory lint; \

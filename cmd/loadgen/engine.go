@@ -61,6 +61,21 @@ type phaseStats struct {
 	notSent   int
 	lastDone  time.Time // the last write's 2xx
 	lastSeen  time.Time // the last derived item seen
+	// For the timeline: when the phase started, each write's answer and
+	// latency, and each complete write's lags, at its answer.
+	start time.Time
+	dones []timed
+	lagAt []lagged
+}
+
+type timed struct {
+	at time.Time
+	d  time.Duration
+}
+
+type lagged struct {
+	at  time.Time
+	lag map[string]time.Duration
 }
 
 func newPhaseStats() *phaseStats {
@@ -165,6 +180,7 @@ func (e *engine) sweep(phases func(int) *phaseStats) {
 			ps.lags[k] = append(ps.lags[k], d)
 			worst = max(worst, d)
 		}
+		ps.lagAt = append(ps.lagAt, lagged{o.done, o.lag})
 		if seen.After(ps.lastSeen) {
 			ps.lastSeen = seen
 		}
@@ -284,6 +300,7 @@ func (e *engine) runPhase(ctx context.Context, idx int, rate float64, d time.Dur
 				}
 				ps.ops++
 				ps.writer[o.route] = append(ps.writer[o.route], o.done.Sub(o.sent))
+				ps.dones = append(ps.dones, timed{o.done, o.done.Sub(o.sent)})
 				if o.done.After(ps.lastDone) {
 					ps.lastDone = o.done
 				}
@@ -296,6 +313,9 @@ func (e *engine) runPhase(ctx context.Context, idx int, rate float64, d time.Dur
 		})
 	}
 	start := time.Now()
+	ps.mu.Lock()
+	ps.start = start
+	ps.mu.Unlock()
 	interval := time.Duration(float64(time.Second) / rate)
 	stopProgress := e.startProgress(ctx, idx, rate, d, start, ps)
 	for i := 0; ; i++ {

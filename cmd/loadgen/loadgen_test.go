@@ -80,6 +80,20 @@ func TestShortLoad(t *testing.T) {
 	if err != nil || len(back.Phases) != 1 || back.Phases[0].Writes != p.Writes {
 		t.Errorf("JSON report read back: %v, %+v", err, back.Phases)
 	}
+	// the HTML report: a second per window, the writes all in them
+	written := 0
+	for _, w := range p.Timeline {
+		written += w.Writes
+	}
+	if len(p.Timeline) == 0 || written != p.Writes {
+		t.Errorf("timeline of %d windows holds %d writes, want %d", len(p.Timeline), written, p.Writes)
+	}
+	if err := writeHTML(htmlPath(c.out), rep); err != nil {
+		t.Fatal(err)
+	}
+	if page, err := os.ReadFile(htmlPath(c.out)); err != nil || strings.Count(string(page), "<polyline") < 4 {
+		t.Errorf("HTML report: %v, %d lines", err, strings.Count(string(page), "<polyline"))
+	}
 }
 
 // runOnePhase runs loadgen with c (one measured phase), logs its report,

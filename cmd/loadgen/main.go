@@ -94,7 +94,7 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&c.locations, "locations", 10, "locations in the workload")
 	fs.IntVar(&c.workers, "workers", 64, "concurrent HTTP clients")
 	fs.DurationVar(&c.drain, "drain", 30*time.Second, "how long to wait after a phase for what it derives")
-	fs.StringVar(&c.out, "out", "", "JSON report path (default .local/load/report-<time>.json)")
+	fs.StringVar(&c.out, "out", "", "JSON report path (default .local/load/report-<time>.json); the HTML report goes beside it (.html)")
 	fs.StringVar(&c.bin, "bin", "bin", "folder of the built programs (local stack)")
 	fs.StringVar(&c.localDir, "local-dir", "", "the local stack's outbox and logs (default .local/load/run-<time>)")
 	var env listFlag
@@ -186,8 +186,10 @@ func main() {
 		rep.print(os.Stdout)
 		if werr := writeJSON(c.out, rep); werr != nil {
 			fmt.Fprintln(os.Stderr, "loadgen:", werr)
+		} else if herr := writeHTML(htmlPath(c.out), rep); herr != nil {
+			fmt.Fprintln(os.Stderr, "loadgen:", herr)
 		} else {
-			fmt.Printf("\nreport: %s\n", c.out)
+			fmt.Printf("\nreport: %s (charts: %s)\n", c.out, htmlPath(c.out))
 		}
 	}
 	if err != nil {

@@ -123,6 +123,8 @@ type PhaseReport struct {
 	WriterWriteUnitsPerWrite float64 `json:"writerWriteUnitsPerWrite,omitempty"`
 	// WriterByRoute is the writer's DynamoDB use per write of each route.
 	WriterByRoute map[string]RouteCost `json:"writerByRoute,omitempty"`
+	// Timeline is the phase second by second (timeline.go).
+	Timeline []Window `json:"timeline,omitempty"`
 }
 
 func (e *engine) report(idx int, rate float64, d, sent time.Duration, ps *phaseStats, before, after map[string]app.Metrics) PhaseReport {
@@ -139,6 +141,7 @@ func (e *engine) report(idx int, rate float64, d, sent time.Duration, ps *phaseS
 		all = append(all, ds...)
 	}
 	r.WriterAll = dist(all)
+	r.Timeline = timeline(ps.start, d, ps.dones, ps.lagAt)
 	for _, n := range ps.errors {
 		r.Errors += n
 	}
