@@ -13,6 +13,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/dynastream/dynastream/cmd/internal/app"
 	"github.com/dynastream/dynastream/internal/chat"
 	"github.com/dynastream/dynastream/internal/store"
 )
@@ -40,12 +41,32 @@ type ChatReport struct {
 	// Latency is message → push: from the message's createdAt (the
 	// writer's clock, when it stored it) to its arrival at a client.
 	Latency Dist `json:"messageToPush"`
+	// Quiet is another room meanwhile: QuietConnections connections, a
+	// message a second; its message → push latency says whether the hot
+	// room holds the others up.
+	QuietConnections int   `json:"quietConnections"`
+	QuietPushes      int64 `json:"quietPushes"`
+	QuietExpected    int64 `json:"quietExpectedPushes"`
+	QuietLatency     Dist  `json:"quietMessageToPush"`
+	// CPU seconds per 1,000 pushes while the messages were sent and
+	// pushed: the notifier's (what a deployment pays for in Lambda) and
+	// the writer's, which is also the local gateway (in AWS, API
+	// Gateway's).
+	NotifierCPUPer1000 float64 `json:"notifierCpuSecondsPer1000Pushes,omitempty"`
+	WriterCPUPer1000   float64 `json:"writerCpuSecondsPer1000Pushes,omitempty"`
 }
 
 func (r *ChatReport) print(w io.Writer) {
 	fmt.Fprintf(w, "chat: %d connections in one room (opened in %.1f s), %d messages at %.0f/s\n", r.Connections, r.ConnectSeconds, r.Messages, r.Rate)
 	fmt.Fprintf(w, "  pushes %d of %d (%d duplicates dropped), %.0f pushes/s; message → push p50 %s, p99 %s, max %s\n",
 		r.Pushes, r.Expected, r.Duplicates, r.PushesPerSec, fms(r.Latency.P50Ms), fms(r.Latency.P99Ms), fms(r.Latency.MaxMs))
+	if r.QuietConnections > 0 {
+		fmt.Fprintf(w, "  another room meanwhile (%d connections, 1 message/s): pushes %d of %d; message → push p50 %s, p99 %s\n",
+			r.QuietConnections, r.QuietPushes, r.QuietExpected, fms(r.QuietLatency.P50Ms), fms(r.QuietLatency.P99Ms))
+	}
+	if r.NotifierCPUPer1000 > 0 {
+		fmt.Fprintf(w, "  CPU per 1,000 pushes: notifier %.3f s, writer (the local gateway) %.3f s\n", r.NotifierCPUPer1000, r.WriterCPUPer1000)
+	}
 }
 
 // chatClient is one measured connection.
@@ -58,7 +79,7 @@ type chatClient struct {
 // runChat opens conns connections to room on the writer, sends rate
 // messages per second for d from the first few, and waits up to drain
 // for every push.
-func runChat(ctx context.Context, writer string, conns int, rate float64, d, drain time.Duration, progress io.Writer) (*ChatReport, error) {
+func runChat(ctx context.Context, writer string, conns int, rate float64, d, drain time.Duration, metrics func() map[string]app.Metrics, progress io.Writer) (*ChatReport, error) {
 	hc := &http.Client{Timeout: 10 * time.Second}
 	// Ten connections a user at most: the writer allows a user 20
 	// (api.DefaultChatConnectionsPerUser).
@@ -77,79 +98,47 @@ func runChat(ctx context.Context, writer string, conns int, rate float64, d, dra
 		}
 		tokens[i] = t.Token
 	}
-	const room = "load-chat"
-	ws := "ws" + strings.TrimPrefix(writer, "http") + "/ws?roomId=" + room + "&token="
-	rep := &ChatReport{Connections: conns, Rate: rate}
-	var mu sync.Mutex
-	var lat []time.Duration
-	var pushes, dups atomic.Int64
-	var lastPush atomic.Int64
-	clients := make([]*chatClient, conns)
+	const room, quietRoom, quietConns = "load-chat", "load-chat-quiet", 20
+	rep := &ChatReport{Connections: conns, Rate: rate, QuietConnections: quietConns}
 	start := time.Now()
-	sem := make(chan struct{}, 16)
-	var wg sync.WaitGroup
-	var dialErr atomic.Value
-	for i := range clients {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-			defer cancel()
-			c, _, err := websocket.Dial(dctx, ws+tokens[i%users], nil)
-			if err != nil {
-				dialErr.Store(err)
-				return
-			}
-			c.SetReadLimit(1 << 20)
-			clients[i] = &chatClient{c: c, seen: map[string]bool{}}
-		})
+	clients, err := openChat(ctx, writer, room, conns, tokens)
+	defer closeChat(clients)
+	if err != nil {
+		return nil, err
 	}
-	wg.Wait()
-	defer func() {
-		for _, cl := range clients {
-			if cl != nil {
-				_ = cl.c.CloseNow()
-			}
-		}
-	}()
-	if err, _ := dialErr.Load().(error); err != nil {
-		return nil, fmt.Errorf("chat: connect: %w", err)
+	quiet, err := openChat(ctx, writer, quietRoom, quietConns, tokens)
+	defer closeChat(quiet)
+	if err != nil {
+		return nil, err
 	}
 	rep.ConnectSeconds = time.Since(start).Seconds()
-	fmt.Fprintf(progress, "chat: %d connections open in %.1f s\n", conns, rep.ConnectSeconds)
+	fmt.Fprintf(progress, "chat: %d connections open in %.1f s (and %d in another room)\n", conns, rep.ConnectSeconds, quietConns)
 	rctx, stopReading := context.WithCancel(ctx)
 	defer stopReading()
 	var readers sync.WaitGroup
+	hot, calm := &received{}, &received{}
 	for _, cl := range clients {
-		readers.Go(func() {
-			for {
-				_, b, err := cl.c.Read(rctx)
-				if err != nil {
-					return
-				}
-				now := time.Now()
-				var f chat.Outbound
-				if json.Unmarshal(b, &f) != nil || f.Type != chat.FrameMessage || f.Message == nil {
-					continue
-				}
-				cl.mu.Lock()
-				dup := cl.seen[f.Message.MessageID]
-				cl.seen[f.Message.MessageID] = true
-				cl.mu.Unlock()
-				if dup {
-					dups.Add(1)
-					continue
-				}
-				pushes.Add(1)
-				lastPush.Store(now.UnixNano())
-				if at, err := store.ParseTimestamp(f.Message.CreatedAt); err == nil {
-					mu.Lock()
-					lat = append(lat, now.Sub(at))
-					mu.Unlock()
-				}
-			}
-		})
+		readers.Go(func() { cl.read(rctx, hot) })
 	}
+	for _, cl := range quiet {
+		readers.Go(func() { cl.read(rctx, calm) })
+	}
+	before := metrics()
+	// The other room: a message a second from its first connection.
+	quietDone := make(chan int, 1)
+	go func() {
+		sent := 0
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for end := time.Now().Add(d); time.Now().Before(end) && ctx.Err() == nil; {
+			<-t.C
+			if quiet[0].c.Write(ctx, websocket.MessageText, []byte(fmt.Sprintf(`{"action":"sendMessage","content":"quiet %d"}`, sent))) != nil {
+				break
+			}
+			sent++
+		}
+		quietDone <- sent
+	}()
 	// Senders: the first few connections, in turn.
 	n := int(rate * d.Seconds())
 	tick := time.NewTicker(time.Duration(float64(time.Second) / rate))
@@ -165,15 +154,104 @@ func runChat(ctx context.Context, writer string, conns int, rate float64, d, dra
 	}
 	tick.Stop()
 	rep.Expected = int64(rep.Messages) * int64(conns)
-	for end := time.Now().Add(drain); pushes.Load() < rep.Expected && time.Now().Before(end) && ctx.Err() == nil; {
+	rep.QuietExpected = int64(<-quietDone) * quietConns
+	for end := time.Now().Add(drain); (hot.pushes.Load() < rep.Expected || calm.pushes.Load() < rep.QuietExpected) && time.Now().Before(end) && ctx.Err() == nil; {
 		time.Sleep(100 * time.Millisecond)
 	}
+	after := metrics()
 	stopReading()
 	readers.Wait()
-	rep.Pushes, rep.Duplicates = pushes.Load(), dups.Load()
-	if last := lastPush.Load(); last > 0 {
+	rep.Pushes, rep.Duplicates = hot.pushes.Load(), hot.dups.Load()
+	if last := hot.last.Load(); last > 0 {
 		rep.PushesPerSec = float64(rep.Pushes) / time.Unix(0, last).Sub(first).Seconds()
 	}
-	rep.Latency = dist(lat)
+	rep.Latency = dist(hot.lat)
+	rep.QuietPushes, rep.QuietLatency = calm.pushes.Load(), dist(calm.lat)
+	if total := rep.Pushes + rep.QuietPushes; total > 0 {
+		cpu := func(name string) float64 {
+			a, ok1 := after[name]
+			b, ok2 := before[name]
+			if !ok1 || !ok2 {
+				return 0
+			}
+			return (a.CPUSeconds - b.CPUSeconds) / float64(total) * 1000
+		}
+		rep.NotifierCPUPer1000, rep.WriterCPUPer1000 = cpu("notifier"), cpu("writer")
+	}
 	return rep, nil
+}
+
+// received is what a room's clients received.
+type received struct {
+	pushes, dups, last atomic.Int64
+	mu                 sync.Mutex
+	lat                []time.Duration
+}
+
+// read records the messages pushed to cl until ctx ends.
+func (cl *chatClient) read(ctx context.Context, into *received) {
+	for {
+		_, b, err := cl.c.Read(ctx)
+		if err != nil {
+			return
+		}
+		now := time.Now()
+		var f chat.Outbound
+		if json.Unmarshal(b, &f) != nil || f.Type != chat.FrameMessage || f.Message == nil {
+			continue
+		}
+		cl.mu.Lock()
+		dup := cl.seen[f.Message.MessageID]
+		cl.seen[f.Message.MessageID] = true
+		cl.mu.Unlock()
+		if dup {
+			into.dups.Add(1)
+			continue
+		}
+		into.pushes.Add(1)
+		into.last.Store(now.UnixNano())
+		if at, err := store.ParseTimestamp(f.Message.CreatedAt); err == nil {
+			into.mu.Lock()
+			into.lat = append(into.lat, now.Sub(at))
+			into.mu.Unlock()
+		}
+	}
+}
+
+// openChat opens n connections to room, 16 at a time, the users taken in
+// turn from tokens.
+func openChat(ctx context.Context, writer, room string, n int, tokens []string) ([]*chatClient, error) {
+	ws := "ws" + strings.TrimPrefix(writer, "http") + "/ws?roomId=" + room + "&token="
+	clients := make([]*chatClient, n)
+	sem := make(chan struct{}, 16)
+	var wg sync.WaitGroup
+	var dialErr atomic.Value
+	for i := range clients {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			defer cancel()
+			c, _, err := websocket.Dial(dctx, ws+tokens[i%len(tokens)], nil)
+			if err != nil {
+				dialErr.Store(err)
+				return
+			}
+			c.SetReadLimit(1 << 20)
+			clients[i] = &chatClient{c: c, seen: map[string]bool{}}
+		})
+	}
+	wg.Wait()
+	if err, _ := dialErr.Load().(error); err != nil {
+		return clients, fmt.Errorf("chat: connect to %s: %w", room, err)
+	}
+	return clients, nil
+}
+
+func closeChat(clients []*chatClient) {
+	for _, cl := range clients {
+		if cl != nil {
+			_ = cl.c.CloseNow()
+		}
+	}
 }

@@ -291,7 +291,8 @@ func run(ctx context.Context, c config, log *slog.Logger, progress io.Writer) (*
 
 	if c.chatConns > 0 {
 		fmt.Fprintf(progress, "chat: %d connections, %.0f messages/s for %s\n", c.chatConns, c.chatRate, c.duration)
-		cr, err := runChat(ctx, writer, c.chatConns, c.chatRate, c.duration, c.drain, progress)
+		metrics := (&engine{admin: admin, log: log}).consumerMetrics
+		cr, err := runChat(ctx, writer, c.chatConns, c.chatRate, c.duration, c.drain, func() map[string]app.Metrics { return metrics(ctx) }, progress)
 		rep.Chat = cr
 		return rep, err
 	}

@@ -1,11 +1,17 @@
 // Package push sends frames to WebSocket clients through API Gateway's
-// management API (PostToConnection), with the real
-// apigatewaymanagementapi client in both modes: in AWS at the WebSocket
-// API's stage URL, locally at the writer, which implements the same
-// endpoint (internal/gateway).
+// management API, in AWS at the WebSocket API's stage URL, locally at the
+// writer, which implements the same endpoint (internal/gateway).
 //
-// Delivery: a push is sent once per call; the client's retryer retries
-// throttling and 5xx answers. A connection API Gateway no longer has
+// A push (PostToConnection) is the request the SDK's client makes, built
+// here and signed by the SDK's SigV4 signer: the SDK's per-call
+// middleware cost more CPU than the rest of a push together
+// (BenchmarkPush), and a broadcast to a room is thousands of pushes.
+// Closing a connection (DeleteConnection, rare) goes through the SDK's
+// client.
+//
+// Delivery: a push is sent once per call; throttling, 5xx answers and
+// failed connections are tried again, three attempts with the SDK's
+// exponential jittered backoff. A connection API Gateway no longer has
 // answers 410, which Push returns as ErrGone (the caller deletes it). What
 // a push to a connection guarantees is at least once across the caller's
 // retries, never exactly once: frames carry ids for clients to drop

@@ -1,13 +1,24 @@
 package push
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/service/apigatewaymanagementapi"
 	"github.com/aws/aws-sdk-go-v2/service/apigatewaymanagementapi/types"
+	"github.com/aws/smithy-go/encoding/httpbinding"
 )
 
 // ErrGone is a push to a connection that is gone (410 GoneException).
@@ -15,22 +26,134 @@ var ErrGone = errors.New("push: the connection is gone")
 
 // Client pushes frames to connections.
 type Client struct {
+	// API closes connections (DeleteConnection).
 	API *apigatewaymanagementapi.Client
+
+	// Pushes are PostToConnection requests made here: the request the
+	// SDK makes (the same path escaping, headers and SigV4 signature by
+	// the SDK's signer), without the SDK's per-call middleware, which
+	// costs more than the rest of a push together (BenchmarkPush).
+	base        *url.URL
+	http        aws.HTTPClient
+	creds       aws.CredentialsProvider
+	region      string
+	signer      *v4.Signer
+	maxAttempts int
+	backoff     retry.BackoffDelayer
+	now         func() time.Time
 }
+
+// Defaults of a Client.
+const (
+	// DefaultMaxAttempts is how often a push is tried (the SDK's default).
+	DefaultMaxAttempts = 3
+	// idleConns is the kept-alive connections to the endpoint: as many
+	// as the notifier's pushes run at once (notify.DefaultFanout), so
+	// that a broadcast opens no connection after its first.
+	idleConns = 64
+)
 
 // New returns a Client for the management endpoint: in AWS
 // https://<api id>.execute-api.<region>.amazonaws.com/<stage>, locally
-// the writer's URL.
+// the writer's URL. It signs with cfg's credentials and region, and sends
+// through cfg's HTTPClient when set (else one that keeps 64 connections
+// alive); cfg.RetryMaxAttempts bounds a push's attempts (0: 3).
 func New(cfg aws.Config, endpoint string) *Client {
-	return &Client{API: apigatewaymanagementapi.NewFromConfig(cfg, func(o *apigatewaymanagementapi.Options) {
-		o.BaseEndpoint = aws.String(endpoint)
-	})}
+	base, err := url.Parse(strings.TrimRight(endpoint, "/"))
+	if err != nil {
+		base = &url.URL{Path: endpoint} // every push then fails, naming it
+	}
+	hc := cfg.HTTPClient
+	if hc == nil {
+		hc = &http.Client{Transport: &http.Transport{Proxy: http.ProxyFromEnvironment, MaxIdleConns: idleConns, MaxIdleConnsPerHost: idleConns, IdleConnTimeout: 90 * time.Second}}
+	}
+	creds := cfg.Credentials
+	switch {
+	case creds == nil || aws.IsCredentialsProvider(creds, aws.AnonymousCredentials{}):
+		creds = nil // unsigned, as the SDK sends with anonymous credentials
+	case !aws.IsCredentialsProvider(creds, (*aws.CredentialsCache)(nil)):
+		creds = aws.NewCredentialsCache(creds)
+	}
+	attempts := cfg.RetryMaxAttempts
+	if attempts <= 0 {
+		attempts = DefaultMaxAttempts
+	}
+	return &Client{
+		API: apigatewaymanagementapi.NewFromConfig(cfg, func(o *apigatewaymanagementapi.Options) {
+			o.BaseEndpoint = aws.String(endpoint)
+		}),
+		base: base, http: hc, creds: creds, region: cfg.Region, signer: v4.NewSigner(),
+		maxAttempts: attempts, backoff: retry.NewExponentialJitterBackoff(20 * time.Second), now: time.Now,
+	}
 }
 
-// Push sends one frame to one connection.
+// Push sends one frame to one connection (PostToConnection), trying again
+// after a throttle, a 5xx or a failed connection, as the SDK's standard
+// retryer does. A connection that is gone answers ErrGone.
 func (c *Client) Push(ctx context.Context, connectionID string, frame []byte) error {
-	_, err := c.API.PostToConnection(ctx, &apigatewaymanagementapi.PostToConnectionInput{ConnectionId: aws.String(connectionID), Data: frame})
-	return outcome("push to", connectionID, err)
+	sum := sha256.Sum256(frame)
+	payload := hex.EncodeToString(sum[:])
+	var err error
+	for attempt := 1; ; attempt++ {
+		var retryable bool
+		retryable, err = c.post(ctx, connectionID, frame, payload)
+		if err == nil || !retryable || attempt >= c.maxAttempts {
+			break
+		}
+		d, derr := c.backoff.BackoffDelay(attempt, err)
+		if derr != nil {
+			break
+		}
+		t := time.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("push to %s: %w (after %v)", connectionID, ctx.Err(), err)
+		case <-t.C:
+		}
+	}
+	return err
+}
+
+// post makes one attempt, and says whether a failure may be tried again.
+func (c *Client) post(ctx context.Context, connectionID string, frame []byte, payload string) (bool, error) {
+	u := *c.base
+	u.Path = c.base.Path + "/@connections/" + connectionID
+	u.RawPath = c.base.EscapedPath() + "/@connections/" + httpbinding.EscapePath(connectionID, true)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(frame))
+	if err != nil {
+		return false, fmt.Errorf("push to %s: %w", connectionID, err)
+	}
+	req.Header.Set("Content-Type", "application/octet-stream")
+	if c.creds != nil {
+		creds, err := c.creds.Retrieve(ctx)
+		if err != nil {
+			return false, fmt.Errorf("push to %s: credentials: %w", connectionID, err)
+		}
+		if err := c.signer.SignHTTP(ctx, creds, req, payload, "execute-api", c.region, c.now().UTC()); err != nil {
+			return false, fmt.Errorf("push to %s: sign: %w", connectionID, err)
+		}
+	}
+	res, err := c.http.Do(req)
+	if err != nil {
+		return ctx.Err() == nil, fmt.Errorf("push to %s: %w", connectionID, err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(res.Body, 4<<10))
+	switch s := res.StatusCode; {
+	case s/100 == 2:
+		return false, nil
+	case s == http.StatusGone:
+		return false, fmt.Errorf("%w: %s", ErrGone, connectionID)
+	default:
+		kind := res.Header.Get("X-Amzn-ErrorType")
+		if i := strings.IndexByte(kind, ':'); i >= 0 {
+			kind = kind[:i]
+		}
+		retryable := s == http.StatusTooManyRequests || s == http.StatusInternalServerError || s == http.StatusBadGateway ||
+			s == http.StatusServiceUnavailable || s == http.StatusGatewayTimeout
+		return retryable, fmt.Errorf("push to %s: HTTP %d %s: %s", connectionID, s, kind, strings.TrimSpace(string(body)))
+	}
 }
 
 // Close closes one connection (DeleteConnection); API Gateway then runs

@@ -2,14 +2,19 @@ package push_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
 	"github.com/dynastream/dynastream/internal/push"
@@ -55,5 +60,71 @@ func TestPush(t *testing.T) {
 	}
 	if calls != 3 {
 		t.Errorf("%d requests: a 410 or 403 is not retried", calls)
+	}
+}
+
+// A push is the request the SDK's PostToConnection makes: the connection
+// id escaped as the SDK escapes it, the frame as an octet-stream body, and
+// a SigV4 signature for execute-api that the server can recompute from
+// what it received (with the session token signed in). Throttling and 5xx
+// answers are tried again, up to three attempts; 410 is ErrGone at once.
+func TestPushWire(t *testing.T) {
+	creds := credentials.NewStaticCredentialsProvider("AKID", "SECRET", "TOKEN")
+	at := time.Date(2026, 11, 26, 8, 0, 0, 0, time.UTC)
+	var mu sync.Mutex
+	answers := map[string][]int{} // path → statuses to answer in turn
+	calls := map[string]int{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if r.Header.Get("Content-Type") != "application/octet-stream" || r.Header.Get("X-Amz-Security-Token") != "TOKEN" {
+			t.Errorf("headers %v", r.Header)
+		}
+		// the signature, recomputed from what arrived
+		check := r.Clone(context.Background())
+		check.Header = http.Header{}
+		for _, h := range []string{"Content-Type", "X-Amz-Security-Token"} {
+			check.Header.Set(h, r.Header.Get(h))
+		}
+		check.Host, check.URL.Scheme, check.URL.Host = r.Host, "http", r.Host
+		sum := sha256.Sum256(body)
+		c, _ := creds.Retrieve(context.Background())
+		if err := v4.NewSigner().SignHTTP(context.Background(), c, check, hex.EncodeToString(sum[:]), "execute-api", "eu-west-1", at); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := r.Header.Get("Authorization"), check.Header.Get("Authorization"); got != want {
+			t.Errorf("signature\n got %s\nwant %s", got, want)
+		}
+		mu.Lock()
+		p := r.URL.EscapedPath()
+		calls[p]++
+		status := http.StatusOK
+		if as := answers[p]; len(as) > 0 {
+			status, answers[p] = as[0], as[1:]
+		}
+		mu.Unlock()
+		w.WriteHeader(status)
+	}))
+	defer srv.Close()
+	c := push.New(aws.Config{Region: "eu-west-1", Credentials: creds}, srv.URL+"/prod")
+	push.Quick(c, time.Millisecond, func() time.Time { return at })
+	ctx := context.Background()
+
+	answers["/prod/@connections/ab%2Fc%3Dd"] = []int{500, 429}
+	if err := c.Push(ctx, "ab/c=d", []byte(`{"type":"message"}`)); err != nil {
+		t.Errorf("a push answered 500, 429, 200: %v", err)
+	}
+	answers["/prod/@connections/busy"] = []int{503, 503, 503, 200}
+	if err := c.Push(ctx, "busy", []byte(`{}`)); err == nil || errors.Is(err, push.ErrGone) {
+		t.Errorf("three 503s: %v, want an error", err)
+	}
+	answers["/prod/@connections/gone"] = []int{410}
+	if err := c.Push(ctx, "gone", []byte(`{}`)); !errors.Is(err, push.ErrGone) {
+		t.Errorf("410: %v, want ErrGone", err)
+	}
+	want := map[string]int{"/prod/@connections/ab%2Fc%3Dd": 3, "/prod/@connections/busy": 3, "/prod/@connections/gone": 1}
+	for p, n := range want {
+		if calls[p] != n {
+			t.Errorf("%s: %d requests, want %d", p, calls[p], n)
+		}
 	}
 }
