@@ -339,10 +339,17 @@ func (rep *Report) html(w *bytes.Buffer) error {
 		data.Phases = append(data.Phases, phaseRow{p, sum(p.Missing)})
 	}
 	if len(rep.Phases) > 0 {
-		last := rep.Phases[len(rep.Phases)-1]
-		data.RoutesRate = fmt.Sprintf("%.0f", last.TargetRate)
-		for _, r := range slices.Sorted(maps.Keys(last.WriterByRoute)) {
-			data.Routes = append(data.Routes, routeRow{r, last.WriterByRoute[r]})
+		// the costs at the knee (past it the writer is queueing), else of
+		// the last phase
+		at := rep.Phases[len(rep.Phases)-1]
+		for _, p := range rep.Phases {
+			if p.TargetRate == rep.Knee {
+				at = p
+			}
+		}
+		data.RoutesRate = fmt.Sprintf("%.0f", at.TargetRate)
+		for _, r := range slices.Sorted(maps.Keys(at.WriterByRoute)) {
+			data.Routes = append(data.Routes, routeRow{r, at.WriterByRoute[r]})
 		}
 	}
 	for _, c := range rep.charts() {

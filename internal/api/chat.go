@@ -213,7 +213,11 @@ type bufferedResponse struct {
 
 func (b *bufferedResponse) Header() http.Header         { return b.header }
 func (b *bufferedResponse) Write(p []byte) (int, error) { return b.body.Write(p) }
-func (b *bufferedResponse) WriteHeader(status int)      { b.status = status }
+func (b *bufferedResponse) WriteHeader(status int) {
+	if b.status == 0 { // the first counts, as net/http's
+		b.status = status
+	}
+}
 
 // getChatRoom is GET /chat/rooms/{roomId}.
 func (s *Server) getChatRoom(w http.ResponseWriter, r *http.Request) error {

@@ -16,7 +16,7 @@ import (
 // transactional write and no other. Their request is first tried as one
 // DynamoDB request: the handler's write is held back (store.Defer) and
 // sent in one transaction with the request's Idempotency-Key record (as
-// done, with the response) and, on a member route, a check that the
+// done, with the response) and, on a foldMember route, a check that the
 // caller is a member instead of a read beforehand. So a keyed request
 // that would cost a claim, the write and the record costs the write.
 //
@@ -27,7 +27,7 @@ import (
 // all or nothing, and nothing is sent before it), so running the request
 // again is safe; only a refusal costs its reads twice.
 //
-// A member route's handler here may use only the room and the caller of
+// A foldMember route's handler may use only the room and the caller of
 // callerMember (its role is not read). TestOneWriteRoutes checks each
 // route's DynamoDB requests.
 var oneWrite = map[string]bool{
@@ -46,6 +46,16 @@ var oneWrite = map[string]bool{
 	// held as a put of a new reaction, or a delete
 	"PUT /comments/{commentId}/reactions/{emoji}":    true,
 	"DELETE /comments/{commentId}/reactions/{emoji}": true,
+}
+
+// foldMember are the member routes among oneWrite whose membership is
+// checked in the transaction instead of read first: those whose handler
+// reads nothing before its write. A handler that reads (a listing's
+// status, its seen mark) must not run for a caller who is no member: how
+// long its refusal took would tell whether what it read is there.
+var foldMember = map[string]bool{
+	"POST /rooms/{roomId}/listings": true,
+	"PUT /rooms/{roomId}/criteria":  true,
 }
 
 // oneWrite serves a oneWrite route: one transaction if it can, otherwise
@@ -69,7 +79,7 @@ func (s *Server) oneWrite(w http.ResponseWriter, r *http.Request, rt route, op *
 	me := identity(r.Context()).UserID
 	var guards []types.TransactWriteItem
 	fr := r
-	if rt.access == member {
+	if foldMember[rt.pattern] {
 		roomID := r.PathValue("roomId")
 		fr = r.WithContext(context.WithValue(r.Context(), grantKey{}, grant{member: room.Member{RoomID: roomID, UserID: me}}))
 		guards = append(guards, s.Store.MemberCheck(roomID, me))

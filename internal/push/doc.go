@@ -10,8 +10,8 @@
 // client.
 //
 // Delivery: a push is sent once per call; throttling, 5xx answers and
-// failed connections are tried again, three attempts with the SDK's
-// exponential jittered backoff. A connection API Gateway no longer has
+// connections reset or timed out are tried again, as the configuration's
+// Retryer says (the notifier's: ddb.NewRetryer), the same as Close. A connection API Gateway no longer has
 // answers 410, which Push returns as ErrGone (the caller deletes it). What
 // a push to a connection guarantees is at least once across the caller's
 // retries, never exactly once: frames carry ids for clients to drop

@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/apigatewaymanagementapi"
 	"github.com/aws/aws-sdk-go-v2/service/apigatewaymanagementapi/types"
 	"github.com/aws/smithy-go/encoding/httpbinding"
@@ -39,7 +40,7 @@ type Client struct {
 	region      string
 	signer      *v4.Signer
 	maxAttempts int
-	backoff     retry.BackoffDelayer
+	backoff     func(attempt int, err error) (time.Duration, error)
 	now         func() time.Time
 }
 
@@ -55,9 +56,11 @@ const (
 
 // New returns a Client for the management endpoint: in AWS
 // https://<api id>.execute-api.<region>.amazonaws.com/<stage>, locally
-// the writer's URL. It signs with cfg's credentials and region, and sends
-// through cfg's HTTPClient when set (else one that keeps 64 connections
-// alive); cfg.RetryMaxAttempts bounds a push's attempts (0: 3).
+// the writer's URL. It signs with cfg's credentials and region; sends
+// through cfg's HTTPClient when set, else the SDK's default client keeping
+// 64 connections alive; and retries as cfg's Retryer says (its attempts
+// and delays; without one, 3 attempts with the SDK's jittered backoff),
+// as the SDK's client made from cfg would.
 func New(cfg aws.Config, endpoint string) *Client {
 	base, err := url.Parse(strings.TrimRight(endpoint, "/"))
 	if err != nil {
@@ -65,7 +68,9 @@ func New(cfg aws.Config, endpoint string) *Client {
 	}
 	hc := cfg.HTTPClient
 	if hc == nil {
-		hc = &http.Client{Transport: &http.Transport{Proxy: http.ProxyFromEnvironment, MaxIdleConns: idleConns, MaxIdleConnsPerHost: idleConns, IdleConnTimeout: 90 * time.Second}}
+		hc = awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) {
+			t.MaxIdleConns, t.MaxIdleConnsPerHost = idleConns, idleConns
+		})
 	}
 	creds := cfg.Credentials
 	switch {
@@ -74,16 +79,17 @@ func New(cfg aws.Config, endpoint string) *Client {
 	case !aws.IsCredentialsProvider(creds, (*aws.CredentialsCache)(nil)):
 		creds = aws.NewCredentialsCache(creds)
 	}
-	attempts := cfg.RetryMaxAttempts
-	if attempts <= 0 {
-		attempts = DefaultMaxAttempts
+	attempts, backoff := DefaultMaxAttempts, retry.NewExponentialJitterBackoff(20*time.Second).BackoffDelay
+	if cfg.Retryer != nil {
+		r := cfg.Retryer()
+		attempts, backoff = r.MaxAttempts(), r.RetryDelay
 	}
 	return &Client{
 		API: apigatewaymanagementapi.NewFromConfig(cfg, func(o *apigatewaymanagementapi.Options) {
 			o.BaseEndpoint = aws.String(endpoint)
 		}),
 		base: base, http: hc, creds: creds, region: cfg.Region, signer: v4.NewSigner(),
-		maxAttempts: attempts, backoff: retry.NewExponentialJitterBackoff(20 * time.Second), now: time.Now,
+		maxAttempts: attempts, backoff: backoff, now: time.Now,
 	}
 }
 
@@ -100,7 +106,7 @@ func (c *Client) Push(ctx context.Context, connectionID string, frame []byte) er
 		if err == nil || !retryable || attempt >= c.maxAttempts {
 			break
 		}
-		d, derr := c.backoff.BackoffDelay(attempt, err)
+		d, derr := c.backoff(attempt, err)
 		if derr != nil {
 			break
 		}
@@ -136,10 +142,13 @@ func (c *Client) post(ctx context.Context, connectionID string, frame []byte, pa
 	}
 	res, err := c.http.Do(req)
 	if err != nil {
-		return ctx.Err() == nil, fmt.Errorf("push to %s: %w", connectionID, err)
+		// what the SDK retries: a connection reset or cut, a timeout
+		again := ctx.Err() == nil && retry.RetryableConnectionError{}.IsErrorRetryable(err) == aws.TrueTernary
+		return again, fmt.Errorf("push to %s: %w", connectionID, err)
 	}
 	defer res.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(res.Body, 4<<10))
+	_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 1<<20)) // so the connection is kept
 	switch s := res.StatusCode; {
 	case s/100 == 2:
 		return false, nil

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
@@ -121,7 +122,14 @@ func TestPushWire(t *testing.T) {
 	if err := c.Push(ctx, "gone", []byte(`{}`)); !errors.Is(err, push.ErrGone) {
 		t.Errorf("410: %v, want ErrGone", err)
 	}
-	want := map[string]int{"/prod/@connections/ab%2Fc%3Dd": 3, "/prod/@connections/busy": 3, "/prod/@connections/gone": 1}
+	// the configuration's Retryer decides the attempts
+	five := push.New(aws.Config{Region: "eu-west-1", Credentials: creds, Retryer: func() aws.Retryer { return retry.AddWithMaxAttempts(retry.NewStandard(), 5) }}, srv.URL+"/prod")
+	push.Quick(five, time.Millisecond, func() time.Time { return at })
+	answers["/prod/@connections/patient"] = []int{503, 503, 503, 503}
+	if err := five.Push(ctx, "patient", []byte(`{}`)); err != nil {
+		t.Errorf("four 503s with five attempts: %v", err)
+	}
+	want := map[string]int{"/prod/@connections/ab%2Fc%3Dd": 3, "/prod/@connections/busy": 3, "/prod/@connections/gone": 1, "/prod/@connections/patient": 5}
 	for p, n := range want {
 		if calls[p] != n {
 			t.Errorf("%s: %d requests, want %d", p, calls[p], n)

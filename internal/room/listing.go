@@ -84,11 +84,12 @@ type Listing struct {
 	UpdatedByUserID string `json:"updatedByUserId" dynamodbav:"updatedByUserId"`
 }
 
-// MarshalJSON writes seenBy as a list even when nobody has seen the
-// listing: the table keeps it as a string set, which cannot be empty, so it
-// reads back as nil.
+// MarshalJSON writes seenBy as a sorted list, even when nobody has seen
+// the listing: the table keeps it as a string set, which has no order and
+// cannot be empty (it reads back as nil).
 func (l Listing) MarshalJSON() ([]byte, error) {
 	type plain Listing
+	l.SeenBy = slices.Sorted(slices.Values(l.SeenBy))
 	if l.SeenBy == nil {
 		l.SeenBy = []string{}
 	}

@@ -98,7 +98,9 @@ func (s *Store) AddMember(ctx context.Context, m room.Member) error {
 // GetMember reads one membership; NotFound when the user is not a member.
 func (s *Store) GetMember(ctx context.Context, roomID, userID string) (room.Member, error) {
 	var m room.Member
-	ok, err := s.get(ctx, MemberKey(roomID, userID), &m)
+	// strongly consistent: it decides access, and a member just removed
+	// must not pass
+	ok, err := s.getItem(ctx, MemberKey(roomID, userID), true, &m)
 	if err == nil && !ok {
 		err = errs.New(errs.NotFound, "user %s is not a member of room %s", userID, roomID)
 	}

@@ -97,10 +97,13 @@ func (s *Store) Commit(ctx context.Context, u *Unit, extra ...types.TransactWrit
 }
 
 // MemberCheck is a transaction item that holds when userID is a member of
-// roomID (the read the member routes would otherwise make first).
+// roomID (the read the member routes would otherwise make first): the
+// member item is there, and is one (its type and user).
 func (s *Store) MemberCheck(roomID, userID string) types.TransactWriteItem {
 	return types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
-		TableName: aws.String(s.Table), Key: MemberKey(roomID, userID).AV(), ConditionExpression: aws.String("attribute_exists(PK)"),
+		TableName: aws.String(s.Table), Key: MemberKey(roomID, userID).AV(),
+		ConditionExpression:       aws.String("attribute_exists(PK) AND itemType = :member AND userId = :user"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":member": strAV(TypeMember), ":user": strAV(userID)},
 	}}
 }
 
