@@ -276,6 +276,21 @@ func class(status int) string {
 	return fmt.Sprint(status)
 }
 
+// matrixEnv is a writer on real time (DynamoDB Local deletes items whose
+// ttl has passed, the harness's clock starts in 2025, and sessions live
+// 24 hours), with invite limits out of the way, and the matrix's signed-in
+// callers' tokens.
+func matrixEnv(t *testing.T, ids string) (*env, map[string]string) {
+	t.Helper()
+	e := newEnv(t, sequence(ids))
+	e.clock.Advance(time.Since(e.clock.Peek()))
+	e.st.InviteLimits.PerUser, e.st.InviteLimits.PerResource, e.st.InviteLimits.Window = 1000, 1000, time.Hour
+	return e, map[string]string{
+		cOwner: e.token("alice"), cMember: e.token("bob"), cOutsider: e.token("carol"),
+		cAdmin: e.mint(map[string]any{"userId": "root", "groups": []string{"admins"}}),
+	}
+}
+
 // TestAuthorizationMatrix runs every operation of the spec as every kind
 // of caller — owner, member or collaborator, outsider, admin, no token, a
 // malformed token, a wrong signature, alg none, an expired token — each on
@@ -285,15 +300,7 @@ func class(status int) string {
 // that does not.
 func TestAuthorizationMatrix(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, sequence("m%03d"))
-	// Real time: DynamoDB Local deletes items whose ttl has passed (the
-	// harness's clock starts in 2025), and sessions live 24 hours.
-	e.clock.Advance(time.Since(e.clock.Peek()))
-	e.st.InviteLimits.PerUser, e.st.InviteLimits.PerResource, e.st.InviteLimits.Window = 1000, 1000, time.Hour
-	tok := map[string]string{
-		cOwner: e.token("alice"), cMember: e.token("bob"), cOutsider: e.token("carol"),
-		cAdmin: e.mint(map[string]any{"userId": "root", "groups": []string{"admins"}}),
-	}
+	e, tok := matrixEnv(t, "m%03d")
 	claims := jwt.MapClaims{"sub": "alice", "iss": "dynastream-test", "iat": time.Now().Unix(), "exp": time.Now().Add(time.Hour).Unix()}
 	wrong, _ := jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString([]byte("another secret, 32 bytes long..."))
 	none, _ := jwt.NewWithClaims(jwt.SigningMethodNone, claims).SignedString(jwt.UnsafeAllowNoneSignatureType)

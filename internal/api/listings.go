@@ -148,7 +148,7 @@ func (s *Server) setStatus(w http.ResponseWriter, r *http.Request) error {
 	if !req.Status.Valid() {
 		return errs.Field("status", statusRule)
 	}
-	l, err := s.Store.GetListing(r.Context(), me.RoomID, r.PathValue("listingId"))
+	l, err := s.listing(r, me.RoomID)
 	if err != nil {
 		return err
 	}
@@ -163,10 +163,23 @@ func (s *Server) setStatus(w http.ResponseWriter, r *http.Request) error {
 	return reply(w, http.StatusOK)(s.Store.SetListingStatus(r.Context(), l, req.Status, me.UserID, store.Timestamp(s.Now()), ""))
 }
 
+// listing is the room's listing {listingId}: as read with the caller's
+// membership when it was (oneWrite), else read now.
+func (s *Server) listing(r *http.Request, roomID string) (room.Listing, error) {
+	id := r.PathValue("listingId")
+	if lr := callerGrant(r).listing; lr != nil {
+		if !lr.found {
+			return room.Listing{}, errs.New(errs.NotFound, "listing %s not found", id)
+		}
+		return lr.listing, nil
+	}
+	return s.Store.GetListing(r.Context(), roomID, id)
+}
+
 // markSeen records that the caller saw the listing (UNSEEN becomes SEEN).
 func (s *Server) markSeen(w http.ResponseWriter, r *http.Request) error {
 	me := callerMember(r)
-	l, err := s.Store.GetListing(r.Context(), me.RoomID, r.PathValue("listingId"))
+	l, err := s.listing(r, me.RoomID)
 	if err != nil {
 		return err
 	}

@@ -58,6 +58,14 @@ var foldMember = map[string]bool{
 	"PUT /rooms/{roomId}/criteria":  true,
 }
 
+// listingRoutes are the member routes among oneWrite whose handler reads
+// the listing {listingId} first: the membership and the listing are read
+// together (store.MemberListing), one request for both.
+var listingRoutes = map[string]bool{
+	"PUT /rooms/{roomId}/listings/{listingId}/status": true,
+	"POST /rooms/{roomId}/listings/{listingId}/seen":  true,
+}
+
 // oneWrite serves a oneWrite route: one transaction if it can, otherwise
 // run (through idempotent with a key).
 func (s *Server) oneWrite(w http.ResponseWriter, r *http.Request, rt route, op *operation, key string, run func(*Server, http.ResponseWriter, *http.Request) error) error {
@@ -79,12 +87,23 @@ func (s *Server) oneWrite(w http.ResponseWriter, r *http.Request, rt route, op *
 	me := identity(r.Context()).UserID
 	var guards []types.TransactWriteItem
 	fr := r
-	if foldMember[rt.pattern] {
+	switch {
+	case foldMember[rt.pattern]:
 		roomID := r.PathValue("roomId")
 		fr = r.WithContext(context.WithValue(r.Context(), grantKey{}, grant{member: room.Member{RoomID: roomID, UserID: me}}))
 		guards = append(guards, s.Store.MemberCheck(roomID, me))
-	} else if fr, err = s.authorize(r, rt.access); err != nil {
-		return ordinary() // a refusal is kept for the key as ever
+	case listingRoutes[rt.pattern]:
+		// the membership and the listing in one read: an outsider is
+		// refused the ordinary way, having read what a member reads
+		m, isMember, l, found, err := s.Store.MemberListing(r.Context(), r.PathValue("roomId"), me, r.PathValue("listingId"))
+		if err != nil || !isMember {
+			return ordinary()
+		}
+		fr = r.WithContext(context.WithValue(r.Context(), grantKey{}, grant{member: m, listing: &listingRead{l, found}}))
+	default:
+		if fr, err = s.authorize(r, rt.access); err != nil {
+			return ordinary() // a refusal is kept for the key as ever
+		}
 	}
 	now := s.Now()
 	srv := s

@@ -95,6 +95,15 @@ type grant struct {
 	resource store.Access   // resource, resourceOwner
 	invite   collab.Invite  // inviteParty, invitee
 	comment  collab.Comment // commenter, commentAuthor
+	// listing is the room's listing {listingId} when it was read with
+	// the membership (oneWrite's listing routes): nil when not read.
+	listing *listingRead
+}
+
+// listingRead is a listing as read with the caller's membership.
+type listingRead struct {
+	listing room.Listing
+	found   bool
 }
 
 func callerGrant(r *http.Request) grant {

@@ -78,23 +78,11 @@ func valueSize(v types.AttributeValue) int {
 	case *types.AttributeValueMemberBOOL, *types.AttributeValueMemberNULL:
 		return 1
 	case *types.AttributeValueMemberSS:
-		n := 0
-		for _, s := range v.Value {
-			n += len(s)
-		}
-		return n
+		return sizeOf(v.Value, func(s string) int { return len(s) })
 	case *types.AttributeValueMemberNS:
-		n := 0
-		for _, s := range v.Value {
-			n += numberSize(s)
-		}
-		return n
+		return sizeOf(v.Value, numberSize)
 	case *types.AttributeValueMemberBS:
-		n := 0
-		for _, b := range v.Value {
-			n += len(b)
-		}
-		return n
+		return sizeOf(v.Value, func(b []byte) int { return len(b) })
 	case *types.AttributeValueMemberL:
 		n := 3
 		for _, e := range v.Value {
@@ -109,6 +97,15 @@ func valueSize(v types.AttributeValue) int {
 		return n
 	}
 	return 0
+}
+
+// sizeOf is the size of a set's elements together.
+func sizeOf[T any](xs []T, size func(T) int) int {
+	n := 0
+	for _, x := range xs {
+		n += size(x)
+	}
+	return n
 }
 
 // numberSize approximates a number's stored size: about one byte per two

@@ -120,6 +120,35 @@ func (s *Store) GetListing(ctx context.Context, roomID, listingID string) (room.
 	return l, err
 }
 
+// MemberListing reads userID's membership of roomID and one of its
+// listings in one strongly consistent BatchGetItem: the read a change to a
+// listing needs first. A missing item is not an error: the booleans say
+// which were found.
+func (s *Store) MemberListing(ctx context.Context, roomID, userID, listingID string) (m room.Member, isMember bool, l room.Listing, found bool, err error) {
+	mk, lk := MemberKey(roomID, userID), ListingKey(roomID, listingID)
+	out, err := s.DB.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{
+		s.Table: {Keys: []map[string]types.AttributeValue{mk.AV(), lk.AV()}, ConsistentRead: aws.Bool(true)},
+	}})
+	if err != nil {
+		return m, false, l, false, fmt.Errorf("store: read membership and listing %s: %w", listingID, err)
+	}
+	if len(out.UnprocessedKeys) > 0 { // rare: fall back to single reads
+		if isMember, err = s.getItem(ctx, mk, true, &m); err == nil {
+			found, err = s.getItem(ctx, lk, true, &l)
+		}
+		return m, isMember, l, found, err
+	}
+	for _, it := range out.Responses[s.Table] {
+		switch itemKey(it) {
+		case mk:
+			isMember = s.decode(it, &m)
+		case lk:
+			found = s.decode(it, &l)
+		}
+	}
+	return m, isMember, l, found, nil
+}
+
 // ListListings returns one page of a room's listings, by listing id (ULIDs:
 // oldest first).
 func (s *Store) ListListings(ctx context.Context, roomID string, p Page) ([]room.Listing, string, error) {
