@@ -40,12 +40,7 @@ func routeCosts(before, after ddb.Counts, writes map[string]int) map[string]Rout
 			RequestsPerWrite:   float64(a.Calls-b.Calls) / float64(n),
 			ReadUnitsPerWrite:  (a.ReadUnits - b.ReadUnits) / float64(n),
 			WriteUnitsPerWrite: (a.WriteUnits - b.WriteUnits) / float64(n),
-			ByOperation:        map[string]int64{},
-		}
-		for op, k := range a.ByOp {
-			if d := k - b.ByOp[op]; d > 0 {
-				c.ByOperation[op] = d
-			}
+			ByOperation:        opsSince(a.ByOp, b.ByOp),
 		}
 		if m, ok := minimum[route]; ok {
 			c.Minimum = &m
@@ -54,6 +49,17 @@ func routeCosts(before, after ddb.Counts, writes map[string]int) map[string]Rout
 			}
 		}
 		out[route] = c
+	}
+	return out
+}
+
+// opsSince is the calls per operation made between two snapshots.
+func opsSince(after, before map[string]int64) map[string]int64 {
+	out := map[string]int64{}
+	for op, n := range after {
+		if d := n - before[op]; d > 0 {
+			out[op] = d
+		}
 	}
 	return out
 }

@@ -176,12 +176,7 @@ func (e *engine) report(idx int, rate float64, d, sent time.Duration, ps *phaseS
 				r.WriterCPUPer1000 = (a.CPUSeconds - b.CPUSeconds) / float64(ps.ops) * 1000
 				r.WriterReadUnitsPerWrite = (a.DataRequests.ReadUnits - b.DataRequests.ReadUnits) / float64(ps.ops)
 				r.WriterWriteUnitsPerWrite = (a.DataRequests.WriteUnits - b.DataRequests.WriteUnits) / float64(ps.ops)
-				r.WriterByOperation = map[string]int64{}
-				for op, n := range a.DataRequests.ByOp {
-					if d := n - b.DataRequests.ByOp[op]; d > 0 {
-						r.WriterByOperation[op] = d
-					}
-				}
+				r.WriterByOperation = opsSince(a.DataRequests.ByOp, b.DataRequests.ByOp)
 				writes := map[string]int{}
 				for route, ds := range ps.writer {
 					writes[route] = len(ds)
@@ -199,15 +194,10 @@ func (e *engine) report(idx int, rate float64, d, sent time.Duration, ps *phaseS
 			HandlerCalls:       a.Stream.HandlerCalls - b.Stream.HandlerCalls,
 			FailedCalls:        a.Stream.FailedCalls - b.Stream.FailedCalls,
 			DeadLettered:       a.Stream.DeadLettered - b.Stream.DeadLettered,
-			DataByOperation:    map[string]int64{},
+			DataByOperation:    opsSince(a.DataRequests.ByOp, b.DataRequests.ByOp),
 		}
 		if a.Health != nil {
 			c.Status, c.Reason = a.Health.Status, a.Health.Reason
-		}
-		for op, n := range a.DataRequests.ByOp {
-			if d := n - b.DataRequests.ByOp[op]; d > 0 {
-				c.DataByOperation[op] = d
-			}
 		}
 		if c.Records > 0 {
 			c.DataPerRecord = float64(c.DataRequests) / float64(c.Records)

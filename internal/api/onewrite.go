@@ -118,7 +118,7 @@ func (s *Server) oneWrite(w http.ResponseWriter, r *http.Request, rt route, op *
 	if buf.status == 0 {
 		buf.status = http.StatusOK
 	}
-	if buf.status/100 != 2 || u.Held() != 1 || buf.body.Len() > maxStoredBody {
+	if buf.status/100 != 2 || !u.Held() || buf.body.Len() > maxStoredBody {
 		return ordinary()
 	}
 	if key != "" {

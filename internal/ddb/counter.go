@@ -31,13 +31,12 @@ type Counter struct {
 	IndexPKs []string
 
 	mu       sync.Mutex
-	calls    map[string]int64
-	attempts map[string]int64
-	rcu, wcu float64
-	labels   map[string]*Usage
+	total    Usage             // every call
+	labels   map[string]*Usage // the calls of each label
+	attempts int64
 }
 
-// Usage is what the calls under one label used.
+// Usage is what calls used: how many, by operation, and the capacity.
 type Usage struct {
 	Calls      int64            `json:"calls"`
 	ByOp       map[string]int64 `json:"byOperation"`
@@ -46,6 +45,17 @@ type Usage struct {
 }
 
 type labelKey struct{}
+
+// add counts a call of op that used r read and w write units.
+func (u *Usage) add(op string, calls int64, r, w float64) {
+	if u.ByOp == nil {
+		u.ByOp = map[string]int64{}
+	}
+	u.Calls += calls
+	u.ByOp[op] += calls
+	u.ReadUnits += r
+	u.WriteUnits += w
+}
 
 // WithLabel marks ctx: the calls made with it are counted under label too.
 func WithLabel(ctx context.Context, label string) context.Context {
@@ -78,22 +88,17 @@ func (c *Counter) Middleware(s *middleware.Stack) error {
 	err := s.Initialize.Add(middleware.InitializeMiddlewareFunc("dynastream.CountCalls",
 		func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
 			op, label := awsmiddleware.GetOperationName(ctx), labelOf(ctx)
-			c.add(&c.calls, op)
-			if label != "" {
-				c.addLabel(label, op)
-			}
+			c.record(op, label, 1, 0, 0)
 			if c.Capacity {
 				askCapacity(in.Parameters)
 			}
 			out, md, err := next.HandleInitialize(ctx, in)
 			if c.Capacity && err == nil {
-				cs := consumed(out.Result)
+				r, w := units(op, consumed(out.Result))
 				if tx, ok := in.Parameters.(*dynamodb.TransactWriteItemsInput); ok {
-					// AWS's price, not DynamoDB Local's (units.go)
-					w := txWriteUnits(tx, c.IndexPKs)
-					cs = []types.ConsumedCapacity{{WriteCapacityUnits: &w, ReadCapacityUnits: new(float64)}}
+					r, w = 0, txWriteUnits(tx, c.IndexPKs) // AWS's price, not DynamoDB Local's (units.go)
 				}
-				c.addCapacity(op, label, cs)
+				c.record(op, label, 0, r, w)
 			}
 			return out, md, err
 		}), middleware.Before)
@@ -102,33 +107,30 @@ func (c *Counter) Middleware(s *middleware.Stack) error {
 	}
 	return s.Finalize.Add(middleware.FinalizeMiddlewareFunc("dynastream.CountAttempts",
 		func(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
-			c.add(&c.attempts, awsmiddleware.GetOperationName(ctx))
+			c.mu.Lock()
+			c.attempts++
+			c.mu.Unlock()
 			return next.HandleFinalize(ctx, in)
 		}), middleware.After)
 }
 
-func (c *Counter) add(m *map[string]int64, op string) {
+// record adds calls and units of op to the total and to label's usage.
+func (c *Counter) record(op, label string, calls int64, r, w float64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if *m == nil {
-		*m = map[string]int64{}
+	c.total.add(op, calls, r, w)
+	if label == "" {
+		return
 	}
-	(*m)[op]++
-}
-
-func (c *Counter) addLabel(label, op string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.labels == nil {
 		c.labels = map[string]*Usage{}
 	}
 	u := c.labels[label]
 	if u == nil {
-		u = &Usage{ByOp: map[string]int64{}}
+		u = &Usage{}
 		c.labels[label] = u
 	}
-	u.Calls++
-	u.ByOp[op]++
+	u.add(op, calls, r, w)
 }
 
 // askCapacity sets ReturnConsumedCapacity TOTAL on a DynamoDB input.
@@ -191,11 +193,9 @@ func consumed(out any) []types.ConsumedCapacity {
 	return nil
 }
 
-// addCapacity adds what a call of op consumed: the read and write units
-// where DynamoDB says which, otherwise its total as op's kind.
-func (c *Counter) addCapacity(op, label string, cs []types.ConsumedCapacity) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+// units is what a call of op consumed: the read and write units where
+// DynamoDB says which, otherwise its total as op's kind.
+func units(op string, cs []types.ConsumedCapacity) (rcu, wcu float64) {
 	write := strings.HasPrefix(op, "Put") || strings.HasPrefix(op, "Update") || strings.HasPrefix(op, "Delete") ||
 		op == "BatchWriteItem" || op == "TransactWriteItems"
 	for _, cc := range cs {
@@ -207,13 +207,9 @@ func (c *Counter) addCapacity(op, label string, cs []types.ConsumedCapacity) {
 				r = deref(cc.CapacityUnits)
 			}
 		}
-		c.rcu += r
-		c.wcu += w
-		if u := c.labels[label]; u != nil {
-			u.ReadUnits += r
-			u.WriteUnits += w
-		}
+		rcu, wcu = rcu+r, wcu+w
 	}
+	return rcu, wcu
 }
 
 func deref(f *float64) float64 {
@@ -227,15 +223,10 @@ func deref(f *float64) float64 {
 func (c *Counter) Counts() Counts {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := Counts{ByOp: maps.Clone(c.calls), ReadUnits: c.rcu, WriteUnits: c.wcu}
+	out := Counts{Calls: c.total.Calls, Attempts: c.attempts, ByOp: maps.Clone(c.total.ByOp),
+		ReadUnits: c.total.ReadUnits, WriteUnits: c.total.WriteUnits}
 	if out.ByOp == nil {
 		out.ByOp = map[string]int64{}
-	}
-	for _, n := range c.calls {
-		out.Calls += n
-	}
-	for _, n := range c.attempts {
-		out.Attempts += n
 	}
 	if len(c.labels) > 0 {
 		out.ByLabel = make(map[string]Usage, len(c.labels))

@@ -141,33 +141,19 @@ func (a Access) Member() bool { return a.Owner || a.Collaborator }
 // BatchGetItem. A missing resource is NotFound.
 func (s *Store) ResourceAccess(ctx context.Context, t collab.ResourceType, id, userID string) (Access, error) {
 	rk, ck := ResourceKey(t, id), CollaboratorKey(t, id, userID)
-	out, err := s.DB.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{
-		s.Table: {Keys: []map[string]types.AttributeValue{rk.AV(), ck.AV()}, ConsistentRead: aws.Bool(true)},
-	}})
-	if err != nil {
-		return Access{}, fmt.Errorf("store: read access to %s %s: %w", t, id, err)
-	}
-	if len(out.UnprocessedKeys) > 0 { // rare: fall back to single reads
-		var a Access
-		ok, err := s.getItem(ctx, rk, true, &a.Resource)
-		if err != nil || !ok {
-			return a, notFoundOr(err, "%s %s not found", t, id)
-		}
-		var c collab.Collaborator
-		a.Collaborator, err = s.getItem(ctx, ck, true, &c)
-		a.Owner = a.Resource.OwnerID == userID
-		return a, err
-	}
 	var a Access
 	found := false
-	for _, it := range out.Responses[s.Table] {
-		sk, _ := it[AttrSK].(*types.AttributeValueMemberS)
-		switch {
-		case sk != nil && sk.Value == rk.SK:
+	err := s.batchGet(ctx, []Key{rk, ck}, true, func(it map[string]types.AttributeValue) error {
+		switch itemKey(it) {
+		case rk:
 			found = s.decode(it, &a.Resource)
-		case sk != nil && sk.Value == ck.SK:
+		case ck:
 			a.Collaborator = true
 		}
+		return nil
+	})
+	if err != nil {
+		return Access{}, fmt.Errorf("store: read access to %s %s: %w", t, id, err)
 	}
 	if !found {
 		return Access{}, errs.New(errs.NotFound, "%s %s not found", t, id)
@@ -458,8 +444,8 @@ func (s *Store) CreateComment(ctx context.Context, c collab.Comment) error {
 
 // CommentAccess reads a comment (through its reference item) and what
 // userID may do with its resource: two requests, the reference and then
-// one BatchGetItem of the comment, the resource and the user's
-// collaborator item. A missing comment or resource is NotFound.
+// one strongly consistent batch of the comment, the resource and the
+// user's collaborator item. A missing comment or resource is NotFound.
 func (s *Store) CommentAccess(ctx context.Context, commentID, userID string) (collab.Comment, Access, error) {
 	var ref commentRef
 	ok, err := s.getItem(ctx, CommentRefKey(commentID), true, &ref)
@@ -468,24 +454,10 @@ func (s *Store) CommentAccess(ctx context.Context, commentID, userID string) (co
 	}
 	t, id := ref.ResourceType, ref.ResourceID
 	ck, rk, uk := CommentKey(t, id, ref.CreatedAt, commentID), ResourceKey(t, id), CollaboratorKey(t, id, userID)
-	out, err := s.DB.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{
-		s.Table: {Keys: []map[string]types.AttributeValue{ck.AV(), rk.AV(), uk.AV()}, ConsistentRead: aws.Bool(true)},
-	}})
-	if err != nil {
-		return collab.Comment{}, Access{}, fmt.Errorf("store: read comment %s and access: %w", commentID, err)
-	}
-	if len(out.UnprocessedKeys) > 0 { // rare: fall back to single reads
-		c, err := s.GetComment(ctx, commentID)
-		if err != nil {
-			return c, Access{}, err
-		}
-		a, err := s.ResourceAccess(ctx, t, id, userID)
-		return c, a, err
-	}
 	var c collab.Comment
 	var a Access
 	foundComment, foundResource := false, false
-	for _, it := range out.Responses[s.Table] {
+	err = s.batchGet(ctx, []Key{ck, rk, uk}, true, func(it map[string]types.AttributeValue) error {
 		switch itemKey(it) {
 		case ck:
 			foundComment = s.decode(it, &c)
@@ -494,6 +466,10 @@ func (s *Store) CommentAccess(ctx context.Context, commentID, userID string) (co
 		case uk:
 			a.Collaborator = true
 		}
+		return nil
+	})
+	if err != nil {
+		return collab.Comment{}, Access{}, fmt.Errorf("store: read comment %s and access: %w", commentID, err)
 	}
 	switch {
 	case !foundComment:

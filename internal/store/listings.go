@@ -121,30 +121,22 @@ func (s *Store) GetListing(ctx context.Context, roomID, listingID string) (room.
 }
 
 // MemberListing reads userID's membership of roomID and one of its
-// listings in one strongly consistent BatchGetItem: the read a change to a
+// listings in one strongly consistent batch: the read a change to a
 // listing needs first. A missing item is not an error: the booleans say
 // which were found.
 func (s *Store) MemberListing(ctx context.Context, roomID, userID, listingID string) (m room.Member, isMember bool, l room.Listing, found bool, err error) {
 	mk, lk := MemberKey(roomID, userID), ListingKey(roomID, listingID)
-	out, err := s.DB.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{
-		s.Table: {Keys: []map[string]types.AttributeValue{mk.AV(), lk.AV()}, ConsistentRead: aws.Bool(true)},
-	}})
-	if err != nil {
-		return m, false, l, false, fmt.Errorf("store: read membership and listing %s: %w", listingID, err)
-	}
-	if len(out.UnprocessedKeys) > 0 { // rare: fall back to single reads
-		if isMember, err = s.getItem(ctx, mk, true, &m); err == nil {
-			found, err = s.getItem(ctx, lk, true, &l)
-		}
-		return m, isMember, l, found, err
-	}
-	for _, it := range out.Responses[s.Table] {
+	err = s.batchGet(ctx, []Key{mk, lk}, true, func(it map[string]types.AttributeValue) error {
 		switch itemKey(it) {
 		case mk:
 			isMember = s.decode(it, &m)
 		case lk:
 			found = s.decode(it, &l)
 		}
+		return nil
+	})
+	if err != nil {
+		return m, false, l, false, fmt.Errorf("store: read membership and listing %s: %w", listingID, err)
 	}
 	return m, isMember, l, found, nil
 }
@@ -249,12 +241,8 @@ func (s *Store) updateListing(ctx context.Context, l room.Listing, upd, cond str
 			seen = "size(seenBy) = :readSeen"
 			held[":readSeen"] = &types.AttributeValueMemberN{Value: strconv.Itoa(len(l.SeenBy))}
 		}
-		return next, s.transactWrite(ctx, []types.TransactWriteItem{{Update: &types.Update{
-			TableName: aws.String(s.Table), Key: ListingKey(l.RoomID, l.ListingID).AV(), UpdateExpression: aws.String(upd),
-			ConditionExpression:       aws.String("(" + cond + ") AND #status = :readStatus AND updatedAt = :readAt AND " + seen),
-			ExpressionAttributeNames:  map[string]string{"#status": "status"},
-			ExpressionAttributeValues: held,
-		}}})
+		return next, s.holdUpdate(ctx, ListingKey(l.RoomID, l.ListingID), upd, "("+cond+") AND #status = :readStatus AND updatedAt = :readAt AND "+seen,
+			map[string]string{"#status": "status"}, held)
 	}
 	in := &dynamodb.UpdateItemInput{
 		TableName: aws.String(s.Table), Key: ListingKey(l.RoomID, l.ListingID).AV(),

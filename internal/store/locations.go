@@ -166,11 +166,7 @@ func (s *Store) UpdateLocation(ctx context.Context, l location.Location, prevUpd
 		if len(l.AddressComponents) == 0 {
 			l.AddressComponents = nil
 		}
-		return l, s.transactWrite(ctx, []types.TransactWriteItem{{Update: &types.Update{
-			TableName: aws.String(s.Table), Key: LocationKey(l.LocationID).AV(), UpdateExpression: aws.String(upd),
-			ConditionExpression: aws.String("attribute_exists(PK) AND updatedAt = :prev"), ExpressionAttributeNames: map[string]string{"#name": "name"},
-			ExpressionAttributeValues: vals,
-		}}})
+		return l, s.holdUpdate(ctx, LocationKey(l.LocationID), upd, "attribute_exists(PK) AND updatedAt = :prev", map[string]string{"#name": "name"}, vals)
 	}
 	out, err := s.updateLocation(ctx, l.LocationID, upd, "attribute_exists(PK) AND updatedAt = :prev", map[string]string{"#name": "name"}, vals)
 	if errs.Is(err, errs.NotFound) {

@@ -43,6 +43,13 @@ const (
 	RequestStale
 )
 
+// A request record's status: running (claimed, its hold not ended) or
+// completed (its response kept).
+const (
+	requestRunning   = "INPROGRESS"
+	requestCompleted = "COMPLETED"
+)
+
 // MaxAsOf is how long after its first start a request cut short may be run
 // again as of that start.
 const MaxAsOf = 15 * time.Minute
@@ -97,7 +104,7 @@ func (s *Store) BeginRequest(ctx context.Context, scope, key, fingerprint string
 			"(#status = :running AND holdUntil < :now AND fingerprint = :fp AND startedAt > :oldest)"),
 		ExpressionAttributeNames: map[string]string{"#status": "status", "#ttl": AttrTTL},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":type": strAV(TypeRequest), ":true": &types.AttributeValueMemberBOOL{Value: true}, ":running": strAV("INPROGRESS"),
+			":type": strAV(TypeRequest), ":true": &types.AttributeValueMemberBOOL{Value: true}, ":running": strAV(requestRunning),
 			":hold": num(now.Add(hold).UnixMilli()), ":now": num(now.UnixMilli()), ":claim": strAV(claim.token),
 			":fp": strAV(fingerprint), ":ttl": num(now.Add(keep).Unix()), ":oldest": num(now.Add(-MaxAsOf).UnixMilli()),
 		},
@@ -119,7 +126,7 @@ func (s *Store) BeginRequest(ctx context.Context, scope, key, fingerprint string
 		switch {
 		case old.Fingerprint != fingerprint:
 			return RequestMismatch, claim, StoredResponse{}, time.Time{}, nil
-		case old.Status == "COMPLETED":
+		case old.Status == requestCompleted:
 			return RequestDone, claim, old.StoredResponse, time.Time{}, nil
 		case old.HoldUntil < now.UnixMilli():
 			return RequestStale, claim, StoredResponse{}, time.UnixMilli(old.StartedAt), nil
@@ -145,7 +152,7 @@ func (s *Store) EndRequest(ctx context.Context, c RequestClaim, r StoredResponse
 		return fmt.Errorf("store: marshal response: %w", err)
 	}
 	sets := []string{"#status = :done"}
-	vals := map[string]types.AttributeValue{":done": strAV("COMPLETED"), ":claim": strAV(c.token)}
+	vals := map[string]types.AttributeValue{":done": strAV(requestCompleted), ":claim": strAV(c.token)}
 	names := map[string]string{"#status": "status"}
 	for _, k := range slices.Sorted(maps.Keys(av)) {
 		names["#"+k], vals[":"+k] = k, av[k]

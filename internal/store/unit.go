@@ -29,8 +29,7 @@ import (
 // never commits part of what the caller meant.
 type Unit struct {
 	mu    sync.Mutex
-	items []types.TransactWriteItem
-	held  int
+	items []types.TransactWriteItem // the one write held, nil before
 }
 
 type unitKey struct{}
@@ -44,11 +43,11 @@ func Defer(ctx context.Context) (context.Context, *Unit) {
 	return context.WithValue(ctx, unitKey{}, u), u
 }
 
-// Held is the number of transactional writes the unit holds (0 or 1).
-func (u *Unit) Held() int {
+// Held says whether the unit holds a write.
+func (u *Unit) Held() bool {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	return u.held
+	return u.items != nil
 }
 
 // holding says whether ctx carries a Unit: a write that is not
@@ -64,15 +63,24 @@ func (s *Store) transactWrite(ctx context.Context, items []types.TransactWriteIt
 	if u, ok := ctx.Value(unitKey{}).(*Unit); ok {
 		u.mu.Lock()
 		defer u.mu.Unlock()
-		if u.held > 0 {
+		if u.items != nil {
 			return ErrHeld
 		}
-		u.held++
-		u.items = append(u.items, items...)
+		u.items = append([]types.TransactWriteItem{}, items...)
 		return nil
 	}
 	_, err := s.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
 	return err
+}
+
+// holdUpdate holds an update of one item in the context's Unit: a
+// transaction's Update, for a change whose answer the caller makes from
+// what it read (cond says the item is still as read).
+func (s *Store) holdUpdate(ctx context.Context, k Key, upd, cond string, names map[string]string, vals map[string]types.AttributeValue) error {
+	return s.transactWrite(ctx, []types.TransactWriteItem{{Update: &types.Update{
+		TableName: aws.String(s.Table), Key: k.AV(), UpdateExpression: aws.String(upd),
+		ConditionExpression: aws.String(cond), ExpressionAttributeNames: names, ExpressionAttributeValues: vals,
+	}}})
 }
 
 // Commit sends what u holds with extra in one transaction. It returns
@@ -119,7 +127,7 @@ func (s *Store) RequestRecord(scope, key, fingerprint string, now time.Time, kee
 	}
 	maps.Copy(av, RequestKey(scope, key).AV())
 	av[AttrItemType], av[AttrDerived] = strAV(TypeRequest), &types.AttributeValueMemberBOOL{Value: true}
-	av["status"], av["fingerprint"] = strAV("COMPLETED"), strAV(fingerprint)
+	av["status"], av["fingerprint"] = strAV(requestCompleted), strAV(fingerprint)
 	av["startedAt"] = &types.AttributeValueMemberN{Value: strconv.FormatInt(now.UnixMilli(), 10)}
 	av[AttrTTL] = &types.AttributeValueMemberN{Value: strconv.FormatInt(now.Add(keep).Unix(), 10)}
 	return types.TransactWriteItem{Put: &types.Put{TableName: aws.String(s.book()), Item: av, ConditionExpression: aws.String("attribute_not_exists(PK)")}}, nil
