@@ -57,6 +57,17 @@ func backfill(st *store.Store, c app.Common, args []string) {
 	if err != nil {
 		app.Fatal(log, "backfill failed (it is safe to run again)", err)
 	}
+	// Access items of resources written before they existed.
+	start = time.Now()
+	p = newProgress(log, "backfill access", itemCount(ctx, st))
+	as, err := st.BackfillResourceAccess(ctx, *segments, func(s store.AccessBackfillStats) {
+		p.set(s.Scanned, "granted", s.Granted)
+	})
+	r = p.finish(as.Scanned)
+	log.Info("backfill access done", "scanned", as.Scanned, "granted", as.Granted, "seconds", time.Since(start).Seconds(), "itemsPerSecond", r)
+	if err != nil {
+		app.Fatal(log, "backfill of access items failed (it is safe to run again)", err)
+	}
 }
 
 // quarantine lists the stored items readers skip because they cannot be

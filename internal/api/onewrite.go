@@ -8,6 +8,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/dynastream/dynastream/internal/collab"
 	"github.com/dynastream/dynastream/internal/room"
 	"github.com/dynastream/dynastream/internal/store"
 )
@@ -16,8 +17,9 @@ import (
 // transactional write and no other. Their request is first tried as one
 // DynamoDB request: the handler's write is held back (store.Defer) and
 // sent in one transaction with the request's Idempotency-Key record (as
-// done, with the response) and, on a foldMember route, a check that the
-// caller is a member instead of a read beforehand. So a keyed request
+// done, with the response) and, on a foldMember, foldResource or
+// foldComment route, a check of the caller's access instead of a read
+// beforehand. So a keyed request
 // that would cost a claim, the write and the record costs the write.
 //
 // Anything else falls back to the ordinary way, which answers exactly as
@@ -38,6 +40,7 @@ var oneWrite = map[string]bool{
 	"POST /resources/{type}/{id}/invites":  true,
 	"POST /me/cooking-history":             true,
 	"POST /locations":                      true,
+	"POST /resources":                      true,
 	// a listing's change, held on the condition that it is as read
 	"PUT /rooms/{roomId}/listings/{listingId}/status": true,
 	"POST /rooms/{roomId}/listings/{listingId}/seen":  true,
@@ -56,6 +59,27 @@ var oneWrite = map[string]bool{
 var foldMember = map[string]bool{
 	"POST /rooms/{roomId}/listings": true,
 	"PUT /rooms/{roomId}/criteria":  true,
+}
+
+// foldResource are the resource routes among oneWrite whose access is
+// checked in the transaction by the caller's access item
+// (store.AccessCheck: owner or collaborator, the owner alone on an owner
+// route) instead of read first. Their handler reads nothing before its
+// write and uses only the resource's type and id from the grant, and on
+// an owner route its owner, who is then the caller.
+var foldResource = map[string]bool{
+	"POST /resources/{type}/{id}/comments": true,
+	"POST /resources/{type}/{id}/invites":  true,
+}
+
+// foldComment are the comment routes among oneWrite that read only the
+// comment's reference (which names its resource) and check the caller's
+// access to that resource in the transaction, instead of reading the
+// comment, the resource and the collaborator item first. Their handler
+// uses only the comment's id and resource from the grant.
+var foldComment = map[string]bool{
+	"PUT /comments/{commentId}/reactions/{emoji}":    true,
+	"DELETE /comments/{commentId}/reactions/{emoji}": true,
 }
 
 // listingRoutes are the member routes among oneWrite whose handler reads
@@ -92,6 +116,27 @@ func (s *Server) oneWrite(w http.ResponseWriter, r *http.Request, rt route, op *
 		roomID := r.PathValue("roomId")
 		fr = r.WithContext(context.WithValue(r.Context(), grantKey{}, grant{member: room.Member{RoomID: roomID, UserID: me}}))
 		guards = append(guards, s.Store.MemberCheck(roomID, me))
+	case foldResource[rt.pattern]:
+		t, id := collab.ResourceType(r.PathValue("type")), r.PathValue("id")
+		if !t.Valid() {
+			return ordinary() // the 400 naming type
+		}
+		owner := rt.access == resourceOwner
+		a := store.Access{Resource: collab.Resource{ResourceType: t, ResourceID: id}, Owner: owner}
+		if owner {
+			a.Resource.OwnerID = me
+		}
+		fr = r.WithContext(context.WithValue(r.Context(), grantKey{}, grant{resource: a}))
+		guards = append(guards, s.Store.AccessCheck(t, id, me, owner))
+	case foldComment[rt.pattern]:
+		// an outsider's request costs this read, as the ordinary way's
+		// first read, then the refused commit and the ordinary way
+		c, err := s.Store.CommentRef(r.Context(), r.PathValue("commentId"))
+		if err != nil {
+			return ordinary()
+		}
+		fr = r.WithContext(context.WithValue(r.Context(), grantKey{}, grant{comment: c}))
+		guards = append(guards, s.Store.AccessCheck(c.ResourceType, c.ResourceID, me, false))
 	case listingRoutes[rt.pattern]:
 		// the membership and the listing in one read: an outsider is
 		// refused the ordinary way, having read what a member reads

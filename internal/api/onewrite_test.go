@@ -1,14 +1,21 @@
 package api_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/dynastream/dynastream/internal/api"
+	"github.com/dynastream/dynastream/internal/collab"
 	"github.com/dynastream/dynastream/internal/ddb"
+	"github.com/dynastream/dynastream/internal/store"
 )
 
 // writeOps are the DynamoDB operations that write.
@@ -60,6 +67,7 @@ func TestOneWriteRoutes(t *testing.T) {
 				"POST /resources/{type}/{id}/invites":             `{"inviteeId":"user%[1]d"}`,
 				"POST /rooms/{roomId}/listings":                   `{"sourceBrand":"homegate","externalId":"OW-%[1]d","title":"One","location":"Zurich"}`,
 				"POST /resources/{type}/{id}/comments":            `{"text":"hello %[1]d"}`,
+				"POST /resources":                                 `{"resourceType":"quest","title":"Quest %[1]d"}`,
 				"PUT /rooms/{roomId}/criteria":                    `{"criteria":{"priceMax":%[1]d}}`,
 				"POST /me/cooking-history":                        `{"recipeId":"` + w.recipe + `","notes":"take %[1]d"}`,
 				"PUT /rooms/{roomId}/listings/{listingId}/status": `{"status":"SHORTLISTED"}`,
@@ -150,14 +158,20 @@ func TestOneWriteRoutes(t *testing.T) {
 	}
 }
 
-// memberReads are the reads of the member routes among oneWrite: none
-// where the membership is checked in the transaction; one BatchGetItem of
-// the membership and the listing where the handler reads the listing.
+// memberReads are the reads of the member and resource routes among
+// oneWrite: none where the membership or access is checked in the
+// transaction; one BatchGetItem of the membership and the listing where
+// the handler reads the listing; the comment's reference (which names its
+// resource) on a reaction.
 var memberReads = map[string]map[string]int64{
 	"POST /rooms/{roomId}/listings":                   {},
 	"PUT /rooms/{roomId}/criteria":                    {},
 	"PUT /rooms/{roomId}/listings/{listingId}/status": {"BatchGetItem": 1},
 	"POST /rooms/{roomId}/listings/{listingId}/seen":  {"BatchGetItem": 1},
+	"POST /resources/{type}/{id}/comments":            {},
+	"POST /resources/{type}/{id}/invites":             {},
+	"PUT /comments/{commentId}/reactions/{emoji}":     {"GetItem": 1},
+	"DELETE /comments/{commentId}/reactions/{emoji}":  {"GetItem": 1},
 }
 
 // usage is what a label's calls did between two snapshots, by operation.
@@ -178,4 +192,109 @@ func writes(used map[string]int64) int64 {
 		n += used[op]
 	}
 	return n
+}
+
+// A resource's members, the owner and a collaborator, comment and react
+// with their access checked in the transaction (their access items); an
+// outsider is refused as ever with nothing written; only the owner
+// invites. A resource whose access items are missing (written before they
+// existed) is served the ordinary way, as before, until the backfill has
+// written them; an owner who accepts an invite to their own address stays
+// the owner.
+func TestResourceAccessFold(t *testing.T) {
+	t.Parallel()
+	e, tok := matrixEnv(t, "af%03d")
+	w := buildWorld(t, e, tok, 1)
+	ctx := context.Background()
+	const (
+		comment = "POST /resources/{type}/{id}/comments"
+		invite  = "POST /resources/{type}/{id}/invites"
+		react   = "PUT /comments/{commentId}/reactions/{emoji}"
+	)
+	// send sends a request and says what DynamoDB requests its route made.
+	send := func(caller, pattern, path string, body any, status int) map[string]int64 {
+		t.Helper()
+		method, _, _ := strings.Cut(pattern, " ")
+		before := e.requests.Counts().ByLabel[pattern]
+		if res := e.do(method, path, tok[caller], body); res.status != status {
+			t.Fatalf("%s %s as %s: %d %s, want %d", method, path, caller, res.status, res.body, status)
+		}
+		return usage(e.requests.Counts().ByLabel[pattern], before)
+	}
+	comments := "/resources/goal/" + w.goal + "/comments"
+	oneRequest := func(used map[string]int64, reads int64) {
+		t.Helper()
+		if used["TransactWriteItems"] != 1 || writes(used) != 1 || used["GetItem"] != reads || used["BatchGetItem"] != 0 {
+			t.Errorf("requests %v, want one transaction and %d GetItem", used, reads)
+		}
+	}
+	count := func() int {
+		t.Helper()
+		var page struct{ Items []collab.Comment }
+		e.ok(200, "GET", comments+"?limit=100", tok[cOwner], nil, &page)
+		return len(page.Items)
+	}
+
+	// the owner and the collaborator: one request each
+	oneRequest(send(cOwner, comment, comments, map[string]any{"text": "owner"}, 201), 0)
+	oneRequest(send(cMember, comment, comments, map[string]any{"text": "collaborator"}, 201), 0)
+	oneRequest(send(cMember, react, "/comments/"+w.comment+"/reactions/%F0%9F%8E%89", nil, 201), 1)
+	oneRequest(send(cOwner, invite, "/resources/goal/"+w.goal+"/invites", map[string]any{"inviteeId": "erin"}, 201), 0)
+	n := count()
+
+	// refused as the ordinary way refuses, nothing written
+	send(cOutsider, comment, comments, map[string]any{"text": "outsider"}, 404)
+	send(cOutsider, react, "/comments/"+w.comment+"/reactions/%F0%9F%8E%89", nil, 404)
+	send(cMember, invite, "/resources/goal/"+w.goal+"/invites", map[string]any{"inviteeId": "frank"}, 403)
+	if got := count(); got != n {
+		t.Errorf("%d comments after the outsider's, want %d", got, n)
+	}
+	var reactions struct{ Items []collab.Reaction }
+	e.ok(200, "GET", "/comments/"+w.comment+"/reactions?limit=100", tok[cOwner], nil, &reactions)
+	for _, re := range reactions.Items {
+		if re.UserID == "carol" {
+			t.Error("the outsider's reaction was written")
+		}
+	}
+	var invites struct{ Items []collab.Invite }
+	e.ok(200, "GET", "/resources/goal/"+w.goal+"/invites?limit=100", tok[cOwner], nil, &invites)
+	for _, inv := range invites.Items {
+		if inv.InviteeID == "frank" {
+			t.Error("the collaborator's invite was written")
+		}
+	}
+
+	// without access items: served the ordinary way, then one request
+	// again after the backfill
+	for _, user := range []string{"alice", "bob"} {
+		if _, err := e.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(e.table), Key: store.AccessKey(collab.Goal, w.goal, user).AV()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if used := send(cOwner, comment, comments, map[string]any{"text": "legacy"}, 201); writes(used) != 2 || used["BatchGetItem"] != 1 {
+		t.Errorf("without access items: requests %v, want the refused commit, the access read and the write", used)
+	}
+	send(cMember, react, "/comments/"+w.comment+"/reactions/%F0%9F%9A%80", nil, 201)
+	send(cOutsider, comment, comments, map[string]any{"text": "outsider"}, 404)
+	stats, err := e.st.BackfillResourceAccess(ctx, 2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stats.Granted < 2 {
+		t.Errorf("backfill granted %d, want the owner's and the collaborator's", stats.Granted)
+	}
+	oneRequest(send(cOwner, invite, "/resources/goal/"+w.goal+"/invites", map[string]any{"inviteeId": "gina"}, 201), 0)
+	oneRequest(send(cMember, comment, comments, map[string]any{"text": "again"}, 201), 0)
+
+	// the owner accepts an invite sent to an address: still the owner
+	inv := collab.Invite{InviteID: "to-self", InviterID: "alice", InviteeEmail: "alice@example.com", ResourceType: collab.Goal, ResourceID: w.goal,
+		Status: collab.InvitePending, CreatedAt: store.Timestamp(e.clock.Peek()), UpdatedAt: store.Timestamp(e.clock.Peek()),
+		ExpiresAt: store.Timestamp(e.clock.Peek().Add(time.Hour)), TTL: e.clock.Peek().Add(time.Hour).Unix()}
+	if err := e.st.CreateInvite(ctx, inv); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := e.st.RespondInvite(ctx, inv, true, "alice", e.clock.Peek()); err != nil {
+		t.Fatal(err)
+	}
+	oneRequest(send(cOwner, invite, "/resources/goal/"+w.goal+"/invites", map[string]any{"inviteeId": "hugo"}, 201), 0)
 }

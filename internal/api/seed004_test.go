@@ -643,6 +643,10 @@ func TestSeed004RawKeys(t *testing.T) {
 	want := []key{
 		{"RESOURCE#GOAL#goal-123", "META", "Resource", "", "", ""},
 		{"RESOURCE#QUEST#Quest_1", "META", "Resource", "", "", ""},
+		// the members' access items: the owners', the collaborator's
+		{"RESOURCE#GOAL#goal-123", "ACCESS#alice", "ResourceAccess", "", "", ""},
+		{"RESOURCE#QUEST#Quest_1", "ACCESS#alice", "ResourceAccess", "", "", ""},
+		{"RESOURCE#GOAL#goal-123", "ACCESS#carol", "ResourceAccess", "", "", ""},
 		{"RESOURCE#GOAL#goal-123", "INVITE#inv-456", "CollaborationInvite", "USER#bob", "INVITE#pending#" + i1.CreatedAt, ttl(i1.ExpiresAt)},
 		{"RESOURCE#GOAL#goal-123", "INVITE#inv-mail", "CollaborationInvite", "EMAIL#zed@example.com", "INVITE#pending#" + i2.CreatedAt, ttl(i2.ExpiresAt)},
 		{"RESOURCE#GOAL#goal-123", "INVITE#inv-carol", "CollaborationInvite", "EMAIL#carol@example.com", "INVITE#accepted#" + i3.CreatedAt, ""},
@@ -705,6 +709,10 @@ func TestSeed004RawKeys(t *testing.T) {
 		"collaborator": {attrs("RESOURCE#GOAL#goal-123", "COLLABORATOR#carol"), map[string]any{
 			"userId": "carol", "resourceType": "goal", "resourceId": "goal-123", "role": "collaborator",
 			"joinedAt": acc.Collaborator.JoinedAt, "inviteId": "inv-carol"}},
+		"owner's access": {attrs("RESOURCE#GOAL#goal-123", "ACCESS#alice"), map[string]any{
+			"userId": "alice", "resourceType": "goal", "resourceId": "goal-123", "role": "owner"}},
+		"collaborator's access": {attrs("RESOURCE#GOAL#goal-123", "ACCESS#carol"), map[string]any{
+			"userId": "carol", "resourceType": "goal", "resourceId": "goal-123", "role": "collaborator"}},
 		"comment": {attrs("RESOURCE#GOAL#goal-123", "COMMENT#"+c1.CreatedAt+"#cmt-456"), map[string]any{
 			"commentId": "cmt-456", "resourceType": "goal", "resourceId": "goal-123", "userId": "carol",
 			"text": "Great progress on this goal! @user-123 what do you think?", "mentions": []any{"user-123"}, "createdAt": c1.CreatedAt}},

@@ -174,6 +174,7 @@ func init() {
 		}
 		return one[ResourceCreated](c.New)
 	})
+	register("ResourceAccess", nil) // internal: a member's access, checked in a write's transaction
 	register("CollaborationInvite", inviteEvents)
 	register("Collaborator", func(c Change) ([]any, error) {
 		if c.Kind != Insert {

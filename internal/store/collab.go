@@ -111,14 +111,18 @@ func withIndex(it map[string]types.AttributeValue, k Key) {
 	it["GSI1SK"] = &types.AttributeValueMemberS{Value: k.SK}
 }
 
-// CreateResource writes a resource; an existing id is a Conflict.
+// CreateResource writes a resource and its owner's access item in one
+// transaction; an existing id is a Conflict.
 func (s *Store) CreateResource(ctx context.Context, r collab.Resource) error {
 	it, err := marshal(head{Key: ResourceKey(r.ResourceType, r.ResourceID), ItemType: TypeResource}, r)
 	if err != nil {
 		return err
 	}
-	_, err = s.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.Table), Item: it, ConditionExpression: aws.String("attribute_not_exists(PK)")})
-	if isConditionFailed(err) {
+	err = s.transactWrite(ctx, []types.TransactWriteItem{
+		put(s.Table, it, "attribute_not_exists(PK)"),
+		s.grantAccess(r.ResourceType, r.ResourceID, r.OwnerID, AccessOwner),
+	})
+	if reasons := cancelReasons(err); len(reasons) > 0 && reasons[0] == "ConditionalCheckFailed" {
 		return errs.New(errs.Conflict, "%s %s already exists", r.ResourceType, r.ResourceID)
 	}
 	if err != nil {
@@ -324,7 +328,7 @@ func (s *Store) RespondInvite(ctx context.Context, inv collab.Invite, accept boo
 			return inv, nil, err
 		}
 		withIndex(it, CollaboratorIndexKey(*col))
-		items = append(items, put(s.Table, it, "attribute_not_exists(PK)"))
+		items = append(items, put(s.Table, it, "attribute_not_exists(PK)"), s.grantAccess(inv.ResourceType, inv.ResourceID, by, AccessCollaborator))
 	}
 	_, err := s.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
 	if reasons := cancelReasons(err); reasons != nil {
@@ -479,6 +483,18 @@ func (s *Store) CommentAccess(ctx context.Context, commentID, userID string) (co
 	}
 	a.Owner = a.Resource.OwnerID == userID
 	return c, a, nil
+}
+
+// CommentRef reads a comment's reference item: the comment as far as its
+// reference knows it (id, resource, author, creation), without its text.
+// A missing reference is NotFound.
+func (s *Store) CommentRef(ctx context.Context, commentID string) (collab.Comment, error) {
+	var ref commentRef
+	ok, err := s.getItem(ctx, CommentRefKey(commentID), true, &ref)
+	if err != nil || !ok {
+		return collab.Comment{}, notFoundOr(err, "comment %s not found", commentID)
+	}
+	return collab.Comment{CommentID: commentID, ResourceType: ref.ResourceType, ResourceID: ref.ResourceID, CreatedAt: ref.CreatedAt, UserID: ref.UserID}, nil
 }
 
 // GetComment finds a comment by id (through its reference item).

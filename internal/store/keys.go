@@ -127,7 +127,7 @@ const TypeReactionCountMarker = "ReactionCountMarker"
 var ItemTypes = []string{
 	TypeRoom, TypeMember, TypeUserRoom, TypeCriteria, TypeCombinedCriteria, TypeCompatibility,
 	TypeListing, TypeListingSource, TypeActivity,
-	TypeResource, TypeInvite, TypeCollaborator, TypeComment, TypeCommentRef, TypeReaction,
+	TypeResource, TypeResourceAccess, TypeInvite, TypeCollaborator, TypeComment, TypeCommentRef, TypeReaction,
 	TypeReactionCounts, TypeReactionCountMarker, TypePreferences, TypeProfile, TypeNotification,
 	TypeIdempotency, TypeLocation, TypeLocationCode,
 	TypeIngredient, TypeIngredientName, TypeCookingPreferences, TypeRecipe, TypeCookingHistory, TypeHistoryRef, TypeCookingSession,

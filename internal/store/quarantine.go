@@ -104,6 +104,7 @@ var shapes = map[string]func() any{
 	TypeActivity:           func() any { return new(room.Activity) },
 	TypeLocation:           func() any { return new(location.Location) },
 	TypeResource:           func() any { return new(collab.Resource) },
+	TypeResourceAccess:     func() any { return new(accessItem) },
 	TypeInvite:             func() any { return new(collab.Invite) },
 	TypeCollaborator:       func() any { return new(collab.Collaborator) },
 	TypeComment:            func() any { return new(collab.Comment) },
