@@ -35,7 +35,7 @@ var minimum = map[string]Minimum{
 	"POST /resources/{type}/{id}/comments":            {1, 6, "read: the caller's access item (owner or collaborator); transaction: the comment, its reference item, the record"},
 	"POST /resources/{type}/{id}/invites":             {1, 10, "read: the caller's access item (the owner's); transaction: the invite (in the invitee index: 2), the inviter's and the resource's rate windows, the record"},
 	"PUT /comments/{commentId}/reactions/{emoji}":     {2, 4, "read: the comment's reference (its resource), the caller's access item to that resource; transaction: the reaction, the record"},
-	"DELETE /comments/{commentId}/reactions/{emoji}":  {3, 4, "as adding one, with a delete"},
+	"DELETE /comments/{commentId}/reactions/{emoji}":  {2, 4, "as adding one, with a delete"},
 	"POST /me/cooking-history":                        {1, 6, "read: the recipe (its title is copied); transaction: the entry, its id lookup, the record"},
 	"PATCH /me/cooking-history/{historyId}":           {1, 4, "read: the entry's id lookup; transaction: the entry's update, the record"},
 	"POST /locations":                                 {0, 10, "transaction: the location (in the time and code indexes: 3), its code lookup, the record"},

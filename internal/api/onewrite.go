@@ -30,8 +30,9 @@ import (
 // again is safe; only a refusal costs its reads twice.
 //
 // A foldMember route's handler may use only the room and the caller of
-// callerMember (its role is not read). TestOneWriteRoutes checks each
-// route's DynamoDB requests.
+// callerMember (its role is not read: on an owner route the check is that
+// the caller is the owner). TestOneWriteRoutes checks each route's
+// DynamoDB requests.
 var oneWrite = map[string]bool{
 	"POST /rooms/{roomId}/listings":        true,
 	"PUT /rooms/{roomId}/criteria":         true,
@@ -41,6 +42,8 @@ var oneWrite = map[string]bool{
 	"POST /me/cooking-history":             true,
 	"POST /locations":                      true,
 	"POST /resources":                      true,
+	// the caller's membership read first: its role decides
+	"DELETE /rooms/{roomId}/members/{userId}": true,
 	// a listing's change, held on the condition that it is as read
 	"PUT /rooms/{roomId}/listings/{listingId}/status": true,
 	"POST /rooms/{roomId}/listings/{listingId}/seen":  true,
@@ -59,6 +62,7 @@ var oneWrite = map[string]bool{
 var foldMember = map[string]bool{
 	"POST /rooms/{roomId}/listings": true,
 	"PUT /rooms/{roomId}/criteria":  true,
+	"POST /rooms/{roomId}/members":  true, // the owner's
 }
 
 // foldResource are the resource routes among oneWrite whose access is
@@ -114,8 +118,12 @@ func (s *Server) oneWrite(w http.ResponseWriter, r *http.Request, rt route, op *
 	switch {
 	case foldMember[rt.pattern]:
 		roomID := r.PathValue("roomId")
-		fr = r.WithContext(context.WithValue(r.Context(), grantKey{}, grant{member: room.Member{RoomID: roomID, UserID: me}}))
-		guards = append(guards, s.Store.MemberCheck(roomID, me))
+		m := room.Member{RoomID: roomID, UserID: me}
+		if rt.access == owner {
+			m.Role = room.RoleOwner
+		}
+		fr = r.WithContext(context.WithValue(r.Context(), grantKey{}, grant{member: m}))
+		guards = append(guards, s.Store.MemberCheck(roomID, me, rt.access == owner))
 	case foldResource[rt.pattern]:
 		t, id := collab.ResourceType(r.PathValue("type")), r.PathValue("id")
 		if !t.Valid() {

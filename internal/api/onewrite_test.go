@@ -51,6 +51,14 @@ func TestOneWriteRoutes(t *testing.T) {
 				}
 				p = strings.Replace(p, "{listingId}", fresh[n], 1)
 			}
+			if strings.Contains(p, "/members/{userId}") {
+				// a new member to remove
+				if fresh[n] == "" {
+					fresh[n] = fmt.Sprintf("gone%d", 100*i+n)
+					e.ok(201, "POST", "/rooms/"+w.room+"/members", tok[cOwner], map[string]any{"userId": fresh[n]}, nil)
+				}
+				p = strings.Replace(p, "{userId}", fresh[n], 1)
+			}
 			return w.path(p)
 		}
 		caller := cOwner
@@ -58,7 +66,7 @@ func TestOneWriteRoutes(t *testing.T) {
 			caller = cAdmin
 		}
 		body := func(n int) any {
-			if strings.Contains(pattern, "/reactions/") {
+			if strings.Contains(pattern, "/reactions/") || strings.HasPrefix(pattern, "DELETE") {
 				return nil
 			}
 			bodies := map[string]string{
@@ -166,6 +174,8 @@ func TestOneWriteRoutes(t *testing.T) {
 var memberReads = map[string]map[string]int64{
 	"POST /rooms/{roomId}/listings":                   {},
 	"PUT /rooms/{roomId}/criteria":                    {},
+	"POST /rooms/{roomId}/members":                    {},
+	"DELETE /rooms/{roomId}/members/{userId}":         {"GetItem": 1},
 	"PUT /rooms/{roomId}/listings/{listingId}/status": {"BatchGetItem": 1},
 	"POST /rooms/{roomId}/listings/{listingId}/seen":  {"BatchGetItem": 1},
 	"POST /resources/{type}/{id}/comments":            {},

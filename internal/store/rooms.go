@@ -340,9 +340,7 @@ func (s *Store) RemoveMember(ctx context.Context, roomID, userID string) error {
 	del := func(k Key) types.TransactWriteItem {
 		return types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.Table), Key: k.AV(), ConditionExpression: aws.String("attribute_exists(PK)")}}
 	}
-	_, err := s.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
-		del(MemberKey(roomID, userID)), del(UserRoomKey(userID, roomID)),
-	}})
+	err := s.transactWrite(ctx, []types.TransactWriteItem{del(MemberKey(roomID, userID)), del(UserRoomKey(userID, roomID))})
 	if cancelReasons(err) != nil {
 		return errs.New(errs.NotFound, "user %s is not a member of room %s", userID, roomID)
 	}

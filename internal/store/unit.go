@@ -13,6 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/dynastream/dynastream/internal/room"
 )
 
 // A Unit holds back a request's transactional write so that it can be
@@ -106,12 +108,20 @@ func (s *Store) Commit(ctx context.Context, u *Unit, extra ...types.TransactWrit
 
 // MemberCheck is a transaction item that holds when userID is a member of
 // roomID (the read the member routes would otherwise make first): the
-// member item is there, and is one (its type and user).
-func (s *Store) MemberCheck(roomID, userID string) types.TransactWriteItem {
+// member item is there, and is one (its type and user); with ownerOnly,
+// the member is the room's owner.
+func (s *Store) MemberCheck(roomID, userID string, ownerOnly bool) types.TransactWriteItem {
+	cond := "attribute_exists(PK) AND itemType = :member AND userId = :user"
+	vals := map[string]types.AttributeValue{":member": strAV(TypeMember), ":user": strAV(userID)}
+	var names map[string]string
+	if ownerOnly {
+		cond += " AND #role = :owner"
+		vals[":owner"] = strAV(string(room.RoleOwner))
+		names = map[string]string{"#role": "role"}
+	}
 	return types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
 		TableName: aws.String(s.Table), Key: MemberKey(roomID, userID).AV(),
-		ConditionExpression:       aws.String("attribute_exists(PK) AND itemType = :member AND userId = :user"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":member": strAV(TypeMember), ":user": strAV(userID)},
+		ConditionExpression: aws.String(cond), ExpressionAttributeNames: names, ExpressionAttributeValues: vals,
 	}}
 }
 

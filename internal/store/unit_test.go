@@ -39,7 +39,7 @@ func TestUnit(t *testing.T) {
 
 	// a guard that fails: nothing written
 	u := held("l1")
-	ok, err := f.st.Commit(f.ctx, u, f.st.MemberCheck("r1", "mallory"))
+	ok, err := f.st.Commit(f.ctx, u, f.st.MemberCheck("r1", "mallory", false))
 	if err != nil || ok {
 		t.Fatalf("commit with a failing guard: %v, %v; want not written", ok, err)
 	}
@@ -53,7 +53,7 @@ func TestUnit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ok, err = f.st.Commit(f.ctx, held("l1"), f.st.MemberCheck("r1", "alice"), rec)
+	ok, err = f.st.Commit(f.ctx, held("l1"), f.st.MemberCheck("r1", "alice", false), rec)
 	if err != nil || !ok {
 		t.Fatalf("commit: %v, %v", ok, err)
 	}
