@@ -22,8 +22,9 @@ import (
 var writeOps = []string{"PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems"}
 
 // A oneWrite route's request, with an Idempotency-Key or without, makes one
-// DynamoDB write, a transaction, and on a member route no read before it:
-// the key's record and the membership check are in the transaction. Its
+// DynamoDB write, a transaction, and only the reads of memberReads before
+// it on a member or resource route: the key's record and the access check
+// are in the transaction. Its
 // repeat with the key answers the first response, marked replayed, with
 // no second effect; the key with another body is a 422; an outsider is
 // refused as ever, and the refusal is what the key answers again.
@@ -252,10 +253,38 @@ func TestResourceAccessFold(t *testing.T) {
 	oneRequest(send(cOwner, invite, "/resources/goal/"+w.goal+"/invites", map[string]any{"inviteeId": "erin"}, 201), 0)
 	n := count()
 
-	// refused as the ordinary way refuses, nothing written
-	send(cOutsider, comment, comments, map[string]any{"text": "outsider"}, 404)
-	send(cOutsider, react, "/comments/"+w.comment+"/reactions/%F0%9F%8E%89", nil, 404)
-	send(cMember, invite, "/resources/goal/"+w.goal+"/invites", map[string]any{"inviteeId": "frank"}, 403)
+	// refused as the ordinary way refuses (the same answer, with a key or
+	// without, and the key answers it again), nothing written
+	for i, c := range []struct {
+		caller, pattern, path string
+		body                  any
+		status                int
+	}{
+		{cOutsider, comment, comments, map[string]any{"text": "outsider"}, 404},
+		{cOutsider, react, "/comments/" + w.comment + "/reactions/%F0%9F%8E%89", nil, 404},
+		{cMember, invite, "/resources/goal/" + w.goal + "/invites", map[string]any{"inviteeId": "frank"}, 403},
+		{cMember, "POST /rooms/{roomId}/members", "/rooms/" + w.room + "/members", map[string]any{"userId": "frank"}, 403},
+	} {
+		send(c.caller, c.pattern, c.path, c.body, c.status)
+		method, _, _ := strings.Cut(c.pattern, " ")
+		plain := e.do(method, c.path, tok[c.caller], c.body)
+		key := fmt.Sprintf("refused-%d", i)
+		first, _ := e.keyed(method, c.path, tok[c.caller], key, c.body)
+		again, replayed := e.keyed(method, c.path, tok[c.caller], key, c.body)
+		if first.status != c.status || string(first.body) != string(plain.body) {
+			t.Errorf("%s as %s with a key: %d %s, want as without %d %s", c.pattern, c.caller, first.status, first.body, plain.status, plain.body)
+		}
+		if again.status != first.status || replayed != "true" || string(again.body) != string(first.body) {
+			t.Errorf("%s as %s, the key again: %d %s (replayed %q)", c.pattern, c.caller, again.status, again.body, replayed)
+		}
+	}
+	var members struct{ Items []struct{ UserID string } }
+	e.ok(200, "GET", "/rooms/"+w.room+"/members?limit=100", tok[cOwner], nil, &members)
+	for _, m := range members.Items {
+		if m.UserID == "frank" {
+			t.Error("the member's member was added")
+		}
+	}
 	if got := count(); got != n {
 		t.Errorf("%d comments after the outsider's, want %d", got, n)
 	}
@@ -290,8 +319,8 @@ func TestResourceAccessFold(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if stats.Granted < 2 {
-		t.Errorf("backfill granted %d, want the owner's and the collaborator's", stats.Granted)
+	if stats.Granted != 2 || stats.Scanned == 0 {
+		t.Errorf("backfill %+v, want 2 granted: the owner's and the collaborator's", stats)
 	}
 	oneRequest(send(cOwner, invite, "/resources/goal/"+w.goal+"/invites", map[string]any{"inviteeId": "gina"}, 201), 0)
 	oneRequest(send(cMember, comment, comments, map[string]any{"text": "again"}, 201), 0)
@@ -307,4 +336,15 @@ func TestResourceAccessFold(t *testing.T) {
 		t.Fatal(err)
 	}
 	oneRequest(send(cOwner, invite, "/resources/goal/"+w.goal+"/invites", map[string]any{"inviteeId": "hugo"}, 201), 0)
+	// and after a backfill, which meets her as the owner and as a
+	// collaborator, in whichever order its scan finds them
+	if _, err := e.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(e.table), Key: store.AccessKey(collab.Goal, w.goal, "alice").AV()}); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if _, err := e.st.BackfillResourceAccess(ctx, 3, nil); err != nil {
+			t.Fatal(err)
+		}
+		oneRequest(send(cOwner, invite, "/resources/goal/"+w.goal+"/invites", map[string]any{"inviteeId": "ivan"}, 201), 0)
+	}
 }

@@ -17,7 +17,9 @@ import (
 // owner, one for each collaborator. It lets a write check "owner or
 // collaborator" as one condition of its transaction, where the two facts
 // live on two items (the resource's ownerId, the collaborator item) that
-// no single condition can OR.
+// no single condition can OR. Nothing removes a collaborator or a
+// resource today; whatever does must delete the access item in the same
+// transaction, or the removed member keeps their access.
 const TypeResourceAccess = "ResourceAccess"
 
 // The roles of an access item.

@@ -122,8 +122,11 @@ func (s *Store) CreateResource(ctx context.Context, r collab.Resource) error {
 		put(s.Table, it, "attribute_not_exists(PK)"),
 		s.grantAccess(r.ResourceType, r.ResourceID, r.OwnerID, AccessOwner),
 	})
-	if reasons := cancelReasons(err); len(reasons) > 0 && reasons[0] == "ConditionalCheckFailed" {
-		return errs.New(errs.Conflict, "%s %s already exists", r.ResourceType, r.ResourceID)
+	if reasons := cancelReasons(err); reasons != nil {
+		if failedAt(reasons, 0) {
+			return errs.New(errs.Conflict, "%s %s already exists", r.ResourceType, r.ResourceID)
+		}
+		return tryAgain("a concurrent change to %s %s; try again", r.ResourceType, r.ResourceID)
 	}
 	if err != nil {
 		return fmt.Errorf("store: create resource: %w", err)
@@ -240,6 +243,9 @@ func (s *Store) CreateInvite(ctx context.Context, inv collab.Invite) error {
 			return tooMany("you have sent too many invites", lim.PerUser)
 		case reasons[3] == "ConditionalCheckFailed":
 			return tooMany("this "+string(inv.ResourceType)+" has had too many invites", lim.PerResource)
+		default:
+			// TransactionConflict: a concurrent invite's count, say
+			return tryAgain("a concurrent change to %s %s; try again", inv.ResourceType, inv.ResourceID)
 		}
 	}
 	if err != nil {
@@ -434,10 +440,14 @@ func (s *Store) CreateComment(ctx context.Context, c collab.Comment) error {
 		switch {
 		case reasons[0] == "ConditionalCheckFailed":
 			return errs.New(errs.NotFound, "%s %s not found", c.ResourceType, c.ResourceID)
-		case len(reasons) > 3 && reasons[3] == "ConditionalCheckFailed":
+		case failedAt(reasons, 3):
 			return errs.Field("parentId", "no such comment on this resource")
-		default:
+		case failedAt(reasons, 1) || failedAt(reasons, 2):
 			return errs.New(errs.Conflict, "comment %s already exists", c.CommentID)
+		default:
+			// TransactionConflict: a concurrent transaction on the
+			// resource (another comment's check, an invite's count)
+			return tryAgain("a concurrent change to %s %s; try again", c.ResourceType, c.ResourceID)
 		}
 	}
 	if err != nil {

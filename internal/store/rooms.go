@@ -87,6 +87,8 @@ func (s *Store) AddMember(ctx context.Context, m room.Member) error {
 			return errs.New(errs.NotFound, "room %s not found", m.RoomID)
 		case reasons[1] == "ConditionalCheckFailed" || reasons[2] == "ConditionalCheckFailed":
 			return errs.New(errs.Conflict, "user %s is already a member of room %s", m.UserID, m.RoomID)
+		default:
+			return tryAgain("a concurrent change to room %s; try again", m.RoomID)
 		}
 	}
 	if err != nil {
@@ -341,8 +343,11 @@ func (s *Store) RemoveMember(ctx context.Context, roomID, userID string) error {
 		return types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.Table), Key: k.AV(), ConditionExpression: aws.String("attribute_exists(PK)")}}
 	}
 	err := s.transactWrite(ctx, []types.TransactWriteItem{del(MemberKey(roomID, userID)), del(UserRoomKey(userID, roomID))})
-	if cancelReasons(err) != nil {
-		return errs.New(errs.NotFound, "user %s is not a member of room %s", userID, roomID)
+	if reasons := cancelReasons(err); reasons != nil {
+		if failedAt(reasons, 0) || failedAt(reasons, 1) {
+			return errs.New(errs.NotFound, "user %s is not a member of room %s", userID, roomID)
+		}
+		return tryAgain("a concurrent change to room %s; try again", roomID)
 	}
 	if err != nil {
 		return fmt.Errorf("store: remove member %s from %s: %w", userID, roomID, err)
