@@ -66,8 +66,9 @@ func setUp(t *testing.T) (bin string, c *ddb.Clients, table, arn string, st *sto
 
 // TestVerifyAndRebuild runs `projector verify` and `projector rebuild` as
 // built on a table the projector derived: no differences; then a corrupted
-// count, a deleted trending item and a stray recent item are each
-// reported (exit 1), rebuild repairs them, and verify reports 0 again.
+// count, a deleted trending item, a stray recent item, a missing and a
+// stray access item are each reported (exit 1), rebuild repairs them, and
+// verify reports 0 again.
 func TestVerifyAndRebuild(t *testing.T) {
 	bin, c, table, arn, st := setUp(t)
 	ctx := context.Background()
@@ -121,6 +122,15 @@ func TestVerifyAndRebuild(t *testing.T) {
 	}
 	_, err = c.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: stray})
 	must(err)
+	// the owner's access item gone, a stranger's written
+	_, err = c.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(table), Key: store.AccessKey(collab.Quest, "q1", "alice").AV()})
+	must(err)
+	stranger := store.AccessKey(collab.Quest, "q1", "mallory").AV()
+	for k, v := range map[string]string{"itemType": store.TypeResourceAccess, "userId": "mallory", "resourceType": "quest", "resourceId": "q1", "role": "owner"} {
+		stranger[k] = &types.AttributeValueMemberS{Value: v}
+	}
+	_, err = c.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: stranger})
+	must(err)
 
 	out, logs, code = run(t, bin, table, "verify", "-recheck", "100ms")
 	want := []string{
@@ -130,19 +140,22 @@ func TestVerifyAndRebuild(t *testing.T) {
 		"  recipe r1 week 2026-W02: want 3, got absent",
 		"recent cooking: 1 difference(s)",
 		`  recipe r1 history h9: want absent, got user eve cooked "Pho" at 2026-01-09T12:00:00Z`,
+		"resource access: 2 difference(s)",
+		"  quest q1 user alice: want owner, got absent",
+		"  quest q1 user mallory: want absent, got owner",
 	}
-	if code != 1 || !strings.HasPrefix(out, strings.Join(want, "\n")+"\n3 difference(s) in ") {
+	if code != 1 || !strings.HasPrefix(out, strings.Join(want, "\n")+"\n5 difference(s) in ") {
 		t.Fatalf("verify of a corrupted table: exit %d\n%s\nwant\n%s\n%s", code, out, strings.Join(want, "\n"), logs)
 	}
 	if !strings.Contains(logs, `"msg":"rescan done"`) {
 		t.Errorf("no recheck in the log:\n%s", logs)
 	}
 	out, logs, code = run(t, bin, table, "rebuild", "-dry-run", "-recheck", "0")
-	if code != 1 || !strings.Contains(out, "3 difference(s)") || !strings.Contains(out, "nothing written (-dry-run)") {
+	if code != 1 || !strings.Contains(out, "5 difference(s)") || !strings.Contains(out, "nothing written (-dry-run)") {
 		t.Fatalf("rebuild -dry-run: exit %d\n%s\n%s", code, out, logs)
 	}
 	out, logs, code = run(t, bin, table, "rebuild", "-recheck", "0", "-json")
-	if code != 0 || !strings.Contains(out, `"kind":"trending","key":"recipe r1 week 2026-W02","want":"3","got":"absent"`) || !strings.Contains(out, ": 3 repaired (") {
+	if code != 0 || !strings.Contains(out, `"kind":"trending","key":"recipe r1 week 2026-W02","want":"3","got":"absent"`) || !strings.Contains(out, ": 5 repaired (") {
 		t.Fatalf("rebuild: exit %d\n%s\n%s", code, out, logs)
 	}
 	if out, logs, code := run(t, bin, table, "verify"); code != 0 || !strings.HasPrefix(out, "0 difference(s) in ") {

@@ -25,7 +25,10 @@
 //     member's joining, each criteria version, each listing pinned, each
 //     message of its chat — found by what it says (its id comes from the
 //     stream record that made it, which the table does not keep); a
-//     missing one is written under an id from the core item's key.
+//     missing one is written under an id from the core item's key;
+//   - resource access: one access item per resource member, role owner
+//     for the Resource item's ownerId (even if they also collaborate),
+//     collaborator for each other Collaborator item, and no other.
 //
 // Not covered (they are not functions of the core items alone): the rooms'
 // older versions, the feed entries of what the core items no longer show

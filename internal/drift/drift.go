@@ -20,7 +20,7 @@ const (
 )
 
 // Kinds lists them in report order.
-var Kinds = []string{KindReactionCounts, KindRecipeRating, KindTrending, KindRecentCooking, KindRoomCombined, KindRoomCompatibility, KindRoomActivity, KindRoomCascade}
+var Kinds = []string{KindReactionCounts, KindRecipeRating, KindTrending, KindRecentCooking, KindRoomCombined, KindRoomCompatibility, KindRoomActivity, KindRoomCascade, KindAccess}
 
 // Recipe is what a recipe item holds of its derived rating.
 type Recipe struct {
@@ -65,6 +65,9 @@ type Facts struct {
 	// CreatedAt still required (older ones have expired: room.ActivityTTL).
 	ExpectActivities bool
 	ActivitiesSince  string
+	// Members are the access the core items give (a Resource item's
+	// owner, each Collaborator item); Grants the stored access items.
+	Members, Grants []Access
 	// Scanned counts the items read.
 	Scanned int64
 }
@@ -90,6 +93,8 @@ func (f *Facts) Merge(o *Facts) {
 	maps.Copy(f.Trending, o.Trending)
 	f.Histories = append(f.Histories, o.Histories...)
 	f.Recents = append(f.Recents, o.Recents...)
+	f.Members = append(f.Members, o.Members...)
+	f.Grants = append(f.Grants, o.Grants...)
 	f.mergeRooms(o)
 	f.ExpectActivities = f.ExpectActivities || o.ExpectActivities
 	f.Scanned += o.Scanned
@@ -128,6 +133,10 @@ type Difference struct {
 	Delete        []Key                      `json:"-"`
 	// Activity is a missing feed entry, to be written.
 	Activity *room.Activity `json:"-"`
+	// Access: the access item as it must be, or (Stray) one to delete;
+	// OldRole is its role as stored ("" when absent).
+	Access  *Access `json:"-"`
+	OldRole string  `json:"-"`
 }
 
 // ID identifies a difference across scans (Recheck).
@@ -140,6 +149,7 @@ func Check(f *Facts) []Difference {
 	out = append(out, reactionCounts(f)...)
 	out = append(out, recipes(f)...)
 	out = append(out, rooms(f)...)
+	out = append(out, resourceAccess(f)...)
 	rank := map[string]int{}
 	for i, k := range Kinds {
 		rank[k] = i

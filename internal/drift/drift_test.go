@@ -27,6 +27,10 @@ func facts() *drift.Facts {
 		{RecipeID: "r1", HistoryID: "h2", UserID: "u2", CookDate: "2026-01-06T12:00:00Z", Title: "Pho"},
 	}
 	f.Trending[drift.RecipeWeek{RecipeID: "r1", Week: "2026-W02"}] = 2
+	// goal g1: alice owns it (and accepted an invite to her own address),
+	// bob collaborates
+	f.Members = []drift.Access{{"goal", "g1", "alice", drift.AccessOwner}, {"goal", "g1", "bob", drift.AccessCollaborator}, {"goal", "g1", "alice", drift.AccessCollaborator}}
+	f.Grants = []drift.Access{{"goal", "g1", "bob", drift.AccessCollaborator}, {"goal", "g1", "alice", drift.AccessOwner}}
 	return f
 }
 
@@ -53,6 +57,11 @@ func TestCheckFindsEachKind(t *testing.T) {
 		"trending stray":   {func(f *drift.Facts) { f.Trending[drift.RecipeWeek{"gone", "2026-W02"}] = 1 }, "trending|recipe gone week 2026-W02|absent|1"},
 		"recent missing":   {func(f *drift.Facts) { f.Recents = f.Recents[:1] }, "recent cooking|recipe r1 history h2|user u2 cooked \"Pho\" at 2026-01-06T12:00:00Z|absent"},
 		"recent different": {func(f *drift.Facts) { f.Recents[1].Title = "Soup" }, "recent cooking|recipe r1 history h2|user u2 cooked \"Pho\" at 2026-01-06T12:00:00Z|user u2 cooked \"Soup\" at 2026-01-06T12:00:00Z"},
+		"access missing":   {func(f *drift.Facts) { f.Grants = f.Grants[:1] }, "resource access|goal g1 user alice|owner|absent"},
+		"access lowered":   {func(f *drift.Facts) { f.Grants[1].Role = drift.AccessCollaborator }, "resource access|goal g1 user alice|owner|collaborator"},
+		"access stray": {func(f *drift.Facts) {
+			f.Grants = append(f.Grants, drift.Access{"goal", "g1", "mallory", drift.AccessOwner})
+		}, "resource access|goal g1 user mallory|absent|owner"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			f := facts()

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/dynastream/dynastream/internal/collab"
+	"github.com/dynastream/dynastream/internal/drift"
 )
 
 // TypeResourceAccess is a resource member's access item: one for its
@@ -22,10 +23,11 @@ import (
 // transaction, or the removed member keeps their access.
 const TypeResourceAccess = "ResourceAccess"
 
-// The roles of an access item.
+// The roles of an access item (a collaborator's is a Collaborator's role,
+// collab.RoleCollaborator).
 const (
-	AccessOwner        = "owner"
-	AccessCollaborator = collab.RoleCollaborator
+	AccessOwner        = drift.AccessOwner
+	AccessCollaborator = drift.AccessCollaborator
 )
 
 // AccessKey is the access item of a member of a resource:
@@ -46,18 +48,23 @@ type accessItem struct {
 // resource. An owner's access is never lowered: the owner who accepts an
 // invite sent to their own e-mail address stays the owner.
 func (s *Store) grantAccess(t collab.ResourceType, id, userID, role string) types.TransactWriteItem {
+	return types.TransactWriteItem{Update: s.accessUpdate(t, id, userID, role, role != AccessOwner)}
+}
+
+// accessUpdate sets an access item; with keep, a role already there stays.
+func (s *Store) accessUpdate(t collab.ResourceType, id, userID, role string, keep bool) *types.Update {
 	upd := "SET itemType = :type, userId = :user, resourceType = :rt, resourceId = :rid, #role = :role"
-	if role != AccessOwner {
+	if keep {
 		upd = "SET itemType = :type, userId = :user, resourceType = :rt, resourceId = :rid, #role = if_not_exists(#role, :role)"
 	}
-	return types.TransactWriteItem{Update: &types.Update{
+	return &types.Update{
 		TableName: aws.String(s.Table), Key: AccessKey(t, id, userID).AV(),
 		UpdateExpression:         aws.String(upd),
 		ExpressionAttributeNames: map[string]string{"#role": "role"},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":type": strAV(TypeResourceAccess), ":user": strAV(userID), ":rt": strAV(string(t)), ":rid": strAV(id), ":role": strAV(role),
 		},
-	}}
+	}
 }
 
 // AccessCheck is the transaction item that checks, in the transaction of

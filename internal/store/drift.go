@@ -218,6 +218,21 @@ func addFact(f *drift.Facts, it map[string]types.AttributeValue) bool {
 			return used
 		}
 		f.AddRoomItem(id, drift.Key{PK: k.PK, SK: k.SK})
+	case TypeResource:
+		var r collab.Resource
+		if attributevalue.UnmarshalMap(it, &r) == nil && k == ResourceKey(r.ResourceType, r.ResourceID) && r.OwnerID != "" {
+			f.Members = append(f.Members, drift.Access{ResourceType: string(r.ResourceType), ResourceID: r.ResourceID, UserID: r.OwnerID, Role: AccessOwner})
+		}
+	case TypeCollaborator:
+		var c collab.Collaborator
+		if attributevalue.UnmarshalMap(it, &c) == nil && k == CollaboratorKey(c.ResourceType, c.ResourceID, c.UserID) {
+			f.Members = append(f.Members, drift.Access{ResourceType: string(c.ResourceType), ResourceID: c.ResourceID, UserID: c.UserID, Role: AccessCollaborator})
+		}
+	case TypeResourceAccess:
+		var a accessItem
+		if attributevalue.UnmarshalMap(it, &a) == nil && k == AccessKey(a.ResourceType, a.ResourceID, a.UserID) {
+			f.Grants = append(f.Grants, drift.Access{ResourceType: string(a.ResourceType), ResourceID: a.ResourceID, UserID: a.UserID, Role: a.Role})
+		}
 	case TypeReaction:
 		var r collab.Reaction
 		if attributevalue.UnmarshalMap(it, &r) == nil && r.CommentID != "" {
@@ -270,9 +285,12 @@ var ErrChangedMeanwhile = errors.New("store: the derived item changed after the 
 // condition that it still is what the scan read (ErrChangedMeanwhile when
 // not): a comment's counts, a recipe's rating aggregate and GSI2 sort key,
 // a week's trending count (its item deleted at 0), a recent-cooking item
-// (put, or deleted when stray). Derived items only: it never writes a core
-// item but a recipe's derived fields, and every derived item it writes
-// carries derived = true, so the projector ignores the records it causes.
+// (put, or deleted when stray), a resource member's access item (written
+// with its role, or deleted when stray). Derived items only, and access
+// items, which the writer keeps with the core items they follow: it never
+// writes a core item but a recipe's derived fields, and every derived item
+// it writes carries derived = true, so the projector ignores the records it
+// causes (nothing consumes an access item's).
 //
 // Every item it writes carries run in its rebuild attribute
 // (events.AttrRebuild), which tells the notifier that the change is a
@@ -337,6 +355,8 @@ func (s *Store) Repair(ctx context.Context, d drift.Difference, run string) erro
 				break
 			}
 		}
+	case drift.KindAccess:
+		err = s.repairAccess(ctx, *d.Access, d.OldRole, d.Stray)
 	default:
 		return fmt.Errorf("store: repair: unknown kind %q", d.Kind)
 	}
@@ -412,4 +432,29 @@ func rebuildClause(run string, vals map[string]types.AttributeValue) string {
 	}
 	vals[":rebuild"] = &types.AttributeValueMemberS{Value: run}
 	return ", " + events.AttrRebuild + " = :rebuild"
+}
+
+// repairAccess writes an access item as the core items say it must be, or
+// deletes a stray one, if it is still as the scan read it (absent, or with
+// the role old). It carries no rebuild mark: nothing acts on an access
+// item's changes.
+func (s *Store) repairAccess(ctx context.Context, a drift.Access, old string, stray bool) error {
+	t := collab.ResourceType(a.ResourceType)
+	cond := "attribute_not_exists(PK)"
+	vals := map[string]types.AttributeValue{}
+	if old != "" {
+		cond = "#role = :old"
+		vals[":old"] = strAV(old)
+	}
+	names := map[string]string{"#role": "role"}
+	if stray {
+		_, err := s.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(s.Table), Key: AccessKey(t, a.ResourceID, a.UserID).AV(),
+			ConditionExpression: aws.String(cond), ExpressionAttributeNames: names, ExpressionAttributeValues: vals})
+		return err
+	}
+	u := s.accessUpdate(t, a.ResourceID, a.UserID, a.Role, false)
+	maps.Copy(u.ExpressionAttributeValues, vals)
+	_, err := s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: u.TableName, Key: u.Key, UpdateExpression: u.UpdateExpression,
+		ConditionExpression: aws.String(cond), ExpressionAttributeNames: names, ExpressionAttributeValues: u.ExpressionAttributeValues})
+	return err
 }
