@@ -66,7 +66,7 @@ func setUp(t *testing.T) (bin string, c *ddb.Clients, table, arn string, st *sto
 
 // TestVerifyAndRebuild runs `projector verify` and `projector rebuild` as
 // built on a table the projector derived: no differences; then a corrupted
-// count, a deleted trending item, a stray recent item, a missing and a
+// count, a deleted trending item, a stray recent item, a lowered and a
 // stray access item are each reported (exit 1), rebuild repairs them, and
 // verify reports 0 again.
 func TestVerifyAndRebuild(t *testing.T) {
@@ -122,8 +122,10 @@ func TestVerifyAndRebuild(t *testing.T) {
 	}
 	_, err = c.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: stray})
 	must(err)
-	// the owner's access item gone, a stranger's written
-	_, err = c.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(table), Key: store.AccessKey(collab.Quest, "q1", "alice").AV()})
+	// the owner's access item lowered, a stranger's written
+	_, err = c.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(table), Key: store.AccessKey(collab.Quest, "q1", "alice").AV(),
+		UpdateExpression: aws.String("SET #r = :c"), ExpressionAttributeNames: map[string]string{"#r": "role"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":c": &types.AttributeValueMemberS{Value: collab.RoleCollaborator}}})
 	must(err)
 	stranger := store.AccessKey(collab.Quest, "q1", "mallory").AV()
 	for k, v := range map[string]string{"itemType": store.TypeResourceAccess, "userId": "mallory", "resourceType": "quest", "resourceId": "q1", "role": "owner"} {
@@ -141,7 +143,7 @@ func TestVerifyAndRebuild(t *testing.T) {
 		"recent cooking: 1 difference(s)",
 		`  recipe r1 history h9: want absent, got user eve cooked "Pho" at 2026-01-09T12:00:00Z`,
 		"resource access: 2 difference(s)",
-		"  quest q1 user alice: want owner, got absent",
+		"  quest q1 user alice: want owner, got collaborator",
 		"  quest q1 user mallory: want absent, got owner",
 	}
 	if code != 1 || !strings.HasPrefix(out, strings.Join(want, "\n")+"\n5 difference(s) in ") {

@@ -1,10 +1,14 @@
 package api_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +19,7 @@ import (
 	"github.com/dynastream/dynastream/internal/api"
 	"github.com/dynastream/dynastream/internal/collab"
 	"github.com/dynastream/dynastream/internal/ddb"
+	"github.com/dynastream/dynastream/internal/ddbtest"
 	"github.com/dynastream/dynastream/internal/store"
 )
 
@@ -336,8 +341,9 @@ func TestResourceAccessFold(t *testing.T) {
 		t.Fatal(err)
 	}
 	oneRequest(send(cOwner, invite, "/resources/goal/"+w.goal+"/invites", map[string]any{"inviteeId": "hugo"}, 201), 0)
-	// and after a backfill, which meets her as the owner and as a
-	// collaborator, in whichever order its scan finds them
+	// and after backfills, which meet her as the owner and as a
+	// collaborator: the first writes her item anew, the second finds it
+	// there (a collaborator's grant must not lower it)
 	if _, err := e.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(e.table), Key: store.AccessKey(collab.Goal, w.goal, "alice").AV()}); err != nil {
 		t.Fatal(err)
 	}
@@ -346,5 +352,62 @@ func TestResourceAccessFold(t *testing.T) {
 			t.Fatal(err)
 		}
 		oneRequest(send(cOwner, invite, "/resources/goal/"+w.goal+"/invites", map[string]any{"inviteeId": "ivan"}, 201), 0)
+	}
+}
+
+// A transaction cancelled by a concurrent one, past the client's retries,
+// is a 503 to try again, never a 409 or 404 an Idempotency-Key would keep:
+// the same key, once DynamoDB lets the transaction through, does the
+// request.
+func TestConflictIsTryAgain(t *testing.T) {
+	t.Parallel()
+	e, tok := matrixEnv(t, "cf%03d")
+	w := buildWorld(t, e, tok, 1)
+	faulty := ddbtest.ClientsWith(t, ddb.Config{MaxAttempts: 2, OwnWrites: true,
+		Faults: &ddb.Faults{Rate: 1, Seed: 3, Kinds: []int{ddb.FaultConflict}}})
+	st := store.New(faulty.DB, e.table)
+	st.Bookkeeping = e.st.Bookkeeping
+	st.InviteLimits = e.st.InviteLimits
+	srv := *e.srv
+	srv.Store = st
+	ts := httptest.NewServer(srv.Handler())
+	defer ts.Close()
+	e.ok(201, "POST", "/rooms/"+w.room+"/members", tok[cOwner], map[string]any{"userId": "gone"}, nil)
+	for i, c := range []struct {
+		method, path string
+		body         any
+		status       int
+	}{
+		{"POST", "/resources", map[string]any{"resourceType": "task", "title": "T"}, 201},
+		{"POST", "/resources/goal/" + w.goal + "/comments", map[string]any{"text": "hi"}, 201},
+		{"POST", "/resources/goal/" + w.goal + "/invites", map[string]any{"inviteeId": "zoe"}, 201},
+		{"POST", "/rooms/" + w.room + "/members", map[string]any{"userId": "yann"}, 201},
+		{"DELETE", "/rooms/" + w.room + "/members/gone", nil, 204},
+	} {
+		key := fmt.Sprintf("conflict-%d", i)
+		req, err := http.NewRequest(c.method, ts.URL+c.path, bytes.NewReader(api.RequestBody(t, c.body)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+tok[cOwner])
+		req.Header.Set("Idempotency-Key", key)
+		if c.body != nil {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != 503 || res.Header.Get("Retry-After") == "" || !strings.Contains(string(b), "try again") {
+			t.Errorf("%s %s in conflict: %d %s, want 503 to try again", c.method, c.path, res.StatusCode, b)
+		}
+		if got, replayed := e.keyed(c.method, c.path, tok[cOwner], key, c.body); got.status != c.status || replayed == "true" {
+			t.Errorf("%s %s again, no conflict: %d %s (replayed %q), want %d", c.method, c.path, got.status, got.body, replayed, c.status)
+		}
+	}
+	if n := faulty.Faults().Counts().Injected["TransactionConflict"]; n == 0 {
+		t.Error("no conflict injected")
 	}
 }

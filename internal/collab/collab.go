@@ -111,8 +111,11 @@ type Collaborator struct {
 	InviteID     string       `json:"inviteId,omitempty" dynamodbav:"inviteId,omitempty"`
 }
 
-// RoleCollaborator is the one collaborator role.
-const RoleCollaborator = "collaborator"
+// The roles on a resource: its owner's, and the one collaborator role.
+const (
+	RoleOwner        = "owner"
+	RoleCollaborator = "collaborator"
+)
 
 // MaxCommentLength bounds a comment's text, in characters.
 const MaxCommentLength = 2000

@@ -2,6 +2,7 @@ package ddb
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -56,11 +57,16 @@ const (
 	// FaultPanic panics in the caller's goroutine, as a bug would: only
 	// when Kinds asks for it (tests of what a handler's panic does).
 	FaultPanic
+	// FaultConflict cancels a TransactWriteItems as a concurrent
+	// transaction on one of its items would (TransactionConflict, the
+	// others None), and lets other requests through: only when Kinds
+	// asks for it (DynamoDB Local serializes transactions and never does).
+	FaultConflict
 	faultKinds
 )
 
 var faultNames = [faultKinds]string{"InternalServerError", "ThrottlingException", "ProvisionedThroughputExceededException",
-	"connection reset before sending", "slow response", "connection reset after execution", "panic"}
+	"connection reset before sending", "slow response", "connection reset after execution", "panic", "TransactionConflict"}
 
 // FaultCounts is how many requests went through and how many of each
 // kind of fault were injected.
@@ -145,6 +151,9 @@ func (f *Faults) RoundTrip(req *http.Request) (*http.Response, error) {
 	f.init()
 	f.requests.Add(1)
 	k := f.draw()
+	if k == FaultConflict && !strings.HasSuffix(req.Header.Get("X-Amz-Target"), ".TransactWriteItems") {
+		k = -1 // only a transaction is cancelled by another
+	}
 	if k < 0 {
 		return f.Next.RoundTrip(req)
 	}
@@ -162,6 +171,8 @@ func (f *Faults) RoundTrip(req *http.Request) (*http.Response, error) {
 			req.Body.Close()
 		}
 		return nil, errReset
+	case FaultConflict:
+		return conflict(req), nil
 	case FaultPanic:
 		panic(fmt.Sprintf("ddb: injected panic (DYNAMODB_FAULTS) in %s %s", req.Method, req.Header.Get("X-Amz-Target")))
 	case FaultSlow:
@@ -182,11 +193,39 @@ func (f *Faults) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 }
 
+// conflict is DynamoDB's answer to a transaction cancelled by a
+// concurrent one on its first item.
+func conflict(req *http.Request) *http.Response {
+	var in struct{ TransactItems []json.RawMessage }
+	if req.Body != nil {
+		_ = json.NewDecoder(req.Body).Decode(&in)
+	}
+	type reason struct{ Code, Message string }
+	reasons := make([]reason, max(len(in.TransactItems), 1))
+	codes := make([]string, len(reasons))
+	for i := range reasons {
+		reasons[i], codes[i] = reason{Code: "None"}, "None"
+	}
+	reasons[0], codes[0] = reason{Code: "TransactionConflict", Message: "Transaction is ongoing for the item"}, "TransactionConflict"
+	extra, _ := json.Marshal(map[string]any{"CancellationReasons": reasons})
+	return dynamoErrorWith(req, http.StatusBadRequest, "com.amazonaws.dynamodb.v20120810#TransactionCanceledException",
+		"Transaction cancelled, please refer cancellation reasons for specific reasons ["+strings.Join(codes, ", ")+"]", extra)
+}
+
 func dynamoError(req *http.Request, status int, typ, msg string) *http.Response {
+	return dynamoErrorWith(req, status, typ, msg, nil)
+}
+
+// dynamoErrorWith is dynamoError with more fields (a JSON object's) in the
+// body.
+func dynamoErrorWith(req *http.Request, status int, typ, msg string, extra []byte) *http.Response {
 	if req.Body != nil {
 		req.Body.Close()
 	}
 	body := fmt.Sprintf(`{"__type":%q,"message":%q}`, typ, msg)
+	if len(extra) > 2 {
+		body = body[:len(body)-1] + "," + string(extra[1:])
+	}
 	h := http.Header{}
 	h.Set("Content-Type", "application/x-amz-json-1.0")
 	h.Set("X-Amzn-Requestid", fmt.Sprintf("FAULT%016X", rand.Uint64()))

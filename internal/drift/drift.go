@@ -11,7 +11,8 @@ import (
 	"github.com/dynastream/dynastream/internal/room"
 )
 
-// Kinds of derived items Check compares.
+// Kinds of items Check compares (derived items, and access items, which
+// follow the core items they are written with).
 const (
 	KindReactionCounts = "reaction counts"
 	KindRecipeRating   = "recipe rating"
@@ -66,8 +67,11 @@ type Facts struct {
 	ExpectActivities bool
 	ActivitiesSince  string
 	// Members are the access the core items give (a Resource item's
-	// owner, each Collaborator item); Grants the stored access items.
+	// owner, each Collaborator item); Grants the stored access items, by
+	// their keys; Unreadable the resources ("goal g1") whose Resource item
+	// could not be decoded: their access is not compared.
 	Members, Grants []Access
+	Unreadable      map[string]bool
 	// Scanned counts the items read.
 	Scanned int64
 }
@@ -75,7 +79,7 @@ type Facts struct {
 // NewFacts returns empty Facts ready to be filled.
 func NewFacts() *Facts {
 	return &Facts{Reactions: map[string]map[string]int{}, Counts: map[string]map[string]int{},
-		Recipes: map[string]Recipe{}, Trending: map[RecipeWeek]int{}, Rooms: map[string]*Room{}}
+		Recipes: map[string]Recipe{}, Trending: map[RecipeWeek]int{}, Rooms: map[string]*Room{}, Unreadable: map[string]bool{}}
 }
 
 // Merge adds o's facts to f (a scan's segments each fill their own).
@@ -95,6 +99,7 @@ func (f *Facts) Merge(o *Facts) {
 	f.Recents = append(f.Recents, o.Recents...)
 	f.Members = append(f.Members, o.Members...)
 	f.Grants = append(f.Grants, o.Grants...)
+	maps.Copy(f.Unreadable, o.Unreadable)
 	f.mergeRooms(o)
 	f.ExpectActivities = f.ExpectActivities || o.ExpectActivities
 	f.Scanned += o.Scanned
@@ -133,10 +138,8 @@ type Difference struct {
 	Delete        []Key                      `json:"-"`
 	// Activity is a missing feed entry, to be written.
 	Activity *room.Activity `json:"-"`
-	// Access: the access item as it must be, or (Stray) one to delete;
-	// OldRole is its role as stored ("" when absent).
-	Access  *Access `json:"-"`
-	OldRole string  `json:"-"`
+	// Access: the access item as it must be, or (Stray) one to delete.
+	Access *Access `json:"-"`
 }
 
 // ID identifies a difference across scans (Recheck).

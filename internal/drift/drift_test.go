@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/dynastream/dynastream/internal/collab"
 	"github.com/dynastream/dynastream/internal/cooking"
 	"github.com/dynastream/dynastream/internal/drift"
 	"github.com/dynastream/dynastream/internal/room"
@@ -27,16 +28,24 @@ func facts() *drift.Facts {
 		{RecipeID: "r1", HistoryID: "h2", UserID: "u2", CookDate: "2026-01-06T12:00:00Z", Title: "Pho"},
 	}
 	f.Trending[drift.RecipeWeek{RecipeID: "r1", Week: "2026-W02"}] = 2
-	// goal g1: alice owns it (and accepted an invite to her own address),
-	// bob collaborates
-	f.Members = []drift.Access{{"goal", "g1", "alice", drift.AccessOwner}, {"goal", "g1", "bob", drift.AccessCollaborator}, {"goal", "g1", "alice", drift.AccessCollaborator}}
-	f.Grants = []drift.Access{{"goal", "g1", "bob", drift.AccessCollaborator}, {"goal", "g1", "alice", drift.AccessOwner}}
+	// goal g1: alice owns it (and accepted an invite to her own address:
+	// her Collaborator item comes first in a scan, as COLLABORATOR# sorts
+	// before META), bob collaborates
+	f.Members = []drift.Access{{"goal", "g1", "alice", collab.RoleCollaborator}, {"goal", "g1", "bob", collab.RoleCollaborator}, {"goal", "g1", "alice", collab.RoleOwner}}
+	f.Grants = []drift.Access{{"goal", "g1", "bob", collab.RoleCollaborator}, {"goal", "g1", "alice", collab.RoleOwner}}
 	return f
 }
 
 func TestCheckAgrees(t *testing.T) {
 	if diffs := drift.Check(facts()); len(diffs) != 0 {
 		t.Fatalf("consistent facts: %+v", diffs)
+	}
+	// a resource whose Resource item cannot be read is not compared
+	f := facts()
+	f.Unreadable["goal g1"] = true
+	f.Grants = append(f.Grants, drift.Access{"goal", "g1", "mallory", ""})
+	if diffs := drift.Check(f); len(diffs) != 0 {
+		t.Fatalf("an unreadable resource's access: %+v", diffs)
 	}
 	if diffs := drift.Check(drift.NewFacts()); len(diffs) != 0 {
 		t.Fatalf("empty facts: %+v", diffs)
@@ -58,10 +67,16 @@ func TestCheckFindsEachKind(t *testing.T) {
 		"recent missing":   {func(f *drift.Facts) { f.Recents = f.Recents[:1] }, "recent cooking|recipe r1 history h2|user u2 cooked \"Pho\" at 2026-01-06T12:00:00Z|absent"},
 		"recent different": {func(f *drift.Facts) { f.Recents[1].Title = "Soup" }, "recent cooking|recipe r1 history h2|user u2 cooked \"Pho\" at 2026-01-06T12:00:00Z|user u2 cooked \"Soup\" at 2026-01-06T12:00:00Z"},
 		"access missing":   {func(f *drift.Facts) { f.Grants = f.Grants[:1] }, "resource access|goal g1 user alice|owner|absent"},
-		"access lowered":   {func(f *drift.Facts) { f.Grants[1].Role = drift.AccessCollaborator }, "resource access|goal g1 user alice|owner|collaborator"},
+		"access lowered":   {func(f *drift.Facts) { f.Grants[1].Role = collab.RoleCollaborator }, "resource access|goal g1 user alice|owner|collaborator"},
+		"access unusable":  {func(f *drift.Facts) { f.Grants[0].Role = "" }, "resource access|goal g1 user bob|collaborator|an item that grants nothing"},
 		"access stray": {func(f *drift.Facts) {
-			f.Grants = append(f.Grants, drift.Access{"goal", "g1", "mallory", drift.AccessOwner})
+			f.Grants = append(f.Grants, drift.Access{"goal", "g1", "mallory", collab.RoleOwner})
 		}, "resource access|goal g1 user mallory|absent|owner"},
+		// a Collaborator item of a resource that is not there gives nothing
+		"access without resource": {func(f *drift.Facts) {
+			f.Members = append(f.Members, drift.Access{"quest", "q9", "bob", collab.RoleCollaborator})
+			f.Grants = append(f.Grants, drift.Access{"quest", "q9", "bob", collab.RoleCollaborator})
+		}, "resource access|quest q9 user bob|absent|collaborator"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			f := facts()
@@ -69,6 +84,13 @@ func TestCheckFindsEachKind(t *testing.T) {
 			var got []string
 			for _, d := range drift.Check(f) {
 				got = append(got, fmt.Sprintf("%s|%s|%s|%s", d.Kind, d.Key, d.Want, d.Got))
+				if d.Kind == drift.KindAccess {
+					// what the repair writes, or deletes
+					a := d.Access
+					if a == nil || a.Key() != d.Key || d.Stray != (d.Want == "absent") || (!d.Stray && a.Role != d.Want) {
+						t.Errorf("the repair of %s: %+v stray %v", d.Key, a, d.Stray)
+					}
+				}
 			}
 			if diff := cmp.Diff([]string{tc.want}, got); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)

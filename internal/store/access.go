@@ -11,24 +11,17 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/dynastream/dynastream/internal/collab"
-	"github.com/dynastream/dynastream/internal/drift"
 )
 
 // TypeResourceAccess is a resource member's access item: one for its
-// owner, one for each collaborator. It lets a write check "owner or
-// collaborator" as one condition of its transaction, where the two facts
-// live on two items (the resource's ownerId, the collaborator item) that
-// no single condition can OR. Nothing removes a collaborator or a
-// resource today; whatever does must delete the access item in the same
-// transaction, or the removed member keeps their access.
+// owner, one for each collaborator, role collab.RoleOwner or
+// collab.RoleCollaborator. It lets a write check "owner or collaborator"
+// as one condition of its transaction, where the two facts live on two
+// items (the resource's ownerId, the collaborator item) that no single
+// condition can OR. Nothing removes a collaborator or a resource today;
+// whatever does must delete the access item in the same transaction, or
+// the removed member keeps their access.
 const TypeResourceAccess = "ResourceAccess"
-
-// The roles of an access item (a collaborator's is a Collaborator's role,
-// collab.RoleCollaborator).
-const (
-	AccessOwner        = drift.AccessOwner
-	AccessCollaborator = drift.AccessCollaborator
-)
 
 // AccessKey is the access item of a member of a resource:
 // RESOURCE#<TYPE>#<id> / ACCESS#<userId>.
@@ -48,22 +41,30 @@ type accessItem struct {
 // resource. An owner's access is never lowered: the owner who accepts an
 // invite sent to their own e-mail address stays the owner.
 func (s *Store) grantAccess(t collab.ResourceType, id, userID, role string) types.TransactWriteItem {
-	return types.TransactWriteItem{Update: s.accessUpdate(t, id, userID, role, role != AccessOwner)}
+	return types.TransactWriteItem{Update: s.accessUpdate(t, id, userID, role, role != collab.RoleOwner)}
 }
 
 // accessUpdate sets an access item; with keep, a role already there stays.
 func (s *Store) accessUpdate(t collab.ResourceType, id, userID, role string, keep bool) *types.Update {
-	upd := "SET itemType = :type, userId = :user, resourceType = :rt, resourceId = :rid, #role = :role"
+	roleValue := ":role"
 	if keep {
-		upd = "SET itemType = :type, userId = :user, resourceType = :rt, resourceId = :rid, #role = if_not_exists(#role, :role)"
+		roleValue = "if_not_exists(#role, :role)"
 	}
 	return &types.Update{
 		TableName: aws.String(s.Table), Key: AccessKey(t, id, userID).AV(),
-		UpdateExpression:         aws.String(upd),
+		UpdateExpression:         aws.String("SET itemType = :type, userId = :user, resourceType = :rt, resourceId = :rid, #role = " + roleValue),
 		ExpressionAttributeNames: map[string]string{"#role": "role"},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":type": strAV(TypeResourceAccess), ":user": strAV(userID), ":rt": strAV(string(t)), ":rid": strAV(id), ":role": strAV(role),
 		},
+	}
+}
+
+// updateInput is a transaction's Update as an UpdateItem of its own.
+func updateInput(u *types.Update) *dynamodb.UpdateItemInput {
+	return &dynamodb.UpdateItemInput{
+		TableName: u.TableName, Key: u.Key, UpdateExpression: u.UpdateExpression, ConditionExpression: u.ConditionExpression,
+		ExpressionAttributeNames: u.ExpressionAttributeNames, ExpressionAttributeValues: u.ExpressionAttributeValues,
 	}
 }
 
@@ -74,16 +75,22 @@ func (s *Store) accessUpdate(t collab.ResourceType, id, userID, role string, kee
 // items existed has none until BackfillResourceAccess has run: the check
 // fails, and the caller reads the access the ordinary way.
 func (s *Store) AccessCheck(t collab.ResourceType, id, userID string, ownerOnly bool) types.TransactWriteItem {
+	return s.roleCheck(AccessKey(t, id, userID), TypeResourceAccess, userID, ownerOnly, collab.RoleOwner)
+}
+
+// roleCheck is the transaction item that holds when the item at k is of
+// itemType and userID's, and, with ownerOnly, its role is owner.
+func (s *Store) roleCheck(k Key, itemType, userID string, ownerOnly bool, owner string) types.TransactWriteItem {
 	cond := "attribute_exists(PK) AND itemType = :type AND userId = :user"
-	vals := map[string]types.AttributeValue{":type": strAV(TypeResourceAccess), ":user": strAV(userID)}
+	vals := map[string]types.AttributeValue{":type": strAV(itemType), ":user": strAV(userID)}
 	var names map[string]string
 	if ownerOnly {
 		cond += " AND #role = :owner"
-		vals[":owner"] = strAV(AccessOwner)
+		vals[":owner"] = strAV(owner)
 		names = map[string]string{"#role": "role"}
 	}
 	return types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
-		TableName: aws.String(s.Table), Key: AccessKey(t, id, userID).AV(),
+		TableName: aws.String(s.Table), Key: k.AV(),
 		ConditionExpression: aws.String(cond), ExpressionAttributeNames: names, ExpressionAttributeValues: vals,
 	}}
 }
@@ -117,19 +124,15 @@ func (s *Store) BackfillResourceAccess(ctx context.Context, segments int, progre
 				if !s.decode(it, &r) {
 					continue // quarantined: left for repair
 				}
-				g = s.grantAccess(r.ResourceType, r.ResourceID, r.OwnerID, AccessOwner)
+				g = s.grantAccess(r.ResourceType, r.ResourceID, r.OwnerID, collab.RoleOwner)
 			default:
 				var c collab.Collaborator
 				if !s.decode(it, &c) {
 					continue
 				}
-				g = s.grantAccess(c.ResourceType, c.ResourceID, c.UserID, AccessCollaborator)
+				g = s.grantAccess(c.ResourceType, c.ResourceID, c.UserID, collab.RoleCollaborator)
 			}
-			u := g.Update
-			if _, err := s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-				TableName: u.TableName, Key: u.Key, UpdateExpression: u.UpdateExpression,
-				ExpressionAttributeNames: u.ExpressionAttributeNames, ExpressionAttributeValues: u.ExpressionAttributeValues,
-			}); err != nil {
+			if _, err := s.DB.UpdateItem(ctx, updateInput(g.Update)); err != nil {
 				return fmt.Errorf("store: backfill access: %w", err)
 			}
 			granted.Add(1)

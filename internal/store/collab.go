@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/dynastream/dynastream/internal/collab"
+	"github.com/dynastream/dynastream/internal/ddb"
 	"github.com/dynastream/dynastream/internal/errs"
 )
 
@@ -120,13 +121,15 @@ func (s *Store) CreateResource(ctx context.Context, r collab.Resource) error {
 	}
 	err = s.transactWrite(ctx, []types.TransactWriteItem{
 		put(s.Table, it, "attribute_not_exists(PK)"),
-		s.grantAccess(r.ResourceType, r.ResourceID, r.OwnerID, AccessOwner),
+		s.grantAccess(r.ResourceType, r.ResourceID, r.OwnerID, collab.RoleOwner),
 	})
 	if reasons := cancelReasons(err); reasons != nil {
-		if failedAt(reasons, 0) {
+		switch {
+		case failedAt(reasons, 0):
 			return errs.New(errs.Conflict, "%s %s already exists", r.ResourceType, r.ResourceID)
+		case ddb.Transient(err): // only conflicts: it may succeed in a moment
+			return tryAgain("a concurrent change to %s %s; try again", r.ResourceType, r.ResourceID)
 		}
-		return tryAgain("a concurrent change to %s %s; try again", r.ResourceType, r.ResourceID)
 	}
 	if err != nil {
 		return fmt.Errorf("store: create resource: %w", err)
@@ -243,8 +246,7 @@ func (s *Store) CreateInvite(ctx context.Context, inv collab.Invite) error {
 			return tooMany("you have sent too many invites", lim.PerUser)
 		case reasons[3] == "ConditionalCheckFailed":
 			return tooMany("this "+string(inv.ResourceType)+" has had too many invites", lim.PerResource)
-		default:
-			// TransactionConflict: a concurrent invite's count, say
+		case ddb.Transient(err): // only conflicts (a concurrent invite's count, say)
 			return tryAgain("a concurrent change to %s %s; try again", inv.ResourceType, inv.ResourceID)
 		}
 	}
@@ -334,7 +336,7 @@ func (s *Store) RespondInvite(ctx context.Context, inv collab.Invite, accept boo
 			return inv, nil, err
 		}
 		withIndex(it, CollaboratorIndexKey(*col))
-		items = append(items, put(s.Table, it, "attribute_not_exists(PK)"), s.grantAccess(inv.ResourceType, inv.ResourceID, by, AccessCollaborator))
+		items = append(items, put(s.Table, it, "attribute_not_exists(PK)"), s.grantAccess(inv.ResourceType, inv.ResourceID, by, collab.RoleCollaborator))
 	}
 	_, err := s.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
 	if reasons := cancelReasons(err); reasons != nil {
@@ -444,9 +446,7 @@ func (s *Store) CreateComment(ctx context.Context, c collab.Comment) error {
 			return errs.Field("parentId", "no such comment on this resource")
 		case failedAt(reasons, 1) || failedAt(reasons, 2):
 			return errs.New(errs.Conflict, "comment %s already exists", c.CommentID)
-		default:
-			// TransactionConflict: a concurrent transaction on the
-			// resource (another comment's check, an invite's count)
+		case ddb.Transient(err): // only conflicts, on the resource (another comment's check, an invite's count)
 			return tryAgain("a concurrent change to %s %s; try again", c.ResourceType, c.ResourceID)
 		}
 	}
@@ -509,13 +509,12 @@ func (s *Store) CommentRef(ctx context.Context, commentID string) (collab.Commen
 
 // GetComment finds a comment by id (through its reference item).
 func (s *Store) GetComment(ctx context.Context, commentID string) (collab.Comment, error) {
-	var ref commentRef
-	ok, err := s.getItem(ctx, CommentRefKey(commentID), true, &ref)
-	if err != nil || !ok {
-		return collab.Comment{}, notFoundOr(err, "comment %s not found", commentID)
+	ref, err := s.CommentRef(ctx, commentID)
+	if err != nil {
+		return ref, err
 	}
 	var c collab.Comment
-	ok, err = s.getItem(ctx, CommentKey(ref.ResourceType, ref.ResourceID, ref.CreatedAt, commentID), true, &c)
+	ok, err := s.getItem(ctx, CommentKey(ref.ResourceType, ref.ResourceID, ref.CreatedAt, commentID), true, &c)
 	if err != nil || !ok {
 		return c, notFoundOr(err, "comment %s not found", commentID)
 	}

@@ -24,9 +24,10 @@ import (
 
 // ScanFacts reads the whole table with a consistent parallel Scan
 // (segments) and collects what drift.Check compares: reactions and their
-// counts, recipes, cooking history entries, recent and trending items.
-// Items that cannot be decoded are left out (`projector quarantine` lists
-// them). scanned, when set, is called with the items read so far, from one
+// counts, recipes, cooking history entries, recent and trending items,
+// rooms, resources, collaborators and access items. Items that cannot be
+// decoded are left out (`projector quarantine` lists them); a resource
+// whose Resource item cannot be, is marked drift.Facts.Unreadable. scanned, when set, is called with the items read so far, from one
 // goroutine at a time.
 func (s *Store) ScanFacts(ctx context.Context, segments int, scanned func(int64)) (*drift.Facts, error) {
 	return s.ScanFactsWith(ctx, segments, scanned, nil)
@@ -219,20 +220,40 @@ func addFact(f *drift.Facts, it map[string]types.AttributeValue) bool {
 		}
 		f.AddRoomItem(id, drift.Key{PK: k.PK, SK: k.SK})
 	case TypeResource:
+		t, id, ok := resourceOf(k.PK)
+		if !ok || k.SK != "META" {
+			return used
+		}
+		// the owner as the ordinary way reads it: an item it cannot
+		// decode is no resource (a 404)
 		var r collab.Resource
-		if attributevalue.UnmarshalMap(it, &r) == nil && k == ResourceKey(r.ResourceType, r.ResourceID) && r.OwnerID != "" {
-			f.Members = append(f.Members, drift.Access{ResourceType: string(r.ResourceType), ResourceID: r.ResourceID, UserID: r.OwnerID, Role: AccessOwner})
+		if attributevalue.UnmarshalMap(it, &r) != nil || r.ResourceType != t || r.ResourceID != id || r.OwnerID == "" {
+			f.Unreadable[string(t)+" "+id] = true
+			return true
 		}
+		f.Members = append(f.Members, drift.Access{ResourceType: string(t), ResourceID: id, UserID: r.OwnerID, Role: collab.RoleOwner})
 	case TypeCollaborator:
-		var c collab.Collaborator
-		if attributevalue.UnmarshalMap(it, &c) == nil && k == CollaboratorKey(c.ResourceType, c.ResourceID, c.UserID) {
-			f.Members = append(f.Members, drift.Access{ResourceType: string(c.ResourceType), ResourceID: c.ResourceID, UserID: c.UserID, Role: AccessCollaborator})
+		// the ordinary way reads a collaborator item's presence only
+		t, id, ok := resourceOf(k.PK)
+		user, isCollab := strings.CutPrefix(k.SK, "COLLABORATOR#")
+		if !ok || !isCollab {
+			return used
 		}
+		f.Members = append(f.Members, drift.Access{ResourceType: string(t), ResourceID: id, UserID: user, Role: collab.RoleCollaborator})
 	case TypeResourceAccess:
-		var a accessItem
-		if attributevalue.UnmarshalMap(it, &a) == nil && k == AccessKey(a.ResourceType, a.ResourceID, a.UserID) {
-			f.Grants = append(f.Grants, drift.Access{ResourceType: string(a.ResourceType), ResourceID: a.ResourceID, UserID: a.UserID, Role: a.Role})
+		// what AccessCheck reads: the item's type and user, and its role
+		t, id, ok := resourceOf(k.PK)
+		user, isAccess := strings.CutPrefix(k.SK, "ACCESS#")
+		if !ok || !isAccess {
+			return used
 		}
+		g := drift.Access{ResourceType: string(t), ResourceID: id, UserID: user}
+		u, _ := it["userId"].(*types.AttributeValueMemberS)
+		role, _ := it["role"].(*types.AttributeValueMemberS)
+		if u != nil && u.Value == user && role != nil && (role.Value == collab.RoleOwner || role.Value == collab.RoleCollaborator) {
+			g.Role = role.Value
+		}
+		f.Grants = append(f.Grants, g)
 	case TypeReaction:
 		var r collab.Reaction
 		if attributevalue.UnmarshalMap(it, &r) == nil && r.CommentID != "" {
@@ -356,7 +377,7 @@ func (s *Store) Repair(ctx context.Context, d drift.Difference, run string) erro
 			}
 		}
 	case drift.KindAccess:
-		err = s.repairAccess(ctx, *d.Access, d.OldRole, d.Stray)
+		err = s.repairAccess(ctx, *d.Access, d.Stray)
 	default:
 		return fmt.Errorf("store: repair: unknown kind %q", d.Kind)
 	}
@@ -418,9 +439,9 @@ func (s *Store) repairCounts(ctx context.Context, commentID string, want, old ma
 // aggregate is still old.
 func (s *Store) repairRating(ctx context.Context, r drift.Recipe, old cooking.Rating, run string) error {
 	u := s.ratingUpdate(r.RecipeID, r.CreatedAt, old, r.Rating, true)
-	expr := aws.ToString(u.UpdateExpression) + rebuildClause(run, u.ExpressionAttributeValues)
-	_, err := s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: u.TableName, Key: u.Key, UpdateExpression: aws.String(expr),
-		ConditionExpression: u.ConditionExpression, ExpressionAttributeValues: u.ExpressionAttributeValues})
+	in := updateInput(u)
+	in.UpdateExpression = aws.String(aws.ToString(u.UpdateExpression) + rebuildClause(run, u.ExpressionAttributeValues))
+	_, err := s.DB.UpdateItem(ctx, in)
 	return err
 }
 
@@ -434,27 +455,51 @@ func rebuildClause(run string, vals map[string]types.AttributeValue) string {
 	return ", " + events.AttrRebuild + " = :rebuild"
 }
 
-// repairAccess writes an access item as the core items say it must be, or
-// deletes a stray one, if it is still as the scan read it (absent, or with
-// the role old). It carries no rebuild mark: nothing acts on an access
-// item's changes.
-func (s *Store) repairAccess(ctx context.Context, a drift.Access, old string, stray bool) error {
+// repairAccess writes an access item as the core items say it must be,
+// on the condition that they still say so (the Resource item names the
+// user its owner; or the Collaborator item and the Resource item are
+// there), or deletes a stray one on the condition that they still do not
+// (no Resource item naming the user, no Collaborator item): a repair that
+// races an invite's acceptance is refused (ErrChangedMeanwhile), not
+// undone. It carries no rebuild mark: nothing acts on an access item's
+// changes.
+func (s *Store) repairAccess(ctx context.Context, a drift.Access, stray bool) error {
 	t := collab.ResourceType(a.ResourceType)
-	cond := "attribute_not_exists(PK)"
-	vals := map[string]types.AttributeValue{}
-	if old != "" {
-		cond = "#role = :old"
-		vals[":old"] = strAV(old)
+	user := map[string]types.AttributeValue{":user": strAV(a.UserID)}
+	check := func(k Key, cond string, vals map[string]types.AttributeValue) types.TransactWriteItem {
+		return types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{TableName: aws.String(s.Table), Key: k.AV(),
+			ConditionExpression: aws.String(cond), ExpressionAttributeValues: vals}}
 	}
-	names := map[string]string{"#role": "role"}
-	if stray {
-		_, err := s.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(s.Table), Key: AccessKey(t, a.ResourceID, a.UserID).AV(),
-			ConditionExpression: aws.String(cond), ExpressionAttributeNames: names, ExpressionAttributeValues: vals})
-		return err
+	var items []types.TransactWriteItem
+	switch {
+	case stray:
+		items = []types.TransactWriteItem{
+			{Delete: &types.Delete{TableName: aws.String(s.Table), Key: AccessKey(t, a.ResourceID, a.UserID).AV()}},
+			check(ResourceKey(t, a.ResourceID), "attribute_not_exists(PK) OR ownerId <> :user", user),
+			check(CollaboratorKey(t, a.ResourceID, a.UserID), "attribute_not_exists(PK)", nil),
+		}
+	case a.Role == collab.RoleOwner:
+		items = []types.TransactWriteItem{
+			{Update: s.accessUpdate(t, a.ResourceID, a.UserID, a.Role, false)},
+			check(ResourceKey(t, a.ResourceID), "ownerId = :user", user),
+		}
+	default:
+		items = []types.TransactWriteItem{
+			{Update: s.accessUpdate(t, a.ResourceID, a.UserID, a.Role, false)},
+			check(ResourceKey(t, a.ResourceID), "attribute_exists(PK) AND ownerId <> :user", user),
+			check(CollaboratorKey(t, a.ResourceID, a.UserID), "attribute_exists(PK)", nil),
+		}
 	}
-	u := s.accessUpdate(t, a.ResourceID, a.UserID, a.Role, false)
-	maps.Copy(u.ExpressionAttributeValues, vals)
-	_, err := s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: u.TableName, Key: u.Key, UpdateExpression: u.UpdateExpression,
-		ConditionExpression: aws.String(cond), ExpressionAttributeNames: names, ExpressionAttributeValues: u.ExpressionAttributeValues})
+	_, err := s.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
 	return err
+}
+
+// resourceOf reads a resource's type and id from its partition key.
+func resourceOf(pk string) (collab.ResourceType, string, bool) {
+	for _, t := range collab.ResourceTypes {
+		if id, ok := strings.CutPrefix(pk, ResourcePK(t, "")); ok && id != "" {
+			return t, id, true
+		}
+	}
+	return "", "", false
 }

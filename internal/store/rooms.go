@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/dynastream/dynastream/internal/ddb"
 	"github.com/dynastream/dynastream/internal/errs"
 	"github.com/dynastream/dynastream/internal/room"
 )
@@ -87,7 +88,7 @@ func (s *Store) AddMember(ctx context.Context, m room.Member) error {
 			return errs.New(errs.NotFound, "room %s not found", m.RoomID)
 		case reasons[1] == "ConditionalCheckFailed" || reasons[2] == "ConditionalCheckFailed":
 			return errs.New(errs.Conflict, "user %s is already a member of room %s", m.UserID, m.RoomID)
-		default:
+		case ddb.Transient(err): // only conflicts: it may succeed in a moment
 			return tryAgain("a concurrent change to room %s; try again", m.RoomID)
 		}
 	}
@@ -344,10 +345,12 @@ func (s *Store) RemoveMember(ctx context.Context, roomID, userID string) error {
 	}
 	err := s.transactWrite(ctx, []types.TransactWriteItem{del(MemberKey(roomID, userID)), del(UserRoomKey(userID, roomID))})
 	if reasons := cancelReasons(err); reasons != nil {
-		if failedAt(reasons, 0) || failedAt(reasons, 1) {
+		switch {
+		case failedAt(reasons, 0) || failedAt(reasons, 1):
 			return errs.New(errs.NotFound, "user %s is not a member of room %s", userID, roomID)
+		case ddb.Transient(err): // only conflicts: it may succeed in a moment
+			return tryAgain("a concurrent change to room %s; try again", roomID)
 		}
-		return tryAgain("a concurrent change to room %s; try again", roomID)
 	}
 	if err != nil {
 		return fmt.Errorf("store: remove member %s from %s: %w", userID, roomID, err)

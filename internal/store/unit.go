@@ -111,18 +111,7 @@ func (s *Store) Commit(ctx context.Context, u *Unit, extra ...types.TransactWrit
 // member item is there, and is one (its type and user); with ownerOnly,
 // the member is the room's owner.
 func (s *Store) MemberCheck(roomID, userID string, ownerOnly bool) types.TransactWriteItem {
-	cond := "attribute_exists(PK) AND itemType = :member AND userId = :user"
-	vals := map[string]types.AttributeValue{":member": strAV(TypeMember), ":user": strAV(userID)}
-	var names map[string]string
-	if ownerOnly {
-		cond += " AND #role = :owner"
-		vals[":owner"] = strAV(string(room.RoleOwner))
-		names = map[string]string{"#role": "role"}
-	}
-	return types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
-		TableName: aws.String(s.Table), Key: MemberKey(roomID, userID).AV(),
-		ConditionExpression: aws.String(cond), ExpressionAttributeNames: names, ExpressionAttributeValues: vals,
-	}}
+	return s.roleCheck(MemberKey(roomID, userID), TypeMember, userID, ownerOnly, string(room.RoleOwner))
 }
 
 // RequestRecord is the transaction item that records a request sent with
