@@ -5,7 +5,11 @@
 // A push (PostToConnection) is the request the SDK's client makes, built
 // here and signed by the SDK's SigV4 signer: the SDK's per-call
 // middleware cost more CPU than the rest of a push together
-// (BenchmarkPush), and a broadcast to a room is thousands of pushes.
+// (BenchmarkPush), and a broadcast to a room is thousands of pushes. It
+// keeps what the SDK's middleware did that a push needs: the retries
+// below, and clock skew correction (pushes are signed as of the server's
+// clock, from the last response's Date, and a signature refused because
+// the clocks differ by more than four minutes is tried again).
 // Closing a connection (DeleteConnection, rare) goes through the SDK's
 // client.
 //

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -42,6 +43,26 @@ type Client struct {
 	maxAttempts int
 	backoff     func(attempt int, err error) (time.Duration, error)
 	now         func() time.Time
+	// skew is the server's clock less ours (nanoseconds), from the last
+	// response's Date header: pushes are signed as of the server's time,
+	// as the SDK's clock skew correction does, so that a machine whose
+	// clock is off by more than SigV4's five minutes still pushes.
+	skew atomic.Int64
+}
+
+// Clock skew correction as the SDK's (its Clock Skew Correction SEP): a
+// response's Date is trusted unless the round trip took longer than
+// maxTrusted or it came from a cache (Age); a signature refused with one
+// of skewCodes is tried again when the signing time was off from the
+// server's by more than skewThreshold.
+const (
+	maxTrusted    = 15 * time.Minute
+	skewThreshold = 4 * time.Minute
+)
+
+var skewCodes = map[string]bool{
+	"InvalidSignatureException": true, "SignatureDoesNotMatch": true, "AuthFailure": true,
+	"RequestTimeTooSkewed": true, "AccessDeniedException": true,
 }
 
 // Defaults of a Client.
@@ -131,15 +152,17 @@ func (c *Client) post(ctx context.Context, connectionID string, frame []byte, pa
 		return false, fmt.Errorf("push to %s: %w", connectionID, err)
 	}
 	req.Header.Set("Content-Type", "application/octet-stream")
+	skew := time.Duration(c.skew.Load())
 	if c.creds != nil {
 		creds, err := c.creds.Retrieve(ctx)
 		if err != nil {
 			return false, fmt.Errorf("push to %s: credentials: %w", connectionID, err)
 		}
-		if err := c.signer.SignHTTP(ctx, creds, req, payload, "execute-api", c.region, c.now().UTC()); err != nil {
+		if err := c.signer.SignHTTP(ctx, creds, req, payload, "execute-api", c.region, c.now().Add(skew).UTC()); err != nil {
 			return false, fmt.Errorf("push to %s: sign: %w", connectionID, err)
 		}
 	}
+	sent := c.now()
 	res, err := c.http.Do(req)
 	if err != nil {
 		// what the SDK retries: a connection reset or cut, a timeout
@@ -147,6 +170,7 @@ func (c *Client) post(ctx context.Context, connectionID string, frame []byte, pa
 		return again, fmt.Errorf("push to %s: %w", connectionID, err)
 	}
 	defer res.Body.Close()
+	server, seen := c.serverSkew(res, sent)
 	body, _ := io.ReadAll(io.LimitReader(res.Body, 4<<10))
 	_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 1<<20)) // so the connection is kept
 	switch s := res.StatusCode; {
@@ -160,9 +184,28 @@ func (c *Client) post(ctx context.Context, connectionID string, frame []byte, pa
 			kind = kind[:i]
 		}
 		retryable := s == http.StatusTooManyRequests || s == http.StatusInternalServerError || s == http.StatusBadGateway ||
-			s == http.StatusServiceUnavailable || s == http.StatusGatewayTimeout
+			s == http.StatusServiceUnavailable || s == http.StatusGatewayTimeout ||
+			(skewCodes[kind] && seen && (skew-server).Abs() > skewThreshold) // signed as of a clock that was off
 		return retryable, fmt.Errorf("push to %s: HTTP %d %s: %s", connectionID, s, kind, strings.TrimSpace(string(body)))
 	}
+}
+
+// serverSkew reads the server's clock less ours from a response's Date
+// header, and keeps it for the next pushes' signatures; seen is false when
+// the header is missing or not to be trusted.
+func (c *Client) serverSkew(res *http.Response, sent time.Time) (time.Duration, bool) {
+	d := res.Header.Get("Date")
+	if d == "" || res.Header.Get("Age") != "" {
+		return 0, false
+	}
+	at := c.now()
+	server, err := http.ParseTime(d)
+	if err != nil || at.Sub(sent) > maxTrusted {
+		return 0, false
+	}
+	skew := server.Sub(at)
+	c.skew.Store(int64(skew))
+	return skew, true
 }
 
 // Close closes one connection (DeleteConnection); API Gateway then runs

@@ -103,6 +103,7 @@ func TestPushWire(t *testing.T) {
 			status, answers[p] = as[0], as[1:]
 		}
 		mu.Unlock()
+		w.Header().Set("Date", at.Format(http.TimeFormat)) // the server's clock agrees
 		w.WriteHeader(status)
 	}))
 	defer srv.Close()
@@ -134,5 +135,41 @@ func TestPushWire(t *testing.T) {
 		if calls[p] != n {
 			t.Errorf("%s: %d requests, want %d", p, calls[p], n)
 		}
+	}
+}
+
+// A machine whose clock is off: the first push is refused as SigV4
+// refuses a request signed too far from the server's time (403
+// InvalidSignatureException, with the server's Date), tried again signed
+// as of the server's clock, and later pushes are signed so at once, as the
+// SDK's clock skew correction does. A refusal while the clocks agree is
+// not tried again.
+func TestPushClockSkew(t *testing.T) {
+	creds := credentials.NewStaticCredentialsProvider("AKID", "SECRET", "")
+	server := time.Date(2026, 11, 26, 8, 0, 0, 0, time.UTC)
+	ours := server.Add(-17 * time.Minute) // this machine's clock
+	var calls int
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls++
+		w.Header().Set("Date", server.Format(http.TimeFormat))
+		signed, err := time.Parse("20060102T150405Z", r.Header.Get("X-Amz-Date"))
+		if err != nil || signed.Sub(server).Abs() > 5*time.Minute || r.URL.Path == "/prod/@connections/refused" {
+			w.Header().Set("X-Amzn-ErrorType", "InvalidSignatureException")
+			w.WriteHeader(http.StatusForbidden)
+			_, _ = w.Write([]byte(`{"message":"Signature expired"}`))
+		}
+	}))
+	defer srv.Close()
+	c := push.New(aws.Config{Region: "eu-west-1", Credentials: creds}, srv.URL+"/prod")
+	push.Quick(c, time.Millisecond, func() time.Time { return ours })
+	ctx := context.Background()
+	if err := c.Push(ctx, "a", []byte(`{}`)); err != nil || calls != 2 {
+		t.Fatalf("the first push: %v after %d requests, want success after 2", err, calls)
+	}
+	if err := c.Push(ctx, "b", []byte(`{}`)); err != nil || calls != 3 {
+		t.Fatalf("the next push: %v after %d requests in all, want success in 1", err, calls)
+	}
+	if err := c.Push(ctx, "refused", []byte(`{}`)); err == nil || calls != 4 {
+		t.Fatalf("a refusal with the clocks agreeing: %v after %d requests in all, want an error in 1", err, calls)
 	}
 }
