@@ -61,10 +61,14 @@ func backfill(st *store.Store, c app.Common, args []string) {
 	start = time.Now()
 	p = newProgress(log, "backfill access", itemCount(ctx, st))
 	as, err := st.BackfillResourceAccess(ctx, *segments, func(s store.AccessBackfillStats) {
-		p.set(s.Scanned, "granted", s.Granted)
+		p.set(s.Scanned, "granted", s.Granted, "raced", s.Raced)
 	})
 	r = p.finish(as.Scanned)
-	log.Info("backfill access done", "scanned", as.Scanned, "granted", as.Granted, "seconds", time.Since(start).Seconds(), "itemsPerSecond", r)
+	log.Info("backfill access done", "scanned", as.Scanned, "granted", as.Granted, "raced", as.Raced,
+		"seconds", time.Since(start).Seconds(), "itemsPerSecond", r)
+	if as.Raced > 0 {
+		log.Warn("backfill access: some resources changed during the scan; run it again", "raced", as.Raced)
+	}
 	if err != nil {
 		app.Fatal(log, "backfill of access items failed (it is safe to run again)", err)
 	}

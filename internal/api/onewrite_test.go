@@ -15,6 +15,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/dynastream/dynastream/internal/api"
 	"github.com/dynastream/dynastream/internal/collab"
@@ -320,12 +321,21 @@ func TestResourceAccessFold(t *testing.T) {
 	}
 	send(cMember, react, "/comments/"+w.comment+"/reactions/%F0%9F%9A%80", nil, 201)
 	send(cOutsider, comment, comments, map[string]any{"text": "outsider"}, 404)
+	// someone else's Collaborator item of a resource that is not there
+	ghost := store.CollaboratorKey(collab.Goal, "ghost", "eve").AV()
+	ghost["itemType"] = &types.AttributeValueMemberS{Value: store.TypeCollaborator}
+	if _, err := e.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(e.table), Item: ghost}); err != nil {
+		t.Fatal(err)
+	}
 	stats, err := e.st.BackfillResourceAccess(ctx, 2, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if stats.Granted != 2 || stats.Scanned == 0 {
+	if stats.Granted != 2 || stats.Raced != 0 || stats.Scanned == 0 {
 		t.Errorf("backfill %+v, want 2 granted: the owner's and the collaborator's", stats)
+	}
+	if out, err := e.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(e.table), Key: store.AccessKey(collab.Goal, "ghost", "eve").AV()}); err != nil || out.Item != nil {
+		t.Errorf("access to a resource that is not there: %v %v", out, err)
 	}
 	oneRequest(send(cOwner, invite, "/resources/goal/"+w.goal+"/invites", map[string]any{"inviteeId": "gina"}, 201), 0)
 	oneRequest(send(cMember, comment, comments, map[string]any{"text": "again"}, 201), 0)
@@ -342,14 +352,18 @@ func TestResourceAccessFold(t *testing.T) {
 	}
 	oneRequest(send(cOwner, invite, "/resources/goal/"+w.goal+"/invites", map[string]any{"inviteeId": "hugo"}, 201), 0)
 	// and after backfills, which meet her as the owner and as a
-	// collaborator: the first writes her item anew, the second finds it
-	// there (a collaborator's grant must not lower it)
+	// collaborator: the first writes her item anew as the owner's, the
+	// second finds nothing to do
 	if _, err := e.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(e.table), Key: store.AccessKey(collab.Goal, w.goal, "alice").AV()}); err != nil {
 		t.Fatal(err)
 	}
-	for range 2 {
-		if _, err := e.st.BackfillResourceAccess(ctx, 3, nil); err != nil {
+	for i, want := range []int64{1, 0} {
+		stats, err := e.st.BackfillResourceAccess(ctx, 3, nil)
+		if err != nil {
 			t.Fatal(err)
+		}
+		if stats.Granted != want {
+			t.Errorf("backfill %d: %+v, want %d granted", i+1, stats, want)
 		}
 		oneRequest(send(cOwner, invite, "/resources/goal/"+w.goal+"/invites", map[string]any{"inviteeId": "ivan"}, 201), 0)
 	}

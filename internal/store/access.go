@@ -4,13 +4,14 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"sync/atomic"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/dynastream/dynastream/internal/collab"
+	"github.com/dynastream/dynastream/internal/ddb"
+	"github.com/dynastream/dynastream/internal/drift"
 )
 
 // TypeResourceAccess is a resource member's access item: one for its
@@ -98,51 +99,68 @@ func (s *Store) roleCheck(k Key, itemType, userID string, ownerOnly bool, owner 
 // AccessBackfillStats count a BackfillResourceAccess's progress.
 type AccessBackfillStats struct {
 	Scanned int64 // items read
-	Granted int64 // access items written (again, on a second run)
+	Granted int64 // access items written
+	Raced   int64 // left: a resource or collaborator changed after the scan
 }
 
-// BackfillResourceAccess writes the access item of every resource's owner
-// and of every collaborator, for resources written before access items
-// existed. Each write is idempotent (an owner's access is never lowered to
-// a collaborator's), so running it again, or while requests run, leaves
-// the same items. progress, if set, is called after every scanned page,
+// BackfillResourceAccess writes the access items the Resource and
+// Collaborator items call for and the table lacks (or holds wrong), for
+// resources written before access items existed: what `projector
+// rebuild` repairs of drift.KindAccess, by the same rule and the same
+// conditional writes (an owner stays an owner; a repair refused because
+// the resource or collaborator changed after the scan is counted in Raced
+// and left), but only what is missing: it deletes nothing. The identities
+// come from the items' keys, as verify reads them, so a stored item whose
+// attributes name another resource grants nothing there. Running it again
+// writes nothing. progress, if set, is called after every scanned page,
 // never concurrently.
 func (s *Store) BackfillResourceAccess(ctx context.Context, segments int, progress func(AccessBackfillStats)) (AccessBackfillStats, error) {
-	var scanned, granted atomic.Int64
-	snapshot := func() AccessBackfillStats { return AccessBackfillStats{scanned.Load(), granted.Load()} }
+	segments = max(segments, 1)
+	var st AccessBackfillStats
+	facts := make([]*drift.Facts, segments)
+	for i := range facts {
+		facts[i] = drift.NewFacts()
+	}
 	var mu sync.Mutex
 	err := s.scanSegments(ctx, segments, dynamodb.ScanInput{
-		FilterExpression:          aws.String("itemType IN (:resource, :collaborator)"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":resource": strAV(TypeResource), ":collaborator": strAV(TypeCollaborator)},
-	}, func(_ int, out *dynamodb.ScanOutput) error {
-		scanned.Add(int64(out.ScannedCount))
+		ConsistentRead:   aws.Bool(true),
+		FilterExpression: aws.String("itemType IN (:resource, :collaborator, :access)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":resource": strAV(TypeResource), ":collaborator": strAV(TypeCollaborator), ":access": strAV(TypeResourceAccess)},
+	}, func(seg int, out *dynamodb.ScanOutput) error {
+		mu.Lock()
+		defer mu.Unlock()
 		for _, it := range out.Items {
-			var g types.TransactWriteItem
-			switch itemTypeOf(it) {
-			case TypeResource:
-				var r collab.Resource
-				if !s.decode(it, &r) {
-					continue // quarantined: left for repair
-				}
-				g = s.grantAccess(r.ResourceType, r.ResourceID, r.OwnerID, collab.RoleOwner)
-			default:
-				var c collab.Collaborator
-				if !s.decode(it, &c) {
-					continue
-				}
-				g = s.grantAccess(c.ResourceType, c.ResourceID, c.UserID, collab.RoleCollaborator)
-			}
-			if _, err := s.DB.UpdateItem(ctx, updateInput(g.Update)); err != nil {
-				return fmt.Errorf("store: backfill access: %w", err)
-			}
-			granted.Add(1)
+			addFact(facts[seg], it)
 		}
+		st.Scanned += int64(out.ScannedCount)
 		if progress != nil {
-			mu.Lock()
-			progress(snapshot())
-			mu.Unlock()
+			progress(st)
 		}
 		return nil
 	})
-	return snapshot(), err
+	if err != nil {
+		return st, err
+	}
+	all := drift.NewFacts()
+	for _, f := range facts {
+		all.Merge(f)
+	}
+	for _, d := range drift.Check(all) {
+		if d.Kind != drift.KindAccess || d.Stray {
+			continue
+		}
+		switch err := s.repairAccess(ctx, *d.Access, false); {
+		case cancelReasons(err) != nil && !ddb.Transient(err):
+			st.Raced++
+		case err != nil:
+			return st, fmt.Errorf("store: backfill access %s: %w", d.Key, err)
+		default:
+			st.Granted++
+		}
+		if progress != nil {
+			progress(st)
+		}
+	}
+	return st, nil
 }
