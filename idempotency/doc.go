@@ -12,14 +12,27 @@
 //     skips the record. The writes and the marker are atomic: there is no
 //     moment at which one is there without the other.
 //   - Effects outside DynamoDB (an e-mail, an HTTP call): Guard.Do claims the
-//     key, runs the effect and marks it done. Begin, End and Abort are the
-//     same steps one by one, for a caller that waits out a Busy key or
-//     records a result (this project's notifier does, for its e-mails). A
-//     repeat after it is done is skipped; a repeat while another attempt holds the claim gets
-//     ErrInProgress (report the record failed: it is retried later); a
-//     failed effect releases the claim. Only a crash between the effect and
-//     the done mark can repeat the effect, after Hold: where the receiver
-//     takes an idempotency key of its own, give it the same key.
+//     key, runs the effect and marks it done; Guard.Once does the same and
+//     records the effect's result, which every repeat gets back, and with
+//     a payload it refuses a key reused for another request
+//     (ErrPayloadMismatch, permanent). A repeat after it is done is
+//     skipped. A claim is held until the context's deadline (a Lambda
+//     invocation's) or Hold, and the effect's context ends before that. A
+//     claim left by a crashed attempt — the usual reason a delivery finds
+//     its key held, as a record goes to one invocation at a time — is
+//     waited out and taken over when its hold ends within this attempt's
+//     budget, so a crash delays the effect and never loses it; only a hold
+//     longer than the budget gives ErrInProgress (report the record
+//     failed: it is retried later). A failed effect releases the claim.
+//     Only a crash between the effect and the done mark can repeat the
+//     effect: where the receiver takes an idempotency key of its own, give
+//     it the same key. Begin, Acquire, End and Abort are the steps one by
+//     one.
+//
+// The replay kit proves a handler's use of a Guard under crashes between
+// any two requests (replay.Schedule.CrashBetweenRequests): it gives every
+// handler call a Clock (WithClock) in which waiting out a hold costs no
+// real time.
 //
 // The two keep apart: a Marker and a Do of the same key are two effects (a
 // handler's writes and its e-mail for the same record), and neither says
@@ -29,7 +42,9 @@
 // (stream.SkipDerived) and the template's filters skip their stream
 // records, and an expiry time attribute (TTL) well past the stream's 24 h
 // retention: a record cannot be delivered again once its marker has
-// expired. Time is injected (Guard.Now).
+// expired. Time is injected (Guard.Now), but no record expires less than
+// Expiry/2 after the real time, whatever the clock says. Marked and
+// MarkedIn read a Marker's and a MarkerIn's record.
 //
 // Stability: v0. The exported API may still change in a minor release;
 // every change is listed in CHANGELOG.md, with what to do about it.

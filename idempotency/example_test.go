@@ -2,6 +2,7 @@ package idempotency_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -72,4 +73,26 @@ func ExampleGuard_Do() {
 	}
 	// Output:
 	// e-mail sent
+}
+
+// An effect with a result, once per request: a repeat gets the first
+// result back without running the effect; the same key with another
+// payload is a reused key, refused.
+func ExampleGuard_Once() {
+	db, table := exampleTable("example-once")
+	defer db.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(table)})
+	g := idempotency.Guard{DB: db, Table: table}
+	ctx := context.Background()
+	charge := func(context.Context) (string, error) { fmt.Println("charged"); return "receipt-0001", nil }
+	for range 2 {
+		out, err := g.Once(ctx, "order-42#charge", []byte(`{"amount":1250}`), charge)
+		fmt.Println(out.Result, out.Repeat, err)
+	}
+	_, err := g.Once(ctx, "order-42#charge", []byte(`{"amount":9999}`), charge)
+	fmt.Println(errors.Is(err, idempotency.ErrPayloadMismatch))
+	// Output:
+	// charged
+	// receipt-0001 false <nil>
+	// receipt-0001 true <nil>
+	// true
 }

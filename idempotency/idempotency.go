@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"strconv"
 	"time"
 
@@ -41,43 +40,32 @@ type Guard struct {
 	Prefix string
 	// Expiry is how long a record is kept (default 48h: twice the stream's
 	// retention), written as epoch seconds in TTLAttribute (default "ttl";
-	// turn TTL on for it, or records stay).
+	// turn TTL on for it, or records stay). It is counted from Now, but a
+	// record never expires less than Expiry/2 after the real time
+	// (time.Now): a clock fixed in the past cannot write a record that TTL
+	// deletes at once, after which a repeat would be applied again.
 	Expiry       time.Duration
 	TTLAttribute string
 	// Hold is how long a claim is exclusive while its effect runs; after
 	// it, another attempt may take over. Zero: until the context's
 	// deadline (a Lambda invocation's), as Powertools holds it for the
 	// remaining time — a claimant that ran out of time has stopped, one
-	// with time left is not overtaken — or 30s without a deadline.
+	// with time left is not overtaken — or 30s without a deadline. Do and
+	// Once end the effect's context before the hold ends, so a live holder
+	// is not overtaken.
 	Hold time.Duration
 	// ItemType, when set, is written as the record's itemType.
 	ItemType string
-	// Now is the clock (default time.Now).
+	// Now is the clock of holds and expiry (default time.Now). It must
+	// advance: a claim is judged by it. To compare markers across replay
+	// runs, leave it alone and compare without TTLAttribute
+	// (replay.TableState.Ignore) rather than fixing it.
 	Now func() time.Time
 }
 
 // Key is a stream record's idempotency key: its eventID, the same on every
 // delivery of the record and different for every other record.
 func Key(r events.DynamoDBEventRecord) string { return r.EventID }
-
-// ErrInProgress is Do's answer while another attempt holds the key's claim:
-// the effect may be running; report the record failed and retry later.
-var ErrInProgress = errors.New("idempotency: another attempt holds this key")
-
-// State is what Begin found for a key.
-type State int
-
-// The states Begin reports.
-const (
-	// Started: the caller holds the key and must do the work, then End (or
-	// Abort when it failed).
-	Started State = iota + 1
-	// Done: the work was done before; skip it.
-	Done
-	// Busy: another attempt holds the key and its hold has not ended; try
-	// again later.
-	Busy
-)
 
 const (
 	sortValue  = "IDEMPOTENCY"
@@ -130,8 +118,18 @@ func (g Guard) item(k, status string, now time.Time) map[string]types.AttributeV
 	if g.ItemType != "" {
 		it["itemType"] = &types.AttributeValueMemberS{Value: g.ItemType}
 	}
-	it[g.TTLAttribute] = &types.AttributeValueMemberN{Value: strconv.FormatInt(now.Add(g.Expiry).Unix(), 10)}
+	it[g.TTLAttribute] = g.expires(now)
 	return it
+}
+
+// expires is the TTL of a record written at now: now+Expiry, but never
+// less than Expiry/2 after the real time (see Guard.Expiry).
+func (g Guard) expires(now time.Time) *types.AttributeValueMemberN {
+	at := now.Add(g.Expiry)
+	if floor := time.Now().Add(g.Expiry / 2); at.Before(floor) {
+		at = time.Now().Add(g.Expiry)
+	}
+	return &types.AttributeValueMemberN{Value: strconv.FormatInt(at.Unix(), 10)}
 }
 
 // Marker returns a write that records key as done, to add to the
@@ -190,129 +188,30 @@ func IsDuplicate(err error, i int) bool {
 	return aws.ToString(tc.CancellationReasons[i].Code) == "ConditionalCheckFailed"
 }
 
-// Done reports whether key's effect is done (Do, or Begin and End).
+// Done reports whether key's effect is done (Do, Once, or Begin and End).
 func (g Guard) Done(ctx context.Context, key string) (bool, error) {
-	return g.completed(ctx, key)
+	g = g.defaults()
+	return g.completed(ctx, key, g.key(key))
 }
 
 // Marked reports whether a Marker for key was written (its transaction
-// committed).
+// committed). MarkedIn reads a MarkerIn's.
 func (g Guard) Marked(ctx context.Context, key string) (bool, error) {
-	return g.completed(ctx, markerPrefix+key)
+	g = g.defaults()
+	return g.completed(ctx, key, g.key(markerPrefix+key))
 }
 
-func (g Guard) completed(ctx context.Context, key string) (bool, error) {
+// MarkedIn reports whether a MarkerIn(partition, key) was written.
+func (g Guard) MarkedIn(ctx context.Context, partition, key string) (bool, error) {
+	return g.completed(ctx, key, g.MarkerKeyIn(partition, key))
+}
+
+func (g Guard) completed(ctx context.Context, key string, k map[string]types.AttributeValue) (bool, error) {
 	g = g.defaults()
-	out, err := g.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(g.Table), Key: g.key(key), ConsistentRead: aws.Bool(true)})
+	out, err := g.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(g.Table), Key: k, ConsistentRead: aws.Bool(true)})
 	if err != nil {
 		return false, fmt.Errorf("idempotency: read %s: %w", key, err)
 	}
 	s, _ := out.Item["status"].(*types.AttributeValueMemberS)
 	return s != nil && s.Value == completed, nil
-}
-
-// Begin claims key: Started when there was no record, or only a claim
-// whose hold has ended (its holder crashed); Done when the work is
-// complete; Busy, with the time the holder's hold ends, while another
-// attempt holds it. A claim whose answer was lost and which the SDK sent
-// again is recognised as the caller's own (a token in the claim).
-func (g Guard) Begin(ctx context.Context, key string) (State, time.Time, error) {
-	fixed := g.Hold > 0
-	g = g.defaults()
-	now := g.Now()
-	item := g.item(key, inProgress, now)
-	token := strconv.FormatUint(rand.Uint64(), 36)
-	item["claim"] = &types.AttributeValueMemberS{Value: token}
-	until := now.Add(g.Hold)
-	if d, ok := ctx.Deadline(); ok && !fixed && d.After(now) {
-		until = d
-	}
-	item["holdUntil"] = &types.AttributeValueMemberN{Value: strconv.FormatInt(until.UnixMilli(), 10)}
-	_, err := g.DB.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName: aws.String(g.Table), Item: item,
-		ConditionExpression:      aws.String("attribute_not_exists(#pk) OR (#status = :inprogress AND holdUntil < :now)"),
-		ExpressionAttributeNames: map[string]string{"#pk": g.PartitionKey, "#status": "status"},
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":inprogress": &types.AttributeValueMemberS{Value: inProgress},
-			":now":        &types.AttributeValueMemberN{Value: strconv.FormatInt(now.UnixMilli(), 10)},
-		},
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	})
-	var cf *types.ConditionalCheckFailedException
-	if errors.As(err, &cf) {
-		if st, ok := cf.Item["status"].(*types.AttributeValueMemberS); ok && st.Value == completed {
-			return Done, time.Time{}, nil
-		}
-		if c, ok := cf.Item["claim"].(*types.AttributeValueMemberS); ok && c.Value == token {
-			return Started, time.Time{}, nil
-		}
-		until := now.Add(g.Hold)
-		if h, ok := cf.Item["holdUntil"].(*types.AttributeValueMemberN); ok {
-			if ms, err := strconv.ParseInt(h.Value, 10, 64); err == nil {
-				until = time.UnixMilli(ms)
-			}
-		}
-		return Busy, until, nil
-	}
-	if err != nil {
-		return 0, time.Time{}, fmt.Errorf("idempotency: begin %s: %w", key, err)
-	}
-	return Started, time.Time{}, nil
-}
-
-// End marks key's work done, recording its result.
-func (g Guard) End(ctx context.Context, key, result string) error {
-	g = g.defaults()
-	_, err := g.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(g.Table), Key: g.key(key),
-		UpdateExpression:         aws.String("SET #status = :done, #result = :r REMOVE holdUntil, claim"),
-		ExpressionAttributeNames: map[string]string{"#status": "status", "#result": "result"},
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":done": &types.AttributeValueMemberS{Value: completed}, ":r": &types.AttributeValueMemberS{Value: result},
-		},
-	})
-	if err != nil {
-		return fmt.Errorf("idempotency: end %s: %w", key, err)
-	}
-	return nil
-}
-
-// Abort releases a key whose work failed, so that a retry does it.
-func (g Guard) Abort(ctx context.Context, key string) error {
-	g = g.defaults()
-	_, err := g.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{
-		TableName: aws.String(g.Table), Key: g.key(key),
-		ConditionExpression:       aws.String("#status = :inprogress"),
-		ExpressionAttributeNames:  map[string]string{"#status": "status"},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":inprogress": &types.AttributeValueMemberS{Value: inProgress}},
-	})
-	var cf *types.ConditionalCheckFailedException
-	if err != nil && !errors.As(err, &cf) {
-		return fmt.Errorf("idempotency: abort %s: %w", key, err)
-	}
-	return nil
-}
-
-// Do runs effect once for key, however often it is called: Begin, the
-// effect, End. Called again after that, it returns nil without running
-// effect; while another attempt holds the claim, ErrInProgress. When effect
-// fails, the claim is released (Abort) and its error returned, so a retry
-// runs it again.
-func (g Guard) Do(ctx context.Context, key string, effect func(ctx context.Context) error) error {
-	st, _, err := g.Begin(ctx, key)
-	switch {
-	case err != nil:
-		return err
-	case st == Done:
-		return nil
-	case st == Busy:
-		return fmt.Errorf("%w (%s)", ErrInProgress, key)
-	}
-	if err := effect(ctx); err != nil {
-		return errors.Join(err, g.Abort(context.WithoutCancel(ctx), key))
-	}
-	if err := g.End(context.WithoutCancel(ctx), key, ""); err != nil {
-		return fmt.Errorf("idempotency: the effect of %s ran but could not be marked done (a retry after the hold runs it again): %w", key, err)
-	}
-	return nil
 }

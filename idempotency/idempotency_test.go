@@ -82,7 +82,7 @@ func TestMarkerInTheSameTransaction(t *testing.T) {
 // with it, with the marker's record and a ttl from the injected clock.
 func TestMarkerIn(t *testing.T) {
 	tbl := ddblocal.NewTable(t, ddblocal.Schema("PK", "SK"))
-	at := time.Date(2026, 11, 26, 8, 0, 0, 0, time.UTC)
+	at := time.Now().Add(-time.Minute).Truncate(time.Second) // a record's time, a minute ago
 	g := idempotency.Guard{DB: tbl.DB, Table: tbl.Name, Prefix: "COUNTED#", ItemType: "CounterMarker", Expiry: time.Hour, Now: func() time.Time { return at }}
 	ctx := context.Background()
 	apply := func(eventID string) error {
@@ -181,13 +181,13 @@ func (r resent) PutItem(ctx context.Context, in *dynamodb.PutItemInput, optFns .
 func TestBeginRecognisesItsOwnResentClaim(t *testing.T) {
 	tbl := ddblocal.NewTable(t, ddblocal.Schema("PK", "SK"))
 	g := idempotency.Guard{DB: resent{tbl.DB}, Table: tbl.Name}
-	st, _, err := g.Begin(context.Background(), "k")
-	if err != nil || st != idempotency.Started {
-		t.Fatalf("Begin = %v, %v; want Started", st, err)
+	c, err := g.Begin(context.Background(), "k", nil)
+	if err != nil || c.State != idempotency.Started {
+		t.Fatalf("Begin = %+v, %v; want Started", c, err)
 	}
 	other := idempotency.Guard{DB: tbl.DB, Table: tbl.Name}
-	if st, until, err := other.Begin(context.Background(), "k"); err != nil || st != idempotency.Busy || until.IsZero() {
-		t.Fatalf("another attempt: %v %v %v; want Busy with the hold's end", st, until, err)
+	if c, err := other.Begin(context.Background(), "k", nil); err != nil || c.State != idempotency.Busy || c.Until.IsZero() {
+		t.Fatalf("another attempt: %+v %v; want Busy with the hold's end", c, err)
 	}
 }
 
@@ -225,38 +225,37 @@ func TestMarkerAndDoKeepApart(t *testing.T) {
 }
 
 // Without a Hold of its own, a claim made under a deadline (a Lambda
-// invocation's) is held until the deadline: another attempt before it is
-// Busy until then, one after it takes over. A Hold set is kept.
+// invocation's) is held for what is left of it: another attempt before
+// then is Busy until then, one after it takes over. A Hold set is kept.
 func TestHoldFollowsTheDeadline(t *testing.T) {
 	tbl := ddblocal.NewTable(t, ddblocal.Schema("PK", "SK"))
-	var now time.Time
+	start := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	now := start
 	g := idempotency.Guard{DB: tbl.DB, Table: tbl.Name, Now: func() time.Time { return now }}
-	ctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(time.Minute))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	deadline, _ := ctx.Deadline()
-	// The clock is the Guard's; the deadline is the context's: keep them
-	// apart by using the deadline as seen from start.
-	now = deadline.Add(-5 * time.Second)
-	if st, _, err := g.Begin(ctx, "k"); err != nil || st != idempotency.Started {
-		t.Fatalf("first: %v %v", st, err)
+	if c, err := g.Begin(ctx, "k", nil); err != nil || c.State != idempotency.Started {
+		t.Fatalf("first: %v %v", c, err)
 	}
-	now = deadline.Add(-2 * time.Second)
-	st, until, err := g.Begin(context.Background(), "k")
-	if err != nil || st != idempotency.Busy || !until.Equal(deadline.Truncate(time.Millisecond)) {
-		t.Fatalf("before the deadline: %v until %v (deadline %v) %v", st, until, deadline, err)
+	// The deadline is real time, the clock the Guard's: the hold is what
+	// was left of the deadline, counted from the Guard's now.
+	now = start.Add(58 * time.Second)
+	c, err := g.Begin(context.Background(), "k", nil)
+	if err != nil || c.State != idempotency.Busy || c.Until.Before(start.Add(55*time.Second)) || c.Until.After(start.Add(time.Minute)) {
+		t.Fatalf("before the deadline: %+v %v; want Busy until about %v", c, err, start.Add(time.Minute))
 	}
-	now = deadline.Add(time.Second) // inside the default 30 s, past the deadline
-	if st, _, err := g.Begin(context.Background(), "k"); err != nil || st != idempotency.Started {
-		t.Fatalf("after the deadline: %v %v, want a takeover", st, err)
+	now = start.Add(61 * time.Second) // inside the default 30 s, past the deadline
+	if c, err := g.Begin(context.Background(), "k", nil); err != nil || c.State != idempotency.Started {
+		t.Fatalf("after the deadline: %+v %v, want a takeover", c, err)
 	}
 	// A Hold set: the deadline does not shorten or lengthen it.
 	g.Hold = time.Hour
-	now = deadline.Add(-5 * time.Second)
-	if st, _, err := g.Begin(ctx, "k2"); err != nil || st != idempotency.Started {
-		t.Fatalf("k2: %v %v", st, err)
+	now = start
+	if c, err := g.Begin(ctx, "k2", nil); err != nil || c.State != idempotency.Started || !c.Until.Equal(start.Add(time.Hour)) {
+		t.Fatalf("k2: %+v %v", c, err)
 	}
-	now = deadline.Add(time.Minute)
-	if st, _, err := g.Begin(context.Background(), "k2"); err != nil || st != idempotency.Busy {
-		t.Fatalf("k2 past the deadline, inside its Hold: %v %v, want Busy", st, err)
+	now = start.Add(2 * time.Minute)
+	if c, err := g.Begin(context.Background(), "k2", nil); err != nil || c.State != idempotency.Busy {
+		t.Fatalf("k2 past the deadline, inside its Hold: %+v %v, want Busy", c, err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/aws/smithy-go/middleware"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
@@ -130,4 +131,30 @@ func APIOption(stack *middleware.Stack) error {
 			}
 			return out, md, err
 		}), middleware.After)
+}
+
+// runClock is a delivery's time as idempotency Guards see it
+// (idempotency.Clock, given to every handler call): real time plus all
+// that Guards have waited in it. A crashed call leaves its claims held, as
+// a Lambda that died mid-invocation does; the next delivery's Guard waits
+// out the hold, as it would in Lambda, but the wait moves this clock
+// instead of taking real time, so crash schedules stay fast.
+type runClock struct {
+	mu     sync.Mutex
+	waited time.Duration
+}
+
+func (c *runClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return time.Now().Add(c.waited)
+}
+
+func (c *runClock) Sleep(ctx context.Context, d time.Duration) error {
+	if d > 0 {
+		c.mu.Lock()
+		c.waited += d
+		c.mu.Unlock()
+	}
+	return ctx.Err()
 }

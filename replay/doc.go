@@ -25,7 +25,15 @@
 // carried out, its answer lost, the rest of the call never leaves, and the
 // batch comes again. A webhook sent before the write that records it is
 // sent twice; an effect skipped because a retry finds its record already
-// written is never done; both show as a differing state.
+// written is never done; both show as a differing state. A crash schedule
+// under which no call made a request through those hooks crashed nothing
+// and tested nothing: its Run says so (CrashedNothing), and Report.Err
+// fails for it unless the Target says its handler makes no requests
+// (NoRequests). A crashed call leaves what it claimed held, as a Lambda
+// that died mid-invocation does; every handler call gets a Clock for
+// idempotency Guards (idempotency.WithClock) in which waiting out such a
+// hold costs no real time, so a Guard's takeover is proven as fast as any
+// other schedule.
 //
 // The baseline is the stream delivered once, in order (AsCaptured). Check
 // compares every run with it, so it proves a handler gives the same result

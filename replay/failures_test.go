@@ -44,9 +44,10 @@ func latestTarget(poison map[string]bool) (replay.Target, func() map[string]int)
 		return out
 	}
 	return replay.Target{
-		Handler: h,
-		Reset:   func(context.Context) error { mu.Lock(); clear(latest); mu.Unlock(); return nil },
-		State:   func(context.Context) (any, error) { return get(), nil },
+		Handler:    h,
+		NoRequests: true,
+		Reset:      func(context.Context) error { mu.Lock(); clear(latest); mu.Unlock(); return nil },
+		State:      func(context.Context) (any, error) { return get(), nil },
 	}, get
 }
 
@@ -140,6 +141,7 @@ func TestInjectedFailuresDoNotUseUpRetries(t *testing.T) {
 func TestExpectChecksTheBaseline(t *testing.T) {
 	sum := map[string]int{}
 	target := replay.Target{
+		NoRequests: true,
 		Handler: func(_ context.Context, e events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 			for _, r := range e.Records { // keeps the first version seen, not the latest: wrong, but the same every time
 				pk := r.Change.Keys["PK"].String()
@@ -178,6 +180,7 @@ func TestExpectChecksTheBaseline(t *testing.T) {
 func TestFixedSchedulesAlwaysRun(t *testing.T) {
 	calls := map[string]int{}
 	target := replay.Target{
+		NoRequests: true,
 		Handler: func(_ context.Context, e events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 			for _, r := range e.Records {
 				calls[r.Change.Keys["PK"].String()]++ // not idempotent

@@ -10,6 +10,7 @@ require (
 	github.com/aws/smithy-go v1.28.8
 	github.com/dynastream/dynastream/attr v0.1.0
 	github.com/dynastream/dynastream/ddblocal v0.1.0
+	github.com/dynastream/dynastream/idempotency v0.1.0
 	github.com/dynastream/dynastream/stream v0.1.0
 	github.com/google/go-cmp v0.7.0
 )
@@ -22,10 +23,4 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/internal/accept-encoding v1.13.24 // indirect
 	github.com/aws/aws-sdk-go-v2/service/internal/endpoint-discovery v1.13.9 // indirect
 	github.com/go-json-experiment/json v1.27.2 // indirect
-)
-
-replace (
-	github.com/dynastream/dynastream/attr => ../attr
-	github.com/dynastream/dynastream/ddblocal => ../ddblocal
-	github.com/dynastream/dynastream/stream => ../stream
 )

@@ -21,6 +21,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/dynastream/dynastream/attr"
+	"github.com/dynastream/dynastream/idempotency"
 	"github.com/dynastream/dynastream/stream"
 )
 
@@ -304,6 +305,11 @@ type Stats struct {
 	Calls            int
 	RecordsDelivered int
 	InjectedFailures int
+	// Crashes counts the calls crashed between two requests
+	// (CrashBetweenRequests; they are among InjectedFailures). A crash
+	// schedule whose run has none crashed nothing: the handler made no
+	// request through APIOption or Transport.
+	Crashes int
 	// HandlerFailures counts calls the handler itself failed (an error, a
 	// panic, or records it reported failed).
 	HandlerFailures int
@@ -330,6 +336,7 @@ func (s *Stats) add(o Stats) {
 	s.Calls += o.Calls
 	s.RecordsDelivered += o.RecordsDelivered
 	s.InjectedFailures += o.InjectedFailures
+	s.Crashes += o.Crashes
 	s.HandlerFailures += o.HandlerFailures
 	s.DeadLetters = append(s.DeadLetters, o.DeadLetters...)
 }
@@ -445,7 +452,7 @@ func Deliver(ctx context.Context, ev events.DynamoDBEvent, t Target, s Schedule)
 	if err != nil {
 		return Stats{}, err
 	}
-	d := delivery{h: t.Handler, s: s, policy: stream.Policy{MaxRetries: retries, Bisect: !t.OnFailure.NoBisect}, attempts: attempts}
+	d := delivery{h: t.Handler, s: s, policy: stream.Policy{MaxRetries: retries, Bisect: !t.OnFailure.NoBisect}, attempts: attempts, clock: &runClock{}}
 	if t.Source == nil {
 		return d.deliver(ctx, ev)
 	}
@@ -509,7 +516,8 @@ type delivery struct {
 	s        Schedule
 	policy   stream.Policy
 	attempts int
-	src      *history // the source table moved through the stream, or nil
+	src      *history  // the source table moved through the stream, or nil
+	clock    *runClock // the Guards' time in the handler calls
 }
 
 // pending is records of a batch still to hand over, with the handler's own
@@ -554,6 +562,7 @@ func (d delivery) lane(ctx context.Context, recs []events.DynamoDBEventRecord, l
 			}
 			switch {
 			case o.crashed:
+				st.Crashes++
 				p.crashes++
 				p.crashAfter++
 				if p.crashes >= MaxCrashes {
@@ -623,7 +632,7 @@ func (d delivery) call(ctx context.Context, batch []events.DynamoDBEventRecord, 
 		return outcome{failedAt: 0}, nil
 	}
 	st.RecordsDelivered += len(batch)
-	hctx, reason := stream.WithFailureReasons(ctx)
+	hctx, reason := stream.WithFailureReasons(idempotency.WithClock(ctx, d.clock))
 	if crashAfter > 0 {
 		hctx = context.WithValue(hctx, crashKey{}, &crashPoint{after: crashAfter})
 	}
@@ -711,6 +720,13 @@ type Target struct {
 	Source *SourceTable
 	// State reads the derived state; runs are compared with go-cmp.
 	State func(ctx context.Context) (any, error)
+	// NoRequests says the handler makes no requests the kit could crash
+	// between (it computes in memory, say): its crash schedules then
+	// crash nothing, and Report.Err does not fail for it. Leave it false
+	// for a handler with effects: a crash schedule that crashed nothing
+	// means its clients are not built with APIOption and Transport, and
+	// the schedule tested nothing.
+	NoRequests bool
 	// Expect, when set, checks the baseline's state: Check reports its
 	// error (Report.BaselineErr) and Report.Err fails. Without it, Check
 	// proves only that every schedule gives the same state as the stream
@@ -740,6 +756,10 @@ type Run struct {
 	// DeadLetterDiff is empty when the run dead-lettered the same records
 	// (by eventID) as the baseline; otherwise it says which differ.
 	DeadLetterDiff string
+	// CrashedNothing is true for a schedule with CrashBetweenRequests
+	// under which no call was crashed: no call made a request through
+	// APIOption or Transport, so the schedule did not test what it is for.
+	CrashedNothing bool
 }
 
 // Differs reports whether the run's outcome differs from the baseline's.
@@ -752,7 +772,24 @@ type Report struct {
 	// BaselineErr is the Target's Expect's verdict on the baseline's state.
 	BaselineErr error
 	Runs        []Run
+	// NoRequests is the Target's: crash schedules that crashed nothing
+	// are expected, not a failure.
+	NoRequests bool
 }
+
+// CrashedNothing returns the crash schedules' runs that crashed nothing.
+func (r Report) CrashedNothing() []Run {
+	var out []Run
+	for _, run := range r.Runs {
+		if run.CrashedNothing {
+			out = append(out, run)
+		}
+	}
+	return out
+}
+
+// uncrashed is why crash schedules that crashed nothing fail.
+const uncrashed = "no request went through replay.APIOption or replay.Transport, so no call could be crashed between two requests: build the handler's AWS clients with APIOption and its HTTP clients with Transport (or set Target.NoRequests for a handler that makes none)"
 
 // Differing returns the runs whose outcome differs from the baseline's.
 func (r Report) Differing() []Run {
@@ -770,6 +807,9 @@ func (r Report) Differing() []Run {
 func (r Report) Summary() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d of %d schedules differ from the baseline", len(r.Differing()), len(r.Runs))
+	if n := len(r.CrashedNothing()); n > 0 && !r.NoRequests {
+		fmt.Fprintf(&b, "; %d crash schedule(s) crashed nothing", n)
+	}
 	if r.BaselineErr != nil {
 		b.WriteString("; the baseline's state is not the expected one")
 	}
@@ -779,12 +819,17 @@ func (r Report) Summary() string {
 	return b.String()
 }
 
-// Err is nil when every run's outcome equals the baseline's and the
-// baseline passed Expect; otherwise it starts with the Summary and shows
-// each difference.
+// Err is nil when every run's outcome equals the baseline's, the
+// baseline passed Expect, and every crash schedule crashed a call (unless
+// the Target has NoRequests); otherwise it starts with the Summary and
+// shows each difference.
 func (r Report) Err() error {
 	diffs := r.Differing()
-	if len(diffs) == 0 && r.BaselineErr == nil {
+	var idle []Run
+	if !r.NoRequests {
+		idle = r.CrashedNothing()
+	}
+	if len(diffs) == 0 && r.BaselineErr == nil && len(idle) == 0 {
 		return nil
 	}
 	var b strings.Builder
@@ -793,6 +838,12 @@ func (r Report) Err() error {
 	b.WriteString("\n")
 	if r.BaselineErr != nil {
 		fmt.Fprintf(&b, "baseline (%s): %v\n", AsCaptured, r.BaselineErr)
+	}
+	for _, run := range idle {
+		fmt.Fprintf(&b, "schedule %s: crashed nothing\n", run.Schedule)
+	}
+	if len(idle) > 0 {
+		fmt.Fprintf(&b, "(%s)\n", uncrashed)
 	}
 	for _, run := range diffs {
 		if run.Diff != "" {
@@ -813,7 +864,7 @@ func (r Report) Err() error {
 // could not be completed (a *ContractError, a *StuckError, a failed Reset
 // or State); differences are in the Report.
 func Check(ctx context.Context, ev events.DynamoDBEvent, t Target, schedules []Schedule, opts ...cmp.Option) (Report, error) {
-	var rep Report
+	rep := Report{NoRequests: t.NoRequests}
 	runOnce := func(s Schedule) (any, Stats, error) {
 		if err := t.Reset(ctx); err != nil {
 			return nil, Stats{}, fmt.Errorf("replay: reset: %w", err)
@@ -842,7 +893,7 @@ func Check(ctx context.Context, ev events.DynamoDBEvent, t Target, schedules []S
 		if err != nil {
 			return rep, err
 		}
-		run := Run{Schedule: s, Stats: st, Diff: cmp.Diff(base, state, opts...)}
+		run := Run{Schedule: s, Stats: st, Diff: cmp.Diff(base, state, opts...), CrashedNothing: s.CrashBetweenRequests && st.Crashes == 0}
 		if dead := st.DeadLettered(); !slices.Equal(dead, baseDead) {
 			run.DeadLetterDiff = fmt.Sprintf("dead-lettered %s; the baseline dead-lettered %s", listOrNone(dead), listOrNone(baseDead))
 		}

@@ -22,13 +22,14 @@ import (
 // handleRemovals false it has the classic bug of ignoring removals — which
 // the table's final state hides.
 func recount(tbl *ddblocal.Table, handleRemovals bool) stream.Handler {
+	db := dynamodb.New(tbl.DB.Options(), func(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, replay.APIOption) })
 	return stream.Skip(nil, func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 		for _, r := range ev.Records {
 			if r.EventName == "REMOVE" && !handleRemovals {
 				continue
 			}
 			pk := r.Change.Keys["PK"].String()
-			out, err := tbl.DB.Query(ctx, &dynamodb.QueryInput{TableName: aws.String(tbl.Name), ConsistentRead: aws.Bool(true),
+			out, err := db.Query(ctx, &dynamodb.QueryInput{TableName: aws.String(tbl.Name), ConsistentRead: aws.Bool(true),
 				KeyConditionExpression:    aws.String("PK = :pk AND begins_with(SK, :o)"),
 				ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: pk}, ":o": &types.AttributeValueMemberS{Value: "ORDER#"}}})
 			if err != nil {
@@ -40,7 +41,7 @@ func recount(tbl *ddblocal.Table, handleRemovals bool) stream.Handler {
 				fmt.Sscan(it["amount"].(*types.AttributeValueMemberN).Value, &n)
 				sum += n
 			}
-			_, err = tbl.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(tbl.Name), Item: map[string]types.AttributeValue{
+			_, err = db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(tbl.Name), Item: map[string]types.AttributeValue{
 				"PK": &types.AttributeValueMemberS{Value: pk}, "SK": &types.AttributeValueMemberS{Value: "TOTALS"},
 				"cents": &types.AttributeValueMemberN{Value: fmt.Sprint(sum)}, "derived": &types.AttributeValueMemberBOOL{Value: true}}})
 			if err != nil {

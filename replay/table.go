@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"sort"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -18,6 +19,10 @@ type TableState struct {
 	Table string
 	// Derived selects the items that belong to the derived state.
 	Derived func(item map[string]types.AttributeValue) bool
+	// Ignore names attributes State leaves out of every item: ones that
+	// differ from run to run by design, such as the TTL of idempotency
+	// markers (counted from the real time, not from the records).
+	Ignore []string
 }
 
 // DerivedFlag selects items carrying derived = true.
@@ -69,7 +74,7 @@ func (ts TableState) Reset(ctx context.Context) error {
 }
 
 // State returns the derived items as plain values (Values: numbers exact,
-// sets sorted), in a stable order.
+// sets sorted), in a stable order, without the attributes Ignore names.
 func (ts TableState) State(ctx context.Context) (any, error) {
 	type entry struct {
 		key  string
@@ -77,6 +82,12 @@ func (ts TableState) State(ctx context.Context) (any, error) {
 	}
 	var items []entry
 	err := ts.scan(ctx, func(it map[string]types.AttributeValue) error {
+		if len(ts.Ignore) > 0 {
+			it = maps.Clone(it)
+			for _, name := range ts.Ignore {
+				delete(it, name)
+			}
+		}
 		m, err := Values(it)
 		if err != nil {
 			return fmt.Errorf("replay: read %s: %w", ts.Table, err)

@@ -109,3 +109,37 @@ func TestTableStateComparesNumbersExactly(t *testing.T) {
 		t.Fatalf("the same state read twice differs: %s", d)
 	}
 }
+
+// Ignore leaves attributes out of the state (a marker's TTL, counted from
+// the real time), and only those.
+func TestTableStateIgnores(t *testing.T) {
+	tbl := ddblocal.NewTable(t, ddblocal.Schema("PK", "SK"))
+	ctx := context.Background()
+	ts := replay.TableState{DB: tbl.DB, Table: tbl.Name, Derived: replay.DerivedFlag, Ignore: []string{"ttl"}}
+	put := func(ttl, n string) any {
+		t.Helper()
+		_, err := tbl.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(tbl.Name), Item: map[string]types.AttributeValue{
+			"PK": &types.AttributeValueMemberS{Value: "M"}, "SK": &types.AttributeValueMemberS{Value: "1"},
+			"derived": &types.AttributeValueMemberBOOL{Value: true}, "ttl": &types.AttributeValueMemberN{Value: ttl},
+			"n": &types.AttributeValueMemberN{Value: n},
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := ts.State(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	a := put("1795438980", "1")
+	if d := cmp.Diff(a, put("1795439999", "1")); d != "" {
+		t.Fatalf("states differing only in the ignored ttl differ: %s", d)
+	}
+	if cmp.Equal(a, put("1795438980", "2")) {
+		t.Fatal("states differing in n compare equal")
+	}
+	if want := []map[string]any{{"PK": "M", "SK": "1", "derived": true, "n": replay.Number("2")}}; !cmp.Equal(put("1", "2"), any(want)) {
+		t.Fatalf("state %v, want %v", put("1", "2"), want)
+	}
+}

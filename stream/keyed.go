@@ -273,10 +273,16 @@ func Permanent(err error) error {
 }
 
 // IsPermanent reports whether err (or an error it wraps) was marked with
-// Permanent.
+// Permanent, or says so itself with a method Permanent() bool returning
+// true (as idempotency.ErrPayloadMismatch's errors do: a library can mark
+// its errors without importing stream).
 func IsPermanent(err error) bool {
 	var p *permanentError
-	return errors.As(err, &p)
+	if errors.As(err, &p) {
+		return true
+	}
+	var says interface{ Permanent() bool }
+	return errors.As(err, &says) && says.Permanent()
 }
 
 func callGroup(ctx context.Context, fn GroupFunc, g Group) (done int, err error) {

@@ -374,3 +374,30 @@ type failingDeadLetters struct{}
 func (failingDeadLetters) Put(context.Context, stream.DeadLetter) error {
 	return errors.New("queue unavailable")
 }
+
+// saysPermanent is an error of another library that says it is permanent.
+type saysPermanent bool
+
+func (s saysPermanent) Error() string   { return "says permanent" }
+func (s saysPermanent) Permanent() bool { return bool(s) }
+
+// IsPermanent: Permanent's mark, or an error's own Permanent() bool,
+// through wrapping.
+func TestIsPermanent(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want bool
+	}{
+		{stream.Permanent(errors.New("bad")), true},
+		{fmt.Errorf("wrapped: %w", stream.Permanent(errors.New("bad"))), true},
+		{saysPermanent(true), true},
+		{fmt.Errorf("wrapped: %w", saysPermanent(true)), true},
+		{saysPermanent(false), false},
+		{errors.New("transient"), false},
+		{nil, false},
+	} {
+		if got := stream.IsPermanent(c.err); got != c.want {
+			t.Errorf("IsPermanent(%v) = %v, want %v", c.err, got, c.want)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+	"github.com/aws/smithy-go/middleware"
 )
 
 // Config says where DynamoDB is.
@@ -37,6 +38,11 @@ type Config struct {
 	// IndexPKs are the partition-key attributes of the table's global
 	// secondary indexes, with which Capacity prices transactions.
 	IndexPKs []string
+	// APIOptions are added to every client's middleware (aws.Config's
+	// APIOptions, so the clients other services build on Clients.AWS get
+	// them too): the tests add replay.APIOption, so that the replay kit
+	// can crash a handler between two of its requests.
+	APIOptions []func(*middleware.Stack) error
 }
 
 // Clients are the two clients every program needs.
@@ -71,6 +77,7 @@ func New(ctx context.Context, c Config) (*Clients, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ddb: load AWS config: %w", err)
 	}
+	cfg.APIOptions = append(cfg.APIOptions, c.APIOptions...)
 	if c.Local() && os.Getenv("AWS_ACCESS_KEY_ID") == "" && os.Getenv("AWS_PROFILE") == "" {
 		// A local stack without credentials of its own: the other
 		// services' clients (SES, EventBridge and the chat's management

@@ -10,6 +10,7 @@ import (
 	"github.com/dynastream/dynastream/ddblocal"
 	"github.com/dynastream/dynastream/internal/ddb"
 	"github.com/dynastream/dynastream/internal/store"
+	"github.com/dynastream/dynastream/replay"
 )
 
 // Main runs the package's tests against DynamoDB Local and exits: the
@@ -30,6 +31,9 @@ func ClientsWith(t testing.TB, c ddb.Config) *ddb.Clients {
 		t.Fatal("ddbtest: no endpoint: call ddbtest.Main from TestMain")
 	}
 	c.Endpoint = ddblocal.Endpoint()
+	// The replay kit's crash schedules crash a handler between two of its
+	// requests through this (outside a replay it only passes them on).
+	c.APIOptions = append(c.APIOptions, replay.APIOption)
 	cl, err := ddb.New(context.Background(), c)
 	if err != nil {
 		t.Fatal(err)

@@ -223,14 +223,16 @@ func (c *Chat) close(ctx context.Context, cl closure) error {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			// The item first, on the condition that the connection is still
+			// Marked first, on the condition that the connection is still
 			// in this room (one that joined another meanwhile is kept, and
-			// not closed); then the socket.
-			deleted, err := c.Store.DeleteConnectionIn(ctx, conn, cl.RoomID)
-			if err == nil && deleted {
+			// not closed); then the socket; then the item. A crash between
+			// any two leaves the item in the room, so the retry does the
+			// rest (a socket closed already is gone: nothing to do).
+			mine, err := c.Store.CloseConnectionIn(ctx, conn, cl.RoomID)
+			if err == nil && mine {
 				if err = c.Pusher.Close(ctx, conn.ConnectionID); err == nil || errors.Is(err, push.ErrGone) {
 					c.Closed.Add(1)
-					err = nil
+					_, err = c.Store.DeleteConnectionIn(ctx, conn, cl.RoomID)
 				}
 			}
 			if err != nil {

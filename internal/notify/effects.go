@@ -232,10 +232,6 @@ func (e *Effects) apply(ctx context.Context, c stream.Change, s subject, rd *rea
 	return notes, errors.Join(failed...)
 }
 
-// errBusy: another worker holds the send past this attempt's budget; the
-// record is retried later.
-var errBusy = errors.New("notify: another worker is sending this e-mail")
-
 // rejectedCodes are the SES errors that reject one message for good (as
 // opposed to the account's or the configuration's state, which a fix
 // changes: those fail the record, which is retried).
@@ -248,13 +244,15 @@ const (
 	DefaultKeep        = 7 * 24 * time.Hour
 )
 
-// sendOnce sends m at most once for key. A send held by another worker —
-// in practice one that crashed mid-send, as a record is delivered to one
-// invocation at a time — is waited for until its hold ends and then taken
-// over, when the hold ends within this attempt's budget (ctx's deadline,
-// or Hold without one): so a crash delays an e-mail by Hold at most and
-// never loses it. The send itself is bounded by SendTimeout (< Hold), so a
-// live holder is done, one way or the other, before its hold ends.
+// sendOnce sends m at most once for key, under the Guard's claim
+// (idempotency.Guard.Once): a send held by another worker — in practice
+// one that crashed mid-send, as a record is delivered to one invocation at
+// a time — is waited out and taken over when its hold ends within this
+// attempt's budget, so a crash delays an e-mail by Hold at most and never
+// loses it. The send itself is bounded by SendTimeout (< Hold), so a live
+// holder is done, one way or the other, before its hold ends. An e-mail
+// SES rejects for good is recorded as done with the rejection as its
+// result.
 func (e *Effects) sendOnce(ctx context.Context, key string, m mail.Message) error {
 	hold, keep, timeout := e.Hold, e.Keep, e.SendTimeout
 	if hold == 0 {
@@ -266,53 +264,25 @@ func (e *Effects) sendOnce(ctx context.Context, key string, m mail.Message) erro
 	if timeout == 0 || timeout >= hold {
 		timeout = min(DefaultSendTimeout, hold/2)
 	}
-	st, until, err := e.Store.BeginOnce(ctx, key, e.Now(), hold, keep)
-	if err == nil && st == store.OnceBusy {
-		// Wait for the hold to end (a little after, for clock skew), once,
-		// if that fits in the budget.
-		wait := until.Sub(e.Now()) + 50*time.Millisecond
-		budget := hold + time.Second
-		if dl, ok := ctx.Deadline(); ok {
-			budget = time.Until(dl) - timeout - time.Second
+	_, err := e.Store.OnceGuard(e.Now, hold, keep).Once(ctx, key, nil, func(ctx context.Context) (string, error) {
+		m.IdempotencyKey = key
+		sctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		id, err := e.Mailer.Send(sctx, m)
+		var pe *mail.PermanentError
+		if errors.As(err, &pe) && rejectedCodes[pe.Code] {
+			// This message can never be sent (SES rejected it): sending it
+			// again cannot help, and failing the record would hold up its
+			// events and the other recipients. Recorded as done, and said.
+			e.logger().Error("e-mail rejected; it will not be retried", "key", key, "to", m.To, "code", pe.Code, "err", err)
+			return "rejected: " + pe.Code, nil
 		}
-		if wait > budget {
-			return fmt.Errorf("%w (%s, held until %s)", errBusy, key, until.UTC().Format(time.RFC3339Nano))
+		if err != nil {
+			return "", fmt.Errorf("notify: send %s: %w", key, err)
 		}
-		e.logger().Warn("e-mail held by another attempt (a crash?); waiting for its hold to end", "key", key, "wait", wait.String())
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(wait):
-		}
-		st, until, err = e.Store.BeginOnce(ctx, key, e.Now(), hold, keep)
-	}
-	switch {
-	case err != nil:
-		return err
-	case st == store.OnceDone:
-		return nil
-	case st == store.OnceBusy:
-		return fmt.Errorf("%w (%s, held until %s)", errBusy, key, until.UTC().Format(time.RFC3339Nano))
-	}
-	m.IdempotencyKey = key
-	sctx, cancel := context.WithTimeout(ctx, timeout)
-	id, err := e.Mailer.Send(sctx, m)
-	cancel()
-	var pe *mail.PermanentError
-	if errors.As(err, &pe) && rejectedCodes[pe.Code] {
-		// This message can never be sent (SES rejected it): sending it
-		// again cannot help, and failing the record would hold up its
-		// events and the other recipients. Recorded as done, and said.
-		e.logger().Error("e-mail rejected; it will not be retried", "key", key, "to", m.To, "code", pe.Code, "err", err)
-		return e.Store.EndOnce(context.WithoutCancel(ctx), key, "rejected: "+pe.Code)
-	}
-	if err != nil {
-		if aerr := e.Store.AbortOnce(context.WithoutCancel(ctx), key); aerr != nil {
-			return errors.Join(err, aerr)
-		}
-		return fmt.Errorf("notify: send %s: %w", key, err)
-	}
-	return e.Store.EndOnce(context.WithoutCancel(ctx), key, id)
+		return id, nil
+	})
+	return err
 }
 
 func (e *Effects) logger() *slog.Logger {

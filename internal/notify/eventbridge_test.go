@@ -15,6 +15,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/smithy-go/middleware"
 
 	"github.com/dynastream/dynastream/eventbus"
 	"github.com/dynastream/dynastream/internal/ddbtest"
@@ -216,7 +217,8 @@ func TestDomainEventsToEventBridge(t *testing.T) {
 	b := &bus{}
 	srv := httptest.NewServer(b)
 	defer srv.Close()
-	cfg := aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("k", "s", "")}
+	cfg := aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("k", "s", ""),
+		APIOptions: []func(*middleware.Stack) error{replay.APIOption}} // so the kit can crash between two PutEvents
 	var rejected []string
 	n := &notify.Notifier{Publisher: &notify.EventBridge{
 		Bus: &eventbus.Publisher{Client: eventbus.NewClient(cfg, srv.URL), BusName: "test-bus", MaxAttempts: 2,
@@ -280,7 +282,8 @@ func TestOversizeEventDeadLettered(t *testing.T) {
 	b := &bus{rng: rand.New(rand.NewPCG(1, 1))}
 	srv := httptest.NewServer(b)
 	defer srv.Close()
-	cfg := aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("k", "s", "")}
+	cfg := aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("k", "s", ""),
+		APIOptions: []func(*middleware.Stack) error{replay.APIOption}} // so the kit can crash between two PutEvents
 	var rejected []string
 	pub := &notify.EventBridge{
 		Bus: &eventbus.Publisher{Client: eventbus.NewClient(cfg, srv.URL), BusName: "test-bus", MaxBytes: 400},

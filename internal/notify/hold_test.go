@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	dtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/dynastream/dynastream/idempotency"
 	"github.com/dynastream/dynastream/internal/ddbtest"
 	"github.com/dynastream/dynastream/internal/mail"
 	"github.com/dynastream/dynastream/internal/notify"
@@ -62,8 +63,8 @@ func TestCrashedSendIsTakenOverAfterItsHold(t *testing.T) {
 	key := "invite#" + inv.EventID + "#bob"
 	const hold = 1500 * time.Millisecond
 	// The crashed worker's claim.
-	if st, _, err := st.BeginOnce(ctx, key, time.Now(), hold, time.Hour); err != nil || st != store.OnceStarted {
-		t.Fatalf("claim: %v %v", st, err)
+	if c, err := st.OnceGuard(time.Now, hold, time.Hour).Begin(ctx, key, nil); err != nil || c.State != idempotency.Started {
+		t.Fatalf("claim: %+v %v", c, err)
 	}
 
 	box := &mailbox{}

@@ -281,7 +281,7 @@ func (s *Store) GetConnection(ctx context.Context, connectionID string, nowUnix 
 // sight), in one transaction; an unknown connection is NotFound.
 // searchRoom says the room is a search room's chat (chat.Connection): then
 // userID must be one of its members when the write happens. A sealed room
-// is NotFound.
+// is NotFound, and so is a connection being closed (CloseConnectionIn).
 func (s *Store) MoveConnection(ctx context.Context, connectionID, userID, roomID, now string, searchRoom bool) error {
 	ix := ConnectionIndexKey(roomID, connectionID)
 	set, vals := "SET roomId = :r, GSI1PK = :pk, GSI1SK = :sk", map[string]types.AttributeValue{":r": strAV(roomID), ":pk": strAV(ix.PK), ":sk": strAV(ix.SK)}
@@ -293,7 +293,7 @@ func (s *Store) MoveConnection(ctx context.Context, connectionID, userID, roomID
 	items := []types.TransactWriteItem{
 		s.upsertRoom(roomID, now),
 		{Update: &types.Update{TableName: aws.String(s.Table), Key: ConnectionKey(connectionID).AV(),
-			ConditionExpression:       aws.String("attribute_exists(PK)"),
+			ConditionExpression:       aws.String("attribute_exists(PK) AND attribute_not_exists(closing)"), // not one being closed
 			UpdateExpression:          aws.String(set),
 			ExpressionAttributeValues: vals}},
 	}
@@ -566,6 +566,27 @@ func (s *Store) ChatAudience(ctx context.Context, roomID string) (ChatAudience, 
 		return ChatAudience{}, fmt.Errorf("store: chat audience of %s: %w", roomID, err)
 	}
 	return a, nil
+}
+
+// CloseConnectionIn marks a connection as being closed if it is still in
+// roomID (one that moved to another room meanwhile is left alone), and
+// reports whether it did: the socket may then be closed and the item
+// deleted (DeleteConnectionIn). The mark (closing = roomID) keeps the
+// connection from moving to another room (MoveConnection refuses it), and
+// keeps it in the room's index, so a closure that crashed after closing
+// the socket and before deleting the item finds it again on its retry.
+func (s *Store) CloseConnectionIn(ctx context.Context, c chat.Connection, roomID string) (bool, error) {
+	_, err := s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(s.Table), Key: ConnectionKey(c.ConnectionID).AV(),
+		UpdateExpression:          aws.String("SET closing = :r"),
+		ConditionExpression:       aws.String("roomId = :r"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":r": strAV(roomID)}})
+	if isConditionFailed(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("store: close connection %s: %w", c.ConnectionID, err)
+	}
+	return true, nil
 }
 
 // DeleteConnectionIn deletes a connection if it is still in roomID (one

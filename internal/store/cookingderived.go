@@ -106,7 +106,9 @@ type CookingApplied struct {
 	Applied int
 	// Recipe is the recipe after the deltas.
 	Recipe cooking.Recipe
-	// Raised are the weeks whose count a delta applied now raised.
+	// Raised are the weeks whose count a delta raises, applied now or by
+	// an earlier delivery: the weeks whose top 10 to check (again, after a
+	// crash between the counts and the check).
 	Raised []string
 }
 
@@ -208,6 +210,12 @@ func (s *Store) tryApplyCooking(ctx context.Context, recipeID string, deltas []C
 	var items []types.TransactWriteItem
 	seen := map[string]bool{}
 	for _, d := range deltas {
+		// A week the delta raises is reported whether the delta is applied
+		// now or was before: a delivery that crashed after the counts and
+		// before the top-10 check is checked again on the retry.
+		if d.Week != "" && d.WeekDelta > 0 && !slices.Contains(out.Raised, d.Week) {
+			out.Raised = append(out.Raised, d.Week)
+		}
 		if marked[d.SourceID] || seen[d.SourceID] {
 			continue // applied before (or twice in this batch)
 		}
@@ -217,9 +225,6 @@ func (s *Store) tryApplyCooking(ctx context.Context, recipeID string, deltas []C
 		after = after.Add(d.RatingCount, d.RatingSum)
 		if d.Week != "" {
 			counts[d.Week] += d.WeekDelta
-			if d.WeekDelta > 0 && !slices.Contains(out.Raised, d.Week) {
-				out.Raised = append(out.Raised, d.Week)
-			}
 		}
 		if n := d.Notify; n != nil && n.ActorID != recipe.AuthorID {
 			note := *n

@@ -1,0 +1,240 @@
+package idempotency_test
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/dynastream/dynastream/ddblocal"
+	"github.com/dynastream/dynastream/idempotency"
+)
+
+// The same key with another payload is a reused key, not a repeat: an
+// error (permanent: retrying cannot help), never the first request's
+// result, and the effect does not run.
+func TestPayloadMismatch(t *testing.T) {
+	tbl := ddblocal.NewTable(t, ddblocal.Schema("PK", "SK"))
+	g := idempotency.Guard{DB: tbl.DB, Table: tbl.Name}
+	ctx := context.Background()
+	runs := 0
+	effect := func(context.Context) (string, error) { runs++; return "sent " + strconv.Itoa(runs), nil }
+	if _, err := g.Once(ctx, "k", []byte(`{"to":"ann"}`), effect); err != nil {
+		t.Fatal(err)
+	}
+	for _, other := range [][]byte{[]byte(`{"to":"bob"}`), nil} {
+		_, err := g.Once(ctx, "k", other, effect)
+		if !errors.Is(err, idempotency.ErrPayloadMismatch) {
+			t.Fatalf("payload %q: %v, want ErrPayloadMismatch", other, err)
+		}
+		var p interface{ Permanent() bool }
+		if !errors.As(err, &p) || !p.Permanent() {
+			t.Fatalf("%v does not say it is permanent", err)
+		}
+	}
+	out, err := g.Once(ctx, "k", []byte(`{"to":"ann"}`), effect)
+	if err != nil || !out.Repeat || out.Result != "sent 1" || runs != 1 {
+		t.Fatalf("repeat: %+v %v after %d runs", out, err, runs)
+	}
+	// while the key is held, too
+	if c, err := g.Begin(ctx, "held", []byte("a")); err != nil || c.State != idempotency.Started {
+		t.Fatalf("%+v %v", c, err)
+	}
+	if _, err := g.Begin(ctx, "held", []byte("b")); !errors.Is(err, idempotency.ErrPayloadMismatch) {
+		t.Fatalf("held with another payload: %v", err)
+	}
+	if c, err := g.Begin(ctx, "held", []byte("a")); err != nil || c.State != idempotency.Busy {
+		t.Fatalf("held with the same payload: %+v %v, want Busy", c, err)
+	}
+}
+
+// The result End records is what a repeat gets back.
+func TestResultIsReadBack(t *testing.T) {
+	tbl := ddblocal.NewTable(t, ddblocal.Schema("PK", "SK"))
+	g := idempotency.Guard{DB: tbl.DB, Table: tbl.Name}
+	ctx := context.Background()
+	out, err := g.Once(ctx, "mail", nil, func(context.Context) (string, error) { return "ses-0001", nil })
+	if err != nil || out.Repeat || out.Result != "ses-0001" {
+		t.Fatalf("first: %+v %v", out, err)
+	}
+	out, err = g.Once(ctx, "mail", nil, func(context.Context) (string, error) { t.Error("ran again"); return "", nil })
+	if err != nil || !out.Repeat || out.Result != "ses-0001" {
+		t.Fatalf("repeat: %+v %v", out, err)
+	}
+	if c, err := g.Begin(ctx, "mail", nil); err != nil || c.State != idempotency.Done || c.Result != "ses-0001" {
+		t.Fatalf("Begin: %+v %v", c, err)
+	}
+	if c, _ := g.Begin(ctx, "manual", nil); c.State == idempotency.Started {
+		if err := g.End(ctx, "manual", "by hand"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c, err := g.Begin(ctx, "manual", nil); err != nil || c.Result != "by hand" {
+		t.Fatalf("after End: %+v %v", c, err)
+	}
+}
+
+// Marked reads Marker's records and MarkedIn MarkerIn's.
+func TestMarkedIn(t *testing.T) {
+	tbl := ddblocal.NewTable(t, ddblocal.Schema("PK", "SK"))
+	g := idempotency.Guard{DB: tbl.DB, Table: tbl.Name, Prefix: "COUNTED#"}
+	ctx := context.Background()
+	if _, err := tbl.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{g.MarkerIn("COUNTER#1", "ev-1")}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		partition, key string
+		want           bool
+	}{{"COUNTER#1", "ev-1", true}, {"COUNTER#1", "ev-2", false}, {"COUNTER#2", "ev-1", false}} {
+		if got, err := g.MarkedIn(ctx, c.partition, c.key); err != nil || got != c.want {
+			t.Errorf("MarkedIn(%s, %s) = %v, %v; want %v", c.partition, c.key, got, err, c.want)
+		}
+	}
+	if got, _ := g.Marked(ctx, "ev-1"); got {
+		t.Error("Marked found a MarkerIn's record (they are kept apart: Marked reads Marker's)")
+	}
+}
+
+// A Guard whose clock is fixed in the past (to make markers equal across
+// runs) cannot write a marker that TTL deletes at once: DynamoDB Local,
+// with TTL on, deletes an expired item within about a second, and a
+// duplicate of the record would then be applied again.
+func TestAFixedClockCannotWriteExpiredMarkers(t *testing.T) {
+	tbl := ddblocal.NewTable(t, ddblocal.Schema("PK", "SK"))
+	ctx := context.Background()
+	if _, err := tbl.DB.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{TableName: aws.String(tbl.Name),
+		TimeToLiveSpecification: &types.TimeToLiveSpecification{AttributeName: aws.String("ttl"), Enabled: aws.Bool(true)}}); err != nil {
+		t.Fatal(err)
+	}
+	fixed := time.Now().Add(-72 * time.Hour) // older than the 48 h Expiry
+	g := idempotency.Guard{DB: tbl.DB, Table: tbl.Name, Now: func() time.Time { return fixed }}
+	write := func() error {
+		_, err := tbl.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{g.Marker("ev-1")}})
+		return err
+	}
+	if err := write(); err != nil {
+		t.Fatal(err)
+	}
+	// A control item that has expired: once TTL has deleted it, TTL has
+	// had its chance at the marker too.
+	expired := strconv.FormatInt(time.Now().Add(-time.Hour).Unix(), 10)
+	control := map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: "CONTROL"}, "SK": &types.AttributeValueMemberS{Value: "C"}}
+	item := map[string]types.AttributeValue{"ttl": &types.AttributeValueMemberN{Value: expired}}
+	for k, v := range control {
+		item[k] = v
+	}
+	if _, err := tbl.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(tbl.Name), Item: item}); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		out, err := tbl.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(tbl.Name), Key: control, ConsistentRead: aws.Bool(true)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.Item == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("DynamoDB Local's TTL did not delete an expired item in 20 s: this test cannot tell anything")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if marked, err := g.Marked(ctx, "ev-1"); err != nil || !marked {
+		t.Fatalf("the marker is gone (%v, %v): TTL deleted it", marked, err)
+	}
+	if err := write(); !idempotency.IsDuplicate(err, 0) {
+		t.Fatalf("the duplicate: %v, want it refused on the marker", err)
+	}
+}
+
+// fakeClock is a Clock whose Sleep moves its time instead of waiting.
+type fakeClock struct {
+	mu    sync.Mutex
+	now   time.Time
+	slept time.Duration
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now, c.slept = c.now.Add(d), c.slept+d
+	return ctx.Err()
+}
+
+// A claim left by a crashed attempt is waited out and taken over when its
+// hold ends within the budget (the effect runs, once); when it does not,
+// ErrInProgress, and the effect does not run.
+func TestACrashedClaimIsTakenOver(t *testing.T) {
+	tbl := ddblocal.NewTable(t, ddblocal.Schema("PK", "SK"))
+	ctx := context.Background()
+	crashed := idempotency.Guard{DB: tbl.DB, Table: tbl.Name, Hold: 800 * time.Millisecond}
+	g := idempotency.Guard{DB: tbl.DB, Table: tbl.Name}
+	runs := 0
+	effect := func(context.Context) error { runs++; return nil }
+
+	// Real time: an attempt with 10 s left waits out the 0.8 s hold.
+	if c, err := crashed.Begin(ctx, "a", nil); err != nil || c.State != idempotency.Started {
+		t.Fatalf("%+v %v", c, err)
+	}
+	long, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := g.Do(long, "a", effect); err != nil || runs != 1 {
+		t.Fatalf("takeover: %d runs, %v", runs, err)
+	}
+	// An attempt with less time left than the hold plus a second to run
+	// the effect does not wait: the record is retried later.
+	if c, err := crashed.Begin(ctx, "b", nil); err != nil || c.State != idempotency.Started {
+		t.Fatalf("%+v %v", c, err)
+	}
+	short, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	defer cancel()
+	if err := g.Do(short, "b", effect); !errors.Is(err, idempotency.ErrInProgress) || runs != 1 {
+		t.Fatalf("short budget: %d runs, %v; want ErrInProgress", runs, err)
+	}
+
+	// A context's Clock: the 30 s default hold is waited out in its time.
+	clk := &fakeClock{now: time.Now()}
+	cctx := idempotency.WithClock(ctx, clk)
+	if c, err := g.Begin(cctx, "c", nil); err != nil || c.State != idempotency.Started {
+		t.Fatalf("%+v %v", c, err)
+	}
+	if err := g.Do(cctx, "c", effect); err != nil || runs != 2 {
+		t.Fatalf("with a Clock: %d runs, %v", runs, err)
+	}
+	if clk.slept < 30*time.Second {
+		t.Fatalf("the Clock slept %v, want the 30 s hold", clk.slept)
+	}
+	if done, _ := g.Done(ctx, "c"); !done {
+		t.Fatal("c not done")
+	}
+}
+
+// The effect's context ends before the claim's hold, so a live holder is
+// done before another attempt may take over.
+func TestTheEffectEndsBeforeItsHold(t *testing.T) {
+	tbl := ddblocal.NewTable(t, ddblocal.Schema("PK", "SK"))
+	g := idempotency.Guard{DB: tbl.DB, Table: tbl.Name, Hold: 5 * time.Second}
+	start := time.Now()
+	err := g.Do(context.Background(), "k", func(ctx context.Context) error {
+		d, ok := ctx.Deadline()
+		if !ok || d.After(start.Add(5*time.Second)) {
+			t.Errorf("the effect's deadline is %v (set: %v), want before the hold ends at %v", d, ok, start.Add(5*time.Second))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
