@@ -33,6 +33,7 @@ require (
 	github.com/google/go-cmp v0.7.0
 	github.com/oklog/ulid/v2 v2.1.2
 	github.com/schollz/progressbar/v3 v3.19.1
+	golang.org/x/mod v0.30.0
 	golang.org/x/term v0.44.0
 	golang.org/x/text v0.14.0
 	pgregory.net/rapid v1.3.0

@@ -23,10 +23,3 @@ require (
 	github.com/dynastream/dynastream/attr v0.1.0 // indirect
 	github.com/go-json-experiment/json v1.27.2 // indirect
 )
-
-replace (
-	github.com/dynastream/dynastream/attr => ../attr
-	github.com/dynastream/dynastream/ddblocal => ../ddblocal
-	github.com/dynastream/dynastream/emf => ../emf
-	github.com/dynastream/dynastream/stream => ../stream
-)

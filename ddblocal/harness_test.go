@@ -4,7 +4,6 @@ import (
 	"context"
 	"net"
 	"net/http"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -61,17 +60,6 @@ func TestNewTableKeepsTheInput(t *testing.T) {
 	out, err := a.DB.DescribeTable(context.Background(), &dynamodb.DescribeTableInput{TableName: aws.String(a.Name)})
 	if err != nil || out.Table.StreamSpecification.StreamViewType != types.StreamViewTypeKeysOnly || len(out.Table.KeySchema) != 2 {
 		t.Fatalf("%+v %v", out.Table, err)
-	}
-}
-
-// The Makefile installs the version the harness names in its hint.
-func TestVersionMatchesTheMakefile(t *testing.T) {
-	b, err := os.ReadFile("../Makefile")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(b), "DDB_LOCAL_VERSION := "+ddblocal.Version+"\n") {
-		t.Fatalf("the Makefile's DDB_LOCAL_VERSION is not %s", ddblocal.Version)
 	}
 }
 

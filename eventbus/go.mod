@@ -25,5 +25,3 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/ssooidc v1.44.2 // indirect
 	github.com/aws/aws-sdk-go-v2/service/sts v1.51.7 // indirect
 )
-
-replace github.com/dynastream/dynastream/awserr => ../awserr

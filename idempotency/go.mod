@@ -18,5 +18,3 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/internal/endpoint-discovery v1.13.9 // indirect
 	github.com/aws/smithy-go v1.28.8 // indirect
 )
-
-replace github.com/dynastream/dynastream/ddblocal => ../ddblocal

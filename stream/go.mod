@@ -30,8 +30,3 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/sts v1.51.7 // indirect
 	github.com/aws/smithy-go v1.28.8 // indirect
 )
-
-replace (
-	github.com/dynastream/dynastream/attr => ../attr
-	github.com/dynastream/dynastream/ddblocal => ../ddblocal
-)

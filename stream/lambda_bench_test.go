@@ -12,11 +12,11 @@ import (
 	"github.com/dynastream/dynastream/stream"
 )
 
-// lambdaBatch is a 10,000-record invocation payload: attr's INSERT fixture
+// lambdaBatch is a 10,000-record invocation payload: the INSERT fixture
 // (every attribute type) again and again.
 func lambdaBatch(b *testing.B) []byte {
 	b.Helper()
-	raw, err := os.ReadFile("../attr/testdata/lambda/insert.json")
+	raw, err := os.ReadFile("testdata/lambda/insert.json")
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -47,7 +47,7 @@ func sameAsReference(t interface {
 }
 
 func fixtures(t testing.TB) [][]byte {
-	paths, err := filepath.Glob("../attr/testdata/lambda/*.json")
+	paths, err := filepath.Glob("testdata/lambda/*.json")
 	if err != nil || len(paths) == 0 {
 		t.Fatalf("fixtures: %v", err)
 	}

@@ -1,0 +1,75 @@
+package repo_test
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dynastream/dynastream/ddblocal"
+)
+
+// root is the repository's root, from this package's folder.
+const root = "../.."
+
+func read(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// The Makefile installs the DynamoDB Local that ddblocal names in its hint.
+func TestDynamoDBLocalVersionMatchesTheMakefile(t *testing.T) {
+	if !strings.Contains(read(t, "Makefile"), "DDB_LOCAL_VERSION := "+ddblocal.Version+"\n") {
+		t.Fatalf("the Makefile's DDB_LOCAL_VERSION is not %s", ddblocal.Version)
+	}
+}
+
+// stream's Lambda payload fixtures are attr's, copied so that each module's
+// tests read only its own files: the copies stay the same.
+func TestCopiedFixturesAreTheSame(t *testing.T) {
+	src, err := filepath.Glob(filepath.Join(root, "attr/testdata/lambda/*.json"))
+	if err != nil || len(src) == 0 {
+		t.Fatalf("attr's fixtures: %v", err)
+	}
+	copies, _ := filepath.Glob(filepath.Join(root, "stream/testdata/lambda/*.json"))
+	if len(copies) != len(src) {
+		t.Fatalf("stream/testdata/lambda has %d fixtures, attr/testdata/lambda %d", len(copies), len(src))
+	}
+	for _, p := range src {
+		a, _ := os.ReadFile(p)
+		b, err := os.ReadFile(filepath.Join(root, "stream/testdata/lambda", filepath.Base(p)))
+		if err != nil || !bytes.Equal(a, b) {
+			t.Errorf("stream/testdata/lambda/%s is not attr's (%v): copy it again", filepath.Base(p), err)
+		}
+	}
+}
+
+// readmeBlock is the code between "// readme: begin" and "// readme: end"
+// in a Go file, one tab less indented.
+func readmeBlock(t *testing.T, src string) string {
+	t.Helper()
+	_, rest, ok := strings.Cut(src, "// readme: begin\n")
+	block, _, ok2 := strings.Cut(rest, "\t// readme: end\n")
+	if !ok || !ok2 {
+		t.Fatal("no readme markers")
+	}
+	var b strings.Builder
+	for _, line := range strings.SplitAfter(block, "\n") {
+		b.WriteString(strings.TrimPrefix(line, "\t"))
+	}
+	return b.String()
+}
+
+// The README's once-only example is the code of a test that runs it under
+// crash schedules (replay's ExampleCheck_onceOnly).
+func TestREADMEOnceOnlyExampleIsATest(t *testing.T) {
+	block := readmeBlock(t, read(t, "replay/once_test.go"))
+	if !strings.Contains(read(t, "README.md"), "```go\n"+block+"```\n") {
+		t.Fatalf("README.md does not show replay/once_test.go's example as it is:\n%s", block)
+	}
+}
