@@ -43,8 +43,13 @@ $(DDB_LOCAL_STAMP):
 	@touch $@
 
 # The packages that run handlers concurrently are tested with the race
-# detector; the others without (it would only make them slower).
+# detector; the others without (it would only make them slower). One test
+# is left out of the race run: the cooking counts' replay (4,000 handler
+# calls under crash schedules, 213 s under the detector against 50 s
+# without it); the projector's concurrent batch code it runs is the one
+# the other projection tests run under the detector.
 RACE_PKGS     := ./internal/projections ./internal/notify
+NO_RACE_TESTS := ^TestCookingReplayExactCounts$$
 RACE_LIBRARY  := stream,replay
 
 # The application's tests run here, in the workspace; the library's run in
@@ -54,7 +59,8 @@ RACE_LIBRARY  := stream,replay
 # fails here and not in a user's hands.
 test: dynamodb-local vet cross fmt-check lint-if-present rehearsal-note browser-note
 	$(GO) test -count=1 $$($(GO) list ./... | grep -v -E '/(internal/projections|internal/notify)$$')
-	$(GO) test -count=1 -race $(RACE_PKGS)
+	$(GO) test -count=1 -race -skip '$(NO_RACE_TESTS)' $(RACE_PKGS)
+	$(GO) test -count=1 -run '$(NO_RACE_TESTS)' ./internal/projections
 	$(GO) run ./cmd/libtest -race $(RACE_LIBRARY)
 	cd $(USER_MODULE) && GOWORK=off $(GO) test -count=1 ./...
 

@@ -7,10 +7,13 @@
 //     payload goes to stream.LambdaHandler as it came, unparsed by
 //     aws-lambda-go: each record is decoded on its own by the fast
 //     decoder, and one that does not decode is dead-lettered instead of
-//     failing the whole batch again and again. The loop guard
+//     failing the whole batch again and again; a payload that is not a
+//     DynamoDB stream event (an SQS event, {}) fails the invocation with an
+//     error that says so (stream.StreamEvent). The loop guard
 //     (Options.Skip) drops the consumer's own derived writes.
 //   - Instrument reports every handler call to a metrics hook (Call:
-//     records, failures, duration, the age of the oldest record), on the
+//     records, failures, duration, and the iterator age as Lambda defines
+//     it: the newest record's age when the batch was handed over), on the
 //     Lambda path and on a Runner's alike; EMF is a hook that writes
 //     CloudWatch Embedded Metric Format lines (package emf), the metrics the
 //     example template's alarms watch. CountDeadLetters adds DeadLettered.

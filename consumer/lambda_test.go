@@ -57,7 +57,7 @@ func TestLambda(t *testing.T) {
 			t.Errorf("not EMF: %v: %s", err, l)
 		}
 	}
-	for _, want := range []string{`"ColdStart":1`, `"function_name":"orders-fn"`, `"DeadLettered":1`, `"Records":2`, `"FailedRecords":1`, `"consumer":"orders"`, `"LagMs":`, `"Namespace":"shop"`} {
+	for _, want := range []string{`"ColdStart":1`, `"function_name":"orders-fn"`, `"DeadLettered":1`, `"Records":2`, `"FailedRecords":1`, `"consumer":"orders"`, `"IteratorAge":`, `"Namespace":"shop"`} {
 		if !strings.Contains(text, want) {
 			t.Errorf("metrics lack %s:\n%s", want, text)
 		}

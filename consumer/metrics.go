@@ -22,10 +22,14 @@ type Call struct {
 	// Err is the call's error, if it failed as a whole.
 	Err      error
 	Duration time.Duration
-	// Lag is from the oldest record's approximate creation time to the
-	// answer (what Lambda's IteratorAge measures, at the record's
-	// one-second precision); 0 when the records carry no time.
-	Lag time.Duration
+	// IteratorAge is Lambda's IteratorAge for the call: the age of the
+	// batch's newest record (the last one) when the handler got the batch,
+	// from its ApproximateCreationDateTime — how far behind the stream's
+	// head the consumer reads. It does not include the handler's time.
+	// DynamoDB rounds the record's time down to the second (DynamoDB
+	// Local to the minute), so it reads up to that much high; 0 when the
+	// records carry no time.
+	IteratorAge time.Duration
 }
 
 // Instrument wraps h so that every call is reported to observe, with the
@@ -34,28 +38,36 @@ func Instrument(h stream.Handler, consumer string, observe func(Call)) stream.Ha
 	return func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 		start := time.Now()
 		resp, err := h(ctx, ev)
-		end := time.Now()
-		c := Call{Consumer: consumer, Records: len(ev.Records), Failed: len(resp.BatchItemFailures), Err: err, Duration: end.Sub(start)}
+		c := Call{Consumer: consumer, Records: len(ev.Records), Failed: len(resp.BatchItemFailures), Err: err, Duration: time.Since(start)}
 		if err != nil {
 			c.Failed = len(ev.Records)
 		}
-		var oldest time.Time
-		for _, r := range ev.Records {
-			if t := r.Change.ApproximateCreationDateTime.Time; !t.IsZero() && (oldest.IsZero() || t.Before(oldest)) {
-				oldest = t
-			}
-		}
-		if !oldest.IsZero() {
-			c.Lag = max(end.Sub(oldest), 0)
-		}
+		c.IteratorAge = IteratorAge(ev, start)
 		observe(c)
 		return resp, err
 	}
 }
 
+// IteratorAge is what Lambda's IteratorAge metric says of a batch handed
+// over at at: the age of its newest record (the one with the latest
+// ApproximateCreationDateTime), 0 when no record carries a time.
+func IteratorAge(ev events.DynamoDBEvent, at time.Time) time.Duration {
+	var newest time.Time
+	for _, r := range ev.Records {
+		if t := r.Change.ApproximateCreationDateTime.Time; t.After(newest) {
+			newest = t
+		}
+	}
+	if newest.IsZero() {
+		return 0
+	}
+	return max(at.Sub(newest), 0)
+}
+
 // EMF writes each call as one CloudWatch Embedded Metric Format line in
 // Namespace, with the dimensions service and consumer: Records,
-// FailedRecords, Errors, DurationMs and LagMs; and ColdStart (dimensions
+// FailedRecords, Errors, DurationMs and IteratorAge (milliseconds,
+// Lambda's meaning: Call.IteratorAge); and ColdStart (dimensions
 // service and function_name) on a function's first call. In Lambda, stdout
 // goes to the function's log group, where CloudWatch reads the metrics
 // out: no PutMetricData call, nothing that can fail the handler.
@@ -107,8 +119,8 @@ func (e *EMF) Observe(c Call) {
 		Add("FailedRecords", emf.Count, float64(c.Failed)).
 		Add("Errors", emf.Count, float64(errs)).
 		Add("DurationMs", emf.Milliseconds, float64(c.Duration.Microseconds())/1000)
-	if c.Lag > 0 {
-		s.Add("LagMs", emf.Milliseconds, float64(c.Lag.Milliseconds()))
+	if c.IteratorAge > 0 {
+		s.Add("IteratorAge", emf.Milliseconds, float64(c.IteratorAge.Milliseconds()))
 	}
 	_ = m.Flush(s)
 }

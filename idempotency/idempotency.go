@@ -25,8 +25,9 @@ type API interface {
 // holds it, completed once the effect is done. It is modelled on AWS
 // Lambda Powertools' idempotency utility (status INPROGRESS or COMPLETED,
 // an in-progress expiry tied to the invocation's remaining time, the
-// result) but its attribute names are its own (status, holdUntil in epoch
-// milliseconds, claim, result, and TTLAttribute), so its records are not
+// result, a hash of the payload) but its attribute names are its own
+// (status, holdUntil in epoch milliseconds, claim, result, payloadHash,
+// and TTLAttribute), so its records are not
 // Powertools' and the two do not share a table's records. This project's
 // notifier keeps its e-mails' records with it.
 type Guard struct {
@@ -51,9 +52,15 @@ type Guard struct {
 	// deadline (a Lambda invocation's), as Powertools holds it for the
 	// remaining time — a claimant that ran out of time has stopped, one
 	// with time left is not overtaken — or 30s without a deadline. Do and
-	// Once end the effect's context before the hold ends, so a live holder
-	// is not overtaken.
+	// Once end the effect's context a little before the hold ends (a tenth
+	// of it, at most a second), so a holder whose effect heeds its context
+	// is done before another attempt may take over.
 	Hold time.Duration
+	// MinRun is the least time an attempt must have left after waiting
+	// out a crashed attempt's hold for the wait to be worth it (Acquire;
+	// default one second): give it what the effect needs, or a wait may
+	// leave the effect too little time and cut it off mid-request.
+	MinRun time.Duration
 	// ItemType, when set, is written as the record's itemType.
 	ItemType string
 	// Now is the clock of holds and expiry (default time.Now). It must
@@ -125,9 +132,9 @@ func (g Guard) item(k, status string, now time.Time) map[string]types.AttributeV
 // expires is the TTL of a record written at now: now+Expiry, but never
 // less than Expiry/2 after the real time (see Guard.Expiry).
 func (g Guard) expires(now time.Time) *types.AttributeValueMemberN {
-	at := now.Add(g.Expiry)
-	if floor := time.Now().Add(g.Expiry / 2); at.Before(floor) {
-		at = time.Now().Add(g.Expiry)
+	at, real := now.Add(g.Expiry), time.Now()
+	if at.Before(real.Add(g.Expiry / 2)) {
+		at = real.Add(g.Expiry)
 	}
 	return &types.AttributeValueMemberN{Value: strconv.FormatInt(at.Unix(), 10)}
 }
@@ -137,9 +144,14 @@ func (g Guard) expires(now time.Time) *types.AttributeValueMemberN {
 // being there, it cancels the whole transaction on a repeat (IsDuplicate).
 func (g Guard) Marker(key string) types.TransactWriteItem {
 	g = g.defaults()
+	return g.putNew(g.item(markerPrefix+key, completed, g.Now()))
+}
+
+// putNew writes it on the condition that no record is there.
+func (g Guard) putNew(it map[string]types.AttributeValue) types.TransactWriteItem {
 	return types.TransactWriteItem{Put: &types.Put{
 		TableName:                aws.String(g.Table),
-		Item:                     g.item(markerPrefix+key, completed, g.Now()),
+		Item:                     it,
 		ConditionExpression:      aws.String("attribute_not_exists(#pk)"),
 		ExpressionAttributeNames: map[string]string{"#pk": g.PartitionKey},
 	}}
@@ -150,20 +162,15 @@ func (g Guard) Marker(key string) types.TransactWriteItem {
 // Prefix+key, so that one read of that partition (a Query, a
 // BatchGetItem with MarkerKeyIn) finds the item and its markers together.
 // The table must have a sort key (SortKey not "-"). Its record is Marker's
-// (completed, derived, ItemType, a ttl of Now()+Expiry), and IsDuplicate
-// tells a repeat the same way.
+// (completed, derived, ItemType, a ttl of Now()+Expiry with Expiry's
+// floor), and IsDuplicate tells a repeat the same way.
 func (g Guard) MarkerIn(partition, key string) types.TransactWriteItem {
 	g = g.defaults()
 	it := g.item(markerPrefix+key, completed, g.Now())
 	for k, v := range g.MarkerKeyIn(partition, key) {
 		it[k] = v
 	}
-	return types.TransactWriteItem{Put: &types.Put{
-		TableName:                aws.String(g.Table),
-		Item:                     it,
-		ConditionExpression:      aws.String("attribute_not_exists(#pk)"),
-		ExpressionAttributeNames: map[string]string{"#pk": g.PartitionKey},
-	}}
+	return g.putNew(it)
 }
 
 // MarkerKeyIn is the key of MarkerIn's record: to read it, or to tell it

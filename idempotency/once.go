@@ -84,14 +84,38 @@ type Outcome struct {
 	Repeat bool
 }
 
-const (
-	// skew is added to a wait for another attempt's hold: holds are
-	// written by other machines' clocks.
-	skew = 100 * time.Millisecond
-	// minRun is the least time an attempt must have left after waiting
-	// out another's hold for the wait to be worth it.
-	minRun = time.Second
-)
+// skew is added to a wait for another attempt's hold: holds are written
+// by other machines' clocks.
+const skew = 100 * time.Millisecond
+
+// DefaultMinRun is Guard.MinRun's default.
+const DefaultMinRun = time.Second
+
+func (g Guard) minRun() time.Duration {
+	if g.MinRun > 0 {
+		return g.MinRun
+	}
+	return DefaultMinRun
+}
+
+// busy is ErrInProgress for key, held until until.
+func busy(key string, until time.Time) error {
+	return fmt.Errorf("%w (%s, held until %s)", ErrInProgress, key, until.UTC().Format(time.RFC3339Nano))
+}
+
+// started is the Claim of an attempt that holds the key until until (in
+// the Guard's clock, which says now).
+func started(token string, until, now time.Time) Claim {
+	return Claim{State: Started, Until: until, token: token, end: time.Now().Add(until.Sub(now))}
+}
+
+// holdOf is a record's holdUntil, or fallback when it has none.
+func holdOf(it map[string]types.AttributeValue, fallback time.Time) time.Time {
+	if ms, err := strconv.ParseInt(numberOf(it["holdUntil"]), 10, 64); err == nil {
+		return time.UnixMilli(ms)
+	}
+	return fallback
+}
 
 func hashOf(payload []byte) string {
 	if payload == nil {
@@ -150,7 +174,7 @@ func (g Guard) Begin(ctx context.Context, key string, payload []byte) (Claim, er
 	if err != nil {
 		return Claim{}, fmt.Errorf("idempotency: begin %s: %w", key, err)
 	}
-	return Claim{State: Started, Until: until, token: token, end: time.Now().Add(until.Sub(now))}, nil
+	return started(token, until, now), nil
 }
 
 // found reads the record that refused a claim.
@@ -169,17 +193,10 @@ func (g Guard) found(key string, it map[string]types.AttributeValue, hash, token
 		return Claim{State: Done, Result: text("result")}, nil
 	}
 	if text("claim") == token {
-		until := now.Add(g.Hold)
-		if ms, err := strconv.ParseInt(numberOf(it["holdUntil"]), 10, 64); err == nil {
-			until = time.UnixMilli(ms)
-		}
-		return Claim{State: Started, Until: until, token: token, end: time.Now().Add(until.Sub(now))}, nil
+		return started(token, holdOf(it, now.Add(g.Hold)), now), nil
 	}
-	until := now // no record any more: gone between the condition and now
-	if ms, err := strconv.ParseInt(numberOf(it["holdUntil"]), 10, 64); err == nil {
-		until = time.UnixMilli(ms)
-	}
-	return Claim{State: Busy, Until: until}, nil
+	// no holdUntil: the record went between the condition and its reading
+	return Claim{State: Busy, Until: holdOf(it, now)}, nil
 }
 
 func numberOf(v types.AttributeValue) string {
@@ -196,7 +213,10 @@ const hashAttr = "payloadHash"
 // End marks key's work done, recording its result (which a later Begin or
 // Once returns). It writes the whole completed record, so that it stands
 // even where the claim was released meanwhile.
-func (g Guard) End(ctx context.Context, key, result string) error {
+func (g Guard) End(ctx context.Context, key, result string) error { return g.end(ctx, key, result, "") }
+
+// end is End, keeping the payload's hash in a record it makes anew.
+func (g Guard) end(ctx context.Context, key, result, hash string) error {
 	g = g.defaults()
 	names := map[string]string{"#status": "status", "#result": "result", "#ttl": g.TTLAttribute}
 	values := map[string]types.AttributeValue{
@@ -204,6 +224,10 @@ func (g Guard) End(ctx context.Context, key, result string) error {
 		":true": &types.AttributeValueMemberBOOL{Value: true}, ":ttl": g.expires(g.clock(ctx).Now()),
 	}
 	set := "SET #status = :done, #result = :r, derived = :true, #ttl = if_not_exists(#ttl, :ttl)"
+	if hash != "" {
+		set += ", #hash = if_not_exists(#hash, :hash)"
+		names["#hash"], values[":hash"] = hashAttr, &types.AttributeValueMemberS{Value: hash}
+	}
 	if g.ItemType != "" {
 		set += ", itemType = :type"
 		values[":type"] = &types.AttributeValueMemberS{Value: g.ItemType}
@@ -248,8 +272,8 @@ func (g Guard) abort(ctx context.Context, key, token string) error {
 
 // Acquire is Begin, and when another attempt holds the key, waits for its
 // hold to end and begins again — once, and only when the hold ends within
-// this attempt's budget: its context's deadline less a second to do the
-// work, or Hold without a deadline. In a stream consumer a record is
+// this attempt's budget: its context's deadline less MinRun to do the
+// work, or Hold plus MinRun without a deadline. In a stream consumer a record is
 // delivered to one invocation at a time, so a held key found by a
 // delivery is nearly always the claim of an attempt that crashed; waiting
 // it out delays the effect instead of failing the batch (whose retries
@@ -264,18 +288,18 @@ func (g Guard) Acquire(ctx context.Context, key string, payload []byte) (Claim, 
 	d := g.defaults()
 	clk := d.clock(ctx)
 	wait := c.Until.Sub(clk.Now()) + skew
-	budget := d.Hold + minRun // no deadline: a claim holds Hold at most
+	budget := d.Hold + d.minRun() // no deadline: a claim holds Hold at most
 	if dl, ok := ctx.Deadline(); ok {
-		budget = time.Until(dl) - minRun
+		budget = time.Until(dl) - d.minRun()
 	}
 	if wait > budget {
-		return Claim{}, fmt.Errorf("%w (%s, held until %s)", ErrInProgress, key, c.Until.UTC().Format(time.RFC3339Nano))
+		return Claim{}, busy(key, c.Until)
 	}
 	if err := clk.Sleep(ctx, wait); err != nil {
 		return Claim{}, fmt.Errorf("idempotency: waiting out the hold of %s: %w", key, err)
 	}
 	if c, err = g.Begin(ctx, key, payload); err == nil && c.State == Busy {
-		return Claim{}, fmt.Errorf("%w (%s, held until %s)", ErrInProgress, key, c.Until.UTC().Format(time.RFC3339Nano))
+		return Claim{}, busy(key, c.Until)
 	}
 	return c, err
 }
@@ -306,7 +330,7 @@ func (g Guard) Once(ctx context.Context, key string, payload []byte, effect func
 	if err != nil {
 		return Outcome{}, errors.Join(err, g.abort(context.WithoutCancel(ctx), key, c.token))
 	}
-	if err := g.End(context.WithoutCancel(ctx), key, result); err != nil {
+	if err := g.end(context.WithoutCancel(ctx), key, result, hashOf(payload)); err != nil {
 		return Outcome{}, fmt.Errorf("idempotency: the effect of %s ran but could not be marked done (a retry after the hold runs it again): %w", key, err)
 	}
 	return Outcome{Result: result}, nil

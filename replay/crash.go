@@ -133,7 +133,13 @@ func APIOption(stack *middleware.Stack) error {
 		}), middleware.After)
 }
 
-// runClock is a delivery's time as idempotency Guards see it
+// noDeadline is a context without its parent's deadline, with its
+// cancellation and values.
+type noDeadline struct{ context.Context }
+
+func (noDeadline) Deadline() (time.Time, bool) { return time.Time{}, false }
+
+// runClock is a delivery lane's time as idempotency Guards see it
 // (idempotency.Clock, given to every handler call): real time plus all
 // that Guards have waited in it. A crashed call leaves its claims held, as
 // a Lambda that died mid-invocation does; the next delivery's Guard waits

@@ -108,14 +108,24 @@ func (e *effects) mark(ctx context.Context, r events.DynamoDBEventRecord, once b
 }
 
 func (e *effects) notify(ctx context.Context, r events.DynamoDBEventRecord, withKey bool) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.url, strings.NewReader(r.EventID))
+	key := ""
+	if withKey {
+		key = r.EventID
+	}
+	return hook(ctx, e.http, e.url, r, key)
+}
+
+// hook posts the record's webhook (its eventID as the body), with key as
+// its Idempotency-Key unless that is "".
+func hook(ctx context.Context, client *http.Client, url string, r events.DynamoDBEventRecord, key string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(r.EventID))
 	if err != nil {
 		return err
 	}
-	if withKey {
-		req.Header.Set("Idempotency-Key", r.EventID)
+	if key != "" {
+		req.Header.Set("Idempotency-Key", key)
 	}
-	resp, err := e.http.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return err
 	}

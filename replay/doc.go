@@ -31,9 +31,12 @@
 // fails for it unless the Target says its handler makes no requests
 // (NoRequests). A crashed call leaves what it claimed held, as a Lambda
 // that died mid-invocation does; every handler call gets a Clock for
-// idempotency Guards (idempotency.WithClock) in which waiting out such a
-// hold costs no real time, so a Guard's takeover is proven as fast as any
-// other schedule.
+// idempotency Guards (idempotency.WithClock), one per lane, in which
+// waiting out such a hold costs no real time. Handler calls see no deadline
+// of the context given to Check (a Lambda invocation's deadline is its own;
+// one shared by every call would hold a crashed call's claim until the
+// deadline the next call must finish by), though they end when it is
+// cancelled.
 //
 // The baseline is the stream delivered once, in order (AsCaptured). Check
 // compares every run with it, so it proves a handler gives the same result

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -45,22 +46,10 @@ func onceSetup() (opts dynamodb.Options, table string, receiver *hooks, webhookU
 	}
 }
 
-// post sends the record's webhook with its eventID as the Idempotency-Key.
+// post sends the record's webhook with its eventID as the Idempotency-Key
+// (the receiver dedupes the one window Do cannot close).
 func post(ctx context.Context, client *http.Client, url string, r events.DynamoDBEventRecord) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(r.EventID))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Idempotency-Key", idempotency.Key(r)) // the receiver dedupes the one window Do cannot close
-	resp, err := client.Do(req)
-	if err != nil {
-		return err
-	}
-	resp.Body.Close()
-	if resp.StatusCode >= 300 {
-		return fmt.Errorf("webhook: %s", resp.Status)
-	}
-	return nil
+	return hook(ctx, client, url, r, idempotency.Key(r))
 }
 
 // A webhook once per record, with idempotency.Guard.Do, proven under
@@ -73,7 +62,8 @@ func post(ctx context.Context, client *http.Client, url string, r events.DynamoD
 func ExampleCheck_onceOnly() {
 	opts, table, receiver, webhookURL, ev, cleanup := onceSetup()
 	defer cleanup()
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // a test's deadline is not the calls'
+	defer cancel()
 
 	// readme: begin
 	// Clients the kit can crash between two requests (outside a replay they only pass requests on).

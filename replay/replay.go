@@ -133,6 +133,14 @@ type Schedule struct {
 	// start, which differs from run to run: such runs do not repeat
 	// exactly for a seed.
 	CrashBetweenRequests bool
+	// CrashSampled makes CrashBetweenRequests crash a batch at sampled
+	// points instead of after every request in turn: after its first
+	// request, then each time up to twice as far along as the last crash
+	// (1, 2, 4, 7, …, drawn from the schedule's seed), so a batch whose
+	// calls make r requests costs O(log r) calls instead of r. Schedules
+	// sets it, over batches of up to 20 records; Fixed's crash schedule,
+	// in batches of one, tries every point.
+	CrashSampled bool
 	// ParallelizationFactor (1–10; 0 is 1) spreads the records over that
 	// many lanes by partition key, as Lambda does, and delivers the lanes
 	// at the same time, each in order with its own batches and failures:
@@ -176,7 +184,9 @@ func (s Schedule) Describe() string {
 	if s.FailAfterEffects {
 		parts = append(parts, "each batch's first call fails after its effects")
 	}
-	if s.CrashBetweenRequests {
+	if s.CrashBetweenRequests && s.CrashSampled {
+		parts = append(parts, "crashes between requests, sampled")
+	} else if s.CrashBetweenRequests {
 		parts = append(parts, "crashes between requests")
 	}
 	if s.ParallelizationFactor > 1 {
@@ -239,7 +249,7 @@ const MaxCrashes = 200
 // batches of 1 to a maximum drawn from 1–20; each delivers the whole
 // stream twice with probability ½, injects failures at a rate of 0,
 // 10% or 30%, one drawn per schedule, and crashes between requests with
-// probability ¼.
+// probability ¼ (at sampled points: CrashSampled).
 func Schedules(seed uint64, n int) []Schedule {
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
 	crashes := rand.New(rand.NewPCG(seed, 0xc4a5)) // its own source: the other draws stay as they were
@@ -254,6 +264,7 @@ func Schedules(seed uint64, n int) []Schedule {
 			FailureRate:   []float64{0, 0.1, 0.3}[rng.IntN(3)],
 		}
 		s.CrashBetweenRequests = crashes.IntN(4) == 0
+		s.CrashSampled = s.CrashBetweenRequests
 		s.Name = fmt.Sprintf("random #%d (seed %d)", i+1, s.Seed)
 		out[i] = s
 	}
@@ -452,7 +463,7 @@ func Deliver(ctx context.Context, ev events.DynamoDBEvent, t Target, s Schedule)
 	if err != nil {
 		return Stats{}, err
 	}
-	d := delivery{h: t.Handler, s: s, policy: stream.Policy{MaxRetries: retries, Bisect: !t.OnFailure.NoBisect}, attempts: attempts, clock: &runClock{}}
+	d := delivery{h: t.Handler, s: s, policy: stream.Policy{MaxRetries: retries, Bisect: !t.OnFailure.NoBisect}, attempts: attempts}
 	if t.Source == nil {
 		return d.deliver(ctx, ev)
 	}
@@ -516,8 +527,7 @@ type delivery struct {
 	s        Schedule
 	policy   stream.Policy
 	attempts int
-	src      *history  // the source table moved through the stream, or nil
-	clock    *runClock // the Guards' time in the handler calls
+	src      *history // the source table moved through the stream, or nil
 }
 
 // pending is records of a batch still to hand over, with the handler's own
@@ -535,6 +545,11 @@ type pending struct {
 // dead letters.
 func (d delivery) lane(ctx context.Context, recs []events.DynamoDBEventRecord, lane int, rng *rand.Rand) (Stats, error) {
 	var st Stats
+	// The lane's calls see the lane's own time (a Guard's wait moves it)
+	// and no deadline of the test's: each Lambda invocation has its own,
+	// and one shared by every call would hold a crashed call's claim until
+	// the very deadline the next call must finish by.
+	ctx = idempotency.WithClock(noDeadline{ctx}, &runClock{})
 	maxBatch := d.s.MaxBatch
 	if maxBatch <= 0 {
 		maxBatch = 100
@@ -564,7 +579,11 @@ func (d delivery) lane(ctx context.Context, recs []events.DynamoDBEventRecord, l
 			case o.crashed:
 				st.Crashes++
 				p.crashes++
-				p.crashAfter++
+				if d.s.CrashSampled {
+					p.crashAfter += 1 + rng.IntN(p.crashAfter)
+				} else {
+					p.crashAfter++
+				}
 				if p.crashes >= MaxCrashes {
 					p.crashAfter = 0
 				}
@@ -632,7 +651,7 @@ func (d delivery) call(ctx context.Context, batch []events.DynamoDBEventRecord, 
 		return outcome{failedAt: 0}, nil
 	}
 	st.RecordsDelivered += len(batch)
-	hctx, reason := stream.WithFailureReasons(idempotency.WithClock(ctx, d.clock))
+	hctx, reason := stream.WithFailureReasons(ctx)
 	if crashAfter > 0 {
 		hctx = context.WithValue(hctx, crashKey{}, &crashPoint{after: crashAfter})
 	}
@@ -789,7 +808,7 @@ func (r Report) CrashedNothing() []Run {
 }
 
 // uncrashed is why crash schedules that crashed nothing fail.
-const uncrashed = "no request went through replay.APIOption or replay.Transport, so no call could be crashed between two requests: build the handler's AWS clients with APIOption and its HTTP clients with Transport (or set Target.NoRequests for a handler that makes none)"
+const uncrashed = "the kit saw no request of the handler's (they are counted through replay.APIOption and replay.Transport), so no call could be crashed between two requests: build the handler's AWS clients with APIOption and its HTTP clients with Transport; a handler that makes no requests (it computes in memory, or every record is skipped) sets Target.NoRequests"
 
 // Differing returns the runs whose outcome differs from the baseline's.
 func (r Report) Differing() []Run {

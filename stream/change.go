@@ -1,7 +1,10 @@
 package stream
 
 import (
+	"errors"
 	"fmt"
+	"reflect"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -123,8 +126,49 @@ func (c Change) Derived() bool {
 	return ok && b.Value
 }
 
-// DecodeNew unmarshals the new image into v.
-func (c Change) DecodeNew(v any) error { return attributevalue.UnmarshalMap(c.New, v) }
+// ErrNoImage is the error of decoding an image a change does not have: the
+// new image of a removal, the old image of an insert, or either one of a
+// stream whose view type leaves it out.
+var ErrNoImage = errors.New("stream: the change has no such image")
 
-// DecodeOld unmarshals the old image into v.
-func (c Change) DecodeOld(v any) error { return attributevalue.UnmarshalMap(c.Old, v) }
+// DecodeNew unmarshals the new image into v (attributevalue's rules and
+// tags). A change without one (a removal) is an error wrapping ErrNoImage,
+// not a zero value; an attribute that does not fit v is named in the
+// error by its path (items[2].price).
+func (c Change) DecodeNew(v any) error { return c.decode("new", c.New, v) }
+
+// DecodeOld unmarshals the old image into v, as DecodeNew does the new one
+// (an insert has no old image: ErrNoImage).
+func (c Change) DecodeOld(v any) error { return c.decode("old", c.Old, v) }
+
+func (c Change) decode(which string, img map[string]types.AttributeValue, v any) error {
+	if img == nil {
+		return fmt.Errorf("%w: record %s (%s) has no %s image", ErrNoImage, c.EventID, c.Kind, which)
+	}
+	if err := attributevalue.UnmarshalMap(img, v); err != nil {
+		if path := failingPath(&types.AttributeValueMemberM{Value: img}, reflect.TypeOf(v)); path != "" {
+			return fmt.Errorf("stream: record %s: %s image: attribute %s: %w", c.EventID, which, strings.TrimPrefix(path, "."), err)
+		}
+		return fmt.Errorf("stream: record %s: %s image: %w", c.EventID, which, err)
+	}
+	return nil
+}
+
+// Images decodes a change's images into T: before is nil for an insert
+// (no old image), after nil for a removal (no new image), so a handler
+// reads what changed without asking which images there are.
+func Images[T any](c Change) (before, after *T, err error) {
+	if c.Old != nil {
+		before = new(T)
+		if err := c.DecodeOld(before); err != nil {
+			return nil, nil, err
+		}
+	}
+	if c.New != nil {
+		after = new(T)
+		if err := c.DecodeNew(after); err != nil {
+			return nil, nil, err
+		}
+	}
+	return before, after, nil
+}

@@ -216,3 +216,26 @@ func ExampleRunner_Health() {
 	// paused
 	// idle
 }
+
+// A handler reads both images of a change as its own type: before is nil
+// for an insert, after nil for a removal.
+func ExampleImages() {
+	type order struct {
+		Amount int `dynamodbav:"amount"`
+	}
+	rec := events.DynamoDBEventRecord{EventID: "ev-1", EventName: "MODIFY", Change: events.DynamoDBStreamRecord{
+		SequenceNumber: "1", Keys: map[string]events.DynamoDBAttributeValue{"PK": events.NewStringAttribute("ORDER#1")},
+		OldImage: map[string]events.DynamoDBAttributeValue{"amount": events.NewNumberAttribute("1250")},
+		NewImage: map[string]events.DynamoDBAttributeValue{"amount": events.NewNumberAttribute("1500")},
+	}}
+	c, err := stream.Decode(rec)
+	if err != nil {
+		panic(err)
+	}
+	before, after, err := stream.Images[order](c)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("amount changed by", after.Amount-before.Amount)
+	// Output: amount changed by 250
+}

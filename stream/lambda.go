@@ -22,14 +22,18 @@ import (
 // after the event source mapping's retries, sends it to the on-failure
 // destination. The handler's context ends a little before the
 // invocation's deadline (beforeDeadline). Only a payload that is not a
-// stream event, or a record without a sequence number (nothing to report
-// it by), fails the invocation.
+// DynamoDB stream event (StreamEvent says why: {}, an SQS or a Kinesis
+// event, a record without a sequence number to report it by) fails the
+// invocation, with an error that says so.
 func LambdaHandler(h Handler, dl DeadLetters, consumer string, log *slog.Logger) func(context.Context, json.RawMessage) (events.DynamoDBEventResponse, error) {
 	if log == nil {
 		log = slog.Default()
 	}
 	return func(ctx context.Context, payload json.RawMessage) (events.DynamoDBEventResponse, error) {
 		ev, bad, err := DecodeLambdaEvent(payload)
+		if err == nil {
+			err = StreamEvent(ev, bad)
+		}
 		if err != nil {
 			return events.DynamoDBEventResponse{}, err
 		}
@@ -78,6 +82,32 @@ func beforeDeadline(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithDeadline(ctx, d.Add(-margin))
 }
 
+// ErrNotStreamEvent is the error of an invocation payload that is not a
+// DynamoDB stream event (StreamEvent).
+var ErrNotStreamEvent = errors.New("stream: not a DynamoDB stream event")
+
+// StreamEvent checks that a decoded payload is what Lambda's event source
+// mapping for a DynamoDB stream sends: at least one record (it never sends
+// an empty batch: {} and {"hello":"world"} decode to none), each from
+// aws:dynamodb (an SQS or Kinesis event's records are not) with a sequence
+// number to report it by. The error wraps ErrNotStreamEvent and says what
+// is wrong; a handler that gets such a payload was wired to the wrong
+// event source, and failing the invocation says so at once.
+func StreamEvent(ev events.DynamoDBEvent, bad []BadRecord) error {
+	if len(ev.Records)+len(bad) == 0 {
+		return fmt.Errorf("%w: it has no Records (Lambda's event source mapping never sends an empty batch)", ErrNotStreamEvent)
+	}
+	for i, r := range ev.Records {
+		if r.EventSource != "" && r.EventSource != "aws:dynamodb" {
+			return fmt.Errorf("%w: record %d of %d comes from %q, not aws:dynamodb", ErrNotStreamEvent, i+1, len(ev.Records), r.EventSource)
+		}
+		if r.Change.SequenceNumber == "" {
+			return fmt.Errorf("%w: record %d of %d (eventID %q) has no dynamodb.SequenceNumber", ErrNotStreamEvent, i+1, len(ev.Records), r.EventID)
+		}
+	}
+	return nil
+}
+
 // BadRecord is a record of a Lambda event that does not decode.
 type BadRecord struct {
 	EventID, SequenceNumber, StreamARN string
@@ -92,8 +122,8 @@ type BadRecord struct {
 // gives, for every payload (differentially tested and fuzzed), read in one
 // pass over jsontext's tokens (BenchmarkLambdaDecode compares the
 // two).
-// The error is for a payload that is not a stream event at all, or a bad
-// record without a sequence number.
+// The error, which wraps ErrNotStreamEvent, is for a payload that is not a
+// stream event at all, or a bad record without a sequence number.
 func DecodeLambdaEvent(payload []byte) (events.DynamoDBEvent, []BadRecord, error) {
 	// The whole event in one pass over its tokens (decodeEvent: what
 	// aws-lambda-go's decoding gives); only a batch with
@@ -107,7 +137,7 @@ func DecodeLambdaEvent(payload []byte) (events.DynamoDBEvent, []BadRecord, error
 		Records []json.RawMessage `json:"Records"`
 	}
 	if err := json.Unmarshal(payload, &raw); err != nil {
-		return events.DynamoDBEvent{}, nil, fmt.Errorf("stream: not a DynamoDB stream event: %w", err)
+		return events.DynamoDBEvent{}, nil, fmt.Errorf("%w: %w", ErrNotStreamEvent, err)
 	}
 	ev = events.DynamoDBEvent{Records: make([]events.DynamoDBEventRecord, 0, len(raw.Records))}
 	var bad []BadRecord
@@ -126,7 +156,7 @@ func DecodeLambdaEvent(payload []byte) (events.DynamoDBEvent, []BadRecord, error
 			} `json:"dynamodb"`
 		}
 		if json.Unmarshal(r, &id) != nil || id.Change.SequenceNumber == "" {
-			return events.DynamoDBEvent{}, nil, fmt.Errorf("stream: record %d of %d: %v, and no sequence number to report it by", i+1, len(raw.Records), err)
+			return events.DynamoDBEvent{}, nil, fmt.Errorf("%w: record %d of %d: %v, and no sequence number to report it by", ErrNotStreamEvent, i+1, len(raw.Records), err)
 		}
 		bad = append(bad, BadRecord{EventID: id.EventID, SequenceNumber: id.Change.SequenceNumber, StreamARN: id.StreamARN, Raw: r,
 			Err: fmt.Errorf("stream: record %s cannot be decoded: %w", id.EventID, err)})

@@ -3,6 +3,7 @@ package stream_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -52,8 +53,41 @@ func TestLambdaHandlerIsolatesUndecodableRecords(t *testing.T) {
 	// Not a stream event, or nothing to report a bad record by: the
 	// invocation fails.
 	for _, p := range []string{`[]`, `{"Records":[{"dynamodb":{"Keys":{"PK":{}}}}]}`} {
-		if _, err := stream.LambdaHandler(h, dl, "projector", nil)(context.Background(), json.RawMessage(p)); err == nil {
-			t.Errorf("%s: no error", p)
+		if _, err := stream.LambdaHandler(h, dl, "projector", nil)(context.Background(), json.RawMessage(p)); !errors.Is(err, stream.ErrNotStreamEvent) {
+			t.Errorf("%s: %v, want ErrNotStreamEvent", p, err)
 		}
+	}
+}
+
+// A payload of another event source (or of none) fails the invocation
+// with an error that says so, and the handler is not called: {} and
+// {"hello":"world"} decode to an empty batch, which Lambda never sends; an
+// SQS event's records decode as DynamoDB records with nothing in them.
+func TestLambdaHandlerRefusesOtherEvents(t *testing.T) {
+	called := false
+	h := func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+		called = true
+		return events.DynamoDBEventResponse{}, nil
+	}
+	sqs := `{"Records":[{"messageId":"059f36b4-87a3-44ab-83d2-661975830a7d","receiptHandle":"AQEBwJnKyrHigUMZj6rYigCgxlaS3SLy0a",` +
+		`"body":"test","attributes":{"ApproximateReceiveCount":"1"},"messageAttributes":{},"md5OfBody":"098f6bcd4621d373cade4e832627b4f6",` +
+		`"eventSource":"aws:sqs","eventSourceARN":"arn:aws:sqs:us-east-2:123456789012:my-queue","awsRegion":"us-east-2"}]}`
+	kinesis := `{"Records":[{"kinesis":{"partitionKey":"1","data":"SGVsbG8=","sequenceNumber":"4959"},"eventSource":"aws:kinesis","eventID":"shardId-000000000006:4959"}]}`
+	for name, p := range map[string]string{"{}": `{}`, "hello": `{"hello":"world"}`, "null": `null`, "empty batch": `{"Records":[]}`,
+		"SQS": sqs, "Kinesis": kinesis, "no sequence number": `{"Records":[{"eventID":"x","eventName":"INSERT","dynamodb":{"Keys":{"PK":{"S":"a"}}}}]}`} {
+		_, err := stream.LambdaHandler(h, nil, "c", nil)(context.Background(), json.RawMessage(p))
+		if !errors.Is(err, stream.ErrNotStreamEvent) {
+			t.Errorf("%s: %v, want ErrNotStreamEvent", name, err)
+		}
+		if err != nil && name == "SQS" && !strings.Contains(err.Error(), `"aws:sqs"`) {
+			t.Errorf("SQS: %v does not name the event source", err)
+		}
+	}
+	if called {
+		t.Error("the handler was called with a payload that is no stream event")
+	}
+	// A record without eventSource (made by hand in a test) passes.
+	if _, err := stream.LambdaHandler(h, nil, "c", nil)(context.Background(), json.RawMessage(`{"Records":[{"eventID":"e1","eventName":"INSERT","dynamodb":{"Keys":{"PK":{"S":"a"}},"SequenceNumber":"1"}}]}`)); err != nil || !called {
+		t.Errorf("a record without eventSource: %v (called %v)", err, called)
 	}
 }

@@ -16,9 +16,18 @@ type SkipFunc func(events.DynamoDBEventRecord) bool
 // items that carry derived = true — the new image's, or for a removal the
 // old image's. Mark what your consumer writes that way, or give the Runner
 // a SkipFunc of your own (SkipNone to see every record). In Lambda the
-// same guard is the event source mapping's FilterCriteria (see
-// infra/template.yaml), which saves the invocations too; Skip applies it
-// inside a handler.
+// same guard is the event source mapping's FilterCriteria, which saves the
+// invocations too: these four patterns (a record passes when any one
+// matches; a removal has no NewImage, so its PK is absent there), as
+// examples/orders/template.yaml in the repository writes them:
+//
+//	{"dynamodb":{"NewImage":{"PK":{"S":[{"exists":true}]},"derived":{"BOOL":[{"exists":false}]}}}}
+//	{"dynamodb":{"NewImage":{"derived":{"BOOL":[false]}}}}
+//	{"dynamodb":{"NewImage":{"PK":{"S":[{"exists":false}]}},"OldImage":{"derived":{"BOOL":[{"exists":false}]}}}}
+//	{"dynamodb":{"NewImage":{"PK":{"S":[{"exists":false}]}},"OldImage":{"derived":{"BOOL":[false]}}}}
+//
+// (PK is the table's partition key attribute: put yours). Skip applies the
+// guard inside a handler, as a defence where a filter is missing.
 func SkipDerived(r events.DynamoDBEventRecord) bool {
 	img := r.Change.NewImage
 	if len(img) == 0 {

@@ -175,7 +175,7 @@ func TestConsumerBootstraps(t *testing.T) {
 	}
 	for _, f := range []*runtimeapi.Function{proj, notif} {
 		f.WaitLogs(5*time.Second, 2, `"DeadLettered":1`)
-		if len(emfLines(f, `"ColdStart":1`)) != 1 || len(emfLines(f, `"Records":2`, `"FailedRecords":0`, `"LagMs"`)) < 1 || len(emfLines(f, `"DeadLettered":1`)) != 2 {
+		if len(emfLines(f, `"ColdStart":1`)) != 1 || len(emfLines(f, `"Records":2`, `"FailedRecords":0`, `"IteratorAge"`)) < 1 || len(emfLines(f, `"DeadLettered":1`)) != 2 {
 			t.Errorf("consumer metrics missing:\n%s", strings.Join(emfLines(f), "\n"))
 		}
 	}

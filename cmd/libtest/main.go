@@ -12,13 +12,15 @@
 //
 // Usage (make test runs it):
 //
-//	go run ./cmd/libtest [-race stream,replay] [-keep]
+//	go run ./cmd/libtest [-race stream,replay]
 //
 // It works under .local/libtest (the proxy, the user module) with the
 // machine's module cache, so that the third-party packages the workspace
-// built are not built again; the library's modules are removed from that
-// cache before each run (only this command puts them there: they are not
-// published), so every run tests the code as it is now.
+// built are not built again. The modules are served as version
+// v0.1.0-libtest (their go.mods' requirements on one another rewritten to
+// it), which no release will ever be, so the machine's module cache never
+// holds a build of a real version; those entries are removed before each
+// run, so every run tests the code as it is now.
 package main
 
 import (
@@ -28,6 +30,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -41,8 +44,9 @@ import (
 	modzip "golang.org/x/mod/zip"
 )
 
-// version is what the library's go.mods require of one another.
-const version = "v0.1.0"
+// version is the version the modules are served as: a pre-release no tag
+// will ever have.
+const version = "v0.1.0-libtest"
 
 func main() {
 	race := flag.String("race", "", "comma-separated library modules (folder names) whose tests run with the race detector")
@@ -79,7 +83,7 @@ func run(race []string) error {
 		return err
 	}
 	for _, l := range libs {
-		if err := pack(proxy, l); err != nil {
+		if err := pack(proxy, l, libs); err != nil {
 			return err
 		}
 	}
@@ -152,8 +156,10 @@ func libraries(path string) ([]lib, error) {
 	return out, nil
 }
 
-// pack writes l as a proxy serves it: list, info, mod and zip.
-func pack(proxy string, l lib) error {
+// pack writes l as a proxy serves it (list, info, mod and zip), as
+// version, with its requirements on the other library modules at version
+// too.
+func pack(proxy string, l lib, libs []lib) error {
 	esc, err := module.EscapePath(l.path)
 	if err != nil {
 		return err
@@ -162,15 +168,31 @@ func pack(proxy string, l lib) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
+	gomod, err := rewrite(filepath.Join(l.dir, "go.mod"), libs)
+	if err != nil {
+		return err
+	}
+	checked, err := modzip.CheckDir(l.dir)
+	if err != nil {
+		return fmt.Errorf("pack %s: %w", l.dir, err)
+	}
+	var files []modzip.File
+	for _, disk := range checked.Valid { // paths on disk, under l.dir
+		rel, err := filepath.Rel(l.dir, disk)
+		if err != nil {
+			return err
+		}
+		f := file{path: filepath.ToSlash(rel), disk: disk}
+		if f.path == "go.mod" {
+			f.content = gomod
+		}
+		files = append(files, f)
+	}
 	var z bytes.Buffer
-	if err := modzip.CreateFromDir(&z, module.Version{Path: l.path, Version: version}, l.dir); err != nil {
+	if err := modzip.Create(&z, module.Version{Path: l.path, Version: version}, files); err != nil {
 		return fmt.Errorf("pack %s: %w", l.dir, err)
 	}
 	if err := onlyOwnFiles(z.Bytes(), l); err != nil {
-		return err
-	}
-	gomod, err := os.ReadFile(filepath.Join(l.dir, "go.mod"))
-	if err != nil {
 		return err
 	}
 	info, _ := json.Marshal(map[string]any{"Version": version, "Time": time.Now().UTC().Format(time.RFC3339)})
@@ -182,7 +204,60 @@ func pack(proxy string, l lib) error {
 	return nil
 }
 
-// onlyOwnFiles checks that the zip holds files of l only (CreateFromDir
+// rewrite is the go.mod at path with its requirements on the library's
+// modules at version.
+func rewrite(path string, libs []lib) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	f, err := modfile.Parse(path, b, nil)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range slices.Clone(f.Require) {
+		if slices.ContainsFunc(libs, func(l lib) bool { return l.path == r.Mod.Path }) {
+			if err := f.AddRequire(r.Mod.Path, version); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return f.Format()
+}
+
+// file is a module file for modzip.Create: from disk, or (go.mod) the
+// content given.
+type file struct {
+	path, disk string
+	content    []byte
+}
+
+func (f file) Path() string { return f.path }
+
+func (f file) Lstat() (fs.FileInfo, error) {
+	fi, err := os.Lstat(f.disk)
+	if err != nil || f.content == nil {
+		return fi, err
+	}
+	return sized{fi, int64(len(f.content))}, nil
+}
+
+func (f file) Open() (io.ReadCloser, error) {
+	if f.content != nil {
+		return io.NopCloser(bytes.NewReader(f.content)), nil
+	}
+	return os.Open(f.disk)
+}
+
+// sized is a file's information with another size (go.mod rewritten).
+type sized struct {
+	fs.FileInfo
+	size int64
+}
+
+func (s sized) Size() int64 { return s.size }
+
+// onlyOwnFiles checks that the zip holds files of l only (CheckDir
 // leaves nested modules out; this says what went in).
 func onlyOwnFiles(b []byte, l lib) error {
 	r, err := zip.NewReader(bytes.NewReader(b), int64(len(b)))
@@ -225,13 +300,13 @@ func userModule(dir string, libs []lib) error {
 // library (it is not published), and go.sum entries added as a test's
 // requirements need them (-mod=mod).
 func environment(proxy string) (env []string, cache string, err error) {
-	out, err := exec.Command("go", "env", "GOMODCACHE", "GOPROXY", "GOFLAGS").Output()
+	out, err := exec.Command("go", "env", "-json", "GOMODCACHE", "GOPROXY", "GOFLAGS").Output()
 	if err != nil {
 		return nil, "", fmt.Errorf("go env: %w", err)
 	}
-	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
-	if len(lines) != 3 || lines[0] == "" {
-		return nil, "", fmt.Errorf("go env: %q", out)
+	var goenv struct{ GOMODCACHE, GOPROXY, GOFLAGS string }
+	if err := json.Unmarshal(out, &goenv); err != nil || goenv.GOMODCACHE == "" {
+		return nil, "", fmt.Errorf("go env: %q (%v)", out, err)
 	}
 	env = slices.DeleteFunc(os.Environ(), func(kv string) bool {
 		k, _, _ := strings.Cut(kv, "=")
@@ -242,8 +317,8 @@ func environment(proxy string) (env []string, cache string, err error) {
 			env = append(env, "DYNAMODB_LOCAL_DIR="+dir)
 		}
 	}
-	return append(env, "GOWORK=off", "GOPROXY=file://"+filepath.ToSlash(proxy)+","+lines[1],
-		"GONOSUMDB=github.com/dynastream/*", "GOFLAGS="+strings.TrimSpace(lines[2]+" -mod=mod")), lines[0], nil
+	return append(env, "GOWORK=off", "GOPROXY=file://"+filepath.ToSlash(proxy)+","+goenv.GOPROXY,
+		"GONOSUMDB=github.com/dynastream/*", "GOFLAGS="+strings.TrimSpace(goenv.GOFLAGS+" -mod=mod")), goenv.GOMODCACHE, nil
 }
 
 // forget removes the library modules from the module cache (made

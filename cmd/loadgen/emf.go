@@ -36,7 +36,8 @@ type EMFConsumer struct {
 	Errors        int64 `json:"errors"`
 	DeadLettered  int64 `json:"deadLettered"`
 	Duration      Dist  `json:"durationMs"`
-	Lag           Dist  `json:"lagMs"`
+	// IteratorAge is Lambda's: the newest record's age at each call.
+	IteratorAge Dist `json:"iteratorAgeMs"`
 }
 
 // EMFWriter sums the writer's per-request metrics.
@@ -49,7 +50,7 @@ type EMFWriter struct {
 // readEMF reads the EMF lines of a log (other lines are skipped).
 func readEMF(r io.Reader) (*EMFReport, error) {
 	rep := &EMFReport{Consumers: map[string]EMFConsumer{}, Writer: EMFWriter{ByStatus: map[string]int64{}}}
-	durations, lags := map[string][]time.Duration{}, map[string][]time.Duration{}
+	durations, ages := map[string][]time.Duration{}, map[string][]time.Duration{}
 	var latencies []time.Duration
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64*1024), 4<<20)
@@ -74,7 +75,7 @@ func readEMF(r io.Reader) (*EMFReport, error) {
 				continue
 			}
 			switch name {
-			case "Records", "FailedRecords", "Errors", "DeadLettered", "DurationMs", "LagMs":
+			case "Records", "FailedRecords", "Errors", "DeadLettered", "DurationMs", "IteratorAge":
 				c := rep.Consumers[service]
 				for _, x := range vs {
 					switch name {
@@ -89,8 +90,8 @@ func readEMF(r io.Reader) (*EMFReport, error) {
 						c.DeadLettered += int64(x)
 					case "DurationMs":
 						durations[service] = append(durations[service], msDuration(x))
-					case "LagMs":
-						lags[service] = append(lags[service], msDuration(x))
+					case "IteratorAge":
+						ages[service] = append(ages[service], msDuration(x))
 					}
 				}
 				rep.Consumers[service] = c
@@ -108,7 +109,7 @@ func readEMF(r io.Reader) (*EMFReport, error) {
 		}
 	}
 	for service, c := range rep.Consumers {
-		c.Duration, c.Lag = dist(durations[service]), dist(lags[service])
+		c.Duration, c.IteratorAge = dist(durations[service]), dist(ages[service])
 		rep.Consumers[service] = c
 	}
 	rep.Writer.Latency = dist(latencies)
@@ -151,15 +152,16 @@ func msDuration(ms float64) time.Duration { return time.Duration(ms * float64(ti
 func (e *EMFReport) print(w io.Writer) {
 	fmt.Fprintf(w, "\nEMF metrics in the stack's log (the whole run, as CloudWatch would read them): %d lines, %d invalid\n", e.Lines, e.Invalid)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "consumer\tcalls\trecords\tfailed\terrors\tdead-lettered\tduration p50\tduration p99\tlag p99\t")
+	fmt.Fprintln(tw, "consumer\tcalls\trecords\tfailed\terrors\tdead-lettered\tduration p50\tduration p99\titerator age p99\t")
 	for _, name := range slices.Sorted(maps.Keys(e.Consumers)) {
 		c := e.Consumers[name]
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t\n", name, c.Calls, c.Records, c.FailedRecords, c.Errors, c.DeadLettered,
-			fms(c.Duration.P50Ms), fms(c.Duration.P99Ms), fms(c.Lag.P99Ms))
+			fms(c.Duration.P50Ms), fms(c.Duration.P99Ms), fms(c.IteratorAge.P99Ms))
 	}
 	tw.Flush()
-	fmt.Fprintln(w, "(EMF's lag counts from each record's ApproximateCreationDateTime, which DynamoDB Local rounds down to the\n"+
-		"minute (AWS to the second): locally it reads up to 60 s high. The lag table above counts from each write's answer.)")
+	fmt.Fprintln(w, "(EMF's IteratorAge, Lambda's: the newest record's age when its batch reached the handler, from its\n"+
+		"ApproximateCreationDateTime, which DynamoDB Local rounds down to the minute (AWS to the second): locally it reads\n"+
+		"up to 60 s high. The lag table above counts from each write's answer to its derived item.)")
 	fmt.Fprintf(w, "writer: %d requests", e.Writer.Requests)
 	for _, s := range slices.Sorted(maps.Keys(e.Writer.ByStatus)) {
 		fmt.Fprintf(w, ", %s: %d", s, e.Writer.ByStatus[s])

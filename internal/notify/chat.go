@@ -231,8 +231,10 @@ func (c *Chat) close(ctx context.Context, cl closure) error {
 			mine, err := c.Store.CloseConnectionIn(ctx, conn, cl.RoomID)
 			if err == nil && mine {
 				if err = c.Pusher.Close(ctx, conn.ConnectionID); err == nil || errors.Is(err, push.ErrGone) {
-					c.Closed.Add(1)
-					_, err = c.Store.DeleteConnectionIn(ctx, conn, cl.RoomID)
+					var deleted bool
+					if deleted, err = c.Store.DeleteConnectionIn(ctx, conn, cl.RoomID); deleted {
+						c.Closed.Add(1)
+					}
 				}
 			}
 			if err != nil {

@@ -264,7 +264,9 @@ func (e *Effects) sendOnce(ctx context.Context, key string, m mail.Message) erro
 	if timeout == 0 || timeout >= hold {
 		timeout = min(DefaultSendTimeout, hold/2)
 	}
-	_, err := e.Store.OnceGuard(e.Now, hold, keep).Once(ctx, key, nil, func(ctx context.Context) (string, error) {
+	g := e.Store.OnceGuard(e.Now, hold, keep)
+	g.MinRun = timeout + time.Second // a send taken over after a wait gets its whole timeout
+	_, err := g.Once(ctx, key, nil, func(ctx context.Context) (string, error) {
 		m.IdempotencyKey = key
 		sctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()

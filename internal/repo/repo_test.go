@@ -73,3 +73,22 @@ func TestREADMEOnceOnlyExampleIsATest(t *testing.T) {
 		t.Fatalf("README.md does not show replay/once_test.go's example as it is:\n%s", block)
 	}
 }
+
+// stream.SkipDerived's documentation gives the loop guard's FilterCriteria
+// patterns; the one-consumer template uses exactly those.
+func TestSkipDerivedDocumentsTheTemplatesFilter(t *testing.T) {
+	var doc, tmpl []string
+	for _, line := range strings.Split(read(t, "stream/skip.go"), "\n") {
+		if p, ok := strings.CutPrefix(line, "//\t{\"dynamodb\""); ok {
+			doc = append(doc, `{"dynamodb"`+p)
+		}
+	}
+	for _, line := range strings.Split(read(t, "examples/orders/template.yaml"), "\n") {
+		if p, ok := strings.CutPrefix(strings.TrimSpace(line), "- Pattern: '"); ok {
+			tmpl = append(tmpl, strings.TrimSuffix(p, "'"))
+		}
+	}
+	if len(doc) == 0 || strings.Join(doc, "\n") != strings.Join(tmpl, "\n") {
+		t.Fatalf("stream/skip.go documents\n%s\nexamples/orders/template.yaml filters\n%s", strings.Join(doc, "\n"), strings.Join(tmpl, "\n"))
+	}
+}

@@ -574,7 +574,10 @@ func (s *Store) ChatAudience(ctx context.Context, roomID string) (ChatAudience, 
 // deleted (DeleteConnectionIn). The mark (closing = roomID) keeps the
 // connection from moving to another room (MoveConnection refuses it), and
 // keeps it in the room's index, so a closure that crashed after closing
-// the socket and before deleting the item finds it again on its retry.
+// the socket and before deleting the item finds it again on its retry. A
+// closure that fails for good (its record dead-lettered) leaves the mark
+// until the connection's ttl: the socket is then refused a move, which is
+// what its user, removed from the room, should get anyway.
 func (s *Store) CloseConnectionIn(ctx context.Context, c chat.Connection, roomID string) (bool, error) {
 	_, err := s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(s.Table), Key: ConnectionKey(c.ConnectionID).AV(),
 		UpdateExpression:          aws.String("SET closing = :r"),

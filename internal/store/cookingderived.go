@@ -108,7 +108,8 @@ type CookingApplied struct {
 	Recipe cooking.Recipe
 	// Raised are the weeks whose count a delta raises, applied now or by
 	// an earlier delivery: the weeks whose top 10 to check (again, after a
-	// crash between the counts and the check).
+	// crash between the counts and the check; a duplicate costs one more
+	// top-10 query, which reads the week as it stands then).
 	Raised []string
 }
 

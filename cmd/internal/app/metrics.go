@@ -21,7 +21,7 @@ func EMF(service string) *emf.Logger {
 }
 
 // ConsumerMetrics is a consumer's metrics hook: one EMF line per handler
-// call (consumer.EMF: Records, FailedRecords, Errors, DurationMs, LagMs, and
+// call (consumer.EMF: Records, FailedRecords, Errors, DurationMs, IteratorAge, and
 // ColdStart on a function's first invocation) and DeadLettered per dead
 // letter, in this project's namespace.
 func ConsumerMetrics(name string) *consumer.EMF {

@@ -10,7 +10,7 @@
 //	DEADLETTER_TABLE   where records that can never be handled go (required in Lambda;
 //	                   locally the default is a file, deadletters.jsonl)
 //	METRICS_NAMESPACE  CloudWatch namespace of the EMF metrics (default "orders")
-//	DYNAMODB_ENDPOINT  a local endpoint (DynamoDB Local); empty: AWS
+//	DYNAMODB_ENDPOINT  a local endpoint (DynamoDB Local: no AWS account or credentials needed); empty: AWS
 //	ADMIN_ADDR         the runner's admin endpoint (default 127.0.0.1:9300; "" for none)
 //	CHECKPOINT_TABLE   the runner's checkpoints (default <ORDERS_TABLE>-checkpoints)
 package main
@@ -33,6 +33,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 
 	"github.com/dynastream/dynastream/consumer"
+	"github.com/dynastream/dynastream/ddblocal"
 	"github.com/dynastream/dynastream/examples/orders"
 	"github.com/dynastream/dynastream/stream"
 )
@@ -81,16 +82,11 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	cfg, err := config.LoadDefaultConfig(ctx)
+	db, streams, err := clients(ctx, s.endpoint)
 	if err != nil {
 		log.Error("AWS configuration", "err", err)
 		os.Exit(1)
 	}
-	db := dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) {
-		if s.endpoint != "" {
-			o.BaseEndpoint = aws.String(s.endpoint)
-		}
-	})
 	p := &orders.Totals{DB: db, Table: s.table}
 	metrics := &consumer.EMF{Namespace: s.namespace}
 	var dl stream.DeadLetters = &stream.FileDeadLetters{Path: "deadletters.jsonl"}
@@ -103,20 +99,31 @@ func main() {
 		consumer.Start(p.Handler(), consumer.Options{Name: Name, DeadLetters: dl, Observe: metrics.Observe, Logger: log})
 		return
 	}
-	if err := run(ctx, log, s, cfg, db, p, dl, metrics); err != nil {
+	if err := run(ctx, log, s, db, streams, p, dl, metrics); err != nil {
 		log.Error("runner", "err", err)
 		os.Exit(1)
 	}
 }
 
+// clients are the DynamoDB and Streams clients: for a local endpoint
+// (DynamoDB Local) ddblocal's, which need no AWS account (fixed
+// credentials and region, response checksums off); otherwise from the
+// default configuration (in Lambda, the function's role).
+func clients(ctx context.Context, endpoint string) (*dynamodb.Client, *dynamodbstreams.Client, error) {
+	if endpoint != "" {
+		db, streams := ddblocal.Clients(endpoint)
+		return db, streams, nil
+	}
+	cfg, err := config.LoadDefaultConfig(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return dynamodb.NewFromConfig(cfg), dynamodbstreams.NewFromConfig(cfg), nil
+}
+
 // run consumes the table's stream with a Runner: the same handler, the
 // same metrics, checkpoints in a table of their own, the admin endpoint.
-func run(ctx context.Context, log *slog.Logger, s settings, cfg aws.Config, db *dynamodb.Client, p *orders.Totals, dl stream.DeadLetters, metrics *consumer.EMF) error {
-	streams := dynamodbstreams.NewFromConfig(cfg, func(o *dynamodbstreams.Options) {
-		if s.endpoint != "" {
-			o.BaseEndpoint = aws.String(s.endpoint)
-		}
-	})
+func run(ctx context.Context, log *slog.Logger, s settings, db *dynamodb.Client, streams *dynamodbstreams.Client, p *orders.Totals, dl stream.DeadLetters, metrics *consumer.EMF) error {
 	desc, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(s.table)})
 	if err != nil {
 		return fmt.Errorf("the orders table: %w", err)
