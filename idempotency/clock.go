@@ -3,6 +3,8 @@ package idempotency
 import (
 	"context"
 	"time"
+
+	"github.com/dynastream/dynastream/awserr"
 )
 
 // Clock is the time a Guard reads, and waits in, within one context.
@@ -32,19 +34,7 @@ type wallClock struct{ now func() time.Time }
 
 func (w wallClock) Now() time.Time { return w.now() }
 
-func (wallClock) Sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
+func (wallClock) Sleep(ctx context.Context, d time.Duration) error { return awserr.SleepCtx(ctx, d) }
 
 // clock is the Clock of ctx, or the Guard's own.
 func (g Guard) clock(ctx context.Context) Clock {

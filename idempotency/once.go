@@ -73,6 +73,7 @@ type Claim struct {
 
 	token string    // this attempt's claim, for Started
 	end   time.Time // when the hold ends in real time, for Started
+	hash  string    // the payload's, for Started
 }
 
 // Outcome is what Once did.
@@ -105,8 +106,8 @@ func busy(key string, until time.Time) error {
 
 // started is the Claim of an attempt that holds the key until until (in
 // the Guard's clock, which says now).
-func started(token string, until, now time.Time) Claim {
-	return Claim{State: Started, Until: until, token: token, end: time.Now().Add(until.Sub(now))}
+func started(token, hash string, until, now time.Time) Claim {
+	return Claim{State: Started, Until: until, token: token, hash: hash, end: time.Now().Add(until.Sub(now))}
 }
 
 // holdOf is a record's holdUntil, or fallback when it has none.
@@ -174,7 +175,7 @@ func (g Guard) Begin(ctx context.Context, key string, payload []byte) (Claim, er
 	if err != nil {
 		return Claim{}, fmt.Errorf("idempotency: begin %s: %w", key, err)
 	}
-	return started(token, until, now), nil
+	return started(token, hash, until, now), nil
 }
 
 // found reads the record that refused a claim.
@@ -193,7 +194,7 @@ func (g Guard) found(key string, it map[string]types.AttributeValue, hash, token
 		return Claim{State: Done, Result: text("result")}, nil
 	}
 	if text("claim") == token {
-		return started(token, holdOf(it, now.Add(g.Hold)), now), nil
+		return started(token, hash, holdOf(it, now.Add(g.Hold)), now), nil
 	}
 	// no holdUntil: the record went between the condition and its reading
 	return Claim{State: Busy, Until: holdOf(it, now)}, nil
@@ -330,7 +331,7 @@ func (g Guard) Once(ctx context.Context, key string, payload []byte, effect func
 	if err != nil {
 		return Outcome{}, errors.Join(err, g.abort(context.WithoutCancel(ctx), key, c.token))
 	}
-	if err := g.end(context.WithoutCancel(ctx), key, result, hashOf(payload)); err != nil {
+	if err := g.end(context.WithoutCancel(ctx), key, result, c.hash); err != nil {
 		return Outcome{}, fmt.Errorf("idempotency: the effect of %s ran but could not be marked done (a retry after the hold runs it again): %w", key, err)
 	}
 	return Outcome{Result: result}, nil

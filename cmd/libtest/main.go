@@ -16,15 +16,16 @@
 //
 // It works under .local/libtest (the proxy, the user module) with the
 // machine's module cache, so that the third-party packages the workspace
-// built are not built again. The modules are served as version
-// v0.1.0-libtest (their go.mods' requirements on one another rewritten to
-// it), which no release will ever be, so the machine's module cache never
-// holds a build of a real version; those entries are removed before each
-// run, so every run tests the code as it is now.
+// built are not built again. The modules are served as a version of this
+// run's own, v0.1.0-libtest.<unix time> (their go.mods' requirements on
+// one another rewritten to it), which no release will ever be: the
+// machine's module cache never holds a build of a real version, and no
+// version is served with other contents than the module cache (and the
+// go command's index of it) already holds for it. Earlier runs' versions
+// are removed from the cache first.
 package main
 
 import (
-	"archive/zip"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -44,9 +45,12 @@ import (
 	modzip "golang.org/x/mod/zip"
 )
 
-// version is the version the modules are served as: a pre-release no tag
-// will ever have.
-const version = "v0.1.0-libtest"
+// versionPrefix starts the version the modules are served as: a
+// pre-release no tag will ever have, made unique per run (version).
+const versionPrefix = "v0.1.0-libtest"
+
+// version is this run's.
+var version = fmt.Sprintf("%s.%d", versionPrefix, time.Now().Unix())
 
 func main() {
 	race := flag.String("race", "", "comma-separated library modules (folder names) whose tests run with the race detector")
@@ -89,6 +93,11 @@ func run(race []string) error {
 	}
 	if err := userModule(user, libs); err != nil {
 		return err
+	}
+	for _, name := range race {
+		if name != "" && !slices.ContainsFunc(libs, func(l lib) bool { return l.dir == name }) {
+			return fmt.Errorf("-race %s: go.work has no library module in a folder of that name", name)
+		}
 	}
 	var plain, raced []string
 	for _, l := range libs {
@@ -192,9 +201,6 @@ func pack(proxy string, l lib, libs []lib) error {
 	if err := modzip.Create(&z, module.Version{Path: l.path, Version: version}, files); err != nil {
 		return fmt.Errorf("pack %s: %w", l.dir, err)
 	}
-	if err := onlyOwnFiles(z.Bytes(), l); err != nil {
-		return err
-	}
 	info, _ := json.Marshal(map[string]any{"Version": version, "Time": time.Now().UTC().Format(time.RFC3339)})
 	for name, b := range map[string][]byte{"list": []byte(version + "\n"), version + ".info": info, version + ".mod": gomod, version + ".zip": z.Bytes()} {
 		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
@@ -257,22 +263,6 @@ type sized struct {
 
 func (s sized) Size() int64 { return s.size }
 
-// onlyOwnFiles checks that the zip holds files of l only (CheckDir
-// leaves nested modules out; this says what went in).
-func onlyOwnFiles(b []byte, l lib) error {
-	r, err := zip.NewReader(bytes.NewReader(b), int64(len(b)))
-	if err != nil {
-		return err
-	}
-	prefix := l.path + "@" + version + "/"
-	for _, f := range r.File {
-		if !strings.HasPrefix(f.Name, prefix) {
-			return fmt.Errorf("pack %s: %s is outside the module", l.dir, f.Name)
-		}
-	}
-	return nil
-}
-
 // userModule writes a module that requires every library module and
 // imports each one's package, as a user's would.
 func userModule(dir string, libs []lib) error {
@@ -329,7 +319,11 @@ func forget(cache string, libs []lib) error {
 		if err != nil {
 			return err
 		}
-		for _, p := range []string{filepath.Join(cache, filepath.FromSlash(esc)+"@"+version), filepath.Join(cache, "cache", "download", filepath.FromSlash(esc))} {
+		old, err := filepath.Glob(filepath.Join(cache, filepath.FromSlash(esc)+"@"+versionPrefix+"*"))
+		if err != nil {
+			return err
+		}
+		for _, p := range append(old, filepath.Join(cache, "cache", "download", filepath.FromSlash(esc))) {
 			if err := removeReadOnly(p); err != nil {
 				return err
 			}

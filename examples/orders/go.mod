@@ -31,6 +31,7 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/sts v1.51.7 // indirect
 	github.com/aws/smithy-go v1.28.8 // indirect
 	github.com/dynastream/dynastream/attr v0.1.0 // indirect
+	github.com/dynastream/dynastream/awserr v0.1.0 // indirect
 	github.com/dynastream/dynastream/emf v0.1.0 // indirect
 	github.com/go-json-experiment/json v1.27.2 // indirect
 	github.com/google/go-cmp v0.7.0 // indirect
@@ -42,6 +43,7 @@ require (
 // included.
 replace (
 	github.com/dynastream/dynastream/attr => ../../attr
+	github.com/dynastream/dynastream/awserr => ../../awserr
 	github.com/dynastream/dynastream/consumer => ../../consumer
 	github.com/dynastream/dynastream/ddblocal => ../../ddblocal
 	github.com/dynastream/dynastream/emf => ../../emf
