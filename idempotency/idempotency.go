@@ -61,6 +61,10 @@ type Guard struct {
 	// default one second): give it what the effect needs, or a wait may
 	// leave the effect too little time and cut it off mid-request.
 	MinRun time.Duration
+	// OnWait, when set, is told before Acquire (and so Do and Once) waits
+	// out another attempt's hold on key for wait: to log it, since a wait
+	// of up to Hold is otherwise silent.
+	OnWait func(key string, wait time.Duration)
 	// ItemType, when set, is written as the record's itemType.
 	ItemType string
 	// Now is the clock of holds and expiry (default time.Now). It must

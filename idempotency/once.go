@@ -296,6 +296,9 @@ func (g Guard) Acquire(ctx context.Context, key string, payload []byte) (Claim, 
 	if wait > budget {
 		return Claim{}, busy(key, c.Until)
 	}
+	if d.OnWait != nil {
+		d.OnWait(key, wait)
+	}
 	if err := clk.Sleep(ctx, wait); err != nil {
 		return Claim{}, fmt.Errorf("idempotency: waiting out the hold of %s: %w", key, err)
 	}

@@ -204,7 +204,10 @@ func TestACrashedClaimIsTakenOver(t *testing.T) {
 		t.Fatalf("short budget: %d runs, %v; want ErrInProgress", runs, err)
 	}
 
-	// A context's Clock: the 30 s default hold is waited out in its time.
+	// A context's Clock: the 30 s default hold is waited out in its time,
+	// and OnWait is told.
+	var told time.Duration
+	g.OnWait = func(key string, wait time.Duration) { told = wait }
 	clk := &fakeClock{now: time.Now()}
 	cctx := idempotency.WithClock(ctx, clk)
 	if c, err := g.Begin(cctx, "c", nil); err != nil || c.State != idempotency.Started {
@@ -213,8 +216,8 @@ func TestACrashedClaimIsTakenOver(t *testing.T) {
 	if err := g.Do(cctx, "c", effect); err != nil || runs != 2 {
 		t.Fatalf("with a Clock: %d runs, %v", runs, err)
 	}
-	if clk.slept < 30*time.Second {
-		t.Fatalf("the Clock slept %v, want the 30 s hold", clk.slept)
+	if clk.slept < 30*time.Second || told != clk.slept {
+		t.Fatalf("the Clock slept %v, OnWait was told %v; want the 30 s hold, both", clk.slept, told)
 	}
 	if done, _ := g.Done(ctx, "c"); !done {
 		t.Fatal("c not done")

@@ -266,6 +266,9 @@ func (e *Effects) sendOnce(ctx context.Context, key string, m mail.Message) erro
 	}
 	g := e.Store.OnceGuard(e.Now, hold, keep)
 	g.MinRun = timeout + time.Second // a send taken over after a wait gets its whole timeout
+	g.OnWait = func(key string, wait time.Duration) {
+		e.logger().Warn("e-mail held by another attempt (a crash?); waiting for its hold to end", "key", key, "wait", wait.String())
+	}
 	_, err := g.Once(ctx, key, nil, func(ctx context.Context) (string, error) {
 		m.IdempotencyKey = key
 		sctx, cancel := context.WithTimeout(ctx, timeout)
