@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/dynastream/dynastream/stream"
+	"github.com/dynastream/dynastream/stream/filter"
 )
 
 // Options configure a consumer's Lambda entry point.
@@ -20,6 +21,12 @@ type Options struct {
 	// record is reported failed, so the event source mapping retries it
 	// and, after its retries, sends it to the on-failure destination.
 	DeadLetters stream.DeadLetters
+	// Filter is the event source mapping's FilterCriteria, applied again
+	// in the function as a defence: records it does not match are dropped
+	// before the handler (and before Skip). Give it the value the
+	// template's FilterCriteria is written from; the mapping filters first,
+	// and saves the invocation.
+	Filter filter.Criteria
 	// Skip is the loop guard (nil: stream.SkipDerived, items written with
 	// derived = true; stream.SkipNone to get every record). The event
 	// source mapping's filter should drop the same records before the
@@ -42,7 +49,7 @@ func Lambda(h stream.Handler, o Options) lambda.Handler {
 	if o.Observe != nil {
 		h = Instrument(h, o.Name, o.Observe)
 	}
-	return Raw(stream.LambdaHandler(stream.Skip(o.Skip, h), o.DeadLetters, o.Name, o.Logger))
+	return Raw(stream.LambdaHandler(stream.Filter(o.Filter, stream.Skip(o.Skip, h)), o.DeadLetters, o.Name, o.Logger))
 }
 
 // Start serves Lambda(h, o) under Lambda's runtime API; it never returns.

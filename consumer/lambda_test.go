@@ -11,6 +11,7 @@ import (
 	"github.com/dynastream/dynastream/consumer"
 	"github.com/dynastream/dynastream/emf"
 	"github.com/dynastream/dynastream/stream"
+	"github.com/dynastream/dynastream/stream/filter"
 )
 
 // payload is what Lambda hands a stream consumer: one good record, one
@@ -66,5 +67,26 @@ func TestLambda(t *testing.T) {
 	// a payload that is no stream event fails the invocation
 	if _, err := fn.Invoke(context.Background(), []byte(`[1,2]`)); err == nil {
 		t.Error("a payload that is no event was accepted")
+	}
+}
+
+// Options.Filter drops what the mapping's filter would have, before the
+// handler and before the loop guard: here only items whose PK is not D.
+func TestLambdaFilter(t *testing.T) {
+	var got []string
+	h := func(_ context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+		for _, r := range ev.Records {
+			got = append(got, r.EventID)
+		}
+		return events.DynamoDBEventResponse{}, nil
+	}
+	notD := filter.MustCriteria(`{"dynamodb":{"Keys":{"PK":{"S":[{"anything-but":"D"}]}}}}`)
+	fn := consumer.Lambda(h, consumer.Options{Name: "orders", DeadLetters: &stream.MemoryDeadLetters{}, Filter: notD, Skip: stream.SkipNone})
+	out, err := fn.Invoke(context.Background(), []byte(payload))
+	if err != nil || string(out) != `{"batchItemFailures":null}` {
+		t.Fatalf("answer %s, %v", out, err)
+	}
+	if strings.Join(got, ",") != "e1,e3" {
+		t.Errorf("the handler got %v, want e1,e3 (e2 does not decode, e4 is filtered out)", got)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/awslabs/goformation/v7"
 	"github.com/awslabs/goformation/v7/cloudformation"
@@ -20,6 +21,7 @@ import (
 	"github.com/dynastream/dynastream/internal/notify"
 	"github.com/dynastream/dynastream/internal/store"
 	"github.com/dynastream/dynastream/stream"
+	"github.com/dynastream/dynastream/stream/filter"
 )
 
 // open parses template.yaml, keeping intrinsic functions readable: Ref X
@@ -340,22 +342,25 @@ func rawTemplate(t *testing.T) any {
 	return v
 }
 
-// TestProjectorFilter evaluates the projector's filter patterns (with the
-// subset of Lambda's filter rules they use: value lists and exists on leaf
-// nodes) on the records the stream carries: core items pass, the
-// projector's own derived items do not. It checks the patterns say what is
-// meant; that Lambda evaluates them the same way is not verified here.
+// TestProjectorFilter: the projector's mapping filters with
+// stream.LoopGuard, the value the local runner and the function apply
+// (pattern for pattern), and that filter keeps core items and drops the
+// projector's own derived items, evaluated by package filter as Lambda
+// evaluates patterns.
 func TestProjectorFilter(t *testing.T) {
 	tmpl := open(t)
 	m, err := tmpl.GetLambdaEventSourceMappingWithName("ProjectorEventSourceMapping")
 	if err != nil {
 		t.Fatal(err)
 	}
-	patterns := filterPatterns(t, m)
+	c := criteria(t, m)
+	if d := cmp.Diff(stream.LoopGuard(store.AttrPK).Patterns(), c.Patterns()); d != "" {
+		t.Errorf("the template's filter is not stream.LoopGuard(%q) (-go +template):\n%s", store.AttrPK, d)
+	}
 	core := `{"PK":{"S":"ROOM#1"},"SK":{"S":"ROOM"}}`
 	coreFalse := `{"PK":{"S":"ROOM#1"},"SK":{"S":"X"},"derived":{"BOOL":false}}`
 	derived := `{"PK":{"S":"ROOM#1"},"SK":{"S":"ACTIVITY#1"},"derived":{"BOOL":true}}`
-	for _, c := range []struct {
+	for _, tc := range []struct {
 		name     string
 		old, new string
 		keep     bool
@@ -369,21 +374,22 @@ func TestProjectorFilter(t *testing.T) {
 		{"derived modify", derived, derived, false},
 		{"derived remove (TTL)", derived, "", false},
 	} {
-		keep := keeps(t, patterns, c.old, c.new)
-		if keep != c.keep {
-			t.Errorf("%s: kept=%v, want %v", c.name, keep, c.keep)
+		if keep := c.Match(record(t, tc.old, tc.new)); keep != tc.keep {
+			t.Errorf("%s: kept=%v, want %v", tc.name, keep, tc.keep)
 		}
 	}
 }
 
-// filterPatterns returns a mapping's filter patterns, parsed; it fails
-// the test when there are none.
-func filterPatterns(t *testing.T, m *lambdares.EventSourceMapping) []map[string]any {
+// criteria returns a mapping's FilterCriteria, parsed as Lambda would
+// (package filter: its syntax and limits); it fails the test when there
+// are none, or a pattern filters on anything but the dynamodb key (all a
+// DynamoDB mapping filters on, Lambda's documentation says).
+func criteria(t *testing.T, m *lambdares.EventSourceMapping) filter.Criteria {
 	t.Helper()
 	if m.FilterCriteria == nil || len(m.FilterCriteria.Filters) == 0 {
 		t.Fatal("no filter criteria")
 	}
-	var patterns []map[string]any
+	var patterns []string
 	for _, f := range m.FilterCriteria.Filters {
 		var p map[string]any
 		if err := json.Unmarshal([]byte(deref(f.Pattern)), &p); err != nil {
@@ -394,126 +400,65 @@ func filterPatterns(t *testing.T, m *lambdares.EventSourceMapping) []map[string]
 				t.Errorf("pattern filters on %q: DynamoDB mappings filter on the dynamodb key only", k)
 			}
 		}
-		patterns = append(patterns, p)
+		patterns = append(patterns, deref(f.Pattern))
 	}
-	return patterns
+	c, err := filter.ParseCriteria(patterns...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
-// keeps reports whether any of the patterns keeps a record with these
-// images ("" for none).
-func keeps(t *testing.T, patterns []map[string]any, old, new string) bool {
-	d := map[string]any{"Keys": map[string]any{"PK": map[string]any{"S": "ROOM#1"}}}
-	if old != "" {
-		d["OldImage"] = mustJSON(t, old)
-	}
-	if new != "" {
-		d["NewImage"] = mustJSON(t, new)
-	}
-	rec := map[string]any{"eventName": "MODIFY", "dynamodb": d}
-	for _, p := range patterns {
-		if match(p, rec) {
-			return true
+// record is a MODIFY record with these images (JSON; "" for none).
+func record(t *testing.T, old, new string) events.DynamoDBEventRecord {
+	image := func(s string) map[string]events.DynamoDBAttributeValue {
+		if s == "" {
+			return nil
 		}
+		var m map[string]events.DynamoDBAttributeValue
+		if err := json.Unmarshal([]byte(s), &m); err != nil {
+			t.Fatal(err)
+		}
+		return m
 	}
-	return false
+	return events.DynamoDBEventRecord{EventName: "MODIFY", Change: events.DynamoDBStreamRecord{
+		Keys:     map[string]events.DynamoDBAttributeValue{"PK": events.NewStringAttribute("ROOM#1")},
+		OldImage: image(old), NewImage: image(new),
+	}}
 }
 
-// TestNotifierFilter: the notifier's mapping keeps exactly the item types
-// notify.ItemTypes names (inserts, modifies and removals, derived or not)
-// and drops every other (its own notifications above all); the patterns'
-// lists are that list, so a new announced type cannot be filtered out
-// unnoticed.
+// TestNotifierFilter: the notifier's mapping filters with notify.Filter,
+// the value the local runner and the function apply; it keeps exactly the
+// item types notify.ItemTypes names (inserts, modifies and removals,
+// derived or not) and drops every other (its own notifications above
+// all).
 func TestNotifierFilter(t *testing.T) {
 	tmpl := open(t)
 	m, err := tmpl.GetLambdaEventSourceMappingWithName("NotifierEventSourceMapping")
 	if err != nil {
 		t.Fatal(err)
 	}
-	patterns := filterPatterns(t, m)
-	want := notify.ItemTypes()
-	for _, p := range patterns {
-		b, _ := json.Marshal(p)
-		var lists []string
-		for _, side := range []string{"NewImage", "OldImage"} {
-			if l, ok := at(p, "dynamodb", side, "itemType", "S").([]any); ok {
-				for _, v := range l {
-					lists = append(lists, fmt.Sprint(v))
-				}
-			}
-		}
-		if !cmp.Equal(lists, want) {
-			t.Errorf("pattern %s: types differ from notify.ItemTypes:\n%s", b, cmp.Diff(want, lists))
-		}
+	c := criteria(t, m)
+	if d := cmp.Diff(notify.Filter().Patterns(), c.Patterns()); d != "" {
+		t.Errorf("the template's filter is not notify.Filter() (-go +template):\n%s", d)
 	}
+	want := notify.ItemTypes()
 	item := func(it string, derived bool) string {
 		return fmt.Sprintf(`{"PK":{"S":"X#1"},"SK":{"S":"Y"},"itemType":{"S":%q},"derived":{"BOOL":%v}}`, it, derived)
 	}
 	for _, it := range append(want, "Notification", "Activity", "Connection", "ReactionCounts", "UserRoom", "Trending", "") {
 		kept := slices.Contains(want, it)
-		for _, c := range []struct{ kind, old, new string }{
+		for _, tc := range []struct{ kind, old, new string }{
 			{"insert", "", item(it, false)},
 			{"derived insert", "", item(it, true)},
 			{"modify", item(it, false), item(it, false)},
 			{"remove", item(it, false), ""},
 		} {
-			if got := keeps(t, patterns, c.old, c.new); got != kept {
-				t.Errorf("%s %q: kept=%v, want %v", c.kind, it, got, kept)
+			if got := c.Match(record(t, tc.old, tc.new)); got != kept {
+				t.Errorf("%s %q: kept=%v, want %v", tc.kind, it, got, kept)
 			}
 		}
 	}
-}
-
-// at is the value at a path of object members (nil when there is none).
-func at(v any, path ...string) any {
-	for _, k := range path {
-		m, _ := v.(map[string]any)
-		v = m[k]
-	}
-	return v
-}
-
-func mustJSON(t *testing.T, s string) any {
-	var v any
-	if err := json.Unmarshal([]byte(s), &v); err != nil {
-		t.Fatal(err)
-	}
-	return v
-}
-
-// match is a small event-pattern matcher: objects match field by field,
-// a list matches when the value equals one of its elements or satisfies one
-// of its {"exists": b} rules.
-func match(pattern, v any) bool {
-	switch p := pattern.(type) {
-	case map[string]any:
-		obj, _ := v.(map[string]any)
-		for k, sub := range p {
-			var val any
-			if obj != nil {
-				val = obj[k]
-			}
-			if !match(sub, val) {
-				return false
-			}
-		}
-		return true
-	case []any:
-		for _, rule := range p {
-			if r, ok := rule.(map[string]any); ok {
-				if ex, ok := r["exists"].(bool); ok {
-					if _, isObj := v.(map[string]any); (v != nil && !isObj) == ex {
-						return true
-					}
-				}
-				continue
-			}
-			if v != nil && rule == v {
-				return true
-			}
-		}
-		return false
-	}
-	return false
 }
 
 func TestHTTPAPI(t *testing.T) {

@@ -141,3 +141,34 @@ func ExampleAPIOption() {
 	fmt.Println(replay.Fixed()[3])
 	// Output: crash between requests [stream order, batches of 1, crashes between requests]
 }
+
+// A Target carries the event source mapping's filter, so the kit delivers
+// what the deployed mapping would: here the loop guard keeps the
+// consumer's own derived writes (derived = true) from it.
+func ExampleTarget_filter() {
+	var ev events.DynamoDBEvent
+	for i, pk := range []string{"A", "TOTAL#A", "B"} {
+		r := record(i+1, pk, 1)
+		if pk == "TOTAL#A" {
+			r.Change.NewImage["derived"] = events.NewBooleanAttribute(true)
+		}
+		ev.Records = append(ev.Records, r)
+	}
+	var seen []string
+	target := replay.Target{
+		Filter: stream.LoopGuard("PK"),
+		Handler: func(_ context.Context, e events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+			for _, r := range e.Records {
+				seen = append(seen, r.Change.Keys["PK"].String())
+			}
+			return events.DynamoDBEventResponse{}, nil
+		},
+	}
+	st, err := replay.Deliver(context.Background(), ev, target, replay.Schedule{Name: "in order"})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("handled:", seen, "filtered out:", st.FilteredOut)
+	// Output:
+	// handled: [A B] filtered out: 1
+}

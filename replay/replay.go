@@ -23,6 +23,7 @@ import (
 	"github.com/dynastream/dynastream/attr"
 	"github.com/dynastream/dynastream/idempotency"
 	"github.com/dynastream/dynastream/stream"
+	"github.com/dynastream/dynastream/stream/filter"
 )
 
 // Capture reads every record now in a stream, shard by shard (parents
@@ -315,6 +316,8 @@ func (o OnFailure) resolved() (retries, attempts int, err error) {
 type Stats struct {
 	Calls            int
 	RecordsDelivered int
+	// FilteredOut counts records Target.Filter kept from the handler.
+	FilteredOut      int
 	InjectedFailures int
 	// Crashes counts the calls crashed between two requests
 	// (CrashBetweenRequests; they are among InjectedFailures). A crash
@@ -345,6 +348,7 @@ func (s Stats) DeadLettered() []string {
 
 func (s *Stats) add(o Stats) {
 	s.Calls += o.Calls
+	s.FilteredOut += o.FilteredOut
 	s.RecordsDelivered += o.RecordsDelivered
 	s.InjectedFailures += o.InjectedFailures
 	s.Crashes += o.Crashes
@@ -463,7 +467,7 @@ func Deliver(ctx context.Context, ev events.DynamoDBEvent, t Target, s Schedule)
 	if err != nil {
 		return Stats{}, err
 	}
-	d := delivery{h: t.Handler, s: s, policy: stream.Policy{MaxRetries: retries, Bisect: !t.OnFailure.NoBisect}, attempts: attempts}
+	d := delivery{h: t.Handler, s: s, policy: stream.Policy{MaxRetries: retries, Bisect: !t.OnFailure.NoBisect}, attempts: attempts, filter: t.Filter}
 	if t.Source == nil {
 		return d.deliver(ctx, ev)
 	}
@@ -482,12 +486,24 @@ func Deliver(ctx context.Context, ev events.DynamoDBEvent, t Target, s Schedule)
 func (d delivery) deliver(ctx context.Context, ev events.DynamoDBEvent) (Stats, error) {
 	s := d.s
 	recs := Order(ev, s)
+	filteredOut := 0
+	if len(d.filter) > 0 {
+		kept := recs[:0]
+		for _, r := range recs {
+			if d.filter.Match(r) {
+				kept = append(kept, r)
+			}
+		}
+		filteredOut, recs = len(recs)-len(kept), kept
+	}
 	pf := max(s.ParallelizationFactor, 1)
 	if pf > 10 {
 		return Stats{}, fmt.Errorf("replay: %s: ParallelizationFactor %d out of range 1..10", s.Name, pf)
 	}
 	if pf == 1 {
-		return d.lane(ctx, recs, 0, rand.New(rand.NewPCG(s.Seed, 2)))
+		st, err := d.lane(ctx, recs, 0, rand.New(rand.NewPCG(s.Seed, 2)))
+		st.FilteredOut = filteredOut
+		return st, err
 	}
 	pk := s.PartitionKey
 	if pk == "" {
@@ -515,6 +531,7 @@ func (d delivery) deliver(ctx context.Context, ev events.DynamoDBEvent) (Stats, 
 		})
 	}
 	wg.Wait()
+	total.FilteredOut = filteredOut
 	slices.SortFunc(total.DeadLetters, func(a, b stream.DeadLetter) int {
 		return strings.Compare(a.FirstSequenceNumber, b.FirstSequenceNumber)
 	})
@@ -528,6 +545,7 @@ type delivery struct {
 	policy   stream.Policy
 	attempts int
 	src      *history // the source table moved through the stream, or nil
+	filter   filter.Criteria
 }
 
 // pending is records of a batch still to hand over, with the handler's own
@@ -727,6 +745,11 @@ func indexOf(batch []events.DynamoDBEventRecord, seq string) int {
 // state.
 type Target struct {
 	Handler stream.Handler
+	// Filter is the event source mapping's FilterCriteria: records that
+	// match none of its patterns are never delivered (Stats.FilteredOut
+	// counts them), as the mapping drops them. Give it the value the
+	// template is written from, so the kit tests what is deployed.
+	Filter filter.Criteria
 	// OnFailure is what happens to a batch the handler keeps failing (the
 	// zero value: three retries, then its records are dead-lettered).
 	OnFailure OnFailure

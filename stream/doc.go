@@ -50,14 +50,17 @@
 // nothing skipped and nothing handled twice. In Lambda the same is done by
 // disabling and enabling the event source mapping.
 //
-// The loop guard: a consumer that writes derived items into the table it
-// reads gets its own writes back on the stream. The Runner hands the
-// handler no record its Config.Skip skips — by default SkipDerived, the
-// records of items with derived = true, so mark your consumer's writes that
-// way, or set Skip (SkipNone for every record). Skipped records are
-// finished at once and counted in Stats.Skipped. In Lambda, filter them out
-// with the event source mapping's FilterCriteria or wrap the handler in
-// Skip.
+// Filters and the loop guard: a Runner applies the event source mapping's
+// FilterCriteria (Config.Filter, a filter.Criteria: package stream/filter
+// evaluates Lambda's pattern syntax) — records no pattern matches are
+// finished at once and counted in Stats.FilteredOut. A consumer that writes
+// derived items into the table it reads gets its own writes back on the
+// stream: mark them derived = true and filter with LoopGuard, the same value
+// the template's FilterCriteria is checked against. Behind the filter, the
+// handler gets no record its Config.Skip skips — by default SkipDerived, the
+// same guard as a Go function (SkipNone for every record); skipped records
+// are finished at once and counted in Stats.Skipped. In Lambda, wrap the
+// handler in Filter and Skip as a defence (consumer.Options does).
 //
 // Handlers must therefore be idempotent: records can come again after a
 // crash, a retry or a redelivery, exactly as in Lambda.

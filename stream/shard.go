@@ -114,9 +114,9 @@ func (sr *shardRun) laneOf(rec events.DynamoDBEventRecord) int {
 
 // add hands records to their lanes, in stream order, waiting while the
 // shard holds its limit; created[i] is when recs[i] was created, as well as
-// the reader knows it (tracked.created). Records Skip skips are finished at
-// once, in their place in the order. It returns false when ctx ended
-// first.
+// the reader knows it (tracked.created). Records Filter filters out and
+// records Skip skips are finished at once, in their place in the order.
+// It returns false when ctx ended first.
 func (sr *shardRun) add(recs []events.DynamoDBEventRecord, created []time.Time) bool {
 	now := sr.r.now()
 	sr.mu.Lock()
@@ -139,6 +139,11 @@ func (sr *shardRun) add(recs []events.DynamoDBEventRecord, created []time.Time) 
 		}
 		t := &tracked{seq: rec.Change.SequenceNumber, readAt: now, created: created[i]}
 		sr.pending = append(sr.pending, t)
+		if !sr.r.Filter.Match(rec) { // the mapping's filter
+			t.finished, skipped = true, true
+			sr.r.counters.filteredOut.Add(1)
+			continue
+		}
 		if sr.r.Skip(rec) { // the loop guard
 			t.finished, skipped = true, true
 			sr.r.counters.skipped.Add(1)

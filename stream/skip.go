@@ -2,8 +2,12 @@ package stream
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 
 	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/dynastream/dynastream/stream/filter"
 )
 
 // SkipFunc says whether a consumer leaves a record alone. Its main use is
@@ -17,17 +21,9 @@ type SkipFunc func(events.DynamoDBEventRecord) bool
 // old image's. Mark what your consumer writes that way, or give the Runner
 // a SkipFunc of your own (SkipNone to see every record). In Lambda the
 // same guard is the event source mapping's FilterCriteria, which saves the
-// invocations too: these four patterns (a record passes when any one
-// matches; a removal has no NewImage, so its PK is absent there), as
-// examples/orders/template.yaml in the repository writes them:
-//
-//	{"dynamodb":{"NewImage":{"PK":{"S":[{"exists":true}]},"derived":{"BOOL":[{"exists":false}]}}}}
-//	{"dynamodb":{"NewImage":{"derived":{"BOOL":[false]}}}}
-//	{"dynamodb":{"NewImage":{"PK":{"S":[{"exists":false}]}},"OldImage":{"derived":{"BOOL":[{"exists":false}]}}}}
-//	{"dynamodb":{"NewImage":{"PK":{"S":[{"exists":false}]}},"OldImage":{"derived":{"BOOL":[false]}}}}
-//
-// (PK is the table's partition key attribute: put yours). Skip applies the
-// guard inside a handler, as a defence where a filter is missing.
+// invocations too: LoopGuard writes it, and keeps exactly the records
+// SkipDerived does not skip. Skip applies the guard inside a handler, as a
+// defence where a filter is missing.
 func SkipDerived(r events.DynamoDBEventRecord) bool {
 	img := r.Change.NewImage
 	if len(img) == 0 {
@@ -63,4 +59,41 @@ func Skip(skip SkipFunc, h Handler) Handler {
 		}
 		return h(ctx, events.DynamoDBEvent{Records: kept})
 	}
+}
+
+// LoopGuard is the loop guard as an event source mapping's filter: the
+// records of items without derived = true (or with derived = false), the
+// new image's, or for a removal the old image's — what SkipDerived keeps.
+// partitionKey names the table's partition key attribute, a string (S)
+// key: a removal has no new image, which a filter can only see as the key
+// being absent there. Put the patterns in the mapping's FilterCriteria
+// (Criteria.Patterns, or its JSON) and set the same value as the Runner's
+// Config.Filter; a test can then hold the template to it:
+//
+//	{"dynamodb":{"NewImage":{"PK":{"S":[{"exists":true}]},"derived":{"BOOL":[{"exists":false}]}}}}
+//	{"dynamodb":{"NewImage":{"derived":{"BOOL":[false]}}}}
+//	{"dynamodb":{"NewImage":{"PK":{"S":[{"exists":false}]}},"OldImage":{"derived":{"BOOL":[{"exists":false}]}}}}
+//	{"dynamodb":{"NewImage":{"PK":{"S":[{"exists":false}]}},"OldImage":{"derived":{"BOOL":[false]}}}}
+//
+// (for partitionKey "PK"; a record is kept when any one pattern matches).
+func LoopGuard(partitionKey string) filter.Criteria {
+	k, _ := json.Marshal(partitionKey)
+	return filter.MustCriteria(
+		fmt.Sprintf(`{"dynamodb":{"NewImage":{%s:{"S":[{"exists":true}]},"derived":{"BOOL":[{"exists":false}]}}}}`, k),
+		`{"dynamodb":{"NewImage":{"derived":{"BOOL":[false]}}}}`,
+		fmt.Sprintf(`{"dynamodb":{"NewImage":{%s:{"S":[{"exists":false}]}},"OldImage":{"derived":{"BOOL":[{"exists":false}]}}}}`, k),
+		fmt.Sprintf(`{"dynamodb":{"NewImage":{%s:{"S":[{"exists":false}]}},"OldImage":{"derived":{"BOOL":[false]}}}}`, k),
+	)
+}
+
+// Filter returns a Handler that hands h only the records c matches, as
+// the event source mapping applies its FilterCriteria: in a Lambda
+// function, a defence for a mapping whose filter is missing or older than
+// the code. A batch with none left succeeds without calling h. Empty
+// criteria keep every record.
+func Filter(c filter.Criteria, h Handler) Handler {
+	if len(c) == 0 {
+		return h
+	}
+	return Skip(func(r events.DynamoDBEventRecord) bool { return !c.Match(r) }, h)
 }

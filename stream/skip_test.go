@@ -13,6 +13,7 @@ import (
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/dynastream/dynastream/stream"
+	"github.com/dynastream/dynastream/stream/filter"
 )
 
 func TestSkipDerived(t *testing.T) {
@@ -67,16 +68,19 @@ func TestSkipHandler(t *testing.T) {
 
 // A consumer that writes into the table it reads: with the default guard
 // its own (derived) writes never reach it, are counted as skipped, and the
-// checkpoint moves past them; with SkipNone it sees them.
+// checkpoint moves past them; with the guard as the mapping's filter
+// (LoopGuard) they are filtered out before the guard, and counted so; with
+// SkipNone it sees them.
 func TestRunnerSkipsItsOwnWrites(t *testing.T) {
 	c, table, arn := newTable(t)
 	for _, guard := range []struct {
-		name string
-		skip stream.SkipFunc
-	}{{"default", nil}, {"none", stream.SkipNone}} {
+		name   string
+		skip   stream.SkipFunc
+		filter filter.Criteria
+	}{{"default", nil, nil}, {"filter", nil, stream.LoopGuard("PK")}, {"none", stream.SkipNone, nil}} {
 		t.Run(guard.name, func(t *testing.T) {
 			r := newRunner(t, c.Streams, arn, "skip-"+guard.name)
-			r.Skip = guard.skip
+			r.Skip, r.Filter = guard.skip, guard.filter
 			var mu sync.Mutex
 			seen := map[string]int{}
 			h := func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
@@ -118,7 +122,11 @@ func TestRunnerSkipsItsOwnWrites(t *testing.T) {
 			st := r.Stats()
 			switch guard.name {
 			case "default":
-				if derivedSeen != 0 || st.Skipped != 5 || len(seen) != 5 {
+				if derivedSeen != 0 || st.Skipped != 5 || st.FilteredOut != 0 || len(seen) != 5 {
+					t.Fatalf("handler saw %v; stats %+v", seen, st)
+				}
+			case "filter":
+				if derivedSeen != 0 || st.Skipped != 0 || st.FilteredOut != 5 || len(seen) != 5 {
 					t.Fatalf("handler saw %v; stats %+v", seen, st)
 				}
 			case "none":
@@ -129,3 +137,43 @@ func TestRunnerSkipsItsOwnWrites(t *testing.T) {
 		})
 	}
 }
+
+// TestLoopGuardIsSkipDerived: the loop guard written as a filter keeps
+// exactly the records SkipDerived does not skip, for inserts, modifies and
+// removals of items with derived true, false, absent or of another type.
+func TestLoopGuardIsSkipDerived(t *testing.T) {
+	guard := stream.LoopGuard("PK")
+	flags := []*events.DynamoDBAttributeValue{nil, ptr(events.NewBooleanAttribute(true)), ptr(events.NewBooleanAttribute(false)),
+		ptr(events.NewStringAttribute("true")), ptr(events.NewNullAttribute())}
+	item := func(flag *events.DynamoDBAttributeValue) map[string]events.DynamoDBAttributeValue {
+		m := map[string]events.DynamoDBAttributeValue{"PK": events.NewStringAttribute("A#1"), "SK": events.NewStringAttribute("B")}
+		if flag != nil {
+			m["derived"] = *flag
+		}
+		return m
+	}
+	n := 0
+	for _, old := range flags {
+		for _, new := range flags {
+			for _, name := range []string{"INSERT", "MODIFY", "REMOVE"} {
+				r := events.DynamoDBEventRecord{EventName: name, Change: events.DynamoDBStreamRecord{
+					Keys: map[string]events.DynamoDBAttributeValue{"PK": events.NewStringAttribute("A#1"), "SK": events.NewStringAttribute("B")}}}
+				if name != "INSERT" {
+					r.Change.OldImage = item(old)
+				}
+				if name != "REMOVE" {
+					r.Change.NewImage = item(new)
+				}
+				if kept, skip := guard.Match(r), stream.SkipDerived(r); kept == skip {
+					t.Errorf("%s old=%v new=%v: filter keeps=%v, SkipDerived skips=%v", name, old, new, kept, skip)
+				}
+				n++
+			}
+		}
+	}
+	if len(guard.Patterns()) != 4 || n != 75 {
+		t.Fatalf("%d patterns, %d records", len(guard.Patterns()), n)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -10,6 +10,9 @@ type Stats struct {
 	// RecordsRead counts records read from the stream (each once, however
 	// often it is then delivered).
 	RecordsRead int64 `json:"recordsRead"`
+	// FilteredOut counts records read that matched none of Config.Filter's
+	// patterns (Lambda's FilteredOutEventCount).
+	FilteredOut int64 `json:"filteredOut"`
 	// Skipped counts records read that Config.Skip kept from the handler.
 	Skipped int64 `json:"skipped"`
 	// HandlerCalls counts calls of the handler, FailedCalls those that
@@ -28,14 +31,14 @@ type Stats struct {
 }
 
 type counters struct {
-	recordsRead, skipped, calls, failedCalls, handled, deadLettered, checkpoints, iteratorAge atomic.Int64
+	recordsRead, filteredOut, skipped, calls, failedCalls, handled, deadLettered, checkpoints, iteratorAge atomic.Int64
 }
 
 // Stats returns the counters so far; it is safe to call while Run runs.
 func (r *Runner) Stats() Stats {
 	c := &r.counters
 	return Stats{
-		RecordsRead: c.recordsRead.Load(), Skipped: c.skipped.Load(), HandlerCalls: c.calls.Load(), FailedCalls: c.failedCalls.Load(),
+		RecordsRead: c.recordsRead.Load(), FilteredOut: c.filteredOut.Load(), Skipped: c.skipped.Load(), HandlerCalls: c.calls.Load(), FailedCalls: c.failedCalls.Load(),
 		RecordsHandled: c.handled.Load(), DeadLettered: c.deadLettered.Load(), CheckpointWrites: c.checkpoints.Load(),
 		IteratorAge: time.Duration(c.iteratorAge.Load()),
 	}

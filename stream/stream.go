@@ -15,6 +15,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
+
+	"github.com/dynastream/dynastream/stream/filter"
 )
 
 // Handler is a stream consumer: the signature Lambda calls for a DynamoDB
@@ -141,6 +143,13 @@ type Config struct {
 	// least once, as always). Stopping, pausing and the moment before a
 	// retry write it at once.
 	CheckpointInterval time.Duration
+	// Filter is the event source mapping's FilterCriteria: records that
+	// match none of its patterns never reach the handler; they are finished
+	// at once — the checkpoint moves past them — and counted
+	// (Stats.FilteredOut, Lambda's FilteredOutEventCount). Empty: every
+	// record passes. Give it the value the template's FilterCriteria is
+	// written from (LoopGuard, for one), so the two cannot drift.
+	Filter filter.Criteria
 	// Skip says which records the handler never gets: the loop guard (nil:
 	// SkipDerived, records of items with derived = true, which is how a
 	// consumer marks its own writes; SkipNone hands it every record).

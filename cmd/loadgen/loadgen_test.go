@@ -57,11 +57,11 @@ func TestShortLoad(t *testing.T) {
 	} else {
 		for _, name := range []string{"projector", "notifier"} {
 			ec, cr := e.Consumers[name], p.Consumers[name]
-			t.Logf("%s: EMF %d calls, %d records; counters %d calls, %d records (%d skipped); status %s", name, ec.Calls, ec.Records, cr.HandlerCalls, cr.Records, cr.Skipped, cr.Status)
+			t.Logf("%s: EMF %d calls, %d records; counters %d calls, %d records (%d filtered out, %d skipped); status %s", name, ec.Calls, ec.Records, cr.HandlerCalls, cr.Records, cr.FilteredOut, cr.Skipped, cr.Status)
 			if cr.Status != stream.Idle && cr.Status != stream.OK {
 				t.Errorf("%s's health at the end: %s %s", name, cr.Status, cr.Reason)
 			}
-			if ec.Calls < cr.HandlerCalls || ec.Records < cr.Records-cr.Skipped || ec.Duration.N != int(ec.Calls) {
+			if ec.Calls < cr.HandlerCalls || ec.Records < cr.Records-cr.FilteredOut-cr.Skipped || ec.Duration.N != int(ec.Calls) {
 				t.Errorf("%s: EMF %+v, counters %+v", name, ec, cr)
 			}
 		}

@@ -64,9 +64,11 @@ func dist(ds []time.Duration) Dist {
 // ConsumerReport is one consumer's work during a phase (its drain included).
 type ConsumerReport struct {
 	Records int64 `json:"records"`
-	// Skipped are records the loop guard kept from the handler (the
-	// projector's own writes).
-	Skipped int64 `json:"skipped"`
+	// FilteredOut are records the mapping's filter kept from the handler
+	// (the projector's own writes; the types the notifier ignores), and
+	// Skipped those the loop guard behind it kept.
+	FilteredOut int64 `json:"filteredOut"`
+	Skipped     int64 `json:"skipped"`
 	// DataRequests are DynamoDB calls on the table; CheckpointRequests
 	// those on the checkpoint table; StreamRequests DynamoDB Streams calls.
 	DataRequests       int64            `json:"dataRequests"`
@@ -187,6 +189,7 @@ func (e *engine) report(idx int, rate float64, d, sent time.Duration, ps *phaseS
 		}
 		c := ConsumerReport{
 			Records:            a.Stream.RecordsRead - b.Stream.RecordsRead,
+			FilteredOut:        a.Stream.FilteredOut - b.Stream.FilteredOut,
 			Skipped:            a.Stream.Skipped - b.Stream.Skipped,
 			DataRequests:       a.DataRequests.Calls - b.DataRequests.Calls,
 			CheckpointRequests: a.CheckpointRequests.Calls - b.CheckpointRequests.Calls,

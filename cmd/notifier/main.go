@@ -93,7 +93,7 @@ func main() {
 	n.Chat = &notify.Chat{Store: st, Pusher: push.New(pushConfig(clients.AWS, cfg), cfg.pushEndpoint), Now: time.Now}
 	log.Info("chat messages are pushed through the management endpoint", "endpoint", cfg.pushEndpoint)
 	app.ServeStream(c, clients, log, app.Consumer{Name: "notifier", Handler: n.Handle, DeadLetters: dl, Quarantine: st.Quarantine,
-		Skip: stream.SkipNone})
+		Filter: notify.Filter(), Skip: stream.SkipNone})
 }
 
 // pushConfig is the AWS configuration the management client signs with:

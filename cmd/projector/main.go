@@ -69,5 +69,5 @@ func main() {
 	dl := app.DeadLetters(c, clients, "projector")
 	p := &projections.Projector{Store: st, Logger: log, DeadLetters: dl}
 	app.ServeStream(c, clients, log, app.Consumer{Name: "projector", Handler: p.Handle, DeadLetters: dl, Quarantine: st.Quarantine,
-		Skip: stream.SkipDerived})
+		Filter: stream.LoopGuard(store.AttrPK), Skip: stream.SkipDerived})
 }

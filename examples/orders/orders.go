@@ -39,6 +39,12 @@ type Totals struct {
 	Guard idempotency.Guard
 }
 
+// Filter is the event source mapping's filter: the loop guard (the
+// projection's own totals and markers carry derived = true). template.yaml
+// writes these patterns; the runner, the Lambda entry and the replay tests
+// apply this value.
+var Filter = stream.LoopGuard("PK")
+
 // Handler is Totals as a stream.Handler: records of one customer in order,
 // customers concurrently (stream.Keyed), a record that fails stops its
 // customer there and is reported in BatchItemFailures with its reason

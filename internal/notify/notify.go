@@ -2,6 +2,7 @@ package notify
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -17,6 +18,7 @@ import (
 	"github.com/dynastream/dynastream/internal/events"
 	"github.com/dynastream/dynastream/internal/store"
 	"github.com/dynastream/dynastream/stream"
+	"github.com/dynastream/dynastream/stream/filter"
 )
 
 // Publisher publishes events; it returns one error per event (nil = done).
@@ -288,11 +290,27 @@ func (n *Notifier) publish(ctx context.Context, log *slog.Logger, evs []owned[ev
 // ItemTypes returns, sorted, every item type whose changes the notifier acts
 // on: the types events.Map announces and those with side effects (invites,
 // comments and reactions e-mailed and notified, chat messages pushed). A
-// record of any other type is acknowledged with nothing done, so a
-// deployment may filter the others out before they cost an invocation
-// (infra/template.yaml does; its test checks the list is this one).
+// record of any other type is acknowledged with nothing done, so the
+// notifier's filter (Filter) drops the others before they cost an
+// invocation.
 func ItemTypes() []string {
 	out := append(events.Announced(), store.TypeInvite, store.TypeComment, store.TypeReaction, store.TypeMessage)
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// Filter is the notifier's event source mapping filter: records whose item
+// (the new image's, or for a removal the old image's) is of one of
+// ItemTypes. infra/template.yaml's FilterCriteria is this value (its test
+// compares them), the local runner applies it, and so does the Lambda
+// function, as a defence.
+func Filter() filter.Criteria {
+	types, err := json.Marshal(ItemTypes())
+	if err != nil {
+		panic(err)
+	}
+	return filter.MustCriteria(
+		fmt.Sprintf(`{"dynamodb":{"NewImage":{%q:{"S":%s}}}}`, store.AttrItemType, types),
+		fmt.Sprintf(`{"dynamodb":{"OldImage":{%q:{"S":%s}}}}`, store.AttrItemType, types),
+	)
 }

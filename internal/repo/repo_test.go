@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/dynastream/dynastream/ddblocal"
+	"github.com/dynastream/dynastream/stream"
 )
 
 // root is the repository's root, from this package's folder.
@@ -74,9 +75,10 @@ func TestREADMEOnceOnlyExampleIsATest(t *testing.T) {
 	}
 }
 
-// stream.SkipDerived's documentation gives the loop guard's FilterCriteria
-// patterns; the one-consumer template uses exactly those.
-func TestSkipDerivedDocumentsTheTemplatesFilter(t *testing.T) {
+// The one-consumer template's filter is stream.LoopGuard("PK"), the value
+// its consumer's runner and replay tests apply, and stream.LoopGuard's
+// documentation shows those patterns.
+func TestExampleTemplateFiltersWithLoopGuard(t *testing.T) {
 	var doc, tmpl []string
 	for _, line := range strings.Split(read(t, "stream/skip.go"), "\n") {
 		if p, ok := strings.CutPrefix(line, "//\t{\"dynamodb\""); ok {
@@ -88,7 +90,11 @@ func TestSkipDerivedDocumentsTheTemplatesFilter(t *testing.T) {
 			tmpl = append(tmpl, strings.TrimSuffix(p, "'"))
 		}
 	}
-	if len(doc) == 0 || strings.Join(doc, "\n") != strings.Join(tmpl, "\n") {
-		t.Fatalf("stream/skip.go documents\n%s\nexamples/orders/template.yaml filters\n%s", strings.Join(doc, "\n"), strings.Join(tmpl, "\n"))
+	want := stream.LoopGuard("PK").Patterns()
+	if strings.Join(want, "\n") != strings.Join(tmpl, "\n") {
+		t.Errorf("examples/orders/template.yaml filters\n%s\nstream.LoopGuard(\"PK\") is\n%s", strings.Join(tmpl, "\n"), strings.Join(want, "\n"))
+	}
+	if strings.Join(want, "\n") != strings.Join(doc, "\n") {
+		t.Errorf("stream/skip.go documents\n%s\nstream.LoopGuard(\"PK\") is\n%s", strings.Join(doc, "\n"), strings.Join(want, "\n"))
 	}
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/dynastream/dynastream/internal/devguard"
 	"github.com/dynastream/dynastream/internal/store"
 	"github.com/dynastream/dynastream/stream"
+	"github.com/dynastream/dynastream/stream/filter"
 )
 
 // InLambda reports whether the program runs inside Lambda.
@@ -329,6 +330,10 @@ type Consumer struct {
 	DeadLetters stream.DeadLetters
 	// Quarantine is the handler's store's, for /metrics.
 	Quarantine *store.Quarantine
+	// Filter is the event source mapping's FilterCriteria, the value
+	// infra/template.yaml's is checked against: the local Runner applies it
+	// as the mapping does, and the Lambda function again, as a defence.
+	Filter filter.Criteria
 	// Skip is the loop guard, in both modes (nil: stream.SkipDerived, the
 	// consumer's own derived writes; stream.SkipNone for a consumer that
 	// acts on derived items too). In Lambda the event source mapping's
@@ -379,7 +384,7 @@ func ServeStream(c Common, clients *ddb.Clients, log *slog.Logger, cons Consumer
 		// Each record decoded on its own: one that does not decode is
 		// dead-lettered, not the whole invocation failed.
 		requireLambda(log)
-		consumer.Start(cons.Handler, consumer.Options{Name: name, DeadLetters: cons.DeadLetters, Skip: cons.Skip, Observe: m.Observe, Logger: log})
+		consumer.Start(cons.Handler, consumer.Options{Name: name, DeadLetters: cons.DeadLetters, Filter: cons.Filter, Skip: cons.Skip, Observe: m.Observe, Logger: log})
 		return
 	}
 	h := consumer.Instrument(cons.Handler, name, m.Observe)
@@ -413,7 +418,7 @@ func ServeStream(c Common, clients *ddb.Clients, log *slog.Logger, cons Consumer
 	r := &stream.Runner{
 		Config: func() stream.Config {
 			c := rc.Stream
-			c.StreamARN, c.Consumer, c.Skip = arn, name, cons.Skip
+			c.StreamARN, c.Consumer, c.Filter, c.Skip = arn, name, cons.Filter, cons.Skip
 			return c
 		}(),
 		API: clients.Streams, Checkpoints: cps, DeadLetters: dl, Logger: log,

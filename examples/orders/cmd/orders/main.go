@@ -96,7 +96,7 @@ func main() {
 	dl = metrics.CountDeadLetters(dl, Name)
 
 	if s.lambda {
-		consumer.Start(p.Handler(), consumer.Options{Name: Name, DeadLetters: dl, Observe: metrics.Observe, Logger: log})
+		consumer.Start(p.Handler(), consumer.Options{Name: Name, DeadLetters: dl, Filter: orders.Filter, Observe: metrics.Observe, Logger: log})
 		return
 	}
 	if err := run(ctx, log, s, db, streams, p, dl, metrics); err != nil {
@@ -136,7 +136,7 @@ func run(ctx context.Context, log *slog.Logger, s settings, db *dynamodb.Client,
 		return err
 	}
 	r := &stream.Runner{
-		Config: stream.Config{StreamARN: *desc.Table.LatestStreamArn, Consumer: Name}, // three retries, bisection: the defaults, as the template
+		Config: stream.Config{StreamARN: *desc.Table.LatestStreamArn, Consumer: Name, Filter: orders.Filter}, // three retries, bisection: the defaults, as the template
 		API:    streams, Checkpoints: cps, DeadLetters: dl, Logger: log,
 	}
 	if s.adminAddr != "" {

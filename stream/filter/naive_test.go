@@ -1,0 +1,272 @@
+package filter_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/aws/aws-lambda-go/events"
+)
+
+// naiveMatch is a second, deliberately plain evaluation of a pattern: the
+// record is encoded to JSON as Lambda sends it and decoded into maps, the
+// pattern is walked as decoded JSON, and every rule is the most literal
+// reading of the documentation (a regexp for wildcards, every cut point for
+// the case-insensitive prefix). The fuzz target and the conformance test
+// compare filter.Pattern.Match with it.
+func naiveMatch(pattern string, r events.DynamoDBEventRecord) bool {
+	doc := decode(mustMarshal(r))
+	p, _ := decode([]byte(pattern)).(map[string]any)
+	return naiveObject(p, []any{doc})
+}
+
+func mustMarshal(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+func decode(b []byte) any {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		panic(err)
+	}
+	return v
+}
+
+// children are the values under key k of the nodes, lists flattened.
+func children(nodes []any, k string) []any {
+	var out []any
+	var add func(v any)
+	add = func(v any) {
+		if l, ok := v.([]any); ok {
+			for _, e := range l {
+				add(e)
+			}
+			return
+		}
+		out = append(out, v)
+	}
+	for _, n := range nodes {
+		if m, ok := n.(map[string]any); ok {
+			if v, ok := m[k]; ok {
+				add(v)
+			}
+		}
+	}
+	return out
+}
+
+func naiveObject(p map[string]any, nodes []any) bool {
+	for k, v := range p {
+		if k == "$or" {
+			one := false
+			for _, alt := range v.([]any) {
+				if naiveObject(alt.(map[string]any), nodes) {
+					one = true
+				}
+			}
+			if !one {
+				return false
+			}
+			continue
+		}
+		kids := children(nodes, k)
+		switch v := v.(type) {
+		case map[string]any:
+			if !naiveObject(v, kids) {
+				return false
+			}
+		case []any:
+			var leaves []any
+			for _, c := range kids {
+				if _, isObj := c.(map[string]any); !isObj {
+					leaves = append(leaves, c)
+				}
+			}
+			ok := false
+			for _, rule := range v {
+				if naiveRule(rule, leaves) {
+					ok = true
+				}
+			}
+			if !ok {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func naiveRule(rule any, leaves []any) bool {
+	if m, ok := rule.(map[string]any); ok {
+		if e, ok := m["exists"]; ok {
+			return e.(bool) == (len(leaves) > 0)
+		}
+	}
+	for _, l := range leaves {
+		if naiveLeaf(rule, l) {
+			return true
+		}
+	}
+	return false
+}
+
+func num(v any) (float64, bool) {
+	n, ok := v.(json.Number)
+	if !ok {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(string(n), 64)
+	return f, err == nil
+}
+
+func naiveLeaf(rule, leaf any) bool {
+	s, isStr := leaf.(string)
+	switch r := rule.(type) {
+	case string:
+		return isStr && s == r
+	case bool:
+		b, ok := leaf.(bool)
+		return ok && b == r
+	case nil:
+		return leaf == nil
+	case json.Number:
+		a, ok1 := num(r)
+		b, ok2 := num(leaf)
+		return ok1 && ok2 && a == b
+	}
+	m := rule.(map[string]any)
+	for op, arg := range m {
+		switch op {
+		case "prefix", "suffix":
+			if !isStr {
+				return false
+			}
+			return affix(op, arg, s)
+		case "equals-ignore-case":
+			return isStr && strings.EqualFold(s, arg.(string))
+		case "wildcard":
+			return isStr && wildRE(arg.(string)).MatchString(s)
+		case "numeric":
+			f, ok := num(leaf)
+			if !ok || f < -5e9 || f > 5e9 {
+				return false
+			}
+			l := arg.([]any)
+			for i := 0; i < len(l); i += 2 {
+				b, _ := num(l[i+1])
+				var in bool
+				switch l[i].(string) {
+				case "=":
+					in = f == b
+				case "<":
+					in = f < b
+				case "<=":
+					in = f <= b
+				case ">":
+					in = f > b
+				case ">=":
+					in = f >= b
+				}
+				if !in {
+					return false
+				}
+			}
+			return true
+		case "anything-but":
+			switch a := arg.(type) {
+			case string, json.Number:
+				return !naiveLeaf(a, leaf) && (isStr || isNum(leaf))
+			case []any:
+				if !isStr && !isNum(leaf) {
+					return false
+				}
+				for _, e := range a {
+					if naiveLeaf(e, leaf) {
+						return false
+					}
+				}
+				return true
+			case map[string]any:
+				if !isStr {
+					return false
+				}
+				for op, v := range a {
+					switch op {
+					case "prefix", "suffix":
+						return !affix(op, v, s)
+					case "equals-ignore-case", "wildcard":
+						l, ok := v.([]any)
+						if !ok {
+							l = []any{v}
+						}
+						for _, e := range l {
+							if naiveLeaf(map[string]any{op: e}, leaf) {
+								return false
+							}
+						}
+						return true
+					}
+				}
+			}
+		}
+	}
+	return false
+}
+
+func isNum(v any) bool { _, ok := v.(json.Number); return ok }
+
+// affix: s begins (prefix) or ends (suffix) with arg, a string or
+// {"equals-ignore-case": string}; the case-insensitive forms try every
+// cut of s at a character boundary.
+func affix(op string, arg any, s string) bool {
+	if p, ok := arg.(string); ok {
+		if op == "prefix" {
+			return strings.HasPrefix(s, p)
+		}
+		return strings.HasSuffix(s, p)
+	}
+	p := arg.(map[string]any)["equals-ignore-case"].(string)
+	for i := 0; i <= len(s); i++ {
+		if i < len(s) && !utf8.RuneStart(s[i]) {
+			continue
+		}
+		if op == "prefix" && strings.EqualFold(s[:i], p) {
+			return true
+		}
+		if op == "suffix" && strings.EqualFold(s[i:], p) {
+			return true
+		}
+	}
+	return false
+}
+
+// wildRE turns a wildcard into a regexp: * is .*, \* and \\ are literal.
+func wildRE(w string) *regexp.Regexp {
+	var b strings.Builder
+	b.WriteString(`(?s)^`)
+	escaped := false
+	for _, c := range w {
+		switch {
+		case escaped:
+			b.WriteString(regexp.QuoteMeta(string(c)))
+			escaped = false
+		case c == '\\':
+			escaped = true
+		case c == '*':
+			b.WriteString(`.*`)
+		default:
+			b.WriteString(regexp.QuoteMeta(string(c)))
+		}
+	}
+	b.WriteString(`$`)
+	return regexp.MustCompile(b.String())
+}
