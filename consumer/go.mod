@@ -6,6 +6,7 @@ require (
 	github.com/aws/aws-lambda-go v1.55.1
 	github.com/aws/aws-sdk-go-v2 v1.47.6
 	github.com/aws/aws-sdk-go-v2/service/dynamodb v1.73.0
+	github.com/aws/aws-sdk-go-v2/service/sqs v1.52.9
 	github.com/dynastream/dynastream/ddblocal v0.1.0
 	github.com/dynastream/dynastream/emf v0.1.0
 	github.com/dynastream/dynastream/stream v0.1.0

@@ -49,19 +49,10 @@ func Instrument(h stream.Handler, consumer string, observe func(Call)) stream.Ha
 }
 
 // IteratorAge is what Lambda's IteratorAge metric says of a batch handed
-// over at at: the age of its newest record (the one with the latest
-// ApproximateCreationDateTime), 0 when no record carries a time.
+// over at at (stream.IteratorAge), by the records'
+// ApproximateCreationDateTime: 0 when no record carries a time.
 func IteratorAge(ev events.DynamoDBEvent, at time.Time) time.Duration {
-	var newest time.Time
-	for _, r := range ev.Records {
-		if t := r.Change.ApproximateCreationDateTime.Time; t.After(newest) {
-			newest = t
-		}
-	}
-	if newest.IsZero() {
-		return 0
-	}
-	return max(at.Sub(newest), 0)
+	return stream.IteratorAge(ev.Records, at, stream.ApproximateCreation)
 }
 
 // EMF writes each call as one CloudWatch Embedded Metric Format line in
@@ -120,7 +111,7 @@ func (e *EMF) Observe(c Call) {
 		Add("Errors", emf.Count, float64(errs)).
 		Add("DurationMs", emf.Milliseconds, float64(c.Duration.Microseconds())/1000)
 	if c.IteratorAge > 0 {
-		s.Add("IteratorAge", emf.Milliseconds, float64(c.IteratorAge.Milliseconds()))
+		s.Add(MetricIteratorAge, emf.Milliseconds, float64(c.IteratorAge.Milliseconds()))
 	}
 	_ = m.Flush(s)
 }

@@ -32,7 +32,11 @@ import (
 // those refs on the raw template).
 func open(t *testing.T) *cloudformation.Template {
 	t.Helper()
-	tmpl, err := goformation.OpenWithOptions("template.yaml", &intrinsics.ProcessorOptions{
+	b, err := os.ReadFile("template.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl, err := goformation.ParseYAMLWithOptions(withoutNewerProperties(t, b), &intrinsics.ProcessorOptions{
 		IntrinsicHandlerOverrides: map[string]intrinsics.IntrinsicHandler{
 			"Ref": func(_ string, in, tmpl any) any {
 				if p := parameter(tmpl, fmt.Sprint(in)); p["Type"] == "Number" && p["Default"] != nil {
@@ -296,6 +300,8 @@ func TestStreamSettingsAreParameters(t *testing.T) {
 		"MaximumBatchingWindowInSeconds": {stream.DefaultBatchWindow, 0, 300},
 		"ParallelizationFactor":          {stream.DefaultParallelizationFactor, 1, 10},
 		"MaximumRetryAttempts":           {stream.DefaultMaxRetries, -1, 10000},
+		// the library's 0 (MaxRecordAge unset) is Lambda's -1
+		"MaximumRecordAgeInSeconds": {-1, -1, 604800},
 	}
 	for name, w := range want {
 		p := parameter(raw, name)
@@ -320,6 +326,38 @@ func TestStreamSettingsAreParameters(t *testing.T) {
 	}
 	if n != 2 {
 		t.Errorf("%d event source mappings, want 2", n)
+	}
+}
+
+// newerProperties are the template's properties newer than goformation,
+// which refuses them: open parses the template without them, and
+// TestNewerProperties checks them on the raw template.
+var newerProperties = []string{"MetricsConfig:", "Metrics: [EventCount]"}
+
+func withoutNewerProperties(t *testing.T, b []byte) []byte {
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if !slices.ContainsFunc(newerProperties, func(p string) bool { return strings.TrimSpace(line) == p }) {
+			out = append(out, line)
+		}
+	}
+	return []byte(strings.Join(out, "\n"))
+}
+
+// TestNewerProperties: each event source mapping turns on the metrics
+// (EventCount) its alarms and the runner's consumer.Mapping name.
+func TestNewerProperties(t *testing.T) {
+	resources, _ := rawTemplate(t).(map[string]any)["Resources"].(map[string]any)
+	for name, r := range resources {
+		res, _ := r.(map[string]any)
+		if res["Type"] != "AWS::Lambda::EventSourceMapping" {
+			continue
+		}
+		props, _ := res["Properties"].(map[string]any)
+		mc, _ := props["MetricsConfig"].(map[string]any)
+		if m, _ := mc["Metrics"].([]any); len(m) != 1 || m[0] != "EventCount" {
+			t.Errorf("%s: MetricsConfig %v, want Metrics [EventCount]", name, props["MetricsConfig"])
+		}
 	}
 }
 
@@ -745,9 +783,10 @@ func TestAlarms(t *testing.T) {
 		return false
 	}
 	var wants []want
-	for _, m := range tmpl.GetAllLambdaEventSourceMappingResources() {
+	for esm, m := range tmpl.GetAllLambdaEventSourceMappingResources() {
 		fn := map[string]string{"FunctionName": m.FunctionName}
-		wants = append(wants, want{"AWS/Lambda", "IteratorAge", "Maximum", fn, 60000, 5})
+		wants = append(wants, want{"AWS/Lambda", "IteratorAge", "Maximum", fn, 60000, 5},
+			want{"AWS/Lambda", "DroppedEventCount", "Sum", map[string]string{"EventSourceMappingUUID": "ref:" + esm}, 0, 1})
 		service := strings.ToLower(strings.TrimSuffix(strings.TrimPrefix(m.FunctionName, "ref:"), "Function"))
 		ours := map[string]string{"service": service, "consumer": service}
 		wants = append(wants,

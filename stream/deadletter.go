@@ -37,6 +37,24 @@ type DeadLetter struct {
 	// (types.Record as JSON) to the runner, or as Lambda delivered them
 	// (LambdaHandler): for repair by hand; Resubmit skips them.
 	Unconverted []json.RawMessage `json:"unconverted,omitempty"`
+	// Condition is why the records were given up on, in the on-failure
+	// destination's terms: RetryAttemptsExhausted ("" reads as that) or
+	// RecordAgeExceeded.
+	Condition string `json:"condition,omitempty"`
+}
+
+// Conditions of a DeadLetter, as the event source mapping names them in
+// the records it sends to its on-failure destination.
+const (
+	RetryAttemptsExhausted = "RetryAttemptsExhausted"
+	RecordAgeExceeded      = "RecordAgeExceeded"
+)
+
+func (dl DeadLetter) condition() string {
+	if dl.Condition == "" {
+		return RetryAttemptsExhausted
+	}
+	return dl.Condition
 }
 
 // DeadLetters receives what a consumer gives up on.

@@ -26,7 +26,12 @@
 //     to MaxRetries times with backoff (the decisions are Policy's, the one
 //     pure function the replay kit replays too), then its records go to the dead-letter
 //     sink with everything needed to resubmit them (the records themselves);
-//     a poison record therefore never blocks its shard forever;
+//     a poison record therefore never blocks its shard forever; with
+//     MaxRecordAge, records older than that are dead-lettered before a call
+//     (condition RecordAgeExceeded), as MaximumRecordAgeInSeconds does; a
+//     dead letter reads as the mapping's on-failure record
+//     (DeadLetter.FailureRecord), and ReadRange and Redrive read such a
+//     record's range back from the stream;
 //   - checkpoints are kept by a Checkpoints store outside the streamed table,
 //     namespaced by Consumer, so a restarted runner resumes after the last
 //     record it finished; expired iterators are renewed from there;

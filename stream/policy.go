@@ -1,6 +1,10 @@
 package stream
 
-import "github.com/aws/aws-lambda-go/events"
+import (
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+)
 
 // Policy is what the event source mapping does after a handler call: the
 // one set of rules the Runner follows and the replay kit replays (a pure
@@ -21,6 +25,30 @@ type Policy struct {
 	// 0 or more.
 	MaxRetries int
 	Bisect     bool
+	// MaxRecordAge is the event source mapping's MaximumRecordAgeInSeconds
+	// (0: records never expire).
+	MaxRecordAge time.Duration
+}
+
+// Expired splits recs, before a call, into the records older than
+// MaxRecordAge at now (created says when each was created) and the rest,
+// each in order: the mapping hands the expired ones not to the function but
+// to its on-failure destination (condition RecordAgeExceeded).
+func (pol Policy) Expired(recs []events.DynamoDBEventRecord, created func(events.DynamoDBEventRecord) time.Time, now time.Time) (expired, rest []events.DynamoDBEventRecord) {
+	if pol.MaxRecordAge <= 0 {
+		return nil, recs
+	}
+	for _, r := range recs {
+		if now.Sub(created(r)) > pol.MaxRecordAge {
+			expired = append(expired, r)
+		} else {
+			rest = append(rest, r)
+		}
+	}
+	if len(expired) == 0 {
+		return nil, recs
+	}
+	return expired, rest
 }
 
 // Pending is records still to hand over, with the failures counted on them
@@ -59,5 +87,5 @@ func (pol Policy) After(p Pending, failedAt int, counted bool) (finished, deadLe
 // Settings).
 func (c Config) Policy() Policy {
 	n, _ := RetryLimit(c.MaxRetries)
-	return Policy{MaxRetries: n, Bisect: !c.NoBisect}
+	return Policy{MaxRetries: n, Bisect: !c.NoBisect, MaxRecordAge: c.MaxRecordAge}
 }

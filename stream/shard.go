@@ -360,6 +360,19 @@ type pendingBatch struct {
 func (sr *shardRun) attempt(queue []pendingBatch) ([]pendingBatch, bool) {
 	r, ctx, log := sr.r, sr.ctx, sr.log
 	p := &queue[0]
+	if expired, rest := r.Policy().Expired(p.Records, sr.created, r.Now()); expired != nil {
+		dl := r.newDeadLetter(sr.shardID, expired, p.attempts, fmt.Errorf("%d record(s) older than MaxRecordAge %s", len(expired), r.MaxRecordAge))
+		dl.Condition = RecordAgeExceeded
+		if !r.putDeadLetter(ctx, log, dl) {
+			return queue, false
+		}
+		sr.noteDeadLettered(len(expired))
+		sr.finish(expired)
+		if p.Records = rest; len(rest) == 0 {
+			sr.writeCheckpoint()
+			return queue[1:], true
+		}
+	}
 	p.attempts++
 	failedAt, err := r.call(ctx, sr, p.Records, p.attempts)
 	if failedAt >= 0 && ctx.Err() != nil {

@@ -15,6 +15,13 @@ type Stats struct {
 	FilteredOut int64 `json:"filteredOut"`
 	// Skipped counts records read that Config.Skip kept from the handler.
 	Skipped int64 `json:"skipped"`
+	// InvokedEvents counts records handed to the handler (a record handed
+	// over again counts again: Lambda's InvokedEventCount), and
+	// FailedInvokeEvents those of them a call did not finish (its error,
+	// or its failed items and the records after them:
+	// FailedInvokeEventCount).
+	InvokedEvents      int64 `json:"invokedEvents"`
+	FailedInvokeEvents int64 `json:"failedInvokeEvents"`
 	// HandlerCalls counts calls of the handler, FailedCalls those that
 	// failed (an error, a panic or batch item failures).
 	HandlerCalls int64 `json:"handlerCalls"`
@@ -22,8 +29,11 @@ type Stats struct {
 	// RecordsHandled counts records a handler call finished (a record
 	// delivered again after a retry counts again).
 	RecordsHandled int64 `json:"recordsHandled"`
-	// DeadLettered counts records handed to the dead-letter sink.
+	// DeadLettered counts records handed to the dead-letter sink (the
+	// on-failure destination), Expired those among them that were older
+	// than MaxRecordAge.
 	DeadLettered int64 `json:"deadLettered"`
+	Expired      int64 `json:"expired"`
 	// CheckpointWrites counts checkpoints written.
 	CheckpointWrites int64 `json:"checkpointWrites"`
 	// IteratorAge is the iterator age of the latest handler call.
@@ -31,15 +41,15 @@ type Stats struct {
 }
 
 type counters struct {
-	recordsRead, filteredOut, skipped, calls, failedCalls, handled, deadLettered, checkpoints, iteratorAge atomic.Int64
+	recordsRead, filteredOut, skipped, invoked, failedInvoke, calls, failedCalls, handled, deadLettered, expired, checkpoints, iteratorAge atomic.Int64
 }
 
 // Stats returns the counters so far; it is safe to call while Run runs.
 func (r *Runner) Stats() Stats {
 	c := &r.counters
 	return Stats{
-		RecordsRead: c.recordsRead.Load(), FilteredOut: c.filteredOut.Load(), Skipped: c.skipped.Load(), HandlerCalls: c.calls.Load(), FailedCalls: c.failedCalls.Load(),
-		RecordsHandled: c.handled.Load(), DeadLettered: c.deadLettered.Load(), CheckpointWrites: c.checkpoints.Load(),
+		RecordsRead: c.recordsRead.Load(), FilteredOut: c.filteredOut.Load(), Skipped: c.skipped.Load(), InvokedEvents: c.invoked.Load(), FailedInvokeEvents: c.failedInvoke.Load(), HandlerCalls: c.calls.Load(), FailedCalls: c.failedCalls.Load(),
+		RecordsHandled: c.handled.Load(), DeadLettered: c.deadLettered.Load(), Expired: c.expired.Load(), CheckpointWrites: c.checkpoints.Load(),
 		IteratorAge: time.Duration(c.iteratorAge.Load()),
 	}
 }

@@ -108,6 +108,14 @@ type Config struct {
 	// (Lambda's default: a poison record blocks its shard). nil:
 	// DefaultMaxRetries.
 	MaxRetries *int
+	// MaxRecordAge is the event source mapping's
+	// MaximumRecordAgeInSeconds: a record older than that when its batch is
+	// about to be handed over (by its creation time, as IteratorAge counts
+	// it) is not handed to the handler but dead-lettered, with Condition
+	// RecordAgeExceeded, as the mapping sends it to its on-failure
+	// destination; counted in Stats.Expired. 0 (the default, Lambda's -1):
+	// never; otherwise 60 s to 7 days, as Lambda takes.
+	MaxRecordAge time.Duration
 	// NoBisect stops a failing batch from being split in two and its
 	// halves retried, down to the failing record. Bisection is on by
 	// default, as this project's template and programs set
@@ -211,6 +219,9 @@ func (c *Config) applySettings() error {
 	if c.MaxRetries == nil {
 		c.MaxRetries = Retries(DefaultMaxRetries)
 	}
+	if c.MaxRecordAge != 0 && (c.MaxRecordAge < time.Minute || c.MaxRecordAge > 7*24*time.Hour) {
+		return fmt.Errorf("stream: MaxRecordAge %s out of range 60s..168h (0: never), as Lambda's MaximumRecordAgeInSeconds", c.MaxRecordAge)
+	}
 	if c.RetryBackoff == 0 {
 		c.RetryBackoff = 100 * time.Millisecond
 	}
@@ -249,6 +260,30 @@ func (c *Config) applySettings() error {
 		return fmt.Errorf("stream: CheckpointInterval %s is negative", c.CheckpointInterval)
 	}
 	return nil
+}
+
+// IteratorAge is Lambda's IteratorAge metric of a batch handed to the
+// handler at at: the age of its newest record (by created), how far
+// behind the stream's head the consumer reads; never negative, 0 when no
+// record has a time. The Runner's created is the best it knows (see
+// Stats); ApproximateCreation is the records' own, which DynamoDB rounds
+// down to the second (DynamoDB Local to the minute).
+func IteratorAge(recs []events.DynamoDBEventRecord, at time.Time, created func(events.DynamoDBEventRecord) time.Time) time.Duration {
+	var newest time.Time
+	for _, r := range recs {
+		if t := created(r); t.After(newest) {
+			newest = t
+		}
+	}
+	if newest.IsZero() {
+		return 0
+	}
+	return max(at.Sub(newest), 0)
+}
+
+// ApproximateCreation is a record's ApproximateCreationDateTime.
+func ApproximateCreation(r events.DynamoDBEventRecord) time.Time {
+	return r.Change.ApproximateCreationDateTime.Time
 }
 
 // BatchStats describes one handler call, for metrics.
@@ -540,14 +575,16 @@ func (r *Runner) call(ctx context.Context, sr *shardRun, recs []events.DynamoDBE
 	// is the best the runner knows (sr.created): ApproximateCreationDateTime
 	// alone is rounded down to the second, and to the minute on DynamoDB
 	// Local, which made local ages off by up to a minute.
-	age := start.Sub(sr.created(recs[len(recs)-1]))
+	age := IteratorAge(recs, start, sr.created)
 	r.counters.calls.Add(1)
+	r.counters.invoked.Add(int64(len(recs)))
 	r.counters.iteratorAge.Store(int64(age))
 	defer func() {
 		end := r.Now()
 		sr.noteCall(age, err, end)
 		if failedAt >= 0 {
 			r.counters.failedCalls.Add(1)
+			r.counters.failedInvoke.Add(int64(len(recs) - failedAt))
 			r.counters.handled.Add(int64(failedAt))
 		} else {
 			r.counters.handled.Add(int64(len(recs)))
@@ -603,6 +640,10 @@ func safeCall(ctx context.Context, h Handler, ev events.DynamoDBEvent) (resp eve
 // deadLetter hands records to the sink, retrying until it takes them: a
 // record leaves the shard only through the handler or the sink.
 func (r *Runner) deadLetter(ctx context.Context, log *slog.Logger, shardID string, recs []events.DynamoDBEventRecord, attempts int, cause error, raw ...json.RawMessage) bool {
+	return r.putDeadLetter(ctx, log, r.newDeadLetter(shardID, recs, attempts, cause, raw...))
+}
+
+func (r *Runner) newDeadLetter(shardID string, recs []events.DynamoDBEventRecord, attempts int, cause error, raw ...json.RawMessage) DeadLetter {
 	dl := DeadLetter{
 		Consumer: r.Consumer, StreamARN: r.StreamARN, ShardID: shardID,
 		Error: cause.Error(), Attempts: attempts, FailedAt: r.Now().UTC(),
@@ -612,12 +653,21 @@ func (r *Runner) deadLetter(ctx context.Context, log *slog.Logger, shardID strin
 		dl.FirstSequenceNumber = recs[0].Change.SequenceNumber
 		dl.LastSequenceNumber = recs[len(recs)-1].Change.SequenceNumber
 	}
+	return dl
+}
+
+func (r *Runner) putDeadLetter(ctx context.Context, log *slog.Logger, dl DeadLetter) bool {
 	backoff := r.RetryBackoff
 	for {
 		err := r.DeadLetters.Put(context.WithoutCancel(ctx), dl)
 		if err == nil {
-			r.counters.deadLettered.Add(int64(max(len(recs), 1)))
-			log.Error("records dead-lettered", "records", len(recs), "first", dl.FirstSequenceNumber, "last", dl.LastSequenceNumber, "attempts", attempts, "err", cause)
+			n := int64(max(len(dl.Event.Records), 1))
+			r.counters.deadLettered.Add(n)
+			if dl.Condition == RecordAgeExceeded {
+				r.counters.expired.Add(n)
+			}
+			log.Error("records dead-lettered", "records", len(dl.Event.Records), "first", dl.FirstSequenceNumber, "last", dl.LastSequenceNumber,
+				"attempts", dl.Attempts, "condition", dl.condition(), "err", dl.Error)
 			return true
 		}
 		log.Error("dead-letter sink failed; retrying (the shard waits)", "err", err)

@@ -30,6 +30,8 @@ local outbox otherwise), e-mails (SES v2, or .eml files) and chat pushes.
 Usage:
   notifier                     consume the stream
   notifier resubmit FILE       hand the dead letters in FILE to the handler again ("table": the bookkeeping table's)
+  notifier redrive [QUEUE_URL]
+                               hand the records an on-failure queue's messages name to the handler again
 
 Environment: DYNAMODB_TABLE_NAME, DYNAMODB_ENDPOINT (empty: AWS), EVENT_BUS_NAME, EVENTBRIDGE_ENDPOINT,
 EVENTBRIDGE_MAX_BYTES, MAIL_FROM, SES_CONFIGURATION_SET, APP_BASE_URL, CHAT_PUSH_ENDPOINT, CHAT_PUSH_SECRET,
@@ -41,7 +43,7 @@ func main() {
 	app.Help(usage)
 	var defaulted string
 	switch {
-	case len(os.Args) > 1 && os.Args[1] == "resubmit":
+	case len(os.Args) > 1 && (os.Args[1] == "resubmit" || os.Args[1] == "redrive"):
 		defaulted = app.LocalStackByDefault()
 	case len(os.Args) > 1:
 		fmt.Fprintf(os.Stderr, "notifier: unknown command %q\n\n%s", os.Args[1], usage)

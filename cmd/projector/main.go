@@ -19,6 +19,8 @@ the stream's event source mapping; elsewhere it polls the stream with the same s
 Usage:
   projector                    consume the stream (DYNAMODB_TABLE_NAME, DYNAMODB_ENDPOINT, STREAM_*, ADMIN_ADDR)
   projector resubmit FILE      hand the dead letters in FILE to the handler again ("table": the bookkeeping table's)
+  projector redrive [QUEUE_URL]
+                               hand the records an on-failure queue's messages name to the handler again
   projector backfill [-segments N]
                                set the GSI1/GSI2 attributes of existing listings (safe to re-run)
   projector quarantine [-segments N]
@@ -33,7 +35,7 @@ is set; with DYNAMODB_TABLE_NAME and no DYNAMODB_ENDPOINT they use AWS, and say 
 `
 
 // commands are the operator commands (the rest of the arguments are theirs).
-var commands = []string{"resubmit", "backfill", "quarantine", "verify", "rebuild"}
+var commands = []string{"resubmit", "redrive", "backfill", "quarantine", "verify", "rebuild"}
 
 func main() {
 	app.Help(usage)

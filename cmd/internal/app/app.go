@@ -20,6 +20,9 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/dynastream/dynastream/consumer"
 	"github.com/dynastream/dynastream/internal/ddb"
@@ -67,6 +70,23 @@ type Runner struct {
 	// AdminAddr, when set, is where the consumer serves /metrics,
 	// /healthz, /status, POST /pause and POST /resume (local mode only).
 	AdminAddr string
+	// OnFailureQueue, when set, is an SQS queue the runner sends what it
+	// gives up on to, as the event source mapping's on-failure destination
+	// does (stream.FailureRecord; records that cannot be converted still go
+	// to the dead-letter file), and `redrive`'s default queue; SQSEndpoint
+	// is a local SQS's (moto_server's) endpoint.
+	OnFailureQueue, SQSEndpoint string
+}
+
+// SQS returns an SQS client: for a local endpoint with fixed credentials
+// (a local SQS accepts any), otherwise the AWS configuration's.
+func (r Runner) SQS(aw aws.Config) *sqs.Client {
+	if r.SQSEndpoint == "" {
+		return sqs.NewFromConfig(aw)
+	}
+	aw = aw.Copy()
+	aw.Credentials = credentials.NewStaticCredentialsProvider("local", "local", "")
+	return sqs.NewFromConfig(aw, func(o *sqs.Options) { o.BaseEndpoint = aws.String(r.SQSEndpoint) })
 }
 
 type env struct{ errs []string }
@@ -220,7 +240,7 @@ var settingEnv = strings.NewReplacer(
 	"BatchSize", "STREAM_BATCH_SIZE", "BatchWindow", "STREAM_BATCH_WINDOW",
 	"ParallelizationFactor", "STREAM_PARALLELIZATION_FACTOR", "MaxRetries", "STREAM_MAX_RETRIES",
 	"PollInterval", "STREAM_POLL_INTERVAL", "StuckAfter", "STREAM_STUCK_AFTER",
-	"CheckpointInterval", "STREAM_CHECKPOINT_INTERVAL")
+	"CheckpointInterval", "STREAM_CHECKPOINT_INTERVAL", "MaxRecordAge", "STREAM_MAX_RECORD_AGE")
 
 // LoadRunner reads the STREAM_* settings, each spelled and defaulted as the
 // event source mapping's setting of that name (and the template's
@@ -240,7 +260,10 @@ func LoadRunner(table string) (Runner, error) {
 			PollInterval:          e.dur("STREAM_POLL_INTERVAL", stream.DefaultPollInterval),
 			StuckAfter:            e.dur("STREAM_STUCK_AFTER", stream.DefaultStuckAfter),
 			CheckpointInterval:    e.dur("STREAM_CHECKPOINT_INTERVAL", stream.DefaultCheckpointInterval),
+			MaxRecordAge:          e.dur("STREAM_MAX_RECORD_AGE", 0),
 		},
+		OnFailureQueue:  e.str("STREAM_ON_FAILURE_QUEUE_URL", ""),
+		SQSEndpoint:     e.str("SQS_ENDPOINT", ""),
 		CheckpointTable: e.str("STREAM_CHECKPOINT_TABLE", table+"-checkpoints"),
 		AdminAddr:       e.str("ADMIN_ADDR", ""),
 	}
@@ -388,6 +411,10 @@ func ServeStream(c Common, clients *ddb.Clients, log *slog.Logger, cons Consumer
 		return
 	}
 	h := consumer.Instrument(cons.Handler, name, m.Observe)
+	if len(os.Args) >= 2 && os.Args[1] == "redrive" {
+		redrive(log, c, clients, name, h)
+		return
+	}
 	if len(os.Args) == 3 && os.Args[1] == "resubmit" {
 		if os.Args[2] == "table" {
 			resubmitTable(log, h, &stream.TableDeadLetters{DB: clients.DB, Table: c.Bookkeeping}, name)
@@ -415,6 +442,10 @@ func ServeStream(c Common, clients *ddb.Clients, log *slog.Logger, cons Consumer
 	if dl == nil {
 		dl = DeadLetters(c, clients, name)
 	}
+	if rc.OnFailureQueue != "" {
+		dl = m.CountDeadLetters(&consumer.SQSDestination{Client: rc.SQS(clients.AWS), QueueURL: rc.OnFailureQueue, FunctionARN: name, Undecodable: dl}, name)
+		log.Info("records given up on go to the on-failure queue", "queue", rc.OnFailureQueue)
+	}
 	r := &stream.Runner{
 		Config: func() stream.Config {
 			c := rc.Stream
@@ -430,6 +461,12 @@ func ServeStream(c Common, clients *ddb.Clients, log *slog.Logger, cons Consumer
 		prog.add(s)
 	}
 	go prog.report(ctx, log, 30*time.Second)
+	// the event source mapping's metrics, under its names, as Lambda
+	// publishes them for a mapping with MetricsConfig EventCount
+	mapping := &consumer.Mapping{EMF: m, Consumer: name, Runner: r}
+	mappingDone := make(chan struct{})
+	go func() { defer close(mappingDone); mapping.Run(ctx, 10*time.Second) }()
+	defer func() { <-mappingDone }()
 	pauseOnSignals(ctx, log, r)
 	go watchHealth(ctx, log, r, 5*time.Second)
 	if rc.AdminAddr != "" {
@@ -535,5 +572,44 @@ func (p *progress) report(ctx context.Context, log *slog.Logger, every time.Dura
 		}
 		p.batches, p.records, p.fails, p.maxAge = 0, 0, 0, 0
 		p.mu.Unlock()
+	}
+}
+
+// redrive serves `<consumer> redrive [QUEUE_URL]`: it reads the on-failure
+// queue (QUEUE_URL, or STREAM_ON_FAILURE_QUEUE_URL) — the event source
+// mapping's in AWS, the runner's locally — reads each message's records
+// back from the table's stream, hands them to the handler, and deletes the
+// messages whose records all succeeded. It exits non-zero if any message is
+// left: records that failed again, records the stream no longer has (lost,
+// named in the log), or a message that is no failure record.
+func redrive(log *slog.Logger, c Common, clients *ddb.Clients, name string, h stream.Handler) {
+	rc, err := LoadRunner(c.Table)
+	if err != nil {
+		Fatal(log, "bad configuration", err)
+	}
+	queue := rc.OnFailureQueue
+	if len(os.Args) == 3 {
+		queue = os.Args[2]
+	}
+	if queue == "" || len(os.Args) > 3 {
+		Fatal(log, "usage", errors.New("redrive [QUEUE_URL]: the on-failure queue's URL, or set STREAM_ON_FAILURE_QUEUE_URL"))
+	}
+	if clients.Streams == nil {
+		Fatal(log, "redrive", errors.New("it reads the stream: run it outside Lambda"))
+	}
+	ctx, stop := SignalContext()
+	defer stop()
+	// the queue may be shared (the template's is): only this consumer's
+	// messages, by the function named in each
+	rep, err := consumer.Redrive(ctx, consumer.RedriveOptions{Queue: rc.SQS(clients.AWS), QueueURL: queue, Streams: clients.Streams,
+		Handler: h, Function: consumer.FunctionNamed(name), Logger: log})
+	if err != nil {
+		Fatal(log, "redrive", err)
+	}
+	left := len(rep.Failed) + len(rep.Lost) + len(rep.Unreadable)
+	log.Info("redrive done", "redriven", rep.Redriven, "records", rep.Records, "failedAgain", len(rep.Failed), "lost", len(rep.Lost),
+		"unreadable", len(rep.Unreadable), "otherConsumers", rep.Others)
+	if left > 0 {
+		os.Exit(1)
 	}
 }

@@ -149,6 +149,9 @@ func run(ctx context.Context, log *slog.Logger, s settings, db *dynamodb.Client,
 		go func() { _ = srv.Serve(ln) }()
 		log.Info("admin endpoint", "addr", ln.Addr().String(), "paths", "GET /healthz /status, POST /pause /resume")
 	}
+	// the event source mapping's metrics (PolledEventCount, DroppedEventCount…)
+	mapping := &consumer.Mapping{EMF: metrics, Consumer: Name, Runner: r}
+	go mapping.Run(ctx, time.Minute)
 	log.Info("consuming", "table", s.table, "stream", *desc.Table.LatestStreamArn)
 	return r.Run(ctx, consumer.Instrument(p.Handler(), Name, metrics.Observe))
 }

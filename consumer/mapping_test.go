@@ -1,0 +1,87 @@
+package consumer_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/dynastream/dynastream/consumer"
+	"github.com/dynastream/dynastream/ddblocal"
+	"github.com/dynastream/dynastream/emf"
+	"github.com/dynastream/dynastream/stream"
+	"github.com/dynastream/dynastream/stream/filter"
+)
+
+// A Runner's counters come out under the event source mapping's metric
+// names: four records polled, one filtered out, one given up on (dropped,
+// and delivered to the on-failure destination, the dead-letter sink).
+func TestMappingMetrics(t *testing.T) {
+	tbl := ddblocal.NewTable(t, ddblocal.Schema("PK", "SK"))
+	ctx := context.Background()
+	for _, pk := range []string{"A", "SKIPME", "POISON", "B"} {
+		if _, err := tbl.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(tbl.Name), Item: map[string]ddbtypes.AttributeValue{
+			"PK": &ddbtypes.AttributeValueMemberS{Value: pk}, "SK": &ddbtypes.AttributeValueMemberS{Value: "X"}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := func(_ context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+		for _, r := range ev.Records {
+			if r.Change.Keys["PK"].String() == "POISON" {
+				return events.DynamoDBEventResponse{BatchItemFailures: []events.DynamoDBBatchItemFailure{{ItemIdentifier: r.Change.SequenceNumber}}}, nil
+			}
+		}
+		return events.DynamoDBEventResponse{}, nil
+	}
+	r := &stream.Runner{Config: stream.Config{StreamARN: tbl.StreamARN, Consumer: "orders", MaxRetries: stream.Retries(0),
+		PollInterval: 20 * time.Millisecond, RetryBackoff: time.Millisecond, Skip: stream.SkipNone,
+		Filter: filter.MustCriteria(`{"dynamodb":{"Keys":{"PK":{"S":[{"anything-but":"SKIPME"}]}}}}`)},
+		API: tbl.Streams, Checkpoints: &stream.MemoryCheckpoints{}, DeadLetters: &stream.MemoryDeadLetters{}}
+	rctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- r.Run(rctx, h) }()
+	for deadline := time.Now().Add(30 * time.Second); r.Stats().DeadLettered == 0 || r.Stats().RecordsHandled < 2; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("stats %+v", r.Stats())
+		}
+	}
+	stop()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	m := &consumer.Mapping{EMF: &consumer.EMF{Namespace: "shop", W: &out}, Consumer: "orders", Runner: r}
+	if err := m.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Flush(); err != nil { // nothing moved: no line
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 1 || emf.Validate([]byte(lines[0])) != nil {
+		t.Fatalf("EMF lines:\n%s", out.String())
+	}
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(lines[0]), &doc); err != nil {
+		t.Fatal(err)
+	}
+	st := r.Stats()
+	for name, want := range map[string]float64{
+		consumer.MetricPolled: 4, consumer.MetricFilteredOut: 1, consumer.MetricDropped: 1, consumer.MetricOnFailureDelivered: 1,
+		consumer.MetricInvoked: float64(st.InvokedEvents), consumer.MetricFailedInvoke: float64(st.FailedInvokeEvents),
+	} {
+		if doc[name] != want {
+			t.Errorf("%s = %v, want %v (line %s)", name, doc[name], want, lines[0])
+		}
+	}
+	if st.InvokedEvents < 3 || st.FailedInvokeEvents < 1 {
+		t.Errorf("stats %+v", st)
+	}
+}

@@ -1,0 +1,202 @@
+package consumer
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/dynastream/dynastream/stream"
+)
+
+// SQSAPI is the part of the SQS client the on-failure destination and
+// Redrive use.
+type SQSAPI interface {
+	SendMessage(ctx context.Context, in *sqs.SendMessageInput, optFns ...func(*sqs.Options)) (*sqs.SendMessageOutput, error)
+	ReceiveMessage(ctx context.Context, in *sqs.ReceiveMessageInput, optFns ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error)
+	DeleteMessage(ctx context.Context, in *sqs.DeleteMessageInput, optFns ...func(*sqs.Options)) (*sqs.DeleteMessageOutput, error)
+}
+
+// SQSDestination is a stream.DeadLetters that does what the event source
+// mapping does with a batch it gives up on: it sends a stream.FailureRecord
+// (the shard and sequence range, not the records) to an SQS queue — the
+// template's on-failure queue, or a local one (moto_server serves SQS). Give
+// it to a Runner, and the same Redrive serves what the Runner and the
+// mapping sent. Records that could not be converted have no place a redrive
+// could read them back from: they go to Undecodable (a FileDeadLetters, say)
+// with their raw JSON, and Put fails if it is nil.
+type SQSDestination struct {
+	Client   SQSAPI
+	QueueURL string
+	// FunctionARN names the consumer in the record (its function's ARN in
+	// AWS; any name locally).
+	FunctionARN string
+	Undecodable stream.DeadLetters
+}
+
+// Put implements stream.DeadLetters.
+func (d *SQSDestination) Put(ctx context.Context, dl stream.DeadLetter) error {
+	if len(dl.Unconverted) > 0 {
+		if d.Undecodable == nil {
+			return errors.New("consumer: records that could not be converted, and no Undecodable sink for them")
+		}
+		if err := d.Undecodable.Put(ctx, stream.DeadLetter{Consumer: dl.Consumer, StreamARN: dl.StreamARN, ShardID: dl.ShardID,
+			Attempts: dl.Attempts, Error: dl.Error, FailedAt: dl.FailedAt, Unconverted: dl.Unconverted, Condition: dl.Condition}); err != nil {
+			return err
+		}
+	}
+	fr, ok := dl.FailureRecord(d.FunctionARN)
+	if !ok {
+		return nil
+	}
+	body, err := json.Marshal(fr)
+	if err != nil {
+		return err
+	}
+	if _, err := d.Client.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(d.QueueURL), MessageBody: aws.String(string(body))}); err != nil {
+		return fmt.Errorf("consumer: send to the on-failure queue: %w", err)
+	}
+	return nil
+}
+
+// RedriveReport is what Redrive did, message by message.
+type RedriveReport struct {
+	// Redriven counts messages whose records all succeeded (deleted), and
+	// Records those records.
+	Redriven, Records int
+	// Failed are messages whose records failed again (kept), Lost those
+	// whose records the stream no longer has (kept: purge them once
+	// accounted for), Unreadable those that are no FailureRecord (kept).
+	Failed, Lost, Unreadable []Message
+	// Others counts messages of other consumers (RedriveOptions.Function),
+	// left alone.
+	Others int
+}
+
+// Message is one on-failure message Redrive did not delete, and why.
+type Message struct {
+	ID     string
+	Record stream.FailureRecord
+	Err    error
+}
+
+// RedriveOptions say what Redrive reads and whom it hands the records to.
+type RedriveOptions struct {
+	Queue    SQSAPI
+	QueueURL string
+	// Streams reads the records back from the stream.
+	Streams stream.API
+	Handler stream.Handler
+	// Function, when set, keeps Redrive to one consumer's messages: those
+	// whose requestContext.functionArn it accepts (FunctionNamed). Several
+	// mappings may share a queue; another consumer's messages are left
+	// alone (Report.Others) for its own redrive.
+	Function func(functionARN string) bool
+	// Visibility is how long a message Redrive keeps stays hidden from the
+	// next receive (default 60 s), so one run sees each message once.
+	Visibility int32
+	Logger     *slog.Logger
+}
+
+// FunctionNamed accepts a function ARN (or a bare name, as SQSDestination
+// writes locally) whose function name is name or ends in "-"+name (a
+// template's "<stack>-projector"), with or without a version qualifier.
+func FunctionNamed(name string) func(string) bool {
+	return func(arn string) bool {
+		fn := arn
+		if parts := strings.Split(arn, ":"); len(parts) >= 7 && parts[5] == "function" {
+			fn = parts[6]
+		}
+		return fn == name || strings.HasSuffix(fn, "-"+name)
+	}
+}
+
+// Redrive reads the on-failure queue — the event source mapping's
+// messages in AWS, an SQSDestination's locally — and for each message reads
+// the records it names back from the stream (stream.ReadRange), hands them
+// to the handler once, and deletes the message when all succeeded. Records
+// the stream no longer keeps (24 hours) are reported as lost, never skipped
+// silently; a message from an SNS destination (its subscription's envelope)
+// is read too. It stops when a receive comes back empty.
+func Redrive(ctx context.Context, o RedriveOptions) (RedriveReport, error) {
+	log := o.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	if o.Visibility == 0 {
+		o.Visibility = 60
+	}
+	var rep RedriveReport
+	for {
+		out, err := o.Queue.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(o.QueueURL), MaxNumberOfMessages: 10, VisibilityTimeout: o.Visibility})
+		if err != nil {
+			return rep, fmt.Errorf("consumer: receive from %s: %w", o.QueueURL, err)
+		}
+		if len(out.Messages) == 0 {
+			return rep, nil
+		}
+		for _, m := range out.Messages {
+			msg := Message{ID: aws.ToString(m.MessageId)}
+			if msg.Record, err = failureRecord(aws.ToString(m.Body)); err != nil {
+				msg.Err = err
+				rep.Unreadable = append(rep.Unreadable, msg)
+				log.Error("on-failure message is not a stream failure record (kept)", "message", msg.ID, "err", err)
+				continue
+			}
+			if o.Function != nil && !o.Function(msg.Record.RequestContext.FunctionARN) {
+				rep.Others++
+				continue
+			}
+			b := msg.Record.BatchInfo
+			n, err := stream.Redrive(ctx, o.Streams, o.Handler, msg.Record)
+			switch {
+			case errors.Is(err, stream.ErrTrimmed):
+				msg.Err = err
+				rep.Lost = append(rep.Lost, msg)
+				log.Error("records lost: the stream no longer has them (message kept)", "message", msg.ID, "shard", b.ShardID,
+					"first", b.StartSequenceNumber, "last", b.EndSequenceNumber, "records", b.BatchSize, "err", err)
+				continue
+			case err != nil:
+				msg.Err = err
+				rep.Failed = append(rep.Failed, msg)
+				log.Error("redriven records failed again (message kept)", "message", msg.ID, "first", b.StartSequenceNumber, "err", err)
+				continue
+			}
+			if _, err := o.Queue.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(o.QueueURL), ReceiptHandle: m.ReceiptHandle}); err != nil {
+				return rep, fmt.Errorf("consumer: delete message %s (its records were handled; a rerun hands them over again): %w", msg.ID, err)
+			}
+			rep.Redriven++
+			rep.Records += n
+			if n != b.BatchSize {
+				log.Warn("redrive read a different number of records than the message names (a filter dropped some?)", "message", msg.ID, "read", n, "named", b.BatchSize)
+			}
+			log.Info("records redriven; message deleted", "message", msg.ID, "records", n, "first", b.StartSequenceNumber)
+		}
+	}
+}
+
+// failureRecord reads a message body: a FailureRecord, or an SNS
+// notification carrying one.
+func failureRecord(body string) (stream.FailureRecord, error) {
+	var env struct {
+		Type    string `json:"Type"`
+		Message string `json:"Message"`
+	}
+	if json.Unmarshal([]byte(body), &env) == nil && env.Type == "Notification" && env.Message != "" {
+		body = env.Message
+	}
+	var fr stream.FailureRecord
+	if err := json.Unmarshal([]byte(body), &fr); err != nil {
+		return fr, err
+	}
+	b := fr.BatchInfo
+	if b.StreamARN == "" || b.ShardID == "" || b.StartSequenceNumber == "" || b.EndSequenceNumber == "" {
+		return fr, errors.New("no DDBStreamBatchInfo (streamArn, shardId, start and end sequence numbers)")
+	}
+	return fr, nil
+}

@@ -1,0 +1,188 @@
+package consumer_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/dynastream/dynastream/consumer"
+	"github.com/dynastream/dynastream/ddblocal"
+	"github.com/dynastream/dynastream/stream"
+)
+
+// localSQS starts moto_server (its SQS) on a free port and returns a real
+// SQS client for it and a new queue's URL; the test is skipped, saying so,
+// where moto_server is not installed.
+func localSQS(t *testing.T) (*sqs.Client, string) {
+	t.Helper()
+	bin, err := exec.LookPath("moto_server")
+	if err != nil {
+		t.Skip("NOTE: moto_server is not on PATH (pip install 'moto[server]==5.2.1'): the on-failure queue test did not run")
+	}
+	port, err := ddblocal.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-H", "127.0.0.1", "-p", fmt.Sprint(port))
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	url := fmt.Sprintf("http://127.0.0.1:%d", port)
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		if resp, err := http.Get(url + "/moto-api/"); err == nil {
+			resp.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("moto_server did not answer within a minute:\n%s", out.String())
+		}
+	}
+	creds := aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
+		return aws.Credentials{AccessKeyID: "test", SecretAccessKey: "test"}, nil
+	})
+	c := sqs.NewFromConfig(aws.Config{Region: "us-east-1", Credentials: creds, BaseEndpoint: aws.String(url)})
+	q, err := c.CreateQueue(context.Background(), &sqs.CreateQueueInput{QueueName: aws.String("on-failure")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, aws.ToString(q.QueueUrl)
+}
+
+// A Runner gives up on a poison record and sends the mapping's on-failure
+// record to a real SQS queue; Redrive reads it, reads the record back from
+// the stream, hands it to the (fixed) handler and deletes the message. A
+// message naming records the stream does not have is reported lost and
+// kept, and one that is no failure record is kept as unreadable.
+func TestOnFailureQueueAndRedrive(t *testing.T) {
+	q, queueURL := localSQS(t)
+	tbl := ddblocal.NewTable(t, ddblocal.Schema("PK", "SK"))
+	ctx := context.Background()
+	for _, pk := range []string{"A", "POISON", "B"} {
+		if _, err := tbl.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(tbl.Name), Item: map[string]ddbtypes.AttributeValue{
+			"PK": &ddbtypes.AttributeValueMemberS{Value: pk}, "SK": &ddbtypes.AttributeValueMemberS{Value: "X"}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var mu sync.Mutex
+	var handled []string
+	fixed := false
+	h := func(_ context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, r := range ev.Records {
+			pk := r.Change.Keys["PK"].String()
+			if pk == "POISON" && !fixed {
+				return events.DynamoDBEventResponse{BatchItemFailures: []events.DynamoDBBatchItemFailure{{ItemIdentifier: r.Change.SequenceNumber}}}, nil
+			}
+			handled = append(handled, pk)
+		}
+		return events.DynamoDBEventResponse{}, nil
+	}
+	dest := &consumer.SQSDestination{Client: q, QueueURL: queueURL, FunctionARN: "arn:aws:lambda:us-east-1:123456789012:function:orders", Undecodable: &stream.MemoryDeadLetters{}}
+	r := &stream.Runner{Config: stream.Config{StreamARN: tbl.StreamARN, Consumer: "orders", MaxRetries: stream.Retries(0),
+		PollInterval: 20 * time.Millisecond, RetryBackoff: time.Millisecond, Skip: stream.SkipNone},
+		API: tbl.Streams, Checkpoints: &stream.MemoryCheckpoints{}, DeadLetters: dest}
+	rctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- r.Run(rctx, h) }()
+	for deadline := time.Now().Add(30 * time.Second); r.Stats().DeadLettered == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("nothing dead-lettered: %+v", r.Stats())
+		}
+	}
+	stop()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+
+	// The message is the mapping's: the shard, the range, the condition.
+	peek, err := q.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(queueURL), VisibilityTimeout: 0})
+	if err != nil || len(peek.Messages) != 1 {
+		t.Fatalf("queue: %v, %v", peek, err)
+	}
+	if _, err := q.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(queueURL),
+		ReceiptHandle: peek.Messages[0].ReceiptHandle, VisibilityTimeout: 0}); err != nil {
+		t.Fatal(err)
+	}
+	var fr stream.FailureRecord
+	if err := json.Unmarshal([]byte(aws.ToString(peek.Messages[0].Body)), &fr); err != nil {
+		t.Fatal(err)
+	}
+	b := fr.BatchInfo
+	if fr.RequestContext.Condition != stream.RetryAttemptsExhausted || b.BatchSize != 1 || b.StartSequenceNumber != b.EndSequenceNumber ||
+		b.StreamARN != tbl.StreamARN || b.ShardID == "" || fr.Version != "1.0" || fr.RequestContext.FunctionARN != dest.FunctionARN {
+		t.Fatalf("failure record %+v", fr)
+	}
+	for _, body := range []string{
+		fmt.Sprintf(`{"version":"1.0","requestContext":{"functionArn":"orders"},"DDBStreamBatchInfo":{"shardId":"shardId-gone","startSequenceNumber":"000000000000000000001","endSequenceNumber":"000000000000000000002","batchSize":2,"streamArn":%q}}`, tbl.StreamARN),
+		`{"hello":"world"}`,
+	} {
+		if _, err := q.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(queueURL), MessageBody: aws.String(body)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	mu.Lock()
+	fixed, handled = true, nil
+	mu.Unlock()
+	if _, err := q.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(queueURL), MessageBody: aws.String(
+		`{"requestContext":{"functionArn":"arn:aws:lambda:us-east-1:123456789012:function:shop-invoices"},"DDBStreamBatchInfo":{"shardId":"s","startSequenceNumber":"000000000000000000001","endSequenceNumber":"000000000000000000001","batchSize":1,"streamArn":"x"}}`)}); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := consumer.Redrive(ctx, consumer.RedriveOptions{Queue: q, QueueURL: queueURL, Streams: tbl.Streams, Handler: h,
+		Function: consumer.FunctionNamed("orders"), Visibility: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Redriven != 1 || rep.Records != 1 || len(rep.Lost) != 1 || len(rep.Unreadable) != 1 || len(rep.Failed) != 0 || rep.Others != 1 {
+		t.Fatalf("report %+v", rep)
+	}
+	if !errors.Is(rep.Lost[0].Err, stream.ErrTrimmed) || !strings.Contains(rep.Lost[0].Err.Error(), "shardId-gone") {
+		t.Errorf("lost: %v", rep.Lost[0].Err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if strings.Join(handled, ",") != "POISON" {
+		t.Errorf("redrive handed over %v, want the poison record", handled)
+	}
+	// the redriven message is gone; the two kept come back after their
+	// visibility timeout
+	time.Sleep(1100 * time.Millisecond)
+	left, err := q.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(queueURL), MaxNumberOfMessages: 10})
+	if err != nil || len(left.Messages) != 3 {
+		t.Fatalf("left in the queue: %d, %v", len(left.Messages), err)
+	}
+}
+
+func TestFunctionNamed(t *testing.T) {
+	is := consumer.FunctionNamed("projector")
+	for arn, want := range map[string]bool{
+		"arn:aws:lambda:us-east-1:123456789012:function:dynastream-dev-projector":         true,
+		"arn:aws:lambda:us-east-1:123456789012:function:dynastream-dev-projector:$LATEST": true,
+		"projector": true,
+		"arn:aws:lambda:us-east-1:123456789012:function:dynastream-dev-notifier": false,
+		"arn:aws:lambda:us-east-1:123456789012:function:projectors":              false,
+		"": false,
+	} {
+		if is(arn) != want {
+			t.Errorf("%q: %v", arn, !want)
+		}
+	}
+}
