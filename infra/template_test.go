@@ -18,6 +18,7 @@ import (
 	"github.com/awslabs/goformation/v7/intrinsics"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/dynastream/dynastream/infra"
 	"github.com/dynastream/dynastream/internal/notify"
 	"github.com/dynastream/dynastream/internal/store"
 	"github.com/dynastream/dynastream/stream"
@@ -36,7 +37,7 @@ func open(t *testing.T) *cloudformation.Template {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmpl, err := goformation.ParseYAMLWithOptions(withoutNewerProperties(t, b), &intrinsics.ProcessorOptions{
+	tmpl, err := goformation.ParseYAMLWithOptions(infra.WithoutNewerProperties(b), &intrinsics.ProcessorOptions{
 		IntrinsicHandlerOverrides: map[string]intrinsics.IntrinsicHandler{
 			"Ref": func(_ string, in, tmpl any) any {
 				if p := parameter(tmpl, fmt.Sprint(in)); p["Type"] == "Number" && p["Default"] != nil {
@@ -327,21 +328,6 @@ func TestStreamSettingsAreParameters(t *testing.T) {
 	if n != 2 {
 		t.Errorf("%d event source mappings, want 2", n)
 	}
-}
-
-// newerProperties are the template's properties newer than goformation,
-// which refuses them: open parses the template without them, and
-// TestNewerProperties checks them on the raw template.
-var newerProperties = []string{"MetricsConfig:", "Metrics: [EventCount]"}
-
-func withoutNewerProperties(t *testing.T, b []byte) []byte {
-	var out []string
-	for _, line := range strings.Split(string(b), "\n") {
-		if !slices.ContainsFunc(newerProperties, func(p string) bool { return strings.TrimSpace(line) == p }) {
-			out = append(out, line)
-		}
-	}
-	return []byte(strings.Join(out, "\n"))
 }
 
 // TestNewerProperties: each event source mapping turns on the metrics
