@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"log/slog"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/dynastream/dynastream/stream"
@@ -83,4 +86,36 @@ func (f invoker[T]) Invoke(ctx context.Context, payload []byte) ([]byte, error) 
 		return nil, err
 	}
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+// LambdaWindows is the lambda.Handler of a consumer of tumbling windows
+// (the event source mapping's TumblingWindowInSeconds): the payload is a
+// DynamoDB time-window event, whose records Options.Filter and Options.Skip
+// thin as Lambda does for Lambda; the answer carries the state for the
+// window's next call. Options.Observe and DeadLetters are not used: a
+// windowed call fails whole, and the mapping retries it with the state it
+// had. A payload without a window (a mapping without TumblingWindowInSeconds)
+// fails the invocation, saying so.
+func LambdaWindows(h stream.WindowHandler, o Options) lambda.Handler {
+	skip := o.Skip
+	if skip == nil {
+		skip = stream.SkipDerived
+	}
+	return Raw(func(ctx context.Context, payload json.RawMessage) (events.DynamoDBTimeWindowEventResponse, error) {
+		var ev events.DynamoDBTimeWindowEvent
+		if err := json.Unmarshal(payload, &ev); err != nil {
+			return events.DynamoDBTimeWindowEventResponse{}, fmt.Errorf("consumer: not a DynamoDB time-window event: %w", err)
+		}
+		if ev.Window.Start.IsZero() {
+			return events.DynamoDBTimeWindowEventResponse{}, errors.New("consumer: the event has no window: is TumblingWindowInSeconds set on the event source mapping?")
+		}
+		kept := ev.Records[:0:0]
+		for _, r := range ev.Records {
+			if o.Filter.Match(r) && !skip(r) {
+				kept = append(kept, r)
+			}
+		}
+		ev.Records = kept
+		return h(ctx, ev)
+	})
 }

@@ -3,6 +3,7 @@ package consumer_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -88,5 +89,35 @@ func TestLambdaFilter(t *testing.T) {
 	}
 	if strings.Join(got, ",") != "e1,e3" {
 		t.Errorf("the handler got %v, want e1,e3 (e2 does not decode, e4 is filtered out)", got)
+	}
+}
+
+// LambdaWindows hands a windowed function its window, state and records
+// (filtered), and answers with the state; an event without a window fails.
+func TestLambdaWindows(t *testing.T) {
+	var got events.DynamoDBTimeWindowEvent
+	h := func(_ context.Context, ev events.DynamoDBTimeWindowEvent) (events.DynamoDBTimeWindowEventResponse, error) {
+		got = ev
+		return events.DynamoDBTimeWindowEventResponse{TimeWindowEventResponseProperties: events.TimeWindowEventResponseProperties{
+			State: map[string]string{"n": fmt.Sprint(len(ev.Records))}}}, nil
+	}
+	notD := filter.MustCriteria(`{"dynamodb":{"Keys":{"PK":{"S":[{"anything-but":"D"}]}}}}`)
+	fn := consumer.LambdaWindows(h, consumer.Options{Filter: notD, Skip: stream.SkipNone})
+	payload := `{"Records":[` +
+		`{"eventID":"e1","eventName":"INSERT","eventSource":"aws:dynamodb","dynamodb":{"Keys":{"PK":{"S":"A"}},"SequenceNumber":"100"}},` +
+		`{"eventID":"e4","eventName":"INSERT","eventSource":"aws:dynamodb","dynamodb":{"Keys":{"PK":{"S":"D"}},"SequenceNumber":"400"}}],` +
+		`"window":{"start":"2026-11-27T10:00:00Z","end":"2026-11-27T10:01:00Z"},"state":{"n":"3"},"shardId":"s-1","eventSourceARN":"arn","isFinalInvokeForWindow":false,"isWindowTerminatedEarly":false}`
+	out, err := fn.Invoke(context.Background(), []byte(payload))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(out) != `{"state":{"n":"1"},"batchItemFailures":null}` {
+		t.Errorf("answer %s", out)
+	}
+	if len(got.Records) != 1 || got.State["n"] != "3" || got.ShardID != "s-1" || got.Window.Start.UTC().Hour() != 10 {
+		t.Errorf("the handler got %+v", got)
+	}
+	if _, err := fn.Invoke(context.Background(), []byte(`{"Records":[]}`)); err == nil || !strings.Contains(err.Error(), "TumblingWindowInSeconds") {
+		t.Errorf("no window: %v", err)
 	}
 }

@@ -77,6 +77,13 @@
 // *ContractError saying what Lambda would have done instead — a whole batch
 // retried, or a batch taken as a success and its failures lost.
 //
+// A Target delivers what the mapping would: its Filter (the mapping's
+// FilterCriteria, a filter.Criteria) keeps records from the handler, and a
+// WindowHandler with Window in place of Handler is run in tumbling windows
+// as the mapping runs them (stream.Windows), so a windowed aggregate is
+// proven under the same schedules. A dead letter reads as the mapping's
+// on-failure record (stream.DeadLetter.FailureRecord).
+//
 // With a ParallelizationFactor above 1, Deliver calls the handler from
 // several goroutines at once (one per lane), so the handler and the
 // Target's state must be safe for that; otherwise one goroutine calls it.

@@ -172,3 +172,46 @@ func ExampleTarget_filter() {
 	// Output:
 	// handled: [A B] filtered out: 1
 }
+
+// A consumer of tumbling windows (TumblingWindowInSeconds) under the kit:
+// each window's calls add to its state, its final call writes the total —
+// set, not added, so a final call that comes again changes nothing. Check
+// proves the totals exact under every schedule.
+func ExampleTarget_windows() {
+	var ev events.DynamoDBEvent
+	t0 := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+	for i := range 12 { // one every 20 s: four minutes, three records each
+		r := record(i+1, []string{"A", "B"}[i%2], i+1)
+		r.Change.ApproximateCreationDateTime = events.SecondsEpochTime{Time: t0.Add(time.Duration(i*20) * time.Second)}
+		ev.Records = append(ev.Records, r)
+	}
+	totals := map[string]int{} // the derived state: a total per window
+	target := replay.Target{
+		Window: time.Minute,
+		WindowHandler: func(_ context.Context, w events.DynamoDBTimeWindowEvent) (events.DynamoDBTimeWindowEventResponse, error) {
+			sum, _ := strconv.Atoi(w.State["sum"])
+			if w.IsFinalInvokeForWindow {
+				totals[w.Window.Start.UTC().Format("15:04")] = sum // set: idempotent
+				return events.DynamoDBTimeWindowEventResponse{}, nil
+			}
+			for _, r := range w.Records {
+				v, _ := strconv.Atoi(r.Change.NewImage["version"].Number())
+				sum += v
+			}
+			return events.DynamoDBTimeWindowEventResponse{TimeWindowEventResponseProperties: events.TimeWindowEventResponseProperties{
+				State: map[string]string{"sum": strconv.Itoa(sum)}}}, nil
+		},
+		NoRequests: true,
+		Reset:      func(context.Context) error { clear(totals); return nil },
+		State:      func(context.Context) (any, error) { return maps.Clone(totals), nil },
+	}
+	report, err := replay.Check(context.Background(), ev, target, replay.Schedules(7, 10))
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(report.Summary())
+	fmt.Println("totals:", report.Baseline)
+	// Output:
+	// 0 of 14 schedules differ from the baseline
+	// totals: map[10:00:6 10:01:15 10:02:24 10:03:33]
+}

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -460,14 +461,22 @@ func itemKey(r events.DynamoDBEventRecord) string {
 // Lambda would misread, and with a *StuckError for a batch still failing
 // after OnFailure.MaxAttempts calls.
 func Deliver(ctx context.Context, ev events.DynamoDBEvent, t Target, s Schedule) (Stats, error) {
-	if t.Handler == nil {
+	switch {
+	case t.WindowHandler != nil && t.Handler != nil:
+		return Stats{}, errors.New("replay: the Target has a Handler and a WindowHandler: give one")
+	case t.WindowHandler != nil && (t.Window < time.Second || t.Window > stream.MaxTumblingWindow || t.Window%time.Second != 0):
+		return Stats{}, fmt.Errorf("replay: Target.Window %s: want whole seconds, 1s to 900s (TumblingWindowInSeconds)", t.Window)
+	case t.WindowHandler != nil && s.ParallelizationFactor > 1:
+		return Stats{}, fmt.Errorf("replay: %s: ParallelizationFactor %d with tumbling windows: Lambda takes windows with 1 only", s.Name, s.ParallelizationFactor)
+	case t.Handler == nil && t.WindowHandler == nil:
 		return Stats{}, errors.New("replay: the Target has no Handler")
 	}
 	retries, attempts, err := t.OnFailure.resolved()
 	if err != nil {
 		return Stats{}, err
 	}
-	d := delivery{h: t.Handler, s: s, policy: stream.Policy{MaxRetries: retries, Bisect: !t.OnFailure.NoBisect}, attempts: attempts, filter: t.Filter}
+	d := delivery{h: t.Handler, s: s, policy: stream.Policy{MaxRetries: retries, Bisect: !t.OnFailure.NoBisect}, attempts: attempts, filter: t.Filter,
+		window: t.Window, wh: t.WindowHandler}
 	if t.Source == nil {
 		return d.deliver(ctx, ev)
 	}
@@ -495,6 +504,11 @@ func (d delivery) deliver(ctx context.Context, ev events.DynamoDBEvent) (Stats, 
 			}
 		}
 		filteredOut, recs = len(recs)-len(kept), kept
+	}
+	if d.wh != nil {
+		st, err := d.windows(ctx, ev)
+		st.FilteredOut = filteredOut
+		return st, err
 	}
 	pf := max(s.ParallelizationFactor, 1)
 	if pf > 10 {
@@ -546,6 +560,9 @@ type delivery struct {
 	attempts int
 	src      *history // the source table moved through the stream, or nil
 	filter   filter.Criteria
+	// window and wh: a windowed target's (wh nil: none)
+	window time.Duration
+	wh     stream.WindowHandler
 }
 
 // pending is records of a batch still to hand over, with the handler's own
@@ -714,6 +731,9 @@ func (d delivery) call(ctx context.Context, batch []events.DynamoDBEventRecord, 
 			return outcome{failedAt: 0, err: o.err}, nil
 		}
 		i := rng.IntN(len(batch)) // reports one record failed
+		if d.wh != nil {          // a windowed call fails whole
+			i = 0
+		}
 		if o.failedAt < 0 || i < o.failedAt {
 			o = outcome{failedAt: i}
 		}
@@ -750,6 +770,18 @@ type Target struct {
 	// counts them), as the mapping drops them. Give it the value the
 	// template is written from, so the kit tests what is deployed.
 	Filter filter.Criteria
+	// WindowHandler, in place of Handler, is a consumer of tumbling windows
+	// of Window (whole seconds, up to 900: TumblingWindowInSeconds): the kit
+	// delivers each schedule's records in windows as the event source
+	// mapping does (stream.Windows: a shard's records in window order,
+	// calls of one window each, the state handed from call to call, the
+	// final call at the window's end and at the end of the stream), with
+	// ParallelizationFactor 1 only, as Lambda. A schedule that duplicates
+	// the stream delivers it twice from the start, each time with fresh
+	// windows (a consumer that read the stream again); injected failures
+	// fail a call whole.
+	WindowHandler stream.WindowHandler
+	Window        time.Duration
 	// OnFailure is what happens to a batch the handler keeps failing (the
 	// zero value: three retries, then its records are dead-lettered).
 	OnFailure OnFailure

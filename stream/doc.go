@@ -46,6 +46,13 @@
 //     and takes the later of the two: an age that is never too small, and
 //     within a poll interval of the truth while the consumer keeps up;
 //
+// Tumbling windows (Config.TumblingWindow, RunWindows, Windows) run a
+// WindowHandler as the mapping does with TumblingWindowInSeconds: calls of
+// one window each, the state handed from call to call and kept with the
+// checkpoint, the window's final call; a failed call is retried with the
+// state it had, so a windowed aggregate written idempotently at the final
+// call is exact; ParallelizationFactor 1 only.
+//
 // A Runner says how it is doing (Health): per shard its position, the
 // records waiting and for how long, the latest failures and dead letters,
 // and a status — Idle, OK, Stuck (records waiting and the checkpoint still

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -44,10 +45,13 @@ type shardRun struct {
 
 	cpMu    sync.Mutex // serialises checkpoint writes
 	written string
-	kick    chan struct{}
-	stopCP  chan struct{}
-	cpDone  chan struct{}
-	unwake  func() bool // stops the wake-up on ctx's end
+	// win is the shard's tumbling windows (RunWindows; nil: none): the
+	// handler, and the state written with the checkpoint.
+	win    *Windows
+	kick   chan struct{}
+	stopCP chan struct{}
+	cpDone chan struct{}
+	unwake func() bool // stops the wake-up on ctx's end
 
 	health shardHealth // guarded by mu
 }
@@ -64,12 +68,23 @@ type tracked struct {
 }
 
 func (r *Runner) newShardRun(ctx context.Context, log *slog.Logger, h Handler, shardID, checkpoint string) *shardRun {
+	var win *Windows
+	if r.windows != nil {
+		win = &Windows{Size: r.TumblingWindow, Handler: r.windows, ShardID: shardID, StreamARN: r.StreamARN}
+		seq, state, _ := strings.Cut(checkpoint, "\n")
+		if state != "" {
+			if err := win.Restore(state); err != nil {
+				log.Error("window state kept with the checkpoint cannot be read; the window starts again from nothing", "err", err)
+			}
+		}
+		checkpoint, h = seq, win.Handle
+	}
 	pf := r.ParallelizationFactor
 	sr := &shardRun{
 		r: r, h: h, log: log, shardID: shardID, key: r.keyFunc(), ctx: ctx,
 		limit: max(2*pf*r.BatchSize, 1000),
 		lanes: make([][]events.DynamoDBEventRecord, pf), bySeq: map[string]*tracked{},
-		done: checkpoint, written: checkpoint,
+		done: checkpoint, written: checkpoint, win: win,
 		kick: make(chan struct{}, 1), stopCP: make(chan struct{}), cpDone: make(chan struct{}),
 	}
 	sr.cond = sync.NewCond(&sr.mu)
@@ -303,7 +318,11 @@ func (sr *shardRun) writeCheckpoint() bool {
 		if target == "" || target == sr.written {
 			return true
 		}
-		err := sr.r.Checkpoints.Put(context.WithoutCancel(sr.ctx), sr.r.Consumer, sr.shardID, target)
+		value := target
+		if sr.win != nil && target != shardEnd {
+			value = target + "\n" + sr.win.Snapshot(target)
+		}
+		err := sr.r.Checkpoints.Put(context.WithoutCancel(sr.ctx), sr.r.Consumer, sr.shardID, value)
 		if err == nil {
 			sr.written = target
 			sr.r.counters.checkpoints.Add(1)
@@ -415,7 +434,7 @@ func (r *Runner) runShard(ctx context.Context, log *slog.Logger, h Handler, shar
 	sr := r.newShardRun(ctx, log, h, shardID, checkpoint)
 	// lastRead is the position of the newest record read; from is where to
 	// start while it is "".
-	lastRead, from := checkpoint, types.ShardIteratorType(r.StartingPosition)
+	lastRead, from := sr.done, types.ShardIteratorType(r.StartingPosition)
 	var iter *string
 	var buf []events.DynamoDBEventRecord // gathered for the batch window
 	var bufCreated []time.Time           // buf's creation times (tracked.created)
@@ -544,6 +563,9 @@ func (r *Runner) runShard(ctx context.Context, log *slog.Logger, h Handler, shar
 		switch {
 		case ended || len(out.Records) >= fullRead:
 		case len(buf) > 0 || len(out.Records) == 0:
+			if len(buf) == 0 {
+				sr.windowDue()
+			}
 			wait := r.PollInterval
 			if len(buf) > 0 {
 				wait = min(wait, r.BatchWindow-r.Now().Sub(firstBuffered))
@@ -561,6 +583,9 @@ func (r *Runner) runShard(ctx context.Context, log *slog.Logger, h Handler, shar
 	}
 	allDone := sr.close()
 	if ctx.Err() != nil || !ended || !allDone {
+		return false
+	}
+	if sr.win != nil && !sr.closeWindow() {
 		return false
 	}
 	if err := r.Checkpoints.Put(context.WithoutCancel(ctx), r.Consumer, shardID, shardEnd); err != nil {
@@ -586,4 +611,39 @@ func later(a, b time.Time) time.Time {
 		return b
 	}
 	return a
+}
+
+// windowDue makes the final call of a window that has ended by the clock
+// while nothing later came, when every record read is finished (no call
+// is under way then).
+func (sr *shardRun) windowDue() {
+	if sr.win == nil {
+		return
+	}
+	sr.mu.Lock()
+	idle := len(sr.pending) == 0
+	sr.mu.Unlock()
+	if !idle {
+		return
+	}
+	if _, err := sr.win.Due(sr.ctx, sr.r.Now()); err != nil {
+		sr.log.Error("final call of an ended window failed; retrying at the next poll", "err", err)
+	}
+}
+
+// closeWindow makes the final call of the window open at the shard's end,
+// retrying until it succeeds or ctx ends (false).
+func (sr *shardRun) closeWindow() bool {
+	backoff := sr.r.RetryBackoff
+	for {
+		err := sr.win.Close(sr.ctx, sr.r.Now())
+		if err == nil {
+			return true
+		}
+		sr.log.Error("final call of the window at the shard's end failed; retrying", "err", err)
+		if sr.ctx.Err() != nil {
+			return false
+		}
+		sr.r.sleep(sr.ctx, &backoff)
+	}
 }

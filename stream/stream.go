@@ -116,6 +116,10 @@ type Config struct {
 	// destination; counted in Stats.Expired. 0 (the default, Lambda's -1):
 	// never; otherwise 60 s to 7 days, as Lambda takes.
 	MaxRecordAge time.Duration
+	// TumblingWindow is the event source mapping's TumblingWindowInSeconds
+	// (whole seconds, up to 900; 0: none): run the consumer with
+	// RunWindows. ParallelizationFactor must then be 1, as Lambda requires.
+	TumblingWindow time.Duration
 	// NoBisect stops a failing batch from being split in two and its
 	// halves retried, down to the failing record. Bisection is on by
 	// default, as this project's template and programs set
@@ -247,6 +251,12 @@ func (c *Config) applySettings() error {
 	if c.ParallelizationFactor < 1 || c.ParallelizationFactor > 10 {
 		return fmt.Errorf("stream: ParallelizationFactor %d out of range 1..10", c.ParallelizationFactor)
 	}
+	if c.TumblingWindow < 0 || c.TumblingWindow > MaxTumblingWindow || c.TumblingWindow%time.Second != 0 {
+		return fmt.Errorf("stream: TumblingWindow %s: want whole seconds up to 900s (TumblingWindowInSeconds)", c.TumblingWindow)
+	}
+	if c.TumblingWindow > 0 && c.ParallelizationFactor != 1 {
+		return fmt.Errorf("stream: TumblingWindow with ParallelizationFactor %d: Lambda takes tumbling windows with ParallelizationFactor 1 only", c.ParallelizationFactor)
+	}
 	if c.StuckAfter == 0 {
 		c.StuckAfter = DefaultStuckAfter
 	}
@@ -314,6 +324,8 @@ type Runner struct {
 	Now func() time.Time
 
 	counters counters
+	// windows is RunWindows' handler (nil: Run's).
+	windows WindowHandler
 	// partitionKey is the table's partition key attribute, from
 	// DescribeStream ("" until known: records are then keyed by item).
 	partitionKey atomic.Value
@@ -349,6 +361,9 @@ const shardEnd = "SHARD_END"
 func (r *Runner) Run(ctx context.Context, h Handler) (err error) {
 	if err := r.setUp(); err != nil {
 		return err
+	}
+	if r.TumblingWindow > 0 && r.windows == nil {
+		return errors.New("stream: a Runner with TumblingWindow runs a WindowHandler: use RunWindows")
 	}
 	log := r.Logger.With("consumer", r.Consumer)
 	if leases, ok := r.Checkpoints.(Leases); ok && r.Lease > 0 {
@@ -402,7 +417,7 @@ func (r *Runner) Run(ctx context.Context, h Handler) (err error) {
 			if skip {
 				continue
 			}
-			cp, err := r.Checkpoints.Get(ctx, r.Consumer, id)
+			cp, err := r.Checkpoints.Get(ctx, r.Consumer, id) // with RunWindows, "<seq>\n<window state>"
 			if err != nil {
 				log.Error("read checkpoint failed", "shard", id, "err", err)
 				continue
@@ -440,6 +455,29 @@ func (r *Runner) Run(ctx context.Context, h Handler) (err error) {
 		case <-time.After(r.ShardRefresh):
 		}
 	}
+}
+
+// RunWindows is Run for a consumer of tumbling windows (Config.
+// TumblingWindow), as the event source mapping runs one: each shard's
+// records in calls of one window each, the state the window's previous call
+// answered with handed to the next, and the window's final call
+// (IsFinalInvokeForWindow) when a record of a later window comes, when the
+// window has ended by the clock and nothing later has come, and when the
+// shard ends (IsWindowTerminatedEarly if before the window's end). The
+// window's state is kept with the checkpoint, so a restart goes on with the
+// state it had (at most 350 KB with TableCheckpoints: DynamoDB's item
+// limit; Lambda keeps up to 1 MB); a call that fails is retried with the
+// state it had (Windows says how). A final call can come again after a
+// crash: write the aggregate idempotently, keyed by shard and window.
+func (r *Runner) RunWindows(ctx context.Context, h WindowHandler) error {
+	if h == nil {
+		return errors.New("stream: RunWindows needs a WindowHandler")
+	}
+	if r.TumblingWindow <= 0 {
+		return errors.New("stream: RunWindows needs Config.TumblingWindow (TumblingWindowInSeconds)")
+	}
+	r.windows = h
+	return r.Run(ctx, nil)
 }
 
 // setUp validates the configuration and fills in defaults, under shardMu:
