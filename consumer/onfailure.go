@@ -91,6 +91,11 @@ type RedriveOptions struct {
 	QueueURL string
 	// Streams reads the records back from the stream.
 	Streams stream.API
+	// Handler gets the records of a message's range: every record between
+	// its ends (with ParallelizationFactor above 1, other keys' too, which
+	// succeeded; idempotent handlers take them again harmlessly). Give it
+	// behind the mapping's filter and loop guard, as the mapping calls it:
+	// stream.Filter(criteria, stream.Skip(skip, h)).
 	Handler stream.Handler
 	// Function, when set, keeps Redrive to one consumer's messages: those
 	// whose requestContext.functionArn it accepts (FunctionNamed). Several
@@ -132,16 +137,24 @@ func Redrive(ctx context.Context, o RedriveOptions) (RedriveReport, error) {
 		o.Visibility = 60
 	}
 	var rep RedriveReport
+	seen := map[string]bool{} // a kept message seen again (a run longer than Visibility)
 	for {
-		out, err := o.Queue.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(o.QueueURL), MaxNumberOfMessages: 10, VisibilityTimeout: o.Visibility})
+		out, err := o.Queue.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(o.QueueURL), MaxNumberOfMessages: 10,
+			VisibilityTimeout: o.Visibility, WaitTimeSeconds: 1}) // long polling: an empty answer means an empty queue
 		if err != nil {
 			return rep, fmt.Errorf("consumer: receive from %s: %w", o.QueueURL, err)
 		}
 		if len(out.Messages) == 0 {
 			return rep, nil
 		}
+		fresh := 0
 		for _, m := range out.Messages {
 			msg := Message{ID: aws.ToString(m.MessageId)}
+			if seen[msg.ID] {
+				continue
+			}
+			seen[msg.ID] = true
+			fresh++
 			if msg.Record, err = failureRecord(aws.ToString(m.Body)); err != nil {
 				msg.Err = err
 				rep.Unreadable = append(rep.Unreadable, msg)
@@ -161,6 +174,9 @@ func Redrive(ctx context.Context, o RedriveOptions) (RedriveReport, error) {
 				log.Error("records lost: the stream no longer has them (message kept)", "message", msg.ID, "shard", b.ShardID,
 					"first", b.StartSequenceNumber, "last", b.EndSequenceNumber, "records", b.BatchSize, "err", err)
 				continue
+			case err == nil && n < b.BatchSize:
+				err = fmt.Errorf("the range holds %d record(s), the message names %d", n, b.BatchSize)
+				fallthrough
 			case err != nil:
 				msg.Err = err
 				rep.Failed = append(rep.Failed, msg)
@@ -172,10 +188,10 @@ func Redrive(ctx context.Context, o RedriveOptions) (RedriveReport, error) {
 			}
 			rep.Redriven++
 			rep.Records += n
-			if n != b.BatchSize {
-				log.Warn("redrive read a different number of records than the message names (a filter dropped some?)", "message", msg.ID, "read", n, "named", b.BatchSize)
-			}
 			log.Info("records redriven; message deleted", "message", msg.ID, "records", n, "first", b.StartSequenceNumber)
+		}
+		if fresh == 0 { // only messages kept before: the rest of the queue is theirs
+			return rep, nil
 		}
 	}
 }

@@ -139,15 +139,25 @@ func TestOnFailureQueueAndRedrive(t *testing.T) {
 		}
 	}
 
-	mu.Lock()
-	fixed, handled = true, nil
-	mu.Unlock()
 	if _, err := q.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(queueURL), MessageBody: aws.String(
 		`{"requestContext":{"functionArn":"arn:aws:lambda:us-east-1:123456789012:function:shop-invoices"},"DDBStreamBatchInfo":{"shardId":"s","startSequenceNumber":"000000000000000000001","endSequenceNumber":"000000000000000000001","batchSize":1,"streamArn":"x"}}`)}); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := consumer.Redrive(ctx, consumer.RedriveOptions{Queue: q, QueueURL: queueURL, Streams: tbl.Streams, Handler: h,
-		Function: consumer.FunctionNamed("orders"), Visibility: 1})
+	opts := consumer.RedriveOptions{Queue: q, QueueURL: queueURL, Streams: tbl.Streams, Handler: h,
+		Function: consumer.FunctionNamed("orders"), Visibility: 1}
+	// the record still fails: its message is kept
+	rep, err := consumer.Redrive(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Redriven != 0 || len(rep.Failed) != 1 || len(rep.Lost) != 1 || len(rep.Unreadable) != 1 || rep.Others != 1 {
+		t.Fatalf("report while the record still fails: %+v", rep)
+	}
+	time.Sleep(1100 * time.Millisecond) // the kept messages' visibility
+	mu.Lock()
+	fixed, handled = true, nil
+	mu.Unlock()
+	rep, err = consumer.Redrive(ctx, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/dynastream/dynastream/ddblocal"
 	"github.com/dynastream/dynastream/replay"
 	"github.com/dynastream/dynastream/stream"
+	"github.com/dynastream/dynastream/stream/filter"
 )
 
 // flaky is a handler whose failures depend only on what it was handed so
@@ -116,16 +117,20 @@ func TestRunnerAndKitDeliverAlike(t *testing.T) {
 	}
 	last := ev.Records[len(ev.Records)-1].Change.SequenceNumber
 
+	// a mapping filter that keeps the keys k00–k09 and the failing ones
+	keep := filter.MustCriteria(`{"dynamodb":{"Keys":{"PK":{"S":[{"prefix":"k0"},{"anything-but":{"prefix":"k"}}]}}}}`)
 	for _, c := range []struct {
 		name     string
 		retries  int
 		noBisect bool
-	}{{"bisect, 2 retries", 2, false}, {"no bisect, 2 retries", 2, true}, {"bisect, no retries", 0, false}} {
+		filter   filter.Criteria
+	}{{"bisect, 2 retries", 2, false, nil}, {"no bisect, 2 retries", 2, true, nil}, {"bisect, no retries", 0, false, nil},
+		{"filtered, bisect, 2 retries", 2, false, keep}} {
 		t.Run(c.name, func(t *testing.T) {
 			const batch = 8
 			// the replay kit, the stream as captured, in batches of 8
 			kit := newFlaky([]string{"poison", "poison2"}, []string{"flaky"})
-			st, err := replay.Deliver(ctx, ev, replay.Target{Handler: kit.handle,
+			st, err := replay.Deliver(ctx, ev, replay.Target{Handler: kit.handle, Filter: c.filter,
 				OnFailure: replay.OnFailure{MaxRetries: stream.Retries(c.retries), NoBisect: c.noBisect}}, replay.Schedule{MaxBatch: batch})
 			if err != nil {
 				t.Fatal(err)
@@ -135,7 +140,7 @@ func TestRunnerAndKitDeliverAlike(t *testing.T) {
 			cps, dls := &stream.MemoryCheckpoints{}, &stream.MemoryDeadLetters{}
 			r := &stream.Runner{
 				Config: stream.Config{StreamARN: tbl.StreamARN, Consumer: "alike", BatchSize: batch, MaxRetries: stream.Retries(c.retries),
-					NoBisect: c.noBisect, PollInterval: 10 * time.Millisecond, RetryBackoff: time.Millisecond},
+					NoBisect: c.noBisect, Filter: c.filter, PollInterval: 10 * time.Millisecond, RetryBackoff: time.Millisecond},
 				API: tbl.Streams, Checkpoints: cps, DeadLetters: dls,
 			}
 			rctx, cancel := context.WithCancel(ctx)
@@ -158,7 +163,10 @@ func TestRunnerAndKitDeliverAlike(t *testing.T) {
 			if d := cmp.Diff(deadKeys(st.DeadLetters), deadKeys(dls.All())); d != "" {
 				t.Errorf("dead letters differ (-kit +runner):\n%s", d)
 			}
-			t.Logf("%d calls, dead letters %v", len(kit.result()), deadKeys(st.DeadLetters))
+			if c.filter != nil && (st.FilteredOut == 0 || int64(st.FilteredOut) != r.Stats().FilteredOut) {
+				t.Errorf("filtered out: kit %d, runner %d", st.FilteredOut, r.Stats().FilteredOut)
+			}
+			t.Logf("%d calls, dead letters %v, %d filtered out", len(kit.result()), deadKeys(st.DeadLetters), st.FilteredOut)
 		})
 	}
 }

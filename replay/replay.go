@@ -156,6 +156,16 @@ type Schedule struct {
 	// complete failure or a success, as the rule says), instead of failing
 	// the delivery with a *ContractError.
 	SkipContractCheck bool
+	// Bootstrap starts the consumer from a scan of the table, as
+	// stream.Bootstrap does, instead of the stream's beginning: the
+	// position is cut at a random record, each item is read by the "scan"
+	// at a random point between the cut and a random end (the table
+	// changes while it is scanned), the images read go to the handler as
+	// INSERT records (stream.SnapshotRecord, in a random order), and the
+	// records after the cut follow through the ordering rule (stream.Gate).
+	// Its state must equal the baseline's: scan plus stream equals the
+	// stream from the start. BootstrapSchedules makes such schedules.
+	Bootstrap bool
 }
 
 // Describe says what the schedule does to the stream, transform by
@@ -196,6 +206,9 @@ func (s Schedule) Describe() string {
 	}
 	if s.SkipContractCheck {
 		parts = append(parts, "no contract check")
+	}
+	if s.Bootstrap {
+		parts = append(parts, "bootstrapped from a scan")
 	}
 	return strings.Join(parts, ", ")
 }
@@ -297,6 +310,14 @@ type OnFailure struct {
 	// handler that never succeeds ends the delivery with a *StuckError
 	// instead of looping.
 	MaxAttempts int
+	// MaxRecordAge is stream.Config.MaxRecordAge (Lambda's
+	// MaximumRecordAgeInSeconds): before each call, records older than it
+	// are dead-lettered with condition RecordAgeExceeded instead of handed
+	// over. The kit's time for it moves to the creation time of each
+	// record handed over (a consumer that keeps up) and on by RetryDelay
+	// for every failed call (default 1 s: the wait before a retry).
+	MaxRecordAge time.Duration
+	RetryDelay   time.Duration
 }
 
 // DefaultMaxAttempts is OnFailure.MaxAttempts' default.
@@ -475,8 +496,11 @@ func Deliver(ctx context.Context, ev events.DynamoDBEvent, t Target, s Schedule)
 	if err != nil {
 		return Stats{}, err
 	}
-	d := delivery{h: t.Handler, s: s, policy: stream.Policy{MaxRetries: retries, Bisect: !t.OnFailure.NoBisect}, attempts: attempts, filter: t.Filter,
-		window: t.Window, wh: t.WindowHandler}
+	d := delivery{h: t.Handler, s: s, policy: stream.Policy{MaxRetries: retries, Bisect: !t.OnFailure.NoBisect, MaxRecordAge: t.OnFailure.MaxRecordAge},
+		attempts: attempts, filter: t.Filter, window: t.Window, wh: t.WindowHandler, retryDelay: t.OnFailure.RetryDelay}
+	if d.retryDelay <= 0 {
+		d.retryDelay = time.Second
+	}
 	if t.Source == nil {
 		return d.deliver(ctx, ev)
 	}
@@ -504,6 +528,14 @@ func (d delivery) deliver(ctx context.Context, ev events.DynamoDBEvent) (Stats, 
 			}
 		}
 		filteredOut, recs = len(recs)-len(kept), kept
+	}
+	if s.Bootstrap {
+		if d.wh != nil || d.src != nil || s.Duplicate {
+			return Stats{}, fmt.Errorf("replay: %s: a bootstrap schedule takes no windows, Source or duplicates", s.Name)
+		}
+		st, err := d.bootstrap(ctx, ev)
+		st.FilteredOut = filteredOut
+		return st, err
 	}
 	if d.wh != nil {
 		st, err := d.windows(ctx, ev)
@@ -554,12 +586,13 @@ func (d delivery) deliver(ctx context.Context, ev events.DynamoDBEvent) (Stats, 
 
 // delivery is one Deliver's settings.
 type delivery struct {
-	h        stream.Handler
-	s        Schedule
-	policy   stream.Policy
-	attempts int
-	src      *history // the source table moved through the stream, or nil
-	filter   filter.Criteria
+	h          stream.Handler
+	s          Schedule
+	policy     stream.Policy
+	attempts   int
+	src        *history // the source table moved through the stream, or nil
+	filter     filter.Criteria
+	retryDelay time.Duration // OnFailure.RetryDelay, for record age
 	// window and wh: a windowed target's (wh nil: none)
 	window time.Duration
 	wh     stream.WindowHandler
@@ -589,18 +622,36 @@ func (d delivery) lane(ctx context.Context, recs []events.DynamoDBEventRecord, l
 	if maxBatch <= 0 {
 		maxBatch = 100
 	}
+	// the kit's time, for record age: the newest record handed over, and
+	// RetryDelay on for every failed call
+	var clock time.Time
 	for len(recs) > 0 {
 		n := maxBatch
 		if d.s.RandomBatches {
 			n = 1 + rng.IntN(maxBatch)
 		}
 		n = min(n, len(recs))
+		for _, r := range recs[:n] {
+			clock = later(clock, stream.ApproximateCreation(r))
+		}
 		queue := []pending{{Pending: stream.Pending{Records: recs[:n]}}}
 		if d.s.CrashBetweenRequests {
 			queue[0].crashAfter = 1
 		}
 		for len(queue) > 0 {
 			p := &queue[0]
+			if expired, rest := d.policy.Expired(p.Records, stream.ApproximateCreation, clock); expired != nil {
+				st.DeadLetters = append(st.DeadLetters, stream.DeadLetter{
+					Consumer: "replay", ShardID: fmt.Sprintf("lane %d", lane), Condition: stream.RecordAgeExceeded,
+					FirstSequenceNumber: expired[0].Change.SequenceNumber, LastSequenceNumber: expired[len(expired)-1].Change.SequenceNumber,
+					Attempts: p.calls - p.crashes, Error: fmt.Sprintf("%d record(s) older than MaxRecordAge %s", len(expired), d.policy.MaxRecordAge),
+					Event: events.DynamoDBEvent{Records: expired},
+				})
+				if p.Records = rest; len(rest) == 0 {
+					queue = queue[1:]
+					continue
+				}
+			}
 			if p.calls-p.crashes >= d.attempts {
 				return st, &StuckError{Schedule: d.s.Name, Attempts: p.calls - p.crashes, Record: p.at, Records: len(p.Records), Err: p.last}
 			}
@@ -609,6 +660,9 @@ func (d delivery) lane(ctx context.Context, recs []events.DynamoDBEventRecord, l
 			o, err := d.call(ctx, p.Records, p.calls-p.crashes == 1, p.crashAfter, rng, &st)
 			if err != nil {
 				return st, err
+			}
+			if o.crashed || o.failedAt >= 0 {
+				clock = clock.Add(d.retryDelay)
 			}
 			switch {
 			case o.crashed:
@@ -988,4 +1042,11 @@ func keyText(v events.DynamoDBAttributeValue) string {
 		return base64.StdEncoding.EncodeToString(v.Binary())
 	}
 	return "?"
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }

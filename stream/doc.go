@@ -53,6 +53,11 @@
 // state it had, so a windowed aggregate written idempotently at the final
 // call is exact; ParallelizationFactor 1 only.
 //
+// A new consumer on a table that already has data starts with Bootstrap:
+// the stream's position, a scan of the table handed over as INSERT records,
+// then the stream from the position through a Gate (the ordering rule per
+// item), so the consumer reaches the state of one that read every change.
+//
 // A Runner says how it is doing (Health): per shard its position, the
 // records waiting and for how long, the latest failures and dead letters,
 // and a status — Idle, OK, Stuck (records waiting and the checkpoint still

@@ -239,3 +239,26 @@ func ExampleImages() {
 	fmt.Println("amount changed by", after.Amount-before.Amount)
 	// Output: amount changed by 250
 }
+
+// A Gate holds back the stream's records of an item until the one that
+// starts from the image a scan handed over: changes the scan already saw
+// are not applied again, and the ones after it all are.
+func ExampleGate() {
+	img := func(qty string) map[string]events.DynamoDBAttributeValue {
+		return map[string]events.DynamoDBAttributeValue{"PK": events.NewStringAttribute("A"), "qty": events.NewNumberAttribute(qty)}
+	}
+	keys := map[string]events.DynamoDBAttributeValue{"PK": events.NewStringAttribute("A")}
+	change := func(seq, from, to string) events.DynamoDBEventRecord {
+		return events.DynamoDBEventRecord{EventName: "MODIFY", Change: events.DynamoDBStreamRecord{
+			SequenceNumber: seq, Keys: keys, OldImage: img(from), NewImage: img(to)}}
+	}
+	g := stream.NewGate()
+	g.Saw(keys, img("2")) // the scan read the item at qty 2
+	for _, r := range []events.DynamoDBEventRecord{change("101", "1", "2"), change("102", "2", "3"), change("103", "3", "4")} {
+		fmt.Println(r.Change.OldImage["qty"].Number(), "→", r.Change.NewImage["qty"].Number(), g.Pass(r))
+	}
+	// Output:
+	// 1 → 2 false
+	// 2 → 3 true
+	// 3 → 4 true
+}

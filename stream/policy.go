@@ -39,7 +39,7 @@ func (pol Policy) Expired(recs []events.DynamoDBEventRecord, created func(events
 		return nil, recs
 	}
 	for _, r := range recs {
-		if now.Sub(created(r)) > pol.MaxRecordAge {
+		if c := created(r); !c.IsZero() && now.Sub(c) > pol.MaxRecordAge { // a record of unknown age never expires
 			expired = append(expired, r)
 		} else {
 			rest = append(rest, r)

@@ -23,10 +23,12 @@ var ErrTrimmed = errors.New("stream: the records are no longer in the stream")
 const maxEmptyReads = 20
 
 // ReadRange reads the records a FailureRecord names back from the stream:
-// the shard's records from StartSequenceNumber to EndSequenceNumber, in
-// Lambda's shape. It fails with ErrTrimmed when the stream no longer has
-// them, and says so when fewer than BatchSize come back (the mapping's
-// filter dropped the others before they failed, or the range is wrong).
+// the shard's records from StartSequenceNumber to EndSequenceNumber, every
+// one of them, in Lambda's shape (with ParallelizationFactor above 1, or a
+// filter, the range holds records of the mapping's other lanes, or filtered
+// out, besides the failed ones). It fails with ErrTrimmed when the stream no
+// longer has the range's start, and with an error when it cannot read up
+// to the range's end: it returns a range whole, or not at all.
 func ReadRange(ctx context.Context, api API, b StreamBatchInfo) ([]events.DynamoDBEventRecord, error) {
 	out, err := api.GetShardIterator(ctx, &dynamodbstreams.GetShardIteratorInput{
 		StreamArn: aws.String(b.StreamARN), ShardId: aws.String(b.ShardID),
@@ -40,19 +42,19 @@ func ReadRange(ctx context.Context, api API, b StreamBatchInfo) ([]events.Dynamo
 	for iter != nil {
 		page, err := api.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: iter})
 		if err != nil {
-			return recs, rangeErr(b, err)
+			return nil, rangeErr(b, err)
 		}
 		for _, r := range page.Records {
 			seq := aws.ToString(r.Dynamodb.SequenceNumber)
-			if CompareSequenceNumbers(seq, b.EndSequenceNumber) > 0 {
-				return recs, nil
-			}
 			if len(recs) == 0 && seq != b.StartSequenceNumber {
-				return nil, fmt.Errorf("%w: shard %s starts at %s, after the range's first record %s", ErrTrimmed, b.ShardID, seq, b.StartSequenceNumber)
+				return nil, fmt.Errorf("%w: shard %s's oldest record from %s is %s", ErrTrimmed, b.ShardID, b.StartSequenceNumber, seq)
+			}
+			if CompareSequenceNumbers(seq, b.EndSequenceNumber) > 0 {
+				return nil, fmt.Errorf("stream: shard %s has no record %s, the range's end (the next is %s)", b.ShardID, b.EndSequenceNumber, seq)
 			}
 			lr, err := attr.LambdaRecord(r, b.StreamARN)
 			if err != nil {
-				return recs, fmt.Errorf("stream: record %s: %w", seq, err)
+				return nil, fmt.Errorf("stream: record %s: %w", seq, err)
 			}
 			recs = append(recs, lr)
 			if seq == b.EndSequenceNumber {
@@ -61,7 +63,7 @@ func ReadRange(ctx context.Context, api API, b StreamBatchInfo) ([]events.Dynamo
 		}
 		if len(page.Records) == 0 {
 			if empty++; empty > maxEmptyReads {
-				return recs, fmt.Errorf("stream: shard %s: %d empty reads before %s", b.ShardID, empty, b.EndSequenceNumber)
+				return nil, fmt.Errorf("stream: shard %s: %d empty reads before %s, the range's end", b.ShardID, empty, b.EndSequenceNumber)
 			}
 		}
 		iter = page.NextShardIterator
@@ -69,7 +71,7 @@ func ReadRange(ctx context.Context, api API, b StreamBatchInfo) ([]events.Dynamo
 	if len(recs) == 0 {
 		return nil, fmt.Errorf("%w: shard %s has nothing from %s", ErrTrimmed, b.ShardID, b.StartSequenceNumber)
 	}
-	return recs, nil
+	return nil, fmt.Errorf("stream: shard %s ended at %s, before %s, the range's end", b.ShardID, recs[len(recs)-1].Change.SequenceNumber, b.EndSequenceNumber)
 }
 
 func rangeErr(b StreamBatchInfo, err error) error {
@@ -99,7 +101,9 @@ func CompareSequenceNumbers(a, b string) int {
 }
 
 // Redrive hands the records a FailureRecord names to h once, read back from
-// the stream (ReadRange): nil when the handler took them all. It fails
+// the stream (ReadRange): nil when the handler took them all. Give it the
+// handler as the mapping calls it — behind the mapping's filter and the loop
+// guard (Filter, Skip) — as the range holds every record between its ends. It fails
 // with ErrTrimmed when they are no longer there (lost: say so), and with
 // the handler's error or failures otherwise.
 func Redrive(ctx context.Context, api API, h Handler, fr FailureRecord) (int, error) {

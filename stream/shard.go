@@ -70,7 +70,7 @@ type tracked struct {
 func (r *Runner) newShardRun(ctx context.Context, log *slog.Logger, h Handler, shardID, checkpoint string) *shardRun {
 	var win *Windows
 	if r.windows != nil {
-		win = &Windows{Size: r.TumblingWindow, Handler: r.windows, ShardID: shardID, StreamARN: r.StreamARN}
+		win = &Windows{Size: r.TumblingWindow, Handler: r.windows, ShardID: shardID, StreamARN: r.StreamARN, MaxState: MaxCheckpointWindowState}
 		seq, state, _ := strings.Cut(checkpoint, "\n")
 		if state != "" {
 			if err := win.Restore(state); err != nil {
@@ -78,6 +78,9 @@ func (r *Runner) newShardRun(ctx context.Context, log *slog.Logger, h Handler, s
 			}
 		}
 		checkpoint, h = seq, win.Handle
+	} else if seq, state, ok := strings.Cut(checkpoint, "\n"); ok {
+		log.Warn("the checkpoint holds a windowed consumer's state, which Run does not use (RunWindows does)", "state bytes", len(state))
+		checkpoint = seq
 	}
 	pf := r.ParallelizationFactor
 	sr := &shardRun{
@@ -315,16 +318,18 @@ func (sr *shardRun) writeCheckpoint() bool {
 		sr.mu.Lock()
 		target := sr.done
 		sr.mu.Unlock()
-		if target == "" || target == sr.written {
-			return true
-		}
 		value := target
-		if sr.win != nil && target != shardEnd {
+		if sr.win != nil && target != "" && target != shardEnd {
+			// the window state moves without the position too (a final
+			// call): compare what would be written
 			value = target + "\n" + sr.win.Snapshot(target)
+		}
+		if target == "" || value == sr.written {
+			return true
 		}
 		err := sr.r.Checkpoints.Put(context.WithoutCancel(sr.ctx), sr.r.Consumer, sr.shardID, value)
 		if err == nil {
-			sr.written = target
+			sr.written = value
 			sr.r.counters.checkpoints.Add(1)
 			continue // it may have moved meanwhile
 		}
@@ -626,8 +631,16 @@ func (sr *shardRun) windowDue() {
 	if !idle {
 		return
 	}
-	if _, err := sr.win.Due(sr.ctx, sr.r.Now()); err != nil {
+	if !sr.r.gate.enter(sr.ctx) { // paused: no call
+		return
+	}
+	made, err := sr.win.Due(sr.ctx, sr.r.Now())
+	sr.r.gate.exit()
+	if err != nil {
 		sr.log.Error("final call of an ended window failed; retrying at the next poll", "err", err)
+	}
+	if made { // the window's state is final now: keep that with the checkpoint
+		sr.writeCheckpoint()
 	}
 }
 

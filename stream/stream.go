@@ -465,10 +465,16 @@ func (r *Runner) Run(ctx context.Context, h Handler) (err error) {
 // window has ended by the clock and nothing later has come, and when the
 // shard ends (IsWindowTerminatedEarly if before the window's end). The
 // window's state is kept with the checkpoint, so a restart goes on with the
-// state it had (at most 350 KB with TableCheckpoints: DynamoDB's item
-// limit; Lambda keeps up to 1 MB); a call that fails is retried with the
-// state it had (Windows says how). A final call can come again after a
-// crash: write the aggregate idempotently, keyed by shard and window.
+// state it had (a call answering with more than MaxCheckpointWindowState,
+// 350 KB, fails: TableCheckpoints keeps it in one DynamoDB item; Lambda
+// keeps up to 1 MB); a call that fails is retried with the state it had
+// (Windows says how). A final call can come again — after a crash, or for a
+// record that reached the stream after its window's final call, which
+// reopens the window with its state — so write the aggregate idempotently,
+// keyed by shard and window: the last final call has the whole. A final
+// call that fails is reported on the next window's first record, which is
+// retried (and, after the retries, dead-lettered with the final call's
+// error) while the final call is tried again before it.
 func (r *Runner) RunWindows(ctx context.Context, h WindowHandler) error {
 	if h == nil {
 		return errors.New("stream: RunWindows needs a WindowHandler")

@@ -28,6 +28,10 @@ const (
 	// MaxWindowState is the most state a call may answer with, its keys
 	// and values together.
 	MaxWindowState = 1 << 20
+	// MaxCheckpointWindowState is the most state a Runner's windowed call
+	// may answer with: the state is kept with the checkpoint, and
+	// TableCheckpoints keeps it in one DynamoDB item (at most 400 KB).
+	MaxCheckpointWindowState = 350 << 10
 )
 
 // WindowOf is the tumbling window of the given size holding t: windows
@@ -65,6 +69,9 @@ type Windows struct {
 	// once the call that holds it succeeds, the window's final call is made
 	// in the same Handle (the replay kit's end of a lane).
 	End string
+	// MaxState bounds the state a call may answer with (default, and at
+	// most, MaxWindowState); a call answering with more fails.
+	MaxState int
 
 	mu    sync.Mutex
 	after []windowMark // by position, ascending
@@ -84,15 +91,16 @@ type windowMark struct {
 	Final bool              `json:"final,omitempty"`
 }
 
-// dueGrace is how long after a window's end Due waits for a late record.
-const dueGrace = time.Second
+// dueGrace is how long after a window's end Due waits for a late record
+// (one created before the window's end that the stream shows later).
+const dueGrace = 5 * time.Second
 
 // maxMarks bounds the positions Windows remembers.
 const maxMarks = 4096
 
-// ErrWindowState is the error of a call that answered with more than
-// MaxWindowState of state.
-var ErrWindowState = errors.New("stream: window state over 1 MB")
+// ErrWindowState is the error of a call that answered with more state
+// than Windows.MaxState.
+var ErrWindowState = errors.New("stream: window state too large")
 
 // position numbers a record on first sight.
 func (w *Windows) position(seq string) int64 {
@@ -159,7 +167,12 @@ func (w *Windows) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.D
 	for _, r := range recs {
 		w.position(r.Change.SequenceNumber)
 	}
-	cur := w.before(w.pos[recs[0].Change.SequenceNumber])
+	start := w.pos[recs[0].Change.SequenceNumber]
+	cur := w.before(start)
+	// the marks from here on are an earlier delivery's, redone now: a
+	// record given up on since must not stay counted in them
+	i, _ := slices.BinarySearchFunc(w.after, start, byPosition)
+	w.after = w.after[:i]
 	lastCall := 0 // where the last call's records start
 	for i := 0; i < len(recs); {
 		lastCall = i
@@ -177,10 +190,14 @@ func (w *Windows) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.D
 			cur.Final = true
 			w.mark(cur)
 		}
-		if cur.Start.IsZero() || !cur.Start.Equal(win.Start.Time) || cur.Final {
-			// a new window (or, for a record that came after its window's
-			// final call, the same window again, from nothing)
-			cur = windowMark{Start: win.Start.Time}
+		switch {
+		case cur.Start.IsZero() || !cur.Start.Equal(win.Start.Time):
+			cur = windowMark{Start: win.Start.Time} // a new window
+		case cur.Final:
+			// a record that came after its window's final call: the window
+			// goes on with its state and gets another final call, with the
+			// whole (an aggregate written by window is then complete)
+			cur.Final = false
 		}
 		state, err := w.call(ctx, recs[i:j], win, cur.State, false, false)
 		if err != nil {
@@ -230,8 +247,12 @@ func (w *Windows) call(ctx context.Context, recs []events.DynamoDBEventRecord, w
 	for k, v := range resp.State {
 		size += len(k) + len(v)
 	}
-	if size > MaxWindowState {
-		return nil, fmt.Errorf("%w: %d bytes", ErrWindowState, size)
+	limit := MaxWindowState
+	if w.MaxState > 0 {
+		limit = min(w.MaxState, MaxWindowState)
+	}
+	if size > limit {
+		return nil, fmt.Errorf("%w: %d bytes, over %d", ErrWindowState, size, limit)
 	}
 	return resp.State, nil
 }

@@ -2,6 +2,7 @@ package stream_test
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,6 +21,7 @@ type windowCalls struct {
 	mu     sync.Mutex
 	calls  int
 	finals map[time.Time]int // window start: total at its final call
+	count  map[time.Time]int // window start: its final calls
 	early  int
 }
 
@@ -30,9 +32,10 @@ func (w *windowCalls) handle(_ context.Context, ev events.DynamoDBTimeWindowEven
 	total, _ := strconv.Atoi(ev.State["total"])
 	if ev.IsFinalInvokeForWindow {
 		if w.finals == nil {
-			w.finals = map[time.Time]int{}
+			w.finals, w.count = map[time.Time]int{}, map[time.Time]int{}
 		}
 		w.finals[ev.Window.Start.UTC()] = total
+		w.count[ev.Window.Start.UTC()]++
 		if ev.IsWindowTerminatedEarly {
 			w.early++
 		}
@@ -116,6 +119,14 @@ func TestRunWindows(t *testing.T) {
 			t.Errorf("window %s: final total %d, want %d (finals %v)", start.Format(time.TimeOnly), got[start], total, got)
 		}
 	}
+	time.Sleep(300 * time.Millisecond) // more polls: no final call comes twice
+	wc.mu.Lock()
+	for start, n := range wc.count {
+		if n != 1 {
+			t.Errorf("window %s: %d final calls", start.Format(time.TimeOnly), n)
+		}
+	}
+	wc.mu.Unlock()
 	if wc.early != 0 {
 		t.Errorf("%d windows terminated early; the shard is open", wc.early)
 	}
@@ -162,5 +173,45 @@ func TestWindowOf(t *testing.T) {
 		if got := w.Start.UTC().Format(time.TimeOnly); got != want || !w.End.Equal(w.Start.Add(size)) {
 			t.Errorf("%s: %s..%s, want start %s", size, got, w.End.UTC().Format(time.TimeOnly), want)
 		}
+	}
+}
+
+// windowRecord is a record of item i, created at t.
+func windowRecord(i int, t time.Time) events.DynamoDBEventRecord {
+	return events.DynamoDBEventRecord{EventName: "INSERT", Change: events.DynamoDBStreamRecord{
+		SequenceNumber: fmt.Sprintf("%021d", i), ApproximateCreationDateTime: events.SecondsEpochTime{Time: t},
+		Keys:     map[string]events.DynamoDBAttributeValue{"PK": events.NewStringAttribute("K")},
+		NewImage: map[string]events.DynamoDBAttributeValue{"i": events.NewNumberAttribute(strconv.Itoa(i))}}}
+}
+
+// A record that comes after its window's final call (late on the stream)
+// reopens the window with its state, and the window's next final call has
+// the whole; a batch delivered again from an earlier position starts from
+// the state that position had, not from marks of a delivery since undone.
+func TestWindowsLateRecordAndRedelivery(t *testing.T) {
+	wc := &windowCalls{}
+	w := &stream.Windows{Size: time.Minute, Handler: wc.handle}
+	t0 := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+	ctx := context.Background()
+	handle := func(recs ...events.DynamoDBEventRecord) {
+		t.Helper()
+		if resp, err := w.Handle(ctx, events.DynamoDBEvent{Records: recs}); err != nil || len(resp.BatchItemFailures) > 0 {
+			t.Fatalf("Handle: %v %v", resp, err)
+		}
+	}
+	handle(windowRecord(1, t0), windowRecord(2, t0.Add(10*time.Second)))
+	handle(windowRecord(1, t0), windowRecord(2, t0.Add(10*time.Second))) // delivered again: the same state
+	if made, err := w.Due(ctx, t0.Add(2*time.Minute)); !made || err != nil {
+		t.Fatalf("Due: %v %v", made, err)
+	}
+	if got := wc.finalsNow()[t0]; got != 3 {
+		t.Fatalf("first final total %d, want 3", got)
+	}
+	handle(windowRecord(3, t0.Add(59*time.Second))) // late
+	if made, _ := w.Due(ctx, t0.Add(2*time.Minute)); !made {
+		t.Fatal("no second final call for the reopened window")
+	}
+	if got := wc.finalsNow()[t0]; got != 6 {
+		t.Errorf("final total after the late record %d, want 6 (the whole window)", got)
 	}
 }

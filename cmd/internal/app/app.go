@@ -412,7 +412,8 @@ func ServeStream(c Common, clients *ddb.Clients, log *slog.Logger, cons Consumer
 	}
 	h := consumer.Instrument(cons.Handler, name, m.Observe)
 	if len(os.Args) >= 2 && os.Args[1] == "redrive" {
-		redrive(log, c, clients, name, h)
+		// as the mapping calls it: behind its filter and the loop guard
+		redrive(log, c, clients, name, stream.Filter(cons.Filter, stream.Skip(cons.Skip, h)))
 		return
 	}
 	if len(os.Args) == 3 && os.Args[1] == "resubmit" {
