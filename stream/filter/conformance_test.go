@@ -62,7 +62,7 @@ func TestConformance(t *testing.T) {
 		"not (anything-but)", "numeric (equals)", "numeric (range)", "exists", "does not exist", "begins with", "ends with",
 		"anything-but (begins with)", "anything-but (ends with)", "anything-but (ignore case)", "anything-but (wildcard)",
 		"begins with (ignore case)", "ends with (ignore case)", "wildcard", "array (any element)", "nested keys (map attribute)",
-		"exists on a leaf", "exists on an intermediate node"} {
+		"exists on a leaf", "exists on an intermediate node", "array consistency"} {
 		if !ops[op] {
 			t.Errorf("no conformance row for %s", op)
 		}

@@ -25,11 +25,9 @@
 //
 // Rules in one list are alternatives; fields of an object must all match;
 // "$or": [{…}, {…}] is a choice of objects. A field holding a list (an L,
-// SS, NS or BS attribute) matches when one of its elements does. One
-// difference from AWS's matcher is known: inside a list of maps (an L of
-// M), this evaluator lets a pattern's fields match different elements,
-// where AWS's requires one element to match them all ("array
-// consistency"); keep patterns inside an L to one field until it does.
+// SS, NS or BS attribute) matches when one of its elements does; an object
+// of the pattern under a list (an L of M) must match within one element,
+// all its fields together ("array consistency", as AWS's matcher has it).
 //
 // What the record's JSON implies, and Lambda's documentation warns of:
 // exists and every other rule judge leaves only — a pattern that stops at

@@ -117,13 +117,15 @@ func (g *gen) leaf() any {
 	for len(rules) < 4 && g.n(3) == 1 {
 		rules = append(rules, g.rule())
 	}
-	switch g.n(6) {
+	switch g.n(7) {
 	case 0:
 		return rules
 	case 1:
 		return map[string]any{"M": map[string]any{"a": map[string]any{"S": rules}}}
 	case 2:
 		return map[string]any{"L": map[string]any{"S": rules}}
+	case 3: // two fields inside one element of a list of maps
+		return map[string]any{"L": map[string]any{"M": map[string]any{"a": map[string]any{"S": rules}, "b": map[string]any{"BOOL": []any{g.rule()}}}}}
 	}
 	return map[string]any{[]string{"S", "N", "BOOL", "SS", "NULL", "S", "S", "S"}[g.n(8)]: rules}
 }

@@ -15,55 +15,85 @@ func (p Pattern) Match(r events.DynamoDBEventRecord) bool {
 	if p.root == nil {
 		return false
 	}
-	path := make([]string, 0, 8)
-	return p.root.match(&r, path)
+	return p.root.match(&r, node{kind: nRecord})
 }
 
-func (o *object) match(r *events.DynamoDBEventRecord, path []string) bool {
+// match: every field and one alternative of every $or match at n. A nested
+// object under a list (an L) must match within one element of it, as AWS's
+// matcher has it ("array consistency").
+func (o *object) match(r *events.DynamoDBEventRecord, n node) bool {
 	for i := range o.fields {
 		f := &o.fields[i]
-		p := append(path, f.key)
 		if f.sub != nil {
-			if !f.sub.match(r, p) {
+			if !f.sub.matchAt(r, n.child(r, f.key)) {
 				return false
 			}
 			continue
 		}
-		if !f.matchLeaves(r, p) {
+		if !f.matchLeaves(r, n) {
 			return false
 		}
 	}
 	for _, alts := range o.ors {
-		if !slices.ContainsFunc(alts, func(a *object) bool { return a.match(r, path) }) {
+		one := false
+		for _, a := range alts {
+			if a.match(r, n) {
+				one = true
+				break
+			}
+		}
+		if !one {
 			return false
 		}
 	}
 	return true
 }
 
-// matchLeaves: one of the rules matches one of the leaves at path; an
-// exists rule is judged on whether there is any leaf.
-func (f *field) matchLeaves(r *events.DynamoDBEventRecord, path []string) bool {
-	found, matched := false, false
-	leaves(r, path, func(v value) bool {
-		found = true
-		for i := range f.rules {
-			if f.rules[i].match(v) {
-				matched = true
-				return false
-			}
-		}
-		return true
-	})
-	if matched {
-		return true
+// matchAt matches o at n, or, when n is a list, at one of its elements.
+func (o *object) matchAt(r *events.DynamoDBEventRecord, n node) bool {
+	if n.kind != nList {
+		return o.match(r, n)
 	}
-	for i := range f.rules {
-		if f.rules[i].kind == ruleExists && f.rules[i].b == found {
+	for _, e := range n.list {
+		if o.matchAt(r, node{kind: nAttr, av: e}) {
 			return true
 		}
 	}
 	return false
+}
+
+// matchLeaves: one of the rules matches one of the leaves under the
+// field's key; an exists rule is judged on whether there is any leaf.
+func (f *field) matchLeaves(r *events.DynamoDBEventRecord, n node) bool {
+	lm := leafMatch{rules: f.rules}
+	n.leaves(r, f.key, &lm)
+	if lm.matched {
+		return true
+	}
+	for i := range f.rules {
+		if f.rules[i].kind == ruleExists && f.rules[i].b == lm.found {
+			return true
+		}
+	}
+	return false
+}
+
+// leafMatch judges the leaves under one key against a field's rules.
+type leafMatch struct {
+	rules          []rule
+	found, matched bool
+}
+
+// see takes one leaf; false once a rule matched (no more are needed).
+func (lm *leafMatch) see(v value) bool {
+	lm.found = true
+	for i := range lm.rules {
+		if lm.rules[i].match(v) {
+			lm.matched = true
+			return false
+		}
+	}
+	return true
 }
 
 // match reports whether the rule matches one leaf value (exists rules are

@@ -13,14 +13,14 @@ import (
 
 // naiveMatch is a second, deliberately plain evaluation of a pattern: the
 // record is encoded to JSON as Lambda sends it and decoded into maps, the
-// pattern is walked as decoded JSON, and every rule is the most literal
+// pattern is walked over that JSON, and every rule is the most literal
 // reading of the documentation (a regexp for wildcards, every cut point for
 // the case-insensitive prefix). The fuzz target and the conformance test
 // compare filter.Pattern.Match with it.
 func naiveMatch(pattern string, r events.DynamoDBEventRecord) bool {
 	doc := decode(mustMarshal(r))
 	p, _ := decode([]byte(pattern)).(map[string]any)
-	return naiveObject(p, []any{doc})
+	return naiveObject(p, doc)
 }
 
 func mustMarshal(v any) []byte {
@@ -41,35 +41,28 @@ func decode(b []byte) any {
 	return v
 }
 
-// children are the values under key k of the nodes, lists flattened.
-func children(nodes []any, k string) []any {
-	var out []any
-	var add func(v any)
-	add = func(v any) {
-		if l, ok := v.([]any); ok {
-			for _, e := range l {
-				add(e)
-			}
-			return
-		}
-		out = append(out, v)
+// flat is v with lists flattened into their elements.
+func flat(v any) []any {
+	l, ok := v.([]any)
+	if !ok {
+		return []any{v}
 	}
-	for _, n := range nodes {
-		if m, ok := n.(map[string]any); ok {
-			if v, ok := m[k]; ok {
-				add(v)
-			}
-		}
+	var out []any
+	for _, e := range l {
+		out = append(out, flat(e)...)
 	}
 	return out
 }
 
-func naiveObject(p map[string]any, nodes []any) bool {
+// naiveObject: the pattern object p matches the JSON value doc (a missing
+// one is nil). A nested object under a list must match one element whole.
+func naiveObject(p map[string]any, doc any) bool {
+	m, _ := doc.(map[string]any)
 	for k, v := range p {
 		if k == "$or" {
 			one := false
 			for _, alt := range v.([]any) {
-				if naiveObject(alt.(map[string]any), nodes) {
+				if naiveObject(alt.(map[string]any), doc) {
 					one = true
 				}
 			}
@@ -78,17 +71,31 @@ func naiveObject(p map[string]any, nodes []any) bool {
 			}
 			continue
 		}
-		kids := children(nodes, k)
+		kid, present := m[k]
 		switch v := v.(type) {
 		case map[string]any:
-			if !naiveObject(v, kids) {
+			if _, isList := kid.([]any); !isList {
+				if !naiveObject(v, kid) {
+					return false
+				}
+				continue
+			}
+			one := false
+			for _, e := range flat(kid) {
+				if naiveObject(v, e) {
+					one = true
+				}
+			}
+			if !one {
 				return false
 			}
 		case []any:
 			var leaves []any
-			for _, c := range kids {
-				if _, isObj := c.(map[string]any); !isObj {
-					leaves = append(leaves, c)
+			if present {
+				for _, c := range flat(kid) {
+					if _, isObj := c.(map[string]any); !isObj {
+						leaves = append(leaves, c)
+					}
 				}
 			}
 			ok := false

@@ -25,148 +25,161 @@ const (
 	valNull
 )
 
-// leaves calls f with every leaf value at path in the record's JSON, as
-// Lambda hands the record to a function (aws-lambda-go's encoding of
-// events.DynamoDBEventRecord): a path that ends at an object has no
-// leaves, and a list contributes each of its elements. f returns false to
-// stop early.
-func leaves(r *events.DynamoDBEventRecord, path []string, f func(value) bool) {
-	if len(path) == 0 {
-		return
-	}
-	str := func(s string) {
-		if len(path) == 1 {
-			f(value{kind: valString, s: s})
+// node is a place in the record's JSON, as Lambda hands the record to a
+// function (aws-lambda-go's encoding of events.DynamoDBEventRecord): the
+// record, its userIdentity, its dynamodb part, an item image (or an M), an
+// attribute value ({"<type>": …}), a list of attribute values (an L), or
+// nothing (a missing field). The record itself is passed beside a node, so
+// that it stays on the stack.
+type node struct {
+	kind nodeKind
+	img  map[string]events.DynamoDBAttributeValue
+	av   events.DynamoDBAttributeValue
+	list []events.DynamoDBAttributeValue
+}
+
+type nodeKind uint8
+
+const (
+	nNone nodeKind = iota
+	nRecord
+	nIdentity
+	nChange
+	nImage
+	nAttr
+	nList
+)
+
+// child is the object or list under key (nNone for a leaf, or for
+// nothing there).
+func (n node) child(r *events.DynamoDBEventRecord, key string) node {
+	switch n.kind {
+	case nRecord:
+		switch key {
+		case "dynamodb":
+			return node{kind: nChange}
+		case "userIdentity":
+			if r.UserIdentity != nil {
+				return node{kind: nIdentity}
+			}
 		}
-	}
-	switch path[0] {
-	case "awsRegion":
-		str(r.AWSRegion)
-	case "eventID":
-		str(r.EventID)
-	case "eventName":
-		str(r.EventName)
-	case "eventSource":
-		str(r.EventSource)
-	case "eventVersion":
-		str(r.EventVersion)
-	case "eventSourceARN":
-		str(r.EventSourceArn)
-	case "userIdentity":
-		if r.UserIdentity == nil || len(path) != 2 {
-			return
+	case nChange:
+		var img map[string]events.DynamoDBAttributeValue
+		switch key {
+		case "Keys":
+			img = r.Change.Keys
+		case "NewImage":
+			img = r.Change.NewImage
+		case "OldImage":
+			img = r.Change.OldImage
 		}
-		switch path[1] {
+		if len(img) > 0 { // an empty map is left out of the JSON
+			return node{kind: nImage, img: img}
+		}
+	case nImage:
+		if av, ok := n.img[key]; ok {
+			return node{kind: nAttr, av: av}
+		}
+	case nAttr:
+		if key != typeKey(n.av.DataType()) {
+			return node{}
+		}
+		switch n.av.DataType() {
+		case events.DataTypeMap:
+			return node{kind: nImage, img: n.av.Map()}
+		case events.DataTypeList:
+			return node{kind: nList, list: n.av.List()}
+		}
+	case nList: // a key of the elements: the lists of their children are the elements' business
+	}
+	return node{}
+}
+
+// leaves hands f every leaf value under key (a list's elements each; a
+// list of objects has none of its own), until f has matched.
+func (n node) leaves(r *events.DynamoDBEventRecord, key string, f *leafMatch) {
+	str := func(s string) { f.see(value{kind: valString, s: s}) }
+	switch n.kind {
+	case nRecord:
+		switch key {
+		case "awsRegion":
+			str(r.AWSRegion)
+		case "eventID":
+			str(r.EventID)
+		case "eventName":
+			str(r.EventName)
+		case "eventSource":
+			str(r.EventSource)
+		case "eventVersion":
+			str(r.EventVersion)
+		case "eventSourceARN":
+			str(r.EventSourceArn)
+		}
+	case nIdentity:
+		switch key {
 		case "type":
-			f(value{kind: valString, s: r.UserIdentity.Type})
+			str(r.UserIdentity.Type)
 		case "principalId":
-			f(value{kind: valString, s: r.UserIdentity.PrincipalID})
+			str(r.UserIdentity.PrincipalID)
 		}
-	case "dynamodb":
-		change(&r.Change, path[1:], f)
-	}
-}
-
-func change(c *events.DynamoDBStreamRecord, path []string, f func(value) bool) {
-	if len(path) == 0 {
-		return
-	}
-	leaf := len(path) == 1
-	switch path[0] {
-	case "ApproximateCreationDateTime":
-		if leaf && !c.ApproximateCreationDateTime.IsZero() {
-			f(value{kind: valNumber, n: float64(c.ApproximateCreationDateTime.UnixNano()) / 1e9})
+	case nChange:
+		c := &r.Change
+		switch key {
+		case "ApproximateCreationDateTime":
+			if !c.ApproximateCreationDateTime.IsZero() {
+				f.see(value{kind: valNumber, n: float64(c.ApproximateCreationDateTime.UnixNano()) / 1e9})
+			}
+		case "SequenceNumber":
+			str(c.SequenceNumber)
+		case "SizeBytes":
+			f.see(value{kind: valNumber, n: float64(c.SizeBytes)})
+		case "StreamViewType":
+			str(c.StreamViewType)
 		}
-	case "Keys":
-		image(c.Keys, path[1:], f)
-	case "NewImage":
-		image(c.NewImage, path[1:], f)
-	case "OldImage":
-		image(c.OldImage, path[1:], f)
-	case "SequenceNumber":
-		if leaf {
-			f(value{kind: valString, s: c.SequenceNumber})
-		}
-	case "SizeBytes":
-		if leaf {
-			f(value{kind: valNumber, n: float64(c.SizeBytes)})
-		}
-	case "StreamViewType":
-		if leaf {
-			f(value{kind: valString, s: c.StreamViewType})
+	case nAttr:
+		attrLeaves(n.av, key, f)
+	case nList: // the elements' leaves under key
+		for _, e := range n.list {
+			attrLeaves(e, key, f)
 		}
 	}
 }
 
-// image walks an item's attributes: {"name": {"S": "…"}, …}.
-func image(m map[string]events.DynamoDBAttributeValue, path []string, f func(value) bool) {
-	if len(path) == 0 {
+// attrLeaves are the leaves of an attribute value under key: N is a
+// string in the record's JSON, B and BS are base64, NULL is true. (Apart
+// from leaves, so that the record a node points at stays on the stack.)
+func attrLeaves(av events.DynamoDBAttributeValue, key string, f *leafMatch) {
+	str := func(s string) { f.see(value{kind: valString, s: s}) }
+	if key != typeKey(av.DataType()) {
 		return
 	}
-	av, ok := m[path[0]]
-	if !ok {
-		return
-	}
-	attribute(av, path[1:], f)
-}
-
-// attribute walks one attribute value, {"<type>": …}: N is a string in the
-// record's JSON, B and BS are base64, NULL is true.
-func attribute(av events.DynamoDBAttributeValue, path []string, f func(value) bool) {
-	if len(path) == 0 || path[0] != typeKey(av.DataType()) {
-		return
-	}
-	rest := path[1:]
-	leaf := len(rest) == 0
 	switch av.DataType() {
 	case events.DataTypeString:
-		if leaf {
-			f(value{kind: valString, s: av.String()})
-		}
+		str(av.String())
 	case events.DataTypeNumber:
-		if leaf {
-			f(value{kind: valString, s: av.Number()})
-		}
+		str(av.Number()) // a string in the record's JSON
 	case events.DataTypeBinary:
-		if leaf {
-			f(value{kind: valString, s: base64.StdEncoding.EncodeToString(av.Binary())})
-		}
+		str(base64.StdEncoding.EncodeToString(av.Binary()))
 	case events.DataTypeBoolean:
-		if leaf {
-			f(value{kind: valBool, b: av.Boolean()})
-		}
+		f.see(value{kind: valBool, b: av.Boolean()})
 	case events.DataTypeNull:
-		if leaf {
-			f(value{kind: valBool, b: true})
-		}
-	case events.DataTypeMap:
-		image(av.Map(), rest, f)
-	case events.DataTypeList:
-		for _, e := range av.List() {
-			attribute(e, rest, f)
-		}
+		f.see(value{kind: valBool, b: true})
 	case events.DataTypeStringSet:
-		if leaf {
-			for _, s := range av.StringSet() {
-				if !f(value{kind: valString, s: s}) {
-					return
-				}
+		for _, s := range av.StringSet() {
+			if !f.see(value{kind: valString, s: s}) {
+				return
 			}
 		}
 	case events.DataTypeNumberSet:
-		if leaf {
-			for _, s := range av.NumberSet() {
-				if !f(value{kind: valString, s: s}) {
-					return
-				}
+		for _, s := range av.NumberSet() {
+			if !f.see(value{kind: valString, s: s}) {
+				return
 			}
 		}
 	case events.DataTypeBinarySet:
-		if leaf {
-			for _, b := range av.BinarySet() {
-				if !f(value{kind: valString, s: base64.StdEncoding.EncodeToString(b)}) {
-					return
-				}
+		for _, b := range av.BinarySet() {
+			if !f.see(value{kind: valString, s: base64.StdEncoding.EncodeToString(b)}) {
+				return
 			}
 		}
 	}
