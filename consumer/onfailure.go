@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
@@ -166,7 +167,14 @@ func Redrive(ctx context.Context, o RedriveOptions) (RedriveReport, error) {
 				continue
 			}
 			b := msg.Record.BatchInfo
-			n, err := stream.Redrive(ctx, o.Streams, o.Handler, msg.Record)
+			recs, err := stream.ReadRange(ctx, o.Streams, b)
+			n := len(recs)
+			if err == nil && n < b.BatchSize { // before the handler sees any of it
+				err = fmt.Errorf("the range holds %d record(s), the message names %d", n, b.BatchSize)
+			}
+			if err == nil {
+				err = stream.Resubmit(ctx, o.Handler, stream.DeadLetter{Event: events.DynamoDBEvent{Records: recs}})
+			}
 			switch {
 			case errors.Is(err, stream.ErrTrimmed):
 				msg.Err = err
@@ -174,9 +182,6 @@ func Redrive(ctx context.Context, o RedriveOptions) (RedriveReport, error) {
 				log.Error("records lost: the stream no longer has them (message kept)", "message", msg.ID, "shard", b.ShardID,
 					"first", b.StartSequenceNumber, "last", b.EndSequenceNumber, "records", b.BatchSize, "err", err)
 				continue
-			case err == nil && n < b.BatchSize:
-				err = fmt.Errorf("the range holds %d record(s), the message names %d", n, b.BatchSize)
-				fallthrough
 			case err != nil:
 				msg.Err = err
 				rep.Failed = append(rep.Failed, msg)

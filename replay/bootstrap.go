@@ -82,16 +82,24 @@ func (d delivery) bootstrap(ctx context.Context, ev events.DynamoDBEvent) (Stats
 	if err != nil {
 		return total, err
 	}
-	// the stream from the cut, through the Gate
-	var after []events.DynamoDBEventRecord
-	for _, r := range Order(events.DynamoDBEvent{Records: recs[cut:]}, Schedule{Shuffle: d.s.Shuffle, Seed: d.s.Seed}) {
+	// the stream from the cut through the Gate, which sees every record
+	// (the mapping's filter comes after it), up to where the stream was when
+	// the scan ended; from there on without it, as stream.Bootstrap hands
+	// over to the consumer's Runner
+	dd := d
+	dd.h = gate.Handler(stream.Filter(d.filter, d.h))
+	st, err := dd.lane(ctx, Order(events.DynamoDBEvent{Records: recs[cut:end]}, Schedule{Shuffle: d.s.Shuffle, Seed: d.s.Seed}), 0, rand.New(rand.NewPCG(d.s.Seed, 7)))
+	total.add(st)
+	if err != nil {
+		return total, err
+	}
+	var rest []events.DynamoDBEventRecord
+	for _, r := range Order(events.DynamoDBEvent{Records: recs[end:]}, Schedule{Shuffle: d.s.Shuffle, Seed: d.s.Seed}) {
 		if d.filter.Match(r) {
-			after = append(after, r)
+			rest = append(rest, r)
 		}
 	}
-	dd := d
-	dd.h = gate.Handler(d.h)
-	st, err := dd.lane(ctx, after, 0, rand.New(rand.NewPCG(d.s.Seed, 7)))
+	st, err = d.lane(ctx, rest, 0, rand.New(rand.NewPCG(d.s.Seed, 8)))
 	total.add(st)
 	return total, err
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/dynastream/dynastream/replay"
+	"github.com/dynastream/dynastream/stream/filter"
 )
 
 // inventory is a stream with both images (NEW_AND_OLD_IMAGES): six items
@@ -109,4 +110,28 @@ func TestBootstrapSchedules(t *testing.T) {
 		t.Fatalf("%s\n%v", rep.Summary(), err)
 	}
 	t.Log(rep.Summary(), "; baseline ", rep.Baseline)
+}
+
+// With the mapping's filter (here: item C is not the consumer's), the Gate
+// still sees every record, so a record the filter drops still tells it
+// where its item is: scan plus stream equals the filtered stream.
+func TestBootstrapSchedulesFiltered(t *testing.T) {
+	ev := inventory()
+	s := &stock{qty: map[string]int{}, applied: map[string]bool{}}
+	target := replay.Target{
+		Handler: s.handle, NoRequests: true,
+		Filter: filter.MustCriteria(`{"dynamodb":{"Keys":{"PK":{"S":[{"anything-but":"C"}]}}}}`),
+		Reset: func(context.Context) error {
+			s.qty, s.total, s.applied = map[string]int{}, 0, map[string]bool{}
+			return nil
+		},
+		State: func(context.Context) (any, error) { return fmt.Sprint(maps.Clone(s.qty), " total ", s.total), nil },
+	}
+	rep, err := replay.Check(context.Background(), ev, target, replay.BootstrapSchedules(5, 30))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.Err(); err != nil {
+		t.Fatalf("%s\n%v", rep.Summary(), err)
+	}
 }

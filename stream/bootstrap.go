@@ -2,6 +2,8 @@ package stream
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -37,11 +39,28 @@ type ScanAPI interface {
 // stream was when the scan ended, and leaves the Runner's checkpoints
 // there. Run the Runner as usual afterwards: it goes on from them.
 //
-// If Run stops before it returns (a crash, ctx), run it again: it takes a
-// new position and scans again, and the handler's idempotency makes the
-// second pass harmless, as for any redelivery. The scan's records carry an
-// eventID of their own ("bootstrap:" and a hash of the item's key and
-// image), the same on every run for the same image.
+// The table's stream must have NEW_AND_OLD_IMAGES (the Gate compares old
+// images). While Run runs, the Gate sees every record first, then the
+// consumer's Filter and Skip; shards without a checkpoint are read from
+// TRIM_HORIZON, and no record expires (MaxRecordAge): the settings are the
+// Runner's again when it returns. Run the Runner of the consumer nowhere
+// else meanwhile (Run writes its checkpoints before it takes its lease).
+//
+// If Run fails or stops before it returns (a crash, ctx), do not start the
+// consumer from the checkpoints it left: run it again. It takes a new
+// position and scans again, handing every item over anew (its eventID is
+// "bootstrap:" and a hash of its key and image, the same for the same
+// image): a consumer that sets values from images takes that in its
+// stride; one that adds differences (a total) must start its state over
+// first. A scan longer than 20 hours fails (the stream keeps 24).
+//
+// What the rule gives: every item ends in its latest state, and the
+// differences a consumer adds sum right. An item whose changes the scan
+// already held may still have some of them handed over again when they
+// lead back to the image the scan saw (A→B→A; deleted and created again
+// before the scan read it): their sum is nothing, but a consumer with
+// effects per change (a notification) makes them again. The Gate keeps one
+// key and hash per item scanned, in memory.
 type Bootstrap struct {
 	// Runner is the consumer: its Config (StreamARN, Consumer, Filter,
 	// Skip, BatchSize, MaxRetries), API, Checkpoints (where the position
@@ -85,11 +104,15 @@ func (b *Bootstrap) Run(ctx context.Context, h Handler) (BootstrapStats, error) 
 		return st, errors.New("stream: Bootstrap does not start windowed consumers")
 	}
 	log := r.Logger.With("consumer", r.Consumer, "bootstrap", b.Table)
-	keys, err := keyNames(ctx, r.API, r.StreamARN)
+	keys, view, err := keyNames(ctx, r.API, r.StreamARN)
 	if err != nil {
 		return st, err
 	}
+	if view != types.StreamViewTypeNewAndOldImages {
+		return st, fmt.Errorf("stream: Bootstrap needs the stream's old images (NEW_AND_OLD_IMAGES), the table's stream has %s", view)
+	}
 	// 1. the position: every shard to its end, before the scan
+	taken := time.Now()
 	if st.Shards, err = positions(ctx, r.API, r.StreamARN, nil); err != nil {
 		return st, err
 	}
@@ -99,7 +122,16 @@ func (b *Bootstrap) Run(ctx context.Context, h Handler) (BootstrapStats, error) 
 	if err := b.scan(ctx, log, h, keys, gate, &st); err != nil {
 		return st, err
 	}
-	// 3. where the stream is now: the Gate's work ends there
+	if took := time.Since(taken); took > maxBootstrapScan {
+		return st, fmt.Errorf("stream: bootstrap: the scan took %s, and the stream keeps records 24 hours: the position may be gone; run it again with more Segments", took.Round(time.Minute))
+	}
+	// 3. where the stream is now: the Gate's work ends there (after a
+	// moment, for the writes made during the scan to reach the stream)
+	select {
+	case <-ctx.Done():
+		return st, ctx.Err()
+	case <-time.After(streamSettle):
+	}
 	until, err := positions(ctx, r.API, r.StreamARN, st.Shards)
 	if err != nil {
 		return st, err
@@ -113,10 +145,19 @@ func (b *Bootstrap) Run(ctx context.Context, h Handler) (BootstrapStats, error) 
 		}
 	}
 	log.Info("bootstrap: scan done; following the stream from the position taken", "scanned", st.Scanned, "handed", st.Handed)
-	// 4. the stream from the position, through the Gate, up to there
+	// 4. the stream from the position, through the Gate, up to there: the
+	// Gate sees every record (the consumer's filter and loop guard come
+	// after it, so a record they drop still tells the Gate where its item
+	// is), every shard without a checkpoint is read from its start, and no
+	// record expires meanwhile
+	saved := r.Config
+	r.Filter, r.Skip, r.StartingPosition, r.MaxRecordAge = nil, SkipNone, TrimHorizon, 0
+	defer func() {
+		r.Config.Filter, r.Config.Skip, r.Config.StartingPosition, r.Config.MaxRecordAge = saved.Filter, saved.Skip, saved.StartingPosition, saved.MaxRecordAge
+	}()
 	rctx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
-	go func() { done <- r.Run(rctx, gate.Handler(h)) }()
+	go func() { done <- r.Run(rctx, gate.Handler(Filter(saved.Filter, Skip(saved.Skip, h)))) }()
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	for {
@@ -127,7 +168,10 @@ func (b *Bootstrap) Run(ctx context.Context, h Handler) (BootstrapStats, error) 
 		select {
 		case err := <-done:
 			stop()
-			return st, fmt.Errorf("stream: bootstrap: the runner stopped: %v", err)
+			if err == nil {
+				err = errors.New("it returned")
+			}
+			return st, fmt.Errorf("stream: bootstrap: the runner stopped before the stream reached the scan's end: %w", err)
 		case <-ctx.Done():
 			stop()
 			<-done
@@ -186,6 +230,8 @@ func (b *Bootstrap) scan(ctx context.Context, log *slog.Logger, h Handler, keys 
 		}
 	}()
 	defer close(stopLog)
+	ctx, cancel := context.WithCancelCause(ctx) // one segment's failure stops the others
+	defer cancel(nil)
 	var wg sync.WaitGroup
 	errs := make([]error, segments)
 	for seg := range segments {
@@ -200,6 +246,7 @@ func (b *Bootstrap) scan(ctx context.Context, log *slog.Logger, h Handler, keys 
 				out, err := p.NextPage(ctx)
 				if err != nil {
 					errs[seg] = fmt.Errorf("stream: bootstrap: scan %s: %w", b.Table, err)
+					cancel(errs[seg])
 					return
 				}
 				var batch []events.DynamoDBEventRecord
@@ -207,6 +254,7 @@ func (b *Bootstrap) scan(ctx context.Context, log *slog.Logger, h Handler, keys 
 					rec, err := snapshotRecord(item, keys, r.StreamARN)
 					if err != nil {
 						errs[seg] = err
+						cancel(err)
 						return
 					}
 					gate.Saw(rec.Change.Keys, rec.Change.NewImage)
@@ -219,6 +267,7 @@ func (b *Bootstrap) scan(ctx context.Context, log *slog.Logger, h Handler, keys 
 					k := min(len(batch), r.BatchSize)
 					if err := b.deliver(ctx, h, batch[:k]); err != nil {
 						errs[seg] = err
+						cancel(err)
 						return
 					}
 					handed.Add(int64(k))
@@ -315,7 +364,9 @@ func snapshotRecord(item map[string]ddbtypes.AttributeValue, keys []string, stre
 // it, created at the scan's time. The replay kit's bootstrap schedules make
 // theirs with it too.
 func SnapshotRecord(keys, image map[string]events.DynamoDBAttributeValue, streamARN string, at time.Time) events.DynamoDBEventRecord {
-	id := fmt.Sprintf("%016x", imageHash(keys)^imageHash(image))
+	b, _ := json.Marshal([]any{canonical(keys), canonical(image)})
+	sum := sha256.Sum256(b)
+	id := fmt.Sprintf("%x", sum[:8])
 	return events.DynamoDBEventRecord{
 		EventID: "bootstrap:" + id, EventName: "INSERT", EventSource: "aws:dynamodb", EventVersion: "1.1", EventSourceArn: streamARN,
 		Change: events.DynamoDBStreamRecord{
@@ -326,21 +377,35 @@ func SnapshotRecord(keys, image map[string]events.DynamoDBAttributeValue, stream
 	}
 }
 
-// keyNames are the table's key attributes, from the stream's description.
-func keyNames(ctx context.Context, api API, streamARN string) ([]string, error) {
+// keyNames are the table's key attributes and the stream's view type,
+// from the stream's description.
+func keyNames(ctx context.Context, api API, streamARN string) ([]string, types.StreamViewType, error) {
 	out, err := api.DescribeStream(ctx, &dynamodbstreams.DescribeStreamInput{StreamArn: aws.String(streamARN)})
 	if err != nil {
-		return nil, fmt.Errorf("stream: describe %s: %w", streamARN, err)
+		return nil, "", fmt.Errorf("stream: describe %s: %w", streamARN, err)
 	}
 	var names []string
 	for _, k := range out.StreamDescription.KeySchema {
 		names = append(names, aws.ToString(k.AttributeName))
 	}
 	if len(names) == 0 {
-		return nil, fmt.Errorf("stream: %s has no key schema", streamARN)
+		return nil, "", fmt.Errorf("stream: %s has no key schema", streamARN)
 	}
-	return names, nil
+	return names, out.StreamDescription.StreamViewType, nil
 }
+
+// maxBootstrapScan is the longest scan after which the position taken
+// before it is still in the stream (which keeps 24 hours), with a margin.
+const maxBootstrapScan = 20 * time.Hour
+
+// streamSettle is how long Bootstrap waits after the scan before it reads
+// where the stream is: a write made during the scan reaches the stream a
+// moment after it is made.
+const streamSettle = 2 * time.Second
+
+// emptyReads is how many empty pages in a row tip takes for a shard's end:
+// DynamoDB Streams may answer a page empty, or short, in the middle of one.
+const emptyReads = 2
 
 // positions reads every shard of the stream to its end: the last sequence
 // number of each ("" for an empty one, SHARD_END for a closed one whose
@@ -383,17 +448,16 @@ func tip(ctx context.Context, api API, streamARN, shardID, after string) (string
 	if err != nil {
 		return "", fmt.Errorf("stream: bootstrap: shard iterator for %s: %w", shardID, err)
 	}
-	last, iter := after, it.ShardIterator
-	for iter != nil {
+	last, iter, empty := after, it.ShardIterator, 0
+	for iter != nil && empty < emptyReads {
 		out, err := api.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: iter, Limit: aws.Int32(fullRead)})
 		if err != nil {
 			return "", fmt.Errorf("stream: bootstrap: read %s: %w", shardID, err)
 		}
 		if n := len(out.Records); n > 0 {
-			last = aws.ToString(out.Records[n-1].Dynamodb.SequenceNumber)
-		}
-		if len(out.Records) < fullRead { // the shard's end, as the Runner reads it
-			break
+			last, empty = aws.ToString(out.Records[n-1].Dynamodb.SequenceNumber), 0
+		} else {
+			empty++ // the end, once it stays empty
 		}
 		iter = out.NextShardIterator
 	}

@@ -28,6 +28,10 @@
 // SS, NS or BS attribute) matches when one of its elements does; an object
 // of the pattern under a list (an L of M) must match within one element,
 // all its fields together ("array consistency", as AWS's matcher has it).
+// One difference is known: an {"exists": false} inside such an object
+// matches an element without the field (AWS's judges absence over the
+// whole list unless a sibling field picked an element, and so also
+// matches an empty list).
 //
 // What the record's JSON implies, and Lambda's documentation warns of:
 // exists and every other rule judge leaves only — a pattern that stops at
