@@ -21,12 +21,12 @@
 //     metrics, under Lambda's names (PolledEventCount, FilteredOutEventCount,
 //     DroppedEventCount, …), so alarms written for the mapping read the
 //     Runner too.
-//   - SQSDestination sends what a Runner gives up on to an SQS queue as the
-//     mapping's on-failure destination record (stream.FailureRecord: the
-//     shard and sequence range); Redrive reads such a queue — the mapping's
-//     or the Runner's — reads the records back from the stream, hands them
-//     to the handler, and deletes a message only when all its records
-//     succeeded; records the stream no longer has are reported lost.
+//   - Package onfailure (consumer/onfailure) sends what a Runner gives up
+//     on to an SQS queue as the mapping's on-failure destination record
+//     (stream.FailureRecord: the shard and sequence range), and redrives
+//     such a queue — the mapping's or the Runner's — reading the records
+//     back from the stream; a package of its own, so that a function built
+//     with this one does not link the SQS client.
 //   - Admin is a Runner's admin handler: GET /healthz (503 when stuck),
 //     GET /status, and POST /pause and POST /resume, which answer this
 //     machine only and never a cross-site browser request.

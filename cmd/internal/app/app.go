@@ -20,9 +20,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/dynastream/dynastream/consumer"
 	"github.com/dynastream/dynastream/internal/ddb"
@@ -76,17 +73,6 @@ type Runner struct {
 	// to the dead-letter file), and `redrive`'s default queue; SQSEndpoint
 	// is a local SQS's (moto_server's) endpoint.
 	OnFailureQueue, SQSEndpoint string
-}
-
-// SQS returns an SQS client: for a local endpoint with fixed credentials
-// (a local SQS accepts any), otherwise the AWS configuration's.
-func (r Runner) SQS(aw aws.Config) *sqs.Client {
-	if r.SQSEndpoint == "" {
-		return sqs.NewFromConfig(aw)
-	}
-	aw = aw.Copy()
-	aw.Credentials = credentials.NewStaticCredentialsProvider("local", "local", "")
-	return sqs.NewFromConfig(aw, func(o *sqs.Options) { o.BaseEndpoint = aws.String(r.SQSEndpoint) })
 }
 
 type env struct{ errs []string }
@@ -444,7 +430,7 @@ func ServeStream(c Common, clients *ddb.Clients, log *slog.Logger, cons Consumer
 		dl = DeadLetters(c, clients, name)
 	}
 	if rc.OnFailureQueue != "" {
-		dl = m.CountDeadLetters(&consumer.SQSDestination{Client: rc.SQS(clients.AWS), QueueURL: rc.OnFailureQueue, FunctionARN: name, Undecodable: dl}, name)
+		dl = m.CountDeadLetters(onFailureQueue(rc, clients, name, dl), name)
 		log.Info("records given up on go to the on-failure queue", "queue", rc.OnFailureQueue)
 	}
 	r := &stream.Runner{
@@ -573,44 +559,5 @@ func (p *progress) report(ctx context.Context, log *slog.Logger, every time.Dura
 		}
 		p.batches, p.records, p.fails, p.maxAge = 0, 0, 0, 0
 		p.mu.Unlock()
-	}
-}
-
-// redrive serves `<consumer> redrive [QUEUE_URL]`: it reads the on-failure
-// queue (QUEUE_URL, or STREAM_ON_FAILURE_QUEUE_URL) — the event source
-// mapping's in AWS, the runner's locally — reads each message's records
-// back from the table's stream, hands them to the handler, and deletes the
-// messages whose records all succeeded. It exits non-zero if any message is
-// left: records that failed again, records the stream no longer has (lost,
-// named in the log), or a message that is no failure record.
-func redrive(log *slog.Logger, c Common, clients *ddb.Clients, name string, h stream.Handler) {
-	rc, err := LoadRunner(c.Table)
-	if err != nil {
-		Fatal(log, "bad configuration", err)
-	}
-	queue := rc.OnFailureQueue
-	if len(os.Args) == 3 {
-		queue = os.Args[2]
-	}
-	if queue == "" || len(os.Args) > 3 {
-		Fatal(log, "usage", errors.New("redrive [QUEUE_URL]: the on-failure queue's URL, or set STREAM_ON_FAILURE_QUEUE_URL"))
-	}
-	if clients.Streams == nil {
-		Fatal(log, "redrive", errors.New("it reads the stream: run it outside Lambda"))
-	}
-	ctx, stop := SignalContext()
-	defer stop()
-	// the queue may be shared (the template's is): only this consumer's
-	// messages, by the function named in each
-	rep, err := consumer.Redrive(ctx, consumer.RedriveOptions{Queue: rc.SQS(clients.AWS), QueueURL: queue, Streams: clients.Streams,
-		Handler: h, Function: consumer.FunctionNamed(name), Logger: log})
-	if err != nil {
-		Fatal(log, "redrive", err)
-	}
-	left := len(rep.Failed) + len(rep.Lost) + len(rep.Unreadable)
-	log.Info("redrive done", "redriven", rep.Redriven, "records", rep.Records, "failedAgain", len(rep.Failed), "lost", len(rep.Lost),
-		"unreadable", len(rep.Unreadable), "otherConsumers", rep.Others)
-	if left > 0 {
-		os.Exit(1)
 	}
 }

@@ -1,4 +1,4 @@
-package consumer
+package onfailure
 
 import (
 	"context"
@@ -23,7 +23,7 @@ type SQSAPI interface {
 	DeleteMessage(ctx context.Context, in *sqs.DeleteMessageInput, optFns ...func(*sqs.Options)) (*sqs.DeleteMessageOutput, error)
 }
 
-// SQSDestination is a stream.DeadLetters that does what the event source
+// SQS is a stream.DeadLetters that does what the event source
 // mapping does with a batch it gives up on: it sends a stream.FailureRecord
 // (the shard and sequence range, not the records) to an SQS queue — the
 // template's on-failure queue, or a local one (moto_server serves SQS). Give
@@ -31,7 +31,7 @@ type SQSAPI interface {
 // mapping sent. Records that could not be converted have no place a redrive
 // could read them back from: they go to Undecodable (a FileDeadLetters, say)
 // with their raw JSON, and Put fails if it is nil.
-type SQSDestination struct {
+type SQS struct {
 	Client   SQSAPI
 	QueueURL string
 	// FunctionARN names the consumer in the record (its function's ARN in
@@ -41,10 +41,10 @@ type SQSDestination struct {
 }
 
 // Put implements stream.DeadLetters.
-func (d *SQSDestination) Put(ctx context.Context, dl stream.DeadLetter) error {
+func (d *SQS) Put(ctx context.Context, dl stream.DeadLetter) error {
 	if len(dl.Unconverted) > 0 {
 		if d.Undecodable == nil {
-			return errors.New("consumer: records that could not be converted, and no Undecodable sink for them")
+			return errors.New("onfailure: records that could not be converted, and no Undecodable sink for them")
 		}
 		if err := d.Undecodable.Put(ctx, stream.DeadLetter{Consumer: dl.Consumer, StreamARN: dl.StreamARN, ShardID: dl.ShardID,
 			Attempts: dl.Attempts, Error: dl.Error, FailedAt: dl.FailedAt, Unconverted: dl.Unconverted, Condition: dl.Condition}); err != nil {
@@ -60,13 +60,13 @@ func (d *SQSDestination) Put(ctx context.Context, dl stream.DeadLetter) error {
 		return err
 	}
 	if _, err := d.Client.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(d.QueueURL), MessageBody: aws.String(string(body))}); err != nil {
-		return fmt.Errorf("consumer: send to the on-failure queue: %w", err)
+		return fmt.Errorf("onfailure: send to the on-failure queue: %w", err)
 	}
 	return nil
 }
 
-// RedriveReport is what Redrive did, message by message.
-type RedriveReport struct {
+// Report is what Redrive did, message by message.
+type Report struct {
 	// Redriven counts messages whose records all succeeded (deleted), and
 	// Records those records.
 	Redriven, Records int
@@ -74,7 +74,7 @@ type RedriveReport struct {
 	// whose records the stream no longer has (kept: purge them once
 	// accounted for), Unreadable those that are no FailureRecord (kept).
 	Failed, Lost, Unreadable []Message
-	// Others counts messages of other consumers (RedriveOptions.Function),
+	// Others counts messages of other consumers (Options.Function),
 	// left alone.
 	Others int
 }
@@ -86,8 +86,8 @@ type Message struct {
 	Err    error
 }
 
-// RedriveOptions say what Redrive reads and whom it hands the records to.
-type RedriveOptions struct {
+// Options say what Redrive reads and whom it hands the records to.
+type Options struct {
 	Queue    SQSAPI
 	QueueURL string
 	// Streams reads the records back from the stream.
@@ -109,8 +109,8 @@ type RedriveOptions struct {
 	Logger     *slog.Logger
 }
 
-// FunctionNamed accepts a function ARN (or a bare name, as SQSDestination
-// writes locally) whose function name is name or ends in "-"+name (a
+// FunctionNamed accepts a function ARN (or a bare name, as SQS writes
+// locally) whose function name is name or ends in "-"+name (a
 // template's "<stack>-projector"), with or without a version qualifier.
 func FunctionNamed(name string) func(string) bool {
 	return func(arn string) bool {
@@ -123,13 +123,13 @@ func FunctionNamed(name string) func(string) bool {
 }
 
 // Redrive reads the on-failure queue — the event source mapping's
-// messages in AWS, an SQSDestination's locally — and for each message reads
+// messages in AWS, an SQS's locally — and for each message reads
 // the records it names back from the stream (stream.ReadRange), hands them
 // to the handler once, and deletes the message when all succeeded. Records
 // the stream no longer keeps (24 hours) are reported as lost, never skipped
 // silently; a message from an SNS destination (its subscription's envelope)
 // is read too. It stops when a receive comes back empty.
-func Redrive(ctx context.Context, o RedriveOptions) (RedriveReport, error) {
+func Redrive(ctx context.Context, o Options) (Report, error) {
 	log := o.Logger
 	if log == nil {
 		log = slog.Default()
@@ -137,13 +137,13 @@ func Redrive(ctx context.Context, o RedriveOptions) (RedriveReport, error) {
 	if o.Visibility == 0 {
 		o.Visibility = 60
 	}
-	var rep RedriveReport
+	var rep Report
 	seen := map[string]bool{} // a kept message seen again (a run longer than Visibility)
 	for {
 		out, err := o.Queue.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(o.QueueURL), MaxNumberOfMessages: 10,
 			VisibilityTimeout: o.Visibility, WaitTimeSeconds: 1}) // long polling: an empty answer means an empty queue
 		if err != nil {
-			return rep, fmt.Errorf("consumer: receive from %s: %w", o.QueueURL, err)
+			return rep, fmt.Errorf("onfailure: receive from %s: %w", o.QueueURL, err)
 		}
 		if len(out.Messages) == 0 {
 			return rep, nil
@@ -189,7 +189,7 @@ func Redrive(ctx context.Context, o RedriveOptions) (RedriveReport, error) {
 				continue
 			}
 			if _, err := o.Queue.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(o.QueueURL), ReceiptHandle: m.ReceiptHandle}); err != nil {
-				return rep, fmt.Errorf("consumer: delete message %s (its records were handled; a rerun hands them over again): %w", msg.ID, err)
+				return rep, fmt.Errorf("onfailure: delete message %s (its records were handled; a rerun hands them over again): %w", msg.ID, err)
 			}
 			rep.Redriven++
 			rep.Records += n

@@ -1,4 +1,4 @@
-package consumer_test
+package onfailure_test
 
 import (
 	"bytes"
@@ -19,10 +19,12 @@ import (
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
-	"github.com/dynastream/dynastream/consumer"
+	"github.com/dynastream/dynastream/consumer/onfailure"
 	"github.com/dynastream/dynastream/ddblocal"
 	"github.com/dynastream/dynastream/stream"
 )
+
+func TestMain(m *testing.M) { ddblocal.Main(m) }
 
 // localSQS starts moto_server (its SQS) on a free port and returns a real
 // SQS client for it and a new queue's URL; the test is skipped, saying so,
@@ -95,7 +97,7 @@ func TestOnFailureQueueAndRedrive(t *testing.T) {
 		}
 		return events.DynamoDBEventResponse{}, nil
 	}
-	dest := &consumer.SQSDestination{Client: q, QueueURL: queueURL, FunctionARN: "arn:aws:lambda:us-east-1:123456789012:function:orders", Undecodable: &stream.MemoryDeadLetters{}}
+	dest := &onfailure.SQS{Client: q, QueueURL: queueURL, FunctionARN: "arn:aws:lambda:us-east-1:123456789012:function:orders", Undecodable: &stream.MemoryDeadLetters{}}
 	r := &stream.Runner{Config: stream.Config{StreamARN: tbl.StreamARN, Consumer: "orders", MaxRetries: stream.Retries(0),
 		PollInterval: 20 * time.Millisecond, RetryBackoff: time.Millisecond, Skip: stream.SkipNone},
 		API: tbl.Streams, Checkpoints: &stream.MemoryCheckpoints{}, DeadLetters: dest}
@@ -143,10 +145,10 @@ func TestOnFailureQueueAndRedrive(t *testing.T) {
 		`{"requestContext":{"functionArn":"arn:aws:lambda:us-east-1:123456789012:function:shop-invoices"},"DDBStreamBatchInfo":{"shardId":"s","startSequenceNumber":"000000000000000000001","endSequenceNumber":"000000000000000000001","batchSize":1,"streamArn":"x"}}`)}); err != nil {
 		t.Fatal(err)
 	}
-	opts := consumer.RedriveOptions{Queue: q, QueueURL: queueURL, Streams: tbl.Streams, Handler: h,
-		Function: consumer.FunctionNamed("orders"), Visibility: 1}
+	opts := onfailure.Options{Queue: q, QueueURL: queueURL, Streams: tbl.Streams, Handler: h,
+		Function: onfailure.FunctionNamed("orders"), Visibility: 1}
 	// the record still fails: its message is kept
-	rep, err := consumer.Redrive(ctx, opts)
+	rep, err := onfailure.Redrive(ctx, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +159,7 @@ func TestOnFailureQueueAndRedrive(t *testing.T) {
 	mu.Lock()
 	fixed, handled = true, nil
 	mu.Unlock()
-	rep, err = consumer.Redrive(ctx, opts)
+	rep, err = onfailure.Redrive(ctx, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +184,7 @@ func TestOnFailureQueueAndRedrive(t *testing.T) {
 }
 
 func TestFunctionNamed(t *testing.T) {
-	is := consumer.FunctionNamed("projector")
+	is := onfailure.FunctionNamed("projector")
 	for arn, want := range map[string]bool{
 		"arn:aws:lambda:us-east-1:123456789012:function:dynastream-dev-projector":         true,
 		"arn:aws:lambda:us-east-1:123456789012:function:dynastream-dev-projector:$LATEST": true,
