@@ -18,10 +18,13 @@ func TestInviteLimits(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, sequence("lim%02d"))
 	e.st.InviteLimits = collab.InviteLimits{PerUser: 3, PerResource: 2, Window: time.Hour}
-	// Real time: a window's counters expire (TTL) an hour after it ends,
-	// and DynamoDB Local deletes expired items, which the harness's clock
-	// in 2025 would make of them at once.
-	e.clock.Advance(time.Since(e.clock.Peek()))
+	// Real time, or later: a window's counters expire (TTL) an hour after
+	// it ends, and DynamoDB Local deletes expired items, which the
+	// harness's clock in 2025 would make of them at once. The start of the
+	// next hour's window (the clock ticks a second a call): the test ran
+	// across a window's end when it started near one.
+	next := time.Now().Truncate(time.Hour).Add(time.Hour + time.Minute)
+	e.clock.Advance(next.Sub(e.clock.Peek()))
 	alice := e.token("alice")
 	var g1, g2 struct{ ResourceID string }
 	e.ok(201, "POST", "/resources", alice, map[string]any{"resourceType": "goal", "title": "One"}, &g1)
