@@ -202,3 +202,33 @@ func TestIdempotencyKeyAfterACrash(t *testing.T) {
 		}
 	}
 }
+
+// An Idempotency-Key's record lasts 24 hours; DynamoDB deletes it late and
+// DynamoDB Local never, so an expired one is treated as absent: the key
+// used again a day later runs the new request (another body too), and is
+// not answered with the old response.
+func TestIdempotencyKeyExpires(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, sequence("ix%03d"))
+	e.clock.Advance(time.Since(e.clock.Peek()) - 25*time.Hour) // a day and more ago
+	alice := e.token("alice")
+	first, _ := e.keyed("POST", "/rooms", alice, "k-day", map[string]any{"name": "Flat", "searchType": "rent"})
+	if first.status != 201 {
+		t.Fatalf("first: %d %s", first.status, first.body)
+	}
+	e.clock.Advance(25 * time.Hour)
+	alice = e.token("alice") // a token of today
+	again, replayed := e.keyed("POST", "/rooms", alice, "k-day", map[string]any{"name": "Loft", "searchType": "buy"})
+	if again.status != 201 || replayed != "" || bytes.Equal(again.body, first.body) {
+		t.Fatalf("the key a day later, another body: %d %s (replayed %q), want the new room", again.status, again.body, replayed)
+	}
+	repeat, replayed := e.keyed("POST", "/rooms", alice, "k-day", map[string]any{"name": "Loft", "searchType": "buy"})
+	if repeat.status != 201 || replayed != "true" || !bytes.Equal(repeat.body, again.body) {
+		t.Errorf("its repeat: %d %s (replayed %q), want the second answer", repeat.status, repeat.body, replayed)
+	}
+	var rooms struct{ Items []map[string]any }
+	e.ok(200, "GET", "/me/rooms", alice, nil, &rooms)
+	if len(rooms.Items) != 2 {
+		t.Errorf("%d rooms, want 2", len(rooms.Items))
+	}
+}

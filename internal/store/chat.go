@@ -419,6 +419,7 @@ func (s *Store) PutMessageOnce(ctx context.Context, m chat.Message, clientMessag
 	}
 	sum := sha256.Sum256([]byte(m.Content))
 	var sent map[string]types.AttributeValue
+	var sentAt time.Time // the message's time: a record expired by then is absent
 	if clientMessageID != "" {
 		rec, err := attributevalue.MarshalMap(sentMessage{RoomID: m.RoomID, MessageID: m.MessageID, CreatedAt: m.CreatedAt, Content: hex.EncodeToString(sum[:])})
 		if err != nil {
@@ -428,6 +429,7 @@ func (s *Store) PutMessageOnce(ctx context.Context, m chat.Message, clientMessag
 			rec[k] = v
 		}
 		t, _ := ParseTimestamp(m.CreatedAt)
+		sentAt = t
 		rec[AttrTTL] = &types.AttributeValueMemberN{Value: strconv.FormatInt(t.Add(24*time.Hour).Unix(), 10)}
 		rec["derived"] = &types.AttributeValueMemberBOOL{Value: true}
 		sent = rec
@@ -439,7 +441,11 @@ func (s *Store) PutMessageOnce(ctx context.Context, m chat.Message, clientMessag
 		}
 		at := len(items)
 		if sent != nil {
-			p := put(s.book(), sent, "attribute_not_exists(PK)")
+			// an expired record (24 h: DynamoDB deletes it late, DynamoDB
+			// Local never) is absent: the id is free again
+			p := put(s.book(), sent, "attribute_not_exists(PK) OR #ttl < :now")
+			p.Put.ExpressionAttributeNames = map[string]string{"#ttl": AttrTTL}
+			p.Put.ExpressionAttributeValues = map[string]types.AttributeValue{":now": &types.AttributeValueMemberN{Value: strconv.FormatInt(sentAt.Unix(), 10)}}
 			p.Put.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
 			items = append(items, p)
 		}

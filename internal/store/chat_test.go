@@ -308,3 +308,25 @@ func TestChatSealedAndMembers(t *testing.T) {
 		t.Errorf("the seal after the cascade (and a second deletion): %v", seal)
 	}
 }
+
+// A clientMessageId's record lasts a day: used again after it expired
+// (DynamoDB deletes it late, DynamoDB Local never), the id names a new
+// message, not the old one (and another content is no conflict).
+func TestClientMessageIDExpires(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	msg := func(id, content string, d time.Duration) chat.Message {
+		return chat.Message{RoomID: chat.DefaultRoom, MessageID: id, UserID: "an", Content: content, CreatedAt: store.Timestamp(t0.Add(d))}
+	}
+	first, err := f.st.PutMessageOnce(f.ctx, msg("m1", "pho?", 0), "c-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, err := f.st.PutMessageOnce(f.ctx, msg("m2", "pho?", time.Hour), "c-1"); err != nil || again.MessageID != first.MessageID {
+		t.Fatalf("the id again within the day: %+v, %v; want the first message", again, err)
+	}
+	later, err := f.st.PutMessageOnce(f.ctx, msg("m3", "ramen?", 25*time.Hour), "c-1")
+	if err != nil || later.MessageID != "m3" {
+		t.Fatalf("the id a day later: %+v, %v; want a new message", later, err)
+	}
+}

@@ -118,10 +118,24 @@ func (s *Store) BeginRequest(ctx context.Context, scope, key, fingerprint string
 			Fingerprint string `dynamodbav:"fingerprint"`
 			HoldUntil   int64  `dynamodbav:"holdUntil"`
 			StartedAt   int64  `dynamodbav:"startedAt"`
+			TTL         int64  `dynamodbav:"ttl"`
 			StoredResponse
 		}
 		if err := attributevalue.UnmarshalMap(cf.Item, &old); err != nil {
 			return 0, claim, StoredResponse{}, time.Time{}, fmt.Errorf("store: idempotency record %s: %w", key, err)
+		}
+		if old.TTL > 0 && old.TTL < now.Unix() && !expiredRetry(ctx) {
+			// An expired record is absent (DynamoDB deletes it late,
+			// DynamoDB Local never): delete it, as it stands, and claim
+			// the key afresh, with this request's own start.
+			_, err := s.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(s.book()), Key: claim.key.AV(),
+				ConditionExpression:       aws.String("#ttl = :ttl"),
+				ExpressionAttributeNames:  map[string]string{"#ttl": AttrTTL},
+				ExpressionAttributeValues: map[string]types.AttributeValue{":ttl": num(old.TTL)}})
+			if err != nil && !isConditionFailed(err) {
+				return 0, claim, StoredResponse{}, time.Time{}, fmt.Errorf("store: delete expired idempotency record: %w", err)
+			}
+			return s.BeginRequest(context.WithValue(ctx, expiredRetryKey{}, true), scope, key, fingerprint, now, hold, keep)
 		}
 		switch {
 		case old.Fingerprint != fingerprint:
@@ -144,6 +158,12 @@ func (s *Store) BeginRequest(ctx context.Context, scope, key, fingerprint string
 	}
 	return RequestStarted, claim, StoredResponse{}, time.Time{}, nil
 }
+
+// expiredRetryKey marks a BeginRequest made again after deleting an
+// expired record: once is enough.
+type expiredRetryKey struct{}
+
+func expiredRetry(ctx context.Context) bool { b, _ := ctx.Value(expiredRetryKey{}).(bool); return b }
 
 // EndRequest records a claimed request's response: its repeats answer it.
 func (s *Store) EndRequest(ctx context.Context, c RequestClaim, r StoredResponse) error {
