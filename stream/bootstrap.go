@@ -331,13 +331,9 @@ func bootstrapCall(ctx context.Context, h Handler, recs []events.DynamoDBEventRe
 	if len(resp.BatchItemFailures) == 0 {
 		return -1, nil
 	}
-	failedAt := len(recs)
-	for _, f := range resp.BatchItemFailures {
-		i := indexOf(recs, f.ItemIdentifier)
-		if i < 0 {
-			return 0, fmt.Errorf("handler reported unknown item %q", f.ItemIdentifier)
-		}
-		failedAt = min(failedAt, i)
+	failedAt, err := lowestFailure(recs, resp)
+	if err != nil {
+		return 0, err
 	}
 	return failedAt, fmt.Errorf("handler reported %d failed item(s)", len(resp.BatchItemFailures))
 }

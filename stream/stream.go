@@ -619,7 +619,9 @@ func (r *Runner) call(ctx context.Context, sr *shardRun, recs []events.DynamoDBE
 	// is the best the runner knows (sr.created): ApproximateCreationDateTime
 	// alone is rounded down to the second, and to the minute on DynamoDB
 	// Local, which made local ages off by up to a minute.
-	age := IteratorAge(recs, start, sr.created)
+	// the batch's last record is its newest: a lane's records are in
+	// stream order (one lookup, not one per record)
+	age := IteratorAge(recs[len(recs)-1:], start, sr.created)
 	r.counters.calls.Add(1)
 	r.counters.invoked.Add(int64(len(recs)))
 	r.counters.iteratorAge.Store(int64(age))
@@ -646,7 +648,20 @@ func (r *Runner) call(ctx context.Context, sr *shardRun, recs []events.DynamoDBE
 	if len(resp.BatchItemFailures) == 0 {
 		return -1, nil
 	}
-	failedAt = len(recs)
+	if failedAt, err = lowestFailure(recs, resp); err != nil {
+		return 0, err
+	}
+	err = fmt.Errorf("handler reported %d failed item(s), lowest %s (eventID %s)", len(resp.BatchItemFailures), recs[failedAt].Change.SequenceNumber, recs[failedAt].EventID)
+	if why := reason(recs[failedAt].Change.SequenceNumber); why != nil {
+		err = fmt.Errorf("%w: %w", err, why)
+	}
+	return failedAt, err
+}
+
+// lowestFailure is the index of the lowest record a response reports
+// failed (it has some); an item that is not in the batch fails it whole.
+func lowestFailure(recs []events.DynamoDBEventRecord, resp events.DynamoDBEventResponse) (int, error) {
+	failedAt := len(recs)
 	for _, f := range resp.BatchItemFailures {
 		i := indexOf(recs, f.ItemIdentifier)
 		if i < 0 {
@@ -654,11 +669,7 @@ func (r *Runner) call(ctx context.Context, sr *shardRun, recs []events.DynamoDBE
 		}
 		failedAt = min(failedAt, i)
 	}
-	err = fmt.Errorf("handler reported %d failed item(s), lowest %s (eventID %s)", len(resp.BatchItemFailures), recs[failedAt].Change.SequenceNumber, recs[failedAt].EventID)
-	if why := reason(recs[failedAt].Change.SequenceNumber); why != nil {
-		err = fmt.Errorf("%w: %w", err, why)
-	}
-	return failedAt, err
+	return failedAt, nil
 }
 
 func indexOf(recs []events.DynamoDBEventRecord, seq string) int {
