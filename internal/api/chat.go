@@ -97,14 +97,17 @@ func (c chatRoutes) Connect(ctx context.Context, r gateway.ConnectRequest) (err 
 		return err
 	}
 	now := c.s.Now()
-	max := c.s.ChatConnectionsPerUser
-	if max <= 0 {
-		max = DefaultChatConnectionsPerUser
+	l := store.ConnLimit{Open: c.s.ChatConnectionsPerUser, PerMinute: c.s.ChatConnectsPerMinute}
+	if l.Open <= 0 {
+		l.Open = DefaultChatConnectionsPerUser
+	}
+	if l.PerMinute <= 0 {
+		l.PerMinute = DefaultChatConnectsPerMinute
 	}
 	return c.s.Store.ConnectLimited(ctx, chat.Connection{
 		ConnectionID: r.ConnectionID, UserID: id.UserID, UserName: id.Name, RoomID: roomID,
 		ConnectedAt: store.Timestamp(now), TTL: now.Add(chat.ConnectionTTL).Unix(), SearchRoom: search,
-	}, max)
+	}, l)
 }
 
 func (c chatRoutes) Disconnect(ctx context.Context, connectionID string) (err error) {
@@ -116,9 +119,12 @@ func (c chatRoutes) Disconnect(ctx context.Context, connectionID string) (err er
 
 // Message answers every frame with one frame: sent, joined, or an error
 // naming the field and the reason. A frame never closes the connection.
+// Every frame counts against its connection's limit, one that does not
+// parse or names no action too, so junk costs a sender what a message does.
 func (c chatRoutes) Message(ctx context.Context, connectionID string, frame []byte) []byte {
 	start := time.Now()
-	in, err := chat.ParseInbound(frame)
+	in, perr := chat.ParseInbound(frame)
+	var err error
 	defer func() {
 		route := in.Action
 		if route != chat.ActionSendMessage && route != chat.ActionJoinRoom {
@@ -126,11 +132,9 @@ func (c chatRoutes) Message(ctx context.Context, connectionID string, frame []by
 		}
 		c.observe(route, start, err)
 	}()
-	if err == nil {
-		var out chat.Outbound
-		if out, err = c.safeHandle(ctx, connectionID, in); err == nil {
-			return out.Encode()
-		}
+	var out chat.Outbound
+	if out, err = c.safeHandle(ctx, connectionID, in, perr); err == nil {
+		return out.Encode()
 	}
 	if errs.CodeOf(err) == errs.Internal {
 		c.s.log().Error("chat: frame failed", "connectionId", connectionID, "action", in.Action, "err", err)
@@ -139,15 +143,14 @@ func (c chatRoutes) Message(ctx context.Context, connectionID string, frame []by
 }
 
 // safeHandle is handle with a panic answered as an internal error frame.
-func (c chatRoutes) safeHandle(ctx context.Context, connectionID string, in chat.Inbound) (out chat.Outbound, err error) {
+func (c chatRoutes) safeHandle(ctx context.Context, connectionID string, in chat.Inbound, parseErr error) (out chat.Outbound, err error) {
 	defer c.recovered(in.Action, &err)
-	return c.handle(ctx, connectionID, in)
+	return c.handle(ctx, connectionID, in, parseErr)
 }
 
-func (c chatRoutes) handle(ctx context.Context, connectionID string, in chat.Inbound) (chat.Outbound, error) {
-	if in.Action != chat.ActionSendMessage && in.Action != chat.ActionJoinRoom {
-		return chat.Outbound{}, errs.Field("action", fmt.Sprintf("must be %s or %s", chat.ActionSendMessage, chat.ActionJoinRoom))
-	}
+// handle counts the frame, then answers it: parseErr is the frame's own
+// fault, answered once the frame is counted.
+func (c chatRoutes) handle(ctx context.Context, connectionID string, in chat.Inbound, parseErr error) (chat.Outbound, error) {
 	now := c.s.Now()
 	limit := c.s.ChatFrames
 	if limit.Frames <= 0 || limit.Per <= 0 {
@@ -160,6 +163,12 @@ func (c chatRoutes) handle(ctx context.Context, connectionID string, in chat.Inb
 	}
 	if err != nil {
 		return chat.Outbound{}, err
+	}
+	if parseErr != nil {
+		return chat.Outbound{}, parseErr
+	}
+	if in.Action != chat.ActionSendMessage && in.Action != chat.ActionJoinRoom {
+		return chat.Outbound{}, errs.Field("action", fmt.Sprintf("must be %s or %s", chat.ActionSendMessage, chat.ActionJoinRoom))
 	}
 	if in.Action == chat.ActionJoinRoom {
 		if !chat.ValidRoomID(in.RoomID) {
@@ -198,10 +207,10 @@ func (c chatRoutes) handle(ctx context.Context, connectionID string, in chat.Inb
 // Refusal is the handshake answer to a refused $connect
 // (gateway.Refusal): the status of the error's code (the one table,
 // statusOf) and a problem+json body.
-func (s *Server) Refusal(err error) (int, []byte) {
+func (s *Server) Refusal(err error) (int, http.Header, []byte) {
 	rec := &bufferedResponse{header: http.Header{}}
 	writeError(rec, s.log(), &http.Request{Method: http.MethodGet, URL: &url.URL{Path: "$connect"}}, err)
-	return rec.status, rec.body.Bytes()
+	return rec.status, rec.header, rec.body.Bytes()
 }
 
 // bufferedResponse is an http.ResponseWriter in memory.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -393,7 +394,14 @@ func TestChatLimits(t *testing.T) {
 	// ticks a second a call, and the reconnection above made any number).
 	now := e.clock.Peek()
 	e.clock.Advance(now.Truncate(time.Minute).Add(time.Minute).Sub(now))
-	for i := range 5 {
+	// Junk counts as a message does: a frame that does not parse, an
+	// unknown action, an empty object.
+	for _, junk := range []string{`not json`, `{"action":"dance"}`, `{}`} {
+		if got := e.send(open[1], junk); got.Type != chat.FrameError || strings.Contains(got.Reason, "too many frames") {
+			t.Fatalf("junk %s: %+v", junk, got)
+		}
+	}
+	for i := range 2 {
 		if got := e.send(open[1], fmt.Sprintf(`{"action":"sendMessage","content":"m%d"}`, i)); got.Type != chat.FrameSent {
 			t.Fatalf("frame %d: %+v", i, got)
 		}
@@ -410,9 +418,38 @@ func TestChatLimits(t *testing.T) {
 	}
 	var page struct{ Items []chat.Message }
 	e.ok(200, "GET", "/chat/rooms/global/messages?limit=100", alice, nil, &page)
-	if len(page.Items) != 7 {
-		t.Errorf("%d messages stored, want 7 (the refused one not)", len(page.Items))
+	if len(page.Items) != 4 {
+		t.Errorf("%d messages stored, want 4 (the refused one not)", len(page.Items))
 	}
+}
+
+// A user's connects are bounded per clock minute: closing and opening
+// again does not buy fresh frame budgets without end. Past the bound the
+// handshake is a 429 problem+json with Retry-After (to the next minute),
+// another user is served, and the next minute serves the user again.
+func TestChatConnectRate(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, sequence("cr%03d"))
+	now := e.clock.Peek()
+	e.clock.Advance(now.Truncate(time.Minute).Add(time.Minute).Sub(now))
+	e.srv.ChatConnectsPerMinute = 3
+	alice, bob := e.token("alice"), e.token("bob")
+	for i := range 3 {
+		c := e.chatConn("token=" + alice)
+		if err := c.Close(websocket.StatusNormalClosure, ""); err != nil {
+			t.Fatalf("close %d: %v", i, err)
+		}
+	}
+	_, res, err := e.dialChat("token=" + alice)
+	if err == nil || res == nil || res.StatusCode != http.StatusTooManyRequests || res.Header.Get("Content-Type") != "application/problem+json" {
+		t.Fatalf("a fourth connect in the minute: %v %+v, want a 429 problem+json", err, res)
+	}
+	if s, err := strconv.Atoi(res.Header.Get("Retry-After")); err != nil || s < 1 || s > 60 {
+		t.Errorf("Retry-After %q, want the seconds to the next minute", res.Header.Get("Retry-After"))
+	}
+	e.chatConn("token=" + bob)
+	e.clock.Advance(time.Minute)
+	e.chatConn("token=" + alice)
 }
 
 // A client that sends frames with a huge unknown action and never reads

@@ -46,11 +46,19 @@ type Server struct {
 	// connection sends (default DefaultChatFrames).
 	ChatConnectionsPerUser int
 	ChatFrames             store.FrameLimit
+	// ChatConnectsPerMinute bounds the connects of one user in a clock
+	// minute (default DefaultChatConnectsPerMinute), so closing and
+	// opening connections does not buy a user fresh frame budgets without
+	// end.
+	ChatConnectsPerMinute int
 }
 
 // The chat's default limits: a person with a few devices and tabs, typing
 // fast; a client past them gets a 429 handshake or an error frame.
 const DefaultChatConnectionsPerUser = 20
+
+// DefaultChatConnectsPerMinute is 60 connects per user per clock minute.
+const DefaultChatConnectsPerMinute = 60
 
 // DefaultChatFrames is 50 frames per 10 seconds per connection.
 var DefaultChatFrames = store.FrameLimit{Frames: 50, Per: 10 * time.Second}

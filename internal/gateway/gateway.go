@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"net/http"
 	"net/url"
 )
 
@@ -29,8 +30,9 @@ type ConnectRequest struct {
 }
 
 // Refusal turns a refused $connect's error into the handshake's HTTP
-// status and a body (problem+json).
-type Refusal func(err error) (status int, body []byte)
+// status, its headers (Content-Type, and Retry-After where the refusal
+// says when to try again) and a body (problem+json).
+type Refusal func(err error) (status int, header http.Header, body []byte)
 
 // MaxFrame is the largest frame either way: API Gateway's limit for a
 // WebSocket message (128 KB).

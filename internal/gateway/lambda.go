@@ -34,9 +34,12 @@ func (l Lambda) Handle(ctx context.Context, req events.APIGatewayWebsocketProxyR
 			}
 		}
 		if err := l.Routes.Connect(ctx, ConnectRequest{ConnectionID: id, Token: q.Get("token"), Query: q}); err != nil {
-			status, body := l.Refuse(err)
-			return events.APIGatewayProxyResponse{StatusCode: status, Body: string(body),
-				Headers: map[string]string{"Content-Type": "application/problem+json"}}, nil
+			status, header, body := l.Refuse(err)
+			h := map[string]string{"Content-Type": "application/problem+json"}
+			for k := range header {
+				h[k] = header.Get(k)
+			}
+			return events.APIGatewayProxyResponse{StatusCode: status, Body: string(body), Headers: h}, nil
 		}
 		return events.APIGatewayProxyResponse{StatusCode: http.StatusOK}, nil
 	case "DISCONNECT":

@@ -14,7 +14,9 @@ import (
 
 func TestLambdaRoutes(t *testing.T) {
 	routes := &echo{}
-	l := gateway.Lambda{Routes: routes, Refuse: func(err error) (int, []byte) { return http.StatusUnauthorized, []byte(`{"status":401}`) }}
+	l := gateway.Lambda{Routes: routes, Refuse: func(err error) (int, http.Header, []byte) {
+		return http.StatusUnauthorized, http.Header{"Retry-After": {"7"}}, []byte(`{"status":401}`)
+	}}
 	ctx := context.Background()
 
 	res, err := l.Handle(ctx, gatewaytest.Event(t, "connect", map[string]string{"CONN": "C9xkNcOFvHcCIhw=", "TOKEN": "ok", "ROOM": "r1"}))
@@ -22,7 +24,7 @@ func TestLambdaRoutes(t *testing.T) {
 		t.Fatalf("connect: %+v %v %v", res, err, routes.connected)
 	}
 	res, err = l.Handle(ctx, gatewaytest.Event(t, "connect", map[string]string{"CONN": "C9xkNcOFvHcCIhx=", "TOKEN": "forged", "ROOM": "r1"}))
-	if err != nil || res.StatusCode != http.StatusUnauthorized || res.Headers["Content-Type"] != "application/problem+json" || len(routes.connected) != 1 {
+	if err != nil || res.StatusCode != http.StatusUnauthorized || res.Headers["Content-Type"] != "application/problem+json" || res.Headers["Retry-After"] != "7" || len(routes.connected) != 1 {
 		t.Fatalf("refused connect: %+v %v", res, err)
 	}
 	res, err = l.Handle(ctx, gatewaytest.Event(t, "message", map[string]string{"CONN": "C9xkNcOFvHcCIhw=", "BODY": `{"action":"sendMessage","content":"hi \"there\""}`}))

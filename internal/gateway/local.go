@@ -212,7 +212,10 @@ func (g *Local) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	if err := g.Routes.Connect(r.Context(), ConnectRequest{ConnectionID: c.id, Token: q.Get("token"), Query: q}); err != nil {
 		c.end(websocket.StatusNormalClosure, "")
-		status, body := g.Refuse(err)
+		status, header, body := g.Refuse(err)
+		for k, v := range header {
+			w.Header()[k] = v
+		}
 		w.Header().Set("Content-Type", "application/problem+json")
 		w.WriteHeader(status)
 		_, _ = w.Write(body)

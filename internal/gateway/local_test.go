@@ -76,8 +76,8 @@ func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	f := &fixture{routes: &echo{}}
 	f.gw = &gateway.Local{Routes: f.routes, NewID: func() string { return fmt.Sprintf("conn-%d=", f.ids.Add(1)) },
-		Refuse: func(err error) (int, []byte) {
-			return http.StatusUnauthorized, []byte(`{"detail":"` + err.Error() + `"}`)
+		Refuse: func(err error) (int, http.Header, []byte) {
+			return http.StatusUnauthorized, nil, []byte(`{"detail":"` + err.Error() + `"}`)
 		},
 		Auth: &gateway.SigV4{AccessKeyID: "local", SecretAccessKey: "local"}}
 	mux := http.NewServeMux()

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	mrand "math/rand/v2"
 	"strconv"
 	"strings"
 	"time"
@@ -108,14 +109,26 @@ func chatRefused(roomID string) error {
 // kept, else the user id; createdAt only the first time) and its room
 // (created on first sight). An existing connection id is a Conflict.
 func (s *Store) Connect(ctx context.Context, c chat.Connection) error {
-	return s.ConnectLimited(ctx, c, 0)
+	return s.ConnectLimited(ctx, c, ConnLimit{})
+}
+
+// ConnLimit bounds one user's chat connections: at most Open at once, and
+// at most PerMinute connects in each clock minute (a zero is no bound).
+type ConnLimit struct {
+	Open      int
+	PerMinute int
 }
 
 // connRegistry is a user's open connections, in the bookkeeping table:
-// each connection id with the time its item expires.
+// each connection id with the time its item expires, and the connects
+// counted in the clock minute Minute (unix seconds / 60). Version is raised
+// by every change, additions and removals alike, so a change conditioned
+// on the version it read never writes back what another took out.
 type connRegistry struct {
-	Conns   map[string]int64 `dynamodbav:"conns"`
-	Version int64            `dynamodbav:"version"`
+	Conns    map[string]int64 `dynamodbav:"conns"`
+	Version  int64            `dynamodbav:"version"`
+	Minute   int64            `dynamodbav:"minute"`
+	Connects int              `dynamodbav:"connects"`
 }
 
 // ConnRegistryKey is userID's registry of open connections.
@@ -123,26 +136,37 @@ func ConnRegistryKey(userID string) Key {
 	return Key{"CONNECTIONS#" + userScope(userID), "REGISTRY"}
 }
 
-// ConnectLimited is Connect for a user who may have at most max open
-// connections (0: any number): the user's registry of open connections
-// (ConnRegistryKey) is read, its expired entries dropped, and, when the
-// user has fewer than max, written again with the new one in the
-// connection's own transaction, on the condition that nobody changed it
-// meanwhile (a concurrent connect is tried again). One more is TooMany.
-// Disconnect and the notifier's closes take entries out; an entry whose
-// $disconnect never came expires with its connection (2 hours).
-func (s *Store) ConnectLimited(ctx context.Context, c chat.Connection, max int) error {
+// ConnectLimited is Connect under a user's limits (ConnLimit): the user's
+// registry of open connections (ConnRegistryKey) is read, its expired
+// entries dropped, and, when the user is under both bounds, written again
+// with the new one (and the minute's count) in the connection's own
+// transaction, on the condition that nobody changed it meanwhile (a
+// concurrent connect or disconnect: it is read and tried again). Past a
+// bound is TooMany, with when to try again for the per-minute one.
+// Disconnect and the notifier's closes take entries out (raising the
+// version); an entry whose $disconnect never came expires with its
+// connection (2 hours), and an entry whose connection item is gone (a
+// disconnect that stopped between its two writes) is dropped when the
+// user is at the limit.
+func (s *Store) ConnectLimited(ctx context.Context, c chat.Connection, l ConnLimit) error {
 	for attempt := 0; ; attempt++ {
 		var reg *types.TransactWriteItem
-		if max > 0 {
+		if l.Open > 0 || l.PerMinute > 0 {
 			var err error
-			if reg, err = s.registerConnection(ctx, c, max); err != nil {
+			if reg, err = s.registerConnection(ctx, c, l); err != nil {
 				return err
 			}
 		}
 		err := s.connect(ctx, c, reg)
 		switch {
-		case errors.Is(err, errRegistryChanged) && attempt < 5:
+		case errors.Is(err, errRegistryChanged) && attempt < 20:
+			// Another change won: wait a jittered moment, so the user's
+			// tabs that connect together do not collide again in step.
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(time.Duration(1+mrand.IntN(4<<min(attempt, 5))) * time.Millisecond):
+			}
 			continue
 		case errors.Is(err, errRegistryChanged):
 			return tryAgain("%s opens connections faster than they can be counted; try again", c.UserID)
@@ -154,7 +178,7 @@ func (s *Store) ConnectLimited(ctx context.Context, c chat.Connection, max int) 
 var errRegistryChanged = errors.New("store: the user's connections changed meanwhile")
 
 // registerConnection is the registry write that adds c, or TooMany.
-func (s *Store) registerConnection(ctx context.Context, c chat.Connection, max int) (*types.TransactWriteItem, error) {
+func (s *Store) registerConnection(ctx context.Context, c chat.Connection, l ConnLimit) (*types.TransactWriteItem, error) {
 	k := ConnRegistryKey(c.UserID)
 	out, err := s.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.book()), Key: k.AV(), ConsistentRead: aws.Bool(true)})
 	if err != nil {
@@ -167,17 +191,31 @@ func (s *Store) registerConnection(ctx context.Context, c chat.Connection, max i
 		}
 	}
 	t, _ := ParseTimestamp(c.ConnectedAt)
+	minute := t.Unix() / 60
+	if reg.Minute != minute {
+		reg.Minute, reg.Connects = minute, 0
+	}
+	if l.PerMinute > 0 && reg.Connects >= l.PerMinute {
+		e := errs.New(errs.TooMany, "at most %d chat connects per minute per user: wait a moment", l.PerMinute)
+		e.RetryAfter = time.Unix((minute+1)*60, 0).Sub(t)
+		return nil, e
+	}
 	live := map[string]int64{}
 	for id, exp := range reg.Conns {
 		if exp > t.Unix() {
 			live[id] = exp
 		}
 	}
-	if len(live) >= max {
-		return nil, errs.New(errs.TooMany, "at most %d open chat connections per user: close one first", max)
+	if l.Open > 0 && len(live) >= l.Open {
+		if err := s.dropClosed(ctx, live); err != nil {
+			return nil, err
+		}
+		if len(live) >= l.Open {
+			return nil, errs.New(errs.TooMany, "at most %d open chat connections per user: close one first", l.Open)
+		}
 	}
 	live[c.ConnectionID] = c.TTL
-	item, err := attributevalue.MarshalMap(connRegistry{Conns: live, Version: reg.Version + 1})
+	item, err := attributevalue.MarshalMap(connRegistry{Conns: live, Version: reg.Version + 1, Minute: minute, Connects: reg.Connects + 1})
 	if err != nil {
 		return nil, err
 	}
@@ -193,12 +231,41 @@ func (s *Store) registerConnection(ctx context.Context, c chat.Connection, max i
 		ConditionExpression: aws.String(cond), ExpressionAttributeValues: vals}}, nil
 }
 
-// unregisterConnection takes a connection out of its user's registry.
+// dropClosed takes out of live the entries whose connection item is gone,
+// read with one consistent BatchGetItem. A registry entry is written in
+// one transaction with its connection item, so an entry without its item
+// is a connection deleted by a disconnect or a close that stopped before
+// taking it out of the registry.
+func (s *Store) dropClosed(ctx context.Context, live map[string]int64) error {
+	keys := make([]Key, 0, len(live))
+	for id := range live {
+		keys = append(keys, ConnectionKey(id))
+	}
+	found := map[string]bool{}
+	err := s.batchGet(ctx, keys, true, func(it map[string]types.AttributeValue) error {
+		found[strings.TrimPrefix(itemKey(it).PK, prefixConnection)] = true
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("store: read open connections: %w", err)
+	}
+	for id := range live {
+		if !found[id] {
+			delete(live, id)
+		}
+	}
+	return nil
+}
+
+// unregisterConnection takes a connection out of its user's registry and
+// raises its version, so a connect that read the registry before this
+// fails its condition instead of writing the entry back.
 func (s *Store) unregisterConnection(ctx context.Context, userID, connectionID string) error {
 	_, err := s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(s.book()), Key: ConnRegistryKey(userID).AV(),
-		UpdateExpression:         aws.String("REMOVE conns.#c"),
-		ConditionExpression:      aws.String("attribute_exists(PK)"),
-		ExpressionAttributeNames: map[string]string{"#c": connectionID}})
+		UpdateExpression:          aws.String("REMOVE conns.#c ADD version :one"),
+		ConditionExpression:       aws.String("attribute_exists(PK)"),
+		ExpressionAttributeNames:  map[string]string{"#c": connectionID},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":one": &types.AttributeValueMemberN{Value: "1"}}})
 	if err != nil && !isConditionFailed(err) {
 		return fmt.Errorf("store: unregister connection %s: %w", connectionID, err)
 	}

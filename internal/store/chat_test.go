@@ -1,11 +1,17 @@
 package store_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go/middleware"
 
 	"github.com/dynastream/dynastream/internal/chat"
 	"github.com/dynastream/dynastream/internal/collab"
@@ -328,5 +334,154 @@ func TestClientMessageIDExpires(t *testing.T) {
 	later, err := f.st.PutMessageOnce(f.ctx, msg("m3", "ramen?", 25*time.Hour), "c-1")
 	if err != nil || later.MessageID != "m3" {
 		t.Fatalf("the id a day later: %+v, %v; want a new message", later, err)
+	}
+}
+
+// A user's registry of open connections equals the open connections while
+// tabs reload (each closes its socket and opens another at once), all at
+// the same time: a connect that read the registry before a disconnect
+// took an entry out must not write it back.
+func TestConnRegistryRacesDisconnects(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	const tabs, reloads = 6, 12
+	l := store.ConnLimit{Open: 20}
+	conn := func(tab, n int) chat.Connection {
+		return chat.Connection{ConnectionID: fmt.Sprintf("t%d-%d", tab, n), UserID: "reloader", RoomID: chat.DefaultRoom,
+			ConnectedAt: store.Timestamp(t0), TTL: t0.Add(chat.ConnectionTTL).Unix()}
+	}
+	errc := make(chan error, tabs)
+	for tab := range tabs {
+		go func() {
+			for n := range reloads {
+				if n > 0 {
+					if err := f.st.Disconnect(f.ctx, conn(tab, n-1).ConnectionID); err != nil {
+						errc <- err
+						return
+					}
+				}
+				if err := f.st.ConnectLimited(f.ctx, conn(tab, n), l); err != nil {
+					errc <- fmt.Errorf("tab %d, reload %d: %w", tab, n, err)
+					return
+				}
+			}
+			errc <- nil
+		}()
+	}
+	for range tabs {
+		if err := <-errc; err != nil {
+			t.Fatal(err)
+		}
+	}
+	reg := f.getRaw(store.ConnRegistryKey("reloader").PK, "REGISTRY")
+	conns := reg["conns"].(*types.AttributeValueMemberM).Value
+	if len(conns) != tabs {
+		t.Errorf("the registry holds %d connections, want the %d open", len(conns), tabs)
+	}
+	for tab := range tabs {
+		if _, ok := conns[conn(tab, reloads-1).ConnectionID]; !ok {
+			t.Errorf("tab %d's open connection is not in the registry", tab)
+		}
+	}
+}
+
+// A registry entry whose connection item is gone (a disconnect that
+// stopped between its two writes) is not counted once the user is at the
+// limit: the next connect is served, and the entry is gone.
+func TestConnRegistryDropsClosed(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	l := store.ConnLimit{Open: 2}
+	conn := func(id string) chat.Connection {
+		return chat.Connection{ConnectionID: id, UserID: "crashy", RoomID: chat.DefaultRoom,
+			ConnectedAt: store.Timestamp(t0), TTL: t0.Add(chat.ConnectionTTL).Unix()}
+	}
+	for _, id := range []string{"k1", "k2"} {
+		if err := f.st.ConnectLimited(f.ctx, conn(id), l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.st.ConnectLimited(f.ctx, conn("k3"), l); !errs.Is(err, errs.TooMany) {
+		t.Fatalf("a third connection: %v, want TooMany", err)
+	}
+	// k1's item deleted, its registry entry left (the crash).
+	k := store.ConnectionKey("k1")
+	if _, err := f.db.DeleteItem(f.ctx, &dynamodb.DeleteItemInput{TableName: aws.String(f.table), Key: k.AV()}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.st.ConnectLimited(f.ctx, conn("k3"), l); err != nil {
+		t.Fatalf("a connect after k1 went: %v", err)
+	}
+	conns := f.getRaw(store.ConnRegistryKey("crashy").PK, "REGISTRY")["conns"].(*types.AttributeValueMemberM).Value
+	if _, ok := conns["k1"]; ok || len(conns) != 2 {
+		t.Errorf("registry %v, want k2 and k3", conns)
+	}
+}
+
+// Connects are bounded per clock minute: past the bound TooMany with the
+// time to the next minute, and the next minute serves the user again.
+func TestConnectsPerMinute(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	l := store.ConnLimit{Open: 20, PerMinute: 2}
+	start := t0.Truncate(time.Minute).Add(10 * time.Second)
+	conn := func(id string, at time.Time) chat.Connection {
+		return chat.Connection{ConnectionID: id, UserID: "hopper", RoomID: chat.DefaultRoom,
+			ConnectedAt: store.Timestamp(at), TTL: at.Add(chat.ConnectionTTL).Unix()}
+	}
+	for _, id := range []string{"h1", "h2"} {
+		if err := f.st.ConnectLimited(f.ctx, conn(id, start), l); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.st.Disconnect(f.ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err := f.st.ConnectLimited(f.ctx, conn("h3", start), l)
+	var e *errs.Error
+	if !errors.As(err, &e) || e.Code != errs.TooMany || e.RetryAfter != 50*time.Second {
+		t.Fatalf("a third connect in the minute: %v, want TooMany after 50s", err)
+	}
+	if err := f.st.ConnectLimited(f.ctx, conn("h3", start.Add(time.Minute)), l); err != nil {
+		t.Fatalf("the next minute: %v", err)
+	}
+}
+
+// The race above made certain: a disconnect lands between a connect's
+// read of the registry and its write. The connect must read again, and
+// the registry hold only what is open.
+func TestConnRegistryConnectAfterItsRead(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	l := store.ConnLimit{Open: 20}
+	conn := func(id string) chat.Connection {
+		return chat.Connection{ConnectionID: id, UserID: "tab", RoomID: chat.DefaultRoom,
+			ConnectedAt: store.Timestamp(t0), TTL: t0.Add(chat.ConnectionTTL).Unix()}
+	}
+	if err := f.st.ConnectLimited(f.ctx, conn("old"), l); err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	hooked := dynamodb.New(f.db.Options(), func(o *dynamodb.Options) {
+		o.APIOptions = append(o.APIOptions, func(s *middleware.Stack) error {
+			return s.Initialize.Add(middleware.InitializeMiddlewareFunc("disconnect-between", func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+				out, md, err := next.HandleInitialize(ctx, in)
+				if _, ok := in.Parameters.(*dynamodb.GetItemInput); ok && err == nil {
+					once.Do(func() {
+						if derr := f.st.Disconnect(ctx, "old"); derr != nil {
+							t.Error(derr)
+						}
+					})
+				}
+				return out, md, err
+			}), middleware.After)
+		})
+	})
+	if err := store.New(hooked, f.table).ConnectLimited(f.ctx, conn("new"), l); err != nil {
+		t.Fatal(err)
+	}
+	conns := f.getRaw(store.ConnRegistryKey("tab").PK, "REGISTRY")["conns"].(*types.AttributeValueMemberM).Value
+	if _, ok := conns["old"]; ok || len(conns) != 1 {
+		t.Errorf("registry %v, want only the new connection", conns)
 	}
 }
