@@ -41,7 +41,9 @@ func (r room) Message(_ context.Context, id string, frame []byte) []byte {
 
 func TestClient(t *testing.T) {
 	gw := &gateway.Local{NewID: func() string { return "c1" },
-		Refuse: func(err error) (int, http.Header, []byte) { return http.StatusUnauthorized, nil, []byte(`{"detail":"invalid token"}`) }}
+		Refuse: func(err error) (int, http.Header, []byte) {
+			return http.StatusUnauthorized, nil, []byte(`{"detail":"invalid token"}`)
+		}}
 	gw.Routes = room{gw}
 	srv := httptest.NewServer(gw)
 	defer srv.Close()
