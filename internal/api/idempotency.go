@@ -15,6 +15,7 @@ import (
 
 	"github.com/oklog/ulid/v2"
 
+	"github.com/dynastream/dynastream/internal/ddb"
 	"github.com/dynastream/dynastream/internal/errs"
 	"github.com/dynastream/dynastream/internal/store"
 )
@@ -93,7 +94,9 @@ func idempotencyKey(r *http.Request) (string, error) {
 // request run again after its first run was cut short (the writer crashed
 // between its writes and recording the response; the hold ended) writes
 // exactly what the first run wrote, which the store recognises as done
-// (its own conditional puts and transactions), and answers the same.
+// (its own conditional puts and transactions), and answers the same. A run
+// that failed (5xx) having surely written nothing (ddb.Writes) forgets
+// the key instead: its retry runs as of its own time.
 func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key string, next func(*Server, http.ResponseWriter, *http.Request) error) error {
 	body, err := readBody(r)
 	if err != nil {
@@ -133,7 +136,8 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key string, 
 		return nil
 	}
 	buf := &bufferedResponse{header: http.Header{}}
-	if err := next(s.asOf(claim.StartedAt, identity(r.Context()).UserID, key), buf, r); err != nil {
+	run := r.WithContext(ddb.TrackWrites(r.Context()))
+	if err := next(s.asOf(claim.StartedAt, identity(r.Context()).UserID, key), buf, run); err != nil {
 		writeError(buf, s.log(), r, err)
 	}
 	if buf.status == 0 {
@@ -143,14 +147,17 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key string, 
 	// Recorded even when the client has gone (its retry asks again).
 	ctx := context.WithoutCancel(r.Context())
 	switch {
-	case buf.status == http.StatusTooManyRequests:
-		// Nothing done; the retry runs afresh (a limit counts from now).
+	case buf.status == http.StatusTooManyRequests,
+		buf.status >= 500 && !claim.Resumed && !ddb.Writes(run.Context()):
+		// Nothing done; the retry runs afresh: a limit counts from now, and
+		// a run that wrote nothing leaves no history to be consistent with
+		// (run as of its first start, the retry would write in the past).
 		if err := s.Store.AbortRequest(ctx, claim); err != nil {
 			s.log().Warn("idempotency: could not forget a key (it is free again when its hold ends)", "key", key, "err", err)
 		}
 	case buf.status >= 500 || buf.body.Len() > maxStoredBody:
-		// Maybe partly done: the retry runs as of the first start, so what
-		// this run wrote is its own.
+		// Maybe partly done (or continuing a run that was): the retry runs
+		// as of the first start, so what this run wrote is its own.
 		if err := s.Store.ReleaseRequest(ctx, claim); err != nil {
 			s.log().Warn("idempotency: could not release a key (it is free again when its hold ends)", "key", key, "err", err)
 		}

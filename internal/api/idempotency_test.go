@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,6 +19,7 @@ import (
 
 	"github.com/dynastream/dynastream/internal/api"
 	"github.com/dynastream/dynastream/internal/collab"
+	"github.com/dynastream/dynastream/internal/room"
 	"github.com/dynastream/dynastream/internal/store"
 )
 
@@ -230,5 +234,106 @@ func TestIdempotencyKeyExpires(t *testing.T) {
 	e.ok(200, "GET", "/me/rooms", alice, nil, &rooms)
 	if len(rooms.Items) != 2 {
 		t.Errorf("%d rooms, want 2", len(rooms.Items))
+	}
+}
+
+// mainTableWrites fails the writing requests to one table (the main one)
+// and passes every other (the bookkeeping table's, every read): refuse
+// answers DynamoDB's 400 ProvisionedThroughputExceededException, lose
+// executes the request and drops its answer.
+type mainTableWrites struct {
+	table        string
+	refuse, lose atomic.Bool
+	next         http.RoundTripper
+}
+
+func (m *mainTableWrites) RoundTrip(req *http.Request) (*http.Response, error) {
+	body, err := io.ReadAll(req.Body)
+	if err != nil {
+		return nil, err
+	}
+	req.Body = io.NopCloser(bytes.NewReader(body))
+	target := req.Header.Get("X-Amz-Target")
+	write := false
+	for _, op := range []string{".PutItem", ".UpdateItem", ".DeleteItem", ".BatchWriteItem", ".TransactWriteItems"} {
+		write = write || strings.HasSuffix(target, op)
+	}
+	if !write || !bytes.Contains(body, []byte(`"TableName":"`+m.table+`"`)) {
+		return m.next.RoundTrip(req)
+	}
+	switch {
+	case m.refuse.Load():
+		return &http.Response{StatusCode: 400, Header: http.Header{"Content-Type": {"application/x-amz-json-1.0"}}, Request: req,
+			Body: io.NopCloser(strings.NewReader(`{"__type":"com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException","message":"refused by the test"}`))}, nil
+	case m.lose.Load():
+		res, err := m.next.RoundTrip(req)
+		if err == nil {
+			_, _ = io.Copy(io.Discard, res.Body)
+			res.Body.Close()
+		}
+		return nil, errors.New("connection reset by the test after DynamoDB executed the request")
+	}
+	return m.next.RoundTrip(req)
+}
+
+// A keyed request whose first run failed (5xx) is run again as of now when
+// that run surely wrote nothing (every write refused), and as of its first
+// start when it may have written (its answers lost): a retry never writes
+// history in the past, and never writes twice.
+func TestIdempotencyRetryAfterAFailure(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, sequence("rf%03d"))
+	e.clock.Advance(time.Since(e.clock.Peek()))
+	faults := &mainTableWrites{table: e.table, next: http.DefaultTransport}
+	e.st.DB = dynamodb.New(e.st.DB.Options(), func(o *dynamodb.Options) {
+		o.HTTPClient = &http.Client{Transport: faults}
+		o.RetryMaxAttempts = 2
+	})
+	alice := e.token("alice")
+	body := map[string]any{"name": "Flat", "searchType": "rent"}
+	created := func(r response, _ string) room.Room {
+		t.Helper()
+		var rm room.Room
+		if r.status != 201 {
+			t.Fatalf("the retry: %d %s", r.status, r.body)
+		}
+		if err := json.Unmarshal(r.body, &rm); err != nil {
+			t.Fatal(err)
+		}
+		return rm
+	}
+
+	// Every write refused: nothing written, the retry runs as of now.
+	faults.refuse.Store(true)
+	first, _ := e.keyed("POST", "/rooms", alice, "refused", body)
+	if first.status < 500 {
+		t.Fatalf("a run whose writes were refused: %d %s, want a 5xx", first.status, first.body)
+	}
+	faults.refuse.Store(false)
+	e.clock.Advance(5 * time.Minute)
+	before := e.clock.Peek()
+	rm := created(e.keyed("POST", "/rooms", alice, "refused", body))
+	if at, _ := store.ParseTimestamp(rm.CreatedAt); at.Before(before) {
+		t.Errorf("the retry of a run that wrote nothing is dated %s, before its own start %s", rm.CreatedAt, store.Timestamp(before))
+	}
+
+	// Every answer lost: the first run may have written; the retry runs as
+	// of the first start, and finds its own writes.
+	faults.lose.Store(true)
+	start := e.clock.Peek()
+	first, _ = e.keyed("POST", "/rooms", alice, "lost", body)
+	if first.status < 500 {
+		t.Fatalf("a run whose answers were lost: %d %s, want a 5xx", first.status, first.body)
+	}
+	faults.lose.Store(false)
+	e.clock.Advance(5 * time.Minute)
+	rm = created(e.keyed("POST", "/rooms", alice, "lost", body))
+	if at, _ := store.ParseTimestamp(rm.CreatedAt); at.After(start.Add(2 * time.Second)) {
+		t.Errorf("the retry of a run that may have written is dated %s, not as of the first start %s", rm.CreatedAt, store.Timestamp(start))
+	}
+	var rooms struct{ Items []map[string]any }
+	e.ok(200, "GET", "/me/rooms", alice, nil, &rooms)
+	if len(rooms.Items) != 2 {
+		t.Errorf("%d rooms, want 2 (one a key)", len(rooms.Items))
 	}
 }

@@ -71,6 +71,9 @@ type RequestClaim struct {
 	// after its first run crashed is run as of then (the same timestamps),
 	// so that it writes what the first one wrote.
 	StartedAt time.Time
+	// Resumed says the key was claimed before, by a run that was cut
+	// short or released: this run continues that one, as of its start.
+	Resumed bool
 }
 
 // RequestKey is a request record's key in the bookkeeping table: per
@@ -154,6 +157,7 @@ func (s *Store) BeginRequest(ctx context.Context, scope, key, fingerprint string
 	if n, ok := out.Attributes["startedAt"].(*types.AttributeValueMemberN); ok {
 		if ms, err := strconv.ParseInt(n.Value, 10, 64); err == nil {
 			claim.StartedAt = time.UnixMilli(ms)
+			claim.Resumed = ms != now.UnixMilli()
 		}
 	}
 	return RequestStarted, claim, StoredResponse{}, time.Time{}, nil
@@ -204,8 +208,9 @@ func (s *Store) ReleaseRequest(ctx context.Context, c RequestClaim) error {
 }
 
 // AbortRequest forgets a claimed key whose request did nothing and must
-// run afresh, with the clock of its retry (a 429: a limit's window is
-// counted from now).
+// run afresh, with the clock of its retry: a 429 (a limit's window is
+// counted from now), or a 5xx of a run that wrote nothing (ddb.Writes), so
+// the retry writes no history in the past.
 func (s *Store) AbortRequest(ctx context.Context, c RequestClaim) error {
 	_, err := s.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(s.book()), Key: c.key.AV(),
 		ConditionExpression:       aws.String("claim = :claim"),

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/dynastream/dynastream/internal/collab"
+	"github.com/dynastream/dynastream/internal/ddb"
 	"github.com/dynastream/dynastream/internal/errs"
 )
 
@@ -42,9 +44,14 @@ func (s *Store) book() string {
 	return s.Table
 }
 
-// New returns a Store on the named table.
+// New returns a Store on the named table, through a client like db that
+// also records the writes of ddb.TrackWrites contexts (a keyed request
+// learns whether its failed run may have written).
 func New(db *dynamodb.Client, table string) *Store {
-	return &Store{DB: db, Table: table, Quarantine: &Quarantine{}}
+	tracked := dynamodb.New(db.Options(), func(o *dynamodb.Options) {
+		o.APIOptions = append(slices.Clip(o.APIOptions), ddb.TrackedWrites)
+	})
+	return &Store{DB: tracked, Table: table, Quarantine: &Quarantine{}}
 }
 
 // Page asks for one page of a list.
