@@ -19,9 +19,14 @@ USER_MODULE := examples/orders
 # How a Lambda bootstrap is built (make package, and the Runtime API
 # harness's tests, which read these from here): the tag makes it a Lambda
 # build (no local mode, credentials only from Lambda's environment).
+# The AWS SDK's service packages are compiled without inlining: their
+# generated serde is most of a bootstrap's growth, and a call through it
+# costs nothing measurable beside the network (cmd/lambdatest's
+# TestBootstrapSizes keeps each bootstrap at most 10 MiB, for cold starts).
 LAMBDA_TAGS    := lambda.norpc
 LAMBDA_LDFLAGS := -s -w
-LAMBDA_BUILD   := CGO_ENABLED=0 $(GO) build -tags $(LAMBDA_TAGS) -trimpath -ldflags="$(LAMBDA_LDFLAGS)"
+LAMBDA_GCFLAGS := github.com/aws/aws-sdk-go-v2/service/...=-l
+LAMBDA_BUILD   := CGO_ENABLED=0 $(GO) build -tags $(LAMBDA_TAGS) -trimpath -ldflags="$(LAMBDA_LDFLAGS)" -gcflags='$(LAMBDA_GCFLAGS)'
 PROGRAMS := writer projector notifier devstack loadgen
 
 .PHONY: run build test test-library bench load fuzz vet cross cross-all cross-vet fmt-check lint lint-if-present rehearsal-note browser-note clean dynamodb-local package deploy

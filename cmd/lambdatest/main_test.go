@@ -38,7 +38,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	if err := build(dir); err != nil {
+	if err := build(dir, nil); err != nil {
 		fmt.Fprintln(os.Stderr, "lambdatest: build the bootstraps:", err)
 		os.Exit(1)
 	}
@@ -47,10 +47,11 @@ func TestMain(m *testing.M) {
 	ddbtest.Main(m)
 }
 
-// build builds writer, projector and notifier for the host with the tags
-// and linker flags the Makefile's LAMBDA_TAGS and LAMBDA_LDFLAGS give
-// `make package`.
-func build(dir string) error {
+// build builds writer, projector and notifier with the tags, linker and
+// compiler flags the Makefile's LAMBDA_TAGS, LAMBDA_LDFLAGS and
+// LAMBDA_GCFLAGS give `make package`, for the host (env nil) or for the
+// platform env names (GOOS, GOARCH).
+func build(dir string, env []string) error {
 	mk, err := os.ReadFile("../../Makefile")
 	if err != nil {
 		return err
@@ -70,9 +71,13 @@ func build(dir string) error {
 	if err != nil {
 		return err
 	}
+	gcflags, err := get("LAMBDA_GCFLAGS")
+	if err != nil {
+		return err
+	}
 	for _, p := range []string{"writer", "projector", "notifier"} {
-		cmd := exec.Command("go", "build", "-tags", tags, "-trimpath", "-ldflags", ldflags, "-o", filepath.Join(dir, p), "../"+p)
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		cmd := exec.Command("go", "build", "-tags", tags, "-trimpath", "-ldflags", ldflags, "-gcflags", gcflags, "-o", filepath.Join(dir, p), "../"+p)
+		cmd.Env = append(append(os.Environ(), "CGO_ENABLED=0"), env...)
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return fmt.Errorf("%s: %v\n%s", p, err, out)
 		}
@@ -290,4 +295,27 @@ func emfLines(f *runtimeapi.Function, subs ...string) []string {
 		}
 	}
 	return out
+}
+
+// maxBootstrap bounds a bootstrap (cold starts grow with it).
+const maxBootstrap = 10 << 20
+
+// Every bootstrap, built as `make package` builds it (linux/arm64, the
+// Makefile's flags), is at most 10 MiB.
+func TestBootstrapSizes(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := build(dir, []string{"GOOS=linux", "GOARCH=arm64"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"writer", "projector", "notifier"} {
+		fi, err := os.Stat(filepath.Join(dir, p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%-9s %10d bytes (%.2f MiB)", p, fi.Size(), float64(fi.Size())/(1<<20))
+		if fi.Size() > maxBootstrap {
+			t.Errorf("%s's bootstrap is %d bytes (%.2f MiB), over %d (10 MiB)", p, fi.Size(), float64(fi.Size())/(1<<20), maxBootstrap)
+		}
+	}
 }

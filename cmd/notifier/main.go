@@ -69,7 +69,7 @@ func main() {
 		app.Fatal(log, "clients", err)
 	}
 	var sender mail.Sender
-	if cfg.ses {
+	if cfg.ses || app.LambdaBuild { // a Lambda build leaves the .eml sink out (its size)
 		sender = &mail.SES{Client: mail.NewSESClient(clients.AWS, cfg.sesEndpoint), From: cfg.mailFrom, ConfigurationSet: cfg.sesConfigurationSet}
 	} else {
 		dir := filepath.Join(c.LocalDir, "outbox", "mail")
