@@ -46,6 +46,9 @@ type Effects struct {
 	// when the hold ends. SendTimeout bounds one send (default 10 s, less
 	// than Hold). Keep is how long idempotency records stay (7 days).
 	Hold, SendTimeout, Keep time.Duration
+	// MailConcurrency bounds the e-mails of a batch sent at once (default
+	// DefaultMailConcurrency).
+	MailConcurrency int
 }
 
 // delivery is one recipient's notification of one change.
@@ -208,28 +211,6 @@ func (e *Effects) deliveries(c stream.Change, s subject, rd *reads) ([]delivery,
 		return e.reaction(c, *s.reaction, rd)
 	}
 	return nil, nil
-}
-
-// apply sends a change's e-mails, each at most once, and returns its in-app
-// notifications (the caller writes a batch's together).
-func (e *Effects) apply(ctx context.Context, c stream.Change, s subject, rd *reads) ([]collab.Notification, error) {
-	ds, err := e.deliveries(c, s, rd)
-	if err != nil {
-		return nil, err
-	}
-	var notes []collab.Notification
-	var failed []error
-	for _, d := range ds {
-		if d.note != nil {
-			notes = append(notes, *d.note)
-		}
-		if d.message != nil {
-			if err := e.sendOnce(ctx, d.key, *d.message); err != nil {
-				failed = append(failed, err)
-			}
-		}
-	}
-	return notes, errors.Join(failed...)
 }
 
 // rejectedCodes are the SES errors that reject one message for good (as

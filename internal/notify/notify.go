@@ -92,6 +92,7 @@ type record struct {
 	events  []events.Event
 	subject subject
 	effects bool          // it has collaboration side effects
+	sent    *sent         // its side effects, under way once the reads are done
 	message *chat.Message // a new chat message to broadcast
 	closure *closure      // a search room's chat taken away from someone
 	err     error
@@ -112,7 +113,9 @@ type owned[T any] struct {
 // comments, collaborators, people) are made once for the batch before the
 // groups run, and after them the in-app notifications are written in shared
 // BatchWriteItem calls and the events published in one Publish call, in
-// stream order. E-mails go out in the groups, each at most once. A record
+// stream order. E-mails start as soon as the reads are done, all of the
+// batch's together (mailing), each at most once; a record's step in its
+// group waits for its own. A record
 // whose decoding, reads, e-mails, notifications or events failed stops its
 // group there and is reported as a batch item failure.
 func (n *Notifier) Handle(ctx context.Context, ev lambdaevents.DynamoDBEvent) (lambdaevents.DynamoDBEventResponse, error) {
@@ -122,6 +125,7 @@ func (n *Notifier) Handle(ctx context.Context, ev lambdaevents.DynamoDBEvent) (l
 	}
 	recs := make(map[string]*record, len(ev.Records))
 	var subjects []subject
+	var effected []*record
 	for _, r := range ev.Records {
 		x := &record{}
 		recs[r.Change.SequenceNumber] = x
@@ -150,6 +154,7 @@ func (n *Notifier) Handle(ctx context.Context, ev lambdaevents.DynamoDBEvent) (l
 		}
 		if x.effects {
 			subjects = append(subjects, x.subject)
+			effected = append(effected, x)
 		}
 	}
 	var rd *reads
@@ -157,6 +162,17 @@ func (n *Notifier) Handle(ctx context.Context, ev lambdaevents.DynamoDBEvent) (l
 	if len(subjects) > 0 {
 		if rd, readErr = n.Effects.read(ctx, subjects); readErr != nil {
 			readErr = fmt.Errorf("read what the side effects need: %w", readErr)
+		}
+	}
+	if rd != nil {
+		changes := make([]stream.Change, len(effected))
+		for i, x := range effected {
+			changes[i] = x.change
+		}
+		ml, sents := n.Effects.startMailing(ctx, changes, subjects, rd)
+		defer ml.close()
+		for i, x := range effected {
+			x.sent = sents[i]
 		}
 	}
 
@@ -182,7 +198,7 @@ func (n *Notifier) Handle(ctx context.Context, ev lambdaevents.DynamoDBEvent) (l
 					return i, readErr
 				}
 				var err error
-				if ns, err = n.Effects.apply(ctx, x.change, x.subject, rd); err != nil {
+				if ns, err = x.sent.wait(); err != nil {
 					return i, ddb.MarkPermanent(fmt.Errorf("side effects: %w", err))
 				}
 			}

@@ -1,0 +1,131 @@
+package notify_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	lambdaevents "github.com/aws/aws-lambda-go/events"
+
+	"github.com/dynastream/dynastream/internal/collab"
+	"github.com/dynastream/dynastream/internal/ddbtest"
+	"github.com/dynastream/dynastream/internal/mail"
+	"github.com/dynastream/dynastream/internal/notify"
+	"github.com/dynastream/dynastream/internal/outbox"
+	"github.com/dynastream/dynastream/internal/store"
+	"github.com/dynastream/dynastream/replay"
+)
+
+// barrier is a mail.Sender whose sends each wait until n are in flight at
+// once (or fail after a while): it passes only if the notifier overlaps
+// them.
+type barrier struct {
+	mu      sync.Mutex
+	n       int
+	arrived int
+	open    chan struct{}
+	sent    []string
+}
+
+func (b *barrier) Send(ctx context.Context, m mail.Message) (string, error) {
+	b.mu.Lock()
+	b.arrived++
+	if b.arrived == b.n {
+		close(b.open)
+	}
+	b.mu.Unlock()
+	select {
+	case <-b.open:
+	case <-time.After(5 * time.Second):
+		return "", fmt.Errorf("send to %s: only %d of %d sends in flight together", m.To[0], b.arrived, b.n)
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.sent = append(b.sent, m.IdempotencyKey)
+	return "id-" + m.IdempotencyKey, nil
+}
+
+// invites writes n invites by address on one resource (one partition key,
+// so one group of records) and captures their stream.
+func invites(t *testing.T, n int) (*store.Store, *replayBatch) {
+	t.Helper()
+	c, table, arn := ddbtest.Table(t)
+	st := store.New(c.DB, table)
+	ctx := context.Background()
+	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	if err := st.CreateResource(ctx, collab.Resource{ResourceType: collab.Task, ResourceID: "t1", Title: "Paint", OwnerID: "alice", CreatedAt: store.Timestamp(now)}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		inv := collab.Invite{InviteID: fmt.Sprintf("i%d", i), InviteeEmail: fmt.Sprintf("guest%d@example.com", i), InviterID: "alice",
+			ResourceType: collab.Task, ResourceID: "t1", Status: collab.InvitePending,
+			CreatedAt: store.Timestamp(now), UpdatedAt: store.Timestamp(now), ExpiresAt: store.Timestamp(now.Add(24 * time.Hour))}
+		if err := st.CreateInvite(ctx, inv); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ev, err := replay.Capture(ctx, c.Streams, arn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st, &replayBatch{ev: ev, now: now}
+}
+
+// The e-mails of one key's records go out together, not one after the
+// other: four sends of one resource's four invites are in flight at once
+// (before the batch's e-mails started together, the first waited alone
+// and timed out).
+func TestBatchEmailsConcurrent(t *testing.T) {
+	t.Parallel()
+	st, b := invites(t, 4)
+	box := &barrier{n: 4, open: make(chan struct{})}
+	n := &notify.Notifier{
+		Publisher: &outbox.Outbox{Path: filepath.Join(t.TempDir(), "events.jsonl")},
+		Effects:   &notify.Effects{Store: st, Mailer: box, Now: func() time.Time { return b.now }},
+	}
+	resp, err := n.Handle(context.Background(), b.ev)
+	if err != nil || len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("handle: %v %+v", err, resp)
+	}
+	if len(box.sent) != 4 {
+		t.Fatalf("%d e-mails sent, want 4", len(box.sent))
+	}
+}
+
+// A record delivered twice in one batch sends its e-mail once, and neither
+// copy waits for the other's hold.
+func TestBatchEmailTwiceInABatch(t *testing.T) {
+	t.Parallel()
+	st, b := invites(t, 2)
+	b.ev.Records = append(b.ev.Records, b.ev.Records...)
+	box := &mailbox{}
+	var logs bytes.Buffer
+	n := &notify.Notifier{
+		Publisher: &outbox.Outbox{Path: filepath.Join(t.TempDir(), "events.jsonl")},
+		Effects: &notify.Effects{Store: st, Mailer: box, Now: func() time.Time { return b.now },
+			Logger: slog.New(slog.NewTextHandler(&logs, nil))},
+	}
+	resp, err := n.Handle(context.Background(), b.ev)
+	if err != nil || len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("handle: %v %+v", err, resp)
+	}
+	if sends, resent := box.distinct(); len(sends) != 2 || resent != 0 {
+		t.Errorf("e-mails %v (%d again), want each of the 2 once", sends, resent)
+	}
+	if strings.Contains(logs.String(), "held by another attempt") {
+		t.Errorf("a copy waited for the other's hold:\n%s", logs.String())
+	}
+}
+
+type replayBatch struct {
+	ev  lambdaevents.DynamoDBEvent
+	now time.Time
+}
