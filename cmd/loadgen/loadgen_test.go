@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -49,6 +50,12 @@ func TestShortLoad(t *testing.T) {
 	}
 	if rep.DynamoDBLocalWritesPerSec <= 0 {
 		t.Errorf("raw write rate %v", rep.DynamoDBLocalWritesPerSec)
+	}
+	if rep.Knee > 0 && math.Abs(rep.KneeFractionOfRaw-rep.Knee/rep.DynamoDBLocalWritesPerSec) > 1e-9 {
+		t.Errorf("knee %v at raw %v: fraction %v", rep.Knee, rep.DynamoDBLocalWritesPerSec, rep.KneeFractionOfRaw)
+	}
+	if v := rep.verdict(); rep.Knee > 0 && !strings.Contains(v, "× the raw PutItem rate") {
+		t.Errorf("the verdict does not give the knee as a fraction of the raw rate: %s", v)
 	}
 	// The programs' EMF lines, read back from the stack's log, cover the
 	// same work as their counters (more: the set-up and warm-up too).

@@ -104,7 +104,7 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&c.table, "table", "search-room", "the running stack's table")
 	fs.StringVar(&c.outbox, "outbox", "", "the running stack's events.jsonl (empty: domain events are not timed)")
 	admin := fs.String("admin", "", "the running stack's consumer admin endpoints: projector=URL,notifier=URL")
-	fs.DurationVar(&c.rawSeconds, "raw", 3*time.Second, "how long to measure DynamoDB Local's raw write rate (0: skip)")
+	fs.DurationVar(&c.rawSeconds, "raw", 4*time.Second, "how long to measure DynamoDB Local's raw write rate, after a 2 s warm-up: the median of half-second windows (0: skip)")
 	fs.DurationVar(&c.warmup, "warmup", 15*time.Second, "an unreported phase at the first rate before measuring, so the JVM under DynamoDB Local has compiled its hot paths (0: none)")
 	skip := fs.String("skip", "", "write kinds to leave out of the mix, comma-separated (cook,rate: the mix without cooking)")
 	mixName := fs.String("mix", "full", "the write mix: full, or criteria-heavy (60% criteria versions, each deriving combined criteria, a compatibility snapshot and an activity entry)")
@@ -281,7 +281,7 @@ func run(ctx context.Context, c config, log *slog.Logger, progress io.Writer) (*
 	}
 
 	if c.rawSeconds > 0 {
-		fmt.Fprintf(progress, "measuring DynamoDB Local's raw write rate for %s\n", c.rawSeconds)
+		fmt.Fprintf(progress, "measuring DynamoDB Local's raw write rate for %s after a %s warm-up\n", c.rawSeconds, rawWarmup)
 		r, err := rawWriteRate(ctx, clients.DB, c.rawSeconds)
 		if err != nil {
 			return nil, fmt.Errorf("raw write rate: %w", err)
@@ -404,6 +404,9 @@ func run(ctx context.Context, c config, log *slog.Logger, progress io.Writer) (*
 		ok := kept && p.Errors == 0 && sum(p.Missing) == 0 && p.LagP99Ms <= msf(c.kneeLag)
 		if ok && rate > rep.Knee {
 			rep.Knee = rate
+			if rep.DynamoDBLocalWritesPerSec > 0 {
+				rep.KneeFractionOfRaw = rate / rep.DynamoDBLocalWritesPerSec
+			}
 		}
 		if c.step && i >= len(c.rates)-1 && !ok {
 			switch {
@@ -449,8 +452,18 @@ func settle(ctx context.Context, e *engine, admin map[string]string, limit time.
 	}
 }
 
+// rawWarmup is how long rawWriteRate writes before it counts: a cold JVM
+// under DynamoDB Local takes seconds to compile its hot paths, and a count
+// that starts at once reads 3x lower on some runs than on others.
+const rawWarmup = 2 * time.Second
+
+// rawWindow is the window whose rates rawWriteRate takes the median of.
+const rawWindow = 500 * time.Millisecond
+
 // rawWriteRate measures PutItem throughput from 16 clients into a scratch
-// table (no stream), then deletes it.
+// table (no stream), then deletes it: after rawWarmup, the median of the
+// rates of d's half-second windows (a pause of the JVM or of the machine
+// moves one window, not the figure).
 func rawWriteRate(ctx context.Context, db *dynamodb.Client, d time.Duration) (float64, error) {
 	name := fmt.Sprintf("loadgen-raw-%d", time.Now().UnixNano())
 	_, err := db.CreateTable(ctx, &dynamodb.CreateTableInput{
@@ -465,8 +478,19 @@ func rawWriteRate(ctx context.Context, db *dynamodb.Client, d time.Duration) (fl
 	defer db.DeleteTable(context.WithoutCancel(ctx), &dynamodb.DeleteTableInput{TableName: aws.String(name)})
 	var n atomic.Int64
 	var wg sync.WaitGroup
-	end := time.Now().Add(d)
+	start := time.Now().Add(rawWarmup)
+	end := start.Add(d)
 	var failed atomic.Pointer[error]
+	windows := make([]int64, max(1, int(d/rawWindow)))
+	wg.Go(func() { // samples the count at each window's end
+		sleep(ctx, time.Until(start))
+		prev := n.Load()
+		for i := range windows {
+			sleep(ctx, time.Until(start.Add(time.Duration(i+1)*rawWindow)))
+			cur := n.Load()
+			windows[i], prev = cur-prev, cur
+		}
+	})
 	for w := range 16 {
 		wg.Go(func() {
 			for i := 0; time.Now().Before(end) && ctx.Err() == nil; i++ {
@@ -485,7 +509,8 @@ func rawWriteRate(ctx context.Context, db *dynamodb.Client, d time.Duration) (fl
 	if err := failed.Load(); err != nil {
 		return 0, *err
 	}
-	return float64(n.Load()) / d.Seconds(), nil
+	slices.Sort(windows)
+	return float64(windows[len(windows)/2]) / rawWindow.Seconds(), nil
 }
 
 func isTerminal(w io.Writer) bool {

@@ -33,6 +33,10 @@ type Report struct {
 	// the next one failed.
 	Knee     float64 `json:"kneeWritesPerSec"`
 	KneeNote string  `json:"kneeNote,omitempty"`
+	// KneeFractionOfRaw is Knee as a fraction of the raw PutItem rate of
+	// the same run (DynamoDBLocalWritesPerSec), so that runs on machines
+	// of different speeds compare (0: either is unknown).
+	KneeFractionOfRaw float64 `json:"kneeFractionOfRaw,omitempty"`
 	// WriterMax is the highest achieved write rate of a phase in which the
 	// writer kept up (at least 95% of its target).
 	WriterMax float64 `json:"writerMaxWritesPerSec"`
@@ -375,6 +379,9 @@ func (rep *Report) verdict() string {
 	switch {
 	case rep.Knee > 0:
 		fmt.Fprintf(&b, " knee (lag p99 ≤ 1 s, nothing missing) %.0f writes/s", rep.Knee)
+		if rep.KneeFractionOfRaw > 0 {
+			fmt.Fprintf(&b, " = %.2f × the raw PutItem rate (%.0f/s)", rep.KneeFractionOfRaw, rep.DynamoDBLocalWritesPerSec)
+		}
 	case len(rep.Phases) > 0:
 		b.WriteString(" no phase kept lag p99 within 1 s with nothing missing")
 	}
