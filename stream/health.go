@@ -189,7 +189,7 @@ func (sr *shardRun) report(now time.Time, stuckAfter time.Duration, paused bool)
 // gate holds handler calls and reads while the Runner is paused, and
 // counts the handler calls under way, so Pause can wait for them.
 type gate struct {
-	mu       sync.Mutex
+	mu       sync.Mutex // taken alone (the lock order: shardRun.mu)
 	paused   bool
 	since    time.Time
 	resume   chan struct{} // closed by Resume

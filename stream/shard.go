@@ -34,6 +34,10 @@ type shardRun struct {
 	ctx     context.Context
 	limit   int // most records held at once (read and not yet past the checkpoint)
 
+	// The Runner's lock order (docs/design.md §3): cpMu, then mu, then the
+	// Windows' own lock (Snapshot under cpMu, never under mu); the
+	// Runner's shardMu and gate.mu are each taken alone, with no other
+	// lock held, and neither is held while taking another.
 	mu      sync.Mutex
 	cond    *sync.Cond // signalled when records arrive, finish, or ctx ends
 	lanes   [][]events.DynamoDBEventRecord

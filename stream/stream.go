@@ -332,7 +332,8 @@ type Runner struct {
 
 	gate gate
 	// shardMu guards the shard runs under way (for Health and Pause) and
-	// the stream's description failures.
+	// the stream's description failures. It is taken alone (the lock
+	// order: shardRun.mu).
 	shardMu              sync.Mutex
 	active               map[string]*shardRun
 	describeFailingSince time.Time
