@@ -1,9 +1,16 @@
 package api
 
 import (
-	"maps"
 	"slices"
 )
 
 // OneWriteRoutes are the routes served as one transaction when they can.
-func OneWriteRoutes() []string { return slices.Sorted(maps.Keys(oneWrite)) }
+func OneWriteRoutes() []string {
+	var out []string
+	for _, rt := range routes {
+		if rt.commit != ordinary {
+			out = append(out, rt.pattern)
+		}
+	}
+	return slices.Sorted(slices.Values(out))
+}

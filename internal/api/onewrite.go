@@ -13,14 +13,17 @@ import (
 	"github.com/dynastream/dynastream/internal/store"
 )
 
-// oneWrite are the routes whose handler, when it succeeds, has made one
-// transactional write and no other. Their request is first tried as one
-// DynamoDB request: the handler's write is held back (store.Defer) and
-// sent in one transaction with the request's Idempotency-Key record (as
-// done, with the response) and, on a foldMember, foldResource or
+// commit is how a route's change commits: the route table's last column,
+// read by Handler (ordinary or not) and by oneWrite (which way).
+//
+// A route other than ordinary is one whose handler, when it succeeds, has
+// made one transactional write and no other. Its request is first tried
+// as one DynamoDB request: the handler's write is held back (store.Defer)
+// and sent in one transaction with the request's Idempotency-Key record
+// (as done, with the response) and, on a foldMember, foldResource or
 // foldComment route, a check of the caller's access instead of a read
-// beforehand. So a keyed request
-// that would cost a claim, the write and the record costs the write.
+// beforehand. So a keyed request that would cost a claim, the write and
+// the record costs the write.
 //
 // Anything else falls back to the ordinary way, which answers exactly as
 // before: the handler failed or refused, the key was used before (its
@@ -28,73 +31,48 @@ import (
 // failed. Nothing was written by the first try then (the transaction is
 // all or nothing, and nothing is sent before it), so running the request
 // again is safe; only a refusal costs its reads twice.
-//
-// A foldMember route's handler may use only the room and the caller of
-// callerMember (its role is not read: on an owner route the check is that
-// the caller is the owner). TestOneWriteRoutes checks each route's
-// DynamoDB requests.
-var oneWrite = map[string]bool{
-	"POST /rooms/{roomId}/listings":        true,
-	"PUT /rooms/{roomId}/criteria":         true,
-	"POST /rooms/{roomId}/members":         true,
-	"POST /resources/{type}/{id}/comments": true,
-	"POST /resources/{type}/{id}/invites":  true,
-	"POST /me/cooking-history":             true,
-	"POST /locations":                      true,
-	"POST /resources":                      true,
-	// the caller's membership read first: its role decides
-	"DELETE /rooms/{roomId}/members/{userId}": true,
-	// a listing's change, held on the condition that it is as read
-	"PUT /rooms/{roomId}/listings/{listingId}/status": true,
-	"POST /rooms/{roomId}/listings/{listingId}/seen":  true,
-	// held on the condition that the location is as read
-	"PATCH /locations/{locationId}": true,
-	// held as a put of a new reaction, or a delete
-	"PUT /comments/{commentId}/reactions/{emoji}":    true,
-	"DELETE /comments/{commentId}/reactions/{emoji}": true,
-}
+// TestOneWriteRoutes checks each such route's DynamoDB requests.
+type commit int
 
-// foldMember are the member routes among oneWrite whose membership is
-// checked in the transaction instead of read first: those whose handler
-// reads nothing before its write. A handler that reads (a listing's
-// status, its seen mark) must not run for a caller who is no member: how
-// long its refusal took would tell whether what it read is there.
-var foldMember = map[string]bool{
-	"POST /rooms/{roomId}/listings": true,
-	"PUT /rooms/{roomId}/criteria":  true,
-	"POST /rooms/{roomId}/members":  true, // the owner's
-}
+const (
+	// ordinary: the handler's writes go as it makes them (with a key,
+	// through idempotent's claim and record).
+	ordinary commit = iota
+	// oneTx: the caller's access is read first (authorize), as on an
+	// ordinary route, and the handler's one write is held and committed
+	// with the key's record. A member's removal is one: the caller's role
+	// decides; so are a location's change (held on the condition that
+	// the location is as read) and the creations of a user's own items.
+	oneTx
+	// foldMember: a member route whose membership is checked in the
+	// transaction instead of read first. Its handler reads nothing before
+	// its write (a handler that reads must not run for a caller who is no
+	// member: how long its refusal took would tell whether what it read
+	// is there) and uses only the room and the caller of callerMember (its
+	// role is not read: on an owner route the check is that the caller
+	// is the owner).
+	foldMember
+	// foldResource: a resource route whose access is checked in the
+	// transaction by the caller's access item (store.AccessCheck: owner or
+	// collaborator, the owner alone on an owner route) instead of read
+	// first. Its handler reads nothing before its write and uses only the
+	// resource's type and id from the grant, and on an owner route its
+	// owner, who is then the caller.
+	foldResource
+	// foldComment: a comment route that reads only the comment's
+	// reference (which names its resource) and checks the caller's access
+	// to that resource in the transaction, instead of reading the comment,
+	// the resource and the collaborator item first. Its handler uses only
+	// the comment's id and resource from the grant.
+	foldComment
+	// readListing: a member route whose handler reads the listing
+	// {listingId} first: the membership and the listing are read together
+	// (store.MemberListing), one request for both, and the change is held
+	// on the condition that the listing is as read.
+	readListing
+)
 
-// foldResource are the resource routes among oneWrite whose access is
-// checked in the transaction by the caller's access item
-// (store.AccessCheck: owner or collaborator, the owner alone on an owner
-// route) instead of read first. Their handler reads nothing before its
-// write and uses only the resource's type and id from the grant, and on
-// an owner route its owner, who is then the caller.
-var foldResource = map[string]bool{
-	"POST /resources/{type}/{id}/comments": true,
-	"POST /resources/{type}/{id}/invites":  true,
-}
-
-// foldComment are the comment routes among oneWrite that read only the
-// comment's reference (which names its resource) and check the caller's
-// access to that resource in the transaction, instead of reading the
-// comment, the resource and the collaborator item first. Their handler
-// uses only the comment's id and resource from the grant.
-var foldComment = map[string]bool{
-	"PUT /comments/{commentId}/reactions/{emoji}":    true,
-	"DELETE /comments/{commentId}/reactions/{emoji}": true,
-}
-
-// listingRoutes are the member routes among oneWrite whose handler reads
-// the listing {listingId} first: the membership and the listing are read
-// together (store.MemberListing), one request for both.
-var listingRoutes = map[string]bool{
-	"PUT /rooms/{roomId}/listings/{listingId}/status": true,
-	"POST /rooms/{roomId}/listings/{listingId}/seen":  true,
-}
-
-// oneWrite serves a oneWrite route: one transaction if it can, otherwise
+// oneWrite serves a route whose commit is not ordinary: one transaction if it can, otherwise
 // run (through idempotent with a key).
 func (s *Server) oneWrite(w http.ResponseWriter, r *http.Request, rt route, op *operation, key string, run func(*Server, http.ResponseWriter, *http.Request) error) error {
 	body, err := readBody(r)
@@ -116,7 +94,7 @@ func (s *Server) oneWrite(w http.ResponseWriter, r *http.Request, rt route, op *
 	var guards []types.TransactWriteItem
 	fr := r
 	switch {
-	case foldMember[rt.pattern]:
+	case rt.commit == foldMember:
 		roomID := r.PathValue("roomId")
 		m := room.Member{RoomID: roomID, UserID: me}
 		if rt.access == owner {
@@ -124,7 +102,7 @@ func (s *Server) oneWrite(w http.ResponseWriter, r *http.Request, rt route, op *
 		}
 		fr = r.WithContext(context.WithValue(r.Context(), grantKey{}, grant{member: m}))
 		guards = append(guards, s.Store.MemberCheck(roomID, me, rt.access == owner))
-	case foldResource[rt.pattern]:
+	case rt.commit == foldResource:
 		t, id := collab.ResourceType(r.PathValue("type")), r.PathValue("id")
 		if !t.Valid() {
 			return ordinary() // the 400 naming type
@@ -136,7 +114,7 @@ func (s *Server) oneWrite(w http.ResponseWriter, r *http.Request, rt route, op *
 		}
 		fr = r.WithContext(context.WithValue(r.Context(), grantKey{}, grant{resource: a}))
 		guards = append(guards, s.Store.AccessCheck(t, id, me, owner))
-	case foldComment[rt.pattern]:
+	case rt.commit == foldComment:
 		// an outsider's request costs this read, as the ordinary way's
 		// first read, then the refused commit and the ordinary way
 		c, err := s.Store.CommentRef(r.Context(), r.PathValue("commentId"))
@@ -145,7 +123,7 @@ func (s *Server) oneWrite(w http.ResponseWriter, r *http.Request, rt route, op *
 		}
 		fr = r.WithContext(context.WithValue(r.Context(), grantKey{}, grant{comment: c}))
 		guards = append(guards, s.Store.AccessCheck(c.ResourceType, c.ResourceID, me, false))
-	case listingRoutes[rt.pattern]:
+	case rt.commit == readListing:
 		// the membership and the listing in one read: an outsider is
 		// refused the ordinary way, having read what a member reads
 		m, isMember, l, found, err := s.Store.MemberListing(r.Context(), r.PathValue("roomId"), me, r.PathValue("listingId"))
