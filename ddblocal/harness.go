@@ -23,7 +23,7 @@ import (
 // variable, not DYNAMODB_ENDPOINT, which programs read: a DynamoDB Local
 // gets slower with every table ever created on it (deleted or not: it
 // keeps their streams), so a test binary reuses one only when asked to,
-// and says so (the README's ddblocal section has the measurements).
+// and says so (its README has the measurements).
 const ReuseEnv = "DDBLOCAL_ENDPOINT"
 
 // reuse is the endpoint to reuse (from getenv(ReuseEnv)) and what to tell

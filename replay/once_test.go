@@ -56,9 +56,9 @@ func post(ctx context.Context, client *http.Client, url string, r events.DynamoD
 // schedules that crash every handler call after each of its requests in
 // turn: a crash after the claim, after the POST, or after the done mark
 // leaves the claim held, and the next delivery waits out the hold (in the
-// kit's own time) and takes it over. This is the README's example
+// kit's own time) and takes it over. This is docs/library.md's example
 // ("The loop guard and once-per-record effects"); the lines between the
-// readme markers are the README's code.
+// readme markers are that page's code.
 func ExampleCheck_onceOnly() {
 	opts, table, receiver, webhookURL, ev, cleanup := onceSetup()
 	defer cleanup()

@@ -258,7 +258,7 @@ func (g *gate) exit() {
 // twice. If the process ends while paused, a restart reads them again from
 // the checkpoint. Pausing a paused Runner only waits again.
 //
-// The local programs pause on SIGUSR1 and POST /pause (see the README); in
+// The local programs pause on SIGUSR1 and POST /pause (see docs/operations.md); in
 // Lambda the same is done by disabling the event source mapping.
 func (r *Runner) Pause(ctx context.Context) error {
 	now, _, log := r.settings()

@@ -34,7 +34,7 @@ import (
 // The tokenizer is jsontext (github.com/go-json-experiment/json, the
 // prototype of Go's encoding/json/v2), chosen over json-iterator's Iterator
 // and encoding/json's Decoder.Token for its allocations and speed (the
-// README's "Lambda's fast path" has the measurements).
+// docs/performance.md, "Lambda's fast path", has the measurements).
 func decodeEvent(payload []byte) (events.DynamoDBEvent, error) {
 	d := eventDecoder{dec: jsontext.NewDecoder(bytes.NewBuffer(payload), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))}
 	var ev events.DynamoDBEvent

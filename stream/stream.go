@@ -60,7 +60,7 @@ const (
 // a DynamoDB stream four times a second (250 ms); the Runner polls faster
 // because the wait after an empty read is the floor of its lag, and each
 // consumer in a chain adds it (the notifier reads what the projector
-// wrote; the README's load benchmark shows what 250 ms costs). Against
+// wrote; docs/performance.md shows what 250 ms costs). Against
 // DynamoDB, raise it if GetRecords is throttled.
 const DefaultPollInterval = 100 * time.Millisecond
 

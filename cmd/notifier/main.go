@@ -35,7 +35,7 @@ Usage:
 
 Environment: DYNAMODB_TABLE_NAME, DYNAMODB_ENDPOINT (empty: AWS), EVENT_BUS_NAME, EVENTBRIDGE_ENDPOINT,
 EVENTBRIDGE_MAX_BYTES, MAIL_FROM, SES_CONFIGURATION_SET, APP_BASE_URL, CHAT_PUSH_ENDPOINT, CHAT_PUSH_SECRET,
-STREAM_*, ADMIN_ADDR, LOG_LEVEL (see the README's Configuration). resubmit uses make run's stack (table
+STREAM_*, ADMIN_ADDR, LOG_LEVEL (see docs/operations.md, Configuration). resubmit uses make run's stack (table
 search-room at http://127.0.0.1:8000) unless DYNAMODB_TABLE_NAME is set.
 `
 
@@ -73,7 +73,7 @@ func main() {
 		sender = &mail.SES{Client: mail.NewSESClient(clients.AWS, cfg.sesEndpoint), From: cfg.mailFrom, ConfigurationSet: cfg.sesConfigurationSet}
 	} else {
 		dir := filepath.Join(c.LocalDir, "outbox", "mail")
-		if err := os.MkdirAll(dir, 0o755); err != nil { // there from the start: the README lists it before any mail
+		if err := os.MkdirAll(dir, 0o755); err != nil { // there from the start: the walkthrough lists it before any mail
 			app.Fatal(log, "mail directory", err)
 		}
 		sender = &mail.EMLDir{Dir: dir, From: cfg.mailFrom}

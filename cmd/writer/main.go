@@ -131,7 +131,7 @@ Usage:
 
 Environment: DYNAMODB_TABLE_NAME, DYNAMODB_ENDPOINT (empty: AWS), AWS_REGION, WRITER_ADDR (default
 127.0.0.1:8080), WRITER_ALLOWED_HOSTS, DEV_AUTH_SECRET and CHAT_PUSH_SECRET (required outside Lambda),
-ADMIN_ADDR, LOG_LEVEL (see the README's Configuration). make run starts it with all of these set.
+ADMIN_ADDR, LOG_LEVEL (see docs/operations.md, Configuration). make run starts it with all of these set.
 `
 
 func main() {

@@ -66,12 +66,12 @@ func readmeBlock(t *testing.T, src string) string {
 	return b.String()
 }
 
-// The README's once-only example is the code of a test that runs it under
-// crash schedules (replay's ExampleCheck_onceOnly).
-func TestREADMEOnceOnlyExampleIsATest(t *testing.T) {
+// The library guide's once-only example is the code of a test that runs
+// it under crash schedules (replay's ExampleCheck_onceOnly).
+func TestOnceOnlyExampleIsATest(t *testing.T) {
 	block := readmeBlock(t, read(t, "replay/once_test.go"))
-	if !strings.Contains(read(t, "README.md"), "```go\n"+block+"```\n") {
-		t.Fatalf("README.md does not show replay/once_test.go's example as it is:\n%s", block)
+	if !strings.Contains(read(t, "docs/library.md"), "```go\n"+block+"```\n") {
+		t.Fatalf("docs/library.md does not show replay/once_test.go's example as it is:\n%s", block)
 	}
 }
 
