@@ -140,7 +140,7 @@ load: build dynamodb-local
 # change means, cursors, and every writer operation on DynamoDB Local. Their
 # seed corpora (and any crash found, kept in testdata/fuzz) run in `make test`.
 FUZZTIME     ?= 45s
-FUZZ_TARGETS := ./attr:FuzzRecordConversions ./stream:FuzzDecodeEvent ./internal/events:FuzzChangeMeaning ./internal/store:FuzzCursor ./internal/api:FuzzWriter
+FUZZ_TARGETS := ./attr:FuzzRecordConversions ./stream/internal/lambdajson:FuzzDecodeEvent ./internal/events:FuzzChangeMeaning ./internal/store:FuzzCursor ./internal/api:FuzzWriter
 
 fuzz: dynamodb-local
 	@total=0; for t in $(FUZZ_TARGETS); do \

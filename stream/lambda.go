@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/dynastream/dynastream/stream/internal/lambdajson"
 )
 
 // LambdaHandler adapts h to a Lambda function's invocation (pass it to
@@ -125,11 +127,11 @@ type BadRecord struct {
 // The error, which wraps ErrNotStreamEvent, is for a payload that is not a
 // stream event at all, or a bad record without a sequence number.
 func DecodeLambdaEvent(payload []byte) (events.DynamoDBEvent, []BadRecord, error) {
-	// The whole event in one pass over its tokens (decodeEvent: what
+	// The whole event in one pass over its tokens (lambdajson.Decode: what
 	// aws-lambda-go's decoding gives); only a batch with
 	// something wrong in it (all but never) is decoded again, record by
 	// record, to find what.
-	ev, err := decodeEvent(payload)
+	ev, err := lambdajson.Decode(payload)
 	if err == nil {
 		return ev, nil, nil
 	}

@@ -1,4 +1,4 @@
-package stream
+package lambdajson
 
 import (
 	"bytes"
@@ -15,7 +15,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// decodeEvent decodes a DynamoDB stream invocation payload (the JSON Lambda
+// Decode decodes a DynamoDB stream invocation payload (the JSON Lambda
 // sends) into aws-lambda-go's event types in one pass over its tokens,
 // with exactly the result json.Unmarshal into an events.DynamoDBEvent gives:
 // the same event for every payload it accepts, an error for every payload
@@ -35,7 +35,7 @@ import (
 // prototype of Go's encoding/json/v2), chosen over json-iterator's Iterator
 // and encoding/json's Decoder.Token for its allocations and speed (the
 // docs/performance.md, "Lambda's fast path", has the measurements).
-func decodeEvent(payload []byte) (events.DynamoDBEvent, error) {
+func Decode(payload []byte) (events.DynamoDBEvent, error) {
 	d := eventDecoder{dec: jsontext.NewDecoder(bytes.NewBuffer(payload), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))}
 	var ev events.DynamoDBEvent
 	switch d.dec.PeekKind() {

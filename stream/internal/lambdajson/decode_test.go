@@ -1,4 +1,4 @@
-package stream
+package lambdajson
 
 import (
 	"encoding/json"
@@ -26,28 +26,28 @@ func reference(payload []byte) (ev events.DynamoDBEvent, err error) {
 	return ev, err
 }
 
-// sameAsReference fails t when decodeEvent and aws-lambda-go disagree on
+// sameAsReference fails t when Decode and aws-lambda-go disagree on
 // payload: a different event for one both accept, or one accepts what the
 // other refuses.
 func sameAsReference(t interface {
 	Fatalf(string, ...any)
 }, payload []byte) {
 	want, werr := reference(payload)
-	got, gerr := decodeEvent(payload)
+	got, gerr := Decode(payload)
 	switch {
 	case werr != nil && gerr == nil:
-		t.Fatalf("aws-lambda-go refuses (%v), decodeEvent accepts:\n%s", werr, payload)
+		t.Fatalf("aws-lambda-go refuses (%v), Decode accepts:\n%s", werr, payload)
 	case werr == nil && gerr != nil:
-		t.Fatalf("aws-lambda-go accepts, decodeEvent refuses (%v):\n%s", gerr, payload)
+		t.Fatalf("aws-lambda-go accepts, Decode refuses (%v):\n%s", gerr, payload)
 	case werr == nil:
 		if diff := cmp.Diff(want, got, cmp.AllowUnexported(events.DynamoDBAttributeValue{})); diff != "" {
-			t.Fatalf("events differ (-aws-lambda-go +decodeEvent):\n%s\npayload:\n%s", diff, payload)
+			t.Fatalf("events differ (-aws-lambda-go +Decode):\n%s\npayload:\n%s", diff, payload)
 		}
 	}
 }
 
 func fixtures(t testing.TB) [][]byte {
-	paths, err := filepath.Glob("testdata/lambda/*.json")
+	paths, err := filepath.Glob("../../testdata/lambda/*.json")
 	if err != nil || len(paths) == 0 {
 		t.Fatalf("fixtures: %v", err)
 	}
@@ -230,7 +230,7 @@ func TestDecodeEventMatchesAWSLambdaGoGenerated(t *testing.T) {
 	prop.Check(t, func(t *prop.T) { sameAsReference(t, genPayload(t)) })
 }
 
-// FuzzDecodeEvent: for any bytes, decodeEvent does not panic and agrees
+// FuzzDecodeEvent: for any bytes, Decode does not panic and agrees
 // with aws-lambda-go (make fuzz runs it).
 func FuzzDecodeEvent(f *testing.F) {
 	for _, p := range fixtures(f) {
