@@ -3,6 +3,8 @@ package notify
 import (
 	"context"
 	"errors"
+	"fmt"
+	"runtime/debug"
 	"sync"
 
 	"github.com/dynastream/dynastream/internal/collab"
@@ -106,7 +108,7 @@ func (e *Effects) startMailing(ctx context.Context, changes []stream.Change, sub
 	for range min(workers, len(jobs)) {
 		ml.wg.Go(func() {
 			for j := range ml.jobs {
-				j.out.err = e.sendOnce(ctx, j.key, j.m)
+				j.out.err = e.sendRecovered(ctx, j.key, j.m)
 				close(j.out.done)
 			}
 		})
@@ -118,6 +120,18 @@ func (e *Effects) startMailing(ctx context.Context, changes []stream.Change, sub
 		close(ml.jobs)
 	}()
 	return ml, out
+}
+
+// sendRecovered is sendOnce with a panic (a Mailer's bug) made the
+// e-mail's error, as stream.Keyed makes a group's panic its error: the
+// record fails and is retried, and the process goes on.
+func (e *Effects) sendRecovered(ctx context.Context, key string, m mail.Message) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("notify: send %s: panic: %v\n%s", key, p, debug.Stack())
+		}
+	}()
+	return e.sendOnce(ctx, key, m)
 }
 
 // close waits for the batch's e-mails.

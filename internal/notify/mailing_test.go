@@ -129,3 +129,25 @@ type replayBatch struct {
 	ev  lambdaevents.DynamoDBEvent
 	now time.Time
 }
+
+// panicky is a mail.Sender with a bug: it panics.
+type panicky struct{}
+
+func (panicky) Send(context.Context, mail.Message) (string, error) { panic("a Mailer's bug") }
+
+// A Mailer that panics fails its records (they are retried) and does not
+// take the process down: the e-mails run outside the groups, which
+// recover a panic, so the mailing recovers it itself.
+func TestBatchEmailPanicFailsTheRecord(t *testing.T) {
+	t.Parallel()
+	st, b := invites(t, 2)
+	n := &notify.Notifier{
+		Publisher: &outbox.Outbox{Path: filepath.Join(t.TempDir(), "events.jsonl")},
+		Effects:   &notify.Effects{Store: st, Mailer: panicky{}, Now: func() time.Time { return b.now }, Logger: slog.New(slog.DiscardHandler)},
+		Logger:    slog.New(slog.DiscardHandler),
+	}
+	resp, err := n.Handle(context.Background(), b.ev)
+	if err != nil || len(resp.BatchItemFailures) != 1 {
+		t.Fatalf("handle: %v %+v, want the resource's first invite reported (its group stops there)", err, resp)
+	}
+}
