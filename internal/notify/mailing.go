@@ -9,6 +9,7 @@ import (
 
 	"github.com/dynastream/dynastream/internal/collab"
 	"github.com/dynastream/dynastream/internal/mail"
+	"github.com/dynastream/dynastream/internal/store"
 	"github.com/dynastream/dynastream/stream"
 )
 
@@ -16,15 +17,18 @@ import (
 // (Effects.MailConcurrency).
 const DefaultMailConcurrency = 16
 
-// mailing is one batch's e-mails, sent as soon as the batch's shared reads
-// are done: every record's e-mails start then, all of the batch's
-// together, in stream order through MailConcurrency workers, each under
-// its once-guard (sendOnce). A record's step in its group waits for its
-// own (sent.wait), so a failed e-mail still stops its key at that record,
-// and a permanent failure is dead-lettered at once; what overlaps is the
-// e-mails' round trips, across records and keys. So e-mails about one
-// key's changes may go out in another order than the changes (each at most
-// once; docs/design.md §4).
+// mailing is one batch's e-mails and in-app notifications, under way as
+// soon as the batch's shared reads are done: every record's e-mails start
+// then, all of the batch's together, in stream order through
+// MailConcurrency workers, each under its once-guard (sendOnce), and the
+// batch's notifications are written meanwhile in shared BatchWriteItem
+// calls (Store.PutEach; keyed by the change and the recipient, so writing
+// one again is harmless). A record's step in its group waits for its own
+// (sent.wait), so a failed e-mail or notification still stops its key at
+// that record, and a permanent failure is dead-lettered at once; what
+// overlaps is the round trips, across records and keys. So e-mails about
+// one key's changes may go out in another order than the changes (each at
+// most once; docs/design.md §4).
 type mailing struct {
 	jobs chan mailJob
 	wg   sync.WaitGroup // the workers
@@ -42,36 +46,42 @@ type mailResult struct {
 	err  error
 }
 
-// sent is one record's side effects: its in-app notifications, worked out
-// before any send, and its e-mails, in flight.
+// sent is one record's side effects, in flight: its e-mails and the write
+// of its in-app notifications.
 type sent struct {
 	notes []collab.Notification
 	err   error // the deliveries could not be worked out
 	mails []*mailResult
+	noted *mailResult // the notifications' write (nil: none)
 }
 
-// wait waits for the record's e-mails and returns its notifications, or
-// why its side effects failed.
-func (s *sent) wait() ([]collab.Notification, error) {
+// wait waits for the record's e-mails and notifications, and returns why
+// its side effects failed (nil: done).
+func (s *sent) wait() error {
 	if s.err != nil {
-		return nil, s.err
+		return s.err
 	}
 	var fails []error
 	for _, m := range s.mails {
 		<-m.done
 		fails = append(fails, m.err)
 	}
-	if err := errors.Join(fails...); err != nil {
-		return nil, err
+	if s.noted != nil {
+		<-s.noted.done
+		if s.noted.err != nil {
+			fails = append(fails, fmt.Errorf("write notifications: %w", s.noted.err))
+		}
 	}
-	return s.notes, nil
+	return errors.Join(fails...)
 }
 
 // startMailing works out each change's deliveries (no I/O) and starts its
-// e-mails; changes and subjects are the batch's records with side effects,
-// in stream order. An e-mail asked for twice (a record delivered twice in
-// the batch) is sent once, and both records wait for it. close waits for
-// every e-mail started: none is left running when the batch returns.
+// e-mails and the write of its notifications; changes and subjects are the
+// batch's records with side effects, in stream order. An e-mail asked for
+// twice (a record delivered twice in the batch) is sent once, and both
+// records wait for it (PutEach writes a notification asked for twice once,
+// too). close waits for everything started: nothing is left running when
+// the batch returns.
 func (e *Effects) startMailing(ctx context.Context, changes []stream.Change, subjects []subject, rd *reads) (*mailing, []*sent) {
 	workers := e.MailConcurrency
 	if workers <= 0 {
@@ -105,6 +115,7 @@ func (e *Effects) startMailing(ctx context.Context, changes []stream.Change, sub
 			s.mails = append(s.mails, r)
 		}
 	}
+	ml.writeNotes(ctx, e, out)
 	for range min(workers, len(jobs)) {
 		ml.wg.Go(func() {
 			for j := range ml.jobs {
@@ -134,5 +145,46 @@ func (e *Effects) sendRecovered(ctx context.Context, key string, m mail.Message)
 	return e.sendOnce(ctx, key, m)
 }
 
-// close waits for the batch's e-mails.
+// writeNotes writes the notifications of every record in out in shared
+// calls, one goroutine for the batch; each record learns its own items'
+// outcome.
+func (ml *mailing) writeNotes(ctx context.Context, e *Effects, out []*sent) {
+	var notes []collab.Notification
+	var owner []*sent
+	for _, s := range out {
+		if s.err != nil || len(s.notes) == 0 {
+			continue
+		}
+		s.noted = &mailResult{done: make(chan struct{})}
+		for _, n := range s.notes {
+			notes, owner = append(notes, n), append(owner, s)
+		}
+	}
+	if len(notes) == 0 {
+		return
+	}
+	ml.wg.Go(func() {
+		errs := make([]error, len(notes))
+		items, err := store.NotificationItems(notes)
+		if err != nil {
+			for i := range errs {
+				errs[i] = fmt.Errorf("encode: %w", err)
+			}
+		} else {
+			errs = e.Store.PutEach(ctx, items)
+		}
+		for i, err := range errs {
+			if err != nil && owner[i].noted.err == nil {
+				owner[i].noted.err = err
+			}
+		}
+		for i, s := range owner {
+			if i == 0 || owner[i-1] != s {
+				close(s.noted.done)
+			}
+		}
+	})
+}
+
+// close waits for the batch's e-mails and notifications.
 func (ml *mailing) close() { ml.wg.Wait() }

@@ -4,14 +4,18 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	lambdaevents "github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/dynastream/dynastream/internal/collab"
 	"github.com/dynastream/dynastream/internal/ddbtest"
@@ -56,6 +60,12 @@ func (b *barrier) Send(ctx context.Context, m mail.Message) (string, error) {
 // invites writes n invites by address on one resource (one partition key,
 // so one group of records) and captures their stream.
 func invites(t *testing.T, n int) (*store.Store, *replayBatch) {
+	return invitesTo(t, n, false)
+}
+
+// invitesTo is invites, to users u0, u1, … (in-app notifications, no
+// e-mail: they have no address) when users is set.
+func invitesTo(t *testing.T, n int, users bool) (*store.Store, *replayBatch) {
 	t.Helper()
 	c, table, arn := ddbtest.Table(t)
 	st := store.New(c.DB, table)
@@ -68,6 +78,9 @@ func invites(t *testing.T, n int) (*store.Store, *replayBatch) {
 		inv := collab.Invite{InviteID: fmt.Sprintf("i%d", i), InviteeEmail: fmt.Sprintf("guest%d@example.com", i), InviterID: "alice",
 			ResourceType: collab.Task, ResourceID: "t1", Status: collab.InvitePending,
 			CreatedAt: store.Timestamp(now), UpdatedAt: store.Timestamp(now), ExpiresAt: store.Timestamp(now.Add(24 * time.Hour))}
+		if users {
+			inv.InviteeEmail, inv.InviteeID = "", fmt.Sprintf("u%d", i)
+		}
 		if err := st.CreateInvite(ctx, inv); err != nil {
 			t.Fatal(err)
 		}
@@ -149,5 +162,52 @@ func TestBatchEmailPanicFailsTheRecord(t *testing.T) {
 	resp, err := n.Handle(context.Background(), b.ev)
 	if err != nil || len(resp.BatchItemFailures) != 1 {
 		t.Fatalf("handle: %v %+v, want the resource's first invite reported (its group stops there)", err, resp)
+	}
+}
+
+// batchWrites fails DynamoDB's BatchWriteItem calls with a 500 while fail
+// is set, and passes every other request.
+type batchWrites struct {
+	fail atomic.Bool
+}
+
+func (b *batchWrites) RoundTrip(req *http.Request) (*http.Response, error) {
+	if b.fail.Load() && strings.HasSuffix(req.Header.Get("X-Amz-Target"), ".BatchWriteItem") {
+		return &http.Response{StatusCode: 500, Header: http.Header{"Content-Type": {"application/x-amz-json-1.0"}}, Request: req,
+			Body: io.NopCloser(strings.NewReader(`{"__type":"com.amazonaws.dynamodb.v20120810#InternalServerError","message":"failed by the test"}`))}, nil
+	}
+	return http.DefaultTransport.RoundTrip(req)
+}
+
+// The in-app notifications are written while the e-mails go out, and a
+// record whose notifications were not written fails at its step (its
+// group stops there; the retry writes them).
+func TestBatchNotificationsFailTheirRecord(t *testing.T) {
+	t.Parallel()
+	st, b := invitesTo(t, 2, true)
+	rt := &batchWrites{}
+	rt.fail.Store(true)
+	st.DB = dynamodb.New(st.DB.Options(), func(o *dynamodb.Options) {
+		o.HTTPClient = &http.Client{Transport: rt}
+		o.RetryMaxAttempts = 1
+	})
+	n := &notify.Notifier{
+		Publisher: &outbox.Outbox{Path: filepath.Join(t.TempDir(), "events.jsonl")},
+		Effects:   &notify.Effects{Store: st, Mailer: &mailbox{}, Now: func() time.Time { return b.now }},
+		Logger:    slog.New(slog.DiscardHandler),
+	}
+	resp, err := n.Handle(context.Background(), b.ev)
+	if err != nil || len(resp.BatchItemFailures) != 1 {
+		t.Fatalf("handle with the notifications refused: %v %+v, want the group's first invite failed", err, resp)
+	}
+	rt.fail.Store(false)
+	if resp, err := n.Handle(context.Background(), b.ev); err != nil || len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("handle again: %v %+v", err, resp)
+	}
+	for _, u := range []string{"u0", "u1"} {
+		notes, _, err := st.ListNotifications(context.Background(), u, b.now, store.Page{})
+		if err != nil || len(notes) != 1 {
+			t.Errorf("%s's notifications: %+v %v, want the invite's", u, notes, err)
+		}
 	}
 }

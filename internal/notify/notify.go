@@ -13,7 +13,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/dynastream/dynastream/internal/chat"
-	"github.com/dynastream/dynastream/internal/collab"
 	"github.com/dynastream/dynastream/internal/ddb"
 	"github.com/dynastream/dynastream/internal/events"
 	"github.com/dynastream/dynastream/internal/store"
@@ -111,11 +110,11 @@ type owned[T any] struct {
 // stream order, stopping at its first failure (stream.Keyed); what several
 // records can share is shared: the reads the side effects need (resources,
 // comments, collaborators, people) are made once for the batch before the
-// groups run, and after them the in-app notifications are written in shared
-// BatchWriteItem calls and the events published in one Publish call, in
-// stream order. E-mails start as soon as the reads are done, all of the
-// batch's together (mailing), each at most once; a record's step in its
-// group waits for its own. A record
+// groups run, and after them the events are published in one Publish call,
+// in stream order. E-mails and in-app notifications are under way as soon
+// as the reads are done, all of the batch's together (mailing), each
+// e-mail at most once; a record's step in its group waits for its own. A
+// record
 // whose decoding, reads, e-mails, notifications or events failed stops its
 // group there and is reported as a batch item failure.
 func (n *Notifier) Handle(ctx context.Context, ev lambdaevents.DynamoDBEvent) (lambdaevents.DynamoDBEventResponse, error) {
@@ -183,7 +182,6 @@ func (n *Notifier) Handle(ctx context.Context, ev lambdaevents.DynamoDBEvent) (l
 	}
 	var mu sync.Mutex
 	var evs []owned[events.Event]
-	var notes []owned[collab.Notification]
 	res := k.Run(ctx, ev.Records, func(ctx context.Context, g stream.Group) (int, error) {
 		gi, off := g.Index, g.Offset
 		pushed, pushErr := 0, error(nil) // the group's records before pushed have been broadcast
@@ -192,13 +190,11 @@ func (n *Notifier) Handle(ctx context.Context, ev lambdaevents.DynamoDBEvent) (l
 			if x.err != nil {
 				return i, stream.Permanent(x.err)
 			}
-			var ns []collab.Notification
 			if x.effects {
 				if readErr != nil {
 					return i, readErr
 				}
-				var err error
-				if ns, err = x.sent.wait(); err != nil {
+				if err := x.sent.wait(); err != nil {
 					return i, ddb.MarkPermanent(fmt.Errorf("side effects: %w", err))
 				}
 			}
@@ -230,16 +226,10 @@ func (n *Notifier) Handle(ctx context.Context, ev lambdaevents.DynamoDBEvent) (l
 			for _, e := range x.events {
 				evs = append(evs, owned[events.Event]{e, at, gi, off + i})
 			}
-			for _, nt := range ns {
-				notes = append(notes, owned[collab.Notification]{nt, at, gi, off + i})
-			}
 			mu.Unlock()
 		}
 		return len(g.Records), nil
 	})
-	if len(notes) > 0 {
-		n.writeNotifications(ctx, notes, res)
-	}
 	if len(evs) > 0 {
 		n.publish(ctx, log, evs, res)
 	}
@@ -251,29 +241,6 @@ func (n *Notifier) Handle(ctx context.Context, ev lambdaevents.DynamoDBEvent) (l
 			"eventID", o.Records[o.Done].EventID, "waiting", len(o.Records)-o.Done, "err", o.Err)
 	}
 	return res.Response(), nil
-}
-
-// writeNotifications writes the batch's in-app notifications in shared
-// BatchWriteItem calls (Store.PutEach); a failed call fails each record it
-// held. A notification asked for twice (a record delivered twice in one
-// batch) is written once.
-func (n *Notifier) writeNotifications(ctx context.Context, notes []owned[collab.Notification], res stream.Result) {
-	ns := make([]collab.Notification, len(notes))
-	for i, o := range notes {
-		ns[i] = o.v
-	}
-	items, err := store.NotificationItems(ns)
-	if err != nil {
-		for _, o := range notes {
-			res.Fail(o.group, o.record, fmt.Errorf("encode notifications: %w", err))
-		}
-		return
-	}
-	for i, err := range n.Effects.Store.PutEach(ctx, items) {
-		if err != nil {
-			res.Fail(notes[i].group, notes[i].record, fmt.Errorf("write notifications: %w", err))
-		}
-	}
 }
 
 // publish publishes the batch's events in one call, in stream order; an
