@@ -299,8 +299,10 @@ func TestStreamSettingsAreParameters(t *testing.T) {
 	}{
 		"BatchSize":                      {stream.DefaultBatchSize, 1, 10000},
 		"MaximumBatchingWindowInSeconds": {stream.DefaultBatchWindow, 0, 300},
-		"ParallelizationFactor":          {stream.DefaultParallelizationFactor, 1, 10},
-		"MaximumRetryAttempts":           {stream.DefaultMaxRetries, -1, 10000},
+		// the programs' 2, not the library's 1: cmd/internal/app's
+		// DefaultParallelizationFactor, whose test reads this template
+		"ParallelizationFactor": {2, 1, 10},
+		"MaximumRetryAttempts":  {stream.DefaultMaxRetries, -1, 10000},
 		// the library's 0 (MaxRecordAge unset) is Lambda's -1
 		"MaximumRecordAgeInSeconds": {-1, -1, 604800},
 	}

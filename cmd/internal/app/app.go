@@ -228,9 +228,20 @@ var settingEnv = strings.NewReplacer(
 	"PollInterval", "STREAM_POLL_INTERVAL", "StuckAfter", "STREAM_STUCK_AFTER",
 	"CheckpointInterval", "STREAM_CHECKPOINT_INTERVAL", "MaxRecordAge", "STREAM_MAX_RECORD_AGE")
 
+// DefaultParallelizationFactor is the programs' ParallelizationFactor
+// (STREAM_PARALLELIZATION_FACTOR, and the template's parameter): 2, where
+// the library keeps Lambda's 1. Both consumers wait on DynamoDB round
+// trips, not on the CPU, so two batches of a shard in flight overlap them;
+// order per key is kept either way. Measured with make load (docs/
+// performance.md): at 150 writes/s the notifier's lag p99 went from 8.8 s
+// to 2.1 s and the projector's from 0.73 s to 0.28 s. (Tumbling windows
+// need 1; the programs use none.)
+const DefaultParallelizationFactor = 2
+
 // LoadRunner reads the STREAM_* settings, each spelled and defaulted as the
 // event source mapping's setting of that name (and the template's
 // parameter): STREAM_MAX_RETRIES -1 (forever), 0 (none) or n, default 3;
+// STREAM_PARALLELIZATION_FACTOR default DefaultParallelizationFactor;
 // STREAM_BISECT default true. The ranges are the library's
 // (stream.Config.Settings), checked once.
 func LoadRunner(table string) (Runner, error) {
@@ -240,7 +251,7 @@ func LoadRunner(table string) (Runner, error) {
 		Stream: stream.Config{
 			BatchSize:             e.int("STREAM_BATCH_SIZE", stream.DefaultBatchSize),
 			BatchWindow:           e.dur("STREAM_BATCH_WINDOW", stream.DefaultBatchWindow*time.Second),
-			ParallelizationFactor: e.int("STREAM_PARALLELIZATION_FACTOR", stream.DefaultParallelizationFactor),
+			ParallelizationFactor: e.int("STREAM_PARALLELIZATION_FACTOR", DefaultParallelizationFactor),
 			MaxRetries:            stream.Retries(retries),
 			NoBisect:              !e.bool("STREAM_BISECT", true),
 			PollInterval:          e.dur("STREAM_POLL_INTERVAL", stream.DefaultPollInterval),

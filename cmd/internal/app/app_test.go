@@ -1,6 +1,9 @@
 package app
 
 import (
+	"os"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -42,7 +45,7 @@ func TestRunnerSettingsMeanWhatLambdaAndTheLibraryMean(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c := r.Stream; c.PollInterval != stream.DefaultPollInterval || c.BatchSize != stream.DefaultBatchSize ||
-		c.ParallelizationFactor != stream.DefaultParallelizationFactor || c.BatchWindow != stream.DefaultBatchWindow || c.NoBisect {
+		c.ParallelizationFactor != DefaultParallelizationFactor || c.BatchWindow != stream.DefaultBatchWindow || c.NoBisect {
 		t.Errorf("defaults: %+v", r)
 	}
 	// the library's ranges, named by the variable
@@ -56,5 +59,18 @@ func TestRunnerSettingsMeanWhatLambdaAndTheLibraryMean(t *testing.T) {
 	t.Setenv("STREAM_BISECT", "false")
 	if r, err := LoadRunner("t"); err != nil || !r.Stream.NoBisect {
 		t.Errorf("STREAM_BISECT=false: %+v, %v", r.Stream, err)
+	}
+}
+
+// The template's ParallelizationFactor parameter defaults to the programs'
+// DefaultParallelizationFactor, so the two modes run alike.
+func TestTemplateParallelizationFactor(t *testing.T) {
+	raw, err := os.ReadFile("../../../infra/template.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^  ParallelizationFactor:\n    Type: Number\n    Default: (\d+)$`).FindSubmatch(raw)
+	if m == nil || string(m[1]) != strconv.Itoa(DefaultParallelizationFactor) {
+		t.Errorf("the template's ParallelizationFactor default: %q, want %d", m, DefaultParallelizationFactor)
 	}
 }
