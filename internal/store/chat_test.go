@@ -337,6 +337,12 @@ func TestClientMessageIDExpires(t *testing.T) {
 	}
 }
 
+// openConn is a connection of user's to the default room, made at t0.
+func openConn(id, user string) chat.Connection {
+	return chat.Connection{ConnectionID: id, UserID: user, RoomID: chat.DefaultRoom,
+		ConnectedAt: store.Timestamp(t0), TTL: t0.Add(chat.ConnectionTTL).Unix()}
+}
+
 // A user's registry of open connections equals the open connections while
 // tabs reload (each closes its socket and opens another at once), all at
 // the same time: a connect that read the registry before a disconnect
@@ -346,10 +352,7 @@ func TestConnRegistryRacesDisconnects(t *testing.T) {
 	f := newFixture(t)
 	const tabs, reloads = 6, 12
 	l := store.ConnLimit{Open: 20}
-	conn := func(tab, n int) chat.Connection {
-		return chat.Connection{ConnectionID: fmt.Sprintf("t%d-%d", tab, n), UserID: "reloader", RoomID: chat.DefaultRoom,
-			ConnectedAt: store.Timestamp(t0), TTL: t0.Add(chat.ConnectionTTL).Unix()}
-	}
+	conn := func(tab, n int) chat.Connection { return openConn(fmt.Sprintf("t%d-%d", tab, n), "reloader") }
 	errc := make(chan error, tabs)
 	for tab := range tabs {
 		go func() {
@@ -392,10 +395,7 @@ func TestConnRegistryDropsClosed(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	l := store.ConnLimit{Open: 2}
-	conn := func(id string) chat.Connection {
-		return chat.Connection{ConnectionID: id, UserID: "crashy", RoomID: chat.DefaultRoom,
-			ConnectedAt: store.Timestamp(t0), TTL: t0.Add(chat.ConnectionTTL).Unix()}
-	}
+	conn := func(id string) chat.Connection { return openConn(id, "crashy") }
 	for _, id := range []string{"k1", "k2"} {
 		if err := f.st.ConnectLimited(f.ctx, conn(id), l); err != nil {
 			t.Fatal(err)
@@ -454,10 +454,7 @@ func TestConnRegistryConnectAfterItsRead(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	l := store.ConnLimit{Open: 20}
-	conn := func(id string) chat.Connection {
-		return chat.Connection{ConnectionID: id, UserID: "tab", RoomID: chat.DefaultRoom,
-			ConnectedAt: store.Timestamp(t0), TTL: t0.Add(chat.ConnectionTTL).Unix()}
-	}
+	conn := func(id string) chat.Connection { return openConn(id, "tab") }
 	if err := f.st.ConnectLimited(f.ctx, conn("old"), l); err != nil {
 		t.Fatal(err)
 	}
