@@ -441,157 +441,46 @@ const fullRead = 1000
 // runShard reads one shard until it ends (true) or ctx is done (false).
 func (r *Runner) runShard(ctx context.Context, log *slog.Logger, h Handler, shardID, checkpoint string) bool {
 	sr := r.newShardRun(ctx, log, h, shardID, checkpoint)
-	// lastRead is the position of the newest record read; from is where to
-	// start while it is "".
-	lastRead, from := sr.done, types.ShardIteratorType(r.StartingPosition)
-	var iter *string
-	var buf []events.DynamoDBEventRecord // gathered for the batch window
-	var bufCreated []time.Time           // buf's creation times (tracked.created)
-	var firstBuffered time.Time
-	backoff := r.RetryBackoff
-	ended := false
-	var tipReadAt time.Time // start of the last read that reached the shard's end
-	for ctx.Err() == nil && !ended {
+	rd := &shardReader{r: r, sr: sr, log: log, shardID: shardID,
+		lastRead: sr.done, from: types.ShardIteratorType(r.StartingPosition), backoff: r.RetryBackoff}
+	for ctx.Err() == nil && !rd.ended {
 		if !r.gate.wait(ctx) { // paused: read nothing
 			break
 		}
-		if iter == nil {
-			var err error
-			if iter, err = r.iterator(ctx, shardID, lastRead, from); err != nil {
-				var trimmed *types.TrimmedDataAccessException
-				if errors.As(err, &trimmed) && lastRead != "" {
-					log.Error("checkpoint is older than the stream's 24 h retention; records were lost before this consumer read them; resuming at TRIM_HORIZON", "checkpoint", lastRead)
-					lastRead, from = "", types.ShardIteratorTypeTrimHorizon
-					continue
-				}
-				log.Error("get shard iterator failed; retrying", "err", err)
-				sr.noteReadError(err, r.now())
-				r.sleep(ctx, &backoff)
+		if rd.iter == nil {
+			if step := rd.renewIterator(ctx); step == readAgain {
 				continue
-			}
-			if iter == nil { // a closed shard with nothing after the position
-				ended = true
+			} else if step == readStop {
 				break
 			}
 		}
 		readStart := r.Now()
-		out, err := r.API.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: iter, Limit: aws.Int32(fullRead)})
-		if err != nil {
-			var expired *types.ExpiredIteratorException
-			if errors.As(err, &expired) {
-				log.Info("shard iterator expired; renewing", "after", lastRead)
-				iter = nil
-				continue
-			}
-			var trimmed *types.TrimmedDataAccessException
-			if errors.As(err, &trimmed) {
-				// The iterator points before the oldest record the shard
-				// still has; retrying it can never succeed. Renew it: after
-				// lastRead (GetShardIterator reports a loss if that is
-				// trimmed too), or, when nothing was read yet, at
-				// TRIM_HORIZON, which is not older than where a TRIM_HORIZON
-				// or LATEST iterator pointed. DynamoDB Local does this to an
-				// iterator taken on an empty shard once another table's
-				// write has used the sequence number it points at.
-				if lastRead == "" {
-					// nothing read, nothing lost: a fresh DynamoDB Local's
-					// first write does this, on every run
-					log.Info("shard iterator taken on an empty shard is behind its first record (harmless: nothing was read yet); renewing at TRIM_HORIZON", "err", err)
-					from = types.ShardIteratorTypeTrimHorizon
-				} else {
-					log.Warn("shard iterator points before the oldest record; renewing", "after", lastRead, "err", err)
-				}
-				iter = nil
-				r.sleep(ctx, &backoff)
-				continue
-			}
-			if ctx.Err() != nil {
-				break
-			}
-			log.Error("get records failed; retrying", "err", err)
-			sr.noteReadError(err, r.now())
-			r.sleep(ctx, &backoff)
+		out, step := rd.getRecords(ctx)
+		if step == readAgain {
 			continue
+		} else if step == readStop {
+			break
 		}
-		backoff = r.RetryBackoff
 		if r.gate.isPaused() {
 			// Paused while the read was under way: take nothing in. The
 			// same iterator reads these records again on resume (or, if it
 			// has expired by then, one renewed after lastRead).
 			continue
 		}
-		r.counters.recordsRead.Add(int64(len(out.Records)))
-		for _, rec := range out.Records {
-			lr, err := attr.LambdaRecord(rec, r.StreamARN)
-			if err != nil {
-				// Cannot be converted, so cannot be handled: dead-letter it
-				// (as it came) rather than drop it. The records before it
-				// go to their lanes first, so the shard's order holds.
-				if len(buf) > 0 && !sr.add(buf, bufCreated) {
-					break
-				}
-				buf, bufCreated = nil, nil
-				seq := aws.ToString(rec.Dynamodb.SequenceNumber)
-				if !r.deadLetter(ctx, log, shardID, nil, 0, fmt.Errorf("convert record %s: %w", seq, err), attr.RawRecord(rec)) {
-					break
-				}
-				sr.noteDeadLettered(1)
-				sr.addFinished(seq)
-				continue
-			}
-			if len(buf) == 0 {
-				firstBuffered = r.Now()
-			}
-			buf = append(buf, lr)
-			bufCreated = append(bufCreated, later(lr.Change.ApproximateCreationDateTime.Time, tipReadAt))
+		if !rd.take(ctx, out.Records) {
+			break
 		}
-		if len(out.Records) < fullRead {
-			// A read that returned fewer records than asked for reached the
-			// shard's end (always so on DynamoDB Local; as a rule on
-			// DynamoDB): what comes next was created after it started.
-			tipReadAt = readStart
+		rd.advance(out, readStart)
+		if !rd.flushIfDue() {
+			break
 		}
-		if len(out.Records) > 0 {
-			lastRead = aws.ToString(out.Records[len(out.Records)-1].Dynamodb.SequenceNumber)
-		}
-		sr.noteRead(lastRead, len(out.Records))
-		iter = out.NextShardIterator
-		ended = iter == nil
-		if len(buf) > 0 && (ended || len(buf) >= r.BatchSize || r.Now().Sub(firstBuffered) >= r.BatchWindow) {
-			if !sr.add(buf, bufCreated) {
-				break
-			}
-			buf, bufCreated = nil, nil
-		}
-		// Read again at once after a full read (a backlog); after an empty
-		// one, wait for the poll interval; after one in between, wait until
-		// what was read is finished, a poll interval at most: reading ahead
-		// must not turn into reading the shard in a loop while the handler
-		// works, and a consumer that keeps up reads again as soon as it is
-		// done, as it did one batch at a time.
-		switch {
-		case ended || len(out.Records) >= fullRead:
-		case len(buf) > 0 || len(out.Records) == 0:
-			if len(buf) == 0 {
-				sr.windowDue()
-			}
-			wait := r.PollInterval
-			if len(buf) > 0 {
-				wait = min(wait, r.BatchWindow-r.Now().Sub(firstBuffered))
-			}
-			select {
-			case <-ctx.Done():
-			case <-time.After(max(wait, time.Millisecond)):
-			}
-		default:
-			sr.waitFinished(r.PollInterval)
-		}
+		rd.pace(ctx, len(out.Records))
 	}
-	if ended && len(buf) > 0 { // records read before the iterator was renewed
-		sr.add(buf, bufCreated)
+	if rd.ended && len(rd.buf) > 0 { // records read before the iterator was renewed
+		sr.add(rd.buf, rd.bufCreated)
 	}
 	allDone := sr.close()
-	if ctx.Err() != nil || !ended || !allDone {
+	if ctx.Err() != nil || !rd.ended || !allDone {
 		return false
 	}
 	if sr.win != nil && !sr.closeWindow() {
@@ -602,6 +491,204 @@ func (r *Runner) runShard(ctx context.Context, log *slog.Logger, h Handler, shar
 	}
 	log.Info("shard drained")
 	return true
+}
+
+// shardReader is runShard's reading of one shard: where it is, and the
+// records gathered for the batch window. Its steps are runShard's loop,
+// one read at a time: renewIterator, getRecords, take, advance,
+// flushIfDue, pace.
+type shardReader struct {
+	r       *Runner
+	sr      *shardRun
+	log     *slog.Logger
+	shardID string
+	// lastRead is the position of the newest record read; from is where
+	// to start while it is "".
+	lastRead string
+	from     types.ShardIteratorType
+	iter     *string
+	backoff  time.Duration
+	ended    bool // the shard is closed and read to its end
+	// buf is gathered for the batch window, bufCreated its creation times
+	// (tracked.created), firstBuffered when its first record came.
+	buf           []events.DynamoDBEventRecord
+	bufCreated    []time.Time
+	firstBuffered time.Time
+	// tipReadAt is the start of the last read that reached the shard's end.
+	tipReadAt time.Time
+}
+
+// readStep is what runShard's loop does after one of its steps.
+type readStep int
+
+const (
+	readOn    readStep = iota // go on with the step after
+	readAgain                 // read again from the top of the loop
+	readStop                  // leave the loop
+)
+
+// renewIterator takes a shard iterator at the reader's position. A
+// checkpoint older than the stream's retention restarts at TRIM_HORIZON
+// (said, as records were lost); a failure is retried after a pause; a
+// closed shard with nothing after the position has ended.
+func (rd *shardReader) renewIterator(ctx context.Context) readStep {
+	r := rd.r
+	iter, err := r.iterator(ctx, rd.shardID, rd.lastRead, rd.from)
+	if err != nil {
+		var trimmed *types.TrimmedDataAccessException
+		if errors.As(err, &trimmed) && rd.lastRead != "" {
+			rd.log.Error("checkpoint is older than the stream's 24 h retention; records were lost before this consumer read them; resuming at TRIM_HORIZON", "checkpoint", rd.lastRead)
+			rd.lastRead, rd.from = "", types.ShardIteratorTypeTrimHorizon
+			return readAgain
+		}
+		rd.log.Error("get shard iterator failed; retrying", "err", err)
+		rd.sr.noteReadError(err, r.now())
+		r.sleep(ctx, &rd.backoff)
+		return readAgain
+	}
+	if iter == nil { // a closed shard with nothing after the position
+		rd.ended = true
+		return readStop
+	}
+	rd.iter = iter
+	return readOn
+}
+
+// getRecords reads the shard once. An expired iterator is renewed; one
+// that points before the oldest record is renewed after lastRead (or at
+// TRIM_HORIZON when nothing was read); any other failure is retried after
+// a pause. A success resets the pause.
+func (rd *shardReader) getRecords(ctx context.Context) (*dynamodbstreams.GetRecordsOutput, readStep) {
+	r := rd.r
+	out, err := r.API.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: rd.iter, Limit: aws.Int32(fullRead)})
+	if err == nil {
+		rd.backoff = r.RetryBackoff
+		return out, readOn
+	}
+	var expired *types.ExpiredIteratorException
+	if errors.As(err, &expired) {
+		rd.log.Info("shard iterator expired; renewing", "after", rd.lastRead)
+		rd.iter = nil
+		return nil, readAgain
+	}
+	var trimmed *types.TrimmedDataAccessException
+	if errors.As(err, &trimmed) {
+		// The iterator points before the oldest record the shard still
+		// has; retrying it can never succeed. Renew it: after lastRead
+		// (GetShardIterator reports a loss if that is trimmed too), or,
+		// when nothing was read yet, at TRIM_HORIZON, which is not older
+		// than where a TRIM_HORIZON or LATEST iterator pointed. DynamoDB
+		// Local does this to an iterator taken on an empty shard once
+		// another table's write has used the sequence number it points at.
+		if rd.lastRead == "" {
+			// nothing read, nothing lost: a fresh DynamoDB Local's first
+			// write does this, on every run
+			rd.log.Info("shard iterator taken on an empty shard is behind its first record (harmless: nothing was read yet); renewing at TRIM_HORIZON", "err", err)
+			rd.from = types.ShardIteratorTypeTrimHorizon
+		} else {
+			rd.log.Warn("shard iterator points before the oldest record; renewing", "after", rd.lastRead, "err", err)
+		}
+		rd.iter = nil
+		r.sleep(ctx, &rd.backoff)
+		return nil, readAgain
+	}
+	if ctx.Err() != nil {
+		return nil, readStop
+	}
+	rd.log.Error("get records failed; retrying", "err", err)
+	rd.sr.noteReadError(err, r.now())
+	r.sleep(ctx, &rd.backoff)
+	return nil, readAgain
+}
+
+// take converts a read's records and gathers them for the batch window. A
+// record that cannot be converted cannot be handled: it is dead-lettered
+// (as it came) rather than dropped, after the records before it went to
+// their lanes, so the shard's order holds. False: the shard run is
+// closing.
+func (rd *shardReader) take(ctx context.Context, recs []types.Record) bool {
+	r := rd.r
+	r.counters.recordsRead.Add(int64(len(recs)))
+	for _, rec := range recs {
+		lr, err := attr.LambdaRecord(rec, r.StreamARN)
+		if err != nil {
+			if len(rd.buf) > 0 && !rd.sr.add(rd.buf, rd.bufCreated) {
+				return false
+			}
+			rd.buf, rd.bufCreated = nil, nil
+			seq := aws.ToString(rec.Dynamodb.SequenceNumber)
+			if !r.deadLetter(ctx, rd.log, rd.shardID, nil, 0, fmt.Errorf("convert record %s: %w", seq, err), attr.RawRecord(rec)) {
+				return false
+			}
+			rd.sr.noteDeadLettered(1)
+			rd.sr.addFinished(seq)
+			continue
+		}
+		if len(rd.buf) == 0 {
+			rd.firstBuffered = r.Now()
+		}
+		rd.buf = append(rd.buf, lr)
+		rd.bufCreated = append(rd.bufCreated, later(lr.Change.ApproximateCreationDateTime.Time, rd.tipReadAt))
+	}
+	return true
+}
+
+// advance moves the reader past a read: its position, the next iterator,
+// whether the shard has ended, and when the shard's end was last reached.
+func (rd *shardReader) advance(out *dynamodbstreams.GetRecordsOutput, readStart time.Time) {
+	if len(out.Records) < fullRead {
+		// A read that returned fewer records than asked for reached the
+		// shard's end (always so on DynamoDB Local; as a rule on
+		// DynamoDB): what comes next was created after it started.
+		rd.tipReadAt = readStart
+	}
+	if len(out.Records) > 0 {
+		rd.lastRead = aws.ToString(out.Records[len(out.Records)-1].Dynamodb.SequenceNumber)
+	}
+	rd.sr.noteRead(rd.lastRead, len(out.Records))
+	rd.iter = out.NextShardIterator
+	rd.ended = rd.iter == nil
+}
+
+// flushIfDue hands what was gathered to the lanes when the shard ended,
+// the batch is full or the batch window has passed. False: the shard run
+// is closing.
+func (rd *shardReader) flushIfDue() bool {
+	r := rd.r
+	if len(rd.buf) > 0 && (rd.ended || len(rd.buf) >= r.BatchSize || r.Now().Sub(rd.firstBuffered) >= r.BatchWindow) {
+		if !rd.sr.add(rd.buf, rd.bufCreated) {
+			return false
+		}
+		rd.buf, rd.bufCreated = nil, nil
+	}
+	return true
+}
+
+// pace waits before the next read. Read again at once after a full read
+// (a backlog); after an empty one, wait for the poll interval; after one
+// in between, wait until what was read is finished, a poll interval at
+// most: reading ahead must not turn into reading the shard in a loop while
+// the handler works, and a consumer that keeps up reads again as soon as
+// it is done, as it did one batch at a time.
+func (rd *shardReader) pace(ctx context.Context, read int) {
+	r := rd.r
+	switch {
+	case rd.ended || read >= fullRead:
+	case len(rd.buf) > 0 || read == 0:
+		if len(rd.buf) == 0 {
+			rd.sr.windowDue()
+		}
+		wait := r.PollInterval
+		if len(rd.buf) > 0 {
+			wait = min(wait, r.BatchWindow-r.Now().Sub(rd.firstBuffered))
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(max(wait, time.Millisecond)):
+		}
+	default:
+		rd.sr.waitFinished(r.PollInterval)
+	}
 }
 
 // created is when rec was created, as well as the runner knows it (see
