@@ -337,7 +337,7 @@ func TestLocalStack(t *testing.T) {
 	st := store.New(clients.DB, "search-room")
 	stale := chat.Connection{ConnectionID: "vanished", UserID: "carol", RoomID: "kitchen",
 		ConnectedAt: store.Timestamp(time.Now().Add(-time.Hour)), TTL: time.Now().Add(time.Hour).Unix()}
-	if err := st.Connect(context.Background(), stale); err != nil {
+	if err := st.Chat.Connect(context.Background(), stale); err != nil {
 		t.Fatal(err)
 	}
 	ws := "ws" + strings.TrimPrefix(base, "http") + "/ws?roomId=kitchen&token="
@@ -382,7 +382,7 @@ func TestLocalStack(t *testing.T) {
 	readUntil(ca, chat.FrameMessage, "Yes! <3")
 	readUntil(cb, chat.FrameMessage, "Pho tonight?")
 	waitUntil(t, "the vanished connection's cleanup", func() bool {
-		_, err := st.GetConnection(context.Background(), "vanished", time.Now().Unix())
+		_, err := st.Chat.GetConnection(context.Background(), "vanished", time.Now().Unix())
 		return errs.Is(err, errs.NotFound)
 	})
 	if got := call("GET", "/chat/rooms/kitchen/messages", bob, "", 200)["items"].([]any); len(got) != 2 {

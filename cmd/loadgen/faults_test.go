@@ -77,7 +77,7 @@ func newSuite(t *testing.T, rate float64, duration, drain time.Duration) (uint64
 // zeroRatings reads every recipe's rating aggregate and sets it to none,
 // as before any cooking was derived.
 func zeroRatings(ctx context.Context, clients *ddb.Clients, st *store.Store) (map[string]drift.Recipe, error) {
-	f, err := st.ScanFacts(ctx, 2, nil)
+	f, err := st.Upkeep.ScanFacts(ctx, 2, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -236,7 +236,7 @@ func (v *faultVerdict) check(ctx context.Context, t *testing.T, clients *ddb.Cli
 	if diff := cmp.Diff(ref, live); diff != "" {
 		t.Errorf("derived items differ from an undisturbed run (-undisturbed +under faults):\n%s", diff)
 	}
-	refFacts, err := st.ScanFacts(ctx, 2, nil)
+	refFacts, err := st.Upkeep.ScanFacts(ctx, 2, nil)
 	if err != nil {
 		return err
 	}

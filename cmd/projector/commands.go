@@ -48,7 +48,7 @@ func backfill(st *store.Store, c app.Common, args []string) {
 	defer stop()
 	start := time.Now()
 	p := newProgress(log, "backfill", itemCount(ctx, st))
-	stats, err := st.BackfillListingIndexes(ctx, *segments, func(s store.BackfillStats) {
+	stats, err := st.Upkeep.BackfillListingIndexes(ctx, *segments, func(s store.BackfillStats) {
 		p.set(s.Scanned, "listings", s.Listings, "updated", s.Updated, "unchanged", s.Unchanged)
 	})
 	r := p.finish(stats.Scanned)
@@ -60,7 +60,7 @@ func backfill(st *store.Store, c app.Common, args []string) {
 	// Access items of resources written before they existed.
 	start = time.Now()
 	p = newProgress(log, "backfill access", itemCount(ctx, st))
-	as, err := st.BackfillResourceAccess(ctx, *segments, func(s store.AccessBackfillStats) {
+	as, err := st.Collab.BackfillResourceAccess(ctx, *segments, func(s store.AccessBackfillStats) {
 		p.set(s.Scanned, "granted", s.Granted, "raced", s.Raced)
 	})
 	r = p.finish(as.Scanned)

@@ -93,7 +93,7 @@ func find(ctx context.Context, log *slog.Logger, st *store.Store, o driftOptions
 			}
 		}
 		p := newProgress(log, what, total)
-		f, err := st.ScanFactsFrom(ctx, o.segments, 0, pages, func(n int64) { p.set(n) }, projections.ExpectedActivities, add)
+		f, err := st.Upkeep.ScanFactsFrom(ctx, o.segments, 0, pages, func(n int64) { p.set(n) }, projections.ExpectedActivities, add)
 		if j != nil {
 			j.end(log, err)
 		}
@@ -225,7 +225,7 @@ func rebuild(st *store.Store, c app.Common, args []string) {
 	for range o.workers {
 		wg.Go(func() {
 			for d := range work {
-				err := st.Repair(ctx, d, run)
+				err := st.Upkeep.Repair(ctx, d, run)
 				mu.Lock()
 				switch {
 				case errors.Is(err, store.ErrChangedMeanwhile):

@@ -80,16 +80,16 @@ func TestVerifyAndRebuild(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	must(st.CreateRecipe(ctx, cooking.Recipe{RecipeID: "r1", AuthorID: "alice", Title: "Pho", Method: "boil", Steps: []string{"boil"}, Servings: 2,
+	must(st.Cooking.CreateRecipe(ctx, cooking.Recipe{RecipeID: "r1", AuthorID: "alice", Title: "Pho", Method: "boil", Steps: []string{"boil"}, Servings: 2,
 		Ingredients: []cooking.RecipeIngredient{{IngredientID: "i1", Quantity: 1, Unit: "g"}}, CreatedAt: ts(), UpdatedAt: ts()}))
 	for i, u := range []string{"bob", "carol", "dave"} {
 		when := ts()
-		must(st.RecordCooking(ctx, cooking.History{UserID: u, HistoryID: fmt.Sprintf("h%d", i), RecipeID: "r1", RecipeTitle: "Pho",
+		must(st.Cooking.RecordCooking(ctx, cooking.History{UserID: u, HistoryID: fmt.Sprintf("h%d", i), RecipeID: "r1", RecipeTitle: "Pho",
 			CookDate: fmt.Sprintf("2026-01-0%dT12:00:00Z", 5+i), Rating: 3 + i%2, CreatedAt: when, UpdatedAt: when}))
 	}
-	must(st.CreateResource(ctx, collab.Resource{ResourceType: collab.Quest, ResourceID: "q1", Title: "t", OwnerID: "alice", CreatedAt: ts()}))
+	must(st.Collab.CreateResource(ctx, collab.Resource{ResourceType: collab.Quest, ResourceID: "q1", Title: "t", OwnerID: "alice", CreatedAt: ts()}))
 	for _, u := range []string{"alice", "bob"} {
-		_, err := st.AddReaction(ctx, collab.Reaction{CommentID: "c1", ResourceType: collab.Quest, ResourceID: "q1", UserID: u, Emoji: "👍", CreatedAt: ts()})
+		_, err := st.Collab.AddReaction(ctx, collab.Reaction{CommentID: "c1", ResourceType: collab.Quest, ResourceID: "q1", UserID: u, Emoji: "👍", CreatedAt: ts()})
 		must(err)
 	}
 	ev, err := replay.Capture(ctx, c.Streams, arn)
@@ -174,12 +174,12 @@ func TestScanJournal(t *testing.T) {
 	bin, c, table, arn, st := setUp(t)
 	ctx := context.Background()
 	at := time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
-	if err := st.CreateResource(ctx, collab.Resource{ResourceType: collab.Quest, ResourceID: "q1", Title: "t", OwnerID: "alice", CreatedAt: store.Timestamp(at)}); err != nil {
+	if err := st.Collab.CreateResource(ctx, collab.Resource{ResourceType: collab.Quest, ResourceID: "q1", Title: "t", OwnerID: "alice", CreatedAt: store.Timestamp(at)}); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 60 {
 		at = at.Add(time.Second)
-		_, err := st.AddReaction(ctx, collab.Reaction{CommentID: fmt.Sprint("c", i%6), ResourceType: collab.Quest, ResourceID: "q1",
+		_, err := st.Collab.AddReaction(ctx, collab.Reaction{CommentID: fmt.Sprint("c", i%6), ResourceType: collab.Quest, ResourceID: "q1",
 			UserID: fmt.Sprint("u", i), Emoji: "👍", CreatedAt: store.Timestamp(at)})
 		if err != nil {
 			t.Fatal(err)
@@ -193,7 +193,7 @@ func TestScanJournal(t *testing.T) {
 	if resp, err := p.Handle(ctx, events.DynamoDBEvent{Records: ev.Records}); err != nil || len(resp.BatchItemFailures) > 0 {
 		t.Fatalf("projector: %v %+v", err, resp)
 	}
-	whole, err := st.ScanFacts(ctx, 2, nil)
+	whole, err := st.Upkeep.ScanFacts(ctx, 2, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +205,7 @@ func TestScanJournal(t *testing.T) {
 		t.Fatalf("a new journal: %v %v", pages, err)
 	}
 	cut, cancel := context.WithCancel(ctx)
-	_, err = st.ScanFactsFrom(cut, 2, 5, nil, func(n int64) {
+	_, err = st.Upkeep.ScanFactsFrom(cut, 2, 5, nil, func(n int64) {
 		if n >= whole.Scanned/2 {
 			cancel()
 		}
@@ -235,7 +235,7 @@ func TestScanJournal(t *testing.T) {
 	if before == 0 || before >= whole.Scanned {
 		t.Fatalf("the journal holds %d of %d items", before, whole.Scanned)
 	}
-	got, err := st.ScanFactsFrom(ctx, 2, 0, pages, nil, nil, nil)
+	got, err := st.Upkeep.ScanFactsFrom(ctx, 2, 0, pages, nil, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -194,7 +194,7 @@ func buildWorld(t *testing.T, e *env, tok map[string]string, n int) matrixWorld 
 	e.ok(201, "PUT", "/rooms/"+w.room+"/criteria", tok[cMember], map[string]any{"criteria": map[string]any{"locations": []string{"Zurich"}}}, nil)
 	e.ok(201, "POST", "/rooms/"+w.room+"/listings", tok[cOwner], map[string]any{"sourceBrand": "homegate", "externalId": "HG-1", "title": "One", "location": "Zurich"}, &v)
 	w.listing = v.ListingID
-	if err := e.st.Connect(context.Background(), chat.Connection{ConnectionID: "c-" + w.room, UserID: "alice", RoomID: w.room,
+	if err := e.st.Chat.Connect(context.Background(), chat.Connection{ConnectionID: "c-" + w.room, UserID: "alice", RoomID: w.room,
 		ConnectedAt: store.Timestamp(e.clock.Peek()), TTL: e.clock.Peek().Add(chat.ConnectionTTL).Unix(), SearchRoom: true}); err != nil {
 		t.Fatal(err)
 	}

@@ -34,7 +34,7 @@ type chatRoutes struct{ s *Server }
 // without, connecting creates it. The writes that act on a search room's
 // chat check membership and the seal again as their conditions.
 func (s *Server) chatAccess(ctx context.Context, roomID, userID string, existing bool) (searchRoom bool, err error) {
-	a, err := s.Store.ChatAccess(ctx, roomID, userID)
+	a, err := s.Store.Chat.ChatAccess(ctx, roomID, userID)
 	if err != nil {
 		return false, err
 	}
@@ -104,7 +104,7 @@ func (c chatRoutes) Connect(ctx context.Context, r gateway.ConnectRequest) (err 
 	if l.PerMinute <= 0 {
 		l.PerMinute = DefaultChatConnectsPerMinute
 	}
-	return c.s.Store.ConnectLimited(ctx, chat.Connection{
+	return c.s.Store.Chat.ConnectLimited(ctx, chat.Connection{
 		ConnectionID: r.ConnectionID, UserID: id.UserID, UserName: id.Name, RoomID: roomID,
 		ConnectedAt: store.Timestamp(now), TTL: now.Add(chat.ConnectionTTL).Unix(), SearchRoom: search,
 	}, l)
@@ -114,7 +114,7 @@ func (c chatRoutes) Disconnect(ctx context.Context, connectionID string) (err er
 	start := time.Now()
 	defer func() { c.observe("$disconnect", start, err) }()
 	defer c.recovered("$disconnect", &err)
-	return c.s.Store.Disconnect(ctx, connectionID)
+	return c.s.Store.Chat.Disconnect(ctx, connectionID)
 }
 
 // Message answers every frame with one frame: sent, joined, or an error
@@ -157,7 +157,7 @@ func (c chatRoutes) handle(ctx context.Context, connectionID string, in chat.Inb
 		limit = DefaultChatFrames
 	}
 	// The connection, its frame counted against its limit (TooMany past it).
-	conn, err := c.s.Store.TakeFrame(ctx, connectionID, now, limit)
+	conn, err := c.s.Store.Chat.TakeFrame(ctx, connectionID, now, limit)
 	if errs.Is(err, errs.NotFound) {
 		return chat.Outbound{}, errs.New(errs.NotFound, "this connection is not known (it expired): reconnect")
 	}
@@ -178,7 +178,7 @@ func (c chatRoutes) handle(ctx context.Context, connectionID string, in chat.Inb
 		if err != nil {
 			return chat.Outbound{}, err
 		}
-		if err := c.s.Store.MoveConnection(ctx, connectionID, conn.UserID, in.RoomID, store.Timestamp(now), search); err != nil {
+		if err := c.s.Store.Chat.MoveConnection(ctx, connectionID, conn.UserID, in.RoomID, store.Timestamp(now), search); err != nil {
 			return chat.Outbound{}, err
 		}
 		return chat.Outbound{Type: chat.FrameJoined, RoomID: in.RoomID}, nil
@@ -197,7 +197,7 @@ func (c chatRoutes) handle(ctx context.Context, connectionID string, in chat.Inb
 	// A search room's message is written on the condition that its sender
 	// is still a member and the chat is not sealed; a client message id
 	// sent again finds the first message (Store.PutMessageOnce).
-	m, err = c.s.Store.PutMessageOnce(ctx, m, in.ClientMessageID)
+	m, err = c.s.Store.Chat.PutMessageOnce(ctx, m, in.ClientMessageID)
 	if err != nil {
 		return chat.Outbound{}, err
 	}
@@ -234,7 +234,7 @@ func (s *Server) getChatRoom(w http.ResponseWriter, r *http.Request) error {
 	if _, err := s.chatAccess(r.Context(), roomID, identity(r.Context()).UserID, true); err != nil {
 		return err
 	}
-	return reply(w, http.StatusOK)(s.Store.GetChatRoom(r.Context(), roomID))
+	return reply(w, http.StatusOK)(s.Store.Chat.GetChatRoom(r.Context(), roomID))
 }
 
 // chatMessages is GET /chat/rooms/{roomId}/messages: newest first, or with
@@ -254,7 +254,7 @@ func (s *Server) chatMessages(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return errs.Field("after", "must be a timestamp like 2026-01-02T15:04:05.000Z (a message's createdAt)")
 		}
-		return replyPage(w)(s.Store.MessagesAfter(r.Context(), roomID, store.Timestamp(t), p))
+		return replyPage(w)(s.Store.Chat.MessagesAfter(r.Context(), roomID, store.Timestamp(t), p))
 	}
-	return replyPage(w)(s.Store.Messages(r.Context(), roomID, p))
+	return replyPage(w)(s.Store.Chat.Messages(r.Context(), roomID, p))
 }

@@ -42,7 +42,7 @@ func (s *Server) access(r *http.Request) (store.Access, error) {
 		return store.Access{}, err
 	}
 	id := r.PathValue("id")
-	a, err := s.Store.ResourceAccess(r.Context(), t, id, identity(r.Context()).UserID)
+	a, err := s.Store.Collab.ResourceAccess(r.Context(), t, id, identity(r.Context()).UserID)
 	if err == nil && !a.Member() {
 		err = errs.New(errs.NotFound, "%s %s not found", t, id)
 	}
@@ -69,7 +69,7 @@ func (s *Server) createResource(w http.ResponseWriter, r *http.Request) error {
 	}
 	res := collab.Resource{ResourceType: req.ResourceType, ResourceID: s.NewID(), Title: strings.TrimSpace(req.Title),
 		OwnerID: identity(r.Context()).UserID, CreatedAt: store.Timestamp(s.Now())}
-	if err := s.Store.CreateResource(r.Context(), res); err != nil {
+	if err := s.Store.Collab.CreateResource(r.Context(), res); err != nil {
 		return err
 	}
 	return created(w, "/resources/"+string(res.ResourceType)+"/"+res.ResourceID, res)
@@ -118,7 +118,7 @@ func (s *Server) createInvite(w http.ResponseWriter, r *http.Request) error {
 		Message: collab.SanitizeText(req.Message), CreatedAt: store.Timestamp(now), UpdatedAt: store.Timestamp(now),
 		ExpiresAt: store.Timestamp(now.Add(inviteTTL)), TTL: now.Add(inviteTTL).Unix(),
 	}
-	if err := s.Store.CreateInvite(r.Context(), inv); err != nil {
+	if err := s.Store.Collab.CreateInvite(r.Context(), inv); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusCreated, inviteJSON(inv, inv.CreatedAt))
@@ -138,7 +138,7 @@ func (s *Server) listInvites(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	invs, next, err := s.Store.ListInvites(r.Context(), a.Resource.ResourceType, a.Resource.ResourceID, p)
+	invs, next, err := s.Store.Collab.ListInvites(r.Context(), a.Resource.ResourceType, a.Resource.ResourceID, p)
 	if err != nil {
 		return err
 	}
@@ -159,7 +159,7 @@ func (s *Server) invite(r *http.Request) (collab.Invite, bool, error) {
 		return collab.Invite{}, false, err
 	}
 	me := identity(r.Context())
-	inv, err := s.Store.GetInvite(r.Context(), t, r.PathValue("id"), r.PathValue("inviteId"))
+	inv, err := s.Store.Collab.GetInvite(r.Context(), t, r.PathValue("id"), r.PathValue("inviteId"))
 	if err != nil {
 		return inv, false, err
 	}
@@ -187,7 +187,7 @@ func respondInvite(accept bool) func(*Server, http.ResponseWriter, *http.Request
 			// the same success, nothing written again.
 			var col *collab.Collaborator
 			if accept {
-				c, err := s.Store.GetCollaborator(r.Context(), inv.ResourceType, inv.ResourceID, identity(r.Context()).UserID)
+				c, err := s.Store.Collab.GetCollaborator(r.Context(), inv.ResourceType, inv.ResourceID, identity(r.Context()).UserID)
 				if err != nil {
 					return err
 				}
@@ -200,7 +200,7 @@ func respondInvite(accept bool) func(*Server, http.ResponseWriter, *http.Request
 		if why := inv.CanRespond(store.Timestamp(now)); why != nil {
 			return errs.New(errs.Conflict, "%s", why.Error())
 		}
-		inv, col, err := s.Store.RespondInvite(r.Context(), inv, accept, identity(r.Context()).UserID, now)
+		inv, col, err := s.Store.Collab.RespondInvite(r.Context(), inv, accept, identity(r.Context()).UserID, now)
 		if err != nil {
 			return err
 		}
@@ -239,7 +239,7 @@ func (s *Server) myInvites(w http.ResponseWriter, r *http.Request) error {
 		return errs.Field("via", `must be "email" or absent`)
 	}
 	now := s.Now()
-	invs, next, err := s.Store.ReceivedInvites(r.Context(), pk, status, now, p)
+	invs, next, err := s.Store.Collab.ReceivedInvites(r.Context(), pk, status, now, p)
 	if err != nil {
 		return err
 	}
@@ -255,12 +255,12 @@ func (s *Server) listCollaborators(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	return replyPage(w)(s.Store.ListCollaborators(r.Context(), a.Resource.ResourceType, a.Resource.ResourceID, p))
+	return replyPage(w)(s.Store.Collab.ListCollaborators(r.Context(), a.Resource.ResourceType, a.Resource.ResourceID, p))
 }
 
 func (s *Server) getCollaborator(w http.ResponseWriter, r *http.Request) error {
 	a := callerGrant(r).resource
-	return reply(w, http.StatusOK)(s.Store.GetCollaborator(r.Context(), a.Resource.ResourceType, a.Resource.ResourceID, r.PathValue("userId")))
+	return reply(w, http.StatusOK)(s.Store.Collab.GetCollaborator(r.Context(), a.Resource.ResourceType, a.Resource.ResourceID, r.PathValue("userId")))
 }
 
 // myCollaborations lists the caller's collaborations (?type= to filter), in
@@ -275,7 +275,7 @@ func (s *Server) myCollaborations(w http.ResponseWriter, r *http.Request) error 
 	if t != "" && !t.Valid() {
 		return errs.Field("type", `must be "goal", "quest" or "task"`)
 	}
-	return replyPage(w)(s.Store.UserCollaborations(r.Context(), identity(r.Context()).UserID, t, p))
+	return replyPage(w)(s.Store.Collab.UserCollaborations(r.Context(), identity(r.Context()).UserID, t, p))
 }
 
 type commentRequest struct {
@@ -299,7 +299,7 @@ func (s *Server) createComment(w http.ResponseWriter, r *http.Request) error {
 		CommentID: s.NewID(), ResourceType: a.Resource.ResourceType, ResourceID: a.Resource.ResourceID, ParentID: req.ParentID,
 		UserID: me, Text: collab.SanitizeText(req.Text), Mentions: collab.Mentions(req.Text, me), CreatedAt: store.Timestamp(s.Now()),
 	}
-	if err := s.Store.CreateComment(r.Context(), c); err != nil {
+	if err := s.Store.Collab.CreateComment(r.Context(), c); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusCreated, c)
@@ -334,7 +334,7 @@ func (s *Server) withCounts(r *http.Request, cs []collab.Comment) error {
 	for i, c := range cs {
 		ids[i] = c.CommentID
 	}
-	counts, err := s.Store.ReactionCounts(r.Context(), ids)
+	counts, err := s.Store.Collab.ReactionCounts(r.Context(), ids)
 	if err != nil {
 		return err
 	}
@@ -350,12 +350,12 @@ func (s *Server) listComments(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return s.replyComments(w, r)(s.Store.ListComments(r.Context(), a.Resource.ResourceType, a.Resource.ResourceID, p))
+	return s.replyComments(w, r)(s.Store.Collab.ListComments(r.Context(), a.Resource.ResourceType, a.Resource.ResourceID, p))
 }
 
 // comment reads the comment of the path and checks the caller may see it.
 func (s *Server) comment(r *http.Request) (collab.Comment, store.Access, error) {
-	c, a, err := s.Store.CommentAccess(r.Context(), r.PathValue("commentId"), identity(r.Context()).UserID)
+	c, a, err := s.Store.Collab.CommentAccess(r.Context(), r.PathValue("commentId"), identity(r.Context()).UserID)
 	if err == nil && !a.Member() {
 		err = errs.New(errs.NotFound, "comment %s not found", c.CommentID)
 	}
@@ -373,7 +373,7 @@ func (s *Server) listReplies(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return s.replyComments(w, r)(s.Store.ListReplies(r.Context(), c.CommentID, p))
+	return s.replyComments(w, r)(s.Store.Collab.ListReplies(r.Context(), c.CommentID, p))
 }
 
 type editCommentRequest struct {
@@ -393,12 +393,12 @@ func (s *Server) editComment(w http.ResponseWriter, r *http.Request) error {
 	if c.DeletedAt != "" {
 		return errs.New(errs.Conflict, "comment %s is deleted", c.CommentID)
 	}
-	return s.replyComment(w, r)(s.Store.EditComment(r.Context(), c, collab.SanitizeText(req.Text), collab.Mentions(req.Text, me), me, s.Now()))
+	return s.replyComment(w, r)(s.Store.Collab.EditComment(r.Context(), c, collab.SanitizeText(req.Text), collab.Mentions(req.Text, me), me, s.Now()))
 }
 
 func (s *Server) deleteComment(w http.ResponseWriter, r *http.Request) error {
 	c := callerGrant(r).comment // the author's (the route's access)
-	if err := s.Store.DeleteComment(r.Context(), c, c.UserID, s.Now()); err != nil {
+	if err := s.Store.Collab.DeleteComment(r.Context(), c, c.UserID, s.Now()); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -423,12 +423,12 @@ func (s *Server) addReaction(w http.ResponseWriter, r *http.Request) error {
 	}
 	me := identity(r.Context()).UserID
 	re := collab.Reaction{CommentID: c.CommentID, ResourceType: c.ResourceType, ResourceID: c.ResourceID, UserID: me, Emoji: e, CreatedAt: store.Timestamp(s.Now())}
-	created, err := s.Store.AddReaction(r.Context(), re)
+	created, err := s.Store.Collab.AddReaction(r.Context(), re)
 	if err != nil {
 		return err
 	}
 	if !created {
-		if re, err = s.Store.GetReaction(r.Context(), c.CommentID, me, e); err != nil {
+		if re, err = s.Store.Collab.GetReaction(r.Context(), c.CommentID, me, e); err != nil {
 			return err
 		}
 		writeJSON(w, http.StatusOK, re)
@@ -444,7 +444,7 @@ func (s *Server) removeReaction(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.Store.RemoveReaction(r.Context(), c.CommentID, identity(r.Context()).UserID, e); err != nil {
+	if err := s.Store.Collab.RemoveReaction(r.Context(), c.CommentID, identity(r.Context()).UserID, e); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -457,7 +457,7 @@ func (s *Server) listReactions(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return replyPage(w)(s.Store.ListReactions(r.Context(), c.CommentID, p))
+	return replyPage(w)(s.Store.Collab.ListReactions(r.Context(), c.CommentID, p))
 }
 
 // getReaction reads one user's reaction (the seed's GetItem pattern).
@@ -467,11 +467,11 @@ func (s *Server) getReaction(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return reply(w, http.StatusOK)(s.Store.GetReaction(r.Context(), c.CommentID, r.PathValue("userId"), e))
+	return reply(w, http.StatusOK)(s.Store.Collab.GetReaction(r.Context(), c.CommentID, r.PathValue("userId"), e))
 }
 
 func (s *Server) getPreferences(w http.ResponseWriter, r *http.Request) error {
-	return reply(w, http.StatusOK)(s.Store.GetPreferences(r.Context(), identity(r.Context()).UserID))
+	return reply(w, http.StatusOK)(s.Store.Collab.GetPreferences(r.Context(), identity(r.Context()).UserID))
 }
 
 type preferencesRequest struct {
@@ -499,7 +499,7 @@ func (s *Server) putPreferences(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	p.UpdatedAt = store.Timestamp(s.Now())
-	if err := s.Store.PutPreferences(r.Context(), p); err != nil {
+	if err := s.Store.Collab.PutPreferences(r.Context(), p); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, p)
@@ -507,7 +507,7 @@ func (s *Server) putPreferences(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) getProfile(w http.ResponseWriter, r *http.Request) error {
-	return reply(w, http.StatusOK)(s.Store.GetProfile(r.Context(), identity(r.Context()).UserID))
+	return reply(w, http.StatusOK)(s.Store.Collab.GetProfile(r.Context(), identity(r.Context()).UserID))
 }
 
 type profileRequest struct {
@@ -539,7 +539,7 @@ func (s *Server) putProfile(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	p := collab.Profile{UserID: identity(r.Context()).UserID, Name: strings.TrimSpace(req.Name), Email: strings.ToLower(req.Email), Locale: req.Locale, UpdatedAt: store.Timestamp(s.Now())}
-	return reply(w, http.StatusOK)(s.Store.PutProfile(r.Context(), p)) // createdAt kept
+	return reply(w, http.StatusOK)(s.Store.Collab.PutProfile(r.Context(), p)) // createdAt kept
 }
 
 func (s *Server) myNotifications(w http.ResponseWriter, r *http.Request) error {
@@ -547,5 +547,5 @@ func (s *Server) myNotifications(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return replyPage(w)(s.Store.ListNotifications(r.Context(), identity(r.Context()).UserID, s.Now(), p))
+	return replyPage(w)(s.Store.Collab.ListNotifications(r.Context(), identity(r.Context()).UserID, s.Now(), p))
 }

@@ -109,7 +109,7 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key string, 
 	if hold <= 0 {
 		hold = DefaultIdempotencyHold
 	}
-	state, claim, stored, until, err := s.Store.BeginRequest(r.Context(), identity(r.Context()).UserID, key, fp, now, hold, idempotencyKeep)
+	state, claim, stored, until, err := s.Store.Requests.BeginRequest(r.Context(), identity(r.Context()).UserID, key, fp, now, hold, idempotencyKeep)
 	if err != nil {
 		return err
 	}
@@ -152,17 +152,17 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key string, 
 		// Nothing done; the retry runs afresh: a limit counts from now, and
 		// a run that wrote nothing leaves no history to be consistent with
 		// (run as of its first start, the retry would write in the past).
-		if err := s.Store.AbortRequest(ctx, claim); err != nil {
+		if err := s.Store.Requests.AbortRequest(ctx, claim); err != nil {
 			s.log().Warn("idempotency: could not forget a key (it is free again when its hold ends)", "key", key, "err", err)
 		}
 	case buf.status >= 500 || buf.body.Len() > maxStoredBody:
 		// Maybe partly done (or continuing a run that was): the retry runs
 		// as of the first start, so what this run wrote is its own.
-		if err := s.Store.ReleaseRequest(ctx, claim); err != nil {
+		if err := s.Store.Requests.ReleaseRequest(ctx, claim); err != nil {
 			s.log().Warn("idempotency: could not release a key (it is free again when its hold ends)", "key", key, "err", err)
 		}
 	default:
-		if err := s.Store.EndRequest(ctx, claim, resp); err != nil {
+		if err := s.Store.Requests.EndRequest(ctx, claim, resp); err != nil {
 			// Done but not recorded: a repeat after the hold runs again.
 			s.log().Warn("idempotency: could not record a response", "key", key, "err", err)
 		}

@@ -84,7 +84,7 @@ func TestIdempotencyKey(t *testing.T) {
 	}
 	// The same request while the first holds the key: 409, Retry-After.
 	b, _ := json.Marshal(body)
-	if _, _, _, _, err := e.st.BeginRequest(context.Background(), "alice", "k-running", api.Fingerprint("POST", "/rooms", "", b), time.Now(), 20*time.Second, time.Hour); err != nil {
+	if _, _, _, _, err := e.st.Requests.BeginRequest(context.Background(), "alice", "k-running", api.Fingerprint("POST", "/rooms", "", b), time.Now(), 20*time.Second, time.Hour); err != nil {
 		t.Fatal(err)
 	}
 	busy, _ := e.keyed("POST", "/rooms", alice, "k-running", body)

@@ -48,14 +48,14 @@ func (s *Server) createIngredient(w http.ResponseWriter, r *http.Request) error 
 		IngredientID: s.NewID(), Name: strings.TrimSpace(req.Name), NormalizedName: normalized,
 		Category: strings.TrimSpace(req.Category), CreatedAt: store.Timestamp(s.Now()), CreatedBy: identity(r.Context()).UserID,
 	}
-	if err := s.Store.CreateIngredient(r.Context(), in); err != nil {
+	if err := s.Store.Cooking.CreateIngredient(r.Context(), in); err != nil {
 		return err
 	}
 	return created(w, "/ingredients/"+in.IngredientID, in)
 }
 
 func (s *Server) getIngredient(w http.ResponseWriter, r *http.Request) error {
-	return reply(w, http.StatusOK)(s.Store.GetIngredient(r.Context(), r.PathValue("ingredientId")))
+	return reply(w, http.StatusOK)(s.Store.Cooking.GetIngredient(r.Context(), r.PathValue("ingredientId")))
 }
 
 // listIngredients finds ingredients by exact name (?name=) or by the start
@@ -79,13 +79,13 @@ func (s *Server) listIngredients(w http.ResponseWriter, r *http.Request) error {
 		case len(n) > cooking.MaxNormalized:
 			return errs.Field("name", cooking.NormalizedTooLong)
 		}
-		return replyPage(w)(s.Store.FindIngredients(r.Context(), n, true, p))
+		return replyPage(w)(s.Store.Cooking.FindIngredients(r.Context(), n, true, p))
 	}
 	n := cooking.Normalize(prefix)
 	if len(n) > cooking.MaxNormalized {
 		return errs.Field("prefix", cooking.NormalizedTooLong)
 	}
-	return replyPage(w)(s.Store.FindIngredients(r.Context(), n, false, p))
+	return replyPage(w)(s.Store.Cooking.FindIngredients(r.Context(), n, false, p))
 }
 
 // Limits on cooking preferences.
@@ -103,7 +103,7 @@ type cookingPreferencesRequest struct {
 }
 
 func (s *Server) getCookingPreferences(w http.ResponseWriter, r *http.Request) error {
-	return reply(w, http.StatusOK)(s.Store.GetCookingPreferences(r.Context(), identity(r.Context()).UserID))
+	return reply(w, http.StatusOK)(s.Store.Cooking.GetCookingPreferences(r.Context(), identity(r.Context()).UserID))
 }
 
 // putCookingPreferences replaces the caller's cooking preferences: methods,
@@ -147,7 +147,7 @@ func (s *Server) putCookingPreferences(w http.ResponseWriter, r *http.Request) e
 	if err := errs.Fields(fs); err != nil {
 		return err
 	}
-	missing, err := s.Store.MissingIngredients(r.Context(), disliked)
+	missing, err := s.Store.Cooking.MissingIngredients(r.Context(), disliked)
 	if err != nil {
 		return err
 	}
@@ -161,5 +161,5 @@ func (s *Server) putCookingPreferences(w http.ResponseWriter, r *http.Request) e
 		UserID: identity(r.Context()).UserID, FavoriteMethods: methods, DietaryRestrictions: restrictions,
 		DislikedIngredients: disliked, SkillLevel: req.SkillLevel, Servings: req.Servings, UpdatedAt: store.Timestamp(s.Now()),
 	}
-	return reply(w, http.StatusOK)(p, s.Store.PutCookingPreferences(r.Context(), p))
+	return reply(w, http.StatusOK)(p, s.Store.Cooking.PutCookingPreferences(r.Context(), p))
 }

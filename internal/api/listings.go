@@ -81,7 +81,7 @@ func (s *Server) addListing(w http.ResponseWriter, r *http.Request) error {
 		Price: req.Price, Rooms: req.Rooms, Area: req.Area, Status: room.StatusUnseen, SeenBy: []string{},
 		AddedAt: now, AddedByUserID: me.UserID, UpdatedAt: now, UpdatedByUserID: me.UserID,
 	}
-	if err := s.Store.AddListing(r.Context(), l); err != nil {
+	if err := s.Store.Rooms.AddListing(r.Context(), l); err != nil {
 		return err
 	}
 	return created(w, "/rooms/"+me.RoomID+"/listings/"+l.ListingID, l)
@@ -89,7 +89,7 @@ func (s *Server) addListing(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) getListing(w http.ResponseWriter, r *http.Request) error {
 	me := callerMember(r)
-	return reply(w, http.StatusOK)(s.Store.GetListing(r.Context(), me.RoomID, r.PathValue("listingId")))
+	return reply(w, http.StatusOK)(s.Store.Rooms.GetListing(r.Context(), me.RoomID, r.PathValue("listingId")))
 }
 
 // listListings lists a room's listings, all or ?status= (GSI2).
@@ -103,9 +103,9 @@ func (s *Server) listListings(w http.ResponseWriter, r *http.Request) error {
 		if !st.Valid() {
 			return errs.Field("status", statusRule)
 		}
-		return replyPage(w)(s.Store.ListListingsByStatus(r.Context(), me.RoomID, st, p))
+		return replyPage(w)(s.Store.Rooms.ListListingsByStatus(r.Context(), me.RoomID, st, p))
 	}
-	return replyPage(w)(s.Store.ListListings(r.Context(), me.RoomID, p))
+	return replyPage(w)(s.Store.Rooms.ListListings(r.Context(), me.RoomID, p))
 }
 
 // findListing finds a listing by ?sourceBrand=&externalId= (GSI1).
@@ -122,7 +122,7 @@ func (s *Server) findListing(w http.ResponseWriter, r *http.Request) error {
 	if err := errs.Fields(fs); err != nil {
 		return err
 	}
-	return reply(w, http.StatusOK)(s.Store.FindListingByExternalID(r.Context(), me.RoomID, q.Get("sourceBrand"), q.Get("externalId")))
+	return reply(w, http.StatusOK)(s.Store.Rooms.FindListingByExternalID(r.Context(), me.RoomID, q.Get("sourceBrand"), q.Get("externalId")))
 }
 
 var statusRule = func() string {
@@ -160,7 +160,7 @@ func (s *Server) setStatus(w http.ResponseWriter, r *http.Request) error {
 	if err := room.CanMove(l.Status, req.Status); err != nil {
 		return errs.New(errs.Conflict, "%s", err.Error())
 	}
-	return reply(w, http.StatusOK)(s.Store.SetListingStatus(r.Context(), l, req.Status, me.UserID, store.Timestamp(s.Now()), ""))
+	return reply(w, http.StatusOK)(s.Store.Rooms.SetListingStatus(r.Context(), l, req.Status, me.UserID, store.Timestamp(s.Now()), ""))
 }
 
 // listing is the room's listing {listingId}: as read with the caller's
@@ -173,7 +173,7 @@ func (s *Server) listing(r *http.Request, roomID string) (room.Listing, error) {
 		}
 		return lr.listing, nil
 	}
-	return s.Store.GetListing(r.Context(), roomID, id)
+	return s.Store.Rooms.GetListing(r.Context(), roomID, id)
 }
 
 // markSeen records that the caller saw the listing (UNSEEN becomes SEEN).
@@ -183,7 +183,7 @@ func (s *Server) markSeen(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return reply(w, http.StatusOK)(s.Store.MarkSeen(r.Context(), l, me.UserID, store.Timestamp(s.Now())))
+	return reply(w, http.StatusOK)(s.Store.Rooms.MarkSeen(r.Context(), l, me.UserID, store.Timestamp(s.Now())))
 }
 
 func (s *Server) compatibilityHistory(w http.ResponseWriter, r *http.Request) error {
@@ -192,7 +192,7 @@ func (s *Server) compatibilityHistory(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
-	return replyPage(w)(s.Store.ListCompatibility(r.Context(), me.RoomID, p))
+	return replyPage(w)(s.Store.Rooms.ListCompatibility(r.Context(), me.RoomID, p))
 }
 
 // activities lists the room's feed newest first, or with ?after=<timestamp>
@@ -212,9 +212,9 @@ func (s *Server) activities(w http.ResponseWriter, r *http.Request) error {
 		if perr != nil {
 			return errs.Field("after", "must be a timestamp like 2026-01-02T15:04:05.000Z (an activity's createdAt)")
 		}
-		as, next, err = s.Store.ActivitiesAfter(r.Context(), me.RoomID, store.Timestamp(t), now, p)
+		as, next, err = s.Store.Rooms.ActivitiesAfter(r.Context(), me.RoomID, store.Timestamp(t), now, p)
 	} else {
-		as, next, err = s.Store.ListActivities(r.Context(), me.RoomID, now, p)
+		as, next, err = s.Store.Rooms.ListActivities(r.Context(), me.RoomID, now, p)
 	}
 	if err != nil {
 		return err

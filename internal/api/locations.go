@@ -141,11 +141,11 @@ func (s *Server) createLocation(w http.ResponseWriter, r *http.Request) error {
 		AddressComponents: trimComponents(req.AddressComponents), Lat: *req.Lat, Lng: *req.Lng,
 		Status: location.Active, CreatedAt: now, UpdatedAt: now,
 	}
-	err := s.Store.CreateLocation(r.Context(), l)
+	err := s.Store.Locations.CreateLocation(r.Context(), l)
 	if errs.Is(err, errs.Conflict) {
 		// The code is taken: by this very location sent again (a retry)
 		// it is the same success; by another, a 409 naming it.
-		old, gerr := s.Store.GetLocationByCode(r.Context(), l.LocationCode)
+		old, gerr := s.Store.Locations.GetLocationByCode(r.Context(), l.LocationCode)
 		if gerr != nil {
 			return err
 		}
@@ -172,7 +172,7 @@ func sameLocation(old, l location.Location) bool {
 }
 
 func (s *Server) getLocation(w http.ResponseWriter, r *http.Request) error {
-	return reply(w, http.StatusOK)(s.Store.GetLocation(r.Context(), r.PathValue("locationId")))
+	return reply(w, http.StatusOK)(s.Store.Locations.GetLocation(r.Context(), r.PathValue("locationId")))
 }
 
 // getLocationByCode finds a location through its code lookup. A
@@ -182,7 +182,7 @@ func (s *Server) getLocationByCode(w http.ResponseWriter, r *http.Request) error
 	if !location.ValidCode(code) {
 		return errs.Field("code", location.CodeRule)
 	}
-	return reply(w, http.StatusOK)(s.Store.GetLocationByCode(r.Context(), code))
+	return reply(w, http.StatusOK)(s.Store.Locations.GetLocationByCode(r.Context(), code))
 }
 
 // Orders of GET /locations.
@@ -215,7 +215,7 @@ func (s *Server) listLocations(w http.ResponseWriter, r *http.Request) error {
 	if err := errs.Fields(fs); err != nil {
 		return err
 	}
-	return replyPage(w)(s.Store.ListLocations(r.Context(), status, order, p))
+	return replyPage(w)(s.Store.Locations.ListLocations(r.Context(), status, order, p))
 }
 
 // updateLocationRequest: a member left out or null keeps its value;
@@ -258,7 +258,7 @@ func (req updateLocationRequest) validate() error {
 // activeLocation reads the location of the path; a deactivated one is a 409
 // (it is kept for its code, not changed).
 func (s *Server) activeLocation(r *http.Request) (location.Location, error) {
-	l, err := s.Store.GetLocation(r.Context(), r.PathValue("locationId"))
+	l, err := s.Store.Locations.GetLocation(r.Context(), r.PathValue("locationId"))
 	if err == nil && l.Status != location.Active {
 		err = errs.New(errs.Conflict, "location %s is inactive", l.LocationID)
 	}
@@ -299,21 +299,21 @@ func (s *Server) updateLocation(w http.ResponseWriter, r *http.Request) error {
 	}
 	prev := l.UpdatedAt
 	l.UpdatedAt = store.Timestamp(s.Now())
-	return reply(w, http.StatusOK)(s.Store.UpdateLocation(r.Context(), l, prev))
+	return reply(w, http.StatusOK)(s.Store.Locations.UpdateLocation(r.Context(), l, prev))
 }
 
 // deleteLocation deactivates a location (admins only): a soft delete, the
 // location stays readable with status inactive and its code stays taken.
 // Deactivating it again is a 409.
 func (s *Server) deleteLocation(w http.ResponseWriter, r *http.Request) error {
-	l, err := s.Store.GetLocation(r.Context(), r.PathValue("locationId"))
+	l, err := s.Store.Locations.GetLocation(r.Context(), r.PathValue("locationId"))
 	if err != nil {
 		return err
 	}
 	if l.Status == location.Inactive {
 		return errs.New(errs.Conflict, "location %s is already inactive", l.LocationID)
 	}
-	return reply(w, http.StatusOK)(s.Store.DeactivateLocation(r.Context(), l.LocationID, store.Timestamp(s.Now())))
+	return reply(w, http.StatusOK)(s.Store.Locations.DeactivateLocation(r.Context(), l.LocationID, store.Timestamp(s.Now())))
 }
 
 type changeCodeRequest struct {
@@ -339,7 +339,7 @@ func (s *Server) changeLocationCode(w http.ResponseWriter, r *http.Request) erro
 		return err
 	}
 	if req.LocationCode != l.LocationCode {
-		if l, err = s.Store.ChangeLocationCode(r.Context(), l, req.LocationCode, store.Timestamp(s.Now())); err != nil {
+		if l, err = s.Store.Locations.ChangeLocationCode(r.Context(), l, req.LocationCode, store.Timestamp(s.Now())); err != nil {
 			return err
 		}
 	}

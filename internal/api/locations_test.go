@@ -373,7 +373,7 @@ func TestSeed001SoftDelete(t *testing.T) {
 
 	// The store refuses a change of code of an inactive location by itself
 	// (a deactivation racing the handler's read), and nothing changes.
-	if _, err := e.st.ChangeLocationCode(context.Background(), l, "austin-main-02", "2025-03-14T16:00:00.000Z"); !errs.Is(err, errs.Conflict) {
+	if _, err := e.st.Locations.ChangeLocationCode(context.Background(), l, "austin-main-02", "2025-03-14T16:00:00.000Z"); !errs.Is(err, errs.Conflict) {
 		t.Errorf("store: change of code of an inactive location: %v", err)
 	}
 	e.unchanged(before, "the store's change of code of an inactive location")
@@ -453,7 +453,7 @@ func TestSeed001ChangeCode(t *testing.T) {
 
 	// Taken (by an active or an inactive location): 409, nothing changes.
 	e.create("houston-01")
-	h, _ := e.st.GetLocationByCode(context.Background(), "houston-01")
+	h, _ := e.st.Locations.GetLocationByCode(context.Background(), "houston-01")
 	e.ok(http.StatusOK, "DELETE", "/locations/"+h.LocationID, e.admin, nil, nil)
 	before := e.snapshot()
 	for _, code := range []string{"dallas-01", "houston-01"} {
@@ -467,7 +467,7 @@ func TestSeed001ChangeCode(t *testing.T) {
 	if diff := cmp.Diff(a, got); diff != "" {
 		t.Errorf("same code (-before +after):\n%s", diff)
 	}
-	if _, err := e.st.ChangeLocationCode(context.Background(), a, "austin-main-01", "2025-03-14T16:00:00.000Z"); err != nil {
+	if _, err := e.st.Locations.ChangeLocationCode(context.Background(), a, "austin-main-01", "2025-03-14T16:00:00.000Z"); err != nil {
 		t.Errorf("store: change to the same code: %v", err)
 	}
 	for _, c := range []struct {

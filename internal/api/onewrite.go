@@ -113,20 +113,20 @@ func (s *Server) oneWrite(w http.ResponseWriter, r *http.Request, rt route, op *
 			a.Resource.OwnerID = me
 		}
 		fr = r.WithContext(context.WithValue(r.Context(), grantKey{}, grant{resource: a}))
-		guards = append(guards, s.Store.AccessCheck(t, id, me, owner))
+		guards = append(guards, s.Store.Collab.AccessCheck(t, id, me, owner))
 	case rt.commit == foldComment:
 		// an outsider's request costs this read, as the ordinary way's
 		// first read, then the refused commit and the ordinary way
-		c, err := s.Store.CommentRef(r.Context(), r.PathValue("commentId"))
+		c, err := s.Store.Collab.CommentRef(r.Context(), r.PathValue("commentId"))
 		if err != nil {
 			return ordinary()
 		}
 		fr = r.WithContext(context.WithValue(r.Context(), grantKey{}, grant{comment: c}))
-		guards = append(guards, s.Store.AccessCheck(c.ResourceType, c.ResourceID, me, false))
+		guards = append(guards, s.Store.Collab.AccessCheck(c.ResourceType, c.ResourceID, me, false))
 	case rt.commit == readListing:
 		// the membership and the listing in one read: an outsider is
 		// refused the ordinary way, having read what a member reads
-		m, isMember, l, found, err := s.Store.MemberListing(r.Context(), r.PathValue("roomId"), me, r.PathValue("listingId"))
+		m, isMember, l, found, err := s.Store.Rooms.MemberListing(r.Context(), r.PathValue("roomId"), me, r.PathValue("listingId"))
 		if err != nil || !isMember {
 			return ordinary()
 		}

@@ -327,7 +327,7 @@ func TestResourceAccessFold(t *testing.T) {
 	if _, err := e.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(e.table), Item: ghost}); err != nil {
 		t.Fatal(err)
 	}
-	stats, err := e.st.BackfillResourceAccess(ctx, 2, nil)
+	stats, err := e.st.Collab.BackfillResourceAccess(ctx, 2, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -344,10 +344,10 @@ func TestResourceAccessFold(t *testing.T) {
 	inv := collab.Invite{InviteID: "to-self", InviterID: "alice", InviteeEmail: "alice@example.com", ResourceType: collab.Goal, ResourceID: w.goal,
 		Status: collab.InvitePending, CreatedAt: store.Timestamp(e.clock.Peek()), UpdatedAt: store.Timestamp(e.clock.Peek()),
 		ExpiresAt: store.Timestamp(e.clock.Peek().Add(time.Hour)), TTL: e.clock.Peek().Add(time.Hour).Unix()}
-	if err := e.st.CreateInvite(ctx, inv); err != nil {
+	if err := e.st.Collab.CreateInvite(ctx, inv); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := e.st.RespondInvite(ctx, inv, true, "alice", e.clock.Peek()); err != nil {
+	if _, _, err := e.st.Collab.RespondInvite(ctx, inv, true, "alice", e.clock.Peek()); err != nil {
 		t.Fatal(err)
 	}
 	oneRequest(send(cOwner, invite, "/resources/goal/"+w.goal+"/invites", map[string]any{"inviteeId": "hugo"}, 201), 0)
@@ -358,7 +358,7 @@ func TestResourceAccessFold(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, want := range []int64{1, 0} {
-		stats, err := e.st.BackfillResourceAccess(ctx, 3, nil)
+		stats, err := e.st.Collab.BackfillResourceAccess(ctx, 3, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

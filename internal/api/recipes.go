@@ -120,7 +120,7 @@ func (s *Server) recipe(r *http.Request) (cooking.Recipe, error) {
 	if err := errs.Fields(fs); err != nil {
 		return cooking.Recipe{}, err
 	}
-	missing, err := s.Store.MissingIngredients(r.Context(), ids)
+	missing, err := s.Store.Cooking.MissingIngredients(r.Context(), ids)
 	if err != nil {
 		return cooking.Recipe{}, err
 	}
@@ -144,14 +144,14 @@ func (s *Server) createRecipe(w http.ResponseWriter, r *http.Request) error {
 	}
 	now := store.Timestamp(s.Now())
 	rc.RecipeID, rc.AuthorID, rc.CreatedAt, rc.UpdatedAt = s.NewID(), identity(r.Context()).UserID, now, now
-	if err := s.Store.CreateRecipe(r.Context(), rc); err != nil {
+	if err := s.Store.Cooking.CreateRecipe(r.Context(), rc); err != nil {
 		return err
 	}
 	return created(w, "/recipes/"+rc.RecipeID, rc)
 }
 
 func (s *Server) getRecipe(w http.ResponseWriter, r *http.Request) error {
-	return reply(w, http.StatusOK)(s.Store.GetRecipe(r.Context(), r.PathValue("recipeId")))
+	return reply(w, http.StatusOK)(s.Store.Cooking.GetRecipe(r.Context(), r.PathValue("recipeId")))
 }
 
 // putRecipe replaces a recipe's author fields (its ratings stay): only
@@ -163,13 +163,13 @@ func (s *Server) putRecipe(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	rc.RecipeID, rc.UpdatedAt = id, store.Timestamp(s.Now())
-	return reply(w, http.StatusOK)(s.Store.UpdateRecipe(r.Context(), rc, me))
+	return reply(w, http.StatusOK)(s.Store.Cooking.UpdateRecipe(r.Context(), rc, me))
 }
 
 // recipeAuthor is the access of a recipe's changes: someone else's recipe
 // is a 403 whatever the body (a missing one 404).
 func (s *Server) recipeAuthor(r *http.Request) error {
-	cur, err := s.Store.GetRecipe(r.Context(), r.PathValue("recipeId"))
+	cur, err := s.Store.Cooking.GetRecipe(r.Context(), r.PathValue("recipeId"))
 	if err != nil {
 		return err
 	}
@@ -180,7 +180,7 @@ func (s *Server) recipeAuthor(r *http.Request) error {
 }
 
 func (s *Server) deleteRecipe(w http.ResponseWriter, r *http.Request) error {
-	if err := s.Store.DeleteRecipe(r.Context(), r.PathValue("recipeId"), identity(r.Context()).UserID); err != nil {
+	if err := s.Store.Cooking.DeleteRecipe(r.Context(), r.PathValue("recipeId"), identity(r.Context()).UserID); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -203,9 +203,9 @@ func (s *Server) listRecipes(w http.ResponseWriter, r *http.Request) error {
 		if !slices.Contains(cooking.Methods, method) {
 			return errs.Field("method", "must be one of "+strings.Join(cooking.Methods, ", "))
 		}
-		return replyPage(w)(s.Store.RecipesByMethod(r.Context(), method, p))
+		return replyPage(w)(s.Store.Cooking.RecipesByMethod(r.Context(), method, p))
 	case author != "":
-		return replyPage(w)(s.Store.RecipesByAuthor(r.Context(), author, p))
+		return replyPage(w)(s.Store.Cooking.RecipesByAuthor(r.Context(), author, p))
 	}
 	return errs.Field("method", "give method or authorId")
 }
@@ -241,7 +241,7 @@ func (s *Server) recentCookings(w http.ResponseWriter, r *http.Request) error {
 	} else if !monthPattern.MatchString(month) || !cooking.ValidMonth(month) {
 		return errs.Field("month", fmt.Sprintf("must be a month, yyyy-mm, of the years %d to %d", cooking.MinYear, cooking.MaxYear))
 	}
-	items, next, err := s.Store.RecentCookings(r.Context(), month, p)
+	items, next, err := s.Store.Cooking.RecentCookings(r.Context(), month, p)
 	if err != nil {
 		return err
 	}
@@ -270,7 +270,7 @@ func (s *Server) trendingRecipes(w http.ResponseWriter, r *http.Request) error {
 	} else if !weekPattern.MatchString(week) || !cooking.ValidWeek(week) {
 		return errs.Field("week", "must be an ISO week that exists, yyyy-Www (W53 only in the years that have one)")
 	}
-	return replyPage(w)(s.Store.TrendingRecipes(r.Context(), week, p))
+	return replyPage(w)(s.Store.Cooking.TrendingRecipes(r.Context(), week, p))
 }
 
 type historyRequest struct {
@@ -316,7 +316,7 @@ func (s *Server) recordCooking(w http.ResponseWriter, r *http.Request) error {
 	if err := errs.Fields(fs); err != nil {
 		return err
 	}
-	rc, err := s.Store.GetRecipe(r.Context(), req.RecipeID)
+	rc, err := s.Store.Cooking.GetRecipe(r.Context(), req.RecipeID)
 	if errs.Is(err, errs.NotFound) {
 		return errs.Field("recipeId", "unknown recipe "+req.RecipeID)
 	} else if err != nil {
@@ -327,7 +327,7 @@ func (s *Server) recordCooking(w http.ResponseWriter, r *http.Request) error {
 		UserID: identity(r.Context()).UserID, HistoryID: s.NewID(), RecipeID: rc.RecipeID, RecipeTitle: rc.Title, CookDate: cookDate,
 		Rating: req.Rating, Notes: strings.TrimSpace(req.Notes), Favorite: req.Favorite, CreatedAt: at, UpdatedAt: at,
 	}
-	if err := s.Store.RecordCooking(r.Context(), h); err != nil {
+	if err := s.Store.Cooking.RecordCooking(r.Context(), h); err != nil {
 		return err
 	}
 	return created(w, "/me/cooking-history/"+h.HistoryID, h)
@@ -338,7 +338,7 @@ func (s *Server) listHistory(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return replyPage(w)(s.Store.ListHistory(r.Context(), identity(r.Context()).UserID, p))
+	return replyPage(w)(s.Store.Cooking.ListHistory(r.Context(), identity(r.Context()).UserID, p))
 }
 
 func (s *Server) listFavorites(w http.ResponseWriter, r *http.Request) error {
@@ -346,11 +346,11 @@ func (s *Server) listFavorites(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return replyPage(w)(s.Store.ListFavorites(r.Context(), identity(r.Context()).UserID, p))
+	return replyPage(w)(s.Store.Cooking.ListFavorites(r.Context(), identity(r.Context()).UserID, p))
 }
 
 func (s *Server) getHistory(w http.ResponseWriter, r *http.Request) error {
-	return reply(w, http.StatusOK)(s.Store.GetHistory(r.Context(), identity(r.Context()).UserID, r.PathValue("historyId")))
+	return reply(w, http.StatusOK)(s.Store.Cooking.GetHistory(r.Context(), identity(r.Context()).UserID, r.PathValue("historyId")))
 }
 
 // historyPatch is a history change; a field absent is kept, a rating or
@@ -400,11 +400,11 @@ func (s *Server) patchHistory(w http.ResponseWriter, r *http.Request) error {
 	if err := errs.Fields(fs); err != nil {
 		return err
 	}
-	return reply(w, http.StatusOK)(s.Store.UpdateHistory(r.Context(), identity(r.Context()).UserID, r.PathValue("historyId"), p))
+	return reply(w, http.StatusOK)(s.Store.Cooking.UpdateHistory(r.Context(), identity(r.Context()).UserID, r.PathValue("historyId"), p))
 }
 
 func (s *Server) deleteHistory(w http.ResponseWriter, r *http.Request) error {
-	if err := s.Store.DeleteHistory(r.Context(), identity(r.Context()).UserID, r.PathValue("historyId")); err != nil {
+	if err := s.Store.Cooking.DeleteHistory(r.Context(), identity(r.Context()).UserID, r.PathValue("historyId")); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -421,7 +421,7 @@ func (s *Server) startSession(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(r, &req); err != nil {
 		return err
 	}
-	rc, err := s.Store.GetRecipe(r.Context(), req.RecipeID)
+	rc, err := s.Store.Cooking.GetRecipe(r.Context(), req.RecipeID)
 	if errs.Is(err, errs.NotFound) {
 		return errs.Field("recipeId", "unknown recipe "+req.RecipeID)
 	} else if err != nil {
@@ -432,14 +432,14 @@ func (s *Server) startSession(w http.ResponseWriter, r *http.Request) error {
 		UserID: identity(r.Context()).UserID, SessionID: s.NewID(), RecipeID: rc.RecipeID, RecipeTitle: rc.Title, StepCount: len(rc.Steps),
 		Status: cooking.SessionActive, StartedAt: store.Timestamp(now), UpdatedAt: store.Timestamp(now), TTL: now.Add(cooking.SessionTTL).Unix(),
 	}
-	if err := s.Store.StartSession(r.Context(), ss); err != nil {
+	if err := s.Store.Cooking.StartSession(r.Context(), ss); err != nil {
 		return err
 	}
 	return created(w, "/me/cooking-sessions/"+ss.SessionID, ss)
 }
 
 func (s *Server) getSession(w http.ResponseWriter, r *http.Request) error {
-	return reply(w, http.StatusOK)(s.Store.GetSession(r.Context(), identity(r.Context()).UserID, r.PathValue("sessionId"), s.Now()))
+	return reply(w, http.StatusOK)(s.Store.Cooking.GetSession(r.Context(), identity(r.Context()).UserID, r.PathValue("sessionId"), s.Now()))
 }
 
 type sessionStepRequest struct {
@@ -454,11 +454,11 @@ func (s *Server) setSessionStep(w http.ResponseWriter, r *http.Request) error {
 	if req.Step < 0 {
 		return errs.Field("step", "must be 0 or more")
 	}
-	return reply(w, http.StatusOK)(s.Store.SetSessionStep(r.Context(), identity(r.Context()).UserID, r.PathValue("sessionId"), req.Step, s.Now()))
+	return reply(w, http.StatusOK)(s.Store.Cooking.SetSessionStep(r.Context(), identity(r.Context()).UserID, r.PathValue("sessionId"), req.Step, s.Now()))
 }
 
 func (s *Server) abandonSession(w http.ResponseWriter, r *http.Request) error {
-	return reply(w, http.StatusOK)(s.Store.AbandonSession(r.Context(), identity(r.Context()).UserID, r.PathValue("sessionId"), s.Now()))
+	return reply(w, http.StatusOK)(s.Store.Cooking.AbandonSession(r.Context(), identity(r.Context()).UserID, r.PathValue("sessionId"), s.Now()))
 }
 
 type completeSessionRequest struct {
@@ -482,7 +482,7 @@ func (s *Server) completeSession(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	userID, now := identity(r.Context()).UserID, s.Now()
-	ss, err := s.Store.GetSession(r.Context(), userID, r.PathValue("sessionId"), now)
+	ss, err := s.Store.Cooking.GetSession(r.Context(), userID, r.PathValue("sessionId"), now)
 	if err != nil {
 		return err
 	}
@@ -491,7 +491,7 @@ func (s *Server) completeSession(w http.ResponseWriter, r *http.Request) error {
 		UserID: userID, HistoryID: s.NewID(), RecipeID: ss.RecipeID, RecipeTitle: ss.RecipeTitle, CookDate: now.UTC().Format(cooking.CookDateLayout),
 		Rating: req.Rating, Notes: strings.TrimSpace(req.Notes), Favorite: req.Favorite, SessionID: ss.SessionID, CreatedAt: at, UpdatedAt: at,
 	}
-	got, isNew, err := s.Store.CompleteSession(r.Context(), h, now)
+	got, isNew, err := s.Store.Cooking.CompleteSession(r.Context(), h, now)
 	if err != nil {
 		return err
 	}
@@ -503,7 +503,7 @@ func (s *Server) completeSession(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) mySuggestions(w http.ResponseWriter, r *http.Request) error {
-	return reply(w, http.StatusOK)(s.Store.GetSuggestions(r.Context(), identity(r.Context()).UserID, s.Now()))
+	return reply(w, http.StatusOK)(s.Store.Cooking.GetSuggestions(r.Context(), identity(r.Context()).UserID, s.Now()))
 }
 
 // publicProfile is what anyone signed in sees of a user (pattern 1): no
@@ -518,7 +518,7 @@ type publicProfile struct {
 
 func (s *Server) userProfile(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("userId")
-	p, err := s.Store.GetProfile(r.Context(), id)
+	p, err := s.Store.Collab.GetProfile(r.Context(), id)
 	if err != nil {
 		return err
 	}

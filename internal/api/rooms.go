@@ -92,7 +92,7 @@ func (s *Server) createRoom(w http.ResponseWriter, r *http.Request) error {
 		RoomID: s.NewID(), Name: strings.TrimSpace(req.Name), CreatedByUserID: identity(r.Context()).UserID,
 		CreatedAt: store.Timestamp(s.Now()), SearchType: req.SearchType, Context: ctx,
 	}
-	if _, err := s.Store.CreateRoom(r.Context(), rm); err != nil {
+	if _, err := s.Store.Rooms.CreateRoom(r.Context(), rm); err != nil {
 		return err
 	}
 	return created(w, "/rooms/"+rm.RoomID, rm)
@@ -138,7 +138,7 @@ func (s *Server) updateRoom(w http.ResponseWriter, r *http.Request) error {
 	if err := errs.Fields(fs); err != nil {
 		return err
 	}
-	return reply(w, http.StatusOK)(s.Store.UpdateRoomContext(r.Context(), me.RoomID, ctx, store.Timestamp(s.Now()), me.UserID))
+	return reply(w, http.StatusOK)(s.Store.Rooms.UpdateRoomContext(r.Context(), me.RoomID, ctx, store.Timestamp(s.Now()), me.UserID))
 }
 
 // deleteRoom deletes the Room item, seals the room's chat, and answers 202:
@@ -147,7 +147,7 @@ func (s *Server) updateRoom(w http.ResponseWriter, r *http.Request) error {
 // connections.
 func (s *Server) deleteRoom(w http.ResponseWriter, r *http.Request) error {
 	me := callerMember(r)
-	if err := s.Store.DeleteRoom(r.Context(), me.RoomID, store.Timestamp(s.Now())); err != nil {
+	if err := s.Store.Rooms.DeleteRoom(r.Context(), me.RoomID, store.Timestamp(s.Now())); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusAccepted, map[string]string{"roomId": me.RoomID, "status": "deleting"})
@@ -157,7 +157,7 @@ func (s *Server) deleteRoom(w http.ResponseWriter, r *http.Request) error {
 // getMember checks one user's membership (members only).
 func (s *Server) getMember(w http.ResponseWriter, r *http.Request) error {
 	me := callerMember(r)
-	return reply(w, http.StatusOK)(s.Store.GetMember(r.Context(), me.RoomID, r.PathValue("userId")))
+	return reply(w, http.StatusOK)(s.Store.Rooms.GetMember(r.Context(), me.RoomID, r.PathValue("userId")))
 }
 
 // removeMember lets a member leave (their own id) or the owner remove a
@@ -171,7 +171,7 @@ func (s *Server) removeMember(w http.ResponseWriter, r *http.Request) error {
 	case target != me.UserID && me.Role != room.RoleOwner:
 		return errs.New(errs.Forbidden, "only the room's owner removes other members")
 	}
-	if err := s.Store.RemoveMember(r.Context(), me.RoomID, target); err != nil {
+	if err := s.Store.Rooms.RemoveMember(r.Context(), me.RoomID, target); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -182,7 +182,7 @@ func (s *Server) removeMember(w http.ResponseWriter, r *http.Request) error {
 // the same 404 as for a missing room.
 func (s *Server) member(r *http.Request) (room.Member, error) {
 	roomID := r.PathValue("roomId")
-	m, err := s.Store.GetMember(r.Context(), roomID, identity(r.Context()).UserID)
+	m, err := s.Store.Rooms.GetMember(r.Context(), roomID, identity(r.Context()).UserID)
 	if errs.Is(err, errs.NotFound) {
 		return m, errs.New(errs.NotFound, "room %s not found", roomID)
 	}
@@ -190,7 +190,7 @@ func (s *Server) member(r *http.Request) (room.Member, error) {
 }
 
 func (s *Server) getRoom(w http.ResponseWriter, r *http.Request) error {
-	return reply(w, http.StatusOK)(s.Store.GetRoom(r.Context(), r.PathValue("roomId")))
+	return reply(w, http.StatusOK)(s.Store.Rooms.GetRoom(r.Context(), r.PathValue("roomId")))
 }
 
 func (s *Server) myRooms(w http.ResponseWriter, r *http.Request) error {
@@ -198,7 +198,7 @@ func (s *Server) myRooms(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return replyPage(w)(s.Store.ListUserRooms(r.Context(), identity(r.Context()).UserID, p))
+	return replyPage(w)(s.Store.Rooms.ListUserRooms(r.Context(), identity(r.Context()).UserID, p))
 }
 
 type addMemberRequest struct {
@@ -215,11 +215,11 @@ func (s *Server) addMember(w http.ResponseWriter, r *http.Request) error {
 		return errs.Field("userId", auth.UserIDRule)
 	}
 	m := room.Member{RoomID: me.RoomID, UserID: req.UserID, Role: room.RoleMember, JoinedAt: store.Timestamp(s.Now())}
-	err := s.Store.AddMember(r.Context(), m)
+	err := s.Store.Rooms.AddMember(r.Context(), m)
 	if errs.Is(err, errs.Conflict) {
 		// A member already (the owner's retry, say): the same success,
 		// with the membership as it is.
-		if m, err = s.Store.GetMember(r.Context(), me.RoomID, req.UserID); err != nil {
+		if m, err = s.Store.Rooms.GetMember(r.Context(), me.RoomID, req.UserID); err != nil {
 			return err
 		}
 	} else if err != nil {
@@ -235,7 +235,7 @@ func (s *Server) listMembers(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return replyPage(w)(s.Store.ListMembers(r.Context(), me.RoomID, p))
+	return replyPage(w)(s.Store.Rooms.ListMembers(r.Context(), me.RoomID, p))
 }
 
 type putCriteriaRequest struct {
@@ -306,7 +306,7 @@ func (s *Server) putCriteria(w http.ResponseWriter, r *http.Request) error {
 	if cv.Source == "" {
 		cv.Source = room.SourceManual
 	}
-	return reply(w, http.StatusCreated)(s.Store.PutCriteria(r.Context(), cv))
+	return reply(w, http.StatusCreated)(s.Store.Rooms.PutCriteria(r.Context(), cv))
 }
 
 func (s *Server) listCriteria(w http.ResponseWriter, r *http.Request) error {
@@ -319,7 +319,7 @@ func (s *Server) listCriteria(w http.ResponseWriter, r *http.Request) error {
 	if userID != "" && !auth.ValidUserID(userID) {
 		return errs.Field("userId", auth.UserIDRule)
 	}
-	return replyPage(w)(s.Store.ListCriteria(r.Context(), me.RoomID, userID, p))
+	return replyPage(w)(s.Store.Rooms.ListCriteria(r.Context(), me.RoomID, userID, p))
 }
 
 // latestCriteria returns each member's latest criteria version (members
@@ -330,7 +330,7 @@ func (s *Server) latestCriteria(w http.ResponseWriter, r *http.Request) error {
 		if !auth.ValidUserID(userID) {
 			return errs.Field("userId", auth.UserIDRule)
 		}
-		cv, err := s.Store.LatestCriteria(r.Context(), me.RoomID, userID)
+		cv, err := s.Store.Rooms.LatestCriteria(r.Context(), me.RoomID, userID)
 		if err != nil {
 			return err
 		}
@@ -340,12 +340,12 @@ func (s *Server) latestCriteria(w http.ResponseWriter, r *http.Request) error {
 	var out []room.CriteriaVersion
 	cursor := ""
 	for {
-		ms, next, err := s.Store.ListMembers(r.Context(), me.RoomID, store.Page{Limit: store.MaxLimit, Cursor: cursor})
+		ms, next, err := s.Store.Rooms.ListMembers(r.Context(), me.RoomID, store.Page{Limit: store.MaxLimit, Cursor: cursor})
 		if err != nil {
 			return err
 		}
 		for _, m := range ms {
-			cv, err := s.Store.LatestCriteria(r.Context(), me.RoomID, m.UserID)
+			cv, err := s.Store.Rooms.LatestCriteria(r.Context(), me.RoomID, m.UserID)
 			if errs.Is(err, errs.NotFound) {
 				continue
 			}
@@ -363,10 +363,10 @@ func (s *Server) latestCriteria(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) combined(w http.ResponseWriter, r *http.Request) error {
 	me := callerMember(r)
-	return reply(w, http.StatusOK)(s.Store.LatestCombined(r.Context(), me.RoomID))
+	return reply(w, http.StatusOK)(s.Store.Rooms.LatestCombined(r.Context(), me.RoomID))
 }
 
 func (s *Server) compatibility(w http.ResponseWriter, r *http.Request) error {
 	me := callerMember(r)
-	return reply(w, http.StatusOK)(s.Store.LatestCompatibility(r.Context(), me.RoomID))
+	return reply(w, http.StatusOK)(s.Store.Rooms.LatestCompatibility(r.Context(), me.RoomID))
 }

@@ -107,7 +107,7 @@ func (c *Chat) broadcast(ctx context.Context, msgs []chat.Message) (int, error) 
 	// A search room's chat: only its current members' connections.
 	var audience *store.ChatAudience
 	if msgs[0].SearchRoom {
-		a, err := c.Store.ChatAudience(ctx, msgs[0].RoomID)
+		a, err := c.Store.Chat.ChatAudience(ctx, msgs[0].RoomID)
 		if err != nil {
 			return 0, fmt.Errorf("broadcast to room %s: %w", msgs[0].RoomID, err)
 		}
@@ -132,7 +132,7 @@ func (c *Chat) broadcast(ctx context.Context, msgs []chat.Message) (int, error) 
 	}
 	sem := make(chan struct{}, c.fanout())
 	var wg sync.WaitGroup
-	err := c.Store.EachRoomConnection(ctx, msgs[0].RoomID, now.Unix(), func(conn chat.Connection) error {
+	err := c.Store.Chat.EachRoomConnection(ctx, msgs[0].RoomID, now.Unix(), func(conn chat.Connection) error {
 		if audience != nil && !audience.May(conn.UserID) {
 			c.Withheld.Add(int64(len(frames)))
 			return nil
@@ -148,7 +148,7 @@ func (c *Chat) broadcast(ctx context.Context, msgs []chat.Message) (int, error) 
 					continue
 				case errors.Is(err, push.ErrGone):
 					c.Gone.Add(1)
-					if _, err := c.Store.DeleteGoneConnection(ctx, conn, cutoff); err != nil {
+					if _, err := c.Store.Chat.DeleteGoneConnection(ctx, conn, cutoff); err != nil {
 						fail(i, err)
 					}
 				default:
@@ -216,7 +216,7 @@ func (c *Chat) close(ctx context.Context, cl closure) error {
 	var errs []error
 	sem := make(chan struct{}, c.fanout())
 	var wg sync.WaitGroup
-	err := c.Store.EachRoomConnection(ctx, cl.RoomID, c.Now().Unix(), func(conn chat.Connection) error {
+	err := c.Store.Chat.EachRoomConnection(ctx, cl.RoomID, c.Now().Unix(), func(conn chat.Connection) error {
 		if cl.UserID != "" && conn.UserID != cl.UserID {
 			return nil
 		}
@@ -228,11 +228,11 @@ func (c *Chat) close(ctx context.Context, cl closure) error {
 			// not closed); then the socket; then the item. A crash between
 			// any two leaves the item in the room, so the retry does the
 			// rest (a socket closed already is gone: nothing to do).
-			mine, err := c.Store.CloseConnectionIn(ctx, conn, cl.RoomID)
+			mine, err := c.Store.Chat.CloseConnectionIn(ctx, conn, cl.RoomID)
 			if err == nil && mine {
 				if err = c.Pusher.Close(ctx, conn.ConnectionID); err == nil || errors.Is(err, push.ErrGone) {
 					var deleted bool
-					if deleted, err = c.Store.DeleteConnectionIn(ctx, conn, cl.RoomID); deleted {
+					if deleted, err = c.Store.Chat.DeleteConnectionIn(ctx, conn, cl.RoomID); deleted {
 						c.Closed.Add(1)
 					}
 				}

@@ -129,7 +129,7 @@ func TestChatBroadcast(t *testing.T) {
 	now := time.Now().UTC().Truncate(time.Millisecond) // real time: DynamoDB Local deletes expired items
 	conn := func(id, user, room string, age time.Duration) {
 		t.Helper()
-		err := st.Connect(ctx, chat.Connection{ConnectionID: id, UserID: user, RoomID: room,
+		err := st.Chat.Connect(ctx, chat.Connection{ConnectionID: id, UserID: user, RoomID: room,
 			ConnectedAt: store.Timestamp(now.Add(-age)), TTL: now.Add(chat.ConnectionTTL).Unix()})
 		if err != nil && !errs.Is(err, errs.Conflict) {
 			t.Fatal(err)
@@ -148,7 +148,7 @@ func TestChatBroadcast(t *testing.T) {
 		{RoomID: "global", MessageID: "m2", UserID: "bob", UserName: "bob", Content: "hello", CreatedAt: store.Timestamp(now.Add(time.Millisecond))},
 		{RoomID: "kitchen", MessageID: "m3", UserID: "erin", UserName: "erin", Content: "pho?", CreatedAt: store.Timestamp(now.Add(2 * time.Millisecond))},
 	} {
-		if err := st.PutMessage(ctx, m); err != nil {
+		if err := st.Chat.PutMessage(ctx, m); err != nil {
 			t.Fatal(i, err)
 		}
 	}
@@ -180,10 +180,10 @@ func TestChatBroadcast(t *testing.T) {
 	if got := mgmt.received(); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("received %v, want %v", got, want)
 	}
-	if _, err := st.GetConnection(ctx, "stale", now.Unix()); !errs.Is(err, errs.NotFound) {
+	if _, err := st.Chat.GetConnection(ctx, "stale", now.Unix()); !errs.Is(err, errs.NotFound) {
 		t.Errorf("the stale connection is still there: %v", err)
 	}
-	if _, err := st.GetConnection(ctx, "young", now.Unix()); err != nil {
+	if _, err := st.Chat.GetConnection(ctx, "young", now.Unix()); err != nil {
 		t.Errorf("the young connection was deleted: %v", err)
 	}
 	if p, g := n.Chat.Pushed.Load(), n.Chat.Gone.Load(); p != 5 || g != 2 {
@@ -236,7 +236,7 @@ func TestChatBroadcast(t *testing.T) {
 		State: func(ctx context.Context) (any, error) {
 			var left []string
 			for _, room := range []string{"global", "kitchen"} {
-				if err := st.EachRoomConnection(ctx, room, now.Unix(), func(c chat.Connection) error {
+				if err := st.Chat.EachRoomConnection(ctx, room, now.Unix(), func(c chat.Connection) error {
 					left = append(left, c.ConnectionID)
 					return nil
 				}); err != nil {
@@ -279,10 +279,10 @@ func TestChatPushAuthorization(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	_, err := st.CreateRoom(ctx, room.Room{RoomID: "r1", Name: "Flat", CreatedByUserID: "alice", CreatedAt: ts(0), SearchType: "rent"})
+	_, err := st.Rooms.CreateRoom(ctx, room.Room{RoomID: "r1", Name: "Flat", CreatedByUserID: "alice", CreatedAt: ts(0), SearchType: "rent"})
 	must(err)
 	for _, u := range []string{"bob", "dave"} {
-		must(st.AddMember(ctx, room.Member{RoomID: "r1", UserID: u, Role: room.RoleMember, JoinedAt: ts(0)}))
+		must(st.Rooms.AddMember(ctx, room.Member{RoomID: "r1", UserID: u, Role: room.RoleMember, JoinedAt: ts(0)}))
 	}
 	for _, cn := range []chat.Connection{
 		{ConnectionID: "alice-1", UserID: "alice", RoomID: "r1", SearchRoom: true},
@@ -291,11 +291,11 @@ func TestChatPushAuthorization(t *testing.T) {
 		{ConnectionID: "bob-global", UserID: "bob", RoomID: "global"},
 	} {
 		cn.ConnectedAt, cn.TTL = ts(-time.Minute), now.Add(chat.ConnectionTTL).Unix()
-		must(st.Connect(ctx, cn))
+		must(st.Chat.Connect(ctx, cn))
 	}
 	msg := func(id string, d time.Duration) {
 		t.Helper()
-		must(st.PutMessage(ctx, chat.Message{RoomID: "r1", MessageID: id, UserID: "alice", UserName: "alice", Content: id, CreatedAt: ts(d), SearchRoom: true}))
+		must(st.Chat.PutMessage(ctx, chat.Message{RoomID: "r1", MessageID: id, UserID: "alice", UserName: "alice", Content: id, CreatedAt: ts(d), SearchRoom: true}))
 	}
 	msg("m1", time.Millisecond)
 	before, err := replay.Capture(ctx, c.Streams, arn)
@@ -318,9 +318,9 @@ func TestChatPushAuthorization(t *testing.T) {
 	// come in one batch, in different groups (their partitions differ).
 	bobItem, err := c.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), Key: store.ConnectionKey("bob-1").AV()})
 	must(err)
-	must(st.RemoveMember(ctx, "r1", "bob"))
+	must(st.Rooms.RemoveMember(ctx, "r1", "bob"))
 	msg("m2", 2*time.Millisecond)
-	if err := st.PutMessage(ctx, chat.Message{RoomID: "r1", MessageID: "m-bob", UserID: "bob", UserName: "bob", Content: "still here?", CreatedAt: ts(3 * time.Millisecond), SearchRoom: true}); !errs.Is(err, errs.NotFound) {
+	if err := st.Chat.PutMessage(ctx, chat.Message{RoomID: "r1", MessageID: "m-bob", UserID: "bob", UserName: "bob", Content: "still here?", CreatedAt: ts(3 * time.Millisecond), SearchRoom: true}); !errs.Is(err, errs.NotFound) {
 		t.Fatalf("a removed member's message: %v, want NotFound", err)
 	}
 	all, err := replay.Capture(ctx, c.Streams, arn)
@@ -331,7 +331,7 @@ func TestChatPushAuthorization(t *testing.T) {
 	connections := func(ctx context.Context) ([]string, error) {
 		var left []string
 		for _, r := range []string{"r1", "global"} {
-			if err := st.EachRoomConnection(ctx, r, now.Unix(), func(c chat.Connection) error {
+			if err := st.Chat.EachRoomConnection(ctx, r, now.Unix(), func(c chat.Connection) error {
 				left = append(left, c.ConnectionID)
 				return nil
 			}); err != nil {
@@ -372,8 +372,8 @@ func TestChatPushAuthorization(t *testing.T) {
 
 	// The room is deleted: its chat is sealed, everyone's connections to
 	// it are closed, bob's elsewhere stays.
-	must(st.DeleteRoom(ctx, "r1", ts(time.Second)))
-	if err := st.PutMessage(ctx, chat.Message{RoomID: "r1", MessageID: "m3", UserID: "alice", UserName: "alice", Content: "after", CreatedAt: ts(2 * time.Second), SearchRoom: true}); !errs.Is(err, errs.NotFound) {
+	must(st.Rooms.DeleteRoom(ctx, "r1", ts(time.Second)))
+	if err := st.Chat.PutMessage(ctx, chat.Message{RoomID: "r1", MessageID: "m3", UserID: "alice", UserName: "alice", Content: "after", CreatedAt: ts(2 * time.Second), SearchRoom: true}); !errs.Is(err, errs.NotFound) {
 		t.Fatalf("a message to a deleted room's chat: %v, want NotFound", err)
 	}
 	last, err := replay.Capture(ctx, c.Streams, arn)

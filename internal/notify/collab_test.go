@@ -90,19 +90,19 @@ func collabScenario(t *testing.T, st *store.Store) {
 		{UserID: "carol", Name: "Carol", Email: "carol@example.com"},
 	} {
 		p.UpdatedAt = ts()
-		_, err := st.PutProfile(ctx, p)
+		_, err := st.Collab.PutProfile(ctx, p)
 		must(err)
 	}
-	must(st.PutPreferences(ctx, collab.Preferences{UserID: "carol", EmailOnInvite: true, EmailOnComment: true, EmailOnMention: true}))
-	must(st.PutPreferences(ctx, collab.Preferences{UserID: "bob", EmailOnInvite: true, EmailOnMention: true, EmailOnReaction: true}))
+	must(st.Collab.PutPreferences(ctx, collab.Preferences{UserID: "carol", EmailOnInvite: true, EmailOnComment: true, EmailOnMention: true}))
+	must(st.Collab.PutPreferences(ctx, collab.Preferences{UserID: "bob", EmailOnInvite: true, EmailOnMention: true, EmailOnReaction: true}))
 	res := collab.Resource{ResourceType: collab.Goal, ResourceID: "g1", Title: "Run a marathon", OwnerID: "alice", CreatedAt: ts()}
-	must(st.CreateResource(ctx, res))
+	must(st.Collab.CreateResource(ctx, res))
 	invite := func(id, invitee, email string) collab.Invite {
 		now := tick()
 		inv := collab.Invite{InviteID: id, InviterID: "alice", InviteeID: invitee, InviteeEmail: email, ResourceType: collab.Goal, ResourceID: "g1",
 			Status: collab.InvitePending, Message: "Join me &lt;3", CreatedAt: store.Timestamp(now), UpdatedAt: store.Timestamp(now),
 			ExpiresAt: store.Timestamp(now.Add(30 * 24 * time.Hour)), TTL: now.Add(30 * 24 * time.Hour).Unix()}
-		must(st.CreateInvite(ctx, inv))
+		must(st.Collab.CreateInvite(ctx, inv))
 		return inv
 	}
 	ib := invite("i-bob", "bob", "")
@@ -112,19 +112,19 @@ func collabScenario(t *testing.T, st *store.Store) {
 		inv collab.Invite
 		by  string
 	}{{ib, "bob"}, {ic, "carol"}} {
-		_, _, err := st.RespondInvite(ctx, x.inv, true, x.by, tick())
+		_, _, err := st.Collab.RespondInvite(ctx, x.inv, true, x.by, tick())
 		must(err)
 	}
 	c1 := collab.Comment{CommentID: "c1", ResourceType: collab.Goal, ResourceID: "g1", UserID: "bob",
 		Text: "Great start! @carol what do you think?", Mentions: []string{"carol"}, CreatedAt: ts()}
-	must(st.CreateComment(ctx, c1))
-	must(st.CreateComment(ctx, collab.Comment{CommentID: "c2", ResourceType: collab.Goal, ResourceID: "g1", ParentID: "c1", UserID: "alice", Text: "Thanks &amp; welcome", CreatedAt: ts()}))
+	must(st.Collab.CreateComment(ctx, c1))
+	must(st.Collab.CreateComment(ctx, collab.Comment{CommentID: "c2", ResourceType: collab.Goal, ResourceID: "g1", ParentID: "c1", UserID: "alice", Text: "Thanks &amp; welcome", CreatedAt: ts()}))
 	for _, r := range []collab.Reaction{{UserID: "carol", Emoji: "👍"}, {UserID: "alice", Emoji: "🎉"}, {UserID: "bob", Emoji: "👍"}} {
 		r.CommentID, r.ResourceType, r.ResourceID, r.CreatedAt = "c1", collab.Goal, "g1", ts()
-		_, err := st.AddReaction(ctx, r)
+		_, err := st.Collab.AddReaction(ctx, r)
 		must(err)
 	}
-	must(st.RemoveReaction(ctx, "c1", "alice", "🎉"))
+	must(st.Collab.RemoveReaction(ctx, "c1", "alice", "🎉"))
 }
 
 // Each expected e-mail goes out exactly once, and the in-app notifications
@@ -232,17 +232,17 @@ func TestInviteEmailPreferences(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	_, err := st.PutProfile(ctx, collab.Profile{UserID: "erin", Name: "Erin", Email: "erin@example.com", UpdatedAt: store.Timestamp(now)})
+	_, err := st.Collab.PutProfile(ctx, collab.Profile{UserID: "erin", Name: "Erin", Email: "erin@example.com", UpdatedAt: store.Timestamp(now)})
 	must(err)
-	must(st.PutPreferences(ctx, collab.Preferences{UserID: "erin"})) // everything off
-	must(st.CreateResource(ctx, collab.Resource{ResourceType: collab.Task, ResourceID: "t1", Title: "Paint", OwnerID: "alice", CreatedAt: store.Timestamp(now)}))
+	must(st.Collab.PutPreferences(ctx, collab.Preferences{UserID: "erin"})) // everything off
+	must(st.Collab.CreateResource(ctx, collab.Resource{ResourceType: collab.Task, ResourceID: "t1", Title: "Paint", OwnerID: "alice", CreatedAt: store.Timestamp(now)}))
 	for _, inv := range []collab.Invite{
 		{InviteID: "i1", InviteeID: "erin"},
 		{InviteID: "i2", InviteeEmail: "frank@example.com"},
 	} {
 		inv.InviterID, inv.ResourceType, inv.ResourceID, inv.Status = "alice", collab.Task, "t1", collab.InvitePending
 		inv.CreatedAt, inv.UpdatedAt, inv.ExpiresAt = store.Timestamp(now), store.Timestamp(now), store.Timestamp(now.Add(24*time.Hour))
-		must(st.CreateInvite(ctx, inv))
+		must(st.Collab.CreateInvite(ctx, inv))
 	}
 	ev, err := replay.Capture(ctx, c.Streams, arn)
 	must(err)
@@ -258,7 +258,7 @@ func TestInviteEmailPreferences(t *testing.T) {
 	if got := box.delivered(); len(got) != 1 || !strings.HasPrefix(got[0], "frank@example.com | ") {
 		t.Fatalf("e-mails %v, want only frank's", got)
 	}
-	notes, _, err := st.ListNotifications(ctx, "erin", now, store.Page{})
+	notes, _, err := st.Collab.ListNotifications(ctx, "erin", now, store.Page{})
 	must(err)
 	if len(notes) != 1 || notes[0].Type != collab.NotifyInvite || notes[0].InviteID != "i1" {
 		t.Fatalf("erin's notifications %+v", notes)
@@ -282,21 +282,21 @@ func TestCommentRecipientsAsOfTheComment(t *testing.T) {
 		}
 	}
 	for _, u := range []string{"alice", "bob", "erin"} {
-		_, err := st.PutProfile(ctx, collab.Profile{UserID: u, Name: strings.ToUpper(u[:1]) + u[1:], Email: u + "@example.com", UpdatedAt: store.Timestamp(tick())})
+		_, err := st.Collab.PutProfile(ctx, collab.Profile{UserID: u, Name: strings.ToUpper(u[:1]) + u[1:], Email: u + "@example.com", UpdatedAt: store.Timestamp(tick())})
 		must(err)
 	}
-	must(st.CreateResource(ctx, collab.Resource{ResourceType: collab.Quest, ResourceID: "q1", Title: "Climb", OwnerID: "alice", CreatedAt: store.Timestamp(tick())}))
+	must(st.Collab.CreateResource(ctx, collab.Resource{ResourceType: collab.Quest, ResourceID: "q1", Title: "Climb", OwnerID: "alice", CreatedAt: store.Timestamp(tick())}))
 	join := func(user string) {
 		now := tick()
 		inv := collab.Invite{InviteID: "i-" + user, InviterID: "alice", InviteeID: user, ResourceType: collab.Quest, ResourceID: "q1",
 			Status: collab.InvitePending, CreatedAt: store.Timestamp(now), UpdatedAt: store.Timestamp(now),
 			ExpiresAt: store.Timestamp(now.Add(24 * time.Hour)), TTL: now.Add(24 * time.Hour).Unix()}
-		must(st.CreateInvite(ctx, inv))
-		_, _, err := st.RespondInvite(ctx, inv, true, user, tick())
+		must(st.Collab.CreateInvite(ctx, inv))
+		_, _, err := st.Collab.RespondInvite(ctx, inv, true, user, tick())
 		must(err)
 	}
 	join("bob")
-	must(st.CreateComment(ctx, collab.Comment{CommentID: "c1", ResourceType: collab.Quest, ResourceID: "q1", UserID: "alice",
+	must(st.Collab.CreateComment(ctx, collab.Comment{CommentID: "c1", ResourceType: collab.Quest, ResourceID: "q1", UserID: "alice",
 		Text: "@bob @erin ready?", Mentions: []string{"bob", "erin"}, CreatedAt: store.Timestamp(tick())}))
 	join("erin") // after the comment: the notifier sees her as a collaborator, the comment's time does not
 
@@ -321,7 +321,7 @@ func TestCommentRecipientsAsOfTheComment(t *testing.T) {
 		t.Errorf("mention e-mails (-want +got):\n%s", diff)
 	}
 	for user, want := range map[string]int{"bob": 1, "erin": 0} {
-		notes, _, err := st.ListNotifications(ctx, user, t0, store.Page{})
+		notes, _, err := st.Collab.ListNotifications(ctx, user, t0, store.Page{})
 		must(err)
 		got := 0
 		for _, nt := range notes {

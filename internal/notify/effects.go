@@ -130,14 +130,14 @@ func (e *Effects) read(ctx context.Context, subjects []subject) (*reads, error) 
 	var wg sync.WaitGroup
 	var errs []error
 	wg.Go(func() {
-		res, comments, err := e.Store.CollabReads(ctx, refs, commentIDs)
+		res, comments, err := e.Store.Collab.CollabReads(ctx, refs, commentIDs)
 		mu.Lock()
 		defer mu.Unlock()
 		rd.resources, rd.comments, errs = res, comments, append(errs, err)
 	})
 	for r := range commented {
 		wg.Go(func() {
-			cols, err := e.Store.AllCollaborators(ctx, r.Type, r.ID)
+			cols, err := e.Store.Collab.AllCollaborators(ctx, r.Type, r.ID)
 			mu.Lock()
 			defer mu.Unlock()
 			rd.collabs[r], errs = cols, append(errs, err)
@@ -162,7 +162,7 @@ func (e *Effects) read(ctx context.Context, subjects []subject) (*reads, error) 
 			users = append(users, s.reaction.UserID, rd.comments[s.reaction.CommentID].UserID)
 		}
 	}
-	profiles, prefs, err := e.Store.People(ctx, users)
+	profiles, prefs, err := e.Store.Collab.People(ctx, users)
 	if err != nil {
 		return nil, err
 	}
@@ -178,7 +178,7 @@ func (e *Effects) read(ctx context.Context, subjects []subject) (*reads, error) 
 		}
 	}
 	if len(texts) > 0 {
-		full, err := e.Store.CommentTexts(ctx, texts)
+		full, err := e.Store.Collab.CommentTexts(ctx, texts)
 		if err != nil {
 			return nil, err
 		}
@@ -245,7 +245,7 @@ func (e *Effects) sendOnce(ctx context.Context, key string, m mail.Message) erro
 	if timeout == 0 || timeout >= hold {
 		timeout = min(DefaultSendTimeout, hold/2)
 	}
-	g := e.Store.OnceGuard(e.Now, hold, keep)
+	g := e.Store.Requests.OnceGuard(e.Now, hold, keep)
 	g.MinRun = timeout + time.Second // a send taken over after a wait gets its whole timeout
 	g.OnWait = func(key string, wait time.Duration) {
 		e.logger().Warn("e-mail held by another attempt (a crash?); waiting for its hold to end", "key", key, "wait", wait.String())

@@ -158,36 +158,36 @@ func allEntities(t *testing.T, st *store.Store) {
 	ts := func() string { at = at.Add(time.Second); return store.Timestamp(at) }
 	f := func(v float64) *float64 { return &v }
 	for _, id := range []string{"r1", "r2"} {
-		_, err := st.CreateRoom(ctx, room.Room{RoomID: id, Name: "Flat", CreatedByUserID: "alice", CreatedAt: ts(), SearchType: room.SearchRent, Context: room.Context{CombineMode: room.ModeStrict}})
+		_, err := st.Rooms.CreateRoom(ctx, room.Room{RoomID: id, Name: "Flat", CreatedByUserID: "alice", CreatedAt: ts(), SearchType: room.SearchRent, Context: room.Context{CombineMode: room.ModeStrict}})
 		must(err)
-		must(st.AddMember(ctx, room.Member{RoomID: id, UserID: "bob", Role: room.RoleMember, JoinedAt: ts()}))
-		_, err = st.PutCriteria(ctx, room.CriteriaVersion{RoomID: id, UserID: "alice", Timestamp: ts(), Criteria: room.Criteria{Locations: []string{"Zurich"}, PriceMax: f(3000)}, Source: room.SourceManual})
+		must(st.Rooms.AddMember(ctx, room.Member{RoomID: id, UserID: "bob", Role: room.RoleMember, JoinedAt: ts()}))
+		_, err = st.Rooms.PutCriteria(ctx, room.CriteriaVersion{RoomID: id, UserID: "alice", Timestamp: ts(), Criteria: room.Criteria{Locations: []string{"Zurich"}, PriceMax: f(3000)}, Source: room.SourceManual})
 		must(err)
-		_, err = st.PutCriteria(ctx, room.CriteriaVersion{RoomID: id, UserID: "bob", Timestamp: ts(), Criteria: room.Criteria{Locations: []string{"Zurich", "Basel"}, PriceMax: f(2500)}, Source: room.SourceManual})
+		_, err = st.Rooms.PutCriteria(ctx, room.CriteriaVersion{RoomID: id, UserID: "bob", Timestamp: ts(), Criteria: room.Criteria{Locations: []string{"Zurich", "Basel"}, PriceMax: f(2500)}, Source: room.SourceManual})
 		must(err)
 		added := ts()
 		l := room.Listing{ListingID: "l-" + id, RoomID: id, SourceBrand: "homegate", ExternalID: "HG-1", Title: "t", Location: "Zurich", Status: room.StatusUnseen,
 			AddedAt: added, AddedByUserID: "bob", UpdatedAt: added, UpdatedByUserID: "bob"}
-		must(st.AddListing(ctx, l))
-		l, err = st.MarkSeen(ctx, l, "alice", ts())
+		must(st.Rooms.AddListing(ctx, l))
+		l, err = st.Rooms.MarkSeen(ctx, l, "alice", ts())
 		must(err)
-		_, err = st.SetListingStatus(ctx, l, room.StatusVisitPlanned, "bob", ts(), "")
+		_, err = st.Rooms.SetListingStatus(ctx, l, room.StatusVisitPlanned, "bob", ts(), "")
 		must(err)
 	}
-	must(st.AddMember(ctx, room.Member{RoomID: "r1", UserID: "carol", Role: room.RoleMember, JoinedAt: ts()}))
-	must(st.RemoveMember(ctx, "r1", "carol"))
-	must(st.DeleteRoom(ctx, "r2", ts()))
+	must(st.Rooms.AddMember(ctx, room.Member{RoomID: "r1", UserID: "carol", Role: room.RoleMember, JoinedAt: ts()}))
+	must(st.Rooms.RemoveMember(ctx, "r1", "carol"))
+	must(st.Rooms.DeleteRoom(ctx, "r2", ts()))
 	collabScenario(t, st)
 	loc := location.Location{LocationID: "01LOC1", LocationCode: "austin-main-01", Name: "Austin", PlaceID: "p", FormattedAddress: "1 Main",
 		Lat: 30.2, Lng: -97.7, Status: location.Active, CreatedAt: ts(), UpdatedAt: ts()}
-	must(st.CreateLocation(ctx, loc))
+	must(st.Locations.CreateLocation(ctx, loc))
 	prev := loc.UpdatedAt
 	loc.Name, loc.UpdatedAt = "Austin Main", ts()
-	loc, err := st.UpdateLocation(ctx, loc, prev)
+	loc, err := st.Locations.UpdateLocation(ctx, loc, prev)
 	must(err)
-	loc, err = st.ChangeLocationCode(ctx, loc, "austin-main-02", ts())
+	loc, err = st.Locations.ChangeLocationCode(ctx, loc, "austin-main-02", ts())
 	must(err)
-	_, err = st.DeactivateLocation(ctx, loc.LocationID, ts())
+	_, err = st.Locations.DeactivateLocation(ctx, loc.LocationID, ts())
 	must(err)
 }
 

@@ -63,7 +63,7 @@ func TestCrashedSendIsTakenOverAfterItsHold(t *testing.T) {
 	key := "invite#" + inv.EventID + "#bob"
 	const hold = 1500 * time.Millisecond
 	// The crashed worker's claim.
-	if c, err := st.OnceGuard(time.Now, hold, time.Hour).Begin(ctx, key, nil); err != nil || c.State != idempotency.Started {
+	if c, err := st.Requests.OnceGuard(time.Now, hold, time.Hour).Begin(ctx, key, nil); err != nil || c.State != idempotency.Started {
 		t.Fatalf("claim: %+v %v", c, err)
 	}
 

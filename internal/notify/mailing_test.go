@@ -71,7 +71,7 @@ func invitesTo(t *testing.T, n int, users bool) (*store.Store, *replayBatch) {
 	st := store.New(c.DB, table)
 	ctx := context.Background()
 	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
-	if err := st.CreateResource(ctx, collab.Resource{ResourceType: collab.Task, ResourceID: "t1", Title: "Paint", OwnerID: "alice", CreatedAt: store.Timestamp(now)}); err != nil {
+	if err := st.Collab.CreateResource(ctx, collab.Resource{ResourceType: collab.Task, ResourceID: "t1", Title: "Paint", OwnerID: "alice", CreatedAt: store.Timestamp(now)}); err != nil {
 		t.Fatal(err)
 	}
 	for i := range n {
@@ -81,7 +81,7 @@ func invitesTo(t *testing.T, n int, users bool) (*store.Store, *replayBatch) {
 		if users {
 			inv.InviteeEmail, inv.InviteeID = "", fmt.Sprintf("u%d", i)
 		}
-		if err := st.CreateInvite(ctx, inv); err != nil {
+		if err := st.Collab.CreateInvite(ctx, inv); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -205,7 +205,7 @@ func TestBatchNotificationsFailTheirRecord(t *testing.T) {
 		t.Fatalf("handle again: %v %+v", err, resp)
 	}
 	for _, u := range []string{"u0", "u1"} {
-		notes, _, err := st.ListNotifications(context.Background(), u, b.now, store.Page{})
+		notes, _, err := st.Collab.ListNotifications(context.Background(), u, b.now, store.Page{})
 		if err != nil || len(notes) != 1 {
 			t.Errorf("%s's notifications: %+v %v, want the invite's", u, notes, err)
 		}

@@ -269,16 +269,16 @@ func TestNotifierOnRealStream(t *testing.T) {
 	ctx := context.Background()
 	st := store.New(c.DB, table)
 	ts := store.Timestamp(at)
-	if _, err := st.CreateRoom(ctx, room.Room{RoomID: "r1", Name: "Flat", CreatedByUserID: "alice", CreatedAt: ts, SearchType: room.SearchRent, Context: room.Context{CombineMode: room.ModeMixed}}); err != nil {
+	if _, err := st.Rooms.CreateRoom(ctx, room.Room{RoomID: "r1", Name: "Flat", CreatedByUserID: "alice", CreatedAt: ts, SearchType: room.SearchRent, Context: room.Context{CombineMode: room.ModeMixed}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.AddMember(ctx, room.Member{RoomID: "r1", UserID: "bob", Role: room.RoleMember, JoinedAt: ts}); err != nil {
+	if err := st.Rooms.AddMember(ctx, room.Member{RoomID: "r1", UserID: "bob", Role: room.RoleMember, JoinedAt: ts}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.PutCriteria(ctx, room.CriteriaVersion{RoomID: "r1", UserID: "bob", Timestamp: ts, Criteria: room.Criteria{Locations: []string{"Bern"}}, Source: room.SourceManual}); err != nil {
+	if _, err := st.Rooms.PutCriteria(ctx, room.CriteriaVersion{RoomID: "r1", UserID: "bob", Timestamp: ts, Criteria: room.Criteria{Locations: []string{"Bern"}}, Source: room.SourceManual}); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.PutDerived(ctx, store.Derived{Combined: []room.CombinedVersion{{RoomID: "r1", Timestamp: ts, Combined: room.Combined{FromUserIDs: []string{"bob"}, CombineMode: room.ModeMixed}}}, Compatibility: nil}); err != nil {
+	if err := st.Rooms.PutDerived(ctx, store.Derived{Combined: []room.CombinedVersion{{RoomID: "r1", Timestamp: ts, Combined: room.Combined{FromUserIDs: []string{"bob"}, CombineMode: room.ModeMixed}}}, Compatibility: nil}); err != nil {
 		t.Fatal(err)
 	}
 

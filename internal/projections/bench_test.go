@@ -164,11 +164,11 @@ func BenchmarkProjectRoomHistory(b *testing.B) {
 			ctx := context.Background()
 			start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 			members := []string{"alice", "bob", "carol"}
-			if _, err := st.CreateRoom(ctx, room.Room{RoomID: "r", Name: "r", CreatedByUserID: "alice", CreatedAt: store.Timestamp(start), SearchType: room.SearchRent, Context: room.Context{CombineMode: room.ModeMixed}}); err != nil {
+			if _, err := st.Rooms.CreateRoom(ctx, room.Room{RoomID: "r", Name: "r", CreatedByUserID: "alice", CreatedAt: store.Timestamp(start), SearchType: room.SearchRent, Context: room.Context{CombineMode: room.ModeMixed}}); err != nil {
 				b.Fatal(err)
 			}
 			for _, u := range members[1:] {
-				if err := st.AddMember(ctx, room.Member{RoomID: "r", UserID: u, Role: room.RoleMember, JoinedAt: store.Timestamp(start)}); err != nil {
+				if err := st.Rooms.AddMember(ctx, room.Member{RoomID: "r", UserID: u, Role: room.RoleMember, JoinedAt: store.Timestamp(start)}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -224,7 +224,7 @@ func BenchmarkProjectRoomHistory(b *testing.B) {
 			}
 			b.StopTimer()
 			b.ReportMetric(float64(c.Requests.Counts().Calls-before)/float64(b.N), "requests/op")
-			if _, err := st.LatestCompatibility(ctx, "r"); err != nil {
+			if _, err := st.Rooms.LatestCompatibility(ctx, "r"); err != nil {
 				b.Fatalf("nothing derived: %v", err)
 			}
 		})

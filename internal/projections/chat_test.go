@@ -37,7 +37,7 @@ func TestChatMessageActivities(t *testing.T) {
 		}
 	}
 	connect := func(id, user, roomID string, search bool) {
-		must(st.Connect(ctx, chat.Connection{ConnectionID: id, UserID: user, RoomID: roomID, ConnectedAt: s.tick(),
+		must(st.Chat.Connect(ctx, chat.Connection{ConnectionID: id, UserID: user, RoomID: roomID, ConnectedAt: s.tick(),
 			TTL: s.now.Add(chat.ConnectionTTL).Unix(), SearchRoom: search}))
 	}
 	connect("a1", "alice", "r1", true)
@@ -48,7 +48,7 @@ func TestChatMessageActivities(t *testing.T) {
 	var n int
 	say := func(roomID, user, content string, search bool) {
 		n++
-		must(st.PutMessage(ctx, chat.Message{RoomID: roomID, MessageID: fmt.Sprintf("m%02d", n), UserID: user, UserName: user,
+		must(st.Chat.PutMessage(ctx, chat.Message{RoomID: roomID, MessageID: fmt.Sprintf("m%02d", n), UserID: user, UserName: user,
 			Content: content, CreatedAt: s.tick(), SearchRoom: search}))
 	}
 	say("r1", "alice", "<b>Viewing</b> at 6?", true)
@@ -58,8 +58,8 @@ func TestChatMessageActivities(t *testing.T) {
 	for i := range 6 {
 		say("r1", []string{"alice", "bob"}[i%2], fmt.Sprint("msg ", i), true)
 	}
-	must(st.DeleteRoom(ctx, "r2", s.tick()))
-	must(st.Disconnect(ctx, "c1"))
+	must(st.Rooms.DeleteRoom(ctx, "r2", s.tick()))
+	must(st.Chat.Disconnect(ctx, "c1"))
 
 	ev, err := replay.Capture(ctx, c.Streams, arn)
 	must(err)
@@ -91,17 +91,17 @@ func TestChatMessageActivities(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("ChatMessage entries:\n got %v\nwant %v", got, want)
 	}
-	feed, _, err := st.ListActivities(ctx, "r1", s.now, store.Page{Limit: 3})
+	feed, _, err := st.Rooms.ListActivities(ctx, "r1", s.now, store.Page{Limit: 3})
 	must(err)
 	if len(feed) != 3 || feed[0].Type != room.ActivityChatMessage || feed[0].MessageID != "m10" {
 		t.Errorf("r1's feed, newest first: %+v", feed)
 	}
 	// The deleted room's cascade took its chat's messages; its sealed chat
 	// room stays, and nobody gets in.
-	if ms, _, err := st.Messages(ctx, "r2", store.Page{}); err != nil || len(ms) != 0 {
+	if ms, _, err := st.Chat.Messages(ctx, "r2", store.Page{}); err != nil || len(ms) != 0 {
 		t.Errorf("r2's messages after its cascade: %v %v", ms, err)
 	}
-	if a, err := st.ChatAccess(ctx, "r2", "carol"); err != nil || !a.Sealed || a.Open() {
+	if a, err := st.Chat.ChatAccess(ctx, "r2", "carol"); err != nil || !a.Sealed || a.Open() {
 		t.Errorf("r2's chat after the deletion: %+v %v", a, err)
 	}
 	if f := assertNoDrift(t, st); len(f.Rooms["r1"].Expected) < 10 {

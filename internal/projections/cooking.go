@@ -161,12 +161,12 @@ func (b *batch) projectCooking(ctx context.Context, recs []*CookingChange, group
 		switch {
 		case c.DeleteRecipe:
 			if len(deltas) > 0 {
-				if _, err := b.p.Store.ApplyCooking(ctx, recipeID, deltas, countMarkerTTL); err != nil {
+				if _, err := b.p.Store.Cooking.ApplyCooking(ctx, recipeID, deltas, countMarkerTTL); err != nil {
 					return fmt.Errorf("cooking counts of recipe %s: %w", recipeID, err)
 				}
 				deltas = nil
 			}
-			n, err := b.p.Store.DeleteRecipeCascade(ctx, c.RecipeID)
+			n, err := b.p.Store.Cooking.DeleteRecipeCascade(ctx, c.RecipeID)
 			if err != nil {
 				return fmt.Errorf("cascade of recipe %s: %w", c.RecipeID, err)
 			}
@@ -177,7 +177,7 @@ func (b *batch) projectCooking(ctx context.Context, recs []*CookingChange, group
 		}
 	}
 	if len(deltas) > 0 {
-		a, err := b.p.Store.ApplyCooking(ctx, recipeID, deltas, countMarkerTTL)
+		a, err := b.p.Store.Cooking.ApplyCooking(ctx, recipeID, deltas, countMarkerTTL)
 		if err != nil {
 			return fmt.Errorf("cooking counts of recipe %s: %w", recipeID, err)
 		}
@@ -246,7 +246,7 @@ func (b *batch) topTens(ctx context.Context) []failure {
 // topTenNotes reads a week's top 10 and returns the notifications of the
 // raised recipes in it, with the raises that asked for them.
 func (b *batch) topTenNotes(ctx context.Context, week string, raised []raisedWeeks) ([]collab.Notification, []raisedWeeks, error) {
-	top, _, err := b.p.Store.TrendingRecipes(ctx, week, store.Page{Limit: cooking.TopTen})
+	top, _, err := b.p.Store.Cooking.TrendingRecipes(ctx, week, store.Page{Limit: cooking.TopTen})
 	if err != nil {
 		return nil, nil, fmt.Errorf("top of %s: %w", week, err)
 	}
@@ -303,7 +303,7 @@ func (b *batch) suggestAll(ctx context.Context, users map[string][2]int) []failu
 		ids = append(ids, u)
 	}
 	slices.Sort(ids)
-	read := b.p.Store.SuggestInputs(ctx, ids, suggestConcurrency)
+	read := b.p.Store.Cooking.SuggestInputs(ctx, ids, suggestConcurrency)
 	var puts []map[string]types.AttributeValue
 	var of []string
 	for _, u := range ids {
@@ -313,7 +313,7 @@ func (b *batch) suggestAll(ctx context.Context, users map[string][2]int) []failu
 		}
 		var item map[string]types.AttributeValue
 		if item, r.Err = suggestionsOf(u, r.In, r.Newest); r.Err == nil && item == nil {
-			r.Err = b.p.Store.DeleteSuggestions(ctx, u)
+			r.Err = b.p.Store.Cooking.DeleteSuggestions(ctx, u)
 		}
 		if item != nil {
 			puts, of = append(puts, item), append(of, u)

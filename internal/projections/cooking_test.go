@@ -47,7 +47,7 @@ func (k *kitchen) recipe(author, method string, ingredients []string, suitable .
 	for _, in := range ingredients {
 		r.Ingredients = append(r.Ingredients, cooking.RecipeIngredient{IngredientID: in, Quantity: 1, Unit: "g"})
 	}
-	if err := k.st.CreateRecipe(context.Background(), r); err != nil {
+	if err := k.st.Cooking.CreateRecipe(context.Background(), r); err != nil {
 		k.t.Fatal(err)
 	}
 	return r
@@ -57,7 +57,7 @@ func (k *kitchen) cook(user string, r cooking.Recipe, cookDate string, rating in
 	k.t.Helper()
 	at := store.Timestamp(k.tick())
 	h := cooking.History{UserID: user, HistoryID: k.id("h"), RecipeID: r.RecipeID, RecipeTitle: r.Title, CookDate: cookDate, Rating: rating, Favorite: fav, CreatedAt: at, UpdatedAt: at}
-	if err := k.st.RecordCooking(context.Background(), h); err != nil {
+	if err := k.st.Cooking.RecordCooking(context.Background(), h); err != nil {
 		k.t.Fatal(err)
 	}
 	return h
@@ -66,7 +66,7 @@ func (k *kitchen) cook(user string, r cooking.Recipe, cookDate string, rating in
 func (k *kitchen) patch(h cooking.History, p store.HistoryPatch) {
 	k.t.Helper()
 	p.UpdatedAt = store.Timestamp(k.tick())
-	if _, err := k.st.UpdateHistory(context.Background(), h.UserID, h.HistoryID, p); err != nil {
+	if _, err := k.st.Cooking.UpdateHistory(context.Background(), h.UserID, h.HistoryID, p); err != nil {
 		k.t.Fatal(err)
 	}
 }
@@ -83,7 +83,7 @@ func runKitchen(t *testing.T, st *store.Store) {
 	k := &kitchen{t: t, st: st, now: time.Now().UTC().Add(-time.Hour).Truncate(time.Second)}
 	for _, in := range []cooking.Ingredient{{IngredientID: "i-rice", Name: "Rice"}, {IngredientID: "i-pork", Name: "Thịt heo"}, {IngredientID: "i-basil", Name: "Basil"}} {
 		in.NormalizedName, in.CreatedAt, in.CreatedBy = cooking.Normalize(in.Name), store.Timestamp(k.tick()), "chef"
-		if err := st.CreateIngredient(ctx, in); err != nil {
+		if err := st.Cooking.CreateIngredient(ctx, in); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -118,7 +118,7 @@ func runKitchen(t *testing.T, st *store.Store) {
 		case 2: // notes only: nothing to derive
 			k.patch(h, store.HistoryPatch{Notes: ptr("salty")})
 		case 3: // deleted (rated or not)
-			if err := st.DeleteHistory(ctx, h.UserID, h.HistoryID); err != nil {
+			if err := st.Cooking.DeleteHistory(ctx, h.UserID, h.HistoryID); err != nil {
 				t.Fatal(err)
 			}
 		case 4: // rated again and again
@@ -131,14 +131,14 @@ func runKitchen(t *testing.T, st *store.Store) {
 		now := k.tick()
 		ss := cooking.Session{UserID: u, SessionID: k.id("s"), RecipeID: recipes[i].RecipeID, RecipeTitle: recipes[i].Title, StepCount: 2,
 			Status: cooking.SessionActive, StartedAt: store.Timestamp(now), UpdatedAt: store.Timestamp(now), TTL: now.Add(cooking.SessionTTL).Unix()}
-		if err := st.StartSession(ctx, ss); err != nil {
+		if err := st.Cooking.StartSession(ctx, ss); err != nil {
 			t.Fatal(err)
 		}
 		for range 2 {
 			at := k.tick()
 			h := cooking.History{UserID: u, HistoryID: k.id("h"), RecipeID: ss.RecipeID, RecipeTitle: ss.RecipeTitle, SessionID: ss.SessionID,
 				CookDate: "2026-01-02T18:00:00Z", Rating: 4, CreatedAt: store.Timestamp(at), UpdatedAt: store.Timestamp(at)}
-			if _, _, err := st.CompleteSession(ctx, h, at); err != nil {
+			if _, _, err := st.Cooking.CompleteSession(ctx, h, at); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -148,13 +148,13 @@ func runKitchen(t *testing.T, st *store.Store) {
 		if u == "binh" {
 			p.FavoriteMethods, p.DislikedIngredients, p.DietaryRestrictions = []string{}, []string{}, []string{"vegetarian"}
 		}
-		if err := st.PutCookingPreferences(ctx, p); err != nil {
+		if err := st.Cooking.PutCookingPreferences(ctx, p); err != nil {
 			t.Fatal(err)
 		}
 	}
 	// minh's grill recipe is cooked, then deleted: its derived items go.
 	k.cook("an", recipes[4], dates[2], 5, false)
-	if err := st.DeleteRecipe(ctx, recipes[4].RecipeID, "minh"); err != nil {
+	if err := st.Cooking.DeleteRecipe(ctx, recipes[4].RecipeID, "minh"); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -322,7 +322,7 @@ func TestCookingReplayExactCounts(t *testing.T) {
 		recent[store.RecentKey(h.RecipeID, h.CookDate, h.HistoryID).SK+"@"+h.RecipeID] = true
 	}
 	for _, r := range recipes {
-		got, err := st.GetRecipe(ctx, r.RecipeID)
+		got, err := st.Cooking.GetRecipe(ctx, r.RecipeID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -333,7 +333,7 @@ func TestCookingReplayExactCounts(t *testing.T) {
 	gotTrending := map[[2]string]int{}
 	gotRecent := map[string]bool{}
 	for _, w := range []string{"2025-W52", "2026-W01", "2026-W02"} {
-		items, _, err := st.TrendingRecipes(ctx, w, store.Page{Limit: 100})
+		items, _, err := st.Cooking.TrendingRecipes(ctx, w, store.Page{Limit: 100})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -349,7 +349,7 @@ func TestCookingReplayExactCounts(t *testing.T) {
 	}
 	for _, m := range []string{"2025-12", "2026-01"} {
 		for cur := ""; ; {
-			items, next, err := st.RecentCookings(ctx, m, store.Page{Limit: 7, Cursor: cur})
+			items, next, err := st.Cooking.RecentCookings(ctx, m, store.Page{Limit: 7, Cursor: cur})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -385,11 +385,11 @@ func TestCookingReplayExactCounts(t *testing.T) {
 	}
 	// Suggestions exist for every user who cooked, and follow the rule.
 	for _, u := range []string{"an", "binh"} {
-		sg, err := st.GetSuggestions(ctx, u, time.Now())
+		sg, err := st.Cooking.GetSuggestions(ctx, u, time.Now())
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := st.SuggestInputs(ctx, []string{u}, 1)[u]
+		r := st.Cooking.SuggestInputs(ctx, []string{u}, 1)[u]
 		in, newest := r.In, r.Newest
 		if r.Err != nil {
 			t.Fatal(r.Err)
@@ -416,7 +416,7 @@ func TestTopTenNotification(t *testing.T) {
 	st := store.New(c.DB, table)
 	ctx := context.Background()
 	k := &kitchen{t: t, st: st, now: time.Now().UTC().Add(-time.Hour).Truncate(time.Second)}
-	if err := st.CreateIngredient(ctx, cooking.Ingredient{IngredientID: "i-rice", Name: "Rice", NormalizedName: "rice", CreatedAt: store.Timestamp(k.tick())}); err != nil {
+	if err := st.Cooking.CreateIngredient(ctx, cooking.Ingredient{IngredientID: "i-rice", Name: "Rice", NormalizedName: "rice", CreatedAt: store.Timestamp(k.tick())}); err != nil {
 		t.Fatal(err)
 	}
 	var rs []cooking.Recipe
@@ -444,7 +444,7 @@ func TestTopTenNotification(t *testing.T) {
 		}
 	}
 	top10 := func(author string) []string {
-		notes, _, err := st.ListNotifications(ctx, author, time.Now(), store.Page{Limit: 100})
+		notes, _, err := st.Collab.ListNotifications(ctx, author, time.Now(), store.Page{Limit: 100})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -471,7 +471,7 @@ func TestTopTenNotification(t *testing.T) {
 		t.Errorf("the recipe that climbed to the top: %v", got)
 	}
 	// Cooked notifications: one per cooking, for the author.
-	notes, _, err := st.ListNotifications(ctx, "author10", time.Now(), store.Page{Limit: 100})
+	notes, _, err := st.Collab.ListNotifications(ctx, "author10", time.Now(), store.Page{Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,7 +34,7 @@ import (
 // counts.
 func assertNoDrift(t *testing.T, st *store.Store) *drift.Facts {
 	t.Helper()
-	f, err := st.ScanFactsWith(context.Background(), 3, nil, projections.ExpectedActivities)
+	f, err := st.Upkeep.ScanFactsWith(context.Background(), 3, nil, projections.ExpectedActivities)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,11 +56,11 @@ func TestDriftFindsAndRepairs(t *testing.T) {
 	runKitchen(t, st)
 	at := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 	ts := func() string { at = at.Add(time.Second); return store.Timestamp(at) }
-	if err := st.CreateResource(ctx, collab.Resource{ResourceType: collab.Quest, ResourceID: "q1", Title: "t", OwnerID: "alice", CreatedAt: ts()}); err != nil {
+	if err := st.Collab.CreateResource(ctx, collab.Resource{ResourceType: collab.Quest, ResourceID: "q1", Title: "t", OwnerID: "alice", CreatedAt: ts()}); err != nil {
 		t.Fatal(err)
 	}
 	for _, u := range []string{"alice", "bob", "carol"} {
-		if _, err := st.AddReaction(ctx, collab.Reaction{CommentID: "c1", ResourceType: collab.Quest, ResourceID: "q1", UserID: u, Emoji: "👍", CreatedAt: ts()}); err != nil {
+		if _, err := st.Collab.AddReaction(ctx, collab.Reaction{CommentID: "c1", ResourceType: collab.Quest, ResourceID: "q1", UserID: u, Emoji: "👍", CreatedAt: ts()}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -128,7 +128,7 @@ func TestDriftFindsAndRepairs(t *testing.T) {
 			":t": &types.AttributeValueMemberS{Value: stray.Title}, ":it": &types.AttributeValueMemberS{Value: store.TypeRecentCooking},
 			":yes": &types.AttributeValueMemberBOOL{Value: true}})
 
-	f, err := st.ScanFacts(ctx, 2, nil)
+	f, err := st.Upkeep.ScanFacts(ctx, 2, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +160,7 @@ func TestDriftFindsAndRepairs(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, d := range diffs {
-		err := st.Repair(ctx, d, "test-run")
+		err := st.Upkeep.Repair(ctx, d, "test-run")
 		if d.Key == "comment stray" {
 			if !errors.Is(err, store.ErrChangedMeanwhile) {
 				t.Errorf("repair of an item changed meanwhile: %v", err)
@@ -197,7 +197,7 @@ func TestDriftFindsAndRepairs(t *testing.T) {
 		t.Errorf("%d repaired recipe records, want 1", repairs)
 	}
 
-	f, err = st.ScanFacts(ctx, 2, nil)
+	f, err = st.Upkeep.ScanFacts(ctx, 2, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +205,7 @@ func TestDriftFindsAndRepairs(t *testing.T) {
 	if len(diffs) != 1 || diffs[0].Key != "comment stray" {
 		t.Fatalf("after the repairs: %+v", diffs)
 	}
-	if err := st.Repair(ctx, diffs[0], ""); err != nil {
+	if err := st.Upkeep.Repair(ctx, diffs[0], ""); err != nil {
 		t.Fatal(err)
 	}
 	after := assertNoDrift(t, st)
@@ -241,7 +241,7 @@ func TestDriftRooms(t *testing.T) {
 	c, table, st := derivedScenario(t)
 	ctx := context.Background()
 	before := assertNoDrift(t, st)
-	comb, err := st.LatestCombined(ctx, "r1")
+	comb, err := st.Rooms.LatestCombined(ctx, "r1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,7 +304,7 @@ func TestDriftRooms(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	f, err := st.ScanFactsWith(ctx, 2, nil, projections.ExpectedActivities)
+	f, err := st.Upkeep.ScanFactsWith(ctx, 2, nil, projections.ExpectedActivities)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -337,12 +337,12 @@ func TestDriftRooms(t *testing.T) {
 		t.Errorf("cascade: %s", d.Got)
 	}
 	for _, d := range all {
-		if err := st.Repair(ctx, d, "test-run"); err != nil {
+		if err := st.Upkeep.Repair(ctx, d, "test-run"); err != nil {
 			t.Fatalf("repair %s: %v", d.ID(), err)
 		}
 	}
 	assertNoDrift(t, st)
-	got1, err := st.LatestCombined(ctx, "r1")
+	got1, err := st.Rooms.LatestCombined(ctx, "r1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -378,13 +378,13 @@ func TestDriftScanResumes(t *testing.T) {
 	t.Parallel()
 	_, _, st := derivedScenario(t)
 	ctx := context.Background()
-	whole, err := st.ScanFactsWith(ctx, 3, nil, projections.ExpectedActivities)
+	whole, err := st.Upkeep.ScanFactsWith(ctx, 3, nil, projections.ExpectedActivities)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cut, cancel := context.WithCancel(ctx)
 	var journal []store.ScanPage
-	_, err = st.ScanFactsFrom(cut, 3, 4, nil, func(n int64) {
+	_, err = st.Upkeep.ScanFactsFrom(cut, 3, 4, nil, func(n int64) {
 		if n >= whole.Scanned/2 {
 			cancel()
 		}
@@ -404,7 +404,7 @@ func TestDriftScanResumes(t *testing.T) {
 		t.Fatalf("journal: %d of %d items, %d segments done", before, whole.Scanned, done)
 	}
 	var read int64
-	got, err := st.ScanFactsFrom(ctx, 3, 0, journal, func(n int64) { read = n - before }, projections.ExpectedActivities, nil)
+	got, err := st.Upkeep.ScanFactsFrom(ctx, 3, 0, journal, func(n int64) { read = n - before }, projections.ExpectedActivities, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -414,7 +414,7 @@ func TestDriftScanResumes(t *testing.T) {
 	if read != whole.Scanned-before {
 		t.Errorf("the resumed scan read %d items, want the %d left", read, whole.Scanned-before)
 	}
-	if _, err := st.ScanFactsFrom(ctx, 2, 0, []store.ScanPage{{Segment: 2, Read: 1}}, nil, nil, nil); err == nil {
+	if _, err := st.Upkeep.ScanFactsFrom(ctx, 2, 0, []store.ScanPage{{Segment: 2, Read: 1}}, nil, nil, nil); err == nil {
 		t.Error("pages of a scan of 3 segments were taken for one of 2")
 	}
 }

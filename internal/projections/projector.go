@@ -156,7 +156,7 @@ func (p *Projector) Handle(ctx context.Context, ev events.DynamoDBEvent) (events
 		}
 	}
 	if len(roomIDs) > 0 {
-		b.rooms, b.roomErr = p.Store.GetRooms(ctx, roomIDs)
+		b.rooms, b.roomErr = p.Store.Rooms.GetRooms(ctx, roomIDs)
 	}
 	k := stream.Keyed{Concurrency: p.Concurrency, DeadLetters: p.DeadLetters, Consumer: "projector", Key: func(r events.DynamoDBEventRecord) string {
 		return b.meaning[r.Change.SequenceNumber].key(r)
@@ -212,7 +212,7 @@ func (b *batch) project(ctx context.Context, g stream.Group) (int, error) {
 		case m.err != nil:
 			return i, stream.Permanent(m.err)
 		case m.count != nil:
-			_, err := b.p.Store.CountReaction(ctx, m.count.CommentID, m.count.Emoji, m.count.Delta, m.eventID, m.at, countMarkerTTL, b.p.counted.has(m.count.CommentID))
+			_, err := b.p.Store.Collab.CountReaction(ctx, m.count.CommentID, m.count.Emoji, m.count.Delta, m.eventID, m.at, countMarkerTTL, b.p.counted.has(m.count.CommentID))
 			if err != nil {
 				return i, fmt.Errorf("reaction count of comment %s: %w", m.count.CommentID, err)
 			}
@@ -237,7 +237,7 @@ func (b *batch) project(ctx context.Context, g stream.Group) (int, error) {
 		case m.effects == nil:
 			i++
 		case m.effects.DeleteRoom:
-			n, err := b.p.Store.DeleteRoomCascade(ctx, m.effects.RoomID)
+			n, err := b.p.Store.Rooms.DeleteRoomCascade(ctx, m.effects.RoomID)
 			if err != nil {
 				return i, fmt.Errorf("cascade of room %s: %w", m.effects.RoomID, err)
 			}
@@ -314,7 +314,7 @@ func (b *batch) projectRoom(ctx context.Context, gi, off int, recs []events.Dyna
 		return err
 	}
 	if len(at) > 0 {
-		st, err := b.p.Store.SnapshotState(ctx, r, lo, hi, known...)
+		st, err := b.p.Store.Rooms.SnapshotState(ctx, r, lo, hi, known...)
 		if err != nil {
 			return fmt.Errorf("read room %s: %w", roomID, err)
 		}

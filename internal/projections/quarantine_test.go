@@ -70,7 +70,7 @@ func TestBadStoredItemNeverBlocksItsRoom(t *testing.T) {
 	if got := all[0].Event.Records[0].Change.Keys["SK"].String(); got != bad.SK || all[0].Attempts != 1 {
 		t.Errorf("dead letter for %s after %d attempts, want %s at once", got, all[0].Attempts, bad.SK)
 	}
-	cp, err := st.LatestCompatibility(ctx, "r")
+	cp, err := st.Rooms.LatestCompatibility(ctx, "r")
 	if err != nil {
 		t.Fatalf("the room did not derive: %v", err)
 	}

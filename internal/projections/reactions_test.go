@@ -23,21 +23,21 @@ func TestReactionCountsExact(t *testing.T) {
 	ctx := context.Background()
 	at := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 	ts := func() string { at = at.Add(time.Second); return store.Timestamp(at) }
-	if err := st.CreateResource(ctx, collab.Resource{ResourceType: collab.Quest, ResourceID: "q1", Title: "t", OwnerID: "alice", CreatedAt: ts()}); err != nil {
+	if err := st.Collab.CreateResource(ctx, collab.Resource{ResourceType: collab.Quest, ResourceID: "q1", Title: "t", OwnerID: "alice", CreatedAt: ts()}); err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range []string{"c1", "c2"} {
-		if err := st.CreateComment(ctx, collab.Comment{CommentID: id, ResourceType: collab.Quest, ResourceID: "q1", UserID: "alice", Text: "x", CreatedAt: ts()}); err != nil {
+		if err := st.Collab.CreateComment(ctx, collab.Comment{CommentID: id, ResourceType: collab.Quest, ResourceID: "q1", UserID: "alice", Text: "x", CreatedAt: ts()}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	react := func(comment, user, emoji string) {
-		if _, err := st.AddReaction(ctx, collab.Reaction{CommentID: comment, ResourceType: collab.Quest, ResourceID: "q1", UserID: user, Emoji: emoji, CreatedAt: ts()}); err != nil {
+		if _, err := st.Collab.AddReaction(ctx, collab.Reaction{CommentID: comment, ResourceType: collab.Quest, ResourceID: "q1", UserID: user, Emoji: emoji, CreatedAt: ts()}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	unreact := func(comment, user, emoji string) {
-		if err := st.RemoveReaction(ctx, comment, user, emoji); err != nil {
+		if err := st.Collab.RemoveReaction(ctx, comment, user, emoji); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -65,7 +65,7 @@ func TestReactionCountsExact(t *testing.T) {
 	if err := rep.Err(); err != nil {
 		t.Fatal(err)
 	}
-	got, err := st.ReactionCounts(ctx, []string{"c1", "c2"})
+	got, err := st.Collab.ReactionCounts(ctx, []string{"c1", "c2"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,21 +43,21 @@ func (s *scenario) tick() string {
 func (s *scenario) room(id string, mode room.Mode, owner string) {
 	s.t.Helper()
 	r := room.Room{RoomID: id, Name: "room " + id, CreatedByUserID: owner, CreatedAt: s.tick(), SearchType: room.SearchRent, Context: room.Context{CombineMode: mode}}
-	if _, err := s.st.CreateRoom(context.Background(), r); err != nil {
+	if _, err := s.st.Rooms.CreateRoom(context.Background(), r); err != nil {
 		s.t.Fatal(err)
 	}
 }
 
 func (s *scenario) join(roomID, user string) {
 	s.t.Helper()
-	if err := s.st.AddMember(context.Background(), room.Member{RoomID: roomID, UserID: user, Role: room.RoleMember, JoinedAt: s.tick()}); err != nil {
+	if err := s.st.Rooms.AddMember(context.Background(), room.Member{RoomID: roomID, UserID: user, Role: room.RoleMember, JoinedAt: s.tick()}); err != nil {
 		s.t.Fatal(err)
 	}
 }
 
 func (s *scenario) put(roomID, user string, c room.Criteria, wt room.Weights) {
 	s.t.Helper()
-	if _, err := s.st.PutCriteria(context.Background(), room.CriteriaVersion{RoomID: roomID, UserID: user, Timestamp: s.tick(), Criteria: c, Weights: wt, Source: room.SourceManual}); err != nil {
+	if _, err := s.st.Rooms.PutCriteria(context.Background(), room.CriteriaVersion{RoomID: roomID, UserID: user, Timestamp: s.tick(), Criteria: c, Weights: wt, Source: room.SourceManual}); err != nil {
 		s.t.Fatal(err)
 	}
 }
@@ -67,7 +67,7 @@ func (s *scenario) listing(roomID, id, externalID, by string) room.Listing {
 	at := s.tick()
 	l := room.Listing{ListingID: id, RoomID: roomID, SourceBrand: "homegate", ExternalID: externalID, Title: "Flat " + id, Location: "Zurich",
 		Status: room.StatusUnseen, AddedAt: at, AddedByUserID: by, UpdatedAt: at, UpdatedByUserID: by}
-	if err := s.st.AddListing(context.Background(), l); err != nil {
+	if err := s.st.Rooms.AddListing(context.Background(), l); err != nil {
 		s.t.Fatal(err)
 	}
 	return l
@@ -93,14 +93,14 @@ func runScenario(t *testing.T, st *store.Store) {
 		s.put(id, "bob", room.Criteria{Locations: []string{"Zurich"}, PriceMin: f(2000), PriceMax: f(2900), RoomsMin: f(3), RoomsMax: f(4)}, room.Weights{Rooms: w(0)})
 		l := s.listing(id, "l1"+id, "ext-1", "bob")
 		s.listing(id, "l2"+id, "", "carol")
-		l, err := st.MarkSeen(ctx, l, "alice", s.tick()) // UNSEEN → SEEN
+		l, err := st.Rooms.MarkSeen(ctx, l, "alice", s.tick()) // UNSEEN → SEEN
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := st.SetListingStatus(ctx, l, room.StatusVisitPlanned, "bob", s.tick(), ""); err != nil {
+		if _, err := st.Rooms.SetListingStatus(ctx, l, room.StatusVisitPlanned, "bob", s.tick(), ""); err != nil {
 			t.Fatal(err)
 		}
-		if err := st.RemoveMember(ctx, id, "dave"); err != nil { // dave leaves
+		if err := st.Rooms.RemoveMember(ctx, id, "dave"); err != nil { // dave leaves
 			t.Fatal(err)
 		}
 	}
@@ -110,7 +110,7 @@ func runScenario(t *testing.T, st *store.Store) {
 	s.put("r4", "alice", room.Criteria{Locations: []string{"Basel"}}, room.Weights{})
 	s.put("r4", "bob", room.Criteria{Locations: []string{"Basel", "Bern"}}, room.Weights{})
 	s.listing("r4", "l1r4", "ext-1", "bob")
-	if err := st.DeleteRoom(ctx, "r4", s.tick()); err != nil {
+	if err := st.Rooms.DeleteRoom(ctx, "r4", s.tick()); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -172,7 +172,7 @@ func TestProjectorReplayEquivalence(t *testing.T) {
 
 	// The latest snapshots of the strict room, worked out by hand from the
 	// final versions: alice2, bob2, carol2 (dave has none).
-	comb, err := st.LatestCombined(ctx, "r1")
+	comb, err := st.Rooms.LatestCombined(ctx, "r1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,7 +242,7 @@ func TestProjectorIgnoresDerivedAndReportsPoison(t *testing.T) {
 	if len(resp.BatchItemFailures) != 1 || resp.BatchItemFailures[0].ItemIdentifier != poison.Change.SequenceNumber {
 		t.Fatalf("failures = %+v, want only the poison record", resp.BatchItemFailures)
 	}
-	if _, err := st.LatestCombined(ctx, "r"); err != nil {
+	if _, err := st.Rooms.LatestCombined(ctx, "r"); err != nil {
 		t.Fatalf("the good records were not projected: %v", err)
 	}
 

@@ -41,12 +41,12 @@ type accessItem struct {
 // grantAccess is the transaction item that gives userID role on a
 // resource. An owner's access is never lowered: the owner who accepts an
 // invite sent to their own e-mail address stays the owner.
-func (s *Store) grantAccess(t collab.ResourceType, id, userID, role string) types.TransactWriteItem {
+func (s Collab) grantAccess(t collab.ResourceType, id, userID, role string) types.TransactWriteItem {
 	return types.TransactWriteItem{Update: s.accessUpdate(t, id, userID, role, role != collab.RoleOwner)}
 }
 
 // accessUpdate sets an access item; with keep, a role already there stays.
-func (s *Store) accessUpdate(t collab.ResourceType, id, userID, role string, keep bool) *types.Update {
+func (s Collab) accessUpdate(t collab.ResourceType, id, userID, role string, keep bool) *types.Update {
 	roleValue := ":role"
 	if keep {
 		roleValue = "if_not_exists(#role, :role)"
@@ -75,13 +75,13 @@ func updateInput(u *types.Update) *dynamodb.UpdateItemInput {
 // collaborator item before the write. A resource written before access
 // items existed has none until BackfillResourceAccess has run: the check
 // fails, and the caller reads the access the ordinary way.
-func (s *Store) AccessCheck(t collab.ResourceType, id, userID string, ownerOnly bool) types.TransactWriteItem {
+func (s Collab) AccessCheck(t collab.ResourceType, id, userID string, ownerOnly bool) types.TransactWriteItem {
 	return s.roleCheck(AccessKey(t, id, userID), TypeResourceAccess, userID, ownerOnly, collab.RoleOwner)
 }
 
 // roleCheck is the transaction item that holds when the item at k is of
 // itemType and userID's, and, with ownerOnly, its role is owner.
-func (s *Store) roleCheck(k Key, itemType, userID string, ownerOnly bool, owner string) types.TransactWriteItem {
+func (s Collab) roleCheck(k Key, itemType, userID string, ownerOnly bool, owner string) types.TransactWriteItem {
 	cond := "attribute_exists(PK) AND itemType = :type AND userId = :user"
 	vals := map[string]types.AttributeValue{":type": strAV(itemType), ":user": strAV(userID)}
 	var names map[string]string
@@ -114,7 +114,7 @@ type AccessBackfillStats struct {
 // attributes name another resource grants nothing there. Running it again
 // writes nothing. progress, if set, is called after every scanned page,
 // never concurrently.
-func (s *Store) BackfillResourceAccess(ctx context.Context, segments int, progress func(AccessBackfillStats)) (AccessBackfillStats, error) {
+func (s Collab) BackfillResourceAccess(ctx context.Context, segments int, progress func(AccessBackfillStats)) (AccessBackfillStats, error) {
 	segments = max(segments, 1)
 	var st AccessBackfillStats
 	facts := make([]*drift.Facts, segments)
@@ -150,7 +150,7 @@ func (s *Store) BackfillResourceAccess(ctx context.Context, segments int, progre
 		if d.Kind != drift.KindAccess || d.Stray {
 			continue
 		}
-		switch err := s.repairAccess(ctx, *d.Access, false); {
+		switch err := s.Upkeep.repairAccess(ctx, *d.Access, false); {
 		case cancelReasons(err) != nil && !ddb.Transient(err):
 			st.Raced++
 		case err != nil:

@@ -17,16 +17,16 @@ func activityAV(a room.Activity) (map[string]types.AttributeValue, error) {
 
 // ListActivities returns one page of a room's live activities, newest first.
 // Entries past their ttl are never returned, deleted yet or not.
-func (s *Store) ListActivities(ctx context.Context, roomID string, now time.Time, p Page) ([]room.Activity, string, error) {
+func (s Rooms) ListActivities(ctx context.Context, roomID string, now time.Time, p Page) ([]room.Activity, string, error) {
 	var out []room.Activity
-	next, err := s.queryPage(ctx, query{pk: RoomPK(roomID), skPrefix: SKPrefixActivity, desc: true, page: p, liveAt: now.Unix()}, decodeInto(s, &out))
+	next, err := s.queryPage(ctx, query{pk: RoomPK(roomID), skPrefix: SKPrefixActivity, desc: true, page: p, liveAt: now.Unix()}, decodeInto(s.Store, &out))
 	return out, next, err
 }
 
 // ActivitiesAfter returns one page of a room's live activities created
 // strictly after the timestamp, oldest first (for polling clients: pass the
 // newest createdAt seen).
-func (s *Store) ActivitiesAfter(ctx context.Context, roomID, after string, now time.Time, p Page) ([]room.Activity, string, error) {
+func (s Rooms) ActivitiesAfter(ctx context.Context, roomID, after string, now time.Time, p Page) ([]room.Activity, string, error) {
 	var out []room.Activity
 	q := query{
 		pk: RoomPK(roomID), skPrefix: SKPrefixActivity,
@@ -34,7 +34,7 @@ func (s *Store) ActivitiesAfter(ctx context.Context, roomID, after string, now t
 		skFrom: SKPrefixActivity + after + "$", skTo: "ACTIVITY$",
 		page: p, liveAt: now.Unix(),
 	}
-	next, err := s.queryPage(ctx, q, decodeInto(s, &out))
+	next, err := s.queryPage(ctx, q, decodeInto(s.Store, &out))
 	return out, next, err
 }
 
@@ -47,7 +47,7 @@ type Derived struct {
 
 // PutDerived writes derived items in batches of 25. Their keys come from the
 // source change, so writing them again is harmless.
-func (s *Store) PutDerived(ctx context.Context, d Derived) error {
+func (s Rooms) PutDerived(ctx context.Context, d Derived) error {
 	items, err := DerivedItems(d)
 	if err != nil {
 		return err
@@ -90,7 +90,7 @@ func DerivedItems(d Derived) ([]map[string]types.AttributeValue, error) {
 // finds less or nothing); the UserRoom items go first so that a run cut
 // short still finds the Member items that name them. It returns how many
 // items it deleted.
-func (s *Store) DeleteRoomCascade(ctx context.Context, roomID string) (int, error) {
+func (s Rooms) DeleteRoomCascade(ctx context.Context, roomID string) (int, error) {
 	var members, partition []Key
 	err := s.queryAll(ctx, query{pk: RoomPK(roomID)}, func(it map[string]types.AttributeValue) error {
 		var h struct {
@@ -132,7 +132,7 @@ func (s *Store) DeleteRoomCascade(ctx context.Context, roomID string) (int, erro
 
 // BatchDelete deletes items by key in batches of 25 with unprocessed-item
 // retry.
-func (s *Store) BatchDelete(ctx context.Context, keys []Key) error {
+func (s Rooms) BatchDelete(ctx context.Context, keys []Key) error {
 	for start := 0; start < len(keys); start += 25 {
 		end := min(start+25, len(keys))
 		reqs := make([]types.WriteRequest, 0, end-start)

@@ -30,7 +30,7 @@ type BackfillStats struct {
 // its status did not change meanwhile (if it did, the listing is read again
 // and redone). Running it again finds nothing to do. progress, if set, is
 // called after every scanned page, never concurrently.
-func (s *Store) BackfillListingIndexes(ctx context.Context, segments int, progress func(BackfillStats)) (BackfillStats, error) {
+func (s Upkeep) BackfillListingIndexes(ctx context.Context, segments int, progress func(BackfillStats)) (BackfillStats, error) {
 	var (
 		scanned, listings, updated, unchanged, retried atomic.Int64
 		progressMu                                     sync.Mutex
@@ -69,7 +69,7 @@ func (s *Store) BackfillListingIndexes(ctx context.Context, segments int, progre
 }
 
 // backfillOne sets one listing's index attributes if they differ.
-func (s *Store) backfillOne(ctx context.Context, item map[string]types.AttributeValue) (changed, raced bool, err error) {
+func (s Upkeep) backfillOne(ctx context.Context, item map[string]types.AttributeValue) (changed, raced bool, err error) {
 	for attempt := 0; attempt < 5; attempt++ {
 		var l room.Listing
 		if !s.decode(item, &l) {

@@ -48,13 +48,13 @@ func TestBackfillListingIndexes(t *testing.T) {
 	raw(listings[2], map[string]string{"GSI1PK": "SOURCE#homegate#9", "GSI1SK": "ROOM#r2", "GSI2PK": "ROOM#r2", "GSI2SK": "STATUS#SHORTLISTED#L3"})
 	raw(listings[3], map[string]string{"GSI1PK": "SOURCE#homegate#", "GSI1SK": "ROOM#r2"}) // GSI1 without an external id
 	for i := range 30 {                                                                    // other items, scanned past
-		if _, err := st.CreateRoom(ctx, room.Room{RoomID: string(rune('a'+i%26)) + "room" + string(rune('0'+i/26)), Name: "n", CreatedByUserID: "u", CreatedAt: "2026-01-01T00:00:00.000Z", SearchType: room.SearchBuy}); err != nil {
+		if _, err := st.Rooms.CreateRoom(ctx, room.Room{RoomID: string(rune('a'+i%26)) + "room" + string(rune('0'+i/26)), Name: "n", CreatedByUserID: "u", CreatedAt: "2026-01-01T00:00:00.000Z", SearchType: room.SearchBuy}); err != nil {
 			t.Fatal(err)
 		}
 	}
 
 	var calls int
-	stats, err := st.BackfillListingIndexes(ctx, 3, func(store.BackfillStats) { calls++ })
+	stats, err := st.Upkeep.BackfillListingIndexes(ctx, 3, func(store.BackfillStats) { calls++ })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,15 +86,15 @@ func TestBackfillListingIndexes(t *testing.T) {
 		}
 	}
 	// The seed's access patterns now work on the backfilled listings.
-	byStatus, _, err := st.ListListingsByStatus(ctx, "r1", room.StatusSeen, store.Page{})
+	byStatus, _, err := st.Rooms.ListListingsByStatus(ctx, "r1", room.StatusSeen, store.Page{})
 	if err != nil || len(byStatus) != 1 || byStatus[0].ListingID != "L2" {
 		t.Errorf("by status after backfill: %v %v", byStatus, err)
 	}
-	if l, err := st.FindListingByExternalID(ctx, "r1", "homegate", "123"); err != nil || l.ListingID != "L1" {
+	if l, err := st.Rooms.FindListingByExternalID(ctx, "r1", "homegate", "123"); err != nil || l.ListingID != "L1" {
 		t.Errorf("by external id after backfill: %v %v", l, err)
 	}
 
-	again, err := st.BackfillListingIndexes(ctx, 2, nil)
+	again, err := st.Upkeep.BackfillListingIndexes(ctx, 2, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

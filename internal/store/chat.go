@@ -61,7 +61,7 @@ func strAV(s string) types.AttributeValue { return &types.AttributeValueMemberS{
 // upsertRoom writes a room if it is new; its name and createdAt are kept
 // when it exists. A sealed room (a deleted search room's chat) fails its
 // condition: nobody connects to it or joins it again.
-func (s *Store) upsertRoom(roomID, now string) types.TransactWriteItem {
+func (s Chat) upsertRoom(roomID, now string) types.TransactWriteItem {
 	return types.TransactWriteItem{Update: &types.Update{TableName: aws.String(s.Table), Key: ChatRoomKey(roomID).AV(),
 		ConditionExpression:       aws.String("attribute_not_exists(" + attrSealedAt + ")"),
 		UpdateExpression:          aws.String("SET itemType = :t, roomId = :r, #n = if_not_exists(#n, :r), createdAt = if_not_exists(createdAt, :now)"),
@@ -76,13 +76,13 @@ const attrSealedAt = "sealedAt"
 // roomID, for the transactions that act on its chat: the access check
 // happens in the write itself, so a member removed (or a room deleted)
 // between a read and the write cannot slip through.
-func (s *Store) memberCheck(roomID, userID string) types.TransactWriteItem {
+func (s Chat) memberCheck(roomID, userID string) types.TransactWriteItem {
 	return types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{TableName: aws.String(s.Table),
 		Key: MemberKey(roomID, userID).AV(), ConditionExpression: aws.String("attribute_exists(PK)")}}
 }
 
 // sealCheck is a condition that a chat room is not sealed.
-func (s *Store) sealCheck(roomID string) types.TransactWriteItem {
+func (s Chat) sealCheck(roomID string) types.TransactWriteItem {
 	return types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{TableName: aws.String(s.Table),
 		Key: ChatRoomKey(roomID).AV(), ConditionExpression: aws.String("attribute_not_exists(" + attrSealedAt + ")")}}
 }
@@ -91,7 +91,7 @@ func (s *Store) sealCheck(roomID string) types.TransactWriteItem {
 // (in DeleteRoom's transaction): its ChatRoom item, created if nobody had
 // used the chat, gets sealedAt, and every later connect, join and message
 // fails its condition.
-func (s *Store) sealRoom(roomID, at string) types.TransactWriteItem {
+func (s Chat) sealRoom(roomID, at string) types.TransactWriteItem {
 	return types.TransactWriteItem{Update: &types.Update{TableName: aws.String(s.Table), Key: ChatRoomKey(roomID).AV(),
 		UpdateExpression:          aws.String("SET itemType = :t, roomId = :r, #n = if_not_exists(#n, :r), createdAt = if_not_exists(createdAt, :at), #s = if_not_exists(#s, :at)"),
 		ExpressionAttributeNames:  map[string]string{"#n": "name", "#s": attrSealedAt},
@@ -108,7 +108,7 @@ func chatRefused(roomID string) error {
 // (created on first sight; the name set when the token carries one, else
 // kept, else the user id; createdAt only the first time) and its room
 // (created on first sight). An existing connection id is a Conflict.
-func (s *Store) Connect(ctx context.Context, c chat.Connection) error {
+func (s Chat) Connect(ctx context.Context, c chat.Connection) error {
 	return s.ConnectLimited(ctx, c, ConnLimit{})
 }
 
@@ -148,7 +148,7 @@ func ConnRegistryKey(userID string) Key {
 // connection (2 hours), and an entry whose connection item is gone (a
 // disconnect that stopped between its two writes) is dropped when the
 // user is at the limit.
-func (s *Store) ConnectLimited(ctx context.Context, c chat.Connection, l ConnLimit) error {
+func (s Chat) ConnectLimited(ctx context.Context, c chat.Connection, l ConnLimit) error {
 	for attempt := 0; ; attempt++ {
 		var reg *types.TransactWriteItem
 		if l.Open > 0 || l.PerMinute > 0 {
@@ -178,7 +178,7 @@ func (s *Store) ConnectLimited(ctx context.Context, c chat.Connection, l ConnLim
 var errRegistryChanged = errors.New("store: the user's connections changed meanwhile")
 
 // registerConnection is the registry write that adds c, or TooMany.
-func (s *Store) registerConnection(ctx context.Context, c chat.Connection, l ConnLimit) (*types.TransactWriteItem, error) {
+func (s Chat) registerConnection(ctx context.Context, c chat.Connection, l ConnLimit) (*types.TransactWriteItem, error) {
 	k := ConnRegistryKey(c.UserID)
 	out, err := s.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.book()), Key: k.AV(), ConsistentRead: aws.Bool(true)})
 	if err != nil {
@@ -236,7 +236,7 @@ func (s *Store) registerConnection(ctx context.Context, c chat.Connection, l Con
 // one transaction with its connection item, so an entry without its item
 // is a connection deleted by a disconnect or a close that stopped before
 // taking it out of the registry.
-func (s *Store) dropClosed(ctx context.Context, live map[string]int64) error {
+func (s Chat) dropClosed(ctx context.Context, live map[string]int64) error {
 	keys := make([]Key, 0, len(live))
 	for id := range live {
 		keys = append(keys, ConnectionKey(id))
@@ -260,7 +260,7 @@ func (s *Store) dropClosed(ctx context.Context, live map[string]int64) error {
 // unregisterConnection takes a connection out of its user's registry and
 // raises its version, so a connect that read the registry before this
 // fails its condition instead of writing the entry back.
-func (s *Store) unregisterConnection(ctx context.Context, userID, connectionID string) error {
+func (s Chat) unregisterConnection(ctx context.Context, userID, connectionID string) error {
 	_, err := s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(s.book()), Key: ConnRegistryKey(userID).AV(),
 		UpdateExpression:          aws.String("REMOVE conns.#c ADD version :one"),
 		ConditionExpression:       aws.String("attribute_exists(PK)"),
@@ -272,7 +272,7 @@ func (s *Store) unregisterConnection(ctx context.Context, userID, connectionID s
 	return nil
 }
 
-func (s *Store) connect(ctx context.Context, c chat.Connection, reg *types.TransactWriteItem) error {
+func (s Chat) connect(ctx context.Context, c chat.Connection, reg *types.TransactWriteItem) error {
 	it, err := marshal(head{Key: ConnectionKey(c.ConnectionID), ItemType: TypeConnection}, c)
 	if err != nil {
 		return err
@@ -319,7 +319,7 @@ func (s *Store) connect(ctx context.Context, c chat.Connection, reg *types.Trans
 
 // Disconnect deletes a connection (gone already: nothing to do) and takes
 // it out of its user's registry.
-func (s *Store) Disconnect(ctx context.Context, connectionID string) error {
+func (s Chat) Disconnect(ctx context.Context, connectionID string) error {
 	out, err := s.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(s.Table), Key: ConnectionKey(connectionID).AV(),
 		ReturnValues: types.ReturnValueAllOld})
 	if err != nil {
@@ -332,7 +332,7 @@ func (s *Store) Disconnect(ctx context.Context, connectionID string) error {
 }
 
 // GetConnection reads a connection; an unknown or expired one is NotFound.
-func (s *Store) GetConnection(ctx context.Context, connectionID string, nowUnix int64) (chat.Connection, error) {
+func (s Chat) GetConnection(ctx context.Context, connectionID string, nowUnix int64) (chat.Connection, error) {
 	var c chat.Connection
 	ok, err := s.get(ctx, ConnectionKey(connectionID), &c)
 	if err != nil {
@@ -349,7 +349,7 @@ func (s *Store) GetConnection(ctx context.Context, connectionID string, nowUnix 
 // searchRoom says the room is a search room's chat (chat.Connection): then
 // userID must be one of its members when the write happens. A sealed room
 // is NotFound, and so is a connection being closed (CloseConnectionIn).
-func (s *Store) MoveConnection(ctx context.Context, connectionID, userID, roomID, now string, searchRoom bool) error {
+func (s Chat) MoveConnection(ctx context.Context, connectionID, userID, roomID, now string, searchRoom bool) error {
 	ix := ConnectionIndexKey(roomID, connectionID)
 	set, vals := "SET roomId = :r, GSI1PK = :pk, GSI1SK = :sk", map[string]types.AttributeValue{":r": strAV(roomID), ":pk": strAV(ix.PK), ":sk": strAV(ix.SK)}
 	if searchRoom {
@@ -384,9 +384,9 @@ func (s *Store) MoveConnection(ctx context.Context, connectionID, userID, roomID
 
 // RoomConnections lists a room's live connections (GSI1, a page at a
 // time); expired ones that DynamoDB has not deleted yet are left out.
-func (s *Store) RoomConnections(ctx context.Context, roomID string, nowUnix int64, p Page) ([]chat.Connection, string, error) {
+func (s Chat) RoomConnections(ctx context.Context, roomID string, nowUnix int64, p Page) ([]chat.Connection, string, error) {
 	var out []chat.Connection
-	next, err := s.queryPage(ctx, query{index: IndexGSI1, pk: ChatRoomPK(roomID), skPrefix: prefixConnection, page: p, liveAt: nowUnix}, decodeInto(s, &out))
+	next, err := s.queryPage(ctx, query{index: IndexGSI1, pk: ChatRoomPK(roomID), skPrefix: prefixConnection, page: p, liveAt: nowUnix}, decodeInto(s.Store, &out))
 	return out, next, err
 }
 
@@ -408,7 +408,7 @@ func (a ChatAccess) Open() bool { return !a.Sealed && (!a.SearchRoom || a.Member
 
 // ChatAccess reads, in one request, whether roomID is a search room's id,
 // whether userID is a member of it, and whether its chat room exists.
-func (s *Store) ChatAccess(ctx context.Context, roomID, userID string) (ChatAccess, error) {
+func (s Chat) ChatAccess(ctx context.Context, roomID, userID string) (ChatAccess, error) {
 	var a ChatAccess
 	room, mem, cr := RoomKey(roomID), MemberKey(roomID, userID), ChatRoomKey(roomID)
 	// Consistent: a member removed a moment ago must not read on.
@@ -436,7 +436,7 @@ func (s *Store) ChatAccess(ctx context.Context, roomID, userID string) (ChatAcce
 }
 
 // GetChatRoom reads a chat room.
-func (s *Store) GetChatRoom(ctx context.Context, roomID string) (chat.Room, error) {
+func (s Chat) GetChatRoom(ctx context.Context, roomID string) (chat.Room, error) {
 	var r chat.Room
 	ok, err := s.get(ctx, ChatRoomKey(roomID), &r)
 	if err == nil && !ok {
@@ -453,7 +453,7 @@ func (s *Store) GetChatRoom(ctx context.Context, roomID string) (chat.Room, erro
 // sender is a member and its chat is not sealed, in one transaction: a
 // member removed or a room deleted since the sender's connection was
 // checked is refused as NotFound, and nothing is written.
-func (s *Store) PutMessage(ctx context.Context, m chat.Message) error {
+func (s Chat) PutMessage(ctx context.Context, m chat.Message) error {
 	_, err := s.PutMessageOnce(ctx, m, "")
 	return err
 }
@@ -479,7 +479,7 @@ func SentMessageKey(userID, clientMessageID string) Key {
 // the first arrived — stores nothing and returns the first message; the id
 // with another room or content is a Conflict. It returns the message
 // stored.
-func (s *Store) PutMessageOnce(ctx context.Context, m chat.Message, clientMessageID string) (chat.Message, error) {
+func (s Chat) PutMessageOnce(ctx context.Context, m chat.Message, clientMessageID string) (chat.Message, error) {
 	it, err := marshal(head{Key: MessageKey(m.RoomID, m.CreatedAt, m.MessageID), ItemType: TypeMessage}, m)
 	if err != nil {
 		return m, err
@@ -557,20 +557,20 @@ func (s *Store) PutMessageOnce(ctx context.Context, m chat.Message, clientMessag
 }
 
 // Messages lists a room's messages newest first.
-func (s *Store) Messages(ctx context.Context, roomID string, p Page) ([]chat.Message, string, error) {
+func (s Chat) Messages(ctx context.Context, roomID string, p Page) ([]chat.Message, string, error) {
 	var out []chat.Message
-	next, err := s.queryPage(ctx, query{pk: ChatRoomPK(roomID), skPrefix: SKPrefixMessage, desc: true, page: p}, decodeInto(s, &out))
+	next, err := s.queryPage(ctx, query{pk: ChatRoomPK(roomID), skPrefix: SKPrefixMessage, desc: true, page: p}, decodeInto(s.Store, &out))
 	return out, next, err
 }
 
 // MessagesAfter lists a room's messages created after a time (a stored
 // timestamp), oldest first: what a client that reconnects missed.
-func (s *Store) MessagesAfter(ctx context.Context, roomID, after string, p Page) ([]chat.Message, string, error) {
+func (s Chat) MessagesAfter(ctx context.Context, roomID, after string, p Page) ([]chat.Message, string, error) {
 	var out []chat.Message
 	// "MSG#<after>$" sorts after every "MSG#<after>#<id>" ('$' follows '#'),
 	// and "MSG$" after every message.
 	q := query{pk: ChatRoomPK(roomID), skPrefix: SKPrefixMessage, skFrom: SKPrefixMessage + after + "$", skTo: "MSG$", page: p}
-	next, err := s.queryPage(ctx, q, decodeInto(s, &out))
+	next, err := s.queryPage(ctx, q, decodeInto(s.Store, &out))
 	return out, next, err
 }
 
@@ -579,7 +579,7 @@ func (s *Store) MessagesAfter(ctx context.Context, roomID, after string, p Page)
 // pushes to the first connections while later pages are read; it stops at
 // fn's first error. A connection that cannot be decoded is quarantined,
 // not passed on.
-func (s *Store) EachRoomConnection(ctx context.Context, roomID string, nowUnix int64, fn func(chat.Connection) error) error {
+func (s Chat) EachRoomConnection(ctx context.Context, roomID string, nowUnix int64, fn func(chat.Connection) error) error {
 	q := query{index: IndexGSI1, pk: ChatRoomPK(roomID), skPrefix: prefixConnection, liveAt: nowUnix}
 	return s.queryAll(ctx, q, func(it map[string]types.AttributeValue) error {
 		var c chat.Connection
@@ -594,7 +594,7 @@ func (s *Store) EachRoomConnection(ctx context.Context, roomID string, nowUnix i
 // unless it connected after cutoff (a stored timestamp): a push that races
 // a $connect still in progress is refused as gone too, and must not delete
 // the connection being made. It reports whether it deleted.
-func (s *Store) DeleteGoneConnection(ctx context.Context, c chat.Connection, cutoff string) (bool, error) {
+func (s Chat) DeleteGoneConnection(ctx context.Context, c chat.Connection, cutoff string) (bool, error) {
 	_, err := s.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(s.Table), Key: ConnectionKey(c.ConnectionID).AV(),
 		ConditionExpression:       aws.String("connectedAt <= :cutoff"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":cutoff": strAV(cutoff)}})
@@ -623,7 +623,7 @@ func (a ChatAudience) May(userID string) bool { return a.Exists && a.Members[use
 // its Member items (their sort keys, MEMBER#… and ROOM, are one range of
 // the partition), so a push that follows it reaches nobody removed before
 // it began.
-func (s *Store) ChatAudience(ctx context.Context, roomID string) (ChatAudience, error) {
+func (s Chat) ChatAudience(ctx context.Context, roomID string) (ChatAudience, error) {
 	a := ChatAudience{Members: map[string]bool{}}
 	q := query{pk: RoomPK(roomID), skFrom: SKPrefixMember, skTo: SKRoom, consistent: true}
 	err := s.queryAll(ctx, q, func(it map[string]types.AttributeValue) error {
@@ -651,7 +651,7 @@ func (s *Store) ChatAudience(ctx context.Context, roomID string) (ChatAudience, 
 // closure that fails for good (its record dead-lettered) leaves the mark
 // until the connection's ttl: the socket is then refused a move, which is
 // what its user, removed from the room, should get anyway.
-func (s *Store) CloseConnectionIn(ctx context.Context, c chat.Connection, roomID string) (bool, error) {
+func (s Chat) CloseConnectionIn(ctx context.Context, c chat.Connection, roomID string) (bool, error) {
 	_, err := s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(s.Table), Key: ConnectionKey(c.ConnectionID).AV(),
 		UpdateExpression:          aws.String("SET closing = :r"),
 		ConditionExpression:       aws.String("roomId = :r"),
@@ -668,7 +668,7 @@ func (s *Store) CloseConnectionIn(ctx context.Context, c chat.Connection, roomID
 // DeleteConnectionIn deletes a connection if it is still in roomID (one
 // that moved to another room meanwhile is kept); an absent one is nothing
 // to do. It reports whether it deleted.
-func (s *Store) DeleteConnectionIn(ctx context.Context, c chat.Connection, roomID string) (bool, error) {
+func (s Chat) DeleteConnectionIn(ctx context.Context, c chat.Connection, roomID string) (bool, error) {
 	_, err := s.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(s.Table), Key: ConnectionKey(c.ConnectionID).AV(),
 		ConditionExpression:       aws.String("roomId = :r"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":r": strAV(roomID)}})
@@ -694,7 +694,7 @@ type FrameLimit struct {
 // The count lives in the connection's item (frames, frameWindow), so it
 // holds across the writer's instances, at one write per frame where a
 // read was.
-func (s *Store) TakeFrame(ctx context.Context, connectionID string, now time.Time, l FrameLimit) (chat.Connection, error) {
+func (s Chat) TakeFrame(ctx context.Context, connectionID string, now time.Time, l FrameLimit) (chat.Connection, error) {
 	window := now.UnixMilli() / l.Per.Milliseconds()
 	num := func(v int64) types.AttributeValue {
 		return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
@@ -740,7 +740,7 @@ func (s *Store) TakeFrame(ctx context.Context, connectionID string, now time.Tim
 }
 
 // liveConnection decodes a connection item; an expired one is NotFound.
-func (s *Store) liveConnection(item map[string]types.AttributeValue, connectionID string, now time.Time) (chat.Connection, error) {
+func (s Chat) liveConnection(item map[string]types.AttributeValue, connectionID string, now time.Time) (chat.Connection, error) {
 	var c chat.Connection
 	if err := attributevalue.UnmarshalMap(item, &c); err != nil {
 		return c, fmt.Errorf("store: decode connection %s: %w", connectionID, err)

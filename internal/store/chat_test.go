@@ -33,7 +33,7 @@ func TestChatSeed002(t *testing.T) {
 	}
 	// First connection: the user (no name in the token: the id stands in)
 	// and the room are created.
-	if err := f.st.Connect(f.ctx, conn("c1", "an", "", chat.DefaultRoom, 0)); err != nil {
+	if err := f.st.Chat.Connect(f.ctx, conn("c1", "an", "", chat.DefaultRoom, 0)); err != nil {
 		t.Fatal(err)
 	}
 	p := f.getRaw("USER#an", "PROFILE")
@@ -43,19 +43,19 @@ func TestChatSeed002(t *testing.T) {
 	}
 	// A later connection with a name: the name is set, createdAt kept; a
 	// name set by PUT /me/profile is kept when the token has none.
-	if err := f.st.Connect(f.ctx, conn("c2", "an", "An Nguyen", chat.DefaultRoom, time.Minute)); err != nil {
+	if err := f.st.Chat.Connect(f.ctx, conn("c2", "an", "An Nguyen", chat.DefaultRoom, time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.st.PutProfile(f.ctx, collab.Profile{UserID: "binh", Name: "Bình", UpdatedAt: at(0)}); err != nil {
+	if _, err := f.st.Collab.PutProfile(f.ctx, collab.Profile{UserID: "binh", Name: "Bình", UpdatedAt: at(0)}); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.st.Connect(f.ctx, conn("c3", "binh", "", chat.DefaultRoom, 2*time.Minute)); err != nil {
+	if err := f.st.Chat.Connect(f.ctx, conn("c3", "binh", "", chat.DefaultRoom, 2*time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := f.st.GetProfile(f.ctx, "an"); err != nil || got.Name != "An Nguyen" {
+	if got, err := f.st.Collab.GetProfile(f.ctx, "an"); err != nil || got.Name != "An Nguyen" {
 		t.Fatalf("an: %+v %v", got, err)
 	}
-	if got, err := f.st.GetProfile(f.ctx, "binh"); err != nil || got.Name != "Bình" {
+	if got, err := f.st.Collab.GetProfile(f.ctx, "binh"); err != nil || got.Name != "Bình" {
 		t.Fatalf("binh: %+v %v", got, err)
 	}
 	if p := f.getRaw("USER#an", "PROFILE"); p["createdAt"].(*types.AttributeValueMemberS).Value != at(0) {
@@ -63,10 +63,10 @@ func TestChatSeed002(t *testing.T) {
 	}
 	// PUT /me/profile after the connection made the profile: its createdAt
 	// stays, an e-mail left out is removed, the index keys stay.
-	if _, err := f.st.PutProfile(f.ctx, collab.Profile{UserID: "an", Name: "An", Email: "an@example.com", UpdatedAt: at(time.Hour)}); err != nil {
+	if _, err := f.st.Collab.PutProfile(f.ctx, collab.Profile{UserID: "an", Name: "An", Email: "an@example.com", UpdatedAt: at(time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := f.st.PutProfile(f.ctx, collab.Profile{UserID: "an", Name: "An N.", UpdatedAt: at(2 * time.Hour)})
+	got, err := f.st.Collab.PutProfile(f.ctx, collab.Profile{UserID: "an", Name: "An N.", UpdatedAt: at(2 * time.Hour)})
 	if err != nil || got.CreatedAt != at(0) || got.Email != "" || got.Name != "An N." || got.UpdatedAt != at(2*time.Hour) {
 		t.Fatalf("profile after two PUTs: %+v %v", got, err)
 	}
@@ -77,11 +77,11 @@ func TestChatSeed002(t *testing.T) {
 	if room == nil || room["createdAt"].(*types.AttributeValueMemberS).Value != at(0) || room["itemType"].(*types.AttributeValueMemberS).Value != "ChatRoom" {
 		t.Fatalf("room: %v", room)
 	}
-	if err := f.st.Connect(f.ctx, conn("c1", "binh", "", chat.DefaultRoom, 0)); !errs.Is(err, errs.Conflict) {
+	if err := f.st.Chat.Connect(f.ctx, conn("c1", "binh", "", chat.DefaultRoom, 0)); !errs.Is(err, errs.Conflict) {
 		t.Fatalf("a connection id taken by another: %v", err)
 	}
 	// By id, by room (GSI1 CHATROOM#<room> / CONN#<id>), paginated.
-	c, err := f.st.GetConnection(f.ctx, "c2", t0.Unix())
+	c, err := f.st.Chat.GetConnection(f.ctx, "c2", t0.Unix())
 	if err != nil || c.UserName != "An Nguyen" || c.RoomID != chat.DefaultRoom {
 		t.Fatalf("get: %+v %v", c, err)
 	}
@@ -91,7 +91,7 @@ func TestChatSeed002(t *testing.T) {
 	}
 	var ids []string
 	for cur := ""; ; {
-		cs, next, err := f.st.RoomConnections(f.ctx, chat.DefaultRoom, t0.Unix(), store.Page{Limit: 2, Cursor: cur})
+		cs, next, err := f.st.Chat.RoomConnections(f.ctx, chat.DefaultRoom, t0.Unix(), store.Page{Limit: 2, Cursor: cur})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -106,31 +106,31 @@ func TestChatSeed002(t *testing.T) {
 		t.Fatalf("room's connections: %v", ids)
 	}
 	// Expired connections are never returned.
-	if _, err := f.st.GetConnection(f.ctx, "c2", ttl); !errs.Is(err, errs.NotFound) {
+	if _, err := f.st.Chat.GetConnection(f.ctx, "c2", ttl); !errs.Is(err, errs.NotFound) {
 		t.Fatalf("expired: %v", err)
 	}
-	if cs, _, _ := f.st.RoomConnections(f.ctx, chat.DefaultRoom, ttl, store.Page{}); len(cs) != 0 {
+	if cs, _, _ := f.st.Chat.RoomConnections(f.ctx, chat.DefaultRoom, ttl, store.Page{}); len(cs) != 0 {
 		t.Fatalf("expired in the room: %v", cs)
 	}
 	// Move; disconnect.
-	if err := f.st.MoveConnection(f.ctx, "c3", "", "kitchen", at(3*time.Minute), false); err != nil {
+	if err := f.st.Chat.MoveConnection(f.ctx, "c3", "", "kitchen", at(3*time.Minute), false); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.st.MoveConnection(f.ctx, "nope", "", "kitchen", at(3*time.Minute), false); !errs.Is(err, errs.NotFound) {
+	if err := f.st.Chat.MoveConnection(f.ctx, "nope", "", "kitchen", at(3*time.Minute), false); !errs.Is(err, errs.NotFound) {
 		t.Fatalf("move unknown: %v", err)
 	}
-	if err := f.st.Disconnect(f.ctx, "c1"); err != nil {
+	if err := f.st.Chat.Disconnect(f.ctx, "c1"); err != nil {
 		t.Fatal(err)
 	}
 	if f.getRaw("CONN#c1", "META") != nil {
 		t.Fatal("c1 still there")
 	}
-	g, _, _ := f.st.RoomConnections(f.ctx, chat.DefaultRoom, t0.Unix(), store.Page{})
-	k, _, _ := f.st.RoomConnections(f.ctx, "kitchen", t0.Unix(), store.Page{})
+	g, _, _ := f.st.Chat.RoomConnections(f.ctx, chat.DefaultRoom, t0.Unix(), store.Page{})
+	k, _, _ := f.st.Chat.RoomConnections(f.ctx, "kitchen", t0.Unix(), store.Page{})
 	if len(g) != 1 || g[0].ConnectionID != "c2" || len(k) != 1 || k[0].ConnectionID != "c3" {
 		t.Fatalf("after move and disconnect: global %v, kitchen %v", g, k)
 	}
-	if r, err := f.st.GetChatRoom(f.ctx, "kitchen"); err != nil || r.Name != "kitchen" || r.CreatedAt != at(3*time.Minute) {
+	if r, err := f.st.Chat.GetChatRoom(f.ctx, "kitchen"); err != nil || r.Name != "kitchen" || r.CreatedAt != at(3*time.Minute) {
 		t.Fatalf("kitchen: %+v %v", r, err)
 	}
 
@@ -140,24 +140,24 @@ func TestChatSeed002(t *testing.T) {
 		return chat.Message{RoomID: "kitchen", MessageID: id, UserID: "binh", UserName: "Bình", Content: "<b>hi</b> " + id, CreatedAt: at(d)}
 	}
 	for _, m := range []chat.Message{msg("m1", time.Hour), msg("m2", time.Hour), msg("m3", time.Hour+time.Second), msg("m4", time.Hour+2*time.Second)} {
-		if err := f.st.PutMessage(f.ctx, m); err != nil {
+		if err := f.st.Chat.PutMessage(f.ctx, m); err != nil {
 			t.Fatal(err)
 		}
 	}
 	// The same message id again is a Conflict, whatever its content (the
 	// writer's clients, ddb.Config.OwnWrites, take the very same message
 	// again as done: see internal/api's lost-response test).
-	if err := f.st.PutMessage(f.ctx, msg("m1", time.Hour)); !errs.Is(err, errs.Conflict) {
+	if err := f.st.Chat.PutMessage(f.ctx, msg("m1", time.Hour)); !errs.Is(err, errs.Conflict) {
 		t.Fatalf("same message again: %v", err)
 	}
 	other := msg("m1", time.Hour)
 	other.Content = "something else"
-	if err := f.st.PutMessage(f.ctx, other); !errs.Is(err, errs.Conflict) {
+	if err := f.st.Chat.PutMessage(f.ctx, other); !errs.Is(err, errs.Conflict) {
 		t.Fatalf("same id, other content: %v", err)
 	}
 	var newest []string
 	for cur := ""; ; {
-		ms, next, err := f.st.Messages(f.ctx, "kitchen", store.Page{Limit: 3, Cursor: cur})
+		ms, next, err := f.st.Chat.Messages(f.ctx, "kitchen", store.Page{Limit: 3, Cursor: cur})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -171,7 +171,7 @@ func TestChatSeed002(t *testing.T) {
 	if fmt.Sprint(newest) != "[m4 m3 m2 m1]" {
 		t.Fatalf("newest first: %v", newest)
 	}
-	after, _, err := f.st.MessagesAfter(f.ctx, "kitchen", at(time.Hour), store.Page{})
+	after, _, err := f.st.Chat.MessagesAfter(f.ctx, "kitchen", at(time.Hour), store.Page{})
 	if err != nil || len(after) != 2 || after[0].MessageID != "m3" || after[1].MessageID != "m4" || after[0].Content != "<b>hi</b> m3" {
 		t.Fatalf("after the first second: %+v %v", after, err)
 	}
@@ -186,11 +186,11 @@ func TestChatSeed002(t *testing.T) {
 func TestChatAccess(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	if _, err := f.st.CreateRoom(f.ctx, room.Room{RoomID: "r1", Name: "Flat", CreatedByUserID: "owner", CreatedAt: store.Timestamp(t0), SearchType: "rent"}); err != nil {
+	if _, err := f.st.Rooms.CreateRoom(f.ctx, room.Room{RoomID: "r1", Name: "Flat", CreatedByUserID: "owner", CreatedAt: store.Timestamp(t0), SearchType: "rent"}); err != nil {
 		t.Fatal(err)
 	}
 	conn := chat.Connection{ConnectionID: "c1", UserID: "owner", RoomID: chat.DefaultRoom, ConnectedAt: store.Timestamp(t0), TTL: t0.Add(chat.ConnectionTTL).Unix()}
-	if err := f.st.Connect(f.ctx, conn); err != nil {
+	if err := f.st.Chat.Connect(f.ctx, conn); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
@@ -202,16 +202,16 @@ func TestChatAccess(t *testing.T) {
 		{"global", "owner", store.ChatAccess{ChatRoom: true}},
 		{"nowhere", "owner", store.ChatAccess{}},
 	} {
-		if got, err := f.st.ChatAccess(f.ctx, c.room, c.user); err != nil || got != c.want {
+		if got, err := f.st.Chat.ChatAccess(f.ctx, c.room, c.user); err != nil || got != c.want {
 			t.Errorf("ChatAccess(%s, %s) = %+v, %v; want %+v", c.room, c.user, got, err, c.want)
 		}
 	}
 	for _, search := range []bool{true, false} {
 		to := map[bool]string{true: "r1", false: "global"}[search]
-		if err := f.st.MoveConnection(f.ctx, "c1", "owner", to, store.Timestamp(t0), search); err != nil {
+		if err := f.st.Chat.MoveConnection(f.ctx, "c1", "owner", to, store.Timestamp(t0), search); err != nil {
 			t.Fatal(err)
 		}
-		if got, err := f.st.GetConnection(f.ctx, "c1", t0.Unix()); err != nil || got.RoomID != to || got.SearchRoom != search {
+		if got, err := f.st.Chat.GetConnection(f.ctx, "c1", t0.Unix()); err != nil || got.RoomID != to || got.SearchRoom != search {
 			t.Fatalf("moved to %s: %+v %v", to, got, err)
 		}
 	}
@@ -227,10 +227,10 @@ func TestChatSealedAndMembers(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	at := func(d time.Duration) string { return store.Timestamp(t0.Add(d)) }
-	if _, err := f.st.CreateRoom(f.ctx, room.Room{RoomID: "r1", Name: "Flat", CreatedByUserID: "alice", CreatedAt: at(0), SearchType: "rent"}); err != nil {
+	if _, err := f.st.Rooms.CreateRoom(f.ctx, room.Room{RoomID: "r1", Name: "Flat", CreatedByUserID: "alice", CreatedAt: at(0), SearchType: "rent"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.st.AddMember(f.ctx, room.Member{RoomID: "r1", UserID: "bob", Role: room.RoleMember, JoinedAt: at(0)}); err != nil {
+	if err := f.st.Rooms.AddMember(f.ctx, room.Member{RoomID: "r1", UserID: "bob", Role: room.RoleMember, JoinedAt: at(0)}); err != nil {
 		t.Fatal(err)
 	}
 	conn := func(id, user string) chat.Connection {
@@ -240,70 +240,70 @@ func TestChatSealedAndMembers(t *testing.T) {
 		return chat.Message{RoomID: "r1", MessageID: id, UserID: user, UserName: user, Content: id, CreatedAt: at(d), SearchRoom: true}
 	}
 	for _, c := range []chat.Connection{conn("a1", "alice"), conn("b1", "bob")} {
-		if err := f.st.Connect(f.ctx, c); err != nil {
+		if err := f.st.Chat.Connect(f.ctx, c); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := f.st.Connect(f.ctx, conn("c1", "carol")); !errs.Is(err, errs.NotFound) {
+	if err := f.st.Chat.Connect(f.ctx, conn("c1", "carol")); !errs.Is(err, errs.NotFound) {
 		t.Fatalf("an outsider's connection: %v, want NotFound", err)
 	}
 	for i, m := range []chat.Message{msg("m1", "alice", time.Second), msg("m2", "bob", 2*time.Second)} {
-		if err := f.st.PutMessage(f.ctx, m); err != nil {
+		if err := f.st.Chat.PutMessage(f.ctx, m); err != nil {
 			t.Fatal(i, err)
 		}
 	}
-	if err := f.st.PutMessage(f.ctx, msg("m2", "bob", 2*time.Second)); !errs.Is(err, errs.Conflict) {
+	if err := f.st.Chat.PutMessage(f.ctx, msg("m2", "bob", 2*time.Second)); !errs.Is(err, errs.Conflict) {
 		t.Fatalf("the same message again: %v, want Conflict", err)
 	}
 	changed := msg("m2", "bob", 2*time.Second)
 	changed.Content = "edited"
-	if err := f.st.PutMessage(f.ctx, changed); !errs.Is(err, errs.Conflict) {
+	if err := f.st.Chat.PutMessage(f.ctx, changed); !errs.Is(err, errs.Conflict) {
 		t.Fatalf("the same id with other content: %v, want Conflict", err)
 	}
-	if a, err := f.st.ChatAudience(f.ctx, "r1"); err != nil || !a.May("alice") || !a.May("bob") || a.May("carol") {
+	if a, err := f.st.Chat.ChatAudience(f.ctx, "r1"); err != nil || !a.May("alice") || !a.May("bob") || a.May("carol") {
 		t.Fatalf("audience: %+v %v", a, err)
 	}
 
 	// bob is removed: his open connection can do nothing in the room.
-	if err := f.st.RemoveMember(f.ctx, "r1", "bob"); err != nil {
+	if err := f.st.Rooms.RemoveMember(f.ctx, "r1", "bob"); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.st.PutMessage(f.ctx, msg("m3", "bob", 3*time.Second)); !errs.Is(err, errs.NotFound) {
+	if err := f.st.Chat.PutMessage(f.ctx, msg("m3", "bob", 3*time.Second)); !errs.Is(err, errs.NotFound) {
 		t.Errorf("a removed member's message: %v, want NotFound", err)
 	}
-	if err := f.st.Connect(f.ctx, conn("b2", "bob")); !errs.Is(err, errs.NotFound) {
+	if err := f.st.Chat.Connect(f.ctx, conn("b2", "bob")); !errs.Is(err, errs.NotFound) {
 		t.Errorf("a removed member's new connection: %v, want NotFound", err)
 	}
-	if err := f.st.MoveConnection(f.ctx, "b1", "bob", "r1", at(3*time.Second), true); !errs.Is(err, errs.NotFound) {
+	if err := f.st.Chat.MoveConnection(f.ctx, "b1", "bob", "r1", at(3*time.Second), true); !errs.Is(err, errs.NotFound) {
 		t.Errorf("a removed member joining again: %v, want NotFound", err)
 	}
-	if a, err := f.st.ChatAudience(f.ctx, "r1"); err != nil || a.May("bob") || !a.May("alice") {
+	if a, err := f.st.Chat.ChatAudience(f.ctx, "r1"); err != nil || a.May("bob") || !a.May("alice") {
 		t.Errorf("audience after the removal: %+v %v", a, err)
 	}
 
 	// The room is deleted: sealed for everyone.
-	if err := f.st.DeleteRoom(f.ctx, "r1", at(time.Minute)); err != nil {
+	if err := f.st.Rooms.DeleteRoom(f.ctx, "r1", at(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	if a, err := f.st.ChatAccess(f.ctx, "r1", "alice"); err != nil || !a.Sealed || a.Open() {
+	if a, err := f.st.Chat.ChatAccess(f.ctx, "r1", "alice"); err != nil || !a.Sealed || a.Open() {
 		t.Errorf("access after the deletion: %+v %v", a, err)
 	}
-	if err := f.st.PutMessage(f.ctx, msg("m4", "alice", time.Minute)); !errs.Is(err, errs.NotFound) {
+	if err := f.st.Chat.PutMessage(f.ctx, msg("m4", "alice", time.Minute)); !errs.Is(err, errs.NotFound) {
 		t.Errorf("the owner's message after the deletion: %v, want NotFound", err)
 	}
-	if err := f.st.Connect(f.ctx, chat.Connection{ConnectionID: "c2", UserID: "carol", RoomID: "r1", ConnectedAt: at(time.Minute), TTL: t0.Add(chat.ConnectionTTL).Unix()}); !errs.Is(err, errs.NotFound) {
+	if err := f.st.Chat.Connect(f.ctx, chat.Connection{ConnectionID: "c2", UserID: "carol", RoomID: "r1", ConnectedAt: at(time.Minute), TTL: t0.Add(chat.ConnectionTTL).Unix()}); !errs.Is(err, errs.NotFound) {
 		t.Errorf("connecting to the sealed room as to a plain one: %v, want NotFound", err)
 	}
-	if err := f.st.MoveConnection(f.ctx, "a1", "alice", "r1", at(time.Minute), false); !errs.Is(err, errs.NotFound) {
+	if err := f.st.Chat.MoveConnection(f.ctx, "a1", "alice", "r1", at(time.Minute), false); !errs.Is(err, errs.NotFound) {
 		t.Errorf("joining the sealed room as a plain one: %v, want NotFound", err)
 	}
-	if a, err := f.st.ChatAudience(f.ctx, "r1"); err != nil || a.May("alice") {
+	if a, err := f.st.Chat.ChatAudience(f.ctx, "r1"); err != nil || a.May("alice") {
 		t.Errorf("audience after the deletion: %+v %v", a, err)
 	}
-	if err := f.st.DeleteRoom(f.ctx, "r1", at(2*time.Minute)); !errs.Is(err, errs.NotFound) {
+	if err := f.st.Rooms.DeleteRoom(f.ctx, "r1", at(2*time.Minute)); !errs.Is(err, errs.NotFound) {
 		t.Errorf("deleting it again: %v, want NotFound", err)
 	}
-	if n, err := f.st.DeleteRoomCascade(f.ctx, "r1"); err != nil || n == 0 {
+	if n, err := f.st.Rooms.DeleteRoomCascade(f.ctx, "r1"); err != nil || n == 0 {
 		t.Fatalf("cascade: %d %v", n, err)
 	}
 	if ms := f.queryRaw("CHATROOM#r1", "MSG#"); len(ms) != 0 {
@@ -324,14 +324,14 @@ func TestClientMessageIDExpires(t *testing.T) {
 	msg := func(id, content string, d time.Duration) chat.Message {
 		return chat.Message{RoomID: chat.DefaultRoom, MessageID: id, UserID: "an", Content: content, CreatedAt: store.Timestamp(t0.Add(d))}
 	}
-	first, err := f.st.PutMessageOnce(f.ctx, msg("m1", "pho?", 0), "c-1")
+	first, err := f.st.Chat.PutMessageOnce(f.ctx, msg("m1", "pho?", 0), "c-1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again, err := f.st.PutMessageOnce(f.ctx, msg("m2", "pho?", time.Hour), "c-1"); err != nil || again.MessageID != first.MessageID {
+	if again, err := f.st.Chat.PutMessageOnce(f.ctx, msg("m2", "pho?", time.Hour), "c-1"); err != nil || again.MessageID != first.MessageID {
 		t.Fatalf("the id again within the day: %+v, %v; want the first message", again, err)
 	}
-	later, err := f.st.PutMessageOnce(f.ctx, msg("m3", "ramen?", 25*time.Hour), "c-1")
+	later, err := f.st.Chat.PutMessageOnce(f.ctx, msg("m3", "ramen?", 25*time.Hour), "c-1")
 	if err != nil || later.MessageID != "m3" {
 		t.Fatalf("the id a day later: %+v, %v; want a new message", later, err)
 	}
@@ -358,12 +358,12 @@ func TestConnRegistryRacesDisconnects(t *testing.T) {
 		go func() {
 			for n := range reloads {
 				if n > 0 {
-					if err := f.st.Disconnect(f.ctx, conn(tab, n-1).ConnectionID); err != nil {
+					if err := f.st.Chat.Disconnect(f.ctx, conn(tab, n-1).ConnectionID); err != nil {
 						errc <- err
 						return
 					}
 				}
-				if err := f.st.ConnectLimited(f.ctx, conn(tab, n), l); err != nil {
+				if err := f.st.Chat.ConnectLimited(f.ctx, conn(tab, n), l); err != nil {
 					errc <- fmt.Errorf("tab %d, reload %d: %w", tab, n, err)
 					return
 				}
@@ -397,11 +397,11 @@ func TestConnRegistryDropsClosed(t *testing.T) {
 	l := store.ConnLimit{Open: 2}
 	conn := func(id string) chat.Connection { return openConn(id, "crashy") }
 	for _, id := range []string{"k1", "k2"} {
-		if err := f.st.ConnectLimited(f.ctx, conn(id), l); err != nil {
+		if err := f.st.Chat.ConnectLimited(f.ctx, conn(id), l); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := f.st.ConnectLimited(f.ctx, conn("k3"), l); !errs.Is(err, errs.TooMany) {
+	if err := f.st.Chat.ConnectLimited(f.ctx, conn("k3"), l); !errs.Is(err, errs.TooMany) {
 		t.Fatalf("a third connection: %v, want TooMany", err)
 	}
 	// k1's item deleted, its registry entry left (the crash).
@@ -409,7 +409,7 @@ func TestConnRegistryDropsClosed(t *testing.T) {
 	if _, err := f.db.DeleteItem(f.ctx, &dynamodb.DeleteItemInput{TableName: aws.String(f.table), Key: k.AV()}); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.st.ConnectLimited(f.ctx, conn("k3"), l); err != nil {
+	if err := f.st.Chat.ConnectLimited(f.ctx, conn("k3"), l); err != nil {
 		t.Fatalf("a connect after k1 went: %v", err)
 	}
 	conns := f.getRaw(store.ConnRegistryKey("crashy").PK, "REGISTRY")["conns"].(*types.AttributeValueMemberM).Value
@@ -430,19 +430,19 @@ func TestConnectsPerMinute(t *testing.T) {
 			ConnectedAt: store.Timestamp(at), TTL: at.Add(chat.ConnectionTTL).Unix()}
 	}
 	for _, id := range []string{"h1", "h2"} {
-		if err := f.st.ConnectLimited(f.ctx, conn(id, start), l); err != nil {
+		if err := f.st.Chat.ConnectLimited(f.ctx, conn(id, start), l); err != nil {
 			t.Fatal(err)
 		}
-		if err := f.st.Disconnect(f.ctx, id); err != nil {
+		if err := f.st.Chat.Disconnect(f.ctx, id); err != nil {
 			t.Fatal(err)
 		}
 	}
-	err := f.st.ConnectLimited(f.ctx, conn("h3", start), l)
+	err := f.st.Chat.ConnectLimited(f.ctx, conn("h3", start), l)
 	var e *errs.Error
 	if !errors.As(err, &e) || e.Code != errs.TooMany || e.RetryAfter != 50*time.Second {
 		t.Fatalf("a third connect in the minute: %v, want TooMany after 50s", err)
 	}
-	if err := f.st.ConnectLimited(f.ctx, conn("h3", start.Add(time.Minute)), l); err != nil {
+	if err := f.st.Chat.ConnectLimited(f.ctx, conn("h3", start.Add(time.Minute)), l); err != nil {
 		t.Fatalf("the next minute: %v", err)
 	}
 }
@@ -455,7 +455,7 @@ func TestConnRegistryConnectAfterItsRead(t *testing.T) {
 	f := newFixture(t)
 	l := store.ConnLimit{Open: 20}
 	conn := func(id string) chat.Connection { return openConn(id, "tab") }
-	if err := f.st.ConnectLimited(f.ctx, conn("old"), l); err != nil {
+	if err := f.st.Chat.ConnectLimited(f.ctx, conn("old"), l); err != nil {
 		t.Fatal(err)
 	}
 	var once sync.Once
@@ -465,7 +465,7 @@ func TestConnRegistryConnectAfterItsRead(t *testing.T) {
 				out, md, err := next.HandleInitialize(ctx, in)
 				if _, ok := in.Parameters.(*dynamodb.GetItemInput); ok && err == nil {
 					once.Do(func() {
-						if derr := f.st.Disconnect(ctx, "old"); derr != nil {
+						if derr := f.st.Chat.Disconnect(ctx, "old"); derr != nil {
 							t.Error(derr)
 						}
 					})
@@ -474,7 +474,7 @@ func TestConnRegistryConnectAfterItsRead(t *testing.T) {
 			}), middleware.After)
 		})
 	})
-	if err := store.New(hooked, f.table).ConnectLimited(f.ctx, conn("new"), l); err != nil {
+	if err := store.New(hooked, f.table).Chat.ConnectLimited(f.ctx, conn("new"), l); err != nil {
 		t.Fatal(err)
 	}
 	conns := f.getRaw(store.ConnRegistryKey("tab").PK, "REGISTRY")["conns"].(*types.AttributeValueMemberM).Value

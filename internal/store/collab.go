@@ -114,7 +114,7 @@ func withIndex(it map[string]types.AttributeValue, k Key) {
 
 // CreateResource writes a resource and its owner's access item in one
 // transaction; an existing id is a Conflict.
-func (s *Store) CreateResource(ctx context.Context, r collab.Resource) error {
+func (s Collab) CreateResource(ctx context.Context, r collab.Resource) error {
 	it, err := marshal(head{Key: ResourceKey(r.ResourceType, r.ResourceID), ItemType: TypeResource}, r)
 	if err != nil {
 		return err
@@ -149,7 +149,7 @@ func (a Access) Member() bool { return a.Owner || a.Collaborator }
 
 // ResourceAccess reads a resource and the user's collaborator item in one
 // BatchGetItem. A missing resource is NotFound.
-func (s *Store) ResourceAccess(ctx context.Context, t collab.ResourceType, id, userID string) (Access, error) {
+func (s Collab) ResourceAccess(ctx context.Context, t collab.ResourceType, id, userID string) (Access, error) {
 	rk, ck := ResourceKey(t, id), CollaboratorKey(t, id, userID)
 	var a Access
 	found := false
@@ -195,7 +195,7 @@ func inviteAV(inv collab.Invite) (map[string]types.AttributeValue, error) {
 // The window counters are bookkeeping (Store.Bookkeeping, no stream),
 // counted in the same transaction as the invite, so a refused invite
 // counts nothing and an invite is never written uncounted.
-func (s *Store) CreateInvite(ctx context.Context, inv collab.Invite) error {
+func (s Collab) CreateInvite(ctx context.Context, inv collab.Invite) error {
 	it, err := inviteAV(inv)
 	if err != nil {
 		return err
@@ -257,7 +257,7 @@ func (s *Store) CreateInvite(ctx context.Context, inv collab.Invite) error {
 }
 
 // GetInvite reads one invite.
-func (s *Store) GetInvite(ctx context.Context, t collab.ResourceType, id, inviteID string) (collab.Invite, error) {
+func (s Collab) GetInvite(ctx context.Context, t collab.ResourceType, id, inviteID string) (collab.Invite, error) {
 	var inv collab.Invite
 	ok, err := s.getItem(ctx, InviteKey(t, id, inviteID), true, &inv)
 	if err == nil && !ok {
@@ -267,9 +267,9 @@ func (s *Store) GetInvite(ctx context.Context, t collab.ResourceType, id, invite
 }
 
 // ListInvites returns one page of a resource's invites.
-func (s *Store) ListInvites(ctx context.Context, t collab.ResourceType, id string, p Page) ([]collab.Invite, string, error) {
+func (s Collab) ListInvites(ctx context.Context, t collab.ResourceType, id string, p Page) ([]collab.Invite, string, error) {
 	var out []collab.Invite
-	next, err := s.queryPage(ctx, query{pk: ResourcePK(t, id), skPrefix: "INVITE#", page: p}, decodeInto(s, &out))
+	next, err := s.queryPage(ctx, query{pk: ResourcePK(t, id), skPrefix: "INVITE#", page: p}, decodeInto(s.Store, &out))
 	return out, next, err
 }
 
@@ -278,7 +278,7 @@ func (s *Store) ListInvites(ctx context.Context, t collab.ResourceType, id strin
 // declined, accepted), newest first within each; with status set only those
 // in it, newest first.
 // Pending invites past their expiry are left out of a "pending" list.
-func (s *Store) ReceivedInvites(ctx context.Context, pk, status string, now time.Time, p Page) ([]collab.Invite, string, error) {
+func (s Collab) ReceivedInvites(ctx context.Context, pk, status string, now time.Time, p Page) ([]collab.Invite, string, error) {
 	prefix := "INVITE#"
 	if status != "" {
 		prefix += status + "#"
@@ -302,7 +302,7 @@ func (s *Store) ReceivedInvites(ctx context.Context, pk, status string, now time
 // RespondInvite accepts (with the Collaborator written in the same
 // transaction) or declines a pending, unexpired invite; otherwise a
 // Conflict that says why (expired, already accepted or declined).
-func (s *Store) RespondInvite(ctx context.Context, inv collab.Invite, accept bool, by string, now time.Time) (collab.Invite, *collab.Collaborator, error) {
+func (s Collab) RespondInvite(ctx context.Context, inv collab.Invite, accept bool, by string, now time.Time) (collab.Invite, *collab.Collaborator, error) {
 	at := Timestamp(now)
 	status := collab.InviteDeclined
 	if accept {
@@ -362,21 +362,21 @@ func (s *Store) RespondInvite(ctx context.Context, inv collab.Invite, accept boo
 }
 
 // ListCollaborators returns one page of a resource's collaborators.
-func (s *Store) ListCollaborators(ctx context.Context, t collab.ResourceType, id string, p Page) ([]collab.Collaborator, string, error) {
+func (s Collab) ListCollaborators(ctx context.Context, t collab.ResourceType, id string, p Page) ([]collab.Collaborator, string, error) {
 	var out []collab.Collaborator
-	next, err := s.queryPage(ctx, query{pk: ResourcePK(t, id), skPrefix: "COLLABORATOR#", page: p}, decodeInto(s, &out))
+	next, err := s.queryPage(ctx, query{pk: ResourcePK(t, id), skPrefix: "COLLABORATOR#", page: p}, decodeInto(s.Store, &out))
 	return out, next, err
 }
 
 // AllCollaborators reads every collaborator of a resource (for notifying).
-func (s *Store) AllCollaborators(ctx context.Context, t collab.ResourceType, id string) ([]collab.Collaborator, error) {
+func (s Collab) AllCollaborators(ctx context.Context, t collab.ResourceType, id string) ([]collab.Collaborator, error) {
 	var out []collab.Collaborator
-	err := s.queryAll(ctx, query{pk: ResourcePK(t, id), skPrefix: "COLLABORATOR#", consistent: true}, decodeInto(s, &out))
+	err := s.queryAll(ctx, query{pk: ResourcePK(t, id), skPrefix: "COLLABORATOR#", consistent: true}, decodeInto(s.Store, &out))
 	return out, err
 }
 
 // GetCollaborator reads one collaborator.
-func (s *Store) GetCollaborator(ctx context.Context, t collab.ResourceType, id, userID string) (collab.Collaborator, error) {
+func (s Collab) GetCollaborator(ctx context.Context, t collab.ResourceType, id, userID string) (collab.Collaborator, error) {
 	var c collab.Collaborator
 	ok, err := s.get(ctx, CollaboratorKey(t, id, userID), &c)
 	if err == nil && !ok {
@@ -388,13 +388,13 @@ func (s *Store) GetCollaborator(ctx context.Context, t collab.ResourceType, id, 
 // UserCollaborations returns one page of a user's collaborations in GSI1SK
 // order descending — by type (task, quest, goal), newest first within each;
 // with t set, only on that resource type, newest first (GSI1).
-func (s *Store) UserCollaborations(ctx context.Context, userID string, t collab.ResourceType, p Page) ([]collab.Collaborator, string, error) {
+func (s Collab) UserCollaborations(ctx context.Context, userID string, t collab.ResourceType, p Page) ([]collab.Collaborator, string, error) {
 	prefix := "COLLAB#"
 	if t != "" {
 		prefix += string(t) + "#"
 	}
 	var out []collab.Collaborator
-	next, err := s.queryPage(ctx, query{index: IndexGSI1, pk: UserPK(userID), skPrefix: prefix, desc: true, page: p}, decodeInto(s, &out))
+	next, err := s.queryPage(ctx, query{index: IndexGSI1, pk: UserPK(userID), skPrefix: prefix, desc: true, page: p}, decodeInto(s.Store, &out))
 	return out, next, err
 }
 
@@ -410,7 +410,7 @@ type commentRef struct {
 // CreateComment writes a comment and its reference item in one transaction,
 // on the condition that the resource exists (and, for a reply, that the
 // parent exists on the same resource).
-func (s *Store) CreateComment(ctx context.Context, c collab.Comment) error {
+func (s Collab) CreateComment(ctx context.Context, c collab.Comment) error {
 	it, err := marshal(head{Key: CommentKey(c.ResourceType, c.ResourceID, c.CreatedAt, c.CommentID), ItemType: TypeComment}, c)
 	if err != nil {
 		return err
@@ -460,7 +460,7 @@ func (s *Store) CreateComment(ctx context.Context, c collab.Comment) error {
 // userID may do with its resource: two requests, the reference and then
 // one strongly consistent batch of the comment, the resource and the
 // user's collaborator item. A missing comment or resource is NotFound.
-func (s *Store) CommentAccess(ctx context.Context, commentID, userID string) (collab.Comment, Access, error) {
+func (s Collab) CommentAccess(ctx context.Context, commentID, userID string) (collab.Comment, Access, error) {
 	var ref commentRef
 	ok, err := s.getItem(ctx, CommentRefKey(commentID), true, &ref)
 	if err != nil || !ok {
@@ -498,7 +498,7 @@ func (s *Store) CommentAccess(ctx context.Context, commentID, userID string) (co
 // CommentRef reads a comment's reference item: the comment as far as its
 // reference knows it (id, resource, author, creation), without its text.
 // A missing reference is NotFound.
-func (s *Store) CommentRef(ctx context.Context, commentID string) (collab.Comment, error) {
+func (s Collab) CommentRef(ctx context.Context, commentID string) (collab.Comment, error) {
 	var ref commentRef
 	ok, err := s.getItem(ctx, CommentRefKey(commentID), true, &ref)
 	if err != nil || !ok {
@@ -508,7 +508,7 @@ func (s *Store) CommentRef(ctx context.Context, commentID string) (collab.Commen
 }
 
 // GetComment finds a comment by id (through its reference item).
-func (s *Store) GetComment(ctx context.Context, commentID string) (collab.Comment, error) {
+func (s Collab) GetComment(ctx context.Context, commentID string) (collab.Comment, error) {
 	ref, err := s.CommentRef(ctx, commentID)
 	if err != nil {
 		return ref, err
@@ -523,23 +523,23 @@ func (s *Store) GetComment(ctx context.Context, commentID string) (collab.Commen
 
 // ListComments returns one page of a resource's top-level comments, oldest
 // first (replies are listed under their parent).
-func (s *Store) ListComments(ctx context.Context, t collab.ResourceType, id string, p Page) ([]collab.Comment, string, error) {
+func (s Collab) ListComments(ctx context.Context, t collab.ResourceType, id string, p Page) ([]collab.Comment, string, error) {
 	var out []collab.Comment
-	next, err := s.queryPage(ctx, query{pk: ResourcePK(t, id), skPrefix: "COMMENT#", page: p, topLevel: true}, decodeInto(s, &out))
+	next, err := s.queryPage(ctx, query{pk: ResourcePK(t, id), skPrefix: "COMMENT#", page: p, topLevel: true}, decodeInto(s.Store, &out))
 	return out, next, err
 }
 
 // ListReplies returns one page of a comment's replies, oldest first (GSI1).
-func (s *Store) ListReplies(ctx context.Context, parentID string, p Page) ([]collab.Comment, string, error) {
+func (s Collab) ListReplies(ctx context.Context, parentID string, p Page) ([]collab.Comment, string, error) {
 	var out []collab.Comment
-	next, err := s.queryPage(ctx, query{index: IndexGSI1, pk: CommentPK(parentID), skPrefix: "CREATED#", page: p}, decodeInto(s, &out))
+	next, err := s.queryPage(ctx, query{index: IndexGSI1, pk: CommentPK(parentID), skPrefix: "CREATED#", page: p}, decodeInto(s.Store, &out))
 	return out, next, err
 }
 
 // EditComment replaces a comment's text, keeping the previous one in
 // editHistory, on the condition that the author is by, it is not deleted
 // and nobody changed it meanwhile.
-func (s *Store) EditComment(ctx context.Context, c collab.Comment, text string, mentions []string, by string, now time.Time) (collab.Comment, error) {
+func (s Collab) EditComment(ctx context.Context, c collab.Comment, text string, mentions []string, by string, now time.Time) (collab.Comment, error) {
 	at := Timestamp(now)
 	prev, err := attributevalue.Marshal([]collab.Edit{{Text: c.Text, EditedAt: at}})
 	if err != nil {
@@ -585,7 +585,7 @@ func (s *Store) EditComment(ctx context.Context, c collab.Comment, text string, 
 
 // DeleteComment soft-deletes a comment: deletedAt is set and its text,
 // mentions and history are removed.
-func (s *Store) DeleteComment(ctx context.Context, c collab.Comment, by string, now time.Time) error {
+func (s Collab) DeleteComment(ctx context.Context, c collab.Comment, by string, now time.Time) error {
 	_, err := s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: aws.String(s.Table), Key: CommentKey(c.ResourceType, c.ResourceID, c.CreatedAt, c.CommentID).AV(),
 		UpdateExpression:         aws.String("SET deletedAt = :at, #text = :blank REMOVE mentions, editHistory"),
@@ -612,7 +612,7 @@ func (s *Store) DeleteComment(ctx context.Context, c collab.Comment, by string, 
 
 // AddReaction writes a user's reaction; adding the same one again is a
 // no-op that reports false.
-func (s *Store) AddReaction(ctx context.Context, r collab.Reaction) (bool, error) {
+func (s Collab) AddReaction(ctx context.Context, r collab.Reaction) (bool, error) {
 	it, err := marshal(head{Key: ReactionKey(r.CommentID, r.UserID, r.Emoji), ItemType: TypeReaction}, r)
 	if err != nil {
 		return false, err
@@ -635,7 +635,7 @@ func (s *Store) AddReaction(ctx context.Context, r collab.Reaction) (bool, error
 // RemoveReaction deletes a user's reaction. None there is the same
 // success: a retried removal (or one whose answer was lost) finds the
 // table as asked (a delete of nothing writes no stream record).
-func (s *Store) RemoveReaction(ctx context.Context, commentID, userID, emoji string) error {
+func (s Collab) RemoveReaction(ctx context.Context, commentID, userID, emoji string) error {
 	key := ReactionKey(commentID, userID, emoji).AV()
 	if holding(ctx) {
 		return s.transactWrite(ctx, []types.TransactWriteItem{{Delete: &types.Delete{TableName: aws.String(s.Table), Key: key}}})
@@ -648,7 +648,7 @@ func (s *Store) RemoveReaction(ctx context.Context, commentID, userID, emoji str
 }
 
 // GetReaction reads one user's reaction.
-func (s *Store) GetReaction(ctx context.Context, commentID, userID, emoji string) (collab.Reaction, error) {
+func (s Collab) GetReaction(ctx context.Context, commentID, userID, emoji string) (collab.Reaction, error) {
 	var r collab.Reaction
 	ok, err := s.get(ctx, ReactionKey(commentID, userID, emoji), &r)
 	if err == nil && !ok {
@@ -658,9 +658,9 @@ func (s *Store) GetReaction(ctx context.Context, commentID, userID, emoji string
 }
 
 // ListReactions returns one page of a comment's reactions.
-func (s *Store) ListReactions(ctx context.Context, commentID string, p Page) ([]collab.Reaction, string, error) {
+func (s Collab) ListReactions(ctx context.Context, commentID string, p Page) ([]collab.Reaction, string, error) {
 	var out []collab.Reaction
-	next, err := s.queryPage(ctx, query{pk: CommentPK(commentID), skPrefix: "REACTION#", page: p}, decodeInto(s, &out))
+	next, err := s.queryPage(ctx, query{pk: CommentPK(commentID), skPrefix: "REACTION#", page: p}, decodeInto(s.Store, &out))
 	return out, next, err
 }
 
@@ -670,7 +670,7 @@ type countsItem struct {
 
 // ReactionCounts reads the derived counts of several comments with
 // BatchGetItem (zero counts left out).
-func (s *Store) ReactionCounts(ctx context.Context, commentIDs []string) (map[string]map[string]int, error) {
+func (s Collab) ReactionCounts(ctx context.Context, commentIDs []string) (map[string]map[string]int, error) {
 	keys := make([]Key, len(commentIDs))
 	for i, id := range commentIDs {
 		keys[i] = CountsKey(id)
@@ -709,8 +709,8 @@ func (s *Store) ReactionCounts(ctx context.Context, commentIDs []string) (map[st
 // says which to try first — adding to the map or creating it; both are
 // conditional, so a wrong guess costs one more transaction, never a wrong
 // count.
-func (s *Store) CountReaction(ctx context.Context, commentID, emoji string, delta int, sourceID string, at time.Time, keep time.Duration, countsExist bool) (applied bool, err error) {
-	marker := s.counted(TypeReactionCountMarker, at, keep).MarkerIn(CommentPK(commentID), sourceID)
+func (s Collab) CountReaction(ctx context.Context, commentID, emoji string, delta int, sourceID string, at time.Time, keep time.Duration, countsExist bool) (applied bool, err error) {
+	marker := s.Cooking.counted(TypeReactionCountMarker, at, keep).MarkerIn(CommentPK(commentID), sourceID)
 	d := &types.AttributeValueMemberN{Value: fmt.Sprint(delta)}
 	vals := map[string]types.AttributeValue{
 		":t": &types.AttributeValueMemberS{Value: TypeReactionCounts}, ":true": &types.AttributeValueMemberBOOL{Value: true},
@@ -757,14 +757,14 @@ func (s *Store) CountReaction(ctx context.Context, commentID, emoji string, delt
 
 // GetPreferences reads a user's preferences, the defaults when none are
 // stored.
-func (s *Store) GetPreferences(ctx context.Context, userID string) (collab.Preferences, error) {
+func (s Collab) GetPreferences(ctx context.Context, userID string) (collab.Preferences, error) {
 	p := collab.DefaultPreferences(userID)
 	_, err := s.get(ctx, PreferencesKey(userID), &p)
 	return p, err
 }
 
 // PutPreferences stores a user's preferences.
-func (s *Store) PutPreferences(ctx context.Context, p collab.Preferences) error {
+func (s Collab) PutPreferences(ctx context.Context, p collab.Preferences) error {
 	it, err := marshal(head{Key: PreferencesKey(p.UserID), ItemType: TypePreferences}, p)
 	if err != nil {
 		return err
@@ -776,7 +776,7 @@ func (s *Store) PutPreferences(ctx context.Context, p collab.Preferences) error 
 }
 
 // GetProfile reads a user's profile; NotFound when there is none.
-func (s *Store) GetProfile(ctx context.Context, userID string) (collab.Profile, error) {
+func (s Collab) GetProfile(ctx context.Context, userID string) (collab.Profile, error) {
 	var p collab.Profile
 	ok, err := s.get(ctx, ProfileKey(userID), &p)
 	if err == nil && !ok {
@@ -786,7 +786,7 @@ func (s *Store) GetProfile(ctx context.Context, userID string) (collab.Profile, 
 }
 
 // PutProfile stores a user's profile (GSI1 USER#<id> / PROFILE).
-func (s *Store) PutProfile(ctx context.Context, p collab.Profile) (collab.Profile, error) {
+func (s Collab) PutProfile(ctx context.Context, p collab.Profile) (collab.Profile, error) {
 	k := ProfileKey(p.UserID)
 	set := []string{"itemType = :t", "userId = :u", "#n = :n", "updatedAt = :at", "GSI1PK = :gpk", "GSI1SK = :gsk", "createdAt = if_not_exists(createdAt, :at)"}
 	vals := map[string]types.AttributeValue{":t": strAV(TypeProfile), ":u": strAV(p.UserID), ":n": strAV(p.Name), ":at": strAV(p.UpdatedAt),
@@ -821,7 +821,7 @@ func (s *Store) PutProfile(ctx context.Context, p collab.Profile) (collab.Profil
 
 // PutNotifications writes in-app notifications (derived; keys from the
 // source change, so writing them again is harmless).
-func (s *Store) PutNotifications(ctx context.Context, ns []collab.Notification) error {
+func (s Collab) PutNotifications(ctx context.Context, ns []collab.Notification) error {
 	items, err := NotificationItems(ns)
 	if err != nil {
 		return err
@@ -845,9 +845,9 @@ func NotificationItems(ns []collab.Notification) ([]map[string]types.AttributeVa
 
 // ListNotifications returns one page of a user's live notifications, newest
 // first (expired ones are never returned).
-func (s *Store) ListNotifications(ctx context.Context, userID string, now time.Time, p Page) ([]collab.Notification, string, error) {
+func (s Collab) ListNotifications(ctx context.Context, userID string, now time.Time, p Page) ([]collab.Notification, string, error) {
 	var out []collab.Notification
-	next, err := s.queryPage(ctx, query{pk: UserPK(userID), skPrefix: "NOTIFICATION#", desc: true, page: p, liveAt: now.Unix()}, decodeInto(s, &out))
+	next, err := s.queryPage(ctx, query{pk: UserPK(userID), skPrefix: "NOTIFICATION#", desc: true, page: p, liveAt: now.Unix()}, decodeInto(s.Store, &out))
 	return out, next, err
 }
 
@@ -855,7 +855,7 @@ func (s *Store) ListNotifications(ctx context.Context, userID string, now time.T
 // BatchGetItem (100 keys a call, unprocessed keys retried): a user with no
 // profile is absent from profiles; one with no preferences gets the
 // defaults.
-func (s *Store) People(ctx context.Context, userIDs []string) (map[string]collab.Profile, map[string]collab.Preferences, error) {
+func (s Collab) People(ctx context.Context, userIDs []string) (map[string]collab.Profile, map[string]collab.Preferences, error) {
 	profiles := map[string]collab.Profile{}
 	prefs := map[string]collab.Preferences{}
 	var keys []Key
@@ -898,7 +898,7 @@ type ResourceRef struct {
 // their id reference items hold them — id, resource, author, createdAt, not
 // the text (CommentTexts reads that). A resource or comment that does not
 // exist is absent from the result.
-func (s *Store) CollabReads(ctx context.Context, resources []ResourceRef, commentIDs []string) (map[ResourceRef]collab.Resource, map[string]collab.Comment, error) {
+func (s Collab) CollabReads(ctx context.Context, resources []ResourceRef, commentIDs []string) (map[ResourceRef]collab.Resource, map[string]collab.Comment, error) {
 	res := map[ResourceRef]collab.Resource{}
 	comments := map[string]collab.Comment{}
 	keys := make([]Key, 0, len(resources)+len(commentIDs))
@@ -932,7 +932,7 @@ func (s *Store) CollabReads(ctx context.Context, resources []ResourceRef, commen
 
 // CommentTexts reads whole comments, given what CollabReads returned of
 // them, with one BatchGetItem round, strongly consistent.
-func (s *Store) CommentTexts(ctx context.Context, heads []collab.Comment) (map[string]collab.Comment, error) {
+func (s Collab) CommentTexts(ctx context.Context, heads []collab.Comment) (map[string]collab.Comment, error) {
 	keys := make([]Key, len(heads))
 	for i, h := range heads {
 		keys[i] = CommentKey(h.ResourceType, h.ResourceID, h.CreatedAt, h.CommentID)

@@ -71,7 +71,7 @@ type Trending struct {
 // transaction as the counts on the condition that it is not there, so a
 // redelivered change counts nothing (idempotency.Guard.MarkerIn). Derived;
 // removed by TTL keep after the change's own time at.
-func (s *Store) counted(itemType string, at time.Time, keep time.Duration) idempotency.Guard {
+func (s Cooking) counted(itemType string, at time.Time, keep time.Duration) idempotency.Guard {
 	return idempotency.Guard{Table: s.Table, PartitionKey: AttrPK, SortKey: AttrSK, Prefix: SKPrefixCounted,
 		ItemType: itemType, Expiry: keep, Now: func() time.Time { return at }}
 }
@@ -126,7 +126,7 @@ const maxDeltasPerTransaction = 24
 // key — each conditioned on the values it read. A transaction that loses a
 // race (another writer of the same recipe) is read and tried again: the
 // cost is O(1) requests per batch of a recipe's records, not per record.
-func (s *Store) ApplyCooking(ctx context.Context, recipeID string, deltas []CookingDelta, markerTTL time.Duration) (CookingApplied, error) {
+func (s Cooking) ApplyCooking(ctx context.Context, recipeID string, deltas []CookingDelta, markerTTL time.Duration) (CookingApplied, error) {
 	var out CookingApplied
 	for start := 0; start < len(deltas); start += maxDeltasPerTransaction {
 		a, err := s.applyCookingChunk(ctx, recipeID, deltas[start:min(start+maxDeltasPerTransaction, len(deltas))], markerTTL)
@@ -147,7 +147,7 @@ func (s *Store) ApplyCooking(ctx context.Context, recipeID string, deltas []Cook
 	return out, nil
 }
 
-func (s *Store) applyCookingChunk(ctx context.Context, recipeID string, deltas []CookingDelta, markerTTL time.Duration) (CookingApplied, error) {
+func (s Cooking) applyCookingChunk(ctx context.Context, recipeID string, deltas []CookingDelta, markerTTL time.Duration) (CookingApplied, error) {
 	for attempt := 0; attempt < 6; attempt++ {
 		a, err := s.tryApplyCooking(ctx, recipeID, deltas, markerTTL)
 		if !errors.Is(err, errLostRace) {
@@ -164,7 +164,7 @@ func (s *Store) applyCookingChunk(ctx context.Context, recipeID string, deltas [
 
 var errLostRace = errors.New("store: lost a race")
 
-func (s *Store) tryApplyCooking(ctx context.Context, recipeID string, deltas []CookingDelta, markerTTL time.Duration) (CookingApplied, error) {
+func (s Cooking) tryApplyCooking(ctx context.Context, recipeID string, deltas []CookingDelta, markerTTL time.Duration) (CookingApplied, error) {
 	var out CookingApplied
 	keys := []Key{RecipeKey(recipeID)}
 	weeks := map[string]bool{}
@@ -282,7 +282,7 @@ func (s *Store) tryApplyCooking(ctx context.Context, recipeID string, deltas []C
 // ratingUpdate sets a recipe's rating aggregate and GSI2 sort key to
 // after, on the condition that it is before; absent counts may stand for 0
 // when lenient (recipes written before the aggregate existed).
-func (s *Store) ratingUpdate(recipeID, createdAt string, before, after cooking.Rating, lenient bool) *types.Update {
+func (s Cooking) ratingUpdate(recipeID, createdAt string, before, after cooking.Rating, lenient bool) *types.Update {
 	cond := "attribute_exists(PK) AND ratingCount = :oc AND ratingSum = :os"
 	if lenient && before.RatingCount == 0 && before.RatingSum == 0 {
 		cond = "attribute_exists(PK) AND (attribute_not_exists(ratingCount) OR ratingCount = :oc) AND (attribute_not_exists(ratingSum) OR ratingSum = :os)"
@@ -312,7 +312,7 @@ func recentItem(recipeID string, r RecentCooking) (map[string]types.AttributeVal
 
 // trendingWrite moves a week's trending item from old to count: written
 // while the count is above 0, deleted at 0; conditioned on the old count.
-func (s *Store) trendingWrite(recipeID, week string, old, count int) types.TransactWriteItem {
+func (s Cooking) trendingWrite(recipeID, week string, old, count int) types.TransactWriteItem {
 	k := TrendingKey(recipeID, week)
 	cond := aws.String("attribute_not_exists(PK)")
 	var names map[string]string
@@ -359,23 +359,23 @@ func lastPerKey(items []types.TransactWriteItem) []types.TransactWriteItem {
 
 // RecentCookings pages through a month's cookings, newest first (pattern
 // 6: GSI3 RECENT#<yyyy-mm>).
-func (s *Store) RecentCookings(ctx context.Context, month string, p Page) ([]RecentCooking, string, error) {
+func (s Cooking) RecentCookings(ctx context.Context, month string, p Page) ([]RecentCooking, string, error) {
 	var out []RecentCooking
-	next, err := s.queryPage(ctx, query{index: IndexGSI3, pk: prefixRecent + month, desc: true, page: p}, decodeInto(s, &out))
+	next, err := s.queryPage(ctx, query{index: IndexGSI3, pk: prefixRecent + month, desc: true, page: p}, decodeInto(s.Store, &out))
 	return out, next, err
 }
 
 // TrendingRecipes pages through a week's trending counts, most cooked
 // first (GSI3 TRENDING#<yyyy-Www>, descending).
-func (s *Store) TrendingRecipes(ctx context.Context, week string, p Page) ([]Trending, string, error) {
+func (s Cooking) TrendingRecipes(ctx context.Context, week string, p Page) ([]Trending, string, error) {
 	var out []Trending
-	next, err := s.queryPage(ctx, query{index: IndexGSI3, pk: SKPrefixTrending + week, desc: true, page: p}, decodeInto(s, &out))
+	next, err := s.queryPage(ctx, query{index: IndexGSI3, pk: SKPrefixTrending + week, desc: true, page: p}, decodeInto(s.Store, &out))
 	return out, next, err
 }
 
 // DeleteRecipeCascade deletes what is left of a deleted recipe's partition
 // (its derived items), in batches of 25; it returns how many.
-func (s *Store) DeleteRecipeCascade(ctx context.Context, recipeID string) (int, error) {
+func (s Cooking) DeleteRecipeCascade(ctx context.Context, recipeID string) (int, error) {
 	var keys []types.WriteRequest
 	err := s.queryAll(ctx, query{pk: RecipePK(recipeID), consistent: true}, func(it map[string]types.AttributeValue) error {
 		keys = append(keys, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: itemKey(it).AV()}})
@@ -415,7 +415,7 @@ type SuggestRead struct {
 // authors' recipes only. For n users, at most n + 1 + cooking.SuggestAuthors·n
 // requests in three rounds, and fewer when they cooked the same recipes or
 // like the same authors.
-func (s *Store) SuggestInputs(ctx context.Context, users []string, concurrency int) map[string]*SuggestRead {
+func (s Cooking) SuggestInputs(ctx context.Context, users []string, concurrency int) map[string]*SuggestRead {
 	out := make(map[string]*SuggestRead, len(users))
 	for _, u := range users {
 		out[u] = &SuggestRead{In: cooking.SuggestInput{Preferences: cooking.DefaultPreferences(u), Recipes: map[string]cooking.Recipe{}}}
@@ -434,7 +434,7 @@ func (s *Store) SuggestInputs(ctx context.Context, users []string, concurrency i
 	each(max(concurrency, 1), users, func(_ int, u string) {
 		r := out[u]
 		q := query{pk: UserPK(u), skPrefix: SKPrefixCooking, desc: true, consistent: true, page: Page{Limit: cooking.SuggestHistory}}
-		_, r.Err = s.queryPage(ctx, q, decodeInto(s, &r.In.History))
+		_, r.Err = s.queryPage(ctx, q, decodeInto(s.Store, &r.In.History))
 	})
 	// Round 2: preferences and the histories' recipes, in one read.
 	var keys []Key
@@ -515,7 +515,7 @@ func SuggestionsItem(sg cooking.Suggestions) (map[string]types.AttributeValue, e
 }
 
 // GetSuggestions reads a user's live suggestions (none: an empty list).
-func (s *Store) GetSuggestions(ctx context.Context, userID string, now time.Time) (cooking.Suggestions, error) {
+func (s Cooking) GetSuggestions(ctx context.Context, userID string, now time.Time) (cooking.Suggestions, error) {
 	sg := cooking.Suggestions{UserID: userID}
 	ok, err := s.get(ctx, SuggestionKey(userID), &sg)
 	if err != nil || !ok || sg.TTL <= now.Unix() {
@@ -528,7 +528,7 @@ func (s *Store) GetSuggestions(ctx context.Context, userID string, now time.Time
 }
 
 // DeleteSuggestions removes a user's suggestions (no inputs left).
-func (s *Store) DeleteSuggestions(ctx context.Context, userID string) error {
+func (s Cooking) DeleteSuggestions(ctx context.Context, userID string) error {
 	_, err := s.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &s.Table, Key: SuggestionKey(userID).AV()})
 	if err != nil {
 		return fmt.Errorf("store: delete suggestions: %w", err)

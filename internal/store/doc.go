@@ -1,6 +1,9 @@
 // Package store is the single DynamoDB table: its schema (the one place it is
 // defined), typed key builders for the seeds' key patterns, and the reads and
-// writes of core and derived items.
+// writes of core and derived items. Store is the core (the clients, keys,
+// marshalling, transactions, batch reads and writes, quarantine); each
+// domain is a type of its own over it (domains.go: Rooms, Locations, Chat,
+// Cooking, Collab, Requests, Upkeep), a field of Store: st.Rooms.CreateRoom.
 //
 // Writes that must change together (Member and UserRoom, Room and its owner's
 // membership) go in one TransactWriteItems; conditional failures become

@@ -29,7 +29,7 @@ import (
 // decoded are left out (`projector quarantine` lists them); a resource
 // whose Resource item cannot be, is marked drift.Facts.Unreadable. scanned, when set, is called with the items read so far, from one
 // goroutine at a time.
-func (s *Store) ScanFacts(ctx context.Context, segments int, scanned func(int64)) (*drift.Facts, error) {
+func (s Upkeep) ScanFacts(ctx context.Context, segments int, scanned func(int64)) (*drift.Facts, error) {
 	return s.ScanFactsWith(ctx, segments, scanned, nil)
 }
 
@@ -39,7 +39,7 @@ type ExpectFunc func(item map[string]types.AttributeValue) []room.Activity
 
 // ScanFactsWith is ScanFacts that also collects the rooms' feed entries and,
 // with expect, the entries each item calls for (drift compares them).
-func (s *Store) ScanFactsWith(ctx context.Context, segments int, scanned func(int64), expect ExpectFunc) (*drift.Facts, error) {
+func (s Upkeep) ScanFactsWith(ctx context.Context, segments int, scanned func(int64), expect ExpectFunc) (*drift.Facts, error) {
 	return s.ScanFactsFrom(ctx, segments, 0, nil, scanned, expect, nil)
 }
 
@@ -62,7 +62,7 @@ type ScanPage struct {
 // every page read, one at a time, in the order the facts took them (a
 // journal of them is an earlier run for the next). pageLimit bounds the
 // items per page (0: DynamoDB's 1 MB pages).
-func (s *Store) ScanFactsFrom(ctx context.Context, segments int, pageLimit int32, done []ScanPage, scanned func(int64), expect ExpectFunc, onPage func(ScanPage) error) (*drift.Facts, error) {
+func (s Upkeep) ScanFactsFrom(ctx context.Context, segments int, pageLimit int32, done []ScanPage, scanned func(int64), expect ExpectFunc, onPage func(ScanPage) error) (*drift.Facts, error) {
 	segments = max(segments, 1)
 	facts := make([]*drift.Facts, segments)
 	for i := range facts {
@@ -318,7 +318,7 @@ var ErrChangedMeanwhile = errors.New("store: the derived item changed after the 
 // repair and no news: it announces nothing. With run "" the attribute is
 // removed instead, and the notifier announces the repairs as it would the
 // changes (a recipe's RecipeRatingChanged).
-func (s *Store) Repair(ctx context.Context, d drift.Difference, run string) error {
+func (s Upkeep) Repair(ctx context.Context, d drift.Difference, run string) error {
 	var err error
 	switch d.Kind {
 	case drift.KindReactionCounts:
@@ -326,7 +326,7 @@ func (s *Store) Repair(ctx context.Context, d drift.Difference, run string) erro
 	case drift.KindRecipeRating:
 		err = s.repairRating(ctx, *d.Recipe, *d.OldRating, run)
 	case drift.KindTrending:
-		w := s.trendingWrite(d.Week.RecipeID, d.Week.Week, d.OldCount, d.Count)
+		w := s.Cooking.trendingWrite(d.Week.RecipeID, d.Week.Week, d.OldCount, d.Count)
 		if w.Put != nil && run != "" {
 			w.Put.Item[events.AttrRebuild] = &types.AttributeValueMemberS{Value: run}
 		}
@@ -394,7 +394,7 @@ func (s *Store) Repair(ctx context.Context, d drift.Difference, run string) erro
 // repairCounts sets a comment's counts to want if they are still old
 // (every entry, and no other: size(counts)); with want empty it deletes
 // the item (an empty map is never written).
-func (s *Store) repairCounts(ctx context.Context, commentID string, want, old map[string]int, run string) error {
+func (s Upkeep) repairCounts(ctx context.Context, commentID string, want, old map[string]int, run string) error {
 	names := map[string]string{}
 	vals := map[string]types.AttributeValue{}
 	cond := "attribute_not_exists(PK)"
@@ -437,8 +437,8 @@ func (s *Store) repairCounts(ctx context.Context, commentID string, want, old ma
 
 // repairRating sets a recipe's rating aggregate and GSI2 sort key if its
 // aggregate is still old.
-func (s *Store) repairRating(ctx context.Context, r drift.Recipe, old cooking.Rating, run string) error {
-	u := s.ratingUpdate(r.RecipeID, r.CreatedAt, old, r.Rating, true)
+func (s Upkeep) repairRating(ctx context.Context, r drift.Recipe, old cooking.Rating, run string) error {
+	u := s.Cooking.ratingUpdate(r.RecipeID, r.CreatedAt, old, r.Rating, true)
 	in := updateInput(u)
 	in.UpdateExpression = aws.String(aws.ToString(u.UpdateExpression) + rebuildClause(run, u.ExpressionAttributeValues))
 	_, err := s.DB.UpdateItem(ctx, in)
@@ -463,7 +463,7 @@ func rebuildClause(run string, vals map[string]types.AttributeValue) string {
 // races an invite's acceptance is refused (ErrChangedMeanwhile), not
 // undone. It carries no rebuild mark: nothing acts on an access item's
 // changes.
-func (s *Store) repairAccess(ctx context.Context, a drift.Access, stray bool) error {
+func (s Upkeep) repairAccess(ctx context.Context, a drift.Access, stray bool) error {
 	t := collab.ResourceType(a.ResourceType)
 	user := map[string]types.AttributeValue{":user": strAV(a.UserID)}
 	check := func(k Key, cond string, vals map[string]types.AttributeValue) types.TransactWriteItem {
@@ -480,12 +480,12 @@ func (s *Store) repairAccess(ctx context.Context, a drift.Access, stray bool) er
 		}
 	case a.Role == collab.RoleOwner:
 		items = []types.TransactWriteItem{
-			{Update: s.accessUpdate(t, a.ResourceID, a.UserID, a.Role, false)},
+			{Update: s.Collab.accessUpdate(t, a.ResourceID, a.UserID, a.Role, false)},
 			check(ResourceKey(t, a.ResourceID), "ownerId = :user", user),
 		}
 	default:
 		items = []types.TransactWriteItem{
-			{Update: s.accessUpdate(t, a.ResourceID, a.UserID, a.Role, false)},
+			{Update: s.Collab.accessUpdate(t, a.ResourceID, a.UserID, a.Role, false)},
 			check(ResourceKey(t, a.ResourceID), "attribute_exists(PK) AND ownerId <> :user", user),
 			check(CollaboratorKey(t, a.ResourceID, a.UserID), "attribute_exists(PK)", nil),
 		}

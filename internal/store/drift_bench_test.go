@@ -65,7 +65,7 @@ func BenchmarkVerify(b *testing.B) {
 		write(items) // the drift again
 		b.StartTimer()
 		t0 := time.Now().UnixNano()
-		f, err := st.ScanFacts(ctx, 4, nil)
+		f, err := st.Upkeep.ScanFacts(ctx, 4, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -78,7 +78,7 @@ func BenchmarkVerify(b *testing.B) {
 		for part := range slices.Chunk(diffs, len(diffs)/8+1) {
 			wg.Go(func() {
 				for _, d := range part {
-					if err := st.Repair(ctx, d, "bench"); err != nil {
+					if err := st.Upkeep.Repair(ctx, d, "bench"); err != nil {
 						b.Error(err)
 					}
 				}

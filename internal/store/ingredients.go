@@ -33,7 +33,7 @@ type ingredientNameLookup struct {
 // CreateIngredient writes an ingredient and claims its normalized name in
 // one transaction: a name taken by another ingredient is errs.Conflict
 // naming it (existingIngredientId), and nothing is written.
-func (s *Store) CreateIngredient(ctx context.Context, in cooking.Ingredient) error {
+func (s Cooking) CreateIngredient(ctx context.Context, in cooking.Ingredient) error {
 	it, err := marshal(head{Key: IngredientKey(in.IngredientID), ItemType: TypeIngredient}, in)
 	if err != nil {
 		return err
@@ -71,7 +71,7 @@ func (s *Store) CreateIngredient(ctx context.Context, in cooking.Ingredient) err
 }
 
 // GetIngredient reads an ingredient by id.
-func (s *Store) GetIngredient(ctx context.Context, id string) (cooking.Ingredient, error) {
+func (s Cooking) GetIngredient(ctx context.Context, id string) (cooking.Ingredient, error) {
 	var in cooking.Ingredient
 	ok, err := s.get(ctx, IngredientKey(id), &in)
 	if err == nil && !ok {
@@ -83,13 +83,13 @@ func (s *Store) GetIngredient(ctx context.Context, id string) (cooking.Ingredien
 // FindIngredients pages through the ingredients whose normalized name is
 // normalized (exact) or starts with it, by normalized name (pattern 4 on
 // GSI2 INGREDIENT#SEARCH / NAME#…).
-func (s *Store) FindIngredients(ctx context.Context, normalized string, exact bool, p Page) ([]cooking.Ingredient, string, error) {
+func (s Cooking) FindIngredients(ctx context.Context, normalized string, exact bool, p Page) ([]cooking.Ingredient, string, error) {
 	q := query{index: IndexGSI2, pk: ingredientSearchPK, skPrefix: "NAME#" + normalized, page: p}
 	if exact {
 		q.skFrom, q.skTo = "NAME#"+normalized, "NAME#"+normalized
 	}
 	var out []cooking.Ingredient
-	next, err := s.queryPage(ctx, q, decodeInto(s, &out))
+	next, err := s.queryPage(ctx, q, decodeInto(s.Store, &out))
 	return out, next, err
 }
 
@@ -101,7 +101,7 @@ const TypeCookingPreferences = "CookingPreferences"
 func CookingPreferencesKey(userID string) Key { return Key{UserPK(userID), "PREFERENCES"} }
 
 // PutCookingPreferences replaces a user's cooking preferences.
-func (s *Store) PutCookingPreferences(ctx context.Context, p cooking.Preferences) error {
+func (s Cooking) PutCookingPreferences(ctx context.Context, p cooking.Preferences) error {
 	k := CookingPreferencesKey(p.UserID)
 	it, err := marshal(head{Key: k, ItemType: TypeCookingPreferences}, p)
 	if err != nil {
@@ -117,7 +117,7 @@ func (s *Store) PutCookingPreferences(ctx context.Context, p cooking.Preferences
 
 // GetCookingPreferences reads a user's cooking preferences, the defaults
 // when they set none.
-func (s *Store) GetCookingPreferences(ctx context.Context, userID string) (cooking.Preferences, error) {
+func (s Cooking) GetCookingPreferences(ctx context.Context, userID string) (cooking.Preferences, error) {
 	p := cooking.DefaultPreferences(userID)
 	_, err := s.get(ctx, CookingPreferencesKey(userID), &p)
 	return p, err
@@ -125,7 +125,7 @@ func (s *Store) GetCookingPreferences(ctx context.Context, userID string) (cooki
 
 // MissingIngredients returns the ids among ids that name no ingredient,
 // with one BatchGetItem round.
-func (s *Store) MissingIngredients(ctx context.Context, ids []string) ([]string, error) {
+func (s Cooking) MissingIngredients(ctx context.Context, ids []string) ([]string, error) {
 	keys := make([]Key, len(ids))
 	for i, id := range ids {
 		keys[i] = IngredientKey(id)

@@ -26,7 +26,7 @@ func TestSeedKeys(t *testing.T) {
 	ts := store.Timestamp(t0)
 	r := room.Room{RoomID: "r1", Name: "Flat", CreatedByUserID: "alice", CreatedAt: ts, SearchType: room.SearchRent,
 		Context: room.Context{Description: "d", FamilySize: ip(3), CombineMode: room.ModeStrict}}
-	owner, err := f.st.CreateRoom(f.ctx, r)
+	owner, err := f.st.Rooms.CreateRoom(f.ctx, r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,10 +34,10 @@ func TestSeedKeys(t *testing.T) {
 		t.Errorf("owner = %+v", owner)
 	}
 	bob := room.Member{RoomID: "r1", UserID: "bob", Role: room.RoleMember, JoinedAt: store.Timestamp(t0.Add(time.Second))}
-	if err := f.st.AddMember(f.ctx, bob); err != nil {
+	if err := f.st.Rooms.AddMember(f.ctx, bob); err != nil {
 		t.Fatal(err)
 	}
-	cv, err := f.st.PutCriteria(f.ctx, room.CriteriaVersion{RoomID: "r1", UserID: "alice", Timestamp: ts,
+	cv, err := f.st.Rooms.PutCriteria(f.ctx, room.CriteriaVersion{RoomID: "r1", UserID: "alice", Timestamp: ts,
 		Criteria: room.Criteria{Locations: []string{"Zurich"}, PriceMin: fp(1000), PriceMax: fp(2000)},
 		Weights:  room.Weights{Price: ip(5)}, Source: room.SourceManual})
 	if err != nil {
@@ -49,7 +49,7 @@ func TestSeedKeys(t *testing.T) {
 	compat := room.CompatibilityVersion{RoomID: "r1", Timestamp: "2025-03-14T15:09:27.000Z", Compatibility: room.Compatibility{
 		ScorePercent: 50, Level: room.LevelMedium, Comment: "c", CriteriaRefs: []string{"CRITERIA#alice#" + ts},
 		Pairs: map[string]float64{"alice|bob": 0.5}}}
-	if err := f.st.PutDerived(f.ctx, store.Derived{Combined: []room.CombinedVersion{comb}, Compatibility: []room.CompatibilityVersion{compat}}); err != nil {
+	if err := f.st.Rooms.PutDerived(f.ctx, store.Derived{Combined: []room.CombinedVersion{comb}, Compatibility: []room.CompatibilityVersion{compat}}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -101,21 +101,21 @@ func TestSeedKeys(t *testing.T) {
 	}
 
 	// The store reads back what it wrote.
-	gotComb, err := f.st.LatestCombined(f.ctx, "r1")
+	gotComb, err := f.st.Rooms.LatestCombined(f.ctx, "r1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(comb, gotComb); diff != "" {
 		t.Errorf("LatestCombined (-want +got):\n%s", diff)
 	}
-	gotCompat, err := f.st.LatestCompatibility(f.ctx, "r1")
+	gotCompat, err := f.st.Rooms.LatestCompatibility(f.ctx, "r1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(compat, gotCompat); diff != "" {
 		t.Errorf("LatestCompatibility (-want +got):\n%s", diff)
 	}
-	gotRoom, err := f.st.GetRoom(f.ctx, "r1")
+	gotRoom, err := f.st.Rooms.GetRoom(f.ctx, "r1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +124,7 @@ func TestSeedKeys(t *testing.T) {
 	}
 
 	// Writing the snapshots again (a replayed record) changes nothing.
-	if err := f.st.PutDerived(f.ctx, store.Derived{Combined: []room.CombinedVersion{comb}, Compatibility: []room.CompatibilityVersion{compat}}); err != nil {
+	if err := f.st.Rooms.PutDerived(f.ctx, store.Derived{Combined: []room.CombinedVersion{comb}, Compatibility: []room.CompatibilityVersion{compat}}); err != nil {
 		t.Fatal(err)
 	}
 	if n := len(f.scanAll()); n != len(tests) {
@@ -165,23 +165,23 @@ func TestMemberAtomic(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	carol := room.Member{RoomID: "missing", UserID: "carol", Role: room.RoleMember, JoinedAt: store.Timestamp(t0)}
-	if err := f.st.AddMember(f.ctx, carol); !errs.Is(err, errs.NotFound) {
+	if err := f.st.Rooms.AddMember(f.ctx, carol); !errs.Is(err, errs.NotFound) {
 		t.Fatalf("AddMember on a missing room: err = %v, want not found", err)
 	}
 	if n := len(f.scanAll()); n != 0 {
 		t.Fatalf("AddMember on a missing room wrote %d items", n)
 	}
 
-	if _, err := f.st.CreateRoom(f.ctx, room.Room{RoomID: "r1", Name: "n", CreatedByUserID: "alice", CreatedAt: store.Timestamp(t0), SearchType: room.SearchBuy}); err != nil {
+	if _, err := f.st.Rooms.CreateRoom(f.ctx, room.Room{RoomID: "r1", Name: "n", CreatedByUserID: "alice", CreatedAt: store.Timestamp(t0), SearchType: room.SearchBuy}); err != nil {
 		t.Fatal(err)
 	}
 	carol.RoomID = "r1"
-	if err := f.st.AddMember(f.ctx, carol); err != nil {
+	if err := f.st.Rooms.AddMember(f.ctx, carol); err != nil {
 		t.Fatal(err)
 	}
 	again := carol
 	again.Role, again.JoinedAt = room.RoleOwner, store.Timestamp(t0.Add(time.Hour))
-	if err := f.st.AddMember(f.ctx, again); !errs.Is(err, errs.Conflict) {
+	if err := f.st.Rooms.AddMember(f.ctx, again); !errs.Is(err, errs.Conflict) {
 		t.Fatalf("adding carol twice: err = %v, want conflict", err)
 	}
 	if got := str(f.getRaw("ROOM#r1", "MEMBER#carol"), "role"); got != room.RoleMember {
@@ -200,14 +200,14 @@ func TestMemberAtomic(t *testing.T) {
 		t.Fatal(err)
 	}
 	dave := room.Member{RoomID: "r1", UserID: "dave", Role: room.RoleMember, JoinedAt: store.Timestamp(t0)}
-	if err := f.st.AddMember(f.ctx, dave); !errs.Is(err, errs.Conflict) {
+	if err := f.st.Rooms.AddMember(f.ctx, dave); !errs.Is(err, errs.Conflict) {
 		t.Fatalf("AddMember with a stray UserRoom: err = %v, want conflict", err)
 	}
 	if f.getRaw("ROOM#r1", "MEMBER#dave") != nil {
 		t.Error("Member item written without its UserRoom")
 	}
 
-	ms, next, err := f.st.ListMembers(f.ctx, "r1", store.Page{})
+	ms, next, err := f.st.Rooms.ListMembers(f.ctx, "r1", store.Page{})
 	if err != nil || next != "" {
 		t.Fatalf("ListMembers: next=%q err=%v", next, err)
 	}
@@ -226,12 +226,12 @@ func TestPutCriteriaSameMillisecond(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	ts := store.Timestamp(t0)
-	if _, err := f.st.CreateRoom(f.ctx, room.Room{RoomID: "r1", Name: "n", CreatedByUserID: "alice", CreatedAt: ts, SearchType: room.SearchBuy}); err != nil {
+	if _, err := f.st.Rooms.CreateRoom(f.ctx, room.Room{RoomID: "r1", Name: "n", CreatedByUserID: "alice", CreatedAt: ts, SearchType: room.SearchBuy}); err != nil {
 		t.Fatal(err)
 	}
 	var stored []string
 	for i := range 3 {
-		cv, err := f.st.PutCriteria(f.ctx, room.CriteriaVersion{RoomID: "r1", UserID: "alice", Timestamp: ts,
+		cv, err := f.st.Rooms.PutCriteria(f.ctx, room.CriteriaVersion{RoomID: "r1", UserID: "alice", Timestamp: ts,
 			Criteria: room.Criteria{RoomsMin: fp(float64(i + 1))}, Source: room.SourceManual})
 		if err != nil {
 			t.Fatal(err)
@@ -243,7 +243,7 @@ func TestPutCriteriaSameMillisecond(t *testing.T) {
 		t.Errorf("stored timestamps (-want +got):\n%s", diff)
 	}
 	// Another user at the same millisecond does not clash.
-	cv, err := f.st.PutCriteria(f.ctx, room.CriteriaVersion{RoomID: "r1", UserID: "bob", Timestamp: ts, Source: room.SourceManual})
+	cv, err := f.st.Rooms.PutCriteria(f.ctx, room.CriteriaVersion{RoomID: "r1", UserID: "bob", Timestamp: ts, Source: room.SourceManual})
 	if err != nil || cv.Timestamp != ts {
 		t.Fatalf("bob's version: %s, %v", cv.Timestamp, err)
 	}
@@ -262,7 +262,7 @@ func TestPutCriteriaSameMillisecond(t *testing.T) {
 		}
 	}
 
-	vs, _, err := f.st.ListCriteria(f.ctx, "r1", "alice", store.Page{})
+	vs, _, err := f.st.Rooms.ListCriteria(f.ctx, "r1", "alice", store.Page{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,7 +273,7 @@ func TestPutCriteriaSameMillisecond(t *testing.T) {
 	if diff := cmp.Diff([]string{want[2], want[1], want[0]}, got); diff != "" {
 		t.Errorf("ListCriteria(alice), newest first (-want +got):\n%s", diff)
 	}
-	latest, err := f.st.LatestCriteria(f.ctx, "r1", "alice")
+	latest, err := f.st.Rooms.LatestCriteria(f.ctx, "r1", "alice")
 	if err != nil || latest.Timestamp != want[2] || *latest.Criteria.RoomsMin != 3 {
 		t.Errorf("LatestCriteria = %+v, %v", latest, err)
 	}
@@ -285,11 +285,11 @@ func TestCriteriaPrefixExcludesDerived(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	ts := store.Timestamp(t0)
-	if _, err := f.st.CreateRoom(f.ctx, room.Room{RoomID: "r1", Name: "n", CreatedByUserID: "alice", CreatedAt: ts, SearchType: room.SearchBuy, Context: room.Context{CombineMode: room.ModeMixed}}); err != nil {
+	if _, err := f.st.Rooms.CreateRoom(f.ctx, room.Room{RoomID: "r1", Name: "n", CreatedByUserID: "alice", CreatedAt: ts, SearchType: room.SearchBuy, Context: room.Context{CombineMode: room.ModeMixed}}); err != nil {
 		t.Fatal(err)
 	}
 	for _, u := range []string{"alice", "bob"} {
-		if _, err := f.st.PutCriteria(f.ctx, room.CriteriaVersion{RoomID: "r1", UserID: u, Timestamp: ts, Criteria: room.Criteria{AreaMin: fp(50)}, Source: room.SourceManual}); err != nil {
+		if _, err := f.st.Rooms.PutCriteria(f.ctx, room.CriteriaVersion{RoomID: "r1", UserID: u, Timestamp: ts, Criteria: room.Criteria{AreaMin: fp(50)}, Source: room.SourceManual}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -299,7 +299,7 @@ func TestCriteriaPrefixExcludesDerived(t *testing.T) {
 			Combined: room.Combined{FromUserIDs: []string{"alice", "bob"}, CombineMode: room.ModeMixed, Weights: map[string]float64{"area": 1}}})
 	}
 	compat := []room.CompatibilityVersion{{RoomID: "r1", Timestamp: ts, Compatibility: room.Compatibility{ScorePercent: 100, Level: room.LevelExcellent}}}
-	if err := f.st.PutDerived(f.ctx, store.Derived{Combined: combs, Compatibility: compat}); err != nil {
+	if err := f.st.Rooms.PutDerived(f.ctx, store.Derived{Combined: combs, Compatibility: compat}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -316,7 +316,7 @@ func TestCriteriaPrefixExcludesDerived(t *testing.T) {
 		t.Errorf("begins_with CRITERIA_COMBINED# = %v, want 3 items", got)
 	}
 
-	vs, _, err := f.st.ListCriteria(f.ctx, "r1", "", store.Page{})
+	vs, _, err := f.st.Rooms.ListCriteria(f.ctx, "r1", "", store.Page{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -328,11 +328,11 @@ func TestCriteriaPrefixExcludesDerived(t *testing.T) {
 		t.Errorf("ListCriteria(all) users, SK descending (-want +got):\n%s", diff)
 	}
 
-	rooms, err := f.st.GetRooms(f.ctx, []string{"r1", "nope", "r1"})
+	rooms, err := f.st.Rooms.GetRooms(f.ctx, []string{"r1", "nope", "r1"})
 	if err != nil || len(rooms) != 1 || rooms["r1"].CreatedByUserID != "alice" {
 		t.Fatalf("GetRooms = %+v, %v; want r1 only", rooms, err)
 	}
-	st, err := f.st.SnapshotState(f.ctx, rooms["r1"], ts, ts)
+	st, err := f.st.Rooms.SnapshotState(f.ctx, rooms["r1"], ts, ts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -341,7 +341,7 @@ func TestCriteriaPrefixExcludesDerived(t *testing.T) {
 		t.Fatalf("SnapshotState: exists=%v members=%d criteria=%+v", st.Exists, len(st.Members), st.Criteria)
 	}
 
-	latest, err := f.st.LatestCombined(f.ctx, "r1")
+	latest, err := f.st.Rooms.LatestCombined(f.ctx, "r1")
 	if err != nil || latest.Timestamp != combs[2].Timestamp {
 		t.Errorf("LatestCombined = %+v, %v; want the newest", latest, err)
 	}
@@ -427,18 +427,18 @@ func TestNoEmptyMaps(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	ts := store.Timestamp(t0)
-	if _, err := f.st.CreateRoom(f.ctx, room.Room{RoomID: "r1", Name: "n", CreatedByUserID: "alice", CreatedAt: ts, SearchType: room.SearchBuy}); err != nil {
+	if _, err := f.st.Rooms.CreateRoom(f.ctx, room.Room{RoomID: "r1", Name: "n", CreatedByUserID: "alice", CreatedAt: ts, SearchType: room.SearchBuy}); err != nil {
 		t.Fatal(err)
 	}
-	cv, err := f.st.PutCriteria(f.ctx, room.CriteriaVersion{RoomID: "r1", UserID: "alice", Timestamp: ts,
+	cv, err := f.st.Rooms.PutCriteria(f.ctx, room.CriteriaVersion{RoomID: "r1", UserID: "alice", Timestamp: ts,
 		Criteria: room.Criteria{Locations: []string{"Bern"}}, Weights: room.Weights{}, Source: room.SourceManual})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.st.PutCriteria(f.ctx, room.CriteriaVersion{RoomID: "r1", UserID: "bob", Timestamp: ts, Source: room.SourceAIProposed}); err != nil {
+	if _, err := f.st.Rooms.PutCriteria(f.ctx, room.CriteriaVersion{RoomID: "r1", UserID: "bob", Timestamp: ts, Source: room.SourceAIProposed}); err != nil {
 		t.Fatal(err)
 	}
-	err = f.st.PutDerived(f.ctx, store.Derived{
+	err = f.st.Rooms.PutDerived(f.ctx, store.Derived{
 		Combined:      []room.CombinedVersion{{RoomID: "r1", Timestamp: ts, Combined: room.Combined{Weights: map[string]float64{}, FromUserIDs: []string{}, Conflicts: []string{}}}},
 		Compatibility: []room.CompatibilityVersion{{RoomID: "r1", Timestamp: ts, Compatibility: room.Compatibility{Pairs: map[string]float64{}}}}})
 	if err != nil {
@@ -461,17 +461,17 @@ func TestNoEmptyMaps(t *testing.T) {
 		assertNoEmptyMaps(t, it)
 	}
 
-	got, err := f.st.LatestCriteria(f.ctx, "r1", "alice")
+	got, err := f.st.Rooms.LatestCriteria(f.ctx, "r1", "alice")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(cv, got); diff != "" {
 		t.Errorf("round trip (-want +got):\n%s", diff)
 	}
-	if _, err := f.st.LatestCombined(f.ctx, "r1"); err != nil {
+	if _, err := f.st.Rooms.LatestCombined(f.ctx, "r1"); err != nil {
 		t.Errorf("LatestCombined of a snapshot with its maps dropped: %v", err)
 	}
-	if _, err := f.st.LatestCompatibility(f.ctx, "r1"); err != nil {
+	if _, err := f.st.Rooms.LatestCompatibility(f.ctx, "r1"); err != nil {
 		t.Errorf("LatestCompatibility of a snapshot with its maps dropped: %v", err)
 	}
 }
@@ -484,11 +484,11 @@ func TestSnapshotStateReadsTheRangeOnly(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	at := func(s int) string { return store.Timestamp(t0.Add(time.Duration(s) * time.Second)) }
-	if _, err := f.st.CreateRoom(f.ctx, room.Room{RoomID: "r1", Name: "n", CreatedByUserID: "alice", CreatedAt: at(0), SearchType: room.SearchBuy, Context: room.Context{CombineMode: room.ModeMixed}}); err != nil {
+	if _, err := f.st.Rooms.CreateRoom(f.ctx, room.Room{RoomID: "r1", Name: "n", CreatedByUserID: "alice", CreatedAt: at(0), SearchType: room.SearchBuy, Context: room.Context{CombineMode: room.ModeMixed}}); err != nil {
 		t.Fatal(err)
 	}
 	for u, joined := range map[string]int{"bob": 1, "carol": 100} {
-		if err := f.st.AddMember(f.ctx, room.Member{RoomID: "r1", UserID: u, Role: room.RoleMember, JoinedAt: at(joined)}); err != nil {
+		if err := f.st.Rooms.AddMember(f.ctx, room.Member{RoomID: "r1", UserID: u, Role: room.RoleMember, JoinedAt: at(joined)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -499,18 +499,18 @@ func TestSnapshotStateReadsTheRangeOnly(t *testing.T) {
 	full := room.State{Exists: true}
 	for u, secs := range versions {
 		for _, s := range secs {
-			cv, err := f.st.PutCriteria(f.ctx, room.CriteriaVersion{RoomID: "r1", UserID: u, Timestamp: at(s), Criteria: room.Criteria{AreaMin: fp(float64(10*s + len(u)))}, Source: room.SourceManual})
+			cv, err := f.st.Rooms.PutCriteria(f.ctx, room.CriteriaVersion{RoomID: "r1", UserID: u, Timestamp: at(s), Criteria: room.Criteria{AreaMin: fp(float64(10*s + len(u)))}, Source: room.SourceManual})
 			if err != nil {
 				t.Fatal(err)
 			}
 			full.Criteria = append(full.Criteria, room.StoredCriteria{SK: store.CriteriaKey("r1", u, cv.Timestamp).SK, CriteriaVersion: cv})
 		}
 	}
-	rooms, err := f.st.GetRooms(f.ctx, []string{"r1"})
+	rooms, err := f.st.Rooms.GetRooms(f.ctx, []string{"r1"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := f.st.SnapshotState(f.ctx, rooms["r1"], at(10), at(20))
+	st, err := f.st.Rooms.SnapshotState(f.ctx, rooms["r1"], at(10), at(20))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -534,7 +534,7 @@ func TestSnapshotStateReadsTheRangeOnly(t *testing.T) {
 			bob15 = c
 		}
 	}
-	one, err := f.st.SnapshotState(f.ctx, rooms["r1"], at(15), at(15), bob15)
+	one, err := f.st.Rooms.SnapshotState(f.ctx, rooms["r1"], at(15), at(15), bob15)
 	if err != nil {
 		t.Fatal(err)
 	}

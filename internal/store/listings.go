@@ -68,7 +68,7 @@ type sourceLookup struct {
 // source listing cannot be pinned twice to one room even by concurrent
 // requests (the GSI alone is eventually consistent); a duplicate is a
 // Conflict whose Extra names the existing listing.
-func (s *Store) AddListing(ctx context.Context, l room.Listing) error {
+func (s Rooms) AddListing(ctx context.Context, l room.Listing) error {
 	it, err := listingAV(l)
 	if err != nil {
 		return err
@@ -111,7 +111,7 @@ func (s *Store) AddListing(ctx context.Context, l room.Listing) error {
 }
 
 // GetListing reads one listing.
-func (s *Store) GetListing(ctx context.Context, roomID, listingID string) (room.Listing, error) {
+func (s Rooms) GetListing(ctx context.Context, roomID, listingID string) (room.Listing, error) {
 	var l room.Listing
 	ok, err := s.get(ctx, ListingKey(roomID, listingID), &l)
 	if err == nil && !ok {
@@ -124,7 +124,7 @@ func (s *Store) GetListing(ctx context.Context, roomID, listingID string) (room.
 // listings in one strongly consistent batch: the read a change to a
 // listing needs first. A missing item is not an error: the booleans say
 // which were found.
-func (s *Store) MemberListing(ctx context.Context, roomID, userID, listingID string) (m room.Member, isMember bool, l room.Listing, found bool, err error) {
+func (s Rooms) MemberListing(ctx context.Context, roomID, userID, listingID string) (m room.Member, isMember bool, l room.Listing, found bool, err error) {
 	mk, lk := MemberKey(roomID, userID), ListingKey(roomID, listingID)
 	err = s.batchGet(ctx, []Key{mk, lk}, true, func(it map[string]types.AttributeValue) error {
 		switch itemKey(it) {
@@ -143,28 +143,28 @@ func (s *Store) MemberListing(ctx context.Context, roomID, userID, listingID str
 
 // ListListings returns one page of a room's listings, by listing id (ULIDs:
 // oldest first).
-func (s *Store) ListListings(ctx context.Context, roomID string, p Page) ([]room.Listing, string, error) {
+func (s Rooms) ListListings(ctx context.Context, roomID string, p Page) ([]room.Listing, string, error) {
 	var out []room.Listing
-	next, err := s.queryPage(ctx, query{pk: RoomPK(roomID), skPrefix: SKPrefixListing, page: p}, decodeInto(s, &out))
+	next, err := s.queryPage(ctx, query{pk: RoomPK(roomID), skPrefix: SKPrefixListing, page: p}, decodeInto(s.Store, &out))
 	return out, next, err
 }
 
 // ListListingsByStatus returns one page of a room's listings in a status
 // (GSI2).
-func (s *Store) ListListingsByStatus(ctx context.Context, roomID string, status room.Status, p Page) ([]room.Listing, string, error) {
+func (s Rooms) ListListingsByStatus(ctx context.Context, roomID string, status room.Status, p Page) ([]room.Listing, string, error) {
 	var out []room.Listing
-	next, err := s.queryPage(ctx, query{index: IndexGSI2, pk: RoomPK(roomID), skPrefix: StatusPrefix(string(status)), page: p}, decodeInto(s, &out))
+	next, err := s.queryPage(ctx, query{index: IndexGSI2, pk: RoomPK(roomID), skPrefix: StatusPrefix(string(status)), page: p}, decodeInto(s.Store, &out))
 	return out, next, err
 }
 
 // FindListingByExternalID finds a room's listing by source id (GSI1).
-func (s *Store) FindListingByExternalID(ctx context.Context, roomID, brand, externalID string) (room.Listing, error) {
+func (s Rooms) FindListingByExternalID(ctx context.Context, roomID, brand, externalID string) (room.Listing, error) {
 	k := ExternalIDIndexKey(brand, externalID, roomID)
 	var out []room.Listing
 	// GSI1SK = ROOM#<roomId> exactly (BETWEEN a key and itself): with
 	// begins_with a room would find the listing of any room whose id starts
 	// with its own.
-	_, err := s.queryPage(ctx, query{index: IndexGSI1, pk: k.PK, skPrefix: k.SK, skFrom: k.SK, skTo: k.SK, page: Page{Limit: 1}}, decodeInto(s, &out))
+	_, err := s.queryPage(ctx, query{index: IndexGSI1, pk: k.PK, skPrefix: k.SK, skFrom: k.SK, skTo: k.SK, page: Page{Limit: 1}}, decodeInto(s.Store, &out))
 	if err != nil {
 		return room.Listing{}, err
 	}
@@ -178,7 +178,7 @@ func (s *Store) FindListingByExternalID(ctx context.Context, roomID, brand, exte
 // condition that it is still in from (a concurrent change is a Conflict),
 // keeping GSI2SK in step. seenBy, when set, is added to the listing's seenBy
 // set in the same update.
-func (s *Store) SetListingStatus(ctx context.Context, l room.Listing, to room.Status, by, at, seenBy string) (room.Listing, error) {
+func (s Rooms) SetListingStatus(ctx context.Context, l room.Listing, to room.Status, by, at, seenBy string) (room.Listing, error) {
 	upd := "SET #status = :to, GSI2SK = :gsi2sk, updatedAt = :at, updatedByUserId = :by"
 	vals := map[string]types.AttributeValue{
 		":to":     &types.AttributeValueMemberS{Value: string(to)},
@@ -212,7 +212,7 @@ func withSeen(seen []string, userID string) []string {
 
 // MarkSeen adds a user to a listing's seenBy set (a set: no duplicates)
 // and, if the listing is UNSEEN, moves it to SEEN.
-func (s *Store) MarkSeen(ctx context.Context, l room.Listing, userID, at string) (room.Listing, error) {
+func (s Rooms) MarkSeen(ctx context.Context, l room.Listing, userID, at string) (room.Listing, error) {
 	if l.Status == room.StatusUnseen {
 		out, err := s.SetListingStatus(ctx, l, room.StatusSeen, userID, at, userID)
 		if !errs.Is(err, errs.Conflict) {
@@ -231,7 +231,7 @@ func (s *Store) MarkSeen(ctx context.Context, l room.Listing, userID, at string)
 // after. Held in a Unit, it commits only if the listing is still as read
 // (its status, updatedAt and number of seenBy), and returns next, what
 // the update makes of l.
-func (s *Store) updateListing(ctx context.Context, l room.Listing, upd, cond string, vals map[string]types.AttributeValue, next room.Listing) (room.Listing, error) {
+func (s Rooms) updateListing(ctx context.Context, l room.Listing, upd, cond string, vals map[string]types.AttributeValue, next room.Listing) (room.Listing, error) {
 	if holding(ctx) {
 		held := maps.Clone(vals)
 		held[":readStatus"] = &types.AttributeValueMemberS{Value: string(l.Status)}

@@ -42,7 +42,7 @@ type codeLookup struct {
 	CreatedAt    string `dynamodbav:"createdAt"`
 }
 
-func (s *Store) locationItems(l location.Location) (loc, lookup map[string]types.AttributeValue, err error) {
+func (s Locations) locationItems(l location.Location) (loc, lookup map[string]types.AttributeValue, err error) {
 	if loc, err = marshal(head{Key: LocationKey(l.LocationID), ItemType: TypeLocation}, l); err != nil {
 		return nil, nil, err
 	}
@@ -62,7 +62,7 @@ func errCodeTaken(code string) error {
 // CreateLocation writes a location and its code lookup in one transaction,
 // each on attribute_not_exists: a taken code is a Conflict ("code already
 // taken", told from the cancellation reasons) and nothing is written.
-func (s *Store) CreateLocation(ctx context.Context, l location.Location) error {
+func (s Locations) CreateLocation(ctx context.Context, l location.Location) error {
 	loc, lookup, err := s.locationItems(l)
 	if err != nil {
 		return err
@@ -91,7 +91,7 @@ func (s *Store) CreateLocation(ctx context.Context, l location.Location) error {
 
 // GetLocation reads a location by id, strongly consistent (as by code): the
 // handlers read a location before they change it.
-func (s *Store) GetLocation(ctx context.Context, id string) (location.Location, error) {
+func (s Locations) GetLocation(ctx context.Context, id string) (location.Location, error) {
 	var l location.Location
 	ok, err := s.getItem(ctx, LocationKey(id), true, &l)
 	if err == nil && !ok {
@@ -102,7 +102,7 @@ func (s *Store) GetLocation(ctx context.Context, id string) (location.Location, 
 
 // GetLocationByCode reads a location through its code lookup (two reads,
 // both strongly consistent).
-func (s *Store) GetLocationByCode(ctx context.Context, code string) (location.Location, error) {
+func (s Locations) GetLocationByCode(ctx context.Context, code string) (location.Location, error) {
 	var lk codeLookup
 	ok, err := s.getItem(ctx, LocationCodeKey(code), true, &lk)
 	if err != nil || !ok {
@@ -127,13 +127,13 @@ const (
 
 // ListLocations returns one page of locations through an index (GSI1 newest
 // first, GSI2 by code), only those in status when it is set.
-func (s *Store) ListLocations(ctx context.Context, status string, order LocationOrder, p Page) ([]location.Location, string, error) {
+func (s Locations) ListLocations(ctx context.Context, status string, order LocationOrder, p Page) ([]location.Location, string, error) {
 	q := query{index: IndexGSI1, pk: locationIndexPK, desc: true, page: p, status: status}
 	if order == ByCode {
 		q = query{index: IndexGSI2, pk: locationIndexPK, skPrefix: "CODE#", page: p, status: status}
 	}
 	var out []location.Location
-	next, err := s.queryPage(ctx, q, decodeInto(s, &out))
+	next, err := s.queryPage(ctx, q, decodeInto(s.Store, &out))
 	return out, next, err
 }
 
@@ -142,7 +142,7 @@ func (s *Store) ListLocations(ctx context.Context, status string, order Location
 // prevUpdatedAt is the updatedAt the caller read: the write is conditional
 // on it, so two concurrent read-modify-writes cannot lose one another's
 // change (the later one is a Conflict and can read again).
-func (s *Store) UpdateLocation(ctx context.Context, l location.Location, prevUpdatedAt string) (location.Location, error) {
+func (s Locations) UpdateLocation(ctx context.Context, l location.Location, prevUpdatedAt string) (location.Location, error) {
 	comps, err := attributevalue.Marshal(l.AddressComponents)
 	if err != nil {
 		return l, err
@@ -179,12 +179,12 @@ func (s *Store) UpdateLocation(ctx context.Context, l location.Location, prevUpd
 
 // DeactivateLocation soft-deletes a location: status inactive. Its code
 // lookup stays, so the code is never reused.
-func (s *Store) DeactivateLocation(ctx context.Context, id, at string) (location.Location, error) {
+func (s Locations) DeactivateLocation(ctx context.Context, id, at string) (location.Location, error) {
 	return s.updateLocation(ctx, id, "SET #status = :inactive, updatedAt = :at", "attribute_exists(PK)", map[string]string{"#status": "status"},
 		map[string]types.AttributeValue{":inactive": &types.AttributeValueMemberS{Value: location.Inactive}, ":at": &types.AttributeValueMemberS{Value: at}})
 }
 
-func (s *Store) updateLocation(ctx context.Context, id, upd, cond string, names map[string]string, vals map[string]types.AttributeValue) (location.Location, error) {
+func (s Locations) updateLocation(ctx context.Context, id, upd, cond string, names map[string]string, vals map[string]types.AttributeValue) (location.Location, error) {
 	out, err := s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: aws.String(s.Table), Key: LocationKey(id).AV(), UpdateExpression: aws.String(upd),
 		ConditionExpression: aws.String(cond), ExpressionAttributeNames: names, ExpressionAttributeValues: vals,
@@ -220,7 +220,7 @@ func (s *Store) updateLocation(ctx context.Context, id, upd, cond string, names 
 // for good). A taken code is a Conflict and nothing changes; the old code
 // becomes free. The code the location has already changes nothing (one
 // transaction cannot delete and put the same lookup).
-func (s *Store) ChangeLocationCode(ctx context.Context, l location.Location, newCode, at string) (location.Location, error) {
+func (s Locations) ChangeLocationCode(ctx context.Context, l location.Location, newCode, at string) (location.Location, error) {
 	if newCode == l.LocationCode {
 		return l, nil
 	}

@@ -24,7 +24,7 @@ func TestLocationsSeed001(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	l := newLocation(1, "austin-main-01")
-	if err := f.st.CreateLocation(f.ctx, l); err != nil {
+	if err := f.st.Locations.CreateLocation(f.ctx, l); err != nil {
 		t.Fatal(err)
 	}
 	// The seed's keys: the location and its lookup.
@@ -38,53 +38,53 @@ func TestLocationsSeed001(t *testing.T) {
 	}
 	// Duplicate code: "code already taken", nothing written.
 	dup := newLocation(2, "austin-main-01")
-	err := f.st.CreateLocation(f.ctx, dup)
+	err := f.st.Locations.CreateLocation(f.ctx, dup)
 	if !errs.Is(err, errs.Conflict) || err.Error() != "conflict: code already taken: austin-main-01" {
 		t.Fatalf("duplicate code: %v", err)
 	}
 	if f.getRaw("LOCATION#"+dup.LocationID, "META") != nil {
 		t.Fatal("a partial location was written")
 	}
-	if got, err := f.st.GetLocation(f.ctx, l.LocationID); err != nil || got.LocationCode != l.LocationCode || got.AddressComponents["city"] != "Austin" {
+	if got, err := f.st.Locations.GetLocation(f.ctx, l.LocationID); err != nil || got.LocationCode != l.LocationCode || got.AddressComponents["city"] != "Austin" {
 		t.Fatalf("by id: %+v %v", got, err)
 	}
-	if got, err := f.st.GetLocationByCode(f.ctx, "austin-main-01"); err != nil || got.LocationID != l.LocationID {
+	if got, err := f.st.Locations.GetLocationByCode(f.ctx, "austin-main-01"); err != nil || got.LocationID != l.LocationID {
 		t.Fatalf("by code: %+v %v", got, err)
 	}
-	if _, err := f.st.GetLocationByCode(f.ctx, "nowhere"); !errs.Is(err, errs.NotFound) {
+	if _, err := f.st.Locations.GetLocationByCode(f.ctx, "nowhere"); !errs.Is(err, errs.NotFound) {
 		t.Fatalf("unknown code: %v", err)
 	}
 
 	// Soft delete keeps the lookup: the code is never reused.
-	if got, err := f.st.DeactivateLocation(f.ctx, l.LocationID, store.Timestamp(t0.Add(time.Hour))); err != nil || got.Status != location.Inactive {
+	if got, err := f.st.Locations.DeactivateLocation(f.ctx, l.LocationID, store.Timestamp(t0.Add(time.Hour))); err != nil || got.Status != location.Inactive {
 		t.Fatalf("deactivate: %+v %v", got, err)
 	}
-	if err := f.st.CreateLocation(f.ctx, newLocation(3, "austin-main-01")); !errs.Is(err, errs.Conflict) {
+	if err := f.st.Locations.CreateLocation(f.ctx, newLocation(3, "austin-main-01")); !errs.Is(err, errs.Conflict) {
 		t.Fatalf("reuse of a deactivated code: %v", err)
 	}
 
 	// Change of code: one transaction; the old code becomes free.
 	l2 := newLocation(4, "dallas-01")
-	if err := f.st.CreateLocation(f.ctx, l2); err != nil {
+	if err := f.st.Locations.CreateLocation(f.ctx, l2); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.st.ChangeLocationCode(f.ctx, l2, "austin-main-01", store.Timestamp(t0)); !errs.Is(err, errs.Conflict) {
+	if _, err := f.st.Locations.ChangeLocationCode(f.ctx, l2, "austin-main-01", store.Timestamp(t0)); !errs.Is(err, errs.Conflict) {
 		t.Fatalf("change to a taken code: %v", err)
 	}
 	if f.getRaw("LOCATION_CODE#dallas-01", "META") == nil {
 		t.Fatal("a refused change removed the old lookup")
 	}
-	moved, err := f.st.ChangeLocationCode(f.ctx, l2, "dallas-02", store.Timestamp(t0.Add(2*time.Hour)))
+	moved, err := f.st.Locations.ChangeLocationCode(f.ctx, l2, "dallas-02", store.Timestamp(t0.Add(2*time.Hour)))
 	if err != nil || moved.LocationCode != "dallas-02" {
 		t.Fatalf("change code: %+v %v", moved, err)
 	}
 	if f.getRaw("LOCATION_CODE#dallas-01", "META") != nil {
 		t.Fatal("old lookup still there")
 	}
-	if got, err := f.st.GetLocationByCode(f.ctx, "dallas-02"); err != nil || got.LocationID != l2.LocationID {
+	if got, err := f.st.Locations.GetLocationByCode(f.ctx, "dallas-02"); err != nil || got.LocationID != l2.LocationID {
 		t.Fatalf("by new code: %+v %v", got, err)
 	}
-	if err := f.st.CreateLocation(f.ctx, newLocation(5, "dallas-01")); err != nil {
+	if err := f.st.Locations.CreateLocation(f.ctx, newLocation(5, "dallas-01")); err != nil {
 		t.Fatalf("the freed code: %v", err)
 	}
 }
@@ -94,18 +94,18 @@ func TestListLocations(t *testing.T) {
 	f := newFixture(t)
 	codes := []string{"c-03", "a-01", "e-05", "b-02", "d-04"}
 	for i, c := range codes {
-		if err := f.st.CreateLocation(f.ctx, newLocation(i, c)); err != nil {
+		if err := f.st.Locations.CreateLocation(f.ctx, newLocation(i, c)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := f.st.DeactivateLocation(f.ctx, newLocation(3, "b-02").LocationID, store.Timestamp(t0)); err != nil {
+	if _, err := f.st.Locations.DeactivateLocation(f.ctx, newLocation(3, "b-02").LocationID, store.Timestamp(t0)); err != nil {
 		t.Fatal(err)
 	}
 	collect := func(status string, order store.LocationOrder) []string {
 		var out []string
 		p := store.Page{Limit: 2}
 		for {
-			ls, next, err := f.st.ListLocations(f.ctx, status, order, p)
+			ls, next, err := f.st.Locations.ListLocations(f.ctx, status, order, p)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -146,7 +146,7 @@ func TestConcurrentCreateSameCode(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errsOut[i] = f.st.CreateLocation(f.ctx, newLocation(100+i, "race-01"))
+			errsOut[i] = f.st.Locations.CreateLocation(f.ctx, newLocation(100+i, "race-01"))
 		}()
 	}
 	wg.Wait()
@@ -183,26 +183,26 @@ func TestUpdateLocationLostUpdate(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	l := newLocation(1, "upd-01")
-	if err := f.st.CreateLocation(f.ctx, l); err != nil {
+	if err := f.st.Locations.CreateLocation(f.ctx, l); err != nil {
 		t.Fatal(err)
 	}
 	a, b := l, l
 	a.Name, a.UpdatedAt = "A", store.Timestamp(t0.Add(time.Hour))
 	b.Name, b.UpdatedAt = "B", store.Timestamp(t0.Add(2*time.Hour))
-	if _, err := f.st.UpdateLocation(f.ctx, a, l.UpdatedAt); err != nil {
+	if _, err := f.st.Locations.UpdateLocation(f.ctx, a, l.UpdatedAt); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.st.UpdateLocation(f.ctx, b, l.UpdatedAt); !errs.Is(err, errs.Conflict) {
+	if _, err := f.st.Locations.UpdateLocation(f.ctx, b, l.UpdatedAt); !errs.Is(err, errs.Conflict) {
 		t.Fatalf("stale update: %v, want conflict", err)
 	}
-	if got, _ := f.st.GetLocation(f.ctx, l.LocationID); got.Name != "A" {
+	if got, _ := f.st.Locations.GetLocation(f.ctx, l.LocationID); got.Name != "A" {
 		t.Fatalf("name %q, want A", got.Name)
 	}
-	if _, err := f.st.UpdateLocation(f.ctx, b, "x"); !errs.Is(err, errs.Conflict) {
+	if _, err := f.st.Locations.UpdateLocation(f.ctx, b, "x"); !errs.Is(err, errs.Conflict) {
 		t.Fatalf("%v", err)
 	}
 	ghost := newLocation(9, "ghost-01")
-	if _, err := f.st.UpdateLocation(f.ctx, ghost, ghost.UpdatedAt); !errs.Is(err, errs.NotFound) {
+	if _, err := f.st.Locations.UpdateLocation(f.ctx, ghost, ghost.UpdatedAt); !errs.Is(err, errs.NotFound) {
 		t.Fatalf("missing location: %v, want not found", err)
 	}
 }

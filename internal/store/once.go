@@ -19,6 +19,6 @@ const TypeIdempotency = "IdempotencyRecord"
 // (Store.Bookkeeping) has no stream; the records are marked derived all
 // the same, so that consumers would ignore them on one. The counters'
 // markers are the Guard's too (MarkerIn, Store.counted).
-func (s *Store) OnceGuard(now func() time.Time, hold, keep time.Duration) idempotency.Guard {
+func (s Requests) OnceGuard(now func() time.Time, hold, keep time.Duration) idempotency.Guard {
 	return idempotency.Guard{DB: s.DB, Table: s.book(), Hold: hold, Expiry: keep, ItemType: TypeIdempotency, Now: now}
 }

@@ -21,10 +21,10 @@ func TestReadsSkipUndecodableItems(t *testing.T) {
 	f := newFixture(t)
 	var logs bytes.Buffer
 	f.st.Quarantine = &store.Quarantine{Logger: slog.New(slog.NewTextHandler(&logs, nil))}
-	if _, err := f.st.CreateRoom(f.ctx, room.Room{RoomID: "r", Name: "r", CreatedByUserID: "alice", CreatedAt: "2026-01-01T00:00:00.000Z", SearchType: room.SearchRent}); err != nil {
+	if _, err := f.st.Rooms.CreateRoom(f.ctx, room.Room{RoomID: "r", Name: "r", CreatedByUserID: "alice", CreatedAt: "2026-01-01T00:00:00.000Z", SearchType: room.SearchRent}); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.st.AddMember(f.ctx, room.Member{RoomID: "r", UserID: "bob", Role: room.RoleMember, JoinedAt: "2026-01-01T00:00:01.000Z"}); err != nil {
+	if err := f.st.Rooms.AddMember(f.ctx, room.Member{RoomID: "r", UserID: "bob", Role: room.RoleMember, JoinedAt: "2026-01-01T00:00:01.000Z"}); err != nil {
 		t.Fatal(err)
 	}
 	bad := store.MemberKey("r", "mallory")
@@ -35,7 +35,7 @@ func TestReadsSkipUndecodableItems(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 2 {
-		ms, _, err := f.st.ListMembers(f.ctx, "r", store.Page{})
+		ms, _, err := f.st.Rooms.ListMembers(f.ctx, "r", store.Page{})
 		if err != nil {
 			t.Fatalf("list: %v", err)
 		}
@@ -47,7 +47,7 @@ func TestReadsSkipUndecodableItems(t *testing.T) {
 			t.Errorf("members %v, want alice and bob", ids)
 		}
 	}
-	if _, err := f.st.GetMember(f.ctx, "r", "mallory"); !errs.Is(err, errs.NotFound) {
+	if _, err := f.st.Rooms.GetMember(f.ctx, "r", "mallory"); !errs.Is(err, errs.NotFound) {
 		t.Errorf("get of the bad item: %v, want NotFound", err)
 	}
 	if n := f.st.Quarantine.Count(); n != 3 {

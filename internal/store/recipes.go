@@ -72,7 +72,7 @@ func recipeItem(r cooking.Recipe) (map[string]types.AttributeValue, error) {
 }
 
 // CreateRecipe writes a new recipe with no ratings.
-func (s *Store) CreateRecipe(ctx context.Context, r cooking.Recipe) error {
+func (s Cooking) CreateRecipe(ctx context.Context, r cooking.Recipe) error {
 	r.Rating = cooking.Rating{}
 	it, err := recipeItem(r)
 	if err != nil {
@@ -89,7 +89,7 @@ func (s *Store) CreateRecipe(ctx context.Context, r cooking.Recipe) error {
 }
 
 // GetRecipe reads a recipe.
-func (s *Store) GetRecipe(ctx context.Context, id string) (cooking.Recipe, error) {
+func (s Cooking) GetRecipe(ctx context.Context, id string) (cooking.Recipe, error) {
 	var r cooking.Recipe
 	ok, err := s.get(ctx, RecipeKey(id), &r)
 	if err == nil && !ok {
@@ -101,7 +101,7 @@ func (s *Store) GetRecipe(ctx context.Context, id string) (cooking.Recipe, error
 // refusal says why a write conditioned on the recipe's author failed: 404
 // when there is no such recipe, 403 when someone else wrote it (read only
 // then: the write's condition is the check).
-func (s *Store) refusal(ctx context.Context, id, userID string) error {
+func (s Cooking) refusal(ctx context.Context, id, userID string) error {
 	var r cooking.Recipe
 	ok, err := s.getItem(ctx, RecipeKey(id), true, &r)
 	switch {
@@ -116,7 +116,7 @@ func (s *Store) refusal(ctx context.Context, id, userID string) error {
 // UpdateRecipe replaces the author's fields of a recipe (everything but
 // its id, author, creation time and ratings, which the projector keeps),
 // on the condition that userID wrote it. It returns the recipe as stored.
-func (s *Store) UpdateRecipe(ctx context.Context, r cooking.Recipe, userID string) (cooking.Recipe, error) {
+func (s Cooking) UpdateRecipe(ctx context.Context, r cooking.Recipe, userID string) (cooking.Recipe, error) {
 	vals, err := attributevalue.MarshalMap(struct {
 		Title       string                     `dynamodbav:":title"`
 		Description string                     `dynamodbav:":desc"`
@@ -159,7 +159,7 @@ func (s *Store) UpdateRecipe(ctx context.Context, r cooking.Recipe, userID strin
 // DeleteRecipe deletes a recipe, on the condition that userID wrote it. The
 // projector then removes the recipe's derived items (recent cookings,
 // trending counts).
-func (s *Store) DeleteRecipe(ctx context.Context, id, userID string) error {
+func (s Cooking) DeleteRecipe(ctx context.Context, id, userID string) error {
 	_, err := s.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{
 		TableName: &s.Table, Key: RecipeKey(id).AV(),
 		ConditionExpression:       aws.String("attribute_exists(PK) AND authorId = :me"),
@@ -176,17 +176,17 @@ func (s *Store) DeleteRecipe(ctx context.Context, id, userID string) error {
 
 // RecipesByMethod pages through the recipes of a cooking method, best
 // rated first, then newest (pattern 3, GSI2 METHOD#<method>).
-func (s *Store) RecipesByMethod(ctx context.Context, method string, p Page) ([]cooking.Recipe, string, error) {
+func (s Cooking) RecipesByMethod(ctx context.Context, method string, p Page) ([]cooking.Recipe, string, error) {
 	var out []cooking.Recipe
-	next, err := s.queryPage(ctx, query{index: IndexGSI2, pk: prefixMethod + method, skPrefix: "RATING#", desc: true, page: p}, decodeInto(s, &out))
+	next, err := s.queryPage(ctx, query{index: IndexGSI2, pk: prefixMethod + method, skPrefix: "RATING#", desc: true, page: p}, decodeInto(s.Store, &out))
 	return out, next, err
 }
 
 // RecipesByAuthor pages through an author's recipes, newest first (GSI1
 // USER#<author> / RECIPE#<createdAt>).
-func (s *Store) RecipesByAuthor(ctx context.Context, authorID string, p Page) ([]cooking.Recipe, string, error) {
+func (s Cooking) RecipesByAuthor(ctx context.Context, authorID string, p Page) ([]cooking.Recipe, string, error) {
 	var out []cooking.Recipe
-	next, err := s.queryPage(ctx, query{index: IndexGSI1, pk: UserPK(authorID), skPrefix: prefixRecipe, desc: true, page: p}, decodeInto(s, &out))
+	next, err := s.queryPage(ctx, query{index: IndexGSI1, pk: UserPK(authorID), skPrefix: prefixRecipe, desc: true, page: p}, decodeInto(s.Store, &out))
 	return out, next, err
 }
 
@@ -209,7 +209,7 @@ func historyItems(h cooking.History) (entry, ref map[string]types.AttributeValue
 }
 
 // recipeExists is a transaction's check that a recipe exists.
-func (s *Store) recipeExists(id string) types.TransactWriteItem {
+func (s Cooking) recipeExists(id string) types.TransactWriteItem {
 	return types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
 		TableName: &s.Table, Key: RecipeKey(id).AV(), ConditionExpression: aws.String("attribute_exists(PK)"),
 	}}
@@ -218,7 +218,7 @@ func (s *Store) recipeExists(id string) types.TransactWriteItem {
 // RecordCooking writes a cooking history entry and its id lookup in one
 // transaction that also checks the recipe exists (a missing one is a 400
 // naming recipeId; nothing is written).
-func (s *Store) RecordCooking(ctx context.Context, h cooking.History) error {
+func (s Cooking) RecordCooking(ctx context.Context, h cooking.History) error {
 	entry, ref, err := historyItems(h)
 	if err != nil {
 		return err
@@ -242,7 +242,7 @@ func (s *Store) RecordCooking(ctx context.Context, h cooking.History) error {
 
 // historyKey finds one of a user's history entries' key by its id (one
 // read of the id lookup).
-func (s *Store) historyKey(ctx context.Context, userID, historyID string) (Key, string, error) {
+func (s Cooking) historyKey(ctx context.Context, userID, historyID string) (Key, string, error) {
 	var ref historyRef
 	ok, err := s.getItem(ctx, HistoryRefKey(userID, historyID), true, &ref)
 	if err == nil && !ok {
@@ -252,7 +252,7 @@ func (s *Store) historyKey(ctx context.Context, userID, historyID string) (Key, 
 }
 
 // GetHistory reads one of a user's cooking history entries by id.
-func (s *Store) GetHistory(ctx context.Context, userID, historyID string) (cooking.History, error) {
+func (s Cooking) GetHistory(ctx context.Context, userID, historyID string) (cooking.History, error) {
 	var h cooking.History
 	k, _, err := s.historyKey(ctx, userID, historyID)
 	if err != nil {
@@ -277,7 +277,7 @@ type HistoryPatch struct {
 // UpdateHistory applies a patch to one of a user's history entries and
 // returns it as stored. Favourites enter and leave the sparse GSI1
 // USER#<id>#FAVORITE with the flag.
-func (s *Store) UpdateHistory(ctx context.Context, userID, historyID string, p HistoryPatch) (cooking.History, error) {
+func (s Cooking) UpdateHistory(ctx context.Context, userID, historyID string, p HistoryPatch) (cooking.History, error) {
 	var got cooking.History
 	key, cookDate, err := s.historyKey(ctx, userID, historyID)
 	if err != nil {
@@ -335,7 +335,7 @@ func (s *Store) UpdateHistory(ctx context.Context, userID, historyID string, p H
 }
 
 // DeleteHistory deletes one of a user's history entries and its lookup.
-func (s *Store) DeleteHistory(ctx context.Context, userID, historyID string) error {
+func (s Cooking) DeleteHistory(ctx context.Context, userID, historyID string) error {
 	key, _, err := s.historyKey(ctx, userID, historyID)
 	if err != nil {
 		return err
@@ -355,22 +355,22 @@ func (s *Store) DeleteHistory(ctx context.Context, userID, historyID string) err
 
 // ListHistory pages through a user's cooking history, newest cook date
 // first (pattern 2: USER#<id>, SK begins_with COOKING#).
-func (s *Store) ListHistory(ctx context.Context, userID string, p Page) ([]cooking.History, string, error) {
+func (s Cooking) ListHistory(ctx context.Context, userID string, p Page) ([]cooking.History, string, error) {
 	var out []cooking.History
-	next, err := s.queryPage(ctx, query{pk: UserPK(userID), skPrefix: SKPrefixCooking, desc: true, page: p}, decodeInto(s, &out))
+	next, err := s.queryPage(ctx, query{pk: UserPK(userID), skPrefix: SKPrefixCooking, desc: true, page: p}, decodeInto(s.Store, &out))
 	return out, next, err
 }
 
 // ListFavorites pages through a user's favourite cookings, newest first
 // (pattern 5: GSI1 USER#<id>#FAVORITE).
-func (s *Store) ListFavorites(ctx context.Context, userID string, p Page) ([]cooking.History, string, error) {
+func (s Cooking) ListFavorites(ctx context.Context, userID string, p Page) ([]cooking.History, string, error) {
 	var out []cooking.History
-	next, err := s.queryPage(ctx, query{index: IndexGSI1, pk: FavoritePK(userID), desc: true, page: p}, decodeInto(s, &out))
+	next, err := s.queryPage(ctx, query{index: IndexGSI1, pk: FavoritePK(userID), desc: true, page: p}, decodeInto(s.Store, &out))
 	return out, next, err
 }
 
 // StartSession writes a new cooking session (ttl 24 h).
-func (s *Store) StartSession(ctx context.Context, ss cooking.Session) error {
+func (s Cooking) StartSession(ctx context.Context, ss cooking.Session) error {
 	it, err := marshal(head{Key: SessionKey(ss.UserID, ss.SessionID), ItemType: TypeCookingSession}, ss)
 	if err != nil {
 		return err
@@ -387,7 +387,7 @@ func (s *Store) StartSession(ctx context.Context, ss cooking.Session) error {
 
 // GetSession reads a live session: an expired one is not found, whether
 // or not DynamoDB deleted it yet.
-func (s *Store) GetSession(ctx context.Context, userID, sessionID string, now time.Time) (cooking.Session, error) {
+func (s Cooking) GetSession(ctx context.Context, userID, sessionID string, now time.Time) (cooking.Session, error) {
 	var ss cooking.Session
 	ok, err := s.getItem(ctx, SessionKey(userID, sessionID), true, &ss)
 	if err == nil && (!ok || ss.TTL <= now.Unix()) {
@@ -397,7 +397,7 @@ func (s *Store) GetSession(ctx context.Context, userID, sessionID string, now ti
 }
 
 // SetSessionStep moves an active, live session to a step.
-func (s *Store) SetSessionStep(ctx context.Context, userID, sessionID string, step int, now time.Time) (cooking.Session, error) {
+func (s Cooking) SetSessionStep(ctx context.Context, userID, sessionID string, step int, now time.Time) (cooking.Session, error) {
 	out, err := s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: &s.Table, Key: SessionKey(userID, sessionID).AV(),
 		UpdateExpression:         aws.String("SET currentStep = :step, updatedAt = :upd"),
@@ -424,7 +424,7 @@ func (s *Store) SetSessionStep(ctx context.Context, userID, sessionID string, st
 
 // sessionRefusal says why a session change's condition failed: not found
 // (or expired), not active, or a step past its last.
-func (s *Store) sessionRefusal(ctx context.Context, userID, sessionID string, now time.Time, step int) (cooking.Session, error) {
+func (s Cooking) sessionRefusal(ctx context.Context, userID, sessionID string, now time.Time, step int) (cooking.Session, error) {
 	ss, err := s.GetSession(ctx, userID, sessionID, now)
 	switch {
 	case err != nil:
@@ -438,7 +438,7 @@ func (s *Store) sessionRefusal(ctx context.Context, userID, sessionID string, no
 }
 
 // AbandonSession ends an active session without a history entry.
-func (s *Store) AbandonSession(ctx context.Context, userID, sessionID string, now time.Time) (cooking.Session, error) {
+func (s Cooking) AbandonSession(ctx context.Context, userID, sessionID string, now time.Time) (cooking.Session, error) {
 	out, err := s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: &s.Table, Key: SessionKey(userID, sessionID).AV(),
 		UpdateExpression:         aws.String("SET #status = :abandoned, updatedAt = :upd"),
@@ -470,7 +470,7 @@ func (s *Store) AbandonSession(ctx context.Context, userID, sessionID string, no
 // history entry h in one transaction. Completing a completed session again
 // records nothing and returns the entry recorded the first time (created
 // false), so a retried "complete" never counts twice.
-func (s *Store) CompleteSession(ctx context.Context, h cooking.History, now time.Time) (got cooking.History, created bool, err error) {
+func (s Cooking) CompleteSession(ctx context.Context, h cooking.History, now time.Time) (got cooking.History, created bool, err error) {
 	entry, ref, err := historyItems(h)
 	if err != nil {
 		return h, false, err

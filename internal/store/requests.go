@@ -93,7 +93,7 @@ func userScope(userID string) string { return strconv.Itoa(len(userID)) + ":" + 
 // ttl). A claim whose answer was lost and that the SDK sent again is the
 // caller's own (its token). It returns the stored response when the
 // request ran before, and when the running one's hold ends when busy.
-func (s *Store) BeginRequest(ctx context.Context, scope, key, fingerprint string, now time.Time, hold, keep time.Duration) (RequestState, RequestClaim, StoredResponse, time.Time, error) {
+func (s Requests) BeginRequest(ctx context.Context, scope, key, fingerprint string, now time.Time, hold, keep time.Duration) (RequestState, RequestClaim, StoredResponse, time.Time, error) {
 	tok := make([]byte, 12)
 	_, _ = rand.Read(tok)
 	claim := RequestClaim{key: RequestKey(scope, key), token: hex.EncodeToString(tok)}
@@ -170,7 +170,7 @@ type expiredRetryKey struct{}
 func expiredRetry(ctx context.Context) bool { b, _ := ctx.Value(expiredRetryKey{}).(bool); return b }
 
 // EndRequest records a claimed request's response: its repeats answer it.
-func (s *Store) EndRequest(ctx context.Context, c RequestClaim, r StoredResponse) error {
+func (s Requests) EndRequest(ctx context.Context, c RequestClaim, r StoredResponse) error {
 	av, err := attributevalue.MarshalMap(r)
 	if err != nil {
 		return fmt.Errorf("store: marshal response: %w", err)
@@ -196,7 +196,7 @@ func (s *Store) EndRequest(ctx context.Context, c RequestClaim, r StoredResponse
 // retry may cure (a 5xx): the retry takes it over at once and runs as of
 // the first start (StartedAt kept), so whatever the failed run wrote
 // before it failed is its own.
-func (s *Store) ReleaseRequest(ctx context.Context, c RequestClaim) error {
+func (s Requests) ReleaseRequest(ctx context.Context, c RequestClaim) error {
 	_, err := s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(s.book()), Key: c.key.AV(),
 		UpdateExpression:          aws.String("SET holdUntil = :zero REMOVE claim"),
 		ConditionExpression:       aws.String("claim = :claim"),
@@ -211,7 +211,7 @@ func (s *Store) ReleaseRequest(ctx context.Context, c RequestClaim) error {
 // run afresh, with the clock of its retry: a 429 (a limit's window is
 // counted from now), or a 5xx of a run that wrote nothing (ddb.Writes), so
 // the retry writes no history in the past.
-func (s *Store) AbortRequest(ctx context.Context, c RequestClaim) error {
+func (s Requests) AbortRequest(ctx context.Context, c RequestClaim) error {
 	_, err := s.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(s.book()), Key: c.key.AV(),
 		ConditionExpression:       aws.String("claim = :claim"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":claim": strAV(c.token)}})

@@ -26,7 +26,7 @@ func put(table string, item map[string]types.AttributeValue, cond string) types.
 	return types.TransactWriteItem{Put: p}
 }
 
-func (s *Store) memberItems(m room.Member) (member, userRoom map[string]types.AttributeValue, err error) {
+func (s Rooms) memberItems(m room.Member) (member, userRoom map[string]types.AttributeValue, err error) {
 	if member, err = marshal(head{Key: MemberKey(m.RoomID, m.UserID), ItemType: TypeMember}, m); err != nil {
 		return nil, nil, err
 	}
@@ -36,7 +36,7 @@ func (s *Store) memberItems(m room.Member) (member, userRoom map[string]types.At
 
 // CreateRoom writes the Room and its owner's Member and UserRoom items in one
 // transaction. A room id that exists already is a Conflict.
-func (s *Store) CreateRoom(ctx context.Context, r room.Room) (room.Member, error) {
+func (s Rooms) CreateRoom(ctx context.Context, r room.Room) (room.Member, error) {
 	owner := room.Member{RoomID: r.RoomID, UserID: r.CreatedByUserID, Role: room.RoleOwner, JoinedAt: r.CreatedAt}
 	ri, err := marshal(head{Key: RoomKey(r.RoomID), ItemType: TypeRoom}, r)
 	if err != nil {
@@ -61,7 +61,7 @@ func (s *Store) CreateRoom(ctx context.Context, r room.Room) (room.Member, error
 }
 
 // GetRoom reads a room; NotFound when there is none.
-func (s *Store) GetRoom(ctx context.Context, roomID string) (room.Room, error) {
+func (s Rooms) GetRoom(ctx context.Context, roomID string) (room.Room, error) {
 	var r room.Room
 	ok, err := s.get(ctx, RoomKey(roomID), &r)
 	if err == nil && !ok {
@@ -72,7 +72,7 @@ func (s *Store) GetRoom(ctx context.Context, roomID string) (room.Room, error) {
 
 // AddMember writes Member and UserRoom in one transaction, on the condition
 // that the room exists and the user is not a member yet.
-func (s *Store) AddMember(ctx context.Context, m room.Member) error {
+func (s Rooms) AddMember(ctx context.Context, m room.Member) error {
 	mi, ui, err := s.memberItems(m)
 	if err != nil {
 		return err
@@ -99,7 +99,7 @@ func (s *Store) AddMember(ctx context.Context, m room.Member) error {
 }
 
 // GetMember reads one membership; NotFound when the user is not a member.
-func (s *Store) GetMember(ctx context.Context, roomID, userID string) (room.Member, error) {
+func (s Rooms) GetMember(ctx context.Context, roomID, userID string) (room.Member, error) {
 	var m room.Member
 	// strongly consistent: it decides access, and a member just removed
 	// must not pass
@@ -123,16 +123,16 @@ func decodeInto[T any](s *Store, out *[]T) func(map[string]types.AttributeValue)
 }
 
 // ListMembers returns one page of a room's members, by user id.
-func (s *Store) ListMembers(ctx context.Context, roomID string, p Page) ([]room.Member, string, error) {
+func (s Rooms) ListMembers(ctx context.Context, roomID string, p Page) ([]room.Member, string, error) {
 	var out []room.Member
-	next, err := s.queryPage(ctx, query{pk: RoomPK(roomID), skPrefix: SKPrefixMember, page: p}, decodeInto(s, &out))
+	next, err := s.queryPage(ctx, query{pk: RoomPK(roomID), skPrefix: SKPrefixMember, page: p}, decodeInto(s.Store, &out))
 	return out, next, err
 }
 
 // ListUserRooms returns one page of a user's memberships (UserRoom items).
-func (s *Store) ListUserRooms(ctx context.Context, userID string, p Page) ([]room.Member, string, error) {
+func (s Rooms) ListUserRooms(ctx context.Context, userID string, p Page) ([]room.Member, string, error) {
 	var out []room.Member
-	next, err := s.queryPage(ctx, query{pk: UserPK(userID), skPrefix: SKPrefixRoom, page: p}, decodeInto(s, &out))
+	next, err := s.queryPage(ctx, query{pk: UserPK(userID), skPrefix: SKPrefixRoom, page: p}, decodeInto(s.Store, &out))
 	return out, next, err
 }
 
@@ -143,7 +143,7 @@ func (s *Store) ListUserRooms(ctx context.Context, userID string, p Page) ([]roo
 // (its cascade pending or under way) is NotFound, so no version can be left
 // behind after the cascade read the partition. It returns the version as
 // stored.
-func (s *Store) PutCriteria(ctx context.Context, cv room.CriteriaVersion) (room.CriteriaVersion, error) {
+func (s Rooms) PutCriteria(ctx context.Context, cv room.CriteriaVersion) (room.CriteriaVersion, error) {
 	t, err := ParseTimestamp(cv.Timestamp)
 	if err != nil {
 		return cv, fmt.Errorf("store: criteria timestamp: %w", err)
@@ -176,7 +176,7 @@ func (s *Store) PutCriteria(ctx context.Context, cv room.CriteriaVersion) (room.
 
 // latest returns the newest decodable item under a prefix (among the
 // newest four: quarantined items are skipped).
-func (s *Store) latest(ctx context.Context, pk, prefix string, out any) (bool, error) {
+func (s Rooms) latest(ctx context.Context, pk, prefix string, out any) (bool, error) {
 	found := false
 	_, err := s.queryPage(ctx, query{pk: pk, skPrefix: prefix, desc: true, page: Page{Limit: 4}}, func(it map[string]types.AttributeValue) error {
 		if !found {
@@ -188,7 +188,7 @@ func (s *Store) latest(ctx context.Context, pk, prefix string, out any) (bool, e
 }
 
 // LatestCriteria returns a user's newest criteria version in a room.
-func (s *Store) LatestCriteria(ctx context.Context, roomID, userID string) (room.CriteriaVersion, error) {
+func (s Rooms) LatestCriteria(ctx context.Context, roomID, userID string) (room.CriteriaVersion, error) {
 	var cv room.CriteriaVersion
 	ok, err := s.latest(ctx, RoomPK(roomID), CriteriaPrefix(userID), &cv)
 	if err == nil && !ok {
@@ -199,18 +199,18 @@ func (s *Store) LatestCriteria(ctx context.Context, roomID, userID string) (room
 
 // ListCriteria returns one page of criteria versions, newest first; all
 // users' when userID is empty.
-func (s *Store) ListCriteria(ctx context.Context, roomID, userID string, p Page) ([]room.CriteriaVersion, string, error) {
+func (s Rooms) ListCriteria(ctx context.Context, roomID, userID string, p Page) ([]room.CriteriaVersion, string, error) {
 	prefix := SKPrefixCriteria
 	if userID != "" {
 		prefix = CriteriaPrefix(userID)
 	}
 	var out []room.CriteriaVersion
-	next, err := s.queryPage(ctx, query{pk: RoomPK(roomID), skPrefix: prefix, desc: true, page: p}, decodeInto(s, &out))
+	next, err := s.queryPage(ctx, query{pk: RoomPK(roomID), skPrefix: prefix, desc: true, page: p}, decodeInto(s.Store, &out))
 	return out, next, err
 }
 
 // LatestCombined returns the room's newest combined criteria.
-func (s *Store) LatestCombined(ctx context.Context, roomID string) (room.CombinedVersion, error) {
+func (s Rooms) LatestCombined(ctx context.Context, roomID string) (room.CombinedVersion, error) {
 	var v room.CombinedVersion
 	ok, err := s.latest(ctx, RoomPK(roomID), SKPrefixCombined, &v)
 	if err == nil && !ok {
@@ -220,7 +220,7 @@ func (s *Store) LatestCombined(ctx context.Context, roomID string) (room.Combine
 }
 
 // LatestCompatibility returns the room's newest compatibility snapshot.
-func (s *Store) LatestCompatibility(ctx context.Context, roomID string) (room.CompatibilityVersion, error) {
+func (s Rooms) LatestCompatibility(ctx context.Context, roomID string) (room.CompatibilityVersion, error) {
 	var v room.CompatibilityVersion
 	ok, err := s.latest(ctx, RoomPK(roomID), SKPrefixCompatibility, &v)
 	if err == nil && !ok {
@@ -232,7 +232,7 @@ func (s *Store) LatestCompatibility(ctx context.Context, roomID string) (room.Co
 // GetRooms reads several Room items with one BatchGetItem (per 100),
 // strongly consistent: a derivation must see the change that triggered it.
 // A room that does not exist is absent from the result.
-func (s *Store) GetRooms(ctx context.Context, roomIDs []string) (map[string]room.Room, error) {
+func (s Rooms) GetRooms(ctx context.Context, roomIDs []string) (map[string]room.Room, error) {
 	keys := make([]Key, len(roomIDs))
 	for i, id := range roomIDs {
 		keys[i] = RoomKey(id)
@@ -261,9 +261,9 @@ func (s *Store) GetRooms(ctx context.Context, roomIDs []string) (map[string]room
 // the caller holds already (from stream records): when from == to, a
 // member's version at that very timestamp is all that member needs (a user
 // has one version per timestamp), so it is not read again.
-func (s *Store) SnapshotState(ctx context.Context, r room.Room, from, to string, known ...room.StoredCriteria) (room.State, error) {
+func (s Rooms) SnapshotState(ctx context.Context, r room.Room, from, to string, known ...room.StoredCriteria) (room.State, error) {
 	st := room.State{Room: r, Exists: true}
-	if err := s.queryAll(ctx, query{pk: RoomPK(r.RoomID), skPrefix: SKPrefixMember, consistent: true}, decodeInto(s, &st.Members)); err != nil {
+	if err := s.queryAll(ctx, query{pk: RoomPK(r.RoomID), skPrefix: SKPrefixMember, consistent: true}, decodeInto(s.Store, &st.Members)); err != nil {
 		return st, err
 	}
 	have := map[string]room.StoredCriteria{}
@@ -304,7 +304,7 @@ func (s *Store) SnapshotState(ctx context.Context, r room.Room, from, to string,
 
 // criteriaBetween reads a user's criteria versions at or before to, newest
 // first, down to the first one at or before from (included).
-func (s *Store) criteriaBetween(ctx context.Context, roomID, userID, from, to string) ([]room.StoredCriteria, error) {
+func (s Rooms) criteriaBetween(ctx context.Context, roomID, userID, from, to string) ([]room.StoredCriteria, error) {
 	prefix := CriteriaPrefix(userID)
 	in := query{pk: RoomPK(roomID), skPrefix: prefix, skFrom: prefix, skTo: prefix + to, desc: true, consistent: true}.input(s.Table)
 	in.Limit = aws.Int32(4)
@@ -339,7 +339,7 @@ func (s *Store) criteriaBetween(ctx context.Context, roomID, userID, from, to st
 
 // RemoveMember deletes Member and UserRoom in one transaction; NotFound when
 // the user is not a member.
-func (s *Store) RemoveMember(ctx context.Context, roomID, userID string) error {
+func (s Rooms) RemoveMember(ctx context.Context, roomID, userID string) error {
 	del := func(k Key) types.TransactWriteItem {
 		return types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.Table), Key: k.AV(), ConditionExpression: aws.String("attribute_exists(PK)")}}
 	}
@@ -359,7 +359,7 @@ func (s *Store) RemoveMember(ctx context.Context, roomID, userID string) error {
 }
 
 // UpdateRoomContext replaces a room's context, recording when and by whom.
-func (s *Store) UpdateRoomContext(ctx context.Context, roomID string, c room.Context, at, by string) (room.Room, error) {
+func (s Rooms) UpdateRoomContext(ctx context.Context, roomID string, c room.Context, at, by string) (room.Room, error) {
 	av, err := attributevalue.Marshal(c)
 	if err != nil {
 		return room.Room{}, fmt.Errorf("store: marshal context: %w", err)
@@ -396,10 +396,10 @@ func (s *Store) UpdateRoomContext(ctx context.Context, roomID string, c room.Con
 // projector's cascade removes the rest of the room (its partition, its
 // members' UserRoom items and its chat's messages) and the notifier closes
 // the chat's connections.
-func (s *Store) DeleteRoom(ctx context.Context, roomID, at string) error {
+func (s Rooms) DeleteRoom(ctx context.Context, roomID, at string) error {
 	_, err := s.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
 		{Delete: &types.Delete{TableName: aws.String(s.Table), Key: RoomKey(roomID).AV(), ConditionExpression: aws.String("attribute_exists(PK)")}},
-		s.sealRoom(roomID, at),
+		s.Chat.sealRoom(roomID, at),
 	}})
 	if failedAt(cancelReasons(err), 0) {
 		return errs.New(errs.NotFound, "room %s not found", roomID)
@@ -412,8 +412,8 @@ func (s *Store) DeleteRoom(ctx context.Context, roomID, at string) error {
 
 // ListCompatibility returns one page of a room's compatibility snapshots,
 // newest first.
-func (s *Store) ListCompatibility(ctx context.Context, roomID string, p Page) ([]room.CompatibilityVersion, string, error) {
+func (s Rooms) ListCompatibility(ctx context.Context, roomID string, p Page) ([]room.CompatibilityVersion, string, error) {
 	var out []room.CompatibilityVersion
-	next, err := s.queryPage(ctx, query{pk: RoomPK(roomID), skPrefix: SKPrefixCompatibility, desc: true, page: p}, decodeInto(s, &out))
+	next, err := s.queryPage(ctx, query{pk: RoomPK(roomID), skPrefix: SKPrefixCompatibility, desc: true, page: p}, decodeInto(s.Store, &out))
 	return out, next, err
 }

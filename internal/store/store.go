@@ -34,6 +34,15 @@ type Store struct {
 	// Quarantine receives the stored items readers cannot decode and skip
 	// (nil: a process-wide one).
 	Quarantine *Quarantine
+
+	// The domains (domains.go), each over this Store.
+	Rooms     Rooms
+	Locations Locations
+	Chat      Chat
+	Cooking   Cooking
+	Collab    Collab
+	Requests  Requests
+	Upkeep    Upkeep
 }
 
 // book is the bookkeeping table's name.
@@ -51,7 +60,10 @@ func New(db *dynamodb.Client, table string) *Store {
 	tracked := dynamodb.New(db.Options(), func(o *dynamodb.Options) {
 		o.APIOptions = append(slices.Clip(o.APIOptions), ddb.TrackedWrites)
 	})
-	return &Store{DB: tracked, Table: table, Quarantine: &Quarantine{}}
+	s := &Store{DB: tracked, Table: table, Quarantine: &Quarantine{}}
+	s.Rooms, s.Locations, s.Chat, s.Cooking = Rooms{s}, Locations{s}, Chat{s}, Cooking{s}
+	s.Collab, s.Requests, s.Upkeep = Collab{s}, Requests{s}, Upkeep{s}
+	return s
 }
 
 // Page asks for one page of a list.

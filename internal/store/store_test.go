@@ -169,15 +169,15 @@ func TestCreateRoomConflict(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	r := room.Room{RoomID: "r1", Name: "n", CreatedByUserID: "alice", CreatedAt: store.Timestamp(t0), SearchType: room.SearchBuy, Context: room.Context{CombineMode: room.ModeAll}}
-	if _, err := f.st.CreateRoom(f.ctx, r); err != nil {
+	if _, err := f.st.Rooms.CreateRoom(f.ctx, r); err != nil {
 		t.Fatal(err)
 	}
 	r2 := r
 	r2.CreatedByUserID, r2.Name = "mallory", "stolen"
-	if _, err := f.st.CreateRoom(f.ctx, r2); !errs.Is(err, errs.Conflict) {
+	if _, err := f.st.Rooms.CreateRoom(f.ctx, r2); !errs.Is(err, errs.Conflict) {
 		t.Fatalf("second CreateRoom: err = %v, want conflict", err)
 	}
-	got, err := f.st.GetRoom(f.ctx, "r1")
+	got, err := f.st.Rooms.GetRoom(f.ctx, "r1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +187,7 @@ func TestCreateRoomConflict(t *testing.T) {
 	if f.getRaw(store.UserPK("mallory"), "ROOM#r1") != nil || f.getRaw("ROOM#r1", "MEMBER#mallory") != nil {
 		t.Error("rejected CreateRoom wrote mallory's membership")
 	}
-	if _, err := f.st.GetRoom(f.ctx, "nope"); !errs.Is(err, errs.NotFound) {
+	if _, err := f.st.Rooms.GetRoom(f.ctx, "nope"); !errs.Is(err, errs.NotFound) {
 		t.Errorf("GetRoom(missing): err = %v, want not found", err)
 	}
 }
@@ -196,7 +196,7 @@ func TestListPagination(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	for _, id := range []string{"r1", "r2", "r3"} {
-		if _, err := f.st.CreateRoom(f.ctx, room.Room{RoomID: id, Name: id, CreatedByUserID: "alice", CreatedAt: store.Timestamp(t0), SearchType: room.SearchRent}); err != nil {
+		if _, err := f.st.Rooms.CreateRoom(f.ctx, room.Room{RoomID: id, Name: id, CreatedByUserID: "alice", CreatedAt: store.Timestamp(t0), SearchType: room.SearchRent}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -206,7 +206,7 @@ func TestListPagination(t *testing.T) {
 		if i > 5 {
 			t.Fatal("pagination does not end")
 		}
-		ms, next, err := f.st.ListUserRooms(f.ctx, "alice", store.Page{Limit: 2, Cursor: cursor})
+		ms, next, err := f.st.Rooms.ListUserRooms(f.ctx, "alice", store.Page{Limit: 2, Cursor: cursor})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -225,7 +225,7 @@ func TestListPagination(t *testing.T) {
 	}
 
 	// A cursor is only good for the list it came from.
-	_, next, err := f.st.ListUserRooms(f.ctx, "alice", store.Page{Limit: 1})
+	_, next, err := f.st.Rooms.ListUserRooms(f.ctx, "alice", store.Page{Limit: 1})
 	if err != nil || next == "" {
 		t.Fatalf("first page: next=%q err=%v", next, err)
 	}
@@ -235,14 +235,14 @@ func TestListPagination(t *testing.T) {
 		"other partition":   next, // used on bob's list below
 		"empty json object": "e30",
 	} {
-		_, _, err := f.st.ListUserRooms(f.ctx, "bob", store.Page{Limit: 1, Cursor: c})
+		_, _, err := f.st.Rooms.ListUserRooms(f.ctx, "bob", store.Page{Limit: 1, Cursor: c})
 		var e *errs.Error
 		if !errs.Is(err, errs.Invalid) || !errors.As(err, &e) || len(e.Fields) != 1 || e.Fields[0].Field != "cursor" {
 			t.Errorf("%s cursor: err = %v, want invalid naming cursor", name, err)
 		}
 	}
 	// A members cursor does not page criteria.
-	_, _, err = f.st.ListCriteria(f.ctx, "r1", "", store.Page{Cursor: encodeForTest(t, f, "r1")})
+	_, _, err = f.st.Rooms.ListCriteria(f.ctx, "r1", "", store.Page{Cursor: encodeForTest(t, f, "r1")})
 	if !errs.Is(err, errs.Invalid) {
 		t.Errorf("members cursor on criteria list: err = %v, want invalid", err)
 	}
@@ -251,10 +251,10 @@ func TestListPagination(t *testing.T) {
 // encodeForTest returns a genuine cursor of the members list of roomID.
 func encodeForTest(t *testing.T, f *fixture, roomID string) string {
 	t.Helper()
-	if err := f.st.AddMember(f.ctx, room.Member{RoomID: roomID, UserID: "zed", Role: room.RoleMember, JoinedAt: store.Timestamp(t0)}); err != nil {
+	if err := f.st.Rooms.AddMember(f.ctx, room.Member{RoomID: roomID, UserID: "zed", Role: room.RoleMember, JoinedAt: store.Timestamp(t0)}); err != nil {
 		t.Fatal(err)
 	}
-	_, next, err := f.st.ListMembers(f.ctx, roomID, store.Page{Limit: 1})
+	_, next, err := f.st.Rooms.ListMembers(f.ctx, roomID, store.Page{Limit: 1})
 	if err != nil || next == "" {
 		t.Fatalf("members page: next=%q err=%v", next, err)
 	}
@@ -264,32 +264,32 @@ func encodeForTest(t *testing.T, f *fixture, roomID string) string {
 func TestLatestAndMissing(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	if _, err := f.st.LatestCriteria(f.ctx, "r1", "alice"); !errs.Is(err, errs.NotFound) {
+	if _, err := f.st.Rooms.LatestCriteria(f.ctx, "r1", "alice"); !errs.Is(err, errs.NotFound) {
 		t.Errorf("LatestCriteria on empty table: %v, want not found", err)
 	}
-	if _, err := f.st.LatestCombined(f.ctx, "r1"); !errs.Is(err, errs.NotFound) {
+	if _, err := f.st.Rooms.LatestCombined(f.ctx, "r1"); !errs.Is(err, errs.NotFound) {
 		t.Errorf("LatestCombined on empty table: %v, want not found", err)
 	}
-	if _, err := f.st.LatestCompatibility(f.ctx, "r1"); !errs.Is(err, errs.NotFound) {
+	if _, err := f.st.Rooms.LatestCompatibility(f.ctx, "r1"); !errs.Is(err, errs.NotFound) {
 		t.Errorf("LatestCompatibility on empty table: %v, want not found", err)
 	}
-	if _, err := f.st.GetMember(f.ctx, "r1", "alice"); !errs.Is(err, errs.NotFound) {
+	if _, err := f.st.Rooms.GetMember(f.ctx, "r1", "alice"); !errs.Is(err, errs.NotFound) {
 		t.Errorf("GetMember on empty table: %v, want not found", err)
 	}
 	// "al" is a prefix of "alice": alice's versions are not al's.
-	if _, err := f.st.CreateRoom(f.ctx, room.Room{RoomID: "r1", Name: "n", CreatedByUserID: "alice", CreatedAt: store.Timestamp(t0), SearchType: room.SearchBuy}); err != nil {
+	if _, err := f.st.Rooms.CreateRoom(f.ctx, room.Room{RoomID: "r1", Name: "n", CreatedByUserID: "alice", CreatedAt: store.Timestamp(t0), SearchType: room.SearchBuy}); err != nil {
 		t.Fatal(err)
 	}
 	for i, ts := range []time.Time{t0, t0.Add(time.Second)} {
 		cv := room.CriteriaVersion{RoomID: "r1", UserID: "alice", Timestamp: store.Timestamp(ts), Criteria: room.Criteria{PriceMax: fp(float64(1000 * (i + 1)))}, Source: room.SourceManual}
-		if _, err := f.st.PutCriteria(f.ctx, cv); err != nil {
+		if _, err := f.st.Rooms.PutCriteria(f.ctx, cv); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := f.st.LatestCriteria(f.ctx, "r1", "al"); !errs.Is(err, errs.NotFound) {
+	if _, err := f.st.Rooms.LatestCriteria(f.ctx, "r1", "al"); !errs.Is(err, errs.NotFound) {
 		t.Errorf("LatestCriteria(al) with only alice's versions: %v, want not found", err)
 	}
-	got, err := f.st.LatestCriteria(f.ctx, "r1", "alice")
+	got, err := f.st.Rooms.LatestCriteria(f.ctx, "r1", "alice")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -306,12 +306,12 @@ func TestLatestAndMissing(t *testing.T) {
 func TestPutCriteriaNeedsTheRoom(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	_, err := f.st.PutCriteria(f.ctx, room.CriteriaVersion{RoomID: "gone", UserID: "alice", Timestamp: store.Timestamp(t0),
+	_, err := f.st.Rooms.PutCriteria(f.ctx, room.CriteriaVersion{RoomID: "gone", UserID: "alice", Timestamp: store.Timestamp(t0),
 		Criteria: room.Criteria{Locations: []string{"Bern"}}, Source: room.SourceManual})
 	if !errs.Is(err, errs.NotFound) {
 		t.Fatalf("PutCriteria on a missing room: %v, want not found", err)
 	}
-	if _, err := f.st.LatestCriteria(f.ctx, "gone", "alice"); !errs.Is(err, errs.NotFound) {
+	if _, err := f.st.Rooms.LatestCriteria(f.ctx, "gone", "alice"); !errs.Is(err, errs.NotFound) {
 		t.Fatalf("a version was written: %v", err)
 	}
 }
@@ -363,7 +363,7 @@ func TestRequestKeyReleaseAndStale(t *testing.T) {
 	t0 := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
 	begin := func(key string, at time.Time) (store.RequestState, store.RequestClaim) {
 		t.Helper()
-		st, c, _, _, err := f.st.BeginRequest(f.ctx, "alice", key, "fp", at, 30*time.Second, time.Hour)
+		st, c, _, _, err := f.st.Requests.BeginRequest(f.ctx, "alice", key, "fp", at, 30*time.Second, time.Hour)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -373,14 +373,14 @@ func TestRequestKeyReleaseAndStale(t *testing.T) {
 	if st != store.RequestStarted || !c.StartedAt.Equal(t0) {
 		t.Fatalf("first: %v %v", st, c.StartedAt)
 	}
-	if err := f.st.ReleaseRequest(f.ctx, c); err != nil {
+	if err := f.st.Requests.ReleaseRequest(f.ctx, c); err != nil {
 		t.Fatal(err)
 	}
 	if st, c := begin("k1", t0.Add(time.Second)); st != store.RequestStarted || !c.StartedAt.Equal(t0) {
 		t.Errorf("after a release: %v as of %v, want Started as of %v", st, c.StartedAt, t0)
 	}
 	_, c = begin("k2", t0)
-	if err := f.st.AbortRequest(f.ctx, c); err != nil {
+	if err := f.st.Requests.AbortRequest(f.ctx, c); err != nil {
 		t.Fatal(err)
 	}
 	if st, c := begin("k2", t0.Add(time.Minute)); st != store.RequestStarted || !c.StartedAt.Equal(t0.Add(time.Minute)) {

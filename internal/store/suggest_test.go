@@ -28,7 +28,7 @@ func TestSuggestInputsTogetherEqualAlone(t *testing.T) {
 			r := cooking.Recipe{RecipeID: fmt.Sprintf("r-%d-%d", a, i), AuthorID: fmt.Sprintf("chef-%d", a), Title: "Dish", Method: "boil",
 				Ingredients: []cooking.RecipeIngredient{}, Steps: []string{"cook"}, Servings: 2, SuitableFor: []string{},
 				CreatedAt: store.Timestamp(t0.Add(-time.Duration(a*3+i) * time.Hour)), UpdatedAt: at}
-			if err := f.st.CreateRecipe(f.ctx, r); err != nil {
+			if err := f.st.Cooking.CreateRecipe(f.ctx, r); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -39,7 +39,7 @@ func TestSuggestInputsTogetherEqualAlone(t *testing.T) {
 		t.Helper()
 		h := cooking.History{UserID: user, HistoryID: fmt.Sprintf("h-%s-%d", user, n), RecipeID: recipe, RecipeTitle: "Dish",
 			CookDate: t0.Add(time.Duration(n) * time.Hour).Format(cooking.CookDateLayout), Rating: rating, Favorite: fav, CreatedAt: at, UpdatedAt: at}
-		if err := f.st.RecordCooking(f.ctx, h); err != nil {
+		if err := f.st.Cooking.RecordCooking(f.ctx, h); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -47,7 +47,7 @@ func TestSuggestInputsTogetherEqualAlone(t *testing.T) {
 	cook("an", "r-1-0", 2, 0, false)
 	cook("binh", "r-1-1", 1, 0, true)
 	cook("binh", "r-0-0", 2, 2, false)
-	if err := f.st.PutCookingPreferences(f.ctx, cooking.Preferences{UserID: "chi", FavoriteMethods: []string{"boil"}, UpdatedAt: at}); err != nil {
+	if err := f.st.Cooking.PutCookingPreferences(f.ctx, cooking.Preferences{UserID: "chi", FavoriteMethods: []string{"boil"}, UpdatedAt: at}); err != nil {
 		t.Fatal(err)
 	}
 	// A preferences item written by someone else under dao's key that says
@@ -61,9 +61,9 @@ func TestSuggestInputsTogetherEqualAlone(t *testing.T) {
 		t.Fatal(err)
 	}
 	users := []string{"an", "binh", "chi", "dao"}
-	together := f.st.SuggestInputs(f.ctx, users, 3)
+	together := f.st.Cooking.SuggestInputs(f.ctx, users, 3)
 	for _, u := range users {
-		alone := f.st.SuggestInputs(f.ctx, []string{u}, 1)[u]
+		alone := f.st.Cooking.SuggestInputs(f.ctx, []string{u}, 1)[u]
 		got := together[u]
 		if got.Err != nil || alone.Err != nil {
 			t.Fatalf("%s: %v / %v", u, got.Err, alone.Err)

@@ -111,7 +111,7 @@ func (s *Store) Commit(ctx context.Context, u *Unit, extra ...types.TransactWrit
 // member item is there, and is one (its type and user); with ownerOnly,
 // the member is the room's owner.
 func (s *Store) MemberCheck(roomID, userID string, ownerOnly bool) types.TransactWriteItem {
-	return s.roleCheck(MemberKey(roomID, userID), TypeMember, userID, ownerOnly, string(room.RoleOwner))
+	return s.Collab.roleCheck(MemberKey(roomID, userID), TypeMember, userID, ownerOnly, string(room.RoleOwner))
 }
 
 // RequestRecord is the transaction item that records a request sent with

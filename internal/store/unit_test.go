@@ -16,7 +16,7 @@ import (
 func TestUnit(t *testing.T) {
 	f := newFixture(t)
 	t0 := time.Date(2026, 11, 26, 8, 0, 0, 0, time.UTC)
-	if _, err := f.st.CreateRoom(f.ctx, room.Room{RoomID: "r1", Name: "n", CreatedByUserID: "alice", CreatedAt: store.Timestamp(t0), SearchType: room.SearchRent}); err != nil {
+	if _, err := f.st.Rooms.CreateRoom(f.ctx, room.Room{RoomID: "r1", Name: "n", CreatedByUserID: "alice", CreatedAt: store.Timestamp(t0), SearchType: room.SearchRent}); err != nil {
 		t.Fatal(err)
 	}
 	listing := func(id string) room.Listing {
@@ -25,10 +25,10 @@ func TestUnit(t *testing.T) {
 	}
 	held := func(id string) *store.Unit {
 		ctx, u := store.Defer(f.ctx)
-		if err := f.st.AddListing(ctx, listing(id)); err != nil {
+		if err := f.st.Rooms.AddListing(ctx, listing(id)); err != nil {
 			t.Fatal(err)
 		}
-		if err := f.st.AddListing(ctx, listing(id+"-second")); !errors.Is(err, store.ErrHeld) {
+		if err := f.st.Rooms.AddListing(ctx, listing(id+"-second")); !errors.Is(err, store.ErrHeld) {
 			t.Fatalf("a second write in a unit: %v, want ErrHeld", err)
 		}
 		if k := store.ListingKey("r1", id); f.getRaw(k.PK, k.SK) != nil {
@@ -43,7 +43,7 @@ func TestUnit(t *testing.T) {
 	if err != nil || ok {
 		t.Fatalf("commit with a failing guard: %v, %v; want not written", ok, err)
 	}
-	if _, err := f.st.GetListing(f.ctx, "r1", "l1"); err == nil {
+	if _, err := f.st.Rooms.GetListing(f.ctx, "r1", "l1"); err == nil {
 		t.Error("the write of a refused commit is there")
 	}
 
@@ -57,14 +57,14 @@ func TestUnit(t *testing.T) {
 	if err != nil || !ok {
 		t.Fatalf("commit: %v, %v", ok, err)
 	}
-	if _, err := f.st.GetListing(f.ctx, "r1", "l1"); err != nil {
+	if _, err := f.st.Rooms.GetListing(f.ctx, "r1", "l1"); err != nil {
 		t.Errorf("the committed listing: %v", err)
 	}
-	state, _, stored, _, err := f.st.BeginRequest(f.ctx, "alice", "key-1", "fp", t0.Add(time.Second), time.Minute, 24*time.Hour)
+	state, _, stored, _, err := f.st.Requests.BeginRequest(f.ctx, "alice", "key-1", "fp", t0.Add(time.Second), time.Minute, 24*time.Hour)
 	if err != nil || state != store.RequestDone || stored != resp {
 		t.Errorf("the key after the commit: state %v, %+v, %v; want done with the response", state, stored, err)
 	}
-	if state, _, _, _, _ := f.st.BeginRequest(f.ctx, "alice", "key-1", "other", t0.Add(time.Second), time.Minute, 24*time.Hour); state != store.RequestMismatch {
+	if state, _, _, _, _ := f.st.Requests.BeginRequest(f.ctx, "alice", "key-1", "other", t0.Add(time.Second), time.Minute, 24*time.Hour); state != store.RequestMismatch {
 		t.Errorf("the key with another fingerprint: state %v, want mismatch", state)
 	}
 
@@ -73,7 +73,7 @@ func TestUnit(t *testing.T) {
 	if ok, err := f.st.Commit(f.ctx, held("l2"), rec2); err != nil || ok {
 		t.Errorf("a second commit with the key: %v, %v; want not written", ok, err)
 	}
-	if _, err := f.st.GetListing(f.ctx, "r1", "l2"); err == nil {
+	if _, err := f.st.Rooms.GetListing(f.ctx, "r1", "l2"); err == nil {
 		t.Error("the second commit's listing is there")
 	}
 	// an empty unit commits nothing
