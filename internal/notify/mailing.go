@@ -56,10 +56,12 @@ type sent struct {
 }
 
 // wait waits for the record's e-mails and notifications, and returns why
-// its side effects failed (nil: done).
-func (s *sent) wait() error {
+// they failed (nil: done): mailErr for its deliveries and e-mails, noteErr
+// for the write of its notifications, which is shared with other records
+// (so a permanent error there is not the record's own).
+func (s *sent) wait() (mailErr, noteErr error) {
 	if s.err != nil {
-		return s.err
+		return s.err, nil
 	}
 	var fails []error
 	for _, m := range s.mails {
@@ -68,11 +70,9 @@ func (s *sent) wait() error {
 	}
 	if s.noted != nil {
 		<-s.noted.done
-		if s.noted.err != nil {
-			fails = append(fails, fmt.Errorf("write notifications: %w", s.noted.err))
-		}
+		noteErr = s.noted.err
 	}
-	return errors.Join(fails...)
+	return errors.Join(fails...), noteErr
 }
 
 // startMailing works out each change's deliveries (no I/O) and starts its
@@ -94,7 +94,7 @@ func (e *Effects) startMailing(ctx context.Context, changes []stream.Change, sub
 	for i, c := range changes {
 		s := &sent{}
 		out[i] = s
-		ds, err := e.deliveries(c, subjects[i], rd)
+		ds, err := e.safeDeliveries(c, subjects[i], rd)
 		if err != nil {
 			s.err = err
 			continue
@@ -133,6 +133,19 @@ func (e *Effects) startMailing(ctx context.Context, changes []stream.Change, sub
 	return ml, out
 }
 
+// safeDeliveries is deliveries with a panic (a template's or the data's
+// bug) made the record's error: it runs on the batch's goroutine, outside
+// the groups that would recover it, and must fail one record, not the
+// batch.
+func (e *Effects) safeDeliveries(c stream.Change, s subject, rd *reads) (ds []delivery, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			ds, err = nil, fmt.Errorf("notify: record %s: panic: %v\n%s", c.SequenceNumber, p, debug.Stack())
+		}
+	}()
+	return e.deliveries(c, s, rd)
+}
+
 // sendRecovered is sendOnce with a panic (a Mailer's bug) made the
 // e-mail's error, as stream.Keyed makes a group's panic its error: the
 // record fails and is retried, and the process goes on.
@@ -165,14 +178,23 @@ func (ml *mailing) writeNotes(ctx context.Context, e *Effects, out []*sent) {
 	}
 	ml.wg.Go(func() {
 		errs := make([]error, len(notes))
-		items, err := store.NotificationItems(notes)
-		if err != nil {
-			for i := range errs {
-				errs[i] = fmt.Errorf("encode: %w", err)
+		func() {
+			defer func() {
+				if p := recover(); p != nil {
+					for i := range errs {
+						errs[i] = fmt.Errorf("notify: write notifications: panic: %v\n%s", p, debug.Stack())
+					}
+				}
+			}()
+			items, err := store.NotificationItems(notes)
+			if err != nil {
+				for i := range errs {
+					errs[i] = fmt.Errorf("encode: %w", err)
+				}
+				return
 			}
-		} else {
-			errs = e.Store.PutEach(ctx, items)
-		}
+			copy(errs, e.Store.PutEach(ctx, items))
+		}()
 		for i, err := range errs {
 			if err != nil && owner[i].noted.err == nil {
 				owner[i].noted.err = err

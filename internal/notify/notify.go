@@ -194,8 +194,15 @@ func (n *Notifier) Handle(ctx context.Context, ev lambdaevents.DynamoDBEvent) (l
 				if readErr != nil {
 					return i, readErr
 				}
-				if err := x.sent.wait(); err != nil {
-					return i, ddb.MarkPermanent(fmt.Errorf("side effects: %w", err))
+				mailErr, noteErr := x.sent.wait()
+				if mailErr != nil {
+					return i, ddb.MarkPermanent(fmt.Errorf("side effects: %w", mailErr))
+				}
+				if noteErr != nil {
+					// not marked permanent: a call's error is every item's
+					// of that call, other records' too; the retry writes
+					// them again
+					return i, fmt.Errorf("write notifications: %w", noteErr)
 				}
 			}
 			if x.message != nil && i >= pushed {
