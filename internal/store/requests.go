@@ -72,7 +72,8 @@ type RequestClaim struct {
 	// so that it writes what the first one wrote.
 	StartedAt time.Time
 	// Resumed says the key was claimed before, by a run that was cut
-	// short or released: this run continues that one, as of its start.
+	// short or released (the record was there, with another claim or none):
+	// this run continues that one, as of its start.
 	Resumed bool
 }
 
@@ -111,7 +112,7 @@ func (s Requests) BeginRequest(ctx context.Context, scope, key, fingerprint stri
 			":hold": num(now.Add(hold).UnixMilli()), ":now": num(now.UnixMilli()), ":claim": strAV(claim.token),
 			":fp": strAV(fingerprint), ":ttl": num(now.Add(keep).Unix()), ":oldest": num(now.Add(-MaxAsOf).UnixMilli()),
 		},
-		ReturnValues:                        types.ReturnValueAllNew,
+		ReturnValues:                        types.ReturnValueAllOld,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
 	var cf *types.ConditionalCheckFailedException
@@ -153,11 +154,15 @@ func (s Requests) BeginRequest(ctx context.Context, scope, key, fingerprint stri
 	if err != nil {
 		return 0, claim, StoredResponse{}, time.Time{}, fmt.Errorf("store: begin idempotent request: %w", err)
 	}
-	claim.StartedAt = now
+	// The record as it was before this claim: a run that was cut short or
+	// released left its start (startedAt is kept), and this run resumes it;
+	// the caller's own claim sent again by the SDK is not another's.
+	claim.StartedAt = time.UnixMilli(now.UnixMilli())
 	if n, ok := out.Attributes["startedAt"].(*types.AttributeValueMemberN); ok {
 		if ms, err := strconv.ParseInt(n.Value, 10, 64); err == nil {
 			claim.StartedAt = time.UnixMilli(ms)
-			claim.Resumed = ms != now.UnixMilli()
+			prev, _ := out.Attributes["claim"].(*types.AttributeValueMemberS)
+			claim.Resumed = prev == nil || prev.Value != claim.token
 		}
 	}
 	return RequestStarted, claim, StoredResponse{}, time.Time{}, nil
