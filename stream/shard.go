@@ -467,10 +467,11 @@ func (r *Runner) runShard(ctx context.Context, log *slog.Logger, h Handler, shar
 			// has expired by then, one renewed after lastRead).
 			continue
 		}
-		if !rd.take(ctx, out.Records) {
+		took := rd.take(ctx, out.Records)
+		rd.advance(out, readStart) // past the read, even when take stopped
+		if !took {
 			break
 		}
-		rd.advance(out, readStart)
 		if !rd.flushIfDue() {
 			break
 		}

@@ -2,7 +2,10 @@ package ddb_test
 
 import (
 	"context"
+	"errors"
+	"io"
 	"net/http"
+	"sync/atomic"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -65,6 +68,25 @@ func TestTrackWrites(t *testing.T) {
 		t.Error("a failed condition: want nothing written")
 	}
 
+	// The first attempt's answer lost after DynamoDB executed the put, the
+	// SDK's second attempt refused (its condition finds the first's item):
+	// a refusal after a lost answer does not undo the may-have.
+	ctx = ddb.TrackWrites(bg)
+	if _, err := tracked.DeleteItem(bg, &dynamodb.DeleteItemInput{TableName: aws.String(table), Key: key}); err != nil {
+		t.Fatal(err)
+	}
+	firstLost := dynamodb.New(tracked.Options(), func(o *dynamodb.Options) {
+		o.HTTPClient = &http.Client{Transport: &loseFirst{}}
+		o.RetryMaxAttempts = 2
+	})
+	var cf *types.ConditionalCheckFailedException
+	if err := put(ctx, firstLost, table); !errors.As(err, &cf) {
+		t.Fatalf("a put sent again after its answer was lost: %v, want its condition refused", err)
+	}
+	if !ddb.Writes(ctx) {
+		t.Error("a lost answer, then a refusal: want may have written")
+	}
+
 	// The answer lost after DynamoDB executed the put.
 	lost := dynamodb.New(tracked.Options(), func(o *dynamodb.Options) {
 		o.HTTPClient = &http.Client{Transport: &ddb.Faults{Rate: 1, Seed: 1, Kinds: []int{ddb.FaultResetAfter}}}
@@ -76,4 +98,17 @@ func TestTrackWrites(t *testing.T) {
 	if !ddb.Writes(ctx) {
 		t.Error("a delete whose answer was lost: want may have written")
 	}
+}
+
+// loseFirst sends every request; it drops the first one's answer.
+type loseFirst struct{ sent atomic.Int32 }
+
+func (l *loseFirst) RoundTrip(req *http.Request) (*http.Response, error) {
+	res, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil || l.sent.Add(1) > 1 {
+		return res, err
+	}
+	_, _ = io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	return nil, errors.New("connection reset by the test after DynamoDB answered")
 }
