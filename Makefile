@@ -129,7 +129,7 @@ fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.local/*')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:" $$out >&2; exit 1; fi
 
-# The load benchmark (see README): the local stack under a seeded mixed
+# The load benchmark (see docs/performance.md): the local stack under a seeded mixed
 # workload; LOAD_ARGS are loadgen's flags (bin/loadgen -h lists them).
 LOAD_ARGS ?= -rates 25,50,75,100 -step -step-by 25
 

@@ -226,7 +226,7 @@ func TestLocalStack(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// The README's second part: listings, their lifecycle, the feed, leaving
+	// docs/walkthrough.md's first part: listings, their lifecycle, the feed, leaving
 	// and deleting the room.
 	listing := call("POST", "/rooms/"+roomID+"/listings", bob, `{"sourceBrand":"homegate","externalId":"HG-4711","title":"3.5 rooms near the lake","location":"Zurich","price":2800}`, 201)["listingId"].(string)
 	dup := call("POST", "/rooms/"+roomID+"/listings", alice, `{"sourceBrand":"homegate","externalId":"HG-4711","title":"same again","location":"Zurich"}`, 409)
@@ -252,7 +252,7 @@ func TestLocalStack(t *testing.T) {
 		return len(call("GET", "/me/rooms", alice, "", 200)["items"].([]any)) == 0
 	})
 
-	// The README's collaboration part: invite (an .eml appears), accept,
+	// docs/walkthrough.md's collaboration part: invite (an .eml appears), accept,
 	// comment with a mention, react, counts and notifications.
 	call("PUT", "/me/profile", alice, `{"name":"Alice","email":"alice@example.com"}`, 200)
 	call("PUT", "/me/profile", bob, `{"name":"Bob","email":"bob@example.com"}`, 200)
@@ -293,7 +293,7 @@ func TestLocalStack(t *testing.T) {
 		return len(notes) == 1 && countEML(t, mailDir, "To: alice@example.com", "mentioned you") == 1
 	})
 
-	// The README's cooking part: an ingredient found by its name in capitals,
+	// docs/walkthrough.md's cooking part: an ingredient found by its name in capitals,
 	// a recipe, a cooking and a session completed twice, then what the
 	// projector derives — the exact rating, recent and trending cookings.
 	ga := call("POST", "/ingredients", alice, `{"name":"Thịt gà"}`, 201)
@@ -330,7 +330,7 @@ func TestLocalStack(t *testing.T) {
 		return len(items) == 1 && items[0].(map[string]any)["recipeId"] == recipe2
 	})
 
-	// The README's chat part: two WebSocket clients in a room each get the
+	// docs/walkthrough.md's chat part: two WebSocket clients in a room each get the
 	// other's message, through the table, the stream and the notifier; a
 	// connection whose client vanished (its writer died before
 	// $disconnect) is deleted when a push finds it gone.

@@ -39,7 +39,7 @@ import (
 //     message, not per push).
 //
 // The endpoint is another process (this test binary run again), so that
-// cpu-µs/push is the pushing side's CPU alone; the README's chat section
+// cpu-µs/push is the pushing side's CPU alone; docs/performance.md (Chat)
 // has the numbers.
 func BenchmarkPush(b *testing.B) {
 	url := endpoint(b)
