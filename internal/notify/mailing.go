@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 
 	"github.com/dynastream/dynastream/internal/collab"
 	"github.com/dynastream/dynastream/internal/mail"
@@ -30,8 +31,7 @@ const DefaultMailConcurrency = 16
 // one key's changes may go out in another order than the changes (each at
 // most once; docs/design.md §4).
 type mailing struct {
-	jobs chan mailJob
-	wg   sync.WaitGroup // the workers
+	wg sync.WaitGroup // the workers and the notifications' write
 }
 
 type mailJob struct {
@@ -87,7 +87,7 @@ func (e *Effects) startMailing(ctx context.Context, changes []stream.Change, sub
 	if workers <= 0 {
 		workers = DefaultMailConcurrency
 	}
-	ml := &mailing{jobs: make(chan mailJob)}
+	ml := &mailing{}
 	out := make([]*sent, len(changes))
 	var jobs []mailJob
 	byKey := map[string]*mailResult{}
@@ -116,21 +116,27 @@ func (e *Effects) startMailing(ctx context.Context, changes []stream.Change, sub
 		}
 	}
 	ml.writeNotes(ctx, e, out)
+	var next atomic.Int64 // the workers take the jobs in stream order
 	for range min(workers, len(jobs)) {
 		ml.wg.Go(func() {
-			for j := range ml.jobs {
+			for i := next.Add(1) - 1; i < int64(len(jobs)); i = next.Add(1) - 1 {
+				j := jobs[i]
 				j.out.err = e.sendRecovered(ctx, j.key, j.m)
 				close(j.out.done)
 			}
 		})
 	}
-	go func() {
-		for _, j := range jobs {
-			ml.jobs <- j
-		}
-		close(ml.jobs)
-	}()
 	return ml, out
+}
+
+// recovered turns a panic into *err, naming what panicked and where: the
+// batch's e-mails and notifications run outside the groups, which recover
+// a panic as the group's error (stream.Keyed), so they do it themselves,
+// and a bug fails its records instead of the batch or the process.
+func recovered(what string, err *error) {
+	if p := recover(); p != nil {
+		*err = fmt.Errorf("notify: %s: panic: %v\n%s", what, p, debug.Stack())
+	}
 }
 
 // safeDeliveries is deliveries with a panic (a template's or the data's
@@ -138,11 +144,7 @@ func (e *Effects) startMailing(ctx context.Context, changes []stream.Change, sub
 // the groups that would recover it, and must fail one record, not the
 // batch.
 func (e *Effects) safeDeliveries(c stream.Change, s subject, rd *reads) (ds []delivery, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			ds, err = nil, fmt.Errorf("notify: record %s: panic: %v\n%s", c.SequenceNumber, p, debug.Stack())
-		}
-	}()
+	defer recovered("record "+c.SequenceNumber, &err)
 	return e.deliveries(c, s, rd)
 }
 
@@ -150,62 +152,53 @@ func (e *Effects) safeDeliveries(c stream.Change, s subject, rd *reads) (ds []de
 // e-mail's error, as stream.Keyed makes a group's panic its error: the
 // record fails and is retried, and the process goes on.
 func (e *Effects) sendRecovered(ctx context.Context, key string, m mail.Message) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("notify: send %s: panic: %v\n%s", key, p, debug.Stack())
-		}
-	}()
+	defer recovered("send "+key, &err)
 	return e.sendOnce(ctx, key, m)
 }
 
 // writeNotes writes the notifications of every record in out in shared
 // calls, one goroutine for the batch; each record learns its own items'
-// outcome.
+// outcome (the first error among them).
 func (ml *mailing) writeNotes(ctx context.Context, e *Effects, out []*sent) {
 	var notes []collab.Notification
-	var owner []*sent
+	type span struct {
+		s        *sent
+		from, to int // the record's notifications in notes
+	}
+	var spans []span
 	for _, s := range out {
 		if s.err != nil || len(s.notes) == 0 {
 			continue
 		}
 		s.noted = &mailResult{done: make(chan struct{})}
-		for _, n := range s.notes {
-			notes, owner = append(notes, n), append(owner, s)
-		}
+		spans = append(spans, span{s, len(notes), len(notes) + len(s.notes)})
+		notes = append(notes, s.notes...)
 	}
 	if len(notes) == 0 {
 		return
 	}
 	ml.wg.Go(func() {
-		errs := make([]error, len(notes))
-		func() {
-			defer func() {
-				if p := recover(); p != nil {
-					for i := range errs {
-						errs[i] = fmt.Errorf("notify: write notifications: panic: %v\n%s", p, debug.Stack())
-					}
-				}
-			}()
-			items, err := store.NotificationItems(notes)
-			if err != nil {
-				for i := range errs {
-					errs[i] = fmt.Errorf("encode: %w", err)
-				}
-				return
+		errs, err := e.putNotes(ctx, notes)
+		for _, sp := range spans {
+			sp.s.noted.err = err
+			for i := sp.from; i < sp.to && sp.s.noted.err == nil; i++ {
+				sp.s.noted.err = errs[i]
 			}
-			copy(errs, e.Store.PutEach(ctx, items))
-		}()
-		for i, err := range errs {
-			if err != nil && owner[i].noted.err == nil {
-				owner[i].noted.err = err
-			}
-		}
-		for i, s := range owner {
-			if i == 0 || owner[i-1] != s {
-				close(s.noted.done)
-			}
+			close(sp.s.noted.done)
 		}
 	})
+}
+
+// putNotes writes notifications with Store.PutEach: one result per
+// notification, or one error for all (they could not be encoded, or the
+// write panicked).
+func (e *Effects) putNotes(ctx context.Context, notes []collab.Notification) (errs []error, err error) {
+	defer recovered("write notifications", &err)
+	items, err := store.NotificationItems(notes)
+	if err != nil {
+		return nil, fmt.Errorf("encode: %w", err)
+	}
+	return e.Store.PutEach(ctx, items), nil
 }
 
 // close waits for the batch's e-mails and notifications.
