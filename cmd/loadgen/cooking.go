@@ -24,6 +24,7 @@ const (
 )
 
 type cookState struct {
+	chef    string   // the recipes' author
 	recipes []string // recipes[0] is the hot one
 	users   []*cookUser
 }
@@ -43,6 +44,7 @@ type historyState struct {
 // setupCooking creates an ingredient and the recipes (by one chef).
 func (w *world) setupCooking(ctx context.Context, seed uint64) error {
 	chef := w.freshUser()
+	w.cooking.chef = chef
 	tok, err := w.token(ctx, chef)
 	if err != nil {
 		return err

@@ -41,6 +41,12 @@ func TestCrashSuite(t *testing.T) {
 	// A kill of the writer mid-request leaves its key held: the client's
 	// retry runs it again once the hold ends (shorter here too).
 	c.programEnv["writer"] = append(c.programEnv["writer"], "IDEMPOTENCY_HOLD=2s")
+	// The mix's chat messages go over sockets that a writer's kill closes
+	// (a client would reconnect and send again): left out.
+	if c.skip == nil {
+		c.skip = map[string]bool{}
+	}
+	c.skip["message"] = true
 	// SES takes 100 ms to accept a send, so that some kills fall inside
 	// the window between SES accepting an e-mail and its completion record.
 	ses.delay = 100 * time.Millisecond

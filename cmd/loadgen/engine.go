@@ -259,6 +259,7 @@ type job struct {
 // everything they derive.
 func (e *engine) runPhase(ctx context.Context, idx int, rate float64, d time.Duration, ps *phaseStats) PhaseReport {
 	before := e.consumerMetrics(ctx)
+	keys0 := e.keyCounts(ctx)
 	cpu0 := e.sampleCPU()
 	rng := rand.New(rand.NewPCG(e.seed, uint64(1000+idx)))
 	others := 0
@@ -305,6 +306,9 @@ func (e *engine) runPhase(ctx context.Context, idx int, rate float64, d time.Dur
 					ps.lastDone = o.done
 				}
 				ps.mu.Unlock()
+				if o.untracked {
+					continue
+				}
 				o.phase = idx
 				e.mu.Lock()
 				e.pending = append(e.pending, o)
@@ -356,6 +360,7 @@ func (e *engine) runPhase(ctx context.Context, idx int, rate float64, d time.Dur
 	after := e.consumerMetrics(ctx)
 	r := e.report(idx, rate, d, sent, ps, before, after)
 	r.CPU = cpu1.since(cpu0)
+	r.keys, r.sentSecs = keysSince(e.keyCounts(ctx), keys0), sent.Seconds()
 	return r
 }
 

@@ -282,10 +282,25 @@ func (rep *Report) charts() []chart {
 	if len(p50.points) > 0 {
 		lat.series = []series{p50, p99}
 	}
-	return []chart{lag, rate, lat, step}
+	out := []chart{lag, rate, lat, step}
+	if sc := rep.Scale; sc != nil && len(sc.Keys) > 0 {
+		keys := chart{title: fmt.Sprintf("The busiest partition keys at %.0f user writes/s, as a share of a partition's limit", sc.Target),
+			xLabel: "key (red: over its limit at the target)", yLabel: "% of the limit", hline: 100, htext: "limit"}
+		for _, l := range sc.Keys[:min(len(sc.Keys), 10)] {
+			color := colorPass
+			if l.Use >= 1 {
+				color = colorFail
+			}
+			keys.bars = append(keys.bars, 100*l.Use)
+			keys.barColors = append(keys.barColors, color)
+			keys.barLabels = append(keys.barLabels, short(l.Where+" "+l.Pattern))
+		}
+		out = append(out, keys)
+	}
+	return out
 }
 
-var page = template.Must(template.New("report").Parse(`<!doctype html>
+var page = template.Must(template.New("report").Funcs(template.FuncMap{"pct": func(v float64) float64 { return 100 * v }}).Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>make load: {{.Title}}</title>
 <style>
 body{font-family:system-ui,sans-serif;margin:24px;color:#212529;max-width:1160px}
@@ -306,6 +321,12 @@ th:first-child,td:first-child{text-align:left} svg.chart{display:block;margin:8p
 <p class="meta">Capacity units as DynamoDB Local reports them, transactions priced at AWS's rates; the minimum is the design's (cmd/loadgen/minimum.go).</p>
 <table><tr><th>route</th><th>writes</th><th>requests</th><th>RCU</th><th>WCU</th><th>minimum RCU + WCU</th><th>ratio</th></tr>
 {{range .}}<tr><td>{{.Route}}</td><td>{{.Writes}}</td><td>{{printf "%.2f" .RequestsPerWrite}}</td><td>{{printf "%.2f" .ReadUnitsPerWrite}}</td><td>{{printf "%.2f" .WriteUnitsPerWrite}}</td><td>{{with .Minimum}}{{.Read}} + {{.Write}}{{else}}-{{end}}</td><td>{{if .Ratio}}{{printf "%.2f" .Ratio}}{{else}}-{{end}}</td></tr>
+{{end}}</table>{{end}}
+{{with .Scale}}<h2 style="font-size:16px">Partition keys at {{printf "%.0f" .Target}} user writes/s</h2>
+<p class="meta">Projected from the phase at {{printf "%.0f" .BasisTarget}}/s ({{printf "%.1f" .BasisRate}} achieved; {{.KeysSeen}} keys): a key per room, user or recipe keeps its rate (more of them, each as busy), a key per month, week, item type or method, and a key the workload pins, takes the growth. Limits per key: 1,000 write and 3,000 read units a second.</p>
+<p class="verdict">{{$.ScaleLine}}</p>
+<table><tr><th>where</th><th>key</th><th>pattern</th><th>one per</th><th>WCU/s now</th><th>RCU/s now</th><th>WCU/s then</th><th>RCU/s then</th><th>of limit</th><th>breaks at</th></tr>
+{{range .Keys}}<tr><td>{{.Where}}</td><td>{{.Key}}</td><td>{{.Pattern}}</td><td>{{if .Pinned}}{{.Pinned}}{{else}}{{.Per}}{{end}}</td><td>{{printf "%.1f" .Write}}</td><td>{{printf "%.1f" .Read}}</td><td>{{printf "%.0f" .ProjectedWrite}}</td><td>{{printf "%.0f" .ProjectedRead}}</td><td>{{printf "%.0f%%" (pct .Use)}}</td><td>{{if .BreaksAt}}{{printf "%.0f/s" .BreaksAt}}{{else}}never{{end}}</td></tr>
 {{end}}</table>{{end}}
 </body></html>
 `))
@@ -330,10 +351,16 @@ func (rep *Report) html(w *bytes.Buffer) error {
 		Charts         []template.HTML
 		Routes         []routeRow
 		RoutesRate     string
+		Scale          *Scale
+		ScaleLine      string
 	}{
 		Title: fmt.Sprintf("started %s · %d CPUs, %s, %s · DynamoDB Local raw PutItem rate %.0f writes/s",
 			rep.StartedAt.UTC().Format("2006-01-02 15:04:05 UTC"), rep.Machine.CPUs, rep.Machine.OS, rep.Machine.Go, rep.DynamoDBLocalWritesPerSec),
 		Verdict: rep.verdict(),
+		Scale:   rep.Scale,
+	}
+	if rep.Scale != nil {
+		data.ScaleLine = rep.Scale.line()
 	}
 	for _, p := range rep.Phases {
 		data.Phases = append(data.Phases, phaseRow{p, sum(p.Missing)})

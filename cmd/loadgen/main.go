@@ -55,6 +55,7 @@ type config struct {
 	admin      map[string]string
 	rawSeconds time.Duration
 	warmup     time.Duration
+	target     float64         // user writes per second the keys are projected to
 	skip       map[string]bool // write kinds left out of the mix
 	// criteriaShare, when above 0, makes criteria versions that share of
 	// the writes (-mix criteria-heavy: 0.6), the other kinds keeping their
@@ -105,6 +106,7 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&c.outbox, "outbox", "", "the running stack's events.jsonl (empty: domain events are not timed)")
 	admin := fs.String("admin", "", "the running stack's consumer admin endpoints: projector=URL,notifier=URL")
 	fs.DurationVar(&c.rawSeconds, "raw", 4*time.Second, "how long to measure DynamoDB Local's raw write rate, after a 2 s warm-up: the median of half-second windows (0: skip)")
+	fs.Float64Var(&c.target, "target", 10000, "user writes per second to project each partition key's load to (scale.go; 0: none)")
 	fs.DurationVar(&c.warmup, "warmup", 15*time.Second, "an unreported phase at the first rate before measuring, so the JVM under DynamoDB Local has compiled its hot paths (0: none)")
 	skip := fs.String("skip", "", "write kinds to leave out of the mix, comma-separated (cook,rate: the mix without cooking)")
 	mixName := fs.String("mix", "full", "the write mix: full, or criteria-heavy (60% criteria versions, each deriving combined criteria, a compatibility snapshot and an activity entry)")
@@ -190,6 +192,9 @@ func main() {
 			fmt.Fprintln(os.Stderr, "loadgen:", herr)
 		} else {
 			fmt.Printf("\nreport: %s (charts: %s)\n", c.out, htmlPath(c.out))
+		}
+		if rep.Scale != nil {
+			fmt.Println(rep.Scale.line()) // the last line, for scripts
 		}
 	}
 	if err != nil {
@@ -324,7 +329,16 @@ func run(ctx context.Context, c config, log *slog.Logger, progress io.Writer) (*
 		bg.Go(func() { obs.tailMail(octx, filepath.Join(filepath.Dir(outbox), "mail")) })
 	}
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: c.workers, MaxIdleConns: c.workers}, Timeout: 30 * time.Second}
-	w := &world{c: &client{base: writer, http: hc}, tokens: map[string]string{}}
+	w := &world{c: &client{base: writer, http: hc}, tokens: map[string]string{}, noChat: c.skip["message"]}
+	table := c.table
+	if st != nil {
+		table = "load"
+	}
+	defer func() {
+		if c.target > 0 {
+			rep.Scale = scaleOf(rep.Phases, c.target, whereIn(table), w.pinned())
+		}
+	}()
 	e := &engine{w: w, obs: obs, events: outbox != "", admin: admin, workers: c.workers, skip: c.skip, criteriaShare: c.criteriaShare, drain: c.drain, seed: c.seed, log: log, progress: progress, tty: isTerminal(progress), ddbCPU: ddbCPU}
 	var phases sync.Map // index → *phaseStats
 	statsOf := func(i int) *phaseStats {

@@ -48,6 +48,8 @@ type Report struct {
 	// Verify is `projector verify` on the table after the run (local
 	// stack only).
 	Verify *VerifyReport `json:"verify,omitempty"`
+	// Scale is every partition key's load projected to -target (scale.go).
+	Scale *Scale `json:"scale,omitempty"`
 }
 
 // Dist is a distribution of durations.
@@ -131,6 +133,11 @@ type PhaseReport struct {
 	WriterByRoute map[string]RouteCost `json:"writerByRoute,omitempty"`
 	// Timeline is the phase second by second (timeline.go).
 	Timeline []Window `json:"timeline,omitempty"`
+
+	// keys is the capacity the programs used by partition key over the
+	// phase and its drain; sentSecs how long its writes were sent.
+	keys     ddb.Keys
+	sentSecs float64
 }
 
 func (e *engine) report(idx int, rate float64, d, sent time.Duration, ps *phaseStats, before, after map[string]app.Metrics) PhaseReport {
@@ -244,7 +251,10 @@ func fms(v float64) string { return ms(time.Duration(v * float64(time.Millisecon
 func (rep *Report) print(w io.Writer) {
 	fmt.Fprintf(w, "\nmachine: %d CPUs, %s, %s; DynamoDB Local raw PutItem rate: %.0f writes/s (16 clients)\n\n",
 		rep.Machine.CPUs, rep.Machine.OS, rep.Machine.Go, rep.DynamoDBLocalWritesPerSec)
-	defer func() { fmt.Fprintf(w, "\n%s\n", rep.verdict()) }() // the last line, after everything else
+	defer func() { fmt.Fprintf(w, "\n%s\n", rep.verdict()) }() // after everything else (main adds the scale line)
+	if rep.Scale != nil {
+		defer rep.Scale.print(w)
+	}
 	if rep.Verify != nil {
 		defer rep.Verify.print(w)
 	}

@@ -45,6 +45,7 @@ var mix = []share{
 	{"relocate", 3},
 	{"cook", 10},
 	{"rate", 3},
+	{"message", 8},
 }
 
 // op is one write and what the stream must derive from it.
@@ -64,6 +65,7 @@ type op struct {
 	activity         bool
 	counts           bool
 	cookCounts       bool     // a cooking change's counts (its marker)
+	untracked        bool     // nothing to link on the stream (a chat message)
 	notes            int      // in-app notifications, one per recipient
 	mails            []string // idempotency key formats, %s = the source event id
 
@@ -181,6 +183,8 @@ type world struct {
 	resources []*resourceState
 	locations []*locationState
 	cooking   cookState
+	chat      *chatMix
+	noChat    bool // the mix without chat messages (-skip message)
 
 	mu       sync.Mutex
 	nextUser int
@@ -366,7 +370,13 @@ func (w *world) setup(ctx context.Context, rooms, resources, locations int, seed
 		l.id = o.key.PK[len("LOCATION#"):]
 		w.locations = append(w.locations, l)
 	}
-	return w.setupCooking(ctx, seed)
+	if err := w.setupCooking(ctx, seed); err != nil {
+		return err
+	}
+	if w.noChat {
+		return nil
+	}
+	return w.setupChat(ctx)
 }
 
 func (w *world) adminToken(ctx context.Context) (string, error) {
@@ -390,6 +400,8 @@ func (w *world) run(ctx context.Context, name string, pickN uint64) (*op, error)
 		return w.roomOp(ctx, r, name)
 	case "cook", "rate":
 		return w.cookOp(ctx, name, pickN)
+	case "message":
+		return w.message(ctx, pickN)
 	case "comment", "react", "unreact", "invite":
 		res := w.resources[pickN%uint64(len(w.resources))]
 		res.mu.Lock()
@@ -651,4 +663,18 @@ func (w *world) updateLocation(ctx context.Context, l *locationState) (*op, erro
 	}
 	o.done = time.Now()
 	return o, nil
+}
+
+// pinned are the partition keys whose share of the writes the workload
+// keeps at any scale, with why: a projection grows their load with the
+// rate, as it does a key per week (scale.go).
+func (w *world) pinned() map[string]string {
+	out := map[string]string{}
+	if len(w.cooking.recipes) > 0 {
+		out[store.RecipePK(w.cooking.recipes[0])] = fmt.Sprintf("the hot recipe: %.0f%% of cookings", 100*hotShare)
+		// notified of every cooking of it by someone else
+		out[store.UserPK(w.cooking.chef)] = "the hot recipe's author"
+	}
+	chatPins(out)
+	return out
 }

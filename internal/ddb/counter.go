@@ -26,13 +26,18 @@ import (
 // a program's requests and capacity can be told apart by what made them.
 type Counter struct {
 	Capacity bool
-	// IndexPKs are the partition-key attributes of the tables' global
-	// secondary indexes, for pricing transactions (txWriteUnits).
-	IndexPKs []string
+	// ByKey, with Capacity, sums the capacity by partition key too
+	// (keys.go; KeyCounts).
+	ByKey bool
+	// Indexes are the tables' global secondary indexes, for pricing
+	// transactions (txWriteUnits) and naming the index keys a call used.
+	Indexes []Index
 
 	mu       sync.Mutex
 	total    Usage             // every call
 	labels   map[string]*Usage // the calls of each label
+	keys     Keys
+	seen     seenItems
 	attempts int64
 }
 
@@ -89,16 +94,27 @@ func (c *Counter) Middleware(s *middleware.Stack) error {
 		func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
 			op, label := awsmiddleware.GetOperationName(ctx), labelOf(ctx)
 			c.record(op, label, 1, 0, 0)
+			byKey := c.Capacity && c.ByKey
 			if c.Capacity {
-				askCapacity(in.Parameters)
+				askCapacity(in.Parameters, byKey)
+			}
+			drop := false
+			if byKey {
+				in.Parameters, drop = askOld(in.Parameters)
 			}
 			out, md, err := next.HandleInitialize(ctx, in)
 			if c.Capacity && err == nil {
 				r, w := units(op, consumed(out.Result))
 				if tx, ok := in.Parameters.(*dynamodb.TransactWriteItemsInput); ok {
-					r, w = 0, txWriteUnits(tx, c.IndexPKs) // AWS's price, not DynamoDB Local's (units.go)
+					r, w = 0, txWriteUnits(tx, c.Indexes) // AWS's price, not DynamoDB Local's (units.go)
 				}
 				c.record(op, label, 0, r, w)
+				if byKey {
+					c.recordKeys(in.Parameters, out.Result)
+				}
+			}
+			if drop && err == nil {
+				dropOld(out.Result)
 			}
 			return out, md, err
 		}), middleware.Before)
@@ -133,9 +149,13 @@ func (c *Counter) record(op, label string, calls int64, r, w float64) {
 	u.add(op, calls, r, w)
 }
 
-// askCapacity sets ReturnConsumedCapacity TOTAL on a DynamoDB input.
-func askCapacity(in any) {
-	const total = types.ReturnConsumedCapacityTotal
+// askCapacity sets ReturnConsumedCapacity TOTAL on a DynamoDB input, or
+// INDEXES.
+func askCapacity(in any, indexes bool) {
+	total := types.ReturnConsumedCapacityTotal
+	if indexes {
+		total = types.ReturnConsumedCapacityIndexes
+	}
 	switch v := in.(type) {
 	case *dynamodb.GetItemInput:
 		v.ReturnConsumedCapacity = total
@@ -212,11 +232,49 @@ func units(op string, cs []types.ConsumedCapacity) (rcu, wcu float64) {
 	return rcu, wcu
 }
 
-func deref(f *float64) float64 {
-	if f == nil {
-		return 0
+// deref is *p, or T's zero value for nil.
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
 	}
-	return *f
+	return *p
+}
+
+// recordKeys adds what a call used of each key, and learns the index keys
+// of the items it read or wrote.
+func (c *Counter) recordKeys(params, result any) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	uses := keyUses(params, result, c.Indexes, c.seen.lookup)
+	c.seen.learn(params, result, c.Indexes)
+	if c.keys == nil {
+		c.keys = Keys{}
+	}
+	for _, u := range uses {
+		m := c.keys[u.target]
+		if m == nil {
+			m = map[string]KeyUnits{}
+			c.keys[u.target] = m
+		}
+		k := m[u.key]
+		k.Read += u.read
+		k.Write += u.write
+		k.Calls++
+		m[u.key] = k
+	}
+}
+
+// KeyCounts returns the capacity used so far by partition key (empty
+// without ByKey).
+func (c *Counter) KeyCounts() Keys {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make(Keys, len(c.keys))
+	for t, m := range c.keys {
+		out[t] = maps.Clone(m)
+	}
+	return out
 }
 
 // Counts returns the counts so far.

@@ -60,7 +60,7 @@ func TestCountersCountEachClientApart(t *testing.T) {
 func TestCounterSumsCapacity(t *testing.T) {
 	c, table, _ := ddbtest.Table(t)
 	ctx := context.Background()
-	counter := &ddb.Counter{Capacity: true, IndexPKs: []string{"GSI1PK", "GSI2PK"}}
+	counter := &ddb.Counter{Capacity: true, Indexes: []ddb.Index{{Name: "GSI1", PK: "GSI1PK", SK: "GSI1SK"}, {Name: "GSI2", PK: "GSI2PK", SK: "GSI2SK"}}}
 	db := c.NewDB(counter)
 	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
 	item := func(sk string, attrs ...string) map[string]types.AttributeValue {
@@ -142,4 +142,98 @@ func TestCounterCountsByLabel(t *testing.T) {
 	if got.Calls != 3 || got.ReadUnits != 2 {
 		t.Errorf("totals %d calls, %v read units; want 3 and 2", got.Calls, got.ReadUnits)
 	}
+}
+
+// With ByKey, a counter shares each call's units among the partition keys
+// it used, the table's and each index's apart: an index entry moved by an
+// update is a delete under its old key and a put under its new one, a
+// delete's entry is found from the old item (asked for, then dropped from
+// the answer), a query's units go to its partition key, and an entry a
+// transaction changes without naming its key is the one last seen.
+func TestCounterByKey(t *testing.T) {
+	c, table, _ := ddbtest.Table(t)
+	ctx := context.Background()
+	counter := &ddb.Counter{Capacity: true, ByKey: true, Indexes: store.Indexes}
+	db := c.NewDB(counter)
+	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+	gsi1 := ddb.Target(table, "GSI1")
+	step := func(name string, call func() error, want map[string]map[string]ddb.KeyUnits) {
+		t.Helper()
+		before := counter.KeyCounts()
+		if err := call(); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		after := counter.KeyCounts()
+		for target, keys := range want {
+			for k, w := range keys {
+				got := after[target][k]
+				got.Read -= before[target][k].Read
+				got.Write -= before[target][k].Write
+				if got.Read != w.Read || got.Write != w.Write {
+					t.Errorf("%s: %s %q used %v read and %v write units, want %v and %v", name, target, k, got.Read, got.Write, w.Read, w.Write)
+				}
+			}
+		}
+	}
+	step("a put in an index", func() error {
+		_, err := db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table),
+			Item: map[string]types.AttributeValue{"PK": s("A"), "SK": s("1"), "GSI1PK": s("X"), "GSI1SK": s("1")}})
+		return err
+	}, map[string]map[string]ddb.KeyUnits{table: {"A": {Write: 1}}, gsi1: {"X": {Write: 1}}})
+	step("an update moving its entry", func() error {
+		_, err := db.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(table),
+			Key: map[string]types.AttributeValue{"PK": s("A"), "SK": s("1")}, UpdateExpression: aws.String("SET #g = :g"),
+			ExpressionAttributeNames: map[string]string{"#g": "GSI1PK"}, ExpressionAttributeValues: map[string]types.AttributeValue{":g": s("Q")}})
+		return err
+	}, map[string]map[string]ddb.KeyUnits{table: {"A": {Write: 1}}, gsi1: {"X": {Write: 1}, "Q": {Write: 1}}})
+	step("an update answered ALL_NEW, its entry kept", func() error {
+		_, err := db.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(table), ReturnValues: types.ReturnValueAllNew,
+			Key: map[string]types.AttributeValue{"PK": s("A"), "SK": s("1")}, UpdateExpression: aws.String("SET GSI1SK = :v"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":v": s("2")}})
+		return err
+	}, map[string]map[string]ddb.KeyUnits{gsi1: {"Q": {Write: 2}, ddb.UnknownKey: {}}})
+	step("a query of the index", func() error {
+		_, err := db.Query(ctx, &dynamodb.QueryInput{TableName: aws.String(table), IndexName: aws.String("GSI1"),
+			KeyConditionExpression: aws.String("GSI1PK = :k"), ExpressionAttributeValues: map[string]types.AttributeValue{":k": s("Q")}})
+		return err
+	}, map[string]map[string]ddb.KeyUnits{gsi1: {"Q": {Read: 0.5}}})
+	var deleted *dynamodb.DeleteItemOutput
+	step("a delete", func() error {
+		var err error
+		deleted, err = db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(table), Key: map[string]types.AttributeValue{"PK": s("A"), "SK": s("1")}})
+		return err
+	}, map[string]map[string]ddb.KeyUnits{table: {"A": {Write: 1}}, gsi1: {"Q": {Write: 1}}})
+	if deleted.Attributes != nil {
+		t.Errorf("a delete that asked for nothing back got the old item: %v", deleted.Attributes)
+	}
+	step("a transaction", func() error {
+		_, err := db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+			{Put: &types.Put{TableName: aws.String(table), Item: map[string]types.AttributeValue{"PK": s("B"), "SK": s("1"), "GSI1PK": s("X"), "GSI1SK": s("1")}}},
+			{Update: &types.Update{TableName: aws.String(table), Key: map[string]types.AttributeValue{"PK": s("C"), "SK": s("1")},
+				UpdateExpression: aws.String("SET GSI1SK = :v"), ExpressionAttributeValues: map[string]types.AttributeValue{":v": s("3")}}},
+		}})
+		return err
+	}, map[string]map[string]ddb.KeyUnits{table: {"B": {Write: 2}, "C": {Write: 2}}, gsi1: {"X": {Write: 2}, ddb.UnknownKey: {Write: 4}}})
+	step("a transaction's update of an entry the counter saw", func() error {
+		if _, err := db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), Key: map[string]types.AttributeValue{"PK": s("B"), "SK": s("1")}}); err != nil {
+			return err
+		}
+		_, err := db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+			{Update: &types.Update{TableName: aws.String(table), Key: map[string]types.AttributeValue{"PK": s("B"), "SK": s("1")},
+				UpdateExpression: aws.String("SET GSI1SK = :v"), ExpressionAttributeValues: map[string]types.AttributeValue{":v": s("4")}}},
+		}})
+		return err
+	}, map[string]map[string]ddb.KeyUnits{gsi1: {"X": {Write: 4}, ddb.UnknownKey: {}}})
+	step("a batch write", func() error {
+		_, err := db.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{table: {
+			{PutRequest: &types.PutRequest{Item: map[string]types.AttributeValue{"PK": s("D"), "SK": s("1"), "GSI1PK": s("Y"), "GSI1SK": s("1")}}},
+			{PutRequest: &types.PutRequest{Item: map[string]types.AttributeValue{"PK": s("E"), "SK": s("1"), "body": s(strings.Repeat("x", 1500))}}},
+		}}})
+		return err
+	}, map[string]map[string]ddb.KeyUnits{table: {"D": {Write: 1}, "E": {Write: 2}}, gsi1: {"Y": {Write: 1}}})
+	step("a batch read", func() error {
+		_, err := db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{table: {
+			Keys: []map[string]types.AttributeValue{{"PK": s("D"), "SK": s("1")}, {"PK": s("F"), "SK": s("1")}}}}})
+		return err
+	}, map[string]map[string]ddb.KeyUnits{table: {"D": {Read: 0.25}, "F": {Read: 0.25}}}) // DynamoDB Local's 0.5, shared evenly
 }

@@ -32,12 +32,13 @@ type Config struct {
 	// must tell a duplicate from a first delivery.
 	OwnWrites bool
 	// Capacity makes the DynamoDB clients' counters ask for and sum the
-	// capacity units each call consumed (Counter.Capacity): for the load
+	// capacity units each call consumed (Counter.Capacity), and the data
+	// client's by partition key too (Counter.ByKey): for the load
 	// benchmark (DYNAMODB_CAPACITY=true).
 	Capacity bool
-	// IndexPKs are the partition-key attributes of the table's global
-	// secondary indexes, with which Capacity prices transactions.
-	IndexPKs []string
+	// Indexes are the table's global secondary indexes, with which
+	// Capacity prices transactions and names index keys.
+	Indexes []Index
 	// APIOptions are added to every client's middleware (aws.Config's
 	// APIOptions, so the clients other services build on Clients.AWS get
 	// them too): the tests add replay.APIOption, so that the replay kit
@@ -85,7 +86,7 @@ func New(ctx context.Context, c Config) (*Clients, error) {
 		// probing for instance credentials. Lambda sets AWS_ACCESS_KEY_ID.
 		cfg.Credentials = localCredentials
 	}
-	out := &Clients{AWS: cfg, Requests: &Counter{Capacity: c.Capacity, IndexPKs: c.IndexPKs}, StreamRequests: &Counter{}, conf: c}
+	out := &Clients{AWS: cfg, Requests: &Counter{Capacity: c.Capacity, ByKey: c.Capacity, Indexes: c.Indexes}, StreamRequests: &Counter{}, conf: c}
 	out.DB = out.NewDB(out.Requests)
 	if !lambdaBuild { // a function gets its records in the event
 		out.Streams = dynamodbstreams.NewFromConfig(cfg, func(o *dynamodbstreams.Options) {

@@ -1,9 +1,6 @@
 package ddb
 
 import (
-	"math"
-	"strings"
-
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
@@ -14,44 +11,12 @@ import (
 // prices each TransactWriteItems itself, at AWS's rates, and takes every
 // other call's units as reported.
 //
-// txWriteUnits is AWS's write units for a TransactWriteItems: every item
-// it names twice (prepare and commit). A put is priced by the size of
-// its item, 1 unit per KB started, and once more for each index whose
-// partition key the item carries (indexPKs; the table's indexes project
-// all attributes). An update, a delete and a condition check are priced
-// as items of 1 KB; an update twice more for each index it names a key
-// of (the old index entry deleted, the new one put). The item a delete removes, or an update
-// leaves larger than 1 KB, is not known here: for those it is a lower
-// bound.
-func txWriteUnits(in *dynamodb.TransactWriteItemsInput, indexPKs []string) float64 {
+// txWriteUnits is AWS's write units for a TransactWriteItems, as
+// txKeyUses prices its items (keys.go).
+func txWriteUnits(in *dynamodb.TransactWriteItemsInput, indexes []Index) float64 {
 	var units float64
-	for _, it := range in.TransactItems {
-		switch {
-		case it.Put != nil:
-			n := 1.0
-			for _, pk := range indexPKs {
-				if _, ok := it.Put.Item[pk]; ok {
-					n++
-				}
-			}
-			units += 2 * n * math.Ceil(float64(max(itemSize(it.Put.Item), 1))/1024)
-		case it.Update != nil:
-			n := 1.0
-			expr := ""
-			if it.Update.UpdateExpression != nil {
-				expr = *it.Update.UpdateExpression
-			}
-			for _, pk := range indexPKs {
-				// GSI1PK names GSI1PK/GSI1SK's index (the same prefix):
-				// its old entry is deleted and the new one put
-				if strings.Contains(expr, strings.TrimSuffix(pk, "PK")) {
-					n += 2
-				}
-			}
-			units += 2 * n
-		case it.Delete != nil, it.ConditionCheck != nil:
-			units += 2
-		}
+	for _, u := range txKeyUses(in, indexes, nil) {
+		units += u.write
 	}
 	return units
 }

@@ -9,6 +9,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/dynastream/dynastream/internal/ddb"
 )
 
 // Attribute and index names of the table.
@@ -24,10 +26,10 @@ const (
 )
 
 // Indexes lists the overloaded GSIs with their key attributes.
-var Indexes = []struct{ Name, PK, SK string }{
-	{IndexGSI1, "GSI1PK", "GSI1SK"},
-	{IndexGSI2, "GSI2PK", "GSI2SK"},
-	{IndexGSI3, "GSI3PK", "GSI3SK"},
+var Indexes = []ddb.Index{
+	{Name: IndexGSI1, PK: "GSI1PK", SK: "GSI1SK"},
+	{Name: IndexGSI2, PK: "GSI2PK", SK: "GSI2SK"},
+	{Name: IndexGSI3, PK: "GSI3PK", SK: "GSI3SK"},
 }
 
 // TableInput is the table's definition (docs/design.md §2): string keys PK/SK,

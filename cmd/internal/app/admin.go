@@ -112,7 +112,12 @@ func adminMux(m *localMetrics) (mux *http.ServeMux, paths string) {
 	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, m.read())
 	})
-	paths = "/metrics /healthz"
+	// the table's capacity by partition key (DYNAMODB_CAPACITY): large,
+	// so apart from /metrics, which make load reads every second
+	mux.HandleFunc("GET /metrics/keys", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, m.data.KeyCounts())
+	})
+	paths = "/metrics /metrics/keys /healthz"
 	if m.runner == nil {
 		mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 			writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})

@@ -217,10 +217,10 @@ func TestAdminEndpointOfAConsumer(t *testing.T) {
 // The writer's endpoint has no runner: /healthz is 200, there is no pause.
 func TestAdminEndpointOfTheWriter(t *testing.T) {
 	mux, paths := adminMux(&localMetrics{program: "writer", data: &ddb.Counter{}})
-	if paths != "/metrics /healthz" {
+	if paths != "/metrics /metrics/keys /healthz" {
 		t.Errorf("paths %q", paths)
 	}
-	for path, want := range map[string]int{"GET /healthz": 200, "GET /metrics": 200, "POST /pause": 404, "GET /status": 404} {
+	for path, want := range map[string]int{"GET /healthz": 200, "GET /metrics": 200, "GET /metrics/keys": 200, "POST /pause": 404, "GET /status": 404} {
 		method, p, _ := strings.Cut(path, " ")
 		w := httptest.NewRecorder()
 		mux.ServeHTTP(w, httptest.NewRequest(method, p, nil))

@@ -197,9 +197,7 @@ func LoadCommon() (Common, error) {
 	}
 	c.Bookkeeping = e.str("BOOKKEEPING_TABLE_NAME", c.Table+"-bookkeeping")
 	c.DB.Capacity = e.bool("DYNAMODB_CAPACITY", false)
-	for _, ix := range store.Indexes {
-		c.DB.IndexPKs = append(c.DB.IndexPKs, ix.PK)
-	}
+	c.DB.Indexes = store.Indexes
 	if v := os.Getenv("DYNAMODB_FAULTS"); v != "" {
 		f, err := ddb.ParseFaults(v)
 		switch {

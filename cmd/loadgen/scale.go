@@ -1,0 +1,260 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/dynastream/dynastream/internal/ddb"
+	"github.com/dynastream/dynastream/internal/store"
+)
+
+// DynamoDB's limits per partition, which a partition key (an index's too)
+// cannot pass however the table is provisioned: the throughput one key
+// can take.
+const (
+	keyWriteLimit = 1000.0 // write units per second
+	keyReadLimit  = 3000.0 // read units per second
+)
+
+// Scale is the projection of every partition key's load to a target rate
+// of user writes (-target): what each key took in the basis phase, what it
+// would take at the target, and the rate at which it passes its
+// partition's limit.
+//
+// A key's rate grows by its shape (store.KeyShape): a key per room, user,
+// recipe or request is one of more keys as users grow, each as busy as in
+// the basis phase, so its rate stays; a key per month, week, item type or
+// method, and a key the workload pins (Pinned: the hot recipe, the chat
+// room everyone is in), takes the growth, so its rate is scaled by target
+// over the basis phase's achieved rate.
+type Scale struct {
+	Target float64 `json:"targetWritesPerSec"`
+	// Basis is the phase the rates were measured in: its target and the
+	// user writes per second it achieved.
+	BasisTarget float64 `json:"basisTargetWritesPerSec"`
+	BasisRate   float64 `json:"basisWritesPerSec"`
+	// Keys are the keys most loaded at the target (over a hundredth of
+	// a limit, at least the top 20), most loaded first; Breaking those
+	// over a limit at the target, first to break first.
+	Keys     []KeyLoad `json:"keys"`
+	Breaking []KeyLoad `json:"breaking"`
+	// Unknown is the write units per second the programs spent on index
+	// entries whose partition key their calls did not name
+	// (ddb.UnknownKey), per table or index: not in Keys.
+	Unknown map[string]float64 `json:"unknownKeyWriteUnitsPerSec,omitempty"`
+	// KeysSeen is how many partition keys the basis phase used.
+	KeysSeen int `json:"keysSeen"`
+}
+
+// KeyLoad is one partition key's load in the basis phase and projected.
+type KeyLoad struct {
+	// Where is "table", an index's name, or "bookkeeping".
+	Where string `json:"where"`
+	Key   string `json:"key"`
+	store.KeyShape
+	Pinned string `json:"pinned,omitempty"`
+	// Units per second in the basis phase and at the target.
+	Read           float64 `json:"readUnitsPerSec"`
+	Write          float64 `json:"writeUnitsPerSec"`
+	ProjectedRead  float64 `json:"projectedReadUnitsPerSec"`
+	ProjectedWrite float64 `json:"projectedWriteUnitsPerSec"`
+	// Use is the projected load as a share of the partition's limit (the
+	// larger of writes and reads); BreaksAt the user writes per second at
+	// which it reaches 1 (0: no rate does, the key's load does not grow).
+	Use      float64 `json:"use"`
+	BreaksAt float64 `json:"breaksAtWritesPerSec,omitempty"`
+}
+
+// keyCounts reads every program's capacity by partition key and adds them.
+func (e *engine) keyCounts(ctx context.Context) ddb.Keys {
+	out := ddb.Keys{}
+	for name, base := range e.admin {
+		req, err := http.NewRequestWithContext(ctx, "GET", base+"/metrics/keys", nil)
+		if err != nil {
+			continue
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			e.log.Warn("loadgen: read key metrics", "program", name, "err", err)
+			continue
+		}
+		var k ddb.Keys
+		if err := json.NewDecoder(resp.Body).Decode(&k); err == nil {
+			addKeys(out, k, 1)
+		}
+		resp.Body.Close()
+	}
+	return out
+}
+
+// addKeys adds sign × b to a.
+func addKeys(a, b ddb.Keys, sign float64) {
+	for t, m := range b {
+		if a[t] == nil {
+			a[t] = map[string]ddb.KeyUnits{}
+		}
+		for k, u := range m {
+			v := a[t][k]
+			v.Read += sign * u.Read
+			v.Write += sign * u.Write
+			v.Calls += int64(sign) * u.Calls
+			a[t][k] = v
+		}
+	}
+}
+
+// keysSince is what was used between two snapshots.
+func keysSince(after, before ddb.Keys) ddb.Keys {
+	out := ddb.Keys{}
+	addKeys(out, after, 1)
+	addKeys(out, before, -1)
+	return out
+}
+
+// project projects the basis phase's keys (used over secs seconds, at
+// basis user writes per second) to target. where names a table or index
+// target for the report; pinned are the partition keys the workload keeps
+// one share of the writes on, with why.
+func project(used ddb.Keys, secs, basisTarget, basis, target float64, where func(string) string, pinned map[string]string) *Scale {
+	s := &Scale{Target: target, BasisTarget: basisTarget, BasisRate: basis}
+	if secs <= 0 || basis <= 0 {
+		return s
+	}
+	var all []KeyLoad
+	for t, m := range used {
+		for k, u := range m {
+			if k == ddb.UnknownKey {
+				if u.Write > 0 {
+					if s.Unknown == nil {
+						s.Unknown = map[string]float64{}
+					}
+					s.Unknown[where(t)] += u.Write / secs
+				}
+				continue
+			}
+			if u.Read <= 0 && u.Write <= 0 {
+				continue
+			}
+			s.KeysSeen++
+			l := KeyLoad{Where: where(t), Key: k, KeyShape: store.ShapeOf(k), Pinned: pinned[k], Read: u.Read / secs, Write: u.Write / secs}
+			if k == ddb.ScanKey {
+				l.KeyShape = store.KeyShape{Pattern: k, Per: "the whole table or index"}
+			}
+			grow := target / basis // the key takes the growth
+			if l.Grows && l.Pinned == "" {
+				grow = 1 // more keys like it, each as busy
+			}
+			l.ProjectedRead, l.ProjectedWrite = l.Read*grow, l.Write*grow
+			l.Use = max(l.ProjectedWrite/keyWriteLimit, l.ProjectedRead/keyReadLimit)
+			now := max(l.Write/keyWriteLimit, l.Read/keyReadLimit) // at the basis rate
+			switch {
+			case now >= 1:
+				l.BreaksAt = basis
+			case grow != 1 && now > 0:
+				l.BreaksAt = basis / now
+			}
+			all = append(all, l)
+		}
+	}
+	sort.Slice(all, func(i, j int) bool {
+		if all[i].Use != all[j].Use {
+			return all[i].Use > all[j].Use
+		}
+		return all[i].Where+all[i].Key < all[j].Where+all[j].Key
+	})
+	for i, l := range all {
+		if i < 20 || l.Use >= 0.01 {
+			s.Keys = append(s.Keys, l)
+		}
+		if l.Use >= 1 {
+			s.Breaking = append(s.Breaking, l)
+		}
+	}
+	sort.SliceStable(s.Breaking, func(i, j int) bool { return s.Breaking[i].BreaksAt < s.Breaking[j].BreaksAt })
+	return s
+}
+
+// scaleOf projects the keys of the phase with the highest rate the writer
+// kept up with (or, if none did, the highest achieved) to target.
+func scaleOf(phases []PhaseReport, target float64, where func(string) string, pinned map[string]string) *Scale {
+	var basis *PhaseReport
+	keptUp := func(p *PhaseReport) bool { return p.AchievedRate >= 0.95*p.TargetRate && p.NotSent == 0 }
+	for i := range phases {
+		p := &phases[i]
+		switch {
+		case basis == nil, keptUp(p) && !keptUp(basis), keptUp(p) == keptUp(basis) && p.AchievedRate > basis.AchievedRate:
+			basis = p
+		}
+	}
+	if basis == nil || basis.keys == nil {
+		return nil
+	}
+	return project(basis.keys, basis.sentSecs, basis.TargetRate, basis.AchievedRate, target, where, pinned)
+}
+
+// line is the projection in one line a script can read: the last line
+// make load prints.
+func (s *Scale) line() string {
+	if len(s.Breaking) == 0 {
+		return fmt.Sprintf("scale: at %.0f writes/s: no key over its limit", s.Target)
+	}
+	b := s.Breaking[0]
+	return fmt.Sprintf("scale: at %.0f writes/s: first to break: %s %s at %.0f writes/s", s.Target, b.Where, b.Pattern, b.BreaksAt)
+}
+
+func (s *Scale) print(w io.Writer) {
+	fmt.Fprintf(w, "\nkeys at %.0f user writes/s, projected from %.1f/s (the phase at %.0f/s; %d keys; limits per key: %.0f write, %.0f read units/s):\n",
+		s.Target, s.BasisRate, s.BasisTarget, s.KeysSeen, keyWriteLimit, keyReadLimit)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  where\tkey\tpattern (one per)\tWCU/s now\tRCU/s now\tWCU/s then\tRCU/s then\tof limit\tbreaks at")
+	for _, l := range s.Keys {
+		per := l.Per
+		if l.Pinned != "" {
+			per = l.Pinned
+		}
+		breaks := "never"
+		if l.BreaksAt > 0 {
+			breaks = fmt.Sprintf("%.0f/s", l.BreaksAt)
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s (%s)\t%.1f\t%.1f\t%.0f\t%.0f\t%.0f%%\t%s\n", l.Where, short(l.Key), l.Pattern, per,
+			l.Write, l.Read, l.ProjectedWrite, l.ProjectedRead, 100*l.Use, breaks)
+	}
+	tw.Flush()
+	if len(s.Unknown) > 0 {
+		var parts []string
+		for t, u := range s.Unknown {
+			parts = append(parts, fmt.Sprintf("%s %.1f", t, u))
+		}
+		sort.Strings(parts)
+		fmt.Fprintf(w, "  index writes whose key the call did not name (WCU/s now, not projected): %s\n", strings.Join(parts, ", "))
+	}
+}
+
+// short cuts a long key for the table.
+func short(k string) string {
+	if len(k) <= 40 {
+		return k
+	}
+	return k[:37] + "…"
+}
+
+// where names the tables of a local run for the report.
+func whereIn(table string) func(string) string {
+	return func(target string) string {
+		switch {
+		case target == table:
+			return "table"
+		case strings.HasPrefix(target, table+"/"):
+			return strings.TrimPrefix(target, table+"/")
+		case target == table+"-bookkeeping":
+			return "bookkeeping"
+		}
+		return target
+	}
+}

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"bytes"
+	"html"
+	"strings"
+	"testing"
+
+	"github.com/dynastream/dynastream/internal/ddb"
+)
+
+// A key per month takes the growth (its rate scales with the target), a
+// key per room does not (more rooms, each as busy), a pinned key does; the
+// keys over their limit are named first to break first, and the last line
+// says which.
+func TestProjection(t *testing.T) {
+	used := ddb.Keys{
+		"load/GSI3": {"RECENT#2026-11": {Write: 150}, ddb.UnknownKey: {Write: 30}},
+		"load":      {"ROOM#r1": {Write: 75, Read: 30}, "RECIPE#hot": {Write: 300}, "RECIPE#cold": {Write: 300}},
+		"load/GSI1": {"LOCATION": {Read: 15}},
+	}
+	s := project(used, 15, 50, 50, 10000, whereIn("load"), map[string]string{"RECIPE#hot": "the hot recipe"})
+	byKey := map[string]KeyLoad{}
+	for _, l := range s.Keys {
+		byKey[l.Key] = l
+	}
+	if l := byKey["RECENT#2026-11"]; l.Where != "GSI3" || l.Write != 10 || l.ProjectedWrite != 2000 || l.BreaksAt != 5000 {
+		t.Errorf("a key per month: %+v, want 10 WCU/s now, 2000 then, breaking at 5000/s", l)
+	}
+	if l := byKey["ROOM#r1"]; l.ProjectedWrite != 5 || l.ProjectedRead != 2 || l.BreaksAt != 0 {
+		t.Errorf("a key per room: %+v, want 5 WCU/s and 2 RCU/s at any rate, never breaking", l)
+	}
+	if l := byKey["RECIPE#hot"]; l.ProjectedWrite != 4000 || l.BreaksAt != 2500 {
+		t.Errorf("the pinned recipe: %+v, want 4000 WCU/s then, breaking at 2500/s", l)
+	}
+	if l := byKey["RECIPE#cold"]; l.ProjectedWrite != 20 || l.BreaksAt != 0 {
+		t.Errorf("another recipe: %+v, want 20 WCU/s, never breaking", l)
+	}
+	if l := byKey["LOCATION"]; l.ProjectedRead != 200 || l.BreaksAt != 150000 {
+		t.Errorf("a key per item type, read: %+v, want 200 RCU/s then, breaking at 150000/s", l)
+	}
+	if len(s.Breaking) != 2 || s.Breaking[0].Key != "RECIPE#hot" || s.Breaking[1].Key != "RECENT#2026-11" {
+		t.Errorf("breaking %+v, want the hot recipe, then the month", s.Breaking)
+	}
+	if s.Unknown["GSI3"] != 2 {
+		t.Errorf("unknown %v, want GSI3 2 WCU/s", s.Unknown)
+	}
+	if got, want := s.line(), "scale: at 10000 writes/s: first to break: table RECIPE#<recipeId> at 2500 writes/s"; got != want {
+		t.Errorf("line %q, want %q", got, want)
+	}
+	var b strings.Builder
+	s.print(&b)
+	if !strings.Contains(b.String(), "RECENT#<yyyy-mm> (month)") || !strings.Contains(b.String(), "GSI3 2.0") {
+		t.Errorf("the table lacks the month key or the unknown writes:\n%s", b.String())
+	}
+	var page bytes.Buffer
+	if err := (&Report{Scale: s}).html(&page); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"<td>RECENT#2026-11</td>", html.EscapeString(s.line()), "% of the limit"} {
+		if !strings.Contains(page.String(), want) {
+			t.Errorf("the HTML report lacks %q", want)
+		}
+	}
+	if got := project(ddb.Keys{"load": {"ROOM#r1": {Write: 1}}}, 15, 50, 50, 100, whereIn("load"), nil).line(); got != "scale: at 100 writes/s: no key over its limit" {
+		t.Errorf("line %q", got)
+	}
+}
