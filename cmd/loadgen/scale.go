@@ -143,8 +143,8 @@ func project(used ddb.Keys, secs, basisTarget, basis, target float64, where func
 			}
 			s.KeysSeen++
 			l := KeyLoad{Where: where(t), Key: k, KeyShape: store.ShapeOf(k), Pinned: pinned[k], Read: u.Read / secs, Write: u.Write / secs}
-			if k == ddb.ScanKey {
-				l.KeyShape = store.KeyShape{Pattern: k, Per: "the whole table or index"}
+			if k == ddb.ScanKey { // every partition, not one: not projected as a key
+				l.KeyShape = store.KeyShape{Pattern: k, Per: "the whole table or index", Grows: true}
 			}
 			grow := target / basis // the key takes the growth
 			if l.Grows && l.Pinned == "" {
@@ -201,6 +201,9 @@ func scaleOf(phases []PhaseReport, target float64, where func(string) string, pi
 // line is the projection in one line a script can read: the last line
 // make load prints.
 func (s *Scale) line() string {
+	if s.KeysSeen == 0 {
+		return fmt.Sprintf("scale: at %.0f writes/s: not measured (no capacity by key: the programs need DYNAMODB_CAPACITY=true and /metrics/keys)", s.Target)
+	}
 	if len(s.Breaking) == 0 {
 		return fmt.Sprintf("scale: at %.0f writes/s: no key over its limit", s.Target)
 	}

@@ -62,6 +62,9 @@ func TestProjection(t *testing.T) {
 			t.Errorf("the HTML report lacks %q", want)
 		}
 	}
+	if got := project(ddb.Keys{}, 15, 50, 50, 100, whereIn("load"), nil).line(); !strings.Contains(got, "not measured") {
+		t.Errorf("with no key data: %q", got)
+	}
 	if got := project(ddb.Keys{"load": {"ROOM#r1": {Write: 1}}}, 15, 50, 50, 100, whereIn("load"), nil).line(); got != "scale: at 100 writes/s: no key over its limit" {
 		t.Errorf("line %q", got)
 	}

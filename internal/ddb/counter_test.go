@@ -186,6 +186,13 @@ func TestCounterByKey(t *testing.T) {
 			ExpressionAttributeNames: map[string]string{"#g": "GSI1PK"}, ExpressionAttributeValues: map[string]types.AttributeValue{":g": s("Q")}})
 		return err
 	}, map[string]map[string]ddb.KeyUnits{table: {"A": {Write: 1}}, gsi1: {"X": {Write: 1}, "Q": {Write: 1}}})
+	step("a transaction's update after the entry moved", func() error { // seen where the update left it, not where the put did
+		_, err := db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+			{Update: &types.Update{TableName: aws.String(table), Key: map[string]types.AttributeValue{"PK": s("A"), "SK": s("1")},
+				UpdateExpression: aws.String("SET GSI1SK = :v"), ExpressionAttributeValues: map[string]types.AttributeValue{":v": s("5")}}},
+		}})
+		return err
+	}, map[string]map[string]ddb.KeyUnits{gsi1: {"Q": {Write: 4}, "X": {}, ddb.UnknownKey: {}}})
 	step("an update answered ALL_NEW, its entry kept", func() error {
 		_, err := db.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(table), ReturnValues: types.ReturnValueAllNew,
 			Key: map[string]types.AttributeValue{"PK": s("A"), "SK": s("1")}, UpdateExpression: aws.String("SET GSI1SK = :v"),

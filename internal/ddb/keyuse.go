@@ -77,6 +77,9 @@ func keyUses(params, result any, indexes []Index, seen known) []keyUse {
 			case types.ReturnValueAllNew:
 				now := entry(out.Attributes, ix.PK)
 				if sets {
+					if pk, ok := seen(deref(in.TableName), in.Key, ix.PK); ok {
+						return pk, now
+					}
 					return UnknownKey, now
 				}
 				return now, now
@@ -243,7 +246,11 @@ func appendBatchWriteUses(uses []keyUse, cc types.ConsumedCapacity, reqs []types
 					sum += weights[i]
 				}
 			case r.DeleteRequest != nil:
-				if pk, ok := seen(table, r.DeleteRequest.Key, ix.PK); ok && pk != "" {
+				switch pk, ok := seen(table, r.DeleteRequest.Key, ix.PK); {
+				case !ok:
+					named[i] = UnknownKey
+					sum += weights[i]
+				case pk != "":
 					named[i] = pk
 					sum += weights[i]
 				}
@@ -339,6 +346,12 @@ func (s *seenItems) remember(table string, item map[string]types.AttributeValue,
 	s.items[id] = m
 }
 
+func (s *seenItems) forget(table string, key map[string]types.AttributeValue) {
+	if id, ok := itemID(table, key); ok {
+		delete(s.items, id)
+	}
+}
+
 // learn remembers the whole items a successful call read or wrote.
 func (s *seenItems) learn(params, result any, indexes []Index) {
 	switch in := params.(type) {
@@ -359,9 +372,27 @@ func (s *seenItems) learn(params, result any, indexes []Index) {
 	case *dynamodb.PutItemInput:
 		s.remember(deref(in.TableName), in.Item, indexes)
 	case *dynamodb.UpdateItemInput:
-		if in.ReturnValues == types.ReturnValueAllNew {
-			s.remember(deref(in.TableName), result.(*dynamodb.UpdateItemOutput).Attributes, indexes)
+		out := result.(*dynamodb.UpdateItemOutput)
+		switch in.ReturnValues {
+		case types.ReturnValueAllNew:
+			s.remember(deref(in.TableName), out.Attributes, indexes)
+		case types.ReturnValueAllOld: // the old item and what the update sets
+			item := map[string]types.AttributeValue{}
+			for k, v := range in.Key {
+				item[k] = v
+			}
+			for _, ix := range indexes {
+				if v, ok := out.Attributes[ix.PK]; ok {
+					item[ix.PK] = v
+				}
+				if v, ok := setValue(in.UpdateExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues, ix.PK); ok {
+					item[ix.PK] = v
+				}
+			}
+			s.remember(deref(in.TableName), item, indexes)
 		}
+	case *dynamodb.DeleteItemInput:
+		s.forget(deref(in.TableName), in.Key)
 	case *dynamodb.TransactWriteItemsInput:
 		for _, it := range in.TransactItems {
 			if it.Put != nil {
