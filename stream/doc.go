@@ -67,6 +67,12 @@
 // nothing skipped and nothing handled twice. In Lambda the same is done by
 // disabling and enabling the event source mapping.
 //
+// Several consumers on one reader: a stream shard should have at most two
+// readers at a time, so a third consumer of a table joins a reader as a
+// Fanout branch — its own filter, retries, dead letters and counts; a
+// failing branch neither stops the others nor makes them repeat what they
+// finished.
+//
 // Filters and the loop guard: a Runner applies the event source mapping's
 // FilterCriteria (Config.Filter, a filter.Criteria: package stream/filter
 // evaluates Lambda's pattern syntax) — records no pattern matches are

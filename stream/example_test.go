@@ -262,3 +262,56 @@ func ExampleGate() {
 	// 2 → 3 true
 	// 3 → 4 true
 }
+
+// ExampleFanout puts a third consumer on a reader the projector already
+// has, instead of a third reader on the stream: each branch gets its own
+// records, retries its own failures and dead-letters its own poison. Here
+// the audit branch fails once; the batch comes back for it, and the
+// projection, which finished, is not handed the records again.
+func ExampleFanout() {
+	record := func(seq, pk string) events.DynamoDBEventRecord {
+		return events.DynamoDBEventRecord{EventID: "id-" + seq, EventName: "INSERT", Change: events.DynamoDBStreamRecord{
+			SequenceNumber: seq,
+			Keys:           map[string]events.DynamoDBAttributeValue{"PK": events.NewStringAttribute(pk)},
+		}}
+	}
+	batch := events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{record("101", "ROOM#a"), record("102", "ROOM#b")}}
+
+	var projected, audited []string
+	auditDown := true
+	fan := &stream.Fanout{Branches: []stream.Branch{
+		{Name: "projector", DeadLetters: &stream.MemoryDeadLetters{},
+			Handler: func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+				for _, r := range ev.Records {
+					projected = append(projected, r.Change.SequenceNumber)
+				}
+				return events.DynamoDBEventResponse{}, nil
+			}},
+		{Name: "audit", DeadLetters: &stream.MemoryDeadLetters{},
+			Handler: func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+				if auditDown {
+					auditDown = false
+					return events.DynamoDBEventResponse{}, errors.New("audit store unreachable")
+				}
+				for _, r := range ev.Records {
+					audited = append(audited, r.Change.SequenceNumber)
+				}
+				return events.DynamoDBEventResponse{}, nil
+			}},
+	}}
+	h, err := fan.Handler() // a Runner's handler, or a Lambda function's
+	if err != nil {
+		log.Fatal(err)
+	}
+	resp, _ := h(context.Background(), batch)
+	fmt.Println("first call, retry from:", resp.BatchItemFailures[0].ItemIdentifier)
+	resp, _ = h(context.Background(), batch) // the reader hands the batch again
+	fmt.Println("second call, failures:", len(resp.BatchItemFailures))
+	fmt.Println("projected:", projected)
+	fmt.Println("audited:", audited)
+	// Output:
+	// first call, retry from: 101
+	// second call, failures: 0
+	// projected: [101 102]
+	// audited: [101 102]
+}

@@ -1,0 +1,299 @@
+package stream
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/dynastream/dynastream/stream/filter"
+)
+
+// Fanout runs several consumers on one reader: one event source mapping
+// (or one Runner), whose batches each Branch gets its share of. A DynamoDB
+// stream shard should have at most two readers at a time, so a third
+// consumer of a table joins one of them as a branch instead of adding a
+// reader.
+//
+// Each branch is a consumer of its own:
+//   - its own Filter and Skip: it is handed only the records they keep, in
+//     stream order;
+//   - its own failure handling: a record it fails is retried (the whole
+//     Fanout reports the lowest record a branch has not finished, so the
+//     reader hands that record and those after it again), and after
+//     MaxAttempts failed calls on it the branch gives up on it into its own
+//     DeadLetters and goes on;
+//   - it does not repeat what it finished: a record a branch finished is
+//     not handed to it again when another branch's failure brings the
+//     batch back, so a failing branch never makes the others repeat their
+//     effects, and it holds them up only while it retries (MaxAttempts
+//     calls at most);
+//   - its own counts (Stats).
+//
+// What a branch finished is remembered in memory, per record, until every
+// branch has finished the record, and at most MaxRemembered records
+// (then forgotten at once). A record can therefore come again to a branch
+// that had finished it after a restart (a Lambda cold start), after the
+// reader's own retries give up on a batch (set MaxAttempts below the
+// reader's attempts: Lambda's MaximumRetryAttempts + 1, the Runner's
+// MaxRetries + 1, 4 by default), or past MaxRemembered: delivery stays at
+// least once, as every consumer's must be.
+type Fanout struct {
+	Branches []Branch
+	// MaxRemembered bounds the records remembered (default 100,000).
+	MaxRemembered int
+	// Now is the clock of the dead letters' FailedAt (default time.Now).
+	Now    func() time.Time
+	Logger *slog.Logger
+
+	mu    sync.Mutex
+	state map[string]*fanState // by eventID
+	stats []BranchStats
+}
+
+// Branch is one consumer of a Fanout.
+type Branch struct {
+	// Name names the branch in its dead letters (DeadLetter.Consumer) and
+	// its stats. Required, unique.
+	Name    string
+	Handler Handler
+	// Filter and Skip choose its records, as Config.Filter and
+	// Config.Skip do a Runner's (a zero Filter keeps every record; a nil
+	// Skip is SkipDerived).
+	Filter filter.Criteria
+	Skip   SkipFunc
+	// MaxAttempts is how many failed calls on one record the branch makes
+	// before it gives up on it (default 3).
+	MaxAttempts int
+	// DeadLetters receives the records it gave up on, one dead letter per
+	// record (required).
+	DeadLetters DeadLetters
+}
+
+// BranchStats are a branch's counts since the Fanout started.
+type BranchStats struct {
+	Name string `json:"name"`
+	// Calls of its handler, and of those the ones that failed.
+	Calls       int64 `json:"calls"`
+	FailedCalls int64 `json:"failedCalls"`
+	// Records it finished (handled, or dead-lettered), records its filter
+	// or skip left out, records not handed to it again because it had
+	// finished them, and records it gave up on.
+	Handled      int64 `json:"handled"`
+	FilteredOut  int64 `json:"filteredOut"`
+	Repeated     int64 `json:"notRepeated"`
+	DeadLettered int64 `json:"deadLettered"`
+}
+
+// fanState is what the branches did with one record.
+type fanState struct {
+	done     []bool
+	attempts []int
+}
+
+const (
+	defaultBranchAttempts = 3
+	defaultMaxRemembered  = 100_000
+)
+
+// Handler is the Fanout as one Handler: for a Runner, for LambdaHandler or
+// consumer.Start. It checks the branches first.
+func (f *Fanout) Handler() (Handler, error) {
+	names := map[string]bool{}
+	for i, b := range f.Branches {
+		switch {
+		case b.Name == "":
+			return nil, fmt.Errorf("stream: fan-out branch %d has no name", i)
+		case names[b.Name]:
+			return nil, fmt.Errorf("stream: two fan-out branches are named %q", b.Name)
+		case b.Handler == nil:
+			return nil, fmt.Errorf("stream: fan-out branch %q has no handler", b.Name)
+		case b.DeadLetters == nil:
+			return nil, fmt.Errorf("stream: fan-out branch %q has no dead letters", b.Name)
+		}
+		names[b.Name] = true
+	}
+	if len(f.Branches) == 0 {
+		return nil, fmt.Errorf("stream: a fan-out needs a branch")
+	}
+	f.mu.Lock()
+	f.stats = make([]BranchStats, len(f.Branches))
+	for i, b := range f.Branches {
+		f.stats[i].Name = b.Name
+	}
+	f.state = map[string]*fanState{}
+	f.mu.Unlock()
+	return f.handle, nil
+}
+
+// Stats returns each branch's counts, in the order of Branches.
+func (f *Fanout) Stats() []BranchStats {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]BranchStats(nil), f.stats...)
+}
+
+func (f *Fanout) handle(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+	recs := ev.Records
+	// pending[b] are the indexes in recs branch b must still be handed
+	pending := make([][]int, len(f.Branches))
+	f.mu.Lock()
+	for i, r := range recs {
+		st := f.stateOf(r.EventID)
+		for b, br := range f.Branches {
+			switch {
+			case st.done[b]:
+				f.stats[b].Repeated++
+			case !keeps(br, r):
+				st.done[b] = true
+				f.stats[b].FilteredOut++
+			default:
+				pending[b] = append(pending[b], i)
+			}
+		}
+	}
+	f.mu.Unlock()
+
+	// the lowest index each branch has not finished (len(recs): none)
+	lowest := make([]int, len(f.Branches))
+	var wg sync.WaitGroup
+	for b := range f.Branches {
+		lowest[b] = len(recs)
+		if len(pending[b]) == 0 {
+			continue
+		}
+		wg.Go(func() { lowest[b] = f.run(ctx, b, recs, pending[b]) })
+	}
+	wg.Wait()
+
+	failedAt := len(recs)
+	f.mu.Lock()
+	for b := range f.Branches {
+		failedAt = min(failedAt, lowest[b])
+	}
+	// a record every branch finished is not needed any more
+	for _, r := range recs {
+		if st, ok := f.state[r.EventID]; ok && all(st.done) {
+			delete(f.state, r.EventID)
+		}
+	}
+	f.mu.Unlock()
+	if failedAt == len(recs) {
+		return events.DynamoDBEventResponse{}, nil
+	}
+	return events.DynamoDBEventResponse{BatchItemFailures: []events.DynamoDBBatchItemFailure{{ItemIdentifier: recs[failedAt].Change.SequenceNumber}}}, nil
+}
+
+// run hands branch b its records (indexes idx into recs) and returns the
+// lowest index it did not finish, len(recs) if it finished them all: the
+// records before the lowest its handler reports failed are finished; the
+// failed one counts an attempt, and at MaxAttempts goes to the branch's
+// dead letters (then it is finished, and those after it are not).
+func (f *Fanout) run(ctx context.Context, b int, recs []events.DynamoDBEventRecord, idx []int) int {
+	br := f.Branches[b]
+	mine := make([]events.DynamoDBEventRecord, len(idx))
+	for j, i := range idx {
+		mine[j] = recs[i]
+	}
+	resp, err := safeCall(ctx, br.Handler, events.DynamoDBEvent{Records: mine})
+	failed := len(mine) // position in mine of the lowest failure
+	if err == nil && len(resp.BatchItemFailures) > 0 {
+		failed, err = lowestFailure(mine, resp)
+		if err == nil {
+			err = fmt.Errorf("handler reported %d failed item(s)", len(resp.BatchItemFailures))
+		}
+	}
+	if err != nil && failed == len(mine) {
+		failed = 0 // the whole call failed
+	}
+
+	f.mu.Lock()
+	f.stats[b].Calls++
+	for _, r := range mine[:failed] {
+		f.stateOf(r.EventID).done[b] = true
+	}
+	f.stats[b].Handled += int64(failed)
+	if failed == len(mine) {
+		f.mu.Unlock()
+		return len(recs)
+	}
+	f.stats[b].FailedCalls++
+	r := mine[failed]
+	st := f.stateOf(r.EventID)
+	st.attempts[b]++
+	attempts := st.attempts[b]
+	f.mu.Unlock()
+
+	limit := br.MaxAttempts
+	if limit <= 0 {
+		limit = defaultBranchAttempts
+	}
+	if attempts < limit {
+		return idx[failed]
+	}
+	now := time.Now
+	if f.Now != nil {
+		now = f.Now
+	}
+	dl := DeadLetter{Consumer: br.Name, StreamARN: r.EventSourceArn, FirstSequenceNumber: r.Change.SequenceNumber,
+		LastSequenceNumber: r.Change.SequenceNumber, Attempts: attempts, Error: err.Error(), FailedAt: now().UTC(),
+		Event: events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{r}}, Condition: RetryAttemptsExhausted}
+	if perr := br.DeadLetters.Put(ctx, dl); perr != nil {
+		f.logger().Error("stream: fan-out branch could not dead-letter a record; it is retried", "branch", br.Name, "seq", r.Change.SequenceNumber, "err", perr)
+		return idx[failed]
+	}
+	f.logger().Error("stream: fan-out branch gave up on a record (dead-lettered)", "branch", br.Name, "seq", r.Change.SequenceNumber, "attempts", attempts, "err", err)
+	f.mu.Lock()
+	st.done[b] = true
+	f.stats[b].DeadLettered++
+	f.stats[b].Handled++
+	f.mu.Unlock()
+	if failed+1 < len(mine) {
+		return idx[failed+1] // handed again after the dead letter
+	}
+	return len(recs)
+}
+
+// stateOf is a record's state, made if new (f.mu held).
+func (f *Fanout) stateOf(eventID string) *fanState {
+	st, ok := f.state[eventID]
+	if !ok {
+		limit := f.MaxRemembered
+		if limit <= 0 {
+			limit = defaultMaxRemembered
+		}
+		if len(f.state) >= limit {
+			f.state = map[string]*fanState{}
+		}
+		st = &fanState{done: make([]bool, len(f.Branches)), attempts: make([]int, len(f.Branches))}
+		f.state[eventID] = st
+	}
+	return st
+}
+
+func keeps(b Branch, r events.DynamoDBEventRecord) bool {
+	skip := b.Skip
+	if skip == nil {
+		skip = SkipDerived
+	}
+	return !skip(r) && (len(b.Filter) == 0 || b.Filter.Match(r))
+}
+
+func all(bs []bool) bool {
+	for _, b := range bs {
+		if !b {
+			return false
+		}
+	}
+	return true
+}
+
+func (f *Fanout) logger() *slog.Logger {
+	if f.Logger != nil {
+		return f.Logger
+	}
+	return slog.Default()
+}

@@ -1,0 +1,184 @@
+package stream_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/dynastream/dynastream/stream"
+	"github.com/dynastream/dynastream/stream/filter"
+)
+
+// branchLog records what one branch was handed, by eventID.
+type branchLog struct {
+	mu     sync.Mutex
+	handed map[string]int
+	order  []string // PKs in the order first handed
+}
+
+func (l *branchLog) note(recs []events.DynamoDBEventRecord) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.handed == nil {
+		l.handed = map[string]int{}
+	}
+	for _, r := range recs {
+		if l.handed[r.EventID] == 0 {
+			l.order = append(l.order, r.Change.Keys["PK"].String())
+		}
+		l.handed[r.EventID]++
+	}
+}
+
+func (l *branchLog) snapshot() (map[string]int, []string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := map[string]int{}
+	for k, v := range l.handed {
+		out[k] = v
+	}
+	return out, append([]string(nil), l.order...)
+}
+
+// Three consumers on one reader, on a real stream: "effects" succeeds on
+// everything, "flaky" fails one record twice and then succeeds, "poison"
+// fails one record always. The first is handed each record exactly once
+// although the others' failures bring batches back; flaky handles its
+// record on the third call; poison gives up on its record into its own dead
+// letters after 3 calls and goes on; the reader's own dead letters stay
+// empty and its checkpoint reaches the stream's end. A branch's filter
+// keeps it to its records.
+func TestFanoutBranchesOnOneReader(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	const items = 30
+	putItems(t, f.c.DB, f.table, 0, items)
+	oracle := rawSeqs(readStream(t, f.c.Streams, f.arn, items))
+
+	var effects, flaky, poison, evens branchLog
+	var flakyFails int
+	var mu sync.Mutex
+	failOn := func(pk string, log *branchLog, fail func() bool) stream.Handler {
+		return func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+			log.note(ev.Records)
+			for _, r := range ev.Records {
+				if r.Change.Keys["PK"].String() == pk && fail() {
+					return events.DynamoDBEventResponse{BatchItemFailures: []events.DynamoDBBatchItemFailure{{ItemIdentifier: r.Change.SequenceNumber}}}, nil
+				}
+			}
+			return events.DynamoDBEventResponse{}, nil
+		}
+	}
+	evenOnly, err := filter.ParseCriteria(`{"dynamodb":{"NewImage":{"flag":{"BOOL":[true]}}}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	poisonDL := &stream.MemoryDeadLetters{}
+	fan := &stream.Fanout{Logger: testLogger(t), Branches: []stream.Branch{
+		{Name: "effects", Handler: failOn("", &effects, nil), DeadLetters: &stream.MemoryDeadLetters{}},
+		{Name: "flaky", Handler: failOn(itemPK(7), &flaky, func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			flakyFails++
+			return flakyFails <= 2
+		}), DeadLetters: &stream.MemoryDeadLetters{}},
+		{Name: "poison", Handler: failOn(itemPK(12), &poison, func() bool { return true }), DeadLetters: poisonDL},
+		{Name: "evens", Handler: failOn("", &evens, nil), Filter: evenOnly, DeadLetters: &stream.MemoryDeadLetters{}},
+	}}
+	h, err := fan.Handler()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newRunner(t, f.c.Streams, f.arn, "fanout")
+	r.BatchSize = 10
+	run := start(t, r, h)
+	waitCheckpoint(t, r.Checkpoints, "fanout", f.shard, oracle[len(oracle)-1])
+	run.stop()
+
+	handed, order := effects.snapshot()
+	if len(handed) != items {
+		t.Errorf("effects was handed %d records, want %d", len(handed), items)
+	}
+	for id, n := range handed {
+		if n != 1 {
+			t.Errorf("effects was handed record %s %d times, want once (another branch's failure repeated it)", id, n)
+		}
+	}
+	for i := 1; i < len(order); i++ {
+		if order[i] < order[i-1] {
+			t.Fatalf("effects was handed records out of order: %v", order)
+		}
+	}
+	if handed, _ := flaky.snapshot(); len(handed) != items {
+		t.Errorf("flaky was handed %d records, want %d", len(handed), items)
+	}
+	if flakyFails != 3 {
+		t.Errorf("flaky was called %d times on its record, want 3 (two failures, then done)", flakyFails)
+	}
+	handedPoison, _ := poison.snapshot()
+	if len(handedPoison) != items {
+		t.Errorf("poison was handed %d records, want %d: it went on after giving up", len(handedPoison), items)
+	}
+	dls := poisonDL.All()
+	if len(dls) != 1 || dls[0].Consumer != "poison" || dls[0].Attempts != 3 || len(dls[0].Event.Records) != 1 ||
+		dls[0].Event.Records[0].Change.Keys["PK"].String() != itemPK(12) || !strings.Contains(dls[0].Error, "failed item") {
+		t.Errorf("poison's dead letters %+v, want its one record after 3 attempts", dls)
+	}
+	if n := len(r.DeadLetters.(*stream.MemoryDeadLetters).All()); n != 0 {
+		t.Errorf("the reader dead-lettered %d batch(es): a branch's failure reached it", n)
+	}
+	if handed, _ := evens.snapshot(); len(handed) != items/2 {
+		t.Errorf("evens was handed %d records, want the %d its filter keeps", len(handed), items/2)
+	}
+	st := fan.Stats()
+	if st[0].Handled != items || st[0].Repeated == 0 || st[2].DeadLettered != 1 || st[3].FilteredOut != items/2 || st[1].FailedCalls != 2 {
+		t.Errorf("stats %+v", st)
+	}
+}
+
+// A Fanout's branches are checked before it runs.
+func TestFanoutRefusesBadBranches(t *testing.T) {
+	ok := func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+		return events.DynamoDBEventResponse{}, nil
+	}
+	dl := &stream.MemoryDeadLetters{}
+	for name, fan := range map[string]*stream.Fanout{
+		"no branch":       {},
+		"no name":         {Branches: []stream.Branch{{Handler: ok, DeadLetters: dl}}},
+		"two of a name":   {Branches: []stream.Branch{{Name: "a", Handler: ok, DeadLetters: dl}, {Name: "a", Handler: ok, DeadLetters: dl}}},
+		"no handler":      {Branches: []stream.Branch{{Name: "a", DeadLetters: dl}}},
+		"no dead letters": {Branches: []stream.Branch{{Name: "a", Handler: ok}}},
+	} {
+		if _, err := fan.Handler(); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	// a handler's error fails the branch's whole call; a panic is an error
+	var calls int
+	fan := &stream.Fanout{Branches: []stream.Branch{{Name: "a", DeadLetters: dl, MaxAttempts: 2,
+		Handler: func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+			calls++
+			if calls == 1 {
+				return events.DynamoDBEventResponse{}, errors.New("down")
+			}
+			panic("poison")
+		}}}}
+	h, err := fan.Handler()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{{EventID: "1", Change: events.DynamoDBStreamRecord{SequenceNumber: "100"}}}}
+	for want, wantFailed := range []bool{true, false} {
+		resp, err := h(context.Background(), ev)
+		if err != nil || (len(resp.BatchItemFailures) > 0) != wantFailed {
+			t.Errorf("call %d: %+v, %v; want failed %v", want+1, resp, err, wantFailed)
+		}
+	}
+	if got := dl.All(); len(got) != 1 || !strings.Contains(got[0].Error, "poison") {
+		t.Errorf("dead letters %+v, want the record after its panic", got)
+	}
+}
