@@ -41,6 +41,12 @@ type Target struct {
 	OnFailure OnFailure
 	// Reset empties the derived state before each run.
 	Reset func(ctx context.Context) error
+	// Restart, when set, is called after each crashed call (schedules with
+	// CrashBetweenRequests), before the next: a handler that keeps state
+	// in memory from call to call (a stream.Fanout's record of what each
+	// branch finished and how often it failed, a cache) starts it afresh,
+	// as the process that died would. The derived state stays.
+	Restart func(ctx context.Context) error
 	// Source, for a handler that reads the table the stream came from,
 	// moves that table through the stream's history so the handler sees
 	// it as it was at each point, not in its final state (see

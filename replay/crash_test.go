@@ -250,6 +250,8 @@ func TestCrashPassesAnIdempotentSend(t *testing.T) {
 		want[r.EventID] = 1
 	}
 	target.Expect = replay.Want(want)
+	var restarts atomic.Int64 // a process that died starts again: Restart once per crash
+	target.Restart = func(context.Context) error { restarts.Add(1); return nil }
 	rep, err := replay.Check(context.Background(), stream3x4(), target, schedulesWithAndWithoutCrashes())
 	if err != nil {
 		t.Fatal(err)
@@ -257,11 +259,15 @@ func TestCrashPassesAnIdempotentSend(t *testing.T) {
 	if err := rep.Err(); err != nil {
 		t.Fatal(err)
 	}
-	var crashes int
+	var crashes, allCrashes int
 	for _, run := range rep.Runs {
+		allCrashes += run.Stats.Crashes
 		if run.Schedule.Name == "crash between requests" {
 			crashes = run.Stats.InjectedFailures
 		}
+	}
+	if int(restarts.Load()) != allCrashes || allCrashes == 0 {
+		t.Errorf("Restart was called %d times for %d crashes", restarts.Load(), allCrashes)
 	}
 	// 12 records, each 3 requests: a crash after each of them
 	if crashes != 36 {

@@ -183,7 +183,7 @@ func Deliver(ctx context.Context, ev events.DynamoDBEvent, t Target, s Schedule)
 		return Stats{}, err
 	}
 	d := delivery{h: t.Handler, s: s, policy: stream.Policy{MaxRetries: retries, Bisect: !t.OnFailure.NoBisect, MaxRecordAge: t.OnFailure.MaxRecordAge},
-		attempts: attempts, filter: t.Filter, window: t.Window, wh: t.WindowHandler, retryDelay: t.OnFailure.RetryDelay}
+		attempts: attempts, filter: t.Filter, window: t.Window, wh: t.WindowHandler, retryDelay: t.OnFailure.RetryDelay, restart: t.Restart}
 	if d.retryDelay <= 0 {
 		d.retryDelay = time.Second
 	}
@@ -282,6 +282,8 @@ type delivery struct {
 	// window and wh: a windowed target's (wh nil: none)
 	window time.Duration
 	wh     stream.WindowHandler
+	// restart is Target.Restart (nil: none)
+	restart func(context.Context) error
 }
 
 // pending is records of a batch still to hand over, with the handler's own
@@ -354,6 +356,11 @@ func (d delivery) lane(ctx context.Context, recs []events.DynamoDBEventRecord, l
 			case o.crashed:
 				st.Crashes++
 				p.crashes++
+				if d.restart != nil { // the process that died starts again
+					if err := d.restart(ctx); err != nil {
+						return st, fmt.Errorf("replay: %s: restart after a crash: %w", d.s.Name, err)
+					}
+				}
 				if d.s.CrashSampled {
 					p.crashAfter += 1 + rng.IntN(p.crashAfter)
 				} else {
