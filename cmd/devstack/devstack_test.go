@@ -188,6 +188,15 @@ func TestLocalStack(t *testing.T) {
 		outbox, _ = os.ReadFile(filepath.Join(local, "outbox", "events.jsonl"))
 		return bytes.Contains(outbox, []byte(`"detailType":"CompatibilityUpdated"`))
 	})
+	// The third consumer, on the projector's reader: the audit trail has
+	// the criteria versions (core changes), and none of the derived items.
+	waitUntil(t, "the criteria in the audit trail", func() bool {
+		trail, _ := os.ReadFile(filepath.Join(local, "audit.jsonl"))
+		return bytes.Count(trail, []byte(`"itemType":"Criteria"`)) == 2
+	})
+	if trail, _ := os.ReadFile(filepath.Join(local, "audit.jsonl")); bytes.Contains(trail, []byte(`"itemType":"Compatibility"`)) {
+		t.Errorf("the audit trail has derived items:\n%s", trail)
+	}
 
 	// The issue's bad item: another writer puts a Criteria item whose
 	// criteria is a string. Its record is dead-lettered at once, the item

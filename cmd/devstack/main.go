@@ -49,6 +49,10 @@ func main() {
 		AdminPortBase: adminBase,
 		Logger:        log,
 	}
+	// A third consumer of the stream without a third reader: the audit
+	// trail shares the projector's (stream.Fanout).
+	trail := filepath.Join(o.LocalDir, "audit.jsonl")
+	o.ProgramEnv = map[string][]string{"projector": {"AUDIT_LOG=" + trail}}
 
 	ctx, stop := app.SignalContext()
 	defer stop()
@@ -57,7 +61,7 @@ func main() {
 		app.Fatal(log, "the local stack did not start (what had started is stopped)", err)
 	}
 	defer s.Stop()
-	log.Info("local stack up: press Ctrl-C to stop", "writer", s.WriterURL, "outbox", filepath.Join(o.LocalDir, "outbox", "events.jsonl"), "admin", s.Admin)
+	log.Info("local stack up: press Ctrl-C to stop", "writer", s.WriterURL, "outbox", filepath.Join(o.LocalDir, "outbox", "events.jsonl"), "audit", trail, "admin", s.Admin)
 	log.Info("the table is in memory and starts empty on each run; the outbox and dead letters of earlier runs stay in " + o.LocalDir + "; dev tokens of earlier runs are refused (get new ones from POST /dev/tokens)")
 	select {
 	case <-ctx.Done():

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/dynastream/dynastream/cmd/internal/app"
+	"github.com/dynastream/dynastream/internal/audit"
 	"github.com/dynastream/dynastream/internal/ddb"
 	"github.com/dynastream/dynastream/internal/projections"
 	"github.com/dynastream/dynastream/internal/store"
@@ -17,7 +18,8 @@ const usage = `projector derives the table's derived items from its stream: unde
 the stream's event source mapping; elsewhere it polls the stream with the same semantics.
 
 Usage:
-  projector                    consume the stream (DYNAMODB_TABLE_NAME, DYNAMODB_ENDPOINT, STREAM_*, ADMIN_ADDR)
+  projector                    consume the stream (DYNAMODB_TABLE_NAME, DYNAMODB_ENDPOINT, STREAM_*, ADMIN_ADDR;
+                               AUDIT_LOG=FILE: keep the audit trail there too, a second consumer on this reader)
   projector resubmit FILE      hand the dead letters in FILE to the handler again ("table": the bookkeeping table's)
   projector redrive [QUEUE_URL]
                                hand the records an on-failure queue's messages name to the handler again
@@ -70,6 +72,25 @@ func main() {
 	app.EnsureBookkeeping(c, clients, log)
 	dl := app.DeadLetters(c, clients, "projector")
 	p := &projections.Projector{Store: st, Logger: log, DeadLetters: dl}
-	app.ServeStream(c, clients, log, app.Consumer{Name: "projector", Handler: p.Handle, DeadLetters: dl, Quarantine: st.Quarantine,
-		Filter: stream.LoopGuard(store.AttrPK), Skip: stream.SkipDerived})
+	cons := app.Consumer{Name: "projector", Handler: p.Handle, DeadLetters: dl, Quarantine: st.Quarantine,
+		Filter: stream.LoopGuard(store.AttrPK), Skip: stream.SkipDerived}
+	if path := os.Getenv("AUDIT_LOG"); path != "" {
+		// A user's consumer beside the projector, on its reader (the
+		// stream's shards take two readers, and the notifier is the
+		// other): the audit trail, a branch of a stream.Fanout.
+		trail, err := audit.OpenFile(path)
+		if err != nil {
+			app.Fatal(log, "AUDIT_LOG", err)
+		}
+		fan := &stream.Fanout{Logger: log, Branches: []stream.Branch{
+			{Name: "projector", Handler: p.Handle, DeadLetters: dl, Skip: stream.SkipDerived},
+			{Name: "audit", Handler: audit.Handler(trail), DeadLetters: app.DeadLetters(c, clients, "audit"), Skip: stream.SkipDerived},
+		}}
+		if cons.Handler, err = fan.Handler(); err != nil {
+			app.Fatal(log, "fan-out", err)
+		}
+		cons.Branches = fan.Stats
+		log.Info("the audit trail shares the projector's reader", "trail", path)
+	}
+	app.ServeStream(c, clients, log, cons)
 }

@@ -37,6 +37,9 @@ type Metrics struct {
 	Quarantined int64 `json:"quarantined"`
 	// Faults are the failures DYNAMODB_FAULTS injected (nil without).
 	Faults *ddb.FaultCounts `json:"faults,omitempty"`
+	// Branches are the consumers sharing this one's reader (a
+	// stream.Fanout), each with its counts.
+	Branches []stream.BranchStats `json:"branches,omitempty"`
 }
 
 type localMetrics struct {
@@ -45,6 +48,7 @@ type localMetrics struct {
 	data, checkpoints, streams *ddb.Counter
 	quarantine                 *store.Quarantine
 	faults                     *ddb.Faults
+	branches                   func() []stream.BranchStats
 }
 
 func (m *localMetrics) read() Metrics {
@@ -62,6 +66,9 @@ func (m *localMetrics) read() Metrics {
 	}
 	if m.checkpoints != nil {
 		out.CheckpointRequests = m.checkpoints.Counts()
+	}
+	if m.branches != nil {
+		out.Branches = m.branches()
 	}
 	if m.streams != nil {
 		out.StreamRequests = m.streams.Counts()

@@ -357,6 +357,9 @@ type Consumer struct {
 	// acts on derived items too). In Lambda the event source mapping's
 	// filter drops most of them before the invocation.
 	Skip stream.SkipFunc
+	// Branches, for a Handler that is a stream.Fanout, are its branches'
+	// counts (Fanout.Stats), for /metrics.
+	Branches func() []stream.BranchStats
 }
 
 // DeadLetters is where a consumer's dead letters go: locally the file
@@ -466,7 +469,7 @@ func ServeStream(c Common, clients *ddb.Clients, log *slog.Logger, cons Consumer
 	pauseOnSignals(ctx, log, r)
 	go watchHealth(ctx, log, r, 5*time.Second)
 	if rc.AdminAddr != "" {
-		m := &localMetrics{program: name, runner: r, data: clients.Requests, checkpoints: cpRequests, streams: clients.StreamRequests, quarantine: cons.Quarantine, faults: clients.Faults()}
+		m := &localMetrics{program: name, runner: r, data: clients.Requests, checkpoints: cpRequests, streams: clients.StreamRequests, quarantine: cons.Quarantine, faults: clients.Faults(), branches: cons.Branches}
 		if err := serveAdmin(ctx, log, rc.AdminAddr, m); err != nil {
 			Fatal(log, "admin endpoint", err)
 		}
