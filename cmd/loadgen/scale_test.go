@@ -50,7 +50,7 @@ func TestProjection(t *testing.T) {
 	}
 	var b strings.Builder
 	s.print(&b)
-	if !strings.Contains(b.String(), "RECENT#<yyyy-mm> (month)") || !strings.Contains(b.String(), "GSI3 2.0") {
+	if !strings.Contains(b.String(), "RECENT#<yyyy-mm>[#<shard>] (month)") || !strings.Contains(b.String(), "GSI3 2.0") {
 		t.Errorf("the table lacks the month key or the unknown writes:\n%s", b.String())
 	}
 	var page bytes.Buffer

@@ -20,7 +20,6 @@ import (
 	"github.com/dynastream/dynastream/internal/notify"
 	"github.com/dynastream/dynastream/internal/outbox"
 	"github.com/dynastream/dynastream/internal/push"
-	"github.com/dynastream/dynastream/internal/store"
 	"github.com/dynastream/dynastream/stream"
 )
 
@@ -81,8 +80,7 @@ func main() {
 	}
 	publisher := eventPublisher(c, cfg, clients, log)
 	app.EnsureBookkeeping(c, clients, log)
-	st := store.New(clients.DB, c.Table)
-	st.Bookkeeping = c.Bookkeeping
+	st := app.NewStore(c, clients)
 	dl := app.DeadLetters(c, clients, "notifier")
 	n := &notify.Notifier{
 		Publisher: publisher,

@@ -72,6 +72,18 @@ func backfill(st *store.Store, c app.Common, args []string) {
 	if err != nil {
 		app.Fatal(log, "backfill of access items failed (it is safe to run again)", err)
 	}
+	// The hot index keys' items into their write shards (store.Sharding).
+	start = time.Now()
+	p = newProgress(log, "backfill shards", itemCount(ctx, st))
+	ss, err := st.Upkeep.BackfillIndexShards(ctx, *segments, func(s store.ShardStats) {
+		p.set(s.Scanned, "indexed", s.Indexed, "moved", s.Moved, "unmoved", s.Unmoved)
+	})
+	r = p.finish(ss.Scanned)
+	log.Info("backfill shards done", "recentShards", st.Sharding.Recent, "trendingShards", st.Sharding.Trending, "scanned", ss.Scanned,
+		"indexed", ss.Indexed, "moved", ss.Moved, "unmoved", ss.Unmoved, "overtook", ss.Overtook, "seconds", time.Since(start).Seconds(), "itemsPerSecond", r)
+	if err != nil {
+		app.Fatal(log, "backfill of index shards failed (it is safe to run again)", err)
+	}
 }
 
 // quarantine lists the stored items readers skip because they cannot be

@@ -24,7 +24,9 @@ Usage:
   projector redrive [QUEUE_URL]
                                hand the records an on-failure queue's messages name to the handler again
   projector backfill [-segments N]
-                               set the GSI1/GSI2 attributes of existing listings (safe to re-run)
+                               set the GSI1/GSI2 attributes of existing listings, the access items of
+                               resources, and move cookings' GSI3 entries to their write shards
+                               (STORE_SHARDS_*; safe to re-run, and reads work while it runs)
   projector quarantine [-segments N]
                                list stored items the programs cannot decode (exit 1 when there are any)
   projector verify [-segments N] [-recheck D] [-examples N] [-json]
@@ -64,8 +66,7 @@ func main() {
 	if err != nil {
 		app.Fatal(log, "clients", err)
 	}
-	st := store.New(clients.DB, c.Table)
-	st.Bookkeeping = c.Bookkeeping
+	st := app.NewStore(c, clients)
 	if len(os.Args) > 1 && command(st, c, os.Args[1], os.Args[2:]) {
 		return
 	}

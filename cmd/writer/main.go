@@ -22,7 +22,6 @@ import (
 	"github.com/dynastream/dynastream/internal/ddb"
 	"github.com/dynastream/dynastream/internal/devguard"
 	"github.com/dynastream/dynastream/internal/gateway"
-	"github.com/dynastream/dynastream/internal/store"
 )
 
 // DefaultAddr is where the local writer listens: loopback only, as its dev
@@ -34,8 +33,7 @@ const DefaultAddr = app.DefaultWriterAddr
 // dev token is ever accepted there; locally dev tokens are signed with
 // cfg.devSecret.
 func server(c app.Common, clients *ddb.Clients, log *slog.Logger, cfg config) (*api.Server, error) {
-	st := store.New(clients.DB, c.Table)
-	st.Bookkeeping = c.Bookkeeping // invite rate windows
+	st := app.NewStore(c, clients) // the bookkeeping table: invite rate windows, idempotency records
 	st.InviteLimits = cfg.invites
 	hold := cfg.hold
 	var err error

@@ -242,7 +242,7 @@ func (s Cooking) tryApplyCooking(ctx context.Context, recipeID string, deltas []
 				items = append(items, types.TransactWriteItem{Delete: &types.Delete{TableName: &s.Table, Key: k.AV()}})
 				continue
 			}
-			it, err := recentItem(recipeID, *r)
+			it, err := recentItem(recipeID, *r, s.Sharding.Recent)
 			if err != nil {
 				return out, err
 			}
@@ -299,13 +299,14 @@ func (s Cooking) ratingUpdate(recipeID, createdAt string, before, after cooking.
 	}
 }
 
-// recentItem is a RecentCooking item of recipeID, on GSI3 RECENT#<yyyy-mm>.
-func recentItem(recipeID string, r RecentCooking) (map[string]types.AttributeValue, error) {
+// recentItem is a RecentCooking item of recipeID, on GSI3 RECENT#<yyyy-mm>
+// (in one of shards write shards, chosen by its history's id).
+func recentItem(recipeID string, r RecentCooking, shards int) (map[string]types.AttributeValue, error) {
 	it, err := marshal(head{Key: RecentKey(recipeID, r.CookDate, r.HistoryID), ItemType: TypeRecentCooking, Derived: true}, r)
 	if err != nil {
 		return nil, err
 	}
-	it["GSI3PK"] = &types.AttributeValueMemberS{Value: prefixRecent + cooking.Month(r.CookDate)}
+	it["GSI3PK"] = &types.AttributeValueMemberS{Value: RecentIndexPK(r.CookDate, r.HistoryID, shards)}
 	it["GSI3SK"] = &types.AttributeValueMemberS{Value: r.CookDate + "#" + r.HistoryID}
 	return it, nil
 }
@@ -325,7 +326,7 @@ func (s Cooking) trendingWrite(recipeID, week string, old, count int) types.Tran
 			ExpressionAttributeNames: names, ExpressionAttributeValues: vals}}
 	}
 	it, _ := marshal(head{Key: k, ItemType: TypeTrending, Derived: true}, Trending{RecipeID: recipeID, Week: week, Count: count})
-	it["GSI3PK"] = &types.AttributeValueMemberS{Value: SKPrefixTrending + week}
+	it["GSI3PK"] = &types.AttributeValueMemberS{Value: TrendingIndexPK(week, recipeID, s.Sharding.Trending)}
 	it["GSI3SK"] = &types.AttributeValueMemberS{Value: TrendingSortKey(count, recipeID)}
 	return types.TransactWriteItem{Put: &types.Put{TableName: &s.Table, Item: it, ConditionExpression: cond,
 		ExpressionAttributeNames: names, ExpressionAttributeValues: vals}}
@@ -357,11 +358,23 @@ func lastPerKey(items []types.TransactWriteItem) []types.TransactWriteItem {
 	return out
 }
 
+// RecentIndexPK is the GSI3 partition key of a cooking's RecentCooking
+// item: its month's, in the write shard of its history's id.
+func RecentIndexPK(cookDate, historyID string, shards int) string {
+	return shardKey(prefixRecent+cooking.Month(cookDate), historyID, shards)
+}
+
+// TrendingIndexPK is the GSI3 partition key of a recipe's Trending item of
+// a week: the week's, in the write shard of the recipe's id.
+func TrendingIndexPK(week, recipeID string, shards int) string {
+	return shardKey(SKPrefixTrending+week, recipeID, shards)
+}
+
 // RecentCookings pages through a month's cookings, newest first (pattern
 // 6: GSI3 RECENT#<yyyy-mm>).
 func (s Cooking) RecentCookings(ctx context.Context, month string, p Page) ([]RecentCooking, string, error) {
 	var out []RecentCooking
-	next, err := s.queryPage(ctx, query{index: IndexGSI3, pk: prefixRecent + month, desc: true, page: p}, decodeInto(s.Store, &out))
+	next, err := s.queryShards(ctx, query{index: IndexGSI3, desc: true, page: p}, shardKeys(prefixRecent+month, s.Sharding.Recent), decodeInto(s.Store, &out))
 	return out, next, err
 }
 
@@ -369,7 +382,7 @@ func (s Cooking) RecentCookings(ctx context.Context, month string, p Page) ([]Re
 // first (GSI3 TRENDING#<yyyy-Www>, descending).
 func (s Cooking) TrendingRecipes(ctx context.Context, week string, p Page) ([]Trending, string, error) {
 	var out []Trending
-	next, err := s.queryPage(ctx, query{index: IndexGSI3, pk: SKPrefixTrending + week, desc: true, page: p}, decodeInto(s.Store, &out))
+	next, err := s.queryShards(ctx, query{index: IndexGSI3, desc: true, page: p}, shardKeys(SKPrefixTrending+week, s.Sharding.Trending), decodeInto(s.Store, &out))
 	return out, next, err
 }
 

@@ -338,7 +338,7 @@ func (s Upkeep) Repair(ctx context.Context, d drift.Difference, run string) erro
 		}
 		var it map[string]types.AttributeValue
 		if it, err = recentItem(d.Recent.RecipeID, RecentCooking{RecipeID: d.Recent.RecipeID, HistoryID: d.Recent.HistoryID,
-			UserID: d.Recent.UserID, CookDate: d.Recent.CookDate, Title: d.Recent.Title}); err == nil {
+			UserID: d.Recent.UserID, CookDate: d.Recent.CookDate, Title: d.Recent.Title}, s.Sharding.Recent); err == nil {
 			if run != "" {
 				it[events.AttrRebuild] = &types.AttributeValueMemberS{Value: run}
 			}

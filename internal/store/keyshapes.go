@@ -25,8 +25,8 @@ var keyShapes = []struct {
 }{
 	{ingredientSearchPK, "", KeyShape{ingredientSearchPK, "item type (every ingredient)", false}},
 	{locationIndexPK, "", KeyShape{locationIndexPK, "item type (every location)", false}},
-	{prefixRecent, "", KeyShape{prefixRecent + "<yyyy-mm>", "month", false}},
-	{SKPrefixTrending, "", KeyShape{SKPrefixTrending + "<yyyy>-W<ww>", "week", false}},
+	{prefixRecent, "", KeyShape{prefixRecent + "<yyyy-mm>[#<shard>]", "month", false}},
+	{SKPrefixTrending, "", KeyShape{SKPrefixTrending + "<yyyy>-W<ww>[#<shard>]", "week", false}},
 	{prefixMethod, "", KeyShape{prefixMethod + "<method>", "cooking method", false}},
 	{prefixUser, "#FAVORITE", KeyShape{prefixUser + "<userId>#FAVORITE", "user", true}},
 	{prefixUser, "", KeyShape{prefixUser + "<userId>", "user", true}},

@@ -34,6 +34,10 @@ type Store struct {
 	// Quarantine receives the stored items readers cannot decode and skip
 	// (nil: a process-wide one).
 	Quarantine *Quarantine
+	// Sharding splits the index keys every write of a kind lands on
+	// (shards.go; New sets DefaultSharding). The writer's and the
+	// projector's must be the same.
+	Sharding Sharding
 
 	// The domains (domains.go), each over this Store.
 	Rooms     Rooms
@@ -60,7 +64,7 @@ func New(db *dynamodb.Client, table string) *Store {
 	tracked := dynamodb.New(db.Options(), func(o *dynamodb.Options) {
 		o.APIOptions = append(slices.Clip(o.APIOptions), ddb.TrackedWrites)
 	})
-	s := &Store{DB: tracked, Table: table, Quarantine: &Quarantine{}}
+	s := &Store{DB: tracked, Table: table, Quarantine: &Quarantine{}, Sharding: DefaultSharding}
 	s.Rooms, s.Locations, s.Chat, s.Cooking = Rooms{s}, Locations{s}, Chat{s}, Cooking{s}
 	s.Collab, s.Requests, s.Upkeep = Collab{s}, Requests{s}, Upkeep{s}
 	return s

@@ -56,6 +56,19 @@ type Common struct {
 	// Bookkeeping is the consumers' table without a stream: idempotency
 	// records and (in Lambda) the handlers' dead letters.
 	Bookkeeping string
+	// Sharding is the store's write shards of its hot index keys
+	// (STORE_SHARDS_RECENT, STORE_SHARDS_TRENDING; store.DefaultSharding):
+	// every program's must be the same.
+	Sharding store.Sharding
+}
+
+// NewStore is the programs' Store on the table, with the configured
+// sharding and bookkeeping table.
+func NewStore(c Common, clients *ddb.Clients) *store.Store {
+	st := store.New(clients.DB, c.Table)
+	st.Bookkeeping = c.Bookkeeping
+	st.Sharding = c.Sharding
+	return st
 }
 
 // Runner is the local stream runner's configuration.
@@ -196,6 +209,10 @@ func LoadCommon() (Common, error) {
 		LocalDir: e.str("LOCAL_DIR", ".local"),
 	}
 	c.Bookkeeping = e.str("BOOKKEEPING_TABLE_NAME", c.Table+"-bookkeeping")
+	c.Sharding = store.Sharding{Recent: e.int("STORE_SHARDS_RECENT", store.DefaultSharding.Recent), Trending: e.int("STORE_SHARDS_TRENDING", store.DefaultSharding.Trending)}
+	if err := c.Sharding.Validate(); err != nil {
+		e.errs = append(e.errs, "STORE_SHARDS_*: "+err.Error())
+	}
 	c.DB.Capacity = e.bool("DYNAMODB_CAPACITY", false)
 	c.DB.Indexes = store.Indexes
 	if v := os.Getenv("DYNAMODB_FAULTS"); v != "" {

@@ -1,0 +1,15 @@
+package store
+
+import "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+// What the external tests need of the package's insides.
+
+// RecentItemForTest is recentItem.
+func RecentItemForTest(recipeID string, r RecentCooking, shards int) (map[string]types.AttributeValue, error) {
+	return recentItem(recipeID, r, shards)
+}
+
+// TrendingWriteForTest is trendingWrite.
+func (s Cooking) TrendingWriteForTest(recipeID, week string, count int) types.TransactWriteItem {
+	return s.trendingWrite(recipeID, week, 0, count)
+}

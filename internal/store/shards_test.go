@@ -1,0 +1,178 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/dynastream/dynastream/internal/ddbtest"
+	"github.com/dynastream/dynastream/internal/errs"
+	"github.com/dynastream/dynastream/internal/store"
+)
+
+// cookings writes a month's recent cookings and a week's trending counts
+// (ties included) with st's sharding.
+func cookings(t *testing.T, st *store.Store) {
+	t.Helper()
+	ctx := context.Background()
+	for i := range 37 {
+		it, err := store.RecentItemForTest(fmt.Sprintf("rec%02d", i%5), store.RecentCooking{RecipeID: fmt.Sprintf("rec%02d", i%5),
+			HistoryID: fmt.Sprintf("h%03d", i), UserID: "u", CookDate: fmt.Sprintf("2025-12-%02dT12:00:00Z", 1+i%28), Title: "dish"}, st.Sharding.Recent)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(st.Table), Item: it}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 23 {
+		w := st.Cooking.TrendingWriteForTest(fmt.Sprintf("rec%02d", i), "2026-W01", 1+i%6)
+		if _, err := st.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{w}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// pages reads a list page by page with limit; each page is its items'
+// ids, and whether a cursor followed.
+func pages(t *testing.T, st *store.Store, list string, limit int32) []string {
+	t.Helper()
+	ctx := context.Background()
+	var out []string
+	cursor := ""
+	for range 100 {
+		var page string
+		var next string
+		var err error
+		if list == "recent" {
+			var items []store.RecentCooking
+			items, next, err = st.Cooking.RecentCookings(ctx, "2025-12", store.Page{Limit: limit, Cursor: cursor})
+			for _, it := range items {
+				page += it.HistoryID + " "
+			}
+		} else {
+			var items []store.Trending
+			items, next, err = st.Cooking.TrendingRecipes(ctx, "2026-W01", store.Page{Limit: limit, Cursor: cursor})
+			for _, it := range items {
+				page += fmt.Sprintf("%s:%d ", it.RecipeID, it.Count)
+			}
+		}
+		if err != nil {
+			t.Fatalf("%s, limit %d: %v", list, limit, err)
+		}
+		out = append(out, fmt.Sprintf("[%s] more=%v", page, next != ""))
+		if next == "" {
+			return out
+		}
+		cursor = next
+	}
+	t.Fatalf("%s, limit %d: no end after 100 pages", list, limit)
+	return nil
+}
+
+// Sharded index keys answer item for item, page for page, as one key
+// does: the month's cookings newest first and the week's counts highest
+// first, at every page size, cursors included.
+func TestShardedListsAnswerAsOneKey(t *testing.T) {
+	t.Parallel()
+	one := newStore(t)
+	one.Sharding = store.Sharding{Recent: 1, Trending: 1}
+	sharded := newStore(t)
+	sharded.Sharding = store.Sharding{Recent: 4, Trending: 3}
+	cookings(t, one)
+	cookings(t, sharded)
+	if n := len(queryIndex(t, sharded, "RECENT#2025-12")); n != 0 {
+		t.Fatalf("the sharded store wrote %d items to the month's one key", n)
+	}
+	for _, list := range []string{"recent", "trending"} {
+		for _, limit := range []int32{1, 2, 3, 5, 10, 22, 23, 24, 25, 36, 37, 38, 100} {
+			if d := cmp.Diff(pages(t, one, list, limit), pages(t, sharded, list, limit)); d != "" {
+				t.Errorf("%s, limit %d: sharded pages differ (-one key +sharded):\n%s", list, limit, d)
+			}
+		}
+	}
+	// A cursor of another list is refused as input, not sent to DynamoDB.
+	_, next, err := sharded.Cooking.TrendingRecipes(context.Background(), "2026-W01", store.Page{Limit: 2})
+	if err != nil || next == "" {
+		t.Fatalf("first page: %q, %v", next, err)
+	}
+	if _, _, err := sharded.Cooking.RecentCookings(context.Background(), "2025-12", store.Page{Limit: 2, Cursor: next}); !errs.Is(err, errs.Invalid) {
+		t.Errorf("a trending cursor for the recent list: %v, want invalid input", err)
+	}
+}
+
+// The migration: items written to one key are read by a sharded store
+// at once (it queries the key too), a cursor of the unsharded list
+// resumes the sharded one, and the backfill moves every item to its shard
+// once — a second run finds nothing to do — with the answers unchanged.
+func TestShardMigration(t *testing.T) {
+	t.Parallel()
+	old := newStore(t)
+	old.Sharding = store.Sharding{Recent: 1, Trending: 1}
+	cookings(t, old)
+	before := map[string][]string{}
+	for _, list := range []string{"recent", "trending"} {
+		before[list] = pages(t, old, list, 4)
+	}
+	_, cursor, err := old.Cooking.RecentCookings(context.Background(), "2025-12", store.Page{Limit: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantRest, _, err := old.Cooking.RecentCookings(context.Background(), "2025-12", store.Page{Limit: 100, Cursor: cursor})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	migrated := *old
+	migrated.Sharding = store.Sharding{Recent: 4, Trending: 4}
+	migrated.Upkeep.Store = &migrated
+	migrated.Cooking.Store = &migrated
+	check := func(when string) {
+		t.Helper()
+		for _, list := range []string{"recent", "trending"} {
+			if d := cmp.Diff(before[list], pages(t, &migrated, list, 4)); d != "" {
+				t.Errorf("%s, %s: pages differ (-before +now):\n%s", when, list, d)
+			}
+		}
+		rest, _, err := migrated.Cooking.RecentCookings(context.Background(), "2025-12", store.Page{Limit: 100, Cursor: cursor})
+		if err != nil || !cmp.Equal(rest, wantRest) {
+			t.Errorf("%s: the unsharded list's cursor resumed to %d items (%v), want %d", when, len(rest), err, len(wantRest))
+		}
+	}
+	check("before the backfill")
+	st, err := migrated.Upkeep.BackfillIndexShards(context.Background(), 2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Indexed != 37+23 || st.Moved != 37+23 {
+		t.Errorf("first backfill: %+v, want 60 items moved", st)
+	}
+	if n := len(queryIndex(t, &migrated, "RECENT#2025-12")) + len(queryIndex(t, &migrated, "TRENDING#2026-W01")); n != 0 {
+		t.Errorf("%d items left on the unsharded keys", n)
+	}
+	check("after the backfill")
+	st, err = migrated.Upkeep.BackfillIndexShards(context.Background(), 2, nil)
+	if err != nil || st.Moved != 0 || st.Unmoved != 60 {
+		t.Errorf("second backfill: %+v, %v; want nothing moved", st, err)
+	}
+}
+
+func newStore(t *testing.T) *store.Store {
+	c, table, _ := ddbtest.Table(t)
+	return store.New(c.DB, table)
+}
+
+func queryIndex(t *testing.T, st *store.Store, pk string) []map[string]types.AttributeValue {
+	t.Helper()
+	out, err := st.DB.Query(context.Background(), &dynamodb.QueryInput{TableName: aws.String(st.Table), IndexName: aws.String(store.IndexGSI3),
+		KeyConditionExpression: aws.String("GSI3PK = :pk"), ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: pk}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out.Items
+}
