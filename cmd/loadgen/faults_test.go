@@ -85,7 +85,7 @@ func zeroRatings(ctx context.Context, clients *ddb.Clients, st *store.Store) (ma
 		_, err := clients.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(st.Table), Key: store.RecipeKey(id).AV(),
 			UpdateExpression: aws.String("SET ratingCount = :z, ratingSum = :z, avgRating = :z, GSI2SK = :sk"),
 			ExpressionAttributeValues: map[string]types.AttributeValue{":z": &types.AttributeValueMemberN{Value: "0"},
-				":sk": &types.AttributeValueMemberS{Value: cooking.RatingSortKey(0, r.CreatedAt)}}})
+				":sk": &types.AttributeValueMemberS{Value: cooking.RatingSortKey(0, r.CreatedAt, id)}}})
 		if err != nil {
 			return nil, err
 		}

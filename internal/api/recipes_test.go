@@ -91,7 +91,8 @@ func TestSeed003AccessPatterns(t *testing.T) {
 	canh := e.createRecipe(lan, body("Canh đậu phụ", "boil", "dau-phu"))
 	it := e.getItem(store.RecipeKey(ga.RecipeID))
 	if str(it, "GSI1PK") != "USER#lan" || str(it, "GSI1SK") != "RECIPE#"+ga.CreatedAt ||
-		str(it, "GSI2PK") != "METHOD#stir-fry" || str(it, "GSI2SK") != "RATING#0.00#"+ga.CreatedAt {
+		str(it, "GSI2PK") != store.MethodIndexPK("stir-fry", ga.RecipeID, store.DefaultSharding.Method) ||
+		str(it, "GSI2SK") != "RATING#0.00#"+ga.CreatedAt+"#"+ga.RecipeID {
 		t.Errorf("recipe keys: %v", it)
 	}
 	var mine struct{ Items []cooking.Recipe }
@@ -167,7 +168,7 @@ func TestSeed003AccessPatterns(t *testing.T) {
 	if byMethod.Items[0].RecipeID != ga.RecipeID || byMethod.Items[0].AvgRating != 5 || byMethod.Items[0].RatingSum != 10 {
 		t.Errorf("stir-fry recipes after a re-rating: %+v", byMethod.Items)
 	}
-	if it := e.getItem(store.RecipeKey(ga.RecipeID)); str(it, "GSI2SK") != "RATING#5.00#"+ga.CreatedAt {
+	if it := e.getItem(store.RecipeKey(ga.RecipeID)); str(it, "GSI2SK") != "RATING#5.00#"+ga.CreatedAt+"#"+ga.RecipeID {
 		t.Errorf("gà's GSI2SK: %s", str(it, "GSI2SK"))
 	}
 
@@ -286,7 +287,9 @@ func TestSeed003AccessPatterns(t *testing.T) {
 	if upd.Method != "fry" || upd.RatingCount != 1 || upd.AvgRating != 5 || upd.CreatedAt != ga.CreatedAt {
 		t.Errorf("updated recipe: %+v", upd)
 	}
-	if it := e.getItem(store.RecipeKey(ga.RecipeID)); str(it, "GSI2PK") != "METHOD#fry" || str(it, "GSI2SK") != "RATING#5.00#"+ga.CreatedAt {
+	// the method's key in the write shard of the recipe's id (store.Sharding)
+	if it := e.getItem(store.RecipeKey(ga.RecipeID)); str(it, "GSI2PK") != store.MethodIndexPK("fry", ga.RecipeID, store.DefaultSharding.Method) ||
+		str(it, "GSI2SK") != "RATING#5.00#"+ga.CreatedAt+"#"+ga.RecipeID {
 		t.Errorf("updated recipe's GSI2 keys: %s %s", str(it, "GSI2PK"), str(it, "GSI2SK"))
 	}
 	e.ok(204, "DELETE", "/recipes/"+rau.RecipeID, lan, nil, nil)

@@ -56,9 +56,11 @@ func (r Rating) Add(dCount, dSum int) Rating {
 
 // RatingSortKey is a recipe's GSI2 sort key: the average with a fixed
 // width (0.00–5.00), so string order is numeric order, then the creation
-// time (pattern 3: best rated first, then newest).
-func RatingSortKey(avg float64, createdAt string) string {
-	return fmt.Sprintf("RATING#%.2f#%s", avg, createdAt)
+// time (pattern 3: best rated first, then newest), then the recipe's id,
+// so that no two recipes share one (a list read from several write shards
+// resumes after exactly its last item).
+func RatingSortKey(avg float64, createdAt, recipeID string) string {
+	return fmt.Sprintf("RATING#%.2f#%s#%s", avg, createdAt, recipeID)
 }
 
 // Rating limits of a cooking history.

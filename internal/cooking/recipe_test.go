@@ -54,7 +54,7 @@ func TestRatingAddAndSortKey(t *testing.T) {
 		t.Errorf("all ratings removed: %+v", r)
 	}
 	// Fixed width: string order is numeric order.
-	keys := []string{RatingSortKey(0, "t"), RatingSortKey(2.5, "t"), RatingSortKey(4.33, "t"), RatingSortKey(5, "t")}
+	keys := []string{RatingSortKey(0, "t", "r"), RatingSortKey(2.5, "t", "r"), RatingSortKey(4.33, "t", "r"), RatingSortKey(5, "t", "r")}
 	for i := 1; i < len(keys); i++ {
 		if keys[i-1] >= keys[i] || len(keys[i]) != len(keys[0]) {
 			t.Errorf("sort keys out of order or of different widths: %v", keys)

@@ -236,7 +236,7 @@ func recipes(f *Facts) []Difference {
 	}
 	for id, r := range f.Recipes {
 		want := ratings[id].Add(0, 0)
-		wantKey := cooking.RatingSortKey(want.AvgRating, r.CreatedAt)
+		wantKey := cooking.RatingSortKey(want.AvgRating, r.CreatedAt, id)
 		if want == r.Rating && wantKey == r.SortKey {
 			continue
 		}

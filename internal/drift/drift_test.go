@@ -17,7 +17,7 @@ func facts() *drift.Facts {
 	f.Reactions["c1"] = map[string]int{"👍": 2}
 	f.Counts["c1"] = map[string]int{"👍": 2, "🎉": 0} // a zero entry is no difference
 	f.Recipes["r1"] = drift.Recipe{RecipeID: "r1", CreatedAt: "2026-01-01T00:00:00.000Z",
-		Rating: cooking.Rating{RatingCount: 2, RatingSum: 7, AvgRating: 3.5}, SortKey: "RATING#3.50#2026-01-01T00:00:00.000Z"}
+		Rating: cooking.Rating{RatingCount: 2, RatingSum: 7, AvgRating: 3.5}, SortKey: "RATING#3.50#2026-01-01T00:00:00.000Z#r1"}
 	f.Histories = []cooking.History{
 		{UserID: "u1", HistoryID: "h1", RecipeID: "r1", RecipeTitle: "Pho", CookDate: "2026-01-05T12:00:00Z", Rating: 3},
 		{UserID: "u2", HistoryID: "h2", RecipeID: "r1", RecipeTitle: "Pho", CookDate: "2026-01-06T12:00:00Z", Rating: 4},
@@ -60,8 +60,8 @@ func TestCheckFindsEachKind(t *testing.T) {
 		"count off":        {func(f *drift.Facts) { f.Counts["c1"]["👍"] = 3 }, "reaction counts|comment c1|👍 2|👍 3"},
 		"counts missing":   {func(f *drift.Facts) { delete(f.Counts, "c1") }, "reaction counts|comment c1|👍 2|absent"},
 		"counts stray":     {func(f *drift.Facts) { f.Counts["c9"] = map[string]int{"👍": 1} }, "reaction counts|comment c9|none|👍 1"},
-		"rating sum":       {func(f *drift.Facts) { r := f.Recipes["r1"]; r.Rating.RatingSum = 8; f.Recipes["r1"] = r }, "recipe rating|recipe r1|2 ratings, sum 7, average 3.50, GSI2SK RATING#3.50#2026-01-01T00:00:00.000Z|2 ratings, sum 8, average 3.50, GSI2SK RATING#3.50#2026-01-01T00:00:00.000Z"},
-		"sort key":         {func(f *drift.Facts) { r := f.Recipes["r1"]; r.SortKey = "RATING#0.00#x"; f.Recipes["r1"] = r }, "recipe rating|recipe r1|2 ratings, sum 7, average 3.50, GSI2SK RATING#3.50#2026-01-01T00:00:00.000Z|2 ratings, sum 7, average 3.50, GSI2SK RATING#0.00#x"},
+		"rating sum":       {func(f *drift.Facts) { r := f.Recipes["r1"]; r.Rating.RatingSum = 8; f.Recipes["r1"] = r }, "recipe rating|recipe r1|2 ratings, sum 7, average 3.50, GSI2SK RATING#3.50#2026-01-01T00:00:00.000Z#r1|2 ratings, sum 8, average 3.50, GSI2SK RATING#3.50#2026-01-01T00:00:00.000Z#r1"},
+		"sort key":         {func(f *drift.Facts) { r := f.Recipes["r1"]; r.SortKey = "RATING#0.00#x"; f.Recipes["r1"] = r }, "recipe rating|recipe r1|2 ratings, sum 7, average 3.50, GSI2SK RATING#3.50#2026-01-01T00:00:00.000Z#r1|2 ratings, sum 7, average 3.50, GSI2SK RATING#0.00#x"},
 		"trending off":     {func(f *drift.Facts) { f.Trending[drift.RecipeWeek{"r1", "2026-W02"}] = 1 }, "trending|recipe r1 week 2026-W02|2|1"},
 		"trending stray":   {func(f *drift.Facts) { f.Trending[drift.RecipeWeek{"gone", "2026-W02"}] = 1 }, "trending|recipe gone week 2026-W02|absent|1"},
 		"recent missing":   {func(f *drift.Facts) { f.Recents = f.Recents[:1] }, "recent cooking|recipe r1 history h2|user u2 cooked \"Pho\" at 2026-01-06T12:00:00Z|absent"},

@@ -196,7 +196,7 @@ func (cs cookingState) Reset(ctx context.Context) error {
 		_, err := cs.ts.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(cs.ts.Table), Key: store.RecipeKey(r.RecipeID).AV(),
 			UpdateExpression: aws.String("SET ratingCount = :z, ratingSum = :z, avgRating = :z, GSI2SK = :sk"),
 			ExpressionAttributeValues: map[string]types.AttributeValue{":z": &types.AttributeValueMemberN{Value: "0"},
-				":sk": &types.AttributeValueMemberS{Value: cooking.RatingSortKey(0, r.CreatedAt)}}})
+				":sk": &types.AttributeValueMemberS{Value: cooking.RatingSortKey(0, r.CreatedAt, r.RecipeID)}}})
 		if err != nil {
 			return err
 		}

@@ -293,7 +293,7 @@ func (s Cooking) ratingUpdate(recipeID, createdAt string, before, after cooking.
 		ConditionExpression: aws.String(cond),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":c": num(after.RatingCount), ":s": num(after.RatingSum), ":a": &types.AttributeValueMemberN{Value: strconv.FormatFloat(after.AvgRating, 'f', -1, 64)},
-			":sk": &types.AttributeValueMemberS{Value: cooking.RatingSortKey(after.AvgRating, createdAt)},
+			":sk": &types.AttributeValueMemberS{Value: cooking.RatingSortKey(after.AvgRating, createdAt, recipeID)},
 			":oc": num(before.RatingCount), ":os": num(before.RatingSum),
 		},
 	}

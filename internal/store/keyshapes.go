@@ -27,7 +27,7 @@ var keyShapes = []struct {
 	{locationIndexPK, "", KeyShape{locationIndexPK, "item type (every location)", false}},
 	{prefixRecent, "", KeyShape{prefixRecent + "<yyyy-mm>[#<shard>]", "month", false}},
 	{SKPrefixTrending, "", KeyShape{SKPrefixTrending + "<yyyy>-W<ww>[#<shard>]", "week", false}},
-	{prefixMethod, "", KeyShape{prefixMethod + "<method>", "cooking method", false}},
+	{prefixMethod, "", KeyShape{prefixMethod + "<method>[#<shard>]", "cooking method", false}},
 	{prefixUser, "#FAVORITE", KeyShape{prefixUser + "<userId>#FAVORITE", "user", true}},
 	{prefixUser, "", KeyShape{prefixUser + "<userId>", "user", true}},
 	{prefixRoom, "", KeyShape{prefixRoom + "<roomId>", "search room", true}},

@@ -17,7 +17,7 @@ func TestShapeOf(t *testing.T) {
 		prefixRecent + "2026-11":      {"RECENT#<yyyy-mm>[#<shard>]", "month", false},
 		prefixRecent + "2026-11#3":    {"RECENT#<yyyy-mm>[#<shard>]", "month", false},
 		SKPrefixTrending + "2026-W48": {"TRENDING#<yyyy>-W<ww>[#<shard>]", "week", false},
-		prefixMethod + "bake":         {"METHOD#<method>", "cooking method", false},
+		prefixMethod + "bake":         {"METHOD#<method>[#<shard>]", "cooking method", false},
 		prefixChatRoom + "global":     {"CHATROOM#<roomId>", "chat room", true},
 		CommentPK("c1"):               {"COMMENT#<commentId>", "comment", true},
 		RequestKey("u1", "k").PK:      {"REQUEST#<userId>#<key>", "request", true},

@@ -59,22 +59,22 @@ func SessionKey(userID, sessionID string) Key {
 	return Key{UserPK(userID), SKPrefixSession + sessionID}
 }
 
-func recipeItem(r cooking.Recipe) (map[string]types.AttributeValue, error) {
+func recipeItem(r cooking.Recipe, methodShards int) (map[string]types.AttributeValue, error) {
 	it, err := marshal(head{Key: RecipeKey(r.RecipeID), ItemType: TypeRecipe}, r)
 	if err != nil {
 		return nil, err
 	}
 	it["GSI1PK"] = &types.AttributeValueMemberS{Value: UserPK(r.AuthorID)}
 	it["GSI1SK"] = &types.AttributeValueMemberS{Value: prefixRecipe + r.CreatedAt}
-	it["GSI2PK"] = &types.AttributeValueMemberS{Value: prefixMethod + r.Method}
-	it["GSI2SK"] = &types.AttributeValueMemberS{Value: cooking.RatingSortKey(r.AvgRating, r.CreatedAt)}
+	it["GSI2PK"] = &types.AttributeValueMemberS{Value: MethodIndexPK(r.Method, r.RecipeID, methodShards)}
+	it["GSI2SK"] = &types.AttributeValueMemberS{Value: cooking.RatingSortKey(r.AvgRating, r.CreatedAt, r.RecipeID)}
 	return it, nil
 }
 
 // CreateRecipe writes a new recipe with no ratings.
 func (s Cooking) CreateRecipe(ctx context.Context, r cooking.Recipe) error {
 	r.Rating = cooking.Rating{}
-	it, err := recipeItem(r)
+	it, err := recipeItem(r, s.Sharding.Method)
 	if err != nil {
 		return err
 	}
@@ -130,7 +130,7 @@ func (s Cooking) UpdateRecipe(ctx context.Context, r cooking.Recipe, userID stri
 		UpdatedAt   string                     `dynamodbav:":upd"`
 		GSI2PK      string                     `dynamodbav:":gsi2pk"`
 		Author      string                     `dynamodbav:":me"`
-	}{r.Title, r.Description, r.Method, r.Ingredients, r.Steps, r.Servings, r.PrepMinutes, r.CookMinutes, r.SuitableFor, r.UpdatedAt, prefixMethod + r.Method, userID})
+	}{r.Title, r.Description, r.Method, r.Ingredients, r.Steps, r.Servings, r.PrepMinutes, r.CookMinutes, r.SuitableFor, r.UpdatedAt, MethodIndexPK(r.Method, r.RecipeID, s.Sharding.Method), userID})
 	if err != nil {
 		return r, fmt.Errorf("store: marshal recipe: %w", err)
 	}
@@ -174,11 +174,17 @@ func (s Cooking) DeleteRecipe(ctx context.Context, id, userID string) error {
 	return nil
 }
 
+// MethodIndexPK is the GSI2 partition key of a recipe's item: its cooking
+// method's, in the write shard of the recipe's id.
+func MethodIndexPK(method, recipeID string, shards int) string {
+	return shardKey(prefixMethod+method, recipeID, shards)
+}
+
 // RecipesByMethod pages through the recipes of a cooking method, best
 // rated first, then newest (pattern 3, GSI2 METHOD#<method>).
 func (s Cooking) RecipesByMethod(ctx context.Context, method string, p Page) ([]cooking.Recipe, string, error) {
 	var out []cooking.Recipe
-	next, err := s.queryPage(ctx, query{index: IndexGSI2, pk: prefixMethod + method, skPrefix: "RATING#", desc: true, page: p}, decodeInto(s.Store, &out))
+	next, err := s.queryShards(ctx, query{index: IndexGSI2, skPrefix: "RATING#", desc: true, page: p}, shardKeys(prefixMethod+method, s.Sharding.Method), decodeInto(s.Store, &out))
 	return out, next, err
 }
 

@@ -9,11 +9,13 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/dynastream/dynastream/internal/cooking"
 	"github.com/dynastream/dynastream/internal/errs"
 )
 
@@ -36,18 +38,21 @@ type Sharding struct {
 	// a recipe's item is in one shard, so a week's ranking merges whole
 	// counts).
 	Trending int
+	// Method splits GSI2 METHOD#<method> (every rating of a recipe of that
+	// method moves its entry).
+	Method int
 }
 
 // DefaultSharding is what New sets: enough for 10,000 user writes a second
 // of make load's mix (docs/scale.md).
-var DefaultSharding = Sharding{Recent: 4, Trending: 4}
+var DefaultSharding = Sharding{Recent: 4, Trending: 4, Method: 4}
 
 // MaxShards bounds a count: a page reads every shard.
 const MaxShards = 64
 
 // Validate says what is wrong with a Sharding.
 func (s Sharding) Validate() error {
-	for name, n := range map[string]int{"recent": s.Recent, "trending": s.Trending} {
+	for name, n := range map[string]int{"recent": s.Recent, "trending": s.Trending, "method": s.Method} {
 		if n < 1 || n > MaxShards {
 			return fmt.Errorf("store: %s shards %d: want 1 to %d", name, n, MaxShards)
 		}
@@ -85,14 +90,15 @@ func shardKeys(key string, n int) []string {
 // for one page from the cursor's sort key on, concurrently; the cursor is
 // the last item's key, as one key's, so a cursor of the unsharded query
 // resumes this one. Sort keys must be unique across the shards (they end
-// with the item's id), and q may have no sort-key condition or filter.
+// with the item's id); q may have a sort-key prefix, and no other
+// condition or filter.
 func (s *Store) queryShards(ctx context.Context, q query, keys []string, decode func(map[string]types.AttributeValue) error) (string, error) {
 	if len(keys) == 1 {
 		q.pk = keys[0]
 		return s.queryPage(ctx, q, decode)
 	}
-	if q.skPrefix != "" || q.skFrom != "" || q.topLevel || q.status != "" || q.liveAt != 0 {
-		return "", fmt.Errorf("store: a sharded query takes no sort-key condition or filter")
+	if q.skFrom != "" || q.topLevel || q.status != "" || q.liveAt != 0 {
+		return "", fmt.Errorf("store: a sharded query takes a sort-key prefix and no other condition or filter")
 	}
 	limit := q.page.Limit
 	if limit <= 0 {
@@ -127,7 +133,20 @@ func (s *Store) queryShards(ctx context.Context, q query, keys []string, decode 
 			sq.pk = k
 			in := sq.input(s.Table)
 			in.Limit = aws.Int32(limit)
-			if bound != "" {
+			switch {
+			case bound != "" && q.skPrefix != "":
+				// one sort-key condition per query: the prefix's range up
+				// to the bound, the bound's own item dropped below
+				lo, hi := q.skPrefix, bound
+				if !q.desc {
+					lo, hi = bound, q.skPrefix+string(utf8.MaxRune)
+				}
+				in.KeyConditionExpression = aws.String("#pk = :pk AND #sk BETWEEN :lo AND :hi")
+				delete(in.ExpressionAttributeValues, ":sk")
+				in.ExpressionAttributeValues[":lo"] = &types.AttributeValueMemberS{Value: lo}
+				in.ExpressionAttributeValues[":hi"] = &types.AttributeValueMemberS{Value: hi}
+				in.Limit = aws.Int32(limit + 1)
+			case bound != "":
 				op := ">"
 				if q.desc {
 					op = "<"
@@ -141,7 +160,11 @@ func (s *Store) queryShards(ctx context.Context, q query, keys []string, decode 
 				errOf[i] = fmt.Errorf("store: query %s %s: %w", q.index, k, err)
 				return
 			}
-			pages[i] = out.Items
+			for _, it := range out.Items {
+				if sk, _ := it[skAttr].(*types.AttributeValueMemberS); bound == "" || sk == nil || sk.Value != bound {
+					pages[i] = append(pages[i], it)
+				}
+			}
 		})
 	}
 	wg.Wait()
@@ -185,17 +208,18 @@ func (s *Store) queryShards(ctx context.Context, q query, keys []string, decode 
 // ShardStats count a shard migration's progress.
 type ShardStats struct {
 	Scanned  int64 // items read
-	Indexed  int64 // RecentCooking and Trending items among them
+	Indexed  int64 // RecentCooking, Trending and Recipe items among them
 	Moved    int64 // moved to their write shard
 	Unmoved  int64 // already there
 	Overtook int64 // changed meanwhile (rewritten in its shard, or deleted): left
 }
 
 // BackfillIndexShards moves the RecentCooking and Trending items to the
-// GSI3 write shard the Store's Sharding gives them (items written before
-// it, or with another count), each on the condition that its GSI3 key is
-// still the one read: an item the projector rewrote meanwhile is in its
-// shard already. Reads find every item during the move (they query the
+// GSI3 write shard the Store's Sharding gives them, and the Recipe items
+// to their GSI2 one with a sort key that ends with the recipe's id (items
+// written before, or with another count), each on the condition that its
+// index keys are still the ones read: an item the projector or the writer
+// rewrote meanwhile has them already. Reads find every item during the move (they query the
 // unsharded key too). Running it again finds nothing to do. progress, if
 // set, is called after every scanned page, never concurrently.
 func (s Upkeep) BackfillIndexShards(ctx context.Context, segments int, progress func(ShardStats)) (ShardStats, error) {
@@ -207,27 +231,39 @@ func (s Upkeep) BackfillIndexShards(ctx context.Context, segments int, progress 
 		return ShardStats{scanned.Load(), indexed.Load(), moved.Load(), unmoved.Load(), overtook.Load()}
 	}
 	err := s.scanSegments(ctx, segments, dynamodb.ScanInput{
-		FilterExpression:          aws.String("itemType IN (:r, :t)"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":r": strAV(TypeRecentCooking), ":t": strAV(TypeTrending)},
+		FilterExpression:          aws.String("itemType IN (:r, :t, :m)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":r": strAV(TypeRecentCooking), ":t": strAV(TypeTrending), ":m": strAV(TypeRecipe)},
 	}, func(_ int, out *dynamodb.ScanOutput) error {
 		scanned.Add(int64(out.ScannedCount))
 		for _, it := range out.Items {
 			indexed.Add(1)
-			have, _ := it["GSI3PK"].(*types.AttributeValueMemberS)
 			want, ok := s.indexShard(it)
-			if !ok || have == nil {
-				unmoved.Add(1) // not decodable (quarantine) or not indexed: left
+			var set, cond []string
+			vals := map[string]types.AttributeValue{}
+			for attr, w := range want {
+				have, _ := it[attr].(*types.AttributeValueMemberS)
+				if have == nil {
+					ok = false // not in the index: left
+					break
+				}
+				if have.Value != w {
+					set = append(set, fmt.Sprintf("%s = :new%s", attr, attr))
+					vals[":new"+attr] = strAV(w)
+				}
+				cond = append(cond, fmt.Sprintf("%s = :old%s", attr, attr))
+				vals[":old"+attr] = strAV(have.Value)
+			}
+			if !ok || len(set) == 0 {
+				unmoved.Add(1) // already there, or not decodable (quarantine): left
 				continue
 			}
-			if have.Value == want {
-				unmoved.Add(1)
-				continue
-			}
+			slices.Sort(set)
+			slices.Sort(cond)
 			_, err := s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 				TableName: aws.String(s.Table), Key: itemKey(it).AV(),
-				UpdateExpression:          aws.String("SET GSI3PK = :new"),
-				ConditionExpression:       aws.String("GSI3PK = :old"),
-				ExpressionAttributeValues: map[string]types.AttributeValue{":new": strAV(want), ":old": strAV(have.Value)},
+				UpdateExpression:          aws.String("SET " + strings.Join(set, ", ")),
+				ConditionExpression:       aws.String(strings.Join(cond, " AND ")),
+				ExpressionAttributeValues: vals,
 			})
 			switch {
 			case err == nil:
@@ -248,26 +284,33 @@ func (s Upkeep) BackfillIndexShards(ctx context.Context, segments int, progress 
 	return snapshot(), err
 }
 
-// indexShard is the GSI3 partition key a RecentCooking or Trending item
-// belongs in.
-func (s Upkeep) indexShard(it map[string]types.AttributeValue) (string, bool) {
+// indexShard is the index keys a RecentCooking, Trending or Recipe item
+// has when it is in its write shard.
+func (s Upkeep) indexShard(it map[string]types.AttributeValue) (map[string]string, bool) {
 	t, _ := it[AttrItemType].(*types.AttributeValueMemberS)
 	if t == nil {
-		return "", false
+		return nil, false
 	}
 	switch t.Value {
 	case TypeRecentCooking:
 		var r RecentCooking
 		if !s.decode(it, &r) || r.HistoryID == "" || r.CookDate == "" {
-			return "", false
+			return nil, false
 		}
-		return RecentIndexPK(r.CookDate, r.HistoryID, s.Sharding.Recent), true
+		return map[string]string{"GSI3PK": RecentIndexPK(r.CookDate, r.HistoryID, s.Sharding.Recent)}, true
 	case TypeTrending:
 		var tr Trending
 		if !s.decode(it, &tr) || tr.RecipeID == "" || tr.Week == "" {
-			return "", false
+			return nil, false
 		}
-		return TrendingIndexPK(tr.Week, tr.RecipeID, s.Sharding.Trending), true
+		return map[string]string{"GSI3PK": TrendingIndexPK(tr.Week, tr.RecipeID, s.Sharding.Trending)}, true
+	case TypeRecipe:
+		var r cooking.Recipe
+		if !s.decode(it, &r) || r.RecipeID == "" || r.Method == "" || itemKey(it).SK != "METADATA" {
+			return nil, false
+		}
+		return map[string]string{"GSI2PK": MethodIndexPK(r.Method, r.RecipeID, s.Sharding.Method),
+			"GSI2SK": cooking.RatingSortKey(r.AvgRating, r.CreatedAt, r.RecipeID)}, true
 	}
-	return "", false
+	return nil, false
 }

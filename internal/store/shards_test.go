@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/dynastream/dynastream/internal/cooking"
 	"github.com/dynastream/dynastream/internal/ddbtest"
 	"github.com/dynastream/dynastream/internal/errs"
 	"github.com/dynastream/dynastream/internal/store"
@@ -36,6 +37,23 @@ func cookings(t *testing.T, st *store.Store) {
 			t.Fatal(err)
 		}
 	}
+	// 17 recipes of one method, some created at the same instant (their
+	// sort keys then differ by id), some rated
+	for i := range 17 {
+		r := cooking.Recipe{RecipeID: fmt.Sprintf("bake%02d", i), AuthorID: "chef", Title: "bread", Method: "bake", Servings: 2,
+			CreatedAt: fmt.Sprintf("2025-11-%02dT08:00:00.000Z", 1+i%9)}
+		if err := st.Cooking.CreateRecipe(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+		if i%4 == 0 {
+			avg := float64(i%5) + 0.5
+			if _, err := st.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(st.Table), Key: store.RecipeKey(r.RecipeID).AV(),
+				UpdateExpression:          aws.String("SET avgRating = :a, GSI2SK = :sk"),
+				ExpressionAttributeValues: map[string]types.AttributeValue{":a": &types.AttributeValueMemberN{Value: fmt.Sprint(avg)}, ":sk": &types.AttributeValueMemberS{Value: cooking.RatingSortKey(avg, r.CreatedAt, r.RecipeID)}}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 }
 
 // pages reads a list page by page with limit; each page is its items'
@@ -49,13 +67,20 @@ func pages(t *testing.T, st *store.Store, list string, limit int32) []string {
 		var page string
 		var next string
 		var err error
-		if list == "recent" {
+		switch list {
+		case "method":
+			var items []cooking.Recipe
+			items, next, err = st.Cooking.RecipesByMethod(ctx, "bake", store.Page{Limit: limit, Cursor: cursor})
+			for _, it := range items {
+				page += it.RecipeID + " "
+			}
+		case "recent":
 			var items []store.RecentCooking
 			items, next, err = st.Cooking.RecentCookings(ctx, "2025-12", store.Page{Limit: limit, Cursor: cursor})
 			for _, it := range items {
 				page += it.HistoryID + " "
 			}
-		} else {
+		default:
 			var items []store.Trending
 			items, next, err = st.Cooking.TrendingRecipes(ctx, "2026-W01", store.Page{Limit: limit, Cursor: cursor})
 			for _, it := range items {
@@ -76,20 +101,21 @@ func pages(t *testing.T, st *store.Store, list string, limit int32) []string {
 }
 
 // Sharded index keys answer item for item, page for page, as one key
-// does: the month's cookings newest first and the week's counts highest
-// first, at every page size, cursors included.
+// does: the month's cookings newest first, the week's counts highest
+// first, a method's recipes best rated first (ties on creation time by
+// id), at every page size, cursors included.
 func TestShardedListsAnswerAsOneKey(t *testing.T) {
 	t.Parallel()
 	one := newStore(t)
 	one.Sharding = store.Sharding{Recent: 1, Trending: 1}
 	sharded := newStore(t)
-	sharded.Sharding = store.Sharding{Recent: 4, Trending: 3}
+	sharded.Sharding = store.Sharding{Recent: 4, Trending: 3, Method: 5}
 	cookings(t, one)
 	cookings(t, sharded)
 	if n := len(queryIndex(t, sharded, "RECENT#2025-12")); n != 0 {
 		t.Fatalf("the sharded store wrote %d items to the month's one key", n)
 	}
-	for _, list := range []string{"recent", "trending"} {
+	for _, list := range []string{"recent", "trending", "method"} {
 		for _, limit := range []int32{1, 2, 3, 5, 10, 22, 23, 24, 25, 36, 37, 38, 100} {
 			if d := cmp.Diff(pages(t, one, list, limit), pages(t, sharded, list, limit)); d != "" {
 				t.Errorf("%s, limit %d: sharded pages differ (-one key +sharded):\n%s", list, limit, d)
@@ -113,10 +139,18 @@ func TestShardedListsAnswerAsOneKey(t *testing.T) {
 func TestShardMigration(t *testing.T) {
 	t.Parallel()
 	old := newStore(t)
-	old.Sharding = store.Sharding{Recent: 1, Trending: 1}
+	old.Sharding = store.Sharding{Recent: 1, Trending: 1, Method: 1}
 	cookings(t, old)
+	// recipes written before their sort keys ended with their id
+	for id, day := range map[string]string{"bake01": "02", "bake02": "03"} { // created on 1 + i%9
+		if _, err := old.DB.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{TableName: aws.String(old.Table), Key: store.RecipeKey(id).AV(),
+			UpdateExpression:          aws.String("SET GSI2SK = :sk"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":sk": &types.AttributeValueMemberS{Value: "RATING#0.00#2025-11-" + day + "T08:00:00.000Z"}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	before := map[string][]string{}
-	for _, list := range []string{"recent", "trending"} {
+	for _, list := range []string{"recent", "trending", "method"} {
 		before[list] = pages(t, old, list, 4)
 	}
 	_, cursor, err := old.Cooking.RecentCookings(context.Background(), "2025-12", store.Page{Limit: 8})
@@ -129,12 +163,12 @@ func TestShardMigration(t *testing.T) {
 	}
 
 	migrated := *old
-	migrated.Sharding = store.Sharding{Recent: 4, Trending: 4}
+	migrated.Sharding = store.Sharding{Recent: 4, Trending: 4, Method: 4}
 	migrated.Upkeep.Store = &migrated
 	migrated.Cooking.Store = &migrated
 	check := func(when string) {
 		t.Helper()
-		for _, list := range []string{"recent", "trending"} {
+		for _, list := range []string{"recent", "trending", "method"} {
 			if d := cmp.Diff(before[list], pages(t, &migrated, list, 4)); d != "" {
 				t.Errorf("%s, %s: pages differ (-before +now):\n%s", when, list, d)
 			}
@@ -149,17 +183,27 @@ func TestShardMigration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Indexed != 37+23 || st.Moved != 37+23 {
-		t.Errorf("first backfill: %+v, want 60 items moved", st)
+	if st.Indexed != 37+23+17 || st.Moved != 37+23+17 {
+		t.Errorf("first backfill: %+v, want 77 items moved", st)
 	}
-	if n := len(queryIndex(t, &migrated, "RECENT#2025-12")) + len(queryIndex(t, &migrated, "TRENDING#2026-W01")); n != 0 {
+	if n := len(queryIndex(t, &migrated, "RECENT#2025-12")) + len(queryIndex(t, &migrated, "TRENDING#2026-W01")) + len(queryGSI2(t, &migrated, "METHOD#bake")); n != 0 {
 		t.Errorf("%d items left on the unsharded keys", n)
 	}
 	check("after the backfill")
 	st, err = migrated.Upkeep.BackfillIndexShards(context.Background(), 2, nil)
-	if err != nil || st.Moved != 0 || st.Unmoved != 60 {
+	if err != nil || st.Moved != 0 || st.Unmoved != 77 {
 		t.Errorf("second backfill: %+v, %v; want nothing moved", st, err)
 	}
+}
+
+func queryGSI2(t *testing.T, st *store.Store, pk string) []map[string]types.AttributeValue {
+	t.Helper()
+	out, err := st.DB.Query(context.Background(), &dynamodb.QueryInput{TableName: aws.String(st.Table), IndexName: aws.String(store.IndexGSI2),
+		KeyConditionExpression: aws.String("GSI2PK = :pk"), ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: pk}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out.Items
 }
 
 func newStore(t *testing.T) *store.Store {

@@ -57,7 +57,7 @@ type Common struct {
 	// records and (in Lambda) the handlers' dead letters.
 	Bookkeeping string
 	// Sharding is the store's write shards of its hot index keys
-	// (STORE_SHARDS_RECENT, STORE_SHARDS_TRENDING; store.DefaultSharding):
+	// (STORE_SHARDS_RECENT, _TRENDING, _METHOD; store.DefaultSharding):
 	// every program's must be the same.
 	Sharding store.Sharding
 }
@@ -209,7 +209,8 @@ func LoadCommon() (Common, error) {
 		LocalDir: e.str("LOCAL_DIR", ".local"),
 	}
 	c.Bookkeeping = e.str("BOOKKEEPING_TABLE_NAME", c.Table+"-bookkeeping")
-	c.Sharding = store.Sharding{Recent: e.int("STORE_SHARDS_RECENT", store.DefaultSharding.Recent), Trending: e.int("STORE_SHARDS_TRENDING", store.DefaultSharding.Trending)}
+	c.Sharding = store.Sharding{Recent: e.int("STORE_SHARDS_RECENT", store.DefaultSharding.Recent),
+		Trending: e.int("STORE_SHARDS_TRENDING", store.DefaultSharding.Trending), Method: e.int("STORE_SHARDS_METHOD", store.DefaultSharding.Method)}
 	if err := c.Sharding.Validate(); err != nil {
 		e.errs = append(e.errs, "STORE_SHARDS_*: "+err.Error())
 	}
