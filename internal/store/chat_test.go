@@ -363,7 +363,15 @@ func TestConnRegistryRacesDisconnects(t *testing.T) {
 						return
 					}
 				}
-				if err := f.st.Chat.ConnectLimited(f.ctx, conn(tab, n), l); err != nil {
+				// a browser tries again on "try again" (503), as the
+				// refusal asks: under a busy machine six tabs at once can
+				// outlast a connect's own retries
+				err := f.st.Chat.ConnectLimited(f.ctx, conn(tab, n), l)
+				for try := 0; errs.Is(err, errs.Unavailable) && try < 5; try++ {
+					time.Sleep(time.Duration(50*(try+1)) * time.Millisecond)
+					err = f.st.Chat.ConnectLimited(f.ctx, conn(tab, n), l)
+				}
+				if err != nil {
 					errc <- fmt.Errorf("tab %d, reload %d: %w", tab, n, err)
 					return
 				}
