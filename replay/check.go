@@ -45,7 +45,9 @@ type Target struct {
 	// CrashBetweenRequests), before the next: a handler that keeps state
 	// in memory from call to call (a stream.Fanout's record of what each
 	// branch finished and how often it failed, a cache) starts it afresh,
-	// as the process that died would. The derived state stays.
+	// as the process that died would. The derived state stays. With
+	// ParallelizationFactor above 1 a lane's crash restarts the handler
+	// while other lanes' calls run on: they finish with the old state.
 	Restart func(ctx context.Context) error
 	// Source, for a handler that reads the table the stream came from,
 	// moves that table through the stream's history so the handler sees

@@ -33,10 +33,19 @@ import (
 //     calls at most);
 //   - its own counts (Stats).
 //
+// A branch's Filter and Skip narrow what the reader hands the Fanout; they
+// cannot widen it (a reader that skips derived records skips them for
+// every branch). A branch gives a record up inside the Fanout's call, and
+// is handed the records after it at once, so giving up costs the reader
+// no retry; but every failure before that does, and the reader's retries
+// are shared by the branches: with the reader's bisection on (the
+// Runner's default, BisectBatchOnFunctionError), each half has its own.
+//
 // What a branch finished is remembered in memory, per record, until every
 // branch has finished the record, and at most MaxRemembered records
 // (then forgotten at once). A record can therefore come again to a branch
-// that had finished it after a restart (a Lambda cold start), after the
+// that had finished it after a restart (a Lambda cold start, or a retry
+// that Lambda sends to another execution environment), after the
 // reader's own retries give up on a batch (set MaxAttempts below the
 // reader's attempts: Lambda's MaximumRetryAttempts + 1, the Runner's
 // MaxRetries + 1, 4 by default), or past MaxRemembered: delivery stays at
@@ -141,6 +150,13 @@ func (f *Fanout) handle(ctx context.Context, ev events.DynamoDBEvent) (events.Dy
 	// pending[b] are the indexes in recs branch b must still be handed
 	pending := make([][]int, len(f.Branches))
 	f.mu.Lock()
+	limit := f.MaxRemembered
+	if limit <= 0 {
+		limit = defaultMaxRemembered
+	}
+	if len(f.state) >= limit {
+		f.state = map[string]*fanState{} // forgotten at once, between batches
+	}
 	for i, r := range recs {
 		st := f.stateOf(r.EventID)
 		for b, br := range f.Branches {
@@ -188,11 +204,30 @@ func (f *Fanout) handle(ctx context.Context, ev events.DynamoDBEvent) (events.Dy
 }
 
 // run hands branch b its records (indexes idx into recs) and returns the
-// lowest index it did not finish, len(recs) if it finished them all: the
-// records before the lowest its handler reports failed are finished; the
-// failed one counts an attempt, and at MaxAttempts goes to the branch's
-// dead letters (then it is finished, and those after it are not).
+// lowest index it did not finish, len(recs) if it finished them all. A
+// record the branch gives up on (MaxAttempts) is dead-lettered and the
+// branch is handed the records after it at once, in the same call of the
+// Fanout: giving up costs the reader no retry.
 func (f *Fanout) run(ctx context.Context, b int, recs []events.DynamoDBEventRecord, idx []int) int {
+	for len(idx) > 0 {
+		at, deadLettered := f.runOnce(ctx, b, recs, idx)
+		if at == len(idx) {
+			return len(recs)
+		}
+		if !deadLettered {
+			return idx[at]
+		}
+		idx = idx[at+1:]
+	}
+	return len(recs)
+}
+
+// runOnce calls branch b once with its records (idx) and returns the
+// position in idx of the first it did not finish (len(idx): none) and
+// whether it gave that one up (dead-lettered it): the records before the
+// lowest its handler reports failed are finished; the failed one counts
+// an attempt, and at MaxAttempts goes to the branch's dead letters.
+func (f *Fanout) runOnce(ctx context.Context, b int, recs []events.DynamoDBEventRecord, idx []int) (int, bool) {
 	br := f.Branches[b]
 	mine := make([]events.DynamoDBEventRecord, len(idx))
 	for j, i := range idx {
@@ -218,7 +253,7 @@ func (f *Fanout) run(ctx context.Context, b int, recs []events.DynamoDBEventReco
 	f.stats[b].Handled += int64(failed)
 	if failed == len(mine) {
 		f.mu.Unlock()
-		return len(recs)
+		return failed, false
 	}
 	f.stats[b].FailedCalls++
 	r := mine[failed]
@@ -232,7 +267,7 @@ func (f *Fanout) run(ctx context.Context, b int, recs []events.DynamoDBEventReco
 		limit = defaultBranchAttempts
 	}
 	if attempts < limit {
-		return idx[failed]
+		return failed, false
 	}
 	now := time.Now
 	if f.Now != nil {
@@ -243,7 +278,7 @@ func (f *Fanout) run(ctx context.Context, b int, recs []events.DynamoDBEventReco
 		Event: events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{r}}, Condition: RetryAttemptsExhausted}
 	if perr := br.DeadLetters.Put(ctx, dl); perr != nil {
 		f.logger().Error("stream: fan-out branch could not dead-letter a record; it is retried", "branch", br.Name, "seq", r.Change.SequenceNumber, "err", perr)
-		return idx[failed]
+		return failed, false
 	}
 	f.logger().Error("stream: fan-out branch gave up on a record (dead-lettered)", "branch", br.Name, "seq", r.Change.SequenceNumber, "attempts", attempts, "err", err)
 	f.mu.Lock()
@@ -251,23 +286,13 @@ func (f *Fanout) run(ctx context.Context, b int, recs []events.DynamoDBEventReco
 	f.stats[b].DeadLettered++
 	f.stats[b].Handled++
 	f.mu.Unlock()
-	if failed+1 < len(mine) {
-		return idx[failed+1] // handed again after the dead letter
-	}
-	return len(recs)
+	return failed, true
 }
 
 // stateOf is a record's state, made if new (f.mu held).
 func (f *Fanout) stateOf(eventID string) *fanState {
 	st, ok := f.state[eventID]
 	if !ok {
-		limit := f.MaxRemembered
-		if limit <= 0 {
-			limit = defaultMaxRemembered
-		}
-		if len(f.state) >= limit {
-			f.state = map[string]*fanState{}
-		}
 		st = &fanState{done: make([]bool, len(f.Branches)), attempts: make([]int, len(f.Branches))}
 		f.state[eventID] = st
 	}

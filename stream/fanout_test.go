@@ -3,6 +3,7 @@ package stream_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -180,5 +181,44 @@ func TestFanoutRefusesBadBranches(t *testing.T) {
 	}
 	if got := dl.All(); len(got) != 1 || !strings.Contains(got[0].Error, "poison") {
 		t.Errorf("dead letters %+v, want the record after its panic", got)
+	}
+}
+
+// A branch that gives up on a record is handed the records after it in the
+// same call: the giving up costs the reader no retry.
+func TestFanoutGivesUpWithoutARetry(t *testing.T) {
+	dl := &stream.MemoryDeadLetters{}
+	var handed [][]string
+	fan := &stream.Fanout{Branches: []stream.Branch{{Name: "a", DeadLetters: dl, MaxAttempts: 2,
+		Handler: func(_ context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+			var seqs []string
+			for _, r := range ev.Records {
+				seqs = append(seqs, r.Change.SequenceNumber)
+			}
+			handed = append(handed, seqs)
+			if ev.Records[0].Change.SequenceNumber == "100" {
+				return events.DynamoDBEventResponse{BatchItemFailures: []events.DynamoDBBatchItemFailure{{ItemIdentifier: "100"}}}, nil
+			}
+			return events.DynamoDBEventResponse{}, nil
+		}}}}
+	h, err := fan.Handler()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := func(seq string) events.DynamoDBEventRecord {
+		return events.DynamoDBEventRecord{EventID: "id" + seq, Change: events.DynamoDBStreamRecord{SequenceNumber: seq}}
+	}
+	ev := events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{rec("100"), rec("101"), rec("102")}}
+	if resp, _ := h(context.Background(), ev); len(resp.BatchItemFailures) != 1 {
+		t.Fatalf("first call: %+v, want record 100 failed", resp)
+	}
+	if resp, _ := h(context.Background(), ev); len(resp.BatchItemFailures) != 0 {
+		t.Errorf("second call: %+v, want none failed: 100 given up on, 101 and 102 handled", resp)
+	}
+	if got := fmt.Sprint(handed); got != "[[100 101 102] [100 101 102] [101 102]]" {
+		t.Errorf("the branch was handed %s", got)
+	}
+	if n := len(dl.All()); n != 1 {
+		t.Errorf("%d dead letters, want 1", n)
 	}
 }

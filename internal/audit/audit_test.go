@@ -188,3 +188,46 @@ func TestFileOnce(t *testing.T) {
 		t.Errorf("trail %v, want 1,2,3,4 once each", ids)
 	}
 }
+
+// Two processes on one trail (a standby that takes over) and a write cut
+// short while running: each entry stays once, and the entry after a cut
+// line starts a line of its own.
+func TestFileSharedAndCut(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	ctx := context.Background()
+	e := func(id string) audit.Entry { return audit.Entry{EventID: id, Event: "INSERT", PK: "P", SK: "S"} }
+	active, err := audit.OpenFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	standby, err := audit.OpenFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := active.Append(ctx, []audit.Entry{e("1"), e("2")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := standby.Append(ctx, []audit.Entry{e("2"), e("3")}); err != nil { // takes over from 2
+		t.Fatal(err)
+	}
+	out, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out.WriteString(`{"eventId":"4","ev`) // a write cut short
+	out.Close()
+	if _, err := standby.Append(ctx, []audit.Entry{e("3"), e("4")}); err != nil {
+		t.Fatal(err)
+	}
+	es, err := standby.Entries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, x := range es {
+		ids = append(ids, x.EventID)
+	}
+	if strings.Join(ids, ",") != "1,2,3,4" {
+		t.Errorf("trail %v, want 1,2,3,4 once each", ids)
+	}
+}

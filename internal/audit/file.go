@@ -11,44 +11,60 @@ import (
 	"sync"
 )
 
-// File is a Sink writing JSON lines to a file. It remembers the eventIDs
-// in the file (read when it opens), so an entry is written once even
-// across restarts.
+// File is a Sink writing JSON lines to a file. It knows the eventIDs in
+// the file, so an entry is written once: it reads them when it opens, and
+// again whenever the file is not as it left it (another process appended,
+// a write failed part-way), ending a line a failed write cut short.
+// An append is synced to disk before it is acknowledged.
 type File struct {
 	path string
 	mu   sync.Mutex
 	seen map[string]bool
+	size int64 // the file's size as this File last knew it
 }
 
-// OpenFile opens (or starts) the trail at path. A last line cut short (a
-// crash while writing) is ended, so the next entry starts a line of its
-// own; Entries leaves the cut one out.
+// OpenFile opens (or starts) the trail at path.
 func OpenFile(path string) (*File, error) {
-	f := &File{path: path, seen: map[string]bool{}}
-	if b, err := os.ReadFile(path); err == nil && len(b) > 0 && b[len(b)-1] != '\n' {
-		if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
-			return nil, err
+	f := &File{path: path}
+	if err := f.reload(); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// reload ends a last line cut short and reads the eventIDs back (f.mu
+// held, or not shared yet).
+func (f *File) reload() error {
+	if b, err := os.ReadFile(f.path); err == nil && len(b) > 0 && b[len(b)-1] != '\n' {
+		if err := os.WriteFile(f.path, append(b, '\n'), 0o644); err != nil {
+			return err
 		}
 	}
 	es, err := f.Entries()
 	if err != nil {
-		return nil, err
+		return err
 	}
+	f.seen = make(map[string]bool, len(es))
 	for _, e := range es {
 		f.seen[e.EventID] = true
 	}
-	return f, nil
+	f.size = 0
+	if fi, err := os.Stat(f.path); err == nil {
+		f.size = fi.Size()
+	}
+	return nil
 }
 
 // Append writes the entries not yet in the file.
 func (f *File) Append(_ context.Context, es []Entry) (int, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	out, err := os.OpenFile(f.path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-	if err != nil {
-		return 0, fmt.Errorf("open the trail: %w", err)
+	if fi, err := os.Stat(f.path); err == nil && fi.Size() != f.size || err != nil && f.size != 0 {
+		if err := f.reload(); err != nil { // someone else wrote it
+			return 0, fmt.Errorf("read the trail: %w", err)
+		}
 	}
-	w := bufio.NewWriter(out)
+	var buf []byte
 	var fresh []string
 	batch := map[string]bool{} // a change twice in one batch: once
 	for _, e := range es {
@@ -58,24 +74,35 @@ func (f *File) Append(_ context.Context, es []Entry) (int, error) {
 		batch[e.EventID] = true
 		b, err := json.Marshal(e)
 		if err != nil {
-			out.Close()
 			return 0, err
 		}
-		w.Write(append(b, '\n'))
+		buf = append(append(buf, b...), '\n')
 		fresh = append(fresh, e.EventID)
 	}
-	err = w.Flush()
+	if len(buf) == 0 {
+		return len(es), nil
+	}
+	out, err := os.OpenFile(f.path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return 0, fmt.Errorf("open the trail: %w", err)
+	}
+	_, err = out.Write(buf)
+	if err == nil {
+		err = out.Sync()
+	}
 	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		// a line may be half-written: what was read back decides (a
-		// reopened File reads whole lines only)
+		// part of it may be written: the next Append reads back what is
+		// (whole lines only) before it writes
+		f.size = -1
 		return 0, fmt.Errorf("write the trail: %w", err)
 	}
 	for _, id := range fresh {
 		f.seen[id] = true
 	}
+	f.size += int64(len(buf))
 	return len(es), nil
 }
 
@@ -106,7 +133,7 @@ func (f *File) Entries() ([]Entry, error) {
 func (f *File) Reset() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.seen = map[string]bool{}
+	f.seen, f.size = map[string]bool{}, 0
 	if err := os.Remove(f.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}

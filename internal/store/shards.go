@@ -85,13 +85,15 @@ func shardKeys(key string, n int) []string {
 
 // queryShards pages through the items of q.pk's shards (keys) as one
 // query of one key would: in the index's sort-key order, q.page.Limit at
-// most, with a cursor exactly when the page is full (as DynamoDB gives a
-// LastEvaluatedKey when a query reaches its Limit). Each shard is queried
-// for one page from the cursor's sort key on, concurrently; the cursor is
-// the last item's key, as one key's, so a cursor of the unsharded query
-// resumes this one. Sort keys must be unique across the shards (they end
-// with the item's id); q may have a sort-key prefix, and no other
-// condition or filter.
+// most, with a cursor when the page is full (as DynamoDB gives a
+// LastEvaluatedKey when a query reaches its Limit) or a shard's answer was
+// cut short (its 1 MB). Each shard is queried for one page from the
+// cursor's sort key on, concurrently; the cursor is the last item's key, as
+// one key's, so a cursor of the unsharded query resumes this one. Items of
+// one sort key (sort keys written before they ended with the item's id)
+// are ordered by their table key, and a page resumes after exactly the
+// cursor's item. q may have a sort-key prefix, and no other condition or
+// filter.
 func (s *Store) queryShards(ctx context.Context, q query, keys []string, decode func(map[string]types.AttributeValue) error) (string, error) {
 	if len(keys) == 1 {
 		q.pk = keys[0]
@@ -108,9 +110,26 @@ func (s *Store) queryShards(ctx context.Context, q query, keys []string, decode 
 		return "", errs.Field("limit", fmt.Sprintf("must be at most %d", MaxLimit))
 	}
 	pkAttr, skAttr := q.keyAttrs()
-	var bound string
+	str := func(it map[string]types.AttributeValue, attr string) string {
+		v, _ := it[attr].(*types.AttributeValueMemberS)
+		if v == nil {
+			return ""
+		}
+		return v.Value
+	}
+	// order compares two items as the list runs: sort key, then table key
+	order := func(a, b map[string]types.AttributeValue) int {
+		c := strings.Compare(str(a, skAttr), str(b, skAttr))
+		if c == 0 {
+			c = strings.Compare(str(a, AttrPK)+"\x00"+str(a, AttrSK), str(b, AttrPK)+"\x00"+str(b, AttrSK))
+		}
+		if q.desc {
+			c = -c
+		}
+		return c
+	}
+	var start map[string]types.AttributeValue
 	if q.page.Cursor != "" {
-		var start map[string]types.AttributeValue
 		var err error
 		for _, k := range keys { // the cursor is in one of them
 			sq := q
@@ -122,9 +141,13 @@ func (s *Store) queryShards(ctx context.Context, q query, keys []string, decode 
 		if err != nil {
 			return "", err
 		}
-		bound = start[skAttr].(*types.AttributeValueMemberS).Value
 	}
-	pages := make([][]map[string]types.AttributeValue, len(keys))
+	bound := str(start, skAttr)
+	type shardPage struct {
+		items []map[string]types.AttributeValue
+		cut   bool // DynamoDB stopped before Limit (its 1 MB): more may follow
+	}
+	pages := make([]shardPage, len(keys))
 	errOf := make([]error, len(keys))
 	var wg sync.WaitGroup
 	for i, k := range keys {
@@ -132,24 +155,28 @@ func (s *Store) queryShards(ctx context.Context, q query, keys []string, decode 
 			sq := q
 			sq.pk = k
 			in := sq.input(s.Table)
-			in.Limit = aws.Int32(limit)
+			// one more than a page: the cursor's own item, or one of its
+			// sort key, may come first and is dropped below
+			in.Limit = aws.Int32(limit + 1)
 			switch {
 			case bound != "" && q.skPrefix != "":
-				// one sort-key condition per query: the prefix's range up
-				// to the bound, the bound's own item dropped below
+				// one sort-key condition per query: the prefix's range
+				// up to the bound, inclusive
 				lo, hi := q.skPrefix, bound
 				if !q.desc {
 					lo, hi = bound, q.skPrefix+string(utf8.MaxRune)
+				}
+				if lo > hi {
+					return // nothing can follow such a cursor
 				}
 				in.KeyConditionExpression = aws.String("#pk = :pk AND #sk BETWEEN :lo AND :hi")
 				delete(in.ExpressionAttributeValues, ":sk")
 				in.ExpressionAttributeValues[":lo"] = &types.AttributeValueMemberS{Value: lo}
 				in.ExpressionAttributeValues[":hi"] = &types.AttributeValueMemberS{Value: hi}
-				in.Limit = aws.Int32(limit + 1)
 			case bound != "":
-				op := ">"
+				op := ">="
 				if q.desc {
-					op = "<"
+					op = "<="
 				}
 				in.KeyConditionExpression = aws.String(*in.KeyConditionExpression + " AND #sk " + op + " :bound")
 				in.ExpressionAttributeNames["#sk"] = skAttr
@@ -161,43 +188,47 @@ func (s *Store) queryShards(ctx context.Context, q query, keys []string, decode 
 				return
 			}
 			for _, it := range out.Items {
-				if sk, _ := it[skAttr].(*types.AttributeValueMemberS); bound == "" || sk == nil || sk.Value != bound {
-					pages[i] = append(pages[i], it)
+				if start == nil || order(it, start) > 0 { // after the cursor's item
+					pages[i].items = append(pages[i].items, it)
 				}
 			}
+			// the shard has more than it gave, and what it gave may not
+			// fill a page
+			pages[i].cut = len(out.LastEvaluatedKey) > 0 && len(pages[i].items) < int(limit)
 		})
 	}
 	wg.Wait()
 	var all []map[string]types.AttributeValue
+	var cutAt map[string]types.AttributeValue // the earliest last item of a cut shard
 	for i := range keys {
 		if errOf[i] != nil {
 			return "", errOf[i]
 		}
-		all = append(all, pages[i]...)
-	}
-	sortKey := func(it map[string]types.AttributeValue) string {
-		v, _ := it[skAttr].(*types.AttributeValueMemberS)
-		if v == nil {
-			return ""
+		all = append(all, pages[i].items...)
+		if p := pages[i]; p.cut && len(p.items) > 0 && (cutAt == nil || order(p.items[len(p.items)-1], cutAt) < 0) {
+			cutAt = p.items[len(p.items)-1]
 		}
-		return v.Value
 	}
-	slices.SortStableFunc(all, func(a, b map[string]types.AttributeValue) int {
-		c := strings.Compare(sortKey(a), sortKey(b))
-		if q.desc {
-			c = -c
+	slices.SortStableFunc(all, order)
+	more := len(all) > int(limit)
+	if cutAt != nil {
+		// past a cut shard's last item, that shard's unread items may
+		// come first: the page ends there, and more follows
+		n := 0
+		for n < len(all) && order(all[n], cutAt) <= 0 {
+			n++
 		}
-		return c
-	})
-	if len(all) > int(limit) {
-		all = all[:limit]
+		all, more = all[:n], true
+	}
+	if len(all) >= int(limit) {
+		all, more = all[:limit], true
 	}
 	for _, it := range all {
 		if err := decode(it); err != nil {
 			return "", err
 		}
 	}
-	if len(all) < int(limit) {
+	if !more || len(all) == 0 {
 		return "", nil
 	}
 	last := all[len(all)-1]
@@ -211,15 +242,15 @@ type ShardStats struct {
 	Indexed  int64 // RecentCooking, Trending and Recipe items among them
 	Moved    int64 // moved to their write shard
 	Unmoved  int64 // already there
-	Overtook int64 // changed meanwhile (rewritten in its shard, or deleted): left
+	Overtook int64 // changed meanwhile, and read again
 }
 
 // BackfillIndexShards moves the RecentCooking and Trending items to the
 // GSI3 write shard the Store's Sharding gives them, and the Recipe items
 // to their GSI2 one with a sort key that ends with the recipe's id (items
 // written before, or with another count), each on the condition that its
-// index keys are still the ones read: an item the projector or the writer
-// rewrote meanwhile has them already. Reads find every item during the move (they query the
+// index keys are still the ones read (moveToShard: one that changed is
+// read again and redone). Reads find every item during the move (they query the
 // unsharded key too). Running it again finds nothing to do. progress, if
 // set, is called after every scanned page, never concurrently.
 func (s Upkeep) BackfillIndexShards(ctx context.Context, segments int, progress func(ShardStats)) (ShardStats, error) {
@@ -237,41 +268,17 @@ func (s Upkeep) BackfillIndexShards(ctx context.Context, segments int, progress 
 		scanned.Add(int64(out.ScannedCount))
 		for _, it := range out.Items {
 			indexed.Add(1)
-			want, ok := s.indexShard(it)
-			var set, cond []string
-			vals := map[string]types.AttributeValue{}
-			for attr, w := range want {
-				have, _ := it[attr].(*types.AttributeValueMemberS)
-				if have == nil {
-					ok = false // not in the index: left
-					break
-				}
-				if have.Value != w {
-					set = append(set, fmt.Sprintf("%s = :new%s", attr, attr))
-					vals[":new"+attr] = strAV(w)
-				}
-				cond = append(cond, fmt.Sprintf("%s = :old%s", attr, attr))
-				vals[":old"+attr] = strAV(have.Value)
+			done, raced, err := s.moveToShard(ctx, it)
+			if err != nil {
+				return err
 			}
-			if !ok || len(set) == 0 {
-				unmoved.Add(1) // already there, or not decodable (quarantine): left
-				continue
-			}
-			slices.Sort(set)
-			slices.Sort(cond)
-			_, err := s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-				TableName: aws.String(s.Table), Key: itemKey(it).AV(),
-				UpdateExpression:          aws.String("SET " + strings.Join(set, ", ")),
-				ConditionExpression:       aws.String(strings.Join(cond, " AND ")),
-				ExpressionAttributeValues: vals,
-			})
-			switch {
-			case err == nil:
+			if done {
 				moved.Add(1)
-			case isConditionFailed(err):
+			} else {
+				unmoved.Add(1)
+			}
+			if raced {
 				overtook.Add(1)
-			default:
-				return fmt.Errorf("store: move %s %s to its shard: %w", itemKey(it).PK, itemKey(it).SK, err)
 			}
 		}
 		if progress != nil {
@@ -282,6 +289,58 @@ func (s Upkeep) BackfillIndexShards(ctx context.Context, segments int, progress 
 		return nil
 	})
 	return snapshot(), err
+}
+
+// moveToShard sets an item's index keys to those of its write shard if
+// they differ, on the condition that they are still the ones read; if the
+// item changed meanwhile (the projector re-rated a recipe, the writer
+// changed its method), it is read again and redone.
+func (s Upkeep) moveToShard(ctx context.Context, it map[string]types.AttributeValue) (moved, raced bool, err error) {
+	for range 5 {
+		want, ok := s.indexShard(it)
+		var set, cond []string
+		vals := map[string]types.AttributeValue{}
+		for attr, w := range want {
+			have, _ := it[attr].(*types.AttributeValueMemberS)
+			if have == nil {
+				return false, raced, nil // not in the index: left
+			}
+			if have.Value != w {
+				set = append(set, fmt.Sprintf("%s = :new%s", attr, attr))
+				vals[":new"+attr] = strAV(w)
+			}
+			cond = append(cond, fmt.Sprintf("%s = :old%s", attr, attr))
+			vals[":old"+attr] = strAV(have.Value)
+		}
+		if !ok || len(set) == 0 {
+			return false, raced, nil // already there, or not decodable (quarantine): left
+		}
+		slices.Sort(set)
+		slices.Sort(cond)
+		k := itemKey(it)
+		_, err := s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName: aws.String(s.Table), Key: k.AV(),
+			UpdateExpression:          aws.String("SET " + strings.Join(set, ", ")),
+			ConditionExpression:       aws.String(strings.Join(cond, " AND ")),
+			ExpressionAttributeValues: vals,
+		})
+		if err == nil {
+			return true, raced, nil
+		}
+		if !isConditionFailed(err) {
+			return false, raced, fmt.Errorf("store: move %s %s to its shard: %w", k.PK, k.SK, err)
+		}
+		raced = true
+		out, err := s.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.Table), Key: k.AV(), ConsistentRead: aws.Bool(true)})
+		if err != nil {
+			return false, raced, fmt.Errorf("store: reread %s %s: %w", k.PK, k.SK, err)
+		}
+		if out.Item == nil {
+			return false, raced, nil // deleted meanwhile
+		}
+		it = out.Item
+	}
+	return false, raced, fmt.Errorf("store: an item keeps changing while it is moved to its shard; run the backfill again")
 }
 
 // indexShard is the index keys a RecentCooking, Trending or Recipe item

@@ -3,11 +3,14 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go/middleware"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/dynastream/dynastream/internal/cooking"
@@ -219,4 +222,102 @@ func queryIndex(t *testing.T, st *store.Store, pk string) []map[string]types.Att
 		t.Fatal(err)
 	}
 	return out.Items
+}
+
+// A shard's answer cut short by DynamoDB's 1 MB neither ends the list nor
+// skips that shard's unread items: the page ends at its last item, with a
+// cursor. Big recipes (about 300 KB each) make every query stop after
+// three or four, far short of a page of 25; read page by page, the
+// sharded list has the items of the one key's, in its order.
+func TestShardedListsSurviveCutPages(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	one := newStore(t)
+	one.Sharding = store.Sharding{Method: 1}
+	sharded := newStore(t)
+	sharded.Sharding = store.Sharding{Method: 3}
+	big := strings.Repeat("flour, water, salt. ", 15000) // 300 KB
+	for _, st := range []*store.Store{one, sharded} {
+		for i := range 20 {
+			r := cooking.Recipe{RecipeID: fmt.Sprintf("big%02d", i), AuthorID: "chef", Title: "loaf", Description: big, Method: "bake",
+				Servings: 2, CreatedAt: fmt.Sprintf("2025-10-%02dT08:00:00.000Z", 1+i)}
+			if err := st.Cooking.CreateRecipe(ctx, r); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	read := func(st *store.Store) (ids []string, pages int) {
+		cursor := ""
+		for pages = 1; pages < 50; pages++ {
+			items, next, err := st.Cooking.RecipesByMethod(ctx, "bake", store.Page{Limit: 25, Cursor: cursor})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range items {
+				ids = append(ids, r.RecipeID)
+			}
+			if next == "" {
+				return ids, pages
+			}
+			cursor = next
+		}
+		t.Fatal("no end after 50 pages")
+		return nil, 0
+	}
+	want, onePages := read(one)
+	got, shardedPages := read(sharded)
+	if len(want) != 20 || !cmp.Equal(got, want) {
+		t.Errorf("sharded list %v (%d pages), want %v (%d pages)", got, shardedPages, want, onePages)
+	}
+	if onePages < 3 {
+		t.Errorf("one key's list took %d pages of 25: its queries were not cut short", onePages)
+	}
+}
+
+// A recipe re-rated between the backfill's scan and its move (the
+// projector sets only the sort key) is read again and moved: none stays
+// on the unsharded key.
+func TestShardMigrationRacesARating(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	old := newStore(t)
+	old.Sharding = store.Sharding{Method: 1}
+	r := cooking.Recipe{RecipeID: "raced", AuthorID: "chef", Title: "pie", Method: "bake", Servings: 2, CreatedAt: "2025-10-01T08:00:00.000Z"}
+	if err := old.Cooking.CreateRecipe(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	hooked := dynamodb.New(old.DB.Options(), func(o *dynamodb.Options) {
+		o.APIOptions = append(o.APIOptions, func(s *middleware.Stack) error {
+			return s.Initialize.Add(middleware.InitializeMiddlewareFunc("rate-between", func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+				if _, ok := in.Parameters.(*dynamodb.UpdateItemInput); ok {
+					once.Do(func() { // the projector's rating update, first
+						_, err := old.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(old.Table), Key: store.RecipeKey("raced").AV(),
+							UpdateExpression:          aws.String("SET avgRating = :a, GSI2SK = :sk"),
+							ExpressionAttributeValues: map[string]types.AttributeValue{":a": &types.AttributeValueMemberN{Value: "4"}, ":sk": &types.AttributeValueMemberS{Value: cooking.RatingSortKey(4, r.CreatedAt, "raced")}}})
+						if err != nil {
+							t.Error(err)
+						}
+					})
+				}
+				return next.HandleInitialize(ctx, in)
+			}), middleware.Before)
+		})
+	})
+	migrated := store.New(hooked, old.Table)
+	migrated.Sharding = store.Sharding{Method: 4}
+	st, err := migrated.Upkeep.BackfillIndexShards(ctx, 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Moved != 1 || st.Overtook != 1 {
+		t.Errorf("backfill %+v, want the recipe moved after one race", st)
+	}
+	if n := len(queryGSI2(t, migrated, "METHOD#bake")); n != 0 {
+		t.Errorf("%d recipe(s) left on the unsharded key", n)
+	}
+	items, _, err := migrated.Cooking.RecipesByMethod(ctx, "bake", store.Page{})
+	if err != nil || len(items) != 1 || items[0].AvgRating != 4 {
+		t.Errorf("the method's recipes after the move: %+v, %v", items, err)
+	}
 }
