@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"net/http"
@@ -360,7 +361,8 @@ func (e *engine) runPhase(ctx context.Context, idx int, rate float64, d time.Dur
 	after := e.consumerMetrics(ctx)
 	r := e.report(idx, rate, d, sent, ps, before, after)
 	r.CPU = cpu1.since(cpu0)
-	r.keys, r.sentSecs = keysSince(e.keyCounts(ctx), keys0), sent.Seconds()
+	r.keys, r.keysMissing = keysSince(e.keyCounts(ctx), keys0, slices.Collect(maps.Keys(e.admin)))
+	r.sentSecs = sent.Seconds()
 	return r
 }
 

@@ -136,8 +136,9 @@ type PhaseReport struct {
 
 	// keys is the capacity the programs used by partition key over the
 	// phase and its drain; sentSecs how long its writes were sent.
-	keys     ddb.Keys
-	sentSecs float64
+	keys        ddb.Keys
+	keysMissing []string // programs whose keys either snapshot lacks
+	sentSecs    float64
 }
 
 func (e *engine) report(idx int, rate float64, d, sent time.Duration, ps *phaseStats, before, after map[string]app.Metrics) PhaseReport {

@@ -50,6 +50,9 @@ type Scale struct {
 	Unknown map[string]float64 `json:"unknownKeyWriteUnitsPerSec,omitempty"`
 	// KeysSeen is how many partition keys the basis phase used.
 	KeysSeen int `json:"keysSeen"`
+	// Missing names the programs whose keys could not be read in the
+	// basis phase: the projection leaves their calls out.
+	Missing []string `json:"missingPrograms,omitempty"`
 }
 
 // KeyLoad is one partition key's load in the basis phase and projected.
@@ -71,26 +74,37 @@ type KeyLoad struct {
 	BreaksAt float64 `json:"breaksAtWritesPerSec,omitempty"`
 }
 
-// keyCounts reads every program's capacity by partition key and adds them.
-func (e *engine) keyCounts(ctx context.Context) ddb.Keys {
-	out := ddb.Keys{}
+// keyCounts reads every program's capacity by partition key (a program it
+// cannot read is left out, and warned of).
+func (e *engine) keyCounts(ctx context.Context) map[string]ddb.Keys {
+	out := map[string]ddb.Keys{}
 	for name, base := range e.admin {
-		req, err := http.NewRequestWithContext(ctx, "GET", base+"/metrics/keys", nil)
-		if err != nil {
-			continue
-		}
-		resp, err := http.DefaultClient.Do(req)
+		k, err := readKeys(ctx, base)
 		if err != nil {
 			e.log.Warn("loadgen: read key metrics", "program", name, "err", err)
 			continue
 		}
-		var k ddb.Keys
-		if err := json.NewDecoder(resp.Body).Decode(&k); err == nil {
-			addKeys(out, k, 1)
-		}
-		resp.Body.Close()
+		out[name] = k
 	}
 	return out
+}
+
+func readKeys(ctx context.Context, base string) (ddb.Keys, error) {
+	req, err := http.NewRequestWithContext(ctx, "GET", base+"/metrics/keys", nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET /metrics/keys: %s", resp.Status)
+	}
+	var k ddb.Keys
+	err = json.NewDecoder(resp.Body).Decode(&k)
+	return k, err
 }
 
 // addKeys adds sign × b to a.
@@ -109,12 +123,23 @@ func addKeys(a, b ddb.Keys, sign float64) {
 	}
 }
 
-// keysSince is what was used between two snapshots.
-func keysSince(after, before ddb.Keys) ddb.Keys {
+// keysSince is what the programs used between two snapshots, added up,
+// and the programs missing from either (left out).
+func keysSince(after, before map[string]ddb.Keys, programs []string) (ddb.Keys, []string) {
 	out := ddb.Keys{}
-	addKeys(out, after, 1)
-	addKeys(out, before, -1)
-	return out
+	var missing []string
+	for _, p := range programs {
+		a, ok1 := after[p]
+		b, ok2 := before[p]
+		if !ok1 || !ok2 {
+			missing = append(missing, p)
+			continue
+		}
+		addKeys(out, a, 1)
+		addKeys(out, b, -1)
+	}
+	sort.Strings(missing)
+	return out, missing
 }
 
 // project projects the basis phase's keys (used over secs seconds, at
@@ -195,7 +220,9 @@ func scaleOf(phases []PhaseReport, target float64, where func(string) string, pi
 	if basis == nil || basis.keys == nil {
 		return nil
 	}
-	return project(basis.keys, basis.sentSecs, basis.TargetRate, basis.AchievedRate, target, where, pinned)
+	s := project(basis.keys, basis.sentSecs, basis.TargetRate, basis.AchievedRate, target, where, pinned)
+	s.Missing = basis.keysMissing
+	return s
 }
 
 // line is the projection in one line a script can read: the last line
@@ -204,11 +231,15 @@ func (s *Scale) line() string {
 	if s.KeysSeen == 0 {
 		return fmt.Sprintf("scale: at %.0f writes/s: not measured (no capacity by key: the programs need DYNAMODB_CAPACITY=true and /metrics/keys)", s.Target)
 	}
+	incomplete := ""
+	if len(s.Missing) > 0 {
+		incomplete = " (incomplete: no keys from " + strings.Join(s.Missing, ", ") + ")"
+	}
 	if len(s.Breaking) == 0 {
-		return fmt.Sprintf("scale: at %.0f writes/s: no key over its limit", s.Target)
+		return fmt.Sprintf("scale: at %.0f writes/s: no key over its limit%s", s.Target, incomplete)
 	}
 	b := s.Breaking[0]
-	return fmt.Sprintf("scale: at %.0f writes/s: first to break: %s %s at %.0f writes/s", s.Target, b.Where, b.Pattern, b.BreaksAt)
+	return fmt.Sprintf("scale: at %.0f writes/s: first to break: %s %s at %.0f writes/s%s", s.Target, b.Where, b.Pattern, b.BreaksAt, incomplete)
 }
 
 func (s *Scale) print(w io.Writer) {

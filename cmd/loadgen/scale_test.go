@@ -69,3 +69,23 @@ func TestProjection(t *testing.T) {
 		t.Errorf("line %q", got)
 	}
 }
+
+// A program whose keys could not be read in either snapshot is left out of
+// the phase's keys (not counted as all it used since it started, nor as
+// negative), and the last line says the projection is incomplete.
+func TestProjectionWithAProgramMissing(t *testing.T) {
+	before := map[string]ddb.Keys{"writer": {"load": {"ROOM#r1": {Write: 10}}}, "projector": {"load": {"ROOM#r1": {Write: 100}}}}
+	after := map[string]ddb.Keys{"writer": {"load": {"ROOM#r1": {Write: 40}}}}
+	used, missing := keysSince(after, before, []string{"writer", "projector", "notifier"})
+	if got := used["load"]["ROOM#r1"].Write; got != 30 {
+		t.Errorf("ROOM#r1 used %v write units, want the writer's 30", got)
+	}
+	if strings.Join(missing, ",") != "notifier,projector" {
+		t.Errorf("missing %v", missing)
+	}
+	s := project(used, 15, 50, 50, 10000, whereIn("load"), nil)
+	s.Missing = missing
+	if got := s.line(); !strings.HasSuffix(got, "no key over its limit (incomplete: no keys from notifier, projector)") {
+		t.Errorf("line %q", got)
+	}
+}
