@@ -31,41 +31,63 @@ type BackfillStats struct {
 // and redone). Running it again finds nothing to do. progress, if set, is
 // called after every scanned page, never concurrently.
 func (s Upkeep) BackfillListingIndexes(ctx context.Context, segments int, progress func(BackfillStats)) (BackfillStats, error) {
-	var (
-		scanned, listings, updated, unchanged, retried atomic.Int64
-		progressMu                                     sync.Mutex
-	)
+	var scanned, listings, updated, unchanged, retried atomic.Int64
 	snapshot := func() BackfillStats {
 		return BackfillStats{scanned.Load(), listings.Load(), updated.Load(), unchanged.Load(), retried.Load()}
 	}
-	err := s.scanSegments(ctx, segments, dynamodb.ScanInput{
-		FilterExpression:          aws.String("itemType = :t"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":t": &types.AttributeValueMemberS{Value: TypeListing}},
+	err := s.scanTypes(ctx, segments, []string{TypeListing}, &scanned, func(it map[string]types.AttributeValue) error {
+		listings.Add(1)
+		changed, raced, err := s.backfillOne(ctx, it)
+		if raced {
+			retried.Add(1)
+		}
+		switch {
+		case err != nil:
+			return err
+		case changed:
+			updated.Add(1)
+		default:
+			unchanged.Add(1)
+		}
+		return nil
+	}, func() {
+		if progress != nil {
+			progress(snapshot())
+		}
+	})
+	return snapshot(), err
+}
+
+// scanTypes scans the table for the items of itemTypes (segments parallel
+// segments), counting the items read in scanned and handing each item of
+// those types to each; afterPage, if set, is called after every page,
+// never concurrently. The first error stops the scan.
+func (s Upkeep) scanTypes(ctx context.Context, segments int, itemTypes []string, scanned *atomic.Int64, each func(map[string]types.AttributeValue) error, afterPage func()) error {
+	var placeholders []string
+	vals := map[string]types.AttributeValue{}
+	for i, t := range itemTypes {
+		p := fmt.Sprintf(":t%d", i)
+		placeholders = append(placeholders, p)
+		vals[p] = strAV(t)
+	}
+	var pageMu sync.Mutex
+	return s.scanSegments(ctx, segments, dynamodb.ScanInput{
+		FilterExpression:          aws.String("itemType IN (" + strings.Join(placeholders, ", ") + ")"),
+		ExpressionAttributeValues: vals,
 	}, func(_ int, out *dynamodb.ScanOutput) error {
 		scanned.Add(int64(out.ScannedCount))
 		for _, it := range out.Items {
-			listings.Add(1)
-			changed, raced, err := s.backfillOne(ctx, it)
-			if err != nil {
+			if err := each(it); err != nil {
 				return err
 			}
-			if raced {
-				retried.Add(1)
-			}
-			if changed {
-				updated.Add(1)
-			} else {
-				unchanged.Add(1)
-			}
 		}
-		if progress != nil {
-			progressMu.Lock()
-			progress(snapshot())
-			progressMu.Unlock()
+		if afterPage != nil {
+			pageMu.Lock()
+			afterPage()
+			pageMu.Unlock()
 		}
 		return nil
 	})
-	return snapshot(), err
 }
 
 // backfillOne sets one listing's index attributes if they differ.

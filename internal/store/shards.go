@@ -254,39 +254,29 @@ type ShardStats struct {
 // unsharded key too). Running it again finds nothing to do. progress, if
 // set, is called after every scanned page, never concurrently.
 func (s Upkeep) BackfillIndexShards(ctx context.Context, segments int, progress func(ShardStats)) (ShardStats, error) {
-	var (
-		scanned, indexed, moved, unmoved, overtook atomic.Int64
-		progressMu                                 sync.Mutex
-	)
+	var scanned, indexed, moved, unmoved, overtook atomic.Int64
 	snapshot := func() ShardStats {
 		return ShardStats{scanned.Load(), indexed.Load(), moved.Load(), unmoved.Load(), overtook.Load()}
 	}
-	err := s.scanSegments(ctx, segments, dynamodb.ScanInput{
-		FilterExpression:          aws.String("itemType IN (:r, :t, :m)"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":r": strAV(TypeRecentCooking), ":t": strAV(TypeTrending), ":m": strAV(TypeRecipe)},
-	}, func(_ int, out *dynamodb.ScanOutput) error {
-		scanned.Add(int64(out.ScannedCount))
-		for _, it := range out.Items {
-			indexed.Add(1)
-			done, raced, err := s.moveToShard(ctx, it)
-			if err != nil {
-				return err
-			}
-			if done {
-				moved.Add(1)
-			} else {
-				unmoved.Add(1)
-			}
-			if raced {
-				overtook.Add(1)
-			}
+	err := s.scanTypes(ctx, segments, []string{TypeRecentCooking, TypeTrending, TypeRecipe}, &scanned, func(it map[string]types.AttributeValue) error {
+		indexed.Add(1)
+		done, raced, err := s.moveToShard(ctx, it)
+		if raced {
+			overtook.Add(1)
 		}
-		if progress != nil {
-			progressMu.Lock()
-			progress(snapshot())
-			progressMu.Unlock()
+		switch {
+		case err != nil:
+			return err
+		case done:
+			moved.Add(1)
+		default:
+			unmoved.Add(1)
 		}
 		return nil
+	}, func() {
+		if progress != nil {
+			progress(snapshot())
+		}
 	})
 	return snapshot(), err
 }
