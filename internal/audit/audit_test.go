@@ -176,17 +176,7 @@ func TestFileOnce(t *testing.T) {
 	if _, err := f.Append(ctx, []audit.Entry{e("1"), e("4")}); err != nil {
 		t.Fatal(err)
 	}
-	es, err := f.Entries()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ids []string
-	for _, x := range es {
-		ids = append(ids, x.EventID)
-	}
-	if strings.Join(ids, ",") != "1,2,3,4" {
-		t.Errorf("trail %v, want 1,2,3,4 once each", ids)
-	}
+	wantTrail(t, f, "1,2,3,4")
 }
 
 // Two processes on one trail (a standby that takes over) and a write cut
@@ -219,7 +209,13 @@ func TestFileSharedAndCut(t *testing.T) {
 	if _, err := standby.Append(ctx, []audit.Entry{e("3"), e("4")}); err != nil {
 		t.Fatal(err)
 	}
-	es, err := standby.Entries()
+	wantTrail(t, standby, "1,2,3,4")
+}
+
+// wantTrail checks f's trail: its eventIDs in file order, each once.
+func wantTrail(t *testing.T, f *audit.File, want string) {
+	t.Helper()
+	es, err := f.Entries()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +223,7 @@ func TestFileSharedAndCut(t *testing.T) {
 	for _, x := range es {
 		ids = append(ids, x.EventID)
 	}
-	if strings.Join(ids, ",") != "1,2,3,4" {
-		t.Errorf("trail %v, want 1,2,3,4 once each", ids)
+	if strings.Join(ids, ",") != want {
+		t.Errorf("trail %v, want %s once each", ids, want)
 	}
 }
