@@ -93,7 +93,7 @@ type BranchStats struct {
 	// finished them, and records it gave up on.
 	Handled      int64 `json:"handled"`
 	FilteredOut  int64 `json:"filteredOut"`
-	Repeated     int64 `json:"notRepeated"`
+	NotRepeated  int64 `json:"notRepeated"`
 	DeadLettered int64 `json:"deadLettered"`
 }
 
@@ -162,7 +162,7 @@ func (f *Fanout) handle(ctx context.Context, ev events.DynamoDBEvent) (events.Dy
 		for b, br := range f.Branches {
 			switch {
 			case st.done[b]:
-				f.stats[b].Repeated++
+				f.stats[b].NotRepeated++
 			case !keeps(br, r):
 				st.done[b] = true
 				f.stats[b].FilteredOut++

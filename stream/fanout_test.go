@@ -136,7 +136,7 @@ func TestFanoutBranchesOnOneReader(t *testing.T) {
 		t.Errorf("evens was handed %d records, want the %d its filter keeps", len(handed), items/2)
 	}
 	st := fan.Stats()
-	if st[0].Handled != items || st[0].Repeated == 0 || st[2].DeadLettered != 1 || st[3].FilteredOut != items/2 || st[1].FailedCalls != 2 {
+	if st[0].Handled != items || st[0].NotRepeated == 0 || st[2].DeadLettered != 1 || st[3].FilteredOut != items/2 || st[1].FailedCalls != 2 {
 		t.Errorf("stats %+v", st)
 	}
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
-// A Counter with Keys also sums the capacity each call used by partition
+// A Counter with ByKey also sums the capacity each call used by partition
 // key, for the table and each global secondary index apart: the limits
 // that matter on DynamoDB are per partition (1,000 write and 3,000 read
 // units a second, an index's partition key included), not per table. It
