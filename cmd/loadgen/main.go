@@ -425,7 +425,7 @@ func run(ctx context.Context, c config, log *slog.Logger, progress io.Writer) (*
 		dcancel()
 		during.Wait()
 		rep.Phases = append(rep.Phases, p)
-		kept := p.AchievedRate >= 0.95*p.TargetRate && p.NotSent == 0
+		kept := p.keptUp()
 		if kept {
 			rep.WriterMax = max(rep.WriterMax, p.AchievedRate)
 		}

@@ -227,6 +227,10 @@ func (e *engine) report(idx int, rate float64, d, sent time.Duration, ps *phaseS
 }
 
 // percentile returns the q-quantile of ds (nearest rank).
+// keptUp reports whether the writer kept up in the phase: at least 95% of
+// its target rate, and every write sent.
+func (p *PhaseReport) keptUp() bool { return p.AchievedRate >= 0.95*p.TargetRate && p.NotSent == 0 }
+
 func percentile(ds []time.Duration, q float64) time.Duration {
 	if len(ds) == 0 {
 		return 0

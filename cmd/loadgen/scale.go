@@ -209,7 +209,7 @@ func project(used ddb.Keys, secs, basisTarget, basis, target float64, where func
 // kept up with (or, if none did, the highest achieved) to target.
 func scaleOf(phases []PhaseReport, target float64, where func(string) string, pinned map[string]string) *Scale {
 	var basis *PhaseReport
-	keptUp := func(p *PhaseReport) bool { return p.AchievedRate >= 0.95*p.TargetRate && p.NotSent == 0 }
+	keptUp := (*PhaseReport).keptUp
 	for i := range phases {
 		p := &phases[i]
 		switch {
