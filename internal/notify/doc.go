@@ -10,7 +10,9 @@
 // groups run concurrently, each in stream order and stopped at its first
 // failure. The reads the side effects need are made once per batch, the
 // in-app notifications written in shared batch writes, and the events
-// published in one call, in stream order. Events of one key may reach
+// published in shared calls as the groups go, each key's in stream order
+// (a record's events wait for its own step, not for the batch's slowest
+// group). Events of one key may reach
 // EventBridge out of order after a retry (EventBridge keeps no order
 // anyway): their envelope's sequenceNumber orders them.
 //

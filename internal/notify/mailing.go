@@ -203,3 +203,54 @@ func (e *Effects) putNotes(ctx context.Context, notes []collab.Notification) (er
 
 // close waits for the batch's e-mails and notifications.
 func (ml *mailing) close() { ml.wg.Wait() }
+
+// effectsRun is a batch's side effects under way beside its groups: the
+// shared reads (Effects.read), then the e-mails and notifications
+// (startMailing). A record with side effects waits for the reads (wait),
+// then for its own (sent.wait); the batch's other records do not wait.
+type effectsRun struct {
+	ready chan struct{} // closed once the reads are done and the sends started
+	err   error         // the reads failed
+	ml    *mailing
+}
+
+// start starts the side effects of the batch's records that have some
+// (effected, in stream order, and their subjects), setting each record's
+// sent once the reads are done.
+func (e *Effects) start(ctx context.Context, effected []*record, subjects []subject) *effectsRun {
+	fx := &effectsRun{ready: make(chan struct{})}
+	go func() {
+		defer close(fx.ready)
+		defer recovered("side effects", &fx.err)
+		rd, err := e.read(ctx, subjects)
+		if err != nil {
+			fx.err = fmt.Errorf("read what the side effects need: %w", err)
+			return
+		}
+		changes := make([]stream.Change, len(effected))
+		for i, x := range effected {
+			changes[i] = x.change
+		}
+		ml, sents := e.startMailing(ctx, changes, subjects, rd)
+		fx.ml = ml
+		for i, x := range effected {
+			x.sent = sents[i]
+		}
+	}()
+	return fx
+}
+
+// wait waits for the reads, and returns their error.
+func (fx *effectsRun) wait() error {
+	<-fx.ready
+	return fx.err
+}
+
+// close waits for everything started: the reads, then the e-mails and
+// notifications.
+func (fx *effectsRun) close() {
+	<-fx.ready
+	if fx.ml != nil {
+		fx.ml.close()
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"sync"
 
 	lambdaevents "github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -107,14 +106,15 @@ type owned[T any] struct {
 
 // Handle maps each record to its domain events and side effects. Records
 // are grouped by partition key and the groups run concurrently, each in
-// stream order, stopping at its first failure (stream.Keyed); what several
-// records can share is shared: the reads the side effects need (resources,
-// comments, collaborators, people) are made once for the batch before the
-// groups run, and after them the events are published in one Publish call,
-// in stream order. E-mails and in-app notifications are under way as soon
-// as the reads are done, all of the batch's together (mailing), each
-// e-mail at most once; a record's step in its group waits for its own. A
-// record
+// stream order, stopping at its first failure (stream.Keyed). What several
+// records can share is shared, and runs beside the groups: the reads the
+// side effects need (resources, comments, collaborators, people) are made
+// once for the batch, and then its e-mails and in-app notifications are
+// under way, all together (mailing), each e-mail at most once; a record
+// with side effects waits at its step for the reads and for its own, the
+// others go on. Each record's events are handed to the batch's publishing
+// once its step is done and go out in shared Publish calls, one key's in
+// stream order, without waiting for the batch's slowest group. A record
 // whose decoding, reads, e-mails, notifications or events failed stops its
 // group there and is reported as a batch item failure.
 func (n *Notifier) Handle(ctx context.Context, ev lambdaevents.DynamoDBEvent) (lambdaevents.DynamoDBEventResponse, error) {
@@ -156,32 +156,20 @@ func (n *Notifier) Handle(ctx context.Context, ev lambdaevents.DynamoDBEvent) (l
 			effected = append(effected, x)
 		}
 	}
-	var rd *reads
-	var readErr error
+	// The side effects' reads, then their e-mails and notifications, run
+	// beside the groups: only a record with side effects waits for them.
+	var fx *effectsRun
 	if len(subjects) > 0 {
-		if rd, readErr = n.Effects.read(ctx, subjects); readErr != nil {
-			readErr = fmt.Errorf("read what the side effects need: %w", readErr)
-		}
+		fx = n.Effects.start(ctx, effected, subjects)
+		defer fx.close()
 	}
-	if rd != nil {
-		changes := make([]stream.Change, len(effected))
-		for i, x := range effected {
-			changes[i] = x.change
-		}
-		ml, sents := n.Effects.startMailing(ctx, changes, subjects, rd)
-		defer ml.close()
-		for i, x := range effected {
-			x.sent = sents[i]
-		}
-	}
+	pub := n.startPublishing(ctx, log)
 
 	k := stream.Keyed{Key: stream.PartitionKey(store.AttrPK), Concurrency: n.Concurrency, DeadLetters: n.DeadLetters, Consumer: "notifier"}
 	index := make(map[string]int, len(ev.Records))
 	for i, r := range ev.Records {
 		index[r.Change.SequenceNumber] = i
 	}
-	var mu sync.Mutex
-	var evs []owned[events.Event]
 	res := k.Run(ctx, ev.Records, func(ctx context.Context, g stream.Group) (int, error) {
 		gi, off := g.Index, g.Offset
 		pushed, pushErr := 0, error(nil) // the group's records before pushed have been broadcast
@@ -191,8 +179,8 @@ func (n *Notifier) Handle(ctx context.Context, ev lambdaevents.DynamoDBEvent) (l
 				return i, stream.Permanent(x.err)
 			}
 			if x.effects {
-				if readErr != nil {
-					return i, readErr
+				if err := fx.wait(); err != nil {
+					return i, err
 				}
 				mailErr, noteErr := x.sent.wait()
 				if mailErr != nil {
@@ -229,17 +217,15 @@ func (n *Notifier) Handle(ctx context.Context, ev lambdaevents.DynamoDBEvent) (l
 				}
 			}
 			at := index[r.Change.SequenceNumber]
-			mu.Lock()
-			for _, e := range x.events {
-				evs = append(evs, owned[events.Event]{e, at, gi, off + i})
+			evs := make([]owned[events.Event], len(x.events))
+			for j, e := range x.events {
+				evs[j] = owned[events.Event]{e, at, gi, off + i}
 			}
-			mu.Unlock()
+			pub.add(evs...)
 		}
 		return len(g.Records), nil
 	})
-	if len(evs) > 0 {
-		n.publish(ctx, log, evs, res)
-	}
+	pub.finish(res)
 	for _, dl := range res.DeadLettered() {
 		log.Error("notifier: record dead-lettered (it can never be handled)", "seq", dl.FirstSequenceNumber, "err", dl.Error)
 	}
@@ -248,33 +234,6 @@ func (n *Notifier) Handle(ctx context.Context, ev lambdaevents.DynamoDBEvent) (l
 			"eventID", o.Records[o.Done].EventID, "waiting", len(o.Records)-o.Done, "err", o.Err)
 	}
 	return res.Response(), nil
-}
-
-// publish publishes the batch's events in one call, in stream order; an
-// event that failed fails its record.
-func (n *Notifier) publish(ctx context.Context, log *slog.Logger, evs []owned[events.Event], res stream.Result) {
-	slices.SortStableFunc(evs, func(a, b owned[events.Event]) int { return a.index - b.index })
-	all := make([]events.Event, len(evs))
-	for i, o := range evs {
-		all[i] = o.v
-	}
-	results := n.Publisher.Publish(ctx, all)
-	if len(results) != len(all) {
-		// A broken Publisher: without one result per event nothing can be
-		// counted as published, so every record with events is retried.
-		log.Error("notifier: publisher returned the wrong number of results", "events", len(all), "results", len(results))
-		err := fmt.Errorf("notify: publisher returned %d results for %d events", len(results), len(all))
-		results = make([]error, len(all))
-		for i := range results {
-			results[i] = err
-		}
-	}
-	for i, err := range results {
-		if err != nil {
-			log.Error("notifier: publish failed", "event", all[i].ID, "err", err)
-			res.Fail(evs[i].group, evs[i].record, fmt.Errorf("publish event %s: %w", all[i].ID, err))
-		}
-	}
 }
 
 // ItemTypes returns, sorted, every item type whose changes the notifier acts

@@ -7,7 +7,9 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -25,6 +27,7 @@ import (
 	"github.com/dynastream/dynastream/internal/outbox"
 	"github.com/dynastream/dynastream/internal/room"
 	"github.com/dynastream/dynastream/internal/store"
+	"github.com/dynastream/dynastream/stream"
 )
 
 func TestMain(m *testing.M) { ddbtest.Main(m) }
@@ -80,9 +83,44 @@ type fakePublisher struct {
 	fail  map[string]bool
 	calls [][]events.Event
 	short bool // return fewer results than events (a broken publisher)
+	seen  func(context.Context, []events.Event)
 }
 
-func (p *fakePublisher) Publish(_ context.Context, evs []events.Event) []error {
+// published returns every event published, call after call, and fails t
+// when one key's events (keyOf their sequence number) are out of stream
+// order: calls may split a batch, never reorder a key.
+func (p *fakePublisher) published(t *testing.T, keyOf func(seq string) string) []events.Event {
+	t.Helper()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var all []events.Event
+	last := map[string]string{}
+	for _, call := range p.calls {
+		for _, e := range call {
+			k := keyOf(e.SequenceNumber)
+			if e.SequenceNumber < last[k] {
+				t.Errorf("event %s (seq %s) published after seq %s of its key %s", e.ID, e.SequenceNumber, last[k], k)
+			}
+			last[k] = e.SequenceNumber
+			all = append(all, e)
+		}
+	}
+	return all
+}
+
+// batchKey is the key of batch's records by sequence number: room r2's
+// 009, room r1's or bob's the rest (bob's UserRoom has no events).
+func batchKey(seq string) string {
+	if seq == "009" {
+		return "ROOM#r2"
+	}
+	return "ROOM#r1"
+}
+
+func (p *fakePublisher) Publish(ctx context.Context, evs []events.Event) []error {
+	if p.seen != nil {
+		p.seen(ctx, evs)
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.calls = append(p.calls, evs)
@@ -143,12 +181,11 @@ func TestHandleStopsEachKeyAtItsFirstFailure(t *testing.T) {
 	if diff := cmp.Diff([]string{"002"}, failures(resp)); diff != "" {
 		t.Errorf("batch item failures (-want +got):\n%s", diff)
 	}
-	if len(pub.calls) != 1 {
-		t.Fatalf("Publish called %d times, want once per batch", len(pub.calls))
-	}
+	all := pub.published(t, batchKey)
+	slices.SortStableFunc(all, func(a, b events.Event) int { return strings.Compare(a.SequenceNumber, b.SequenceNumber) })
 	type brief struct{ ID, DetailType, Seq string }
 	var got []brief
-	for _, e := range pub.calls[0] {
+	for _, e := range all {
 		got = append(got, brief{e.ID, e.DetailType, e.SequenceNumber})
 	}
 	want := []brief{
@@ -159,7 +196,7 @@ func TestHandleStopsEachKeyAtItsFirstFailure(t *testing.T) {
 		{"ev009-0", "RoomCreated", "009"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("published events, in stream order (-want +got):\n%s", diff)
+		t.Errorf("published events (-want +got):\n%s", diff)
 	}
 
 	// Delivered again from 002 with nothing failing, r1 stops at 007 once
@@ -171,7 +208,7 @@ func TestHandleStopsEachKeyAtItsFirstFailure(t *testing.T) {
 	}
 
 	// Data is the entity: no keys, index attributes or markers.
-	ev := pub.calls[0][3]
+	ev := all[3]
 	wantData := map[string]any{"roomId": "r1", "fromUserIds": []any{"bob"}, // typed: every field of the schema
 		"combineMode": "", "conflicts": nil, "criteria": nil, "timestamp": "", "weights": nil}
 	if diff := cmp.Diff(wantData, dataMap(t, ev.Data)); diff != "" {
@@ -189,7 +226,13 @@ func TestHandleStopsEachKeyAtItsFirstFailure(t *testing.T) {
 	if resp, err := n.Handle(context.Background(), b); err != nil || len(resp.BatchItemFailures) != 0 {
 		t.Fatalf("without 007: failures %v, err %v", failures(resp), err)
 	}
-	if left := pub.calls[0][4]; left.DetailType != "MemberLeft" || dataMap(t, left.Data)["userId"] != "bob" {
+	var left events.Event
+	for _, e := range pub.published(t, batchKey) {
+		if e.SequenceNumber == "008" {
+			left = e
+		}
+	}
+	if left.DetailType != "MemberLeft" || dataMap(t, left.Data)["userId"] != "bob" {
 		t.Errorf("MemberLeft data comes from the old image: %+v", left)
 	}
 }
@@ -234,8 +277,57 @@ func TestHandleTTLRemovals(t *testing.T) {
 	if err != nil || len(resp.BatchItemFailures) != 0 {
 		t.Fatalf("resp=%v err=%v", failures(resp), err)
 	}
-	if len(pub.calls) != 1 || len(pub.calls[0]) != 2 || pub.calls[0][0].DetailType != "MemberLeft" || pub.calls[0][1].DetailType != "MemberLeft" {
+	if all := pub.published(t, batchKey); len(all) != 2 || all[0].DetailType != "MemberLeft" || all[1].DetailType != "MemberLeft" {
 		t.Errorf("published %+v, want two MemberLeft", pub.calls)
+	}
+}
+
+// blockingDeadLetters holds each Put until release is closed (or the test's
+// budget ends).
+type blockingDeadLetters struct {
+	release  chan struct{}
+	timedOut atomic.Bool
+	stream.MemoryDeadLetters
+}
+
+func (d *blockingDeadLetters) Put(ctx context.Context, dl stream.DeadLetter) error {
+	select {
+	case <-d.release:
+	case <-time.After(5 * time.Second):
+		d.timedOut.Store(true)
+	}
+	return d.MemoryDeadLetters.Put(ctx, dl)
+}
+
+// A record's events go out once its own step is done, not when the
+// batch's slowest group is: room r1's group is held (its undecodable record
+// is being dead-lettered, and that waits for r2's event to be published)
+// while room r2's event is published. Were events published after every
+// group, this would wait out the dead letter's 5 s and fail.
+func TestEventsDoNotWaitForTheSlowestGroup(t *testing.T) {
+	dl := &blockingDeadLetters{release: make(chan struct{})}
+	var once sync.Once
+	pub := &fakePublisher{seen: func(_ context.Context, evs []events.Event) {
+		for _, e := range evs {
+			if e.SequenceNumber == "009" {
+				once.Do(func() { close(dl.release) })
+			}
+		}
+	}}
+	n := &notify.Notifier{Publisher: pub, DeadLetters: dl}
+	start := time.Now()
+	resp, err := n.Handle(context.Background(), batch(t))
+	if err != nil || len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("failures %v, err %v", failures(resp), err)
+	}
+	if dl.timedOut.Load() {
+		t.Fatalf("room r2's event was not published while room r1's group was held (%s)", time.Since(start))
+	}
+	if got := len(pub.published(t, batchKey)); got != 6 {
+		t.Errorf("published %d events, want 6 (every record's but the dead letter's and the UserRoom's)", got)
+	}
+	if n := len(dl.All()); n != 1 {
+		t.Errorf("%d dead letters, want the undecodable record's", n)
 	}
 }
 
