@@ -99,7 +99,7 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&c.bin, "bin", "bin", "folder of the built programs (local stack)")
 	fs.StringVar(&c.localDir, "local-dir", "", "the local stack's outbox and logs (default .local/load/run-<time>)")
 	var env listFlag
-	fs.Var(&env, "env", "KEY=VALUE for the stack's programs, repeatable (e.g. STREAM_POLL_INTERVAL=50ms)")
+	fs.Var(&env, "env", "KEY=VALUE for the stack's programs, or PROGRAM:KEY=VALUE for one of them (writer, projector, notifier), repeatable (e.g. STREAM_POLL_INTERVAL=50ms, notifier:STREAM_PARALLELIZATION_FACTOR=4)")
 	fs.StringVar(&c.writer, "writer", "", "use a running local stack: its writer's URL (needs -dynamodb, -table, -outbox; -admin for consumer metrics)")
 	fs.StringVar(&c.dynamodb, "dynamodb", "", "the running stack's DynamoDB endpoint")
 	fs.StringVar(&c.table, "table", "search-room", "the running stack's table")
@@ -115,7 +115,26 @@ func parseFlags(args []string) (config, error) {
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
-	c.seed, c.env = *seed, env
+	c.seed = *seed
+	for _, kv := range env {
+		prog, rest, ok := strings.Cut(kv, ":")
+		if !ok || strings.Contains(prog, "=") {
+			c.env = append(c.env, kv)
+			continue
+		}
+		switch prog {
+		case "writer", "projector", "notifier":
+		default:
+			return c, fmt.Errorf("-env %s: %q is not one of the stack's programs (writer, projector, notifier)", kv, prog)
+		}
+		if !strings.Contains(rest, "=") {
+			return c, fmt.Errorf("-env %s: want PROGRAM:KEY=VALUE", kv)
+		}
+		if c.programEnv == nil {
+			c.programEnv = map[string][]string{}
+		}
+		c.programEnv[prog] = append(c.programEnv[prog], rest)
+	}
 	for _, s := range strings.Split(*rates, ",") {
 		if s = strings.TrimSpace(s); s == "" {
 			continue
@@ -220,7 +239,7 @@ func run(ctx context.Context, c config, log *slog.Logger, progress io.Writer) (*
 	defer abort(nil)
 	rep := &Report{StartedAt: time.Now().UTC(), Config: map[string]any{
 		"rates": c.rates, "duration": c.duration.String(), "warmup": c.warmup.String(), "step": c.step, "stepBy": c.stepBy, "seed": c.seed,
-		"rooms": c.rooms, "resources": c.resources, "locations": c.locations, "workers": c.workers, "env": c.env, "mix": mix, "skip": c.skip, "criteriaShare": c.criteriaShare,
+		"rooms": c.rooms, "resources": c.resources, "locations": c.locations, "workers": c.workers, "env": c.env, "programEnv": c.programEnv, "mix": mix, "skip": c.skip, "criteriaShare": c.criteriaShare,
 	}}
 	rep.Machine.CPUs, rep.Machine.OS, rep.Machine.Go = runtime.NumCPU(), runtime.GOOS+"/"+runtime.GOARCH, runtime.Version()
 
