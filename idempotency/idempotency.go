@@ -67,6 +67,17 @@ type Guard struct {
 	OnWait func(key string, wait time.Duration)
 	// ItemType, when set, is written as the record's itemType.
 	ItemType string
+	// Previous, when set, is a table the records were kept in before they
+	// moved to Table (with the same key attributes and Prefix): a key that
+	// Begin claims anew here but whose record there is completed counts as
+	// done — Begin copies that record here and reports Done — so moving
+	// the records never repeats an effect. Previous is only read, with one
+	// GetItem made while the claim is written (no wait is added), and only
+	// a completed record counts: a claim still in progress there belonged
+	// to an attempt that is over, as a record is delivered to one
+	// invocation at a time. Clear it once Expiry has passed since the
+	// move.
+	Previous string
 	// Now is the clock of holds and expiry (default time.Now). It must
 	// advance: a claim is judged by it. To compare markers across replay
 	// runs, leave it alone and compare without TTLAttribute

@@ -137,6 +137,9 @@ func hashOf(payload []byte) string {
 // change, a message's fields): its SHA-256 is kept with the record, and a
 // later Begin of the same key with another payload (or none) fails with
 // ErrPayloadMismatch instead of reporting Done or Busy.
+//
+// With Previous set, a claim taken anew whose key is completed in the
+// previous table is Done, and recorded here (Guard.Previous).
 func (g Guard) Begin(ctx context.Context, key string, payload []byte) (Claim, error) {
 	fixed := g.Hold > 0
 	g = g.defaults()
@@ -161,6 +164,7 @@ func (g Guard) Begin(ctx context.Context, key string, payload []byte) (Claim, er
 		item[hashAttr] = &types.AttributeValueMemberS{Value: hash}
 		same, values[":hash"] = "#hash = :hash", &types.AttributeValueMemberS{Value: hash}
 	}
+	prev := g.readPrevious(ctx, key)
 	_, err := g.DB.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName: aws.String(g.Table), Item: item,
 		ConditionExpression:                 aws.String("attribute_not_exists(#pk) OR (#status = :inprogress AND holdUntil < :now AND " + same + ")"),
@@ -168,14 +172,73 @@ func (g Guard) Begin(ctx context.Context, key string, payload []byte) (Claim, er
 		ExpressionAttributeValues:           values,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
+	var c Claim
 	var cf *types.ConditionalCheckFailedException
-	if errors.As(err, &cf) {
-		return g.found(key, cf.Item, hash, token, now)
+	switch {
+	case errors.As(err, &cf):
+		c, err = g.found(key, cf.Item, hash, token, now)
+	case err != nil:
+		err = fmt.Errorf("idempotency: begin %s: %w", key, err)
+	default:
+		c = started(token, hash, until, now)
 	}
-	if err != nil {
-		return Claim{}, fmt.Errorf("idempotency: begin %s: %w", key, err)
+	if err != nil || c.State != Started || prev == nil {
+		return c, err
 	}
-	return started(token, hash, until, now), nil
+	return g.fromPrevious(ctx, key, c, <-prev)
+}
+
+// previous is what Previous holds for a key.
+type previous struct {
+	item map[string]types.AttributeValue
+	err  error
+}
+
+// readPrevious starts reading key's record in Previous (nil: no
+// Previous); the channel is buffered, so an answer nobody waits for is
+// dropped.
+func (g Guard) readPrevious(ctx context.Context, key string) <-chan previous {
+	if g.Previous == "" {
+		return nil
+	}
+	out := make(chan previous, 1)
+	go func() {
+		res, err := g.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(g.Previous), Key: g.key(key), ConsistentRead: aws.Bool(true)})
+		if err != nil {
+			out <- previous{err: fmt.Errorf("idempotency: read %s in the previous table %s: %w", key, g.Previous, err)}
+			return
+		}
+		out <- previous{item: res.Item}
+	}()
+	return out
+}
+
+// fromPrevious settles claim c, just taken in Table, with what Previous
+// holds for key: a completed record there makes it Done here (recorded,
+// with its result); anything else leaves it Started. When Previous cannot
+// be read, the claim is released and the error returned: without it, the
+// effect might be repeated.
+func (g Guard) fromPrevious(ctx context.Context, key string, c Claim, p previous) (Claim, error) {
+	if p.err != nil {
+		return Claim{}, errors.Join(p.err, g.abort(context.WithoutCancel(ctx), key, c.token))
+	}
+	text := func(name string) string {
+		v, _ := p.item[name].(*types.AttributeValueMemberS)
+		if v == nil {
+			return ""
+		}
+		return v.Value
+	}
+	if p.item == nil || text("status") != completed {
+		return c, nil
+	}
+	if text(hashAttr) != c.hash {
+		return Claim{}, errors.Join(mismatchError{key}, g.abort(context.WithoutCancel(ctx), key, c.token))
+	}
+	if err := g.end(context.WithoutCancel(ctx), key, text("result"), c.hash); err != nil {
+		return Claim{}, err
+	}
+	return Claim{State: Done, Result: text("result")}, nil
 }
 
 // found reads the record that refused a claim.

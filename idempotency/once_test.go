@@ -241,3 +241,56 @@ func TestTheEffectEndsBeforeItsHold(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Records that moved to another table (Previous: where they were) are
+// not done again: a key completed in the old table is Done in the new one,
+// with its result, and recorded there; a claim left in progress there, or
+// no record, is a new claim; another payload is still a reused key; and
+// when the old table cannot be read the claim is released, not kept.
+func TestRecordsMovedToAnotherTable(t *testing.T) {
+	old := ddblocal.NewTable(t, ddblocal.Schema("PK", "SK"))
+	tbl := ddblocal.NewTable(t, ddblocal.Schema("PK", "SK"))
+	ctx := context.Background()
+	before := idempotency.Guard{DB: old.DB, Table: old.Name}
+	if _, err := before.Once(ctx, "sent", []byte("p"), func(context.Context) (string, error) { return "ses-1", nil }); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := before.Begin(ctx, "crashed", nil); err != nil || c.State != idempotency.Started {
+		t.Fatalf("%+v %v", c, err)
+	}
+
+	g := idempotency.Guard{DB: tbl.DB, Table: tbl.Name, Previous: old.Name}
+	out, err := g.Once(ctx, "sent", []byte("p"), func(context.Context) (string, error) { t.Error("sent again"); return "", nil })
+	if err != nil || !out.Repeat || out.Result != "ses-1" {
+		t.Fatalf("moved key: %+v %v, want a repeat of ses-1", out, err)
+	}
+	// recorded in the new table: found there without Previous
+	alone := idempotency.Guard{DB: tbl.DB, Table: tbl.Name}
+	if c, err := alone.Begin(ctx, "sent", []byte("p")); err != nil || c.State != idempotency.Done || c.Result != "ses-1" {
+		t.Fatalf("new table after the move: %+v %v", c, err)
+	}
+	for _, key := range []string{"crashed", "new"} {
+		out, err := g.Once(ctx, key, nil, func(context.Context) (string, error) { return "ran " + key, nil })
+		if err != nil || out.Repeat || out.Result != "ran "+key {
+			t.Fatalf("%s: %+v %v, want the effect run", key, out, err)
+		}
+	}
+	if _, err := g.Begin(ctx, "sent2", []byte("q")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := before.Once(ctx, "reused", []byte("a"), func(context.Context) (string, error) { return "x", nil }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Begin(ctx, "reused", []byte("b")); !errors.Is(err, idempotency.ErrPayloadMismatch) {
+		t.Fatalf("reused key: %v, want ErrPayloadMismatch", err)
+	}
+
+	broken := g
+	broken.Previous = "no-such-table"
+	if _, err := broken.Begin(ctx, "unread", nil); err == nil {
+		t.Fatal("Begin with an unreadable previous table: no error")
+	}
+	if c, err := alone.Begin(ctx, "unread", nil); err != nil || c.State != idempotency.Started {
+		t.Fatalf("after an unreadable previous table the claim must be released: %+v %v", c, err)
+	}
+}
