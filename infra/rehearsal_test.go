@@ -303,6 +303,7 @@ func TestDeployRehearsal(t *testing.T) {
 		})
 		checkTable(t, db, ids["Table"], store.TableInput(ids["Table"]))
 		checkTable(t, db, ids["BookkeepingTable"], store.BookkeepingTableInput(ids["BookkeepingTable"]))
+		checkTable(t, db, ids["EffectsTable"], store.BookkeepingTableInput(ids["EffectsTable"]))
 		queue := queueName(ids["DeadLetterQueue"])
 		checkMapping(t, l, ids["ProjectorFunction"], ids["Table"], queue, 4)
 		checkMapping(t, l, ids["NotifierFunction"], ids["Table"], queue, 2)

@@ -100,12 +100,14 @@ func sortShape(s *tableShape) {
 }
 
 // TestTableMatchesSchema: the template's table is store.TableInput (plus
-// TTL on store.AttrTTL), field by field; changing either side alone fails.
+// TTL on store.AttrTTL), and its bookkeeping and effects tables
+// store.BookkeepingTableInput, field by field; changing either side alone
+// fails.
 func TestTableMatchesSchema(t *testing.T) {
 	tmpl := open(t)
 	tables := tmpl.GetAllDynamoDBTableResources()
-	if len(tables) != 2 {
-		t.Fatalf("want two AWS::DynamoDB::Table (the table and the bookkeeping table), got %d", len(tables))
+	if len(tables) != 3 {
+		t.Fatalf("want three AWS::DynamoDB::Table (the table, the bookkeeping and the effects table), got %d", len(tables))
 	}
 	tb, err := tmpl.GetDynamoDBTableWithName("Table")
 	if err != nil {
@@ -119,6 +121,14 @@ func TestTableMatchesSchema(t *testing.T) {
 	compareTable(t, store.BookkeepingTableInput("BookkeepingTable"), bk)
 	if bk.StreamSpecification != nil {
 		t.Error("the bookkeeping table has a stream")
+	}
+	fx, err := tmpl.GetDynamoDBTableWithName("EffectsTable")
+	if err != nil {
+		t.Fatal(err)
+	}
+	compareTable(t, store.BookkeepingTableInput("EffectsTable"), fx) // the same shape (app.EnsureBookkeeping)
+	if fx.StreamSpecification != nil {
+		t.Error("the effects table has a stream")
 	}
 
 	// What only the deployed table has (docs/design.md §2).

@@ -25,7 +25,7 @@ import (
 // function made is allowed by its role in infra/template.yaml: the action
 // IAM authorizes it with (a transaction's items by PutItem, UpdateItem,
 // DeleteItem, ConditionCheckItem; TransactGetItems by GetItem) on the
-// table, its indexes or the bookkeeping table. A grant the template lacks
+// table, its indexes, the bookkeeping or the effects table. A grant the template lacks
 // would be an AccessDenied in AWS; this finds it here.
 
 // roles are the template's roles by program.
@@ -53,7 +53,7 @@ func (u *used) all() []string {
 // proxy and checks, when the test ends, that the template grants program
 // what it used.
 func recordDynamoDB(t *testing.T, program string, environ []string) []string {
-	var target, table, bookkeeping string
+	var target, table, bookkeeping, effects string
 	for _, kv := range environ {
 		k, v, _ := strings.Cut(kv, "=")
 		switch k {
@@ -63,6 +63,8 @@ func recordDynamoDB(t *testing.T, program string, environ []string) []string {
 			table = v
 		case "BOOKKEEPING_TABLE_NAME":
 			bookkeeping = v
+		case "EFFECTS_TABLE_NAME":
+			effects = v
 		}
 	}
 	if target == "" || roles[program] == "" {
@@ -80,6 +82,8 @@ func recordDynamoDB(t *testing.T, program string, environ []string) []string {
 			r = "Table"
 		case bookkeeping:
 			r = "BookkeepingTable"
+		case effects:
+			r = "EffectsTable"
 		}
 		if index != "" {
 			r += "/index/*"
@@ -159,7 +163,7 @@ func checkGrants(t *testing.T, program string, needed []string) {
 
 // roleGrants reads a role's statements from infra/template.yaml as
 // "action resource" pairs, a resource written as the logical name it
-// refers to (Table, Table/index/*, BookkeepingTable).
+// refers to (Table, Table/index/*, BookkeepingTable, EffectsTable).
 func roleGrants(t *testing.T, role string) map[string]bool {
 	b, err := os.ReadFile("../../infra/template.yaml")
 	if err != nil {

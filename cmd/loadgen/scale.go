@@ -57,7 +57,7 @@ type Scale struct {
 
 // KeyLoad is one partition key's load in the basis phase and projected.
 type KeyLoad struct {
-	// Where is "table", an index's name, or "bookkeeping".
+	// Where is "table", an index's name, "bookkeeping" or "effects".
 	Where string `json:"where"`
 	Key   string `json:"key"`
 	store.KeyShape
@@ -288,6 +288,8 @@ func whereIn(table string) func(string) string {
 			return strings.TrimPrefix(target, table+"/")
 		case target == table+"-bookkeeping":
 			return "bookkeeping"
+		case target == table+"-effects":
+			return "effects"
 		}
 		return target
 	}

@@ -62,16 +62,20 @@ func Table(t testing.TB) (c *ddb.Clients, name, streamARN string) {
 }
 
 // Bookkeeping creates a bookkeeping table (store.BookkeepingTableInput) for
-// table and returns its name; it is deleted at cleanup.
+// table and returns its name, and beside it the effects table of the same
+// shape (<table>-effects, the programs' default EFFECTS_TABLE_NAME); both
+// are deleted at cleanup.
 func Bookkeeping(t testing.TB, c *ddb.Clients, table string) string {
 	t.Helper()
 	name := table + "-bookkeeping"
-	if err := store.EnsureBookkeepingTable(context.Background(), c.DB, name); err != nil {
-		t.Fatal(err)
+	for _, n := range []string{name, table + "-effects"} {
+		if err := store.EnsureBookkeepingTable(context.Background(), c.DB, n); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			_, _ = c.DB.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(n)})
+		})
 	}
-	t.Cleanup(func() {
-		_, _ = c.DB.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(name)})
-	})
 	return name
 }
 

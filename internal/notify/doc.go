@@ -19,7 +19,7 @@
 // Delivery: events at least once — their ids come from the record's
 // eventID, so a redelivered record republishes the same ids and consumers
 // dedupe; e-mails once per (source change, recipient), guarded by
-// idempotency records in the bookkeeping table (see Effects): a crash delays
+// idempotency records in the effects table (see Effects): a crash delays
 // an e-mail (by the claim's 30 s hold at most) and never loses it; it goes
 // out twice only when the crash falls between the send and its completion
 // record. Chat pushes at least once: a message whose push to one

@@ -158,3 +158,72 @@ func TestRejectedEmailIsNotRetried(t *testing.T) {
 		t.Errorf("the other e-mails: %v (each once)", got)
 	}
 }
+
+// The e-mails' claims moved from the bookkeeping table to the effects
+// table (Store.Effects). A record handled before the move comes again
+// after it: with the bookkeeping table as EffectsPrevious, nothing is sent
+// again and the claims are now in the effects table; without it, every
+// e-mail would go out twice.
+func TestEmailsSentBeforeTheMoveAreNotResent(t *testing.T) {
+	c, table, arn := ddbtest.Table(t)
+	ctx := context.Background()
+	bk := ddbtest.Bookkeeping(t, c, table)
+	fx := table + "-effects" // made by ddbtest.Bookkeeping
+	st := store.New(c.DB, table)
+	st.Bookkeeping = bk
+	collabScenario(t, st)
+	ev, err := replay.Capture(ctx, c.Streams, arn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	box := &mailbox{}
+	handle := func(st *store.Store) {
+		t.Helper()
+		n := &notify.Notifier{Publisher: &fakePublisher{}, Effects: &notify.Effects{Store: st, Mailer: box, Now: time.Now}}
+		if resp, err := n.Handle(ctx, ev); err != nil || len(resp.BatchItemFailures) > 0 {
+			t.Fatalf("%v %+v", err, resp.BatchItemFailures)
+		}
+	}
+	claims := func(name string) int {
+		t.Helper()
+		out, err := c.DB.Scan(ctx, &dynamodb.ScanInput{TableName: aws.String(name)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, it := range out.Items {
+			if v, ok := it["itemType"].(*dtypes.AttributeValueMemberS); ok && v.Value == store.TypeIdempotency {
+				n++
+			}
+		}
+		return n
+	}
+
+	handle(st) // before the move: claims in the bookkeeping table
+	sent := len(box.delivered())
+	if sent == 0 || claims(bk) != sent || claims(fx) != 0 {
+		t.Fatalf("before the move: %d sent, %d claims in bookkeeping, %d in effects", sent, claims(bk), claims(fx))
+	}
+	moved := store.New(c.DB, table)
+	moved.Bookkeeping, moved.Effects, moved.EffectsPrevious = bk, fx, bk
+	handle(moved)
+	if got := len(box.delivered()); got != sent {
+		t.Fatalf("after the move with the previous table: %d e-mails, want the %d sent before", got, sent)
+	}
+	if claims(fx) != sent {
+		t.Errorf("effects table holds %d claims, want the %d moved over", claims(fx), sent)
+	}
+	// What the previous table prevents: a store without it, on a fresh
+	// effects table, sends them all again.
+	if _, err := c.DB.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(fx)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.EnsureBookkeepingTable(ctx, c.DB, fx); err != nil {
+		t.Fatal(err)
+	}
+	moved.EffectsPrevious = ""
+	handle(moved)
+	if got := len(box.delivered()); got != 2*sent {
+		t.Errorf("without the previous table: %d e-mails, want %d (all again)", got, 2*sent)
+	}
+}

@@ -29,6 +29,12 @@ type Store struct {
 	// Bookkeeping is the table of the consumers' idempotency records (a
 	// table without a stream, BookkeepingTableInput); "" means Table.
 	Bookkeeping string
+	// Effects is the table of the side effects' once records (OnceGuard:
+	// the notifier's e-mails), of the same shape; "" means Bookkeeping.
+	// EffectsPrevious, when set, is where those records were kept before
+	// (idempotency.Guard.Previous): read so that moving them repeats no
+	// e-mail.
+	Effects, EffectsPrevious string
 	// InviteLimits bound invites (zero: collab.DefaultInviteLimits).
 	InviteLimits collab.InviteLimits
 	// Quarantine receives the stored items readers cannot decode and skip
@@ -55,6 +61,14 @@ func (s *Store) book() string {
 		return s.Bookkeeping
 	}
 	return s.Table
+}
+
+// effects is the once records' table's name.
+func (s *Store) effects() string {
+	if s.Effects != "" {
+		return s.Effects
+	}
+	return s.book()
 }
 
 // New returns a Store on the named table, through a client like db that

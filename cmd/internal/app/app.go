@@ -56,6 +56,9 @@ type Common struct {
 	// Bookkeeping is the consumers' table without a stream: idempotency
 	// records and (in Lambda) the handlers' dead letters.
 	Bookkeeping string
+	// Effects is the table of the e-mails' once records (store.Store's
+	// Effects), EffectsPrevious where they were kept before ("": nowhere).
+	Effects, EffectsPrevious string
 	// Sharding is the store's write shards of its hot index keys
 	// (STORE_SHARDS_RECENT, _TRENDING, _METHOD; store.DefaultSharding):
 	// every program's must be the same.
@@ -67,6 +70,7 @@ type Common struct {
 func NewStore(c Common, clients *ddb.Clients) *store.Store {
 	st := store.New(clients.DB, c.Table)
 	st.Bookkeeping = c.Bookkeeping
+	st.Effects, st.EffectsPrevious = c.Effects, c.EffectsPrevious
 	st.Sharding = c.Sharding
 	return st
 }
@@ -198,7 +202,10 @@ func Getenv(name, def string) string {
 }
 
 // LoadCommon reads DYNAMODB_TABLE_NAME, BOOKKEEPING_TABLE_NAME (default
-// <table>-bookkeeping), DYNAMODB_ENDPOINT, AWS_REGION, LOG_LEVEL,
+// <table>-bookkeeping), EFFECTS_TABLE_NAME (default <table>-effects),
+// EFFECTS_PREVIOUS_TABLE_NAME (default the bookkeeping table, where the
+// e-mails' records were kept before; "none": read nowhere else),
+// DYNAMODB_ENDPOINT, AWS_REGION, LOG_LEVEL,
 // LOCAL_DIR and, for tests of the failure behaviour on the local stack
 // only, DYNAMODB_FAULTS (ddb.ParseFaults: "0.1,seed=7,after").
 func LoadCommon() (Common, error) {
@@ -209,6 +216,10 @@ func LoadCommon() (Common, error) {
 		LocalDir: e.str("LOCAL_DIR", ".local"),
 	}
 	c.Bookkeeping = e.str("BOOKKEEPING_TABLE_NAME", c.Table+"-bookkeeping")
+	c.Effects = e.str("EFFECTS_TABLE_NAME", c.Table+"-effects")
+	if c.EffectsPrevious = e.str("EFFECTS_PREVIOUS_TABLE_NAME", c.Bookkeeping); c.EffectsPrevious == "none" {
+		c.EffectsPrevious = ""
+	}
 	c.Sharding = store.Sharding{Recent: e.int("STORE_SHARDS_RECENT", store.DefaultSharding.Recent),
 		Trending: e.int("STORE_SHARDS_TRENDING", store.DefaultSharding.Trending), Method: e.int("STORE_SHARDS_METHOD", store.DefaultSharding.Method)}
 	if err := c.Sharding.Validate(); err != nil {
@@ -394,14 +405,17 @@ func DeadLetters(c Common, clients *ddb.Clients, name string) stream.DeadLetters
 	return ConsumerMetrics(name).CountDeadLetters(dl, name)
 }
 
-// EnsureBookkeeping creates the bookkeeping table when running locally (in
-// AWS the template does).
+// EnsureBookkeeping creates the bookkeeping and effects tables when running
+// locally (in AWS the template does).
 func EnsureBookkeeping(c Common, clients *ddb.Clients, log *slog.Logger) {
 	if InLambda() || !c.DB.Local() {
 		return
 	}
 	if err := store.EnsureBookkeepingTable(context.Background(), clients.DB, c.Bookkeeping); err != nil {
 		Fatal(log, "bookkeeping table", err)
+	}
+	if err := store.EnsureBookkeepingTable(context.Background(), clients.DB, c.Effects); err != nil {
+		Fatal(log, "effects table", err)
 	}
 }
 

@@ -145,8 +145,10 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 	if err := cps.CreateTable(ctx); err != nil {
 		return s, fmt.Errorf("stack: create checkpoint table: %w", err)
 	}
-	if err := store.EnsureBookkeepingTable(ctx, s.Clients.DB, o.Table+"-bookkeeping"); err != nil {
-		return s, fmt.Errorf("stack: create bookkeeping table: %w", err)
+	for _, name := range []string{o.Table + "-bookkeeping", o.Table + "-effects"} {
+		if err := store.EnsureBookkeepingTable(ctx, s.Clients.DB, name); err != nil {
+			return s, fmt.Errorf("stack: create table %s: %w", name, err)
+		}
 	}
 	o.Logger.Info("table ready", "table", o.Table, "stream", s.StreamARN)
 
