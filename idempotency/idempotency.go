@@ -72,8 +72,8 @@ type Guard struct {
 	// Begin claims anew here but whose record there is completed counts as
 	// done — Begin copies that record here and reports Done — so moving
 	// the records never repeats an effect. Previous is only read, with one
-	// GetItem made while the claim is written (no wait is added), and only
-	// a completed record counts: a claim still in progress there belonged
+	// GetItem made while the claim is written (Begin answers when the
+	// slower of the two has), and only a completed record counts: a claim still in progress there belonged
 	// to an attempt that is over, as a record is delivered to one
 	// invocation at a time. Clear it once Expiry has passed since the
 	// move.

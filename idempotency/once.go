@@ -236,7 +236,9 @@ func (g Guard) fromPrevious(ctx context.Context, key string, c Claim, p previous
 		return Claim{}, errors.Join(mismatchError{key}, g.abort(context.WithoutCancel(ctx), key, c.token))
 	}
 	if err := g.end(context.WithoutCancel(ctx), key, text("result"), c.hash); err != nil {
-		return Claim{}, err
+		// released, so the retry finds no claim to wait out (abort keeps
+		// a record the copy did complete: it is no longer in progress)
+		return Claim{}, errors.Join(err, g.abort(context.WithoutCancel(ctx), key, c.token))
 	}
 	return Claim{State: Done, Result: text("result")}, nil
 }

@@ -246,7 +246,8 @@ func TestTheEffectEndsBeforeItsHold(t *testing.T) {
 // not done again: a key completed in the old table is Done in the new one,
 // with its result, and recorded there; a claim left in progress there, or
 // no record, is a new claim; another payload is still a reused key; and
-// when the old table cannot be read the claim is released, not kept.
+// when the old table cannot be read, the key is reused or the copy fails,
+// the claim is released, not kept.
 func TestRecordsMovedToAnotherTable(t *testing.T) {
 	old := ddblocal.NewTable(t, ddblocal.Schema("PK", "SK"))
 	tbl := ddblocal.NewTable(t, ddblocal.Schema("PK", "SK"))
@@ -275,14 +276,28 @@ func TestRecordsMovedToAnotherTable(t *testing.T) {
 			t.Fatalf("%s: %+v %v, want the effect run", key, out, err)
 		}
 	}
-	if _, err := g.Begin(ctx, "sent2", []byte("q")); err != nil {
-		t.Fatal(err)
-	}
 	if _, err := before.Once(ctx, "reused", []byte("a"), func(context.Context) (string, error) { return "x", nil }); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := g.Begin(ctx, "reused", []byte("b")); !errors.Is(err, idempotency.ErrPayloadMismatch) {
 		t.Fatalf("reused key: %v, want ErrPayloadMismatch", err)
+	}
+	if c, err := alone.Begin(ctx, "reused", []byte("b")); err != nil || c.State != idempotency.Started {
+		t.Fatalf("after the mismatch the claim must be released: %+v %v", c, err)
+	}
+
+	// The copy of a completed record fails: the claim is released, so the
+	// next attempt copies it (not waiting out a hold), and runs nothing.
+	if _, err := before.Once(ctx, "copy", nil, func(context.Context) (string, error) { return "ses-2", nil }); err != nil {
+		t.Fatal(err)
+	}
+	flaky := g
+	flaky.DB = &failUpdates{API: tbl.DB, left: 1}
+	if _, err := flaky.Begin(ctx, "copy", nil); err == nil {
+		t.Fatal("a failed copy: no error")
+	}
+	if c, err := g.Begin(ctx, "copy", nil); err != nil || c.State != idempotency.Done || c.Result != "ses-2" {
+		t.Fatalf("after a failed copy: %+v %v, want Done with ses-2 at once", c, err)
 	}
 
 	broken := g
@@ -293,4 +308,18 @@ func TestRecordsMovedToAnotherTable(t *testing.T) {
 	if c, err := alone.Begin(ctx, "unread", nil); err != nil || c.State != idempotency.Started {
 		t.Fatalf("after an unreadable previous table the claim must be released: %+v %v", c, err)
 	}
+}
+
+// failUpdates fails the next left UpdateItem calls.
+type failUpdates struct {
+	idempotency.API
+	left int
+}
+
+func (f *failUpdates) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
+	if f.left > 0 {
+		f.left--
+		return nil, errors.New("injected UpdateItem failure")
+	}
+	return f.API.UpdateItem(ctx, in, optFns...)
 }

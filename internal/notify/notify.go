@@ -164,6 +164,7 @@ func (n *Notifier) Handle(ctx context.Context, ev lambdaevents.DynamoDBEvent) (l
 		defer fx.close()
 	}
 	pub := n.startPublishing(ctx, log)
+	defer pub.stop() // finish stops it; this, on a path that does not get there
 
 	k := stream.Keyed{Key: stream.PartitionKey(store.AttrPK), Concurrency: n.Concurrency, DeadLetters: n.DeadLetters, Consumer: "notifier"}
 	index := make(map[string]int, len(ev.Records))

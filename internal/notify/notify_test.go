@@ -331,6 +331,24 @@ func TestEventsDoNotWaitForTheSlowestGroup(t *testing.T) {
 	}
 }
 
+// panicking is a Publisher with a bug.
+type panicking struct{}
+
+func (panicking) Publish(context.Context, []events.Event) []error { panic("publisher bug") }
+
+// A Publisher that panics fails the records whose events it was given, as
+// a group's panic fails its record: the batch answers, the process goes on.
+func TestHandlePanickingPublisher(t *testing.T) {
+	resp, err := (&notify.Notifier{Publisher: panicking{}}).Handle(context.Background(), batch(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// each key with events fails at its first record (r1 at 001, r2 at 009)
+	if got := failures(resp); !slices.Equal(got, []string{"001", "009"}) {
+		t.Errorf("failures %v, want 001 and 009", got)
+	}
+}
+
 func TestHandleBrokenPublisher(t *testing.T) {
 	pub := &fakePublisher{short: true}
 	b := batch(t)

@@ -38,7 +38,8 @@ type publishing struct {
 	failed []owned[error] // each failed event's error, with its record
 }
 
-// startPublishing starts the batch's publishing goroutine.
+// startPublishing starts the batch's publishing goroutine; stop it (or
+// finish it) on every path.
 func (n *Notifier) startPublishing(ctx context.Context, log *slog.Logger) *publishing {
 	p := &publishing{pub: n.Publisher, log: log, wake: make(chan struct{}, 1), done: make(chan struct{})}
 	go p.run(ctx)
@@ -90,7 +91,16 @@ func (p *publishing) publish(ctx context.Context, q []owned[events.Event]) {
 	for i, o := range q {
 		all[i] = o.v
 	}
-	results := p.pub.Publish(ctx, all)
+	results, err := p.call(ctx, all)
+	if err != nil {
+		// A Publisher that panicked: a bug fails the records, not the
+		// batch or the process (as the groups' panics do).
+		p.log.Error("notifier: publisher panicked", "events", len(all), "err", err)
+		results = make([]error, len(all))
+		for i := range results {
+			results[i] = err
+		}
+	}
 	if len(results) != len(all) {
 		// A broken Publisher: without one result per event nothing can be
 		// counted as published, so every record with events is retried.
@@ -116,14 +126,26 @@ func (p *publishing) publish(ctx context.Context, q []owned[events.Event]) {
 	}
 }
 
-// finish waits for everything handed over to be published, and fails the
-// records whose events failed; the groups must be done.
-func (p *publishing) finish(res stream.Result) {
+// call is Publish with a panic made its error.
+func (p *publishing) call(ctx context.Context, all []events.Event) (results []error, err error) {
+	defer recovered("publish", &err)
+	return p.pub.Publish(ctx, all), nil
+}
+
+// stop tells the goroutine that nothing more will be handed over, and
+// waits for it to publish what was. Calling it again does nothing more.
+func (p *publishing) stop() {
 	p.mu.Lock()
 	p.closed = true
 	p.mu.Unlock()
 	p.signal()
 	<-p.done
+}
+
+// finish stops the publishing and fails the records whose events failed;
+// the groups must be done.
+func (p *publishing) finish(res stream.Result) {
+	p.stop()
 	for _, f := range p.failed {
 		res.Fail(f.group, f.record, f.v)
 	}
