@@ -215,21 +215,22 @@ type effectsRun struct {
 }
 
 // start starts the side effects of the batch's records that have some
-// (effected, in stream order, and their subjects), setting each record's
-// sent once the reads are done.
-func (e *Effects) start(ctx context.Context, effected []*record, subjects []subject) *effectsRun {
+// (effected, in stream order), setting each record's sent once the reads
+// are done.
+func (e *Effects) start(ctx context.Context, effected []*record) *effectsRun {
 	fx := &effectsRun{ready: make(chan struct{})}
 	go func() {
 		defer close(fx.ready)
 		defer recovered("side effects", &fx.err)
+		changes := make([]stream.Change, len(effected))
+		subjects := make([]subject, len(effected))
+		for i, x := range effected {
+			changes[i], subjects[i] = x.change, x.subject
+		}
 		rd, err := e.read(ctx, subjects)
 		if err != nil {
 			fx.err = fmt.Errorf("read what the side effects need: %w", err)
 			return
-		}
-		changes := make([]stream.Change, len(effected))
-		for i, x := range effected {
-			changes[i] = x.change
 		}
 		ml, sents := e.startMailing(ctx, changes, subjects, rd)
 		fx.ml = ml

@@ -123,7 +123,6 @@ func (n *Notifier) Handle(ctx context.Context, ev lambdaevents.DynamoDBEvent) (l
 		log = slog.Default()
 	}
 	recs := make(map[string]*record, len(ev.Records))
-	var subjects []subject
 	var effected []*record
 	for _, r := range ev.Records {
 		x := &record{}
@@ -152,15 +151,14 @@ func (n *Notifier) Handle(ctx context.Context, ev lambdaevents.DynamoDBEvent) (l
 			continue
 		}
 		if x.effects {
-			subjects = append(subjects, x.subject)
 			effected = append(effected, x)
 		}
 	}
 	// The side effects' reads, then their e-mails and notifications, run
 	// beside the groups: only a record with side effects waits for them.
 	var fx *effectsRun
-	if len(subjects) > 0 {
-		fx = n.Effects.start(ctx, effected, subjects)
+	if len(effected) > 0 {
+		fx = n.Effects.start(ctx, effected)
 		defer fx.close()
 	}
 	pub := n.startPublishing(ctx, log)

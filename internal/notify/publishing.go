@@ -91,25 +91,17 @@ func (p *publishing) publish(ctx context.Context, q []owned[events.Event]) {
 	for i, o := range q {
 		all[i] = o.v
 	}
+	// A Publisher that panicked, or that did not give one result per
+	// event, is broken: nothing counts as published, so every record
+	// with events is retried (a bug fails records, not the batch or the
+	// process, as the groups' panics do).
 	results, err := p.call(ctx, all)
-	if err != nil {
-		// A Publisher that panicked: a bug fails the records, not the
-		// batch or the process (as the groups' panics do).
-		p.log.Error("notifier: publisher panicked", "events", len(all), "err", err)
-		results = make([]error, len(all))
-		for i := range results {
-			results[i] = err
-		}
+	if err == nil && len(results) != len(all) {
+		err = fmt.Errorf("notify: publisher returned %d results for %d events", len(results), len(all))
 	}
-	if len(results) != len(all) {
-		// A broken Publisher: without one result per event nothing can be
-		// counted as published, so every record with events is retried.
-		p.log.Error("notifier: publisher returned the wrong number of results", "events", len(all), "results", len(results))
-		err := fmt.Errorf("notify: publisher returned %d results for %d events", len(results), len(all))
-		results = make([]error, len(all))
-		for i := range results {
-			results[i] = err
-		}
+	if err != nil {
+		p.log.Error("notifier: publisher broken", "events", len(all), "err", err)
+		results = slices.Repeat([]error{err}, len(all))
 	}
 	var failed []owned[error]
 	for i, err := range results {
