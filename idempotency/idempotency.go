@@ -234,6 +234,5 @@ func (g Guard) completed(ctx context.Context, key string, k map[string]types.Att
 	if err != nil {
 		return false, fmt.Errorf("idempotency: read %s: %w", key, err)
 	}
-	s, _ := out.Item["status"].(*types.AttributeValueMemberS)
-	return s != nil && s.Value == completed, nil
+	return textOf(out.Item["status"]) == completed, nil
 }

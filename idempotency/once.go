@@ -222,13 +222,7 @@ func (g Guard) fromPrevious(ctx context.Context, key string, c Claim, p previous
 	if p.err != nil {
 		return Claim{}, errors.Join(p.err, g.abort(context.WithoutCancel(ctx), key, c.token))
 	}
-	text := func(name string) string {
-		v, _ := p.item[name].(*types.AttributeValueMemberS)
-		if v == nil {
-			return ""
-		}
-		return v.Value
-	}
+	text := func(name string) string { return textOf(p.item[name]) }
 	if p.item == nil || text("status") != completed {
 		return c, nil
 	}
@@ -245,13 +239,7 @@ func (g Guard) fromPrevious(ctx context.Context, key string, c Claim, p previous
 
 // found reads the record that refused a claim.
 func (g Guard) found(key string, it map[string]types.AttributeValue, hash, token string, now time.Time) (Claim, error) {
-	text := func(name string) string {
-		s, _ := it[name].(*types.AttributeValueMemberS)
-		if s == nil {
-			return ""
-		}
-		return s.Value
-	}
+	text := func(name string) string { return textOf(it[name]) }
 	if it != nil && text(hashAttr) != hash {
 		return Claim{}, mismatchError{key}
 	}
@@ -263,6 +251,15 @@ func (g Guard) found(key string, it map[string]types.AttributeValue, hash, token
 	}
 	// no holdUntil: the record went between the condition and its reading
 	return Claim{State: Busy, Until: holdOf(it, now)}, nil
+}
+
+// textOf is a string attribute's value ("" for none or another type).
+func textOf(v types.AttributeValue) string {
+	s, _ := v.(*types.AttributeValueMemberS)
+	if s == nil {
+		return ""
+	}
+	return s.Value
 }
 
 func numberOf(v types.AttributeValue) string {
