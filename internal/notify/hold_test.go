@@ -9,11 +9,13 @@ import (
 	"testing"
 	"time"
 
+	lambdaevents "github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	dtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/dynastream/dynastream/idempotency"
+	"github.com/dynastream/dynastream/internal/ddb"
 	"github.com/dynastream/dynastream/internal/ddbtest"
 	"github.com/dynastream/dynastream/internal/mail"
 	"github.com/dynastream/dynastream/internal/notify"
@@ -30,16 +32,8 @@ import (
 // than being given up. The claims live in the bookkeeping table, so none
 // of them is in the streamed table.
 func TestCrashedSendIsTakenOverAfterItsHold(t *testing.T) {
-	c, table, arn := ddbtest.Table(t)
+	c, table, bk, st, ev := collabStream(t)
 	ctx := context.Background()
-	bk := ddbtest.Bookkeeping(t, c, table)
-	st := store.New(c.DB, table)
-	st.Bookkeeping = bk
-	collabScenario(t, st)
-	ev, err := replay.Capture(ctx, c.Streams, arn)
-	if err != nil {
-		t.Fatal(err)
-	}
 	// bob's invite is the first record whose e-mail goes to bob.
 	var inv stream.Change
 	for _, r := range ev.Records {
@@ -102,13 +96,8 @@ func TestCrashedSendIsTakenOverAfterItsHold(t *testing.T) {
 		t.Fatalf("bob's invite e-mail sent %d times, want 1: %v", got, box.delivered())
 	}
 	for name, want := range map[string]bool{table: false, bk: true} {
-		out, err := c.DB.Scan(ctx, &dynamodb.ScanInput{TableName: aws.String(name), FilterExpression: aws.String("itemType = :t"),
-			ExpressionAttributeValues: map[string]dtypes.AttributeValue{":t": &dtypes.AttributeValueMemberS{Value: store.TypeIdempotency}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if has := len(out.Items) > 0; has != want {
-			t.Errorf("table %s holds %d idempotency records; want some: %v", name, len(out.Items), want)
+		if n := claimsIn(t, c, name); (n > 0) != want {
+			t.Errorf("table %s holds %d idempotency records; want some: %v", name, n, want)
 		}
 	}
 }
@@ -165,17 +154,9 @@ func TestRejectedEmailIsNotRetried(t *testing.T) {
 // again and the claims are now in the effects table; without it, every
 // e-mail would go out twice.
 func TestEmailsSentBeforeTheMoveAreNotResent(t *testing.T) {
-	c, table, arn := ddbtest.Table(t)
+	c, table, bk, st, ev := collabStream(t)
 	ctx := context.Background()
-	bk := ddbtest.Bookkeeping(t, c, table)
 	fx := table + "-effects" // made by ddbtest.Bookkeeping
-	st := store.New(c.DB, table)
-	st.Bookkeeping = bk
-	collabScenario(t, st)
-	ev, err := replay.Capture(ctx, c.Streams, arn)
-	if err != nil {
-		t.Fatal(err)
-	}
 	box := &mailbox{}
 	handle := func(st *store.Store) {
 		t.Helper()
@@ -184,20 +165,7 @@ func TestEmailsSentBeforeTheMoveAreNotResent(t *testing.T) {
 			t.Fatalf("%v %+v", err, resp.BatchItemFailures)
 		}
 	}
-	claims := func(name string) int {
-		t.Helper()
-		out, err := c.DB.Scan(ctx, &dynamodb.ScanInput{TableName: aws.String(name)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		n := 0
-		for _, it := range out.Items {
-			if v, ok := it["itemType"].(*dtypes.AttributeValueMemberS); ok && v.Value == store.TypeIdempotency {
-				n++
-			}
-		}
-		return n
-	}
+	claims := func(name string) int { return claimsIn(t, c, name) }
 
 	handle(st) // before the move: claims in the bookkeeping table
 	sent := len(box.delivered())
@@ -226,4 +194,32 @@ func TestEmailsSentBeforeTheMoveAreNotResent(t *testing.T) {
 	if got := len(box.delivered()); got != 2*sent {
 		t.Errorf("without the previous table: %d e-mails, want %d (all again)", got, 2*sent)
 	}
+}
+
+// collabStream writes the collaboration scenario on a fresh table whose
+// store has its bookkeeping table (and, beside it, the effects table:
+// ddbtest.Bookkeeping), and captures the table's stream.
+func collabStream(t *testing.T) (c *ddb.Clients, table, bk string, st *store.Store, ev lambdaevents.DynamoDBEvent) {
+	t.Helper()
+	c, table, arn := ddbtest.Table(t)
+	bk = ddbtest.Bookkeeping(t, c, table)
+	st = store.New(c.DB, table)
+	st.Bookkeeping = bk
+	collabScenario(t, st)
+	ev, err := replay.Capture(context.Background(), c.Streams, arn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, table, bk, st, ev
+}
+
+// claimsIn counts the idempotency records (e-mail claims) in a table.
+func claimsIn(t *testing.T, c *ddb.Clients, name string) int {
+	t.Helper()
+	out, err := c.DB.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String(name), FilterExpression: aws.String("itemType = :t"),
+		ExpressionAttributeValues: map[string]dtypes.AttributeValue{":t": &dtypes.AttributeValueMemberS{Value: store.TypeIdempotency}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(out.Items)
 }
