@@ -27,6 +27,7 @@ import (
 	"github.com/dynastream/dynastream/internal/ddb"
 	"github.com/dynastream/dynastream/internal/ddbtest"
 	"github.com/dynastream/dynastream/internal/runtimeapi"
+	"github.com/dynastream/dynastream/internal/store"
 )
 
 // bin holds the bootstraps, built once by TestMain.
@@ -92,7 +93,7 @@ func env(table, bookkeeping string, extra ...string) []string {
 		"AWS_ACCESS_KEY_ID=AKIDEXAMPLE", "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", "AWS_SESSION_TOKEN=token",
 		"AWS_LAMBDA_FUNCTION_NAME=test", "AWS_LAMBDA_FUNCTION_MEMORY_SIZE=512", "AWS_LAMBDA_FUNCTION_VERSION=$LATEST",
 		"AWS_LAMBDA_LOG_GROUP_NAME=/aws/lambda/test", "AWS_LAMBDA_LOG_STREAM_NAME=2026/11/23/[$LATEST]abc", "_HANDLER=bootstrap",
-		"DYNAMODB_TABLE_NAME=" + table, "BOOKKEEPING_TABLE_NAME=" + bookkeeping, "EFFECTS_TABLE_NAME=" + table + "-effects",
+		"DYNAMODB_TABLE_NAME=" + table, "BOOKKEEPING_TABLE_NAME=" + bookkeeping, "EFFECTS_TABLE_NAME=" + store.EffectsTableName(table),
 		"DYNAMODB_ENDPOINT=" + ddbtest.Endpoint(),
 	}, extra...)
 }

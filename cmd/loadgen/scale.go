@@ -286,9 +286,9 @@ func whereIn(table string) func(string) string {
 			return "table"
 		case strings.HasPrefix(target, table+"/"):
 			return strings.TrimPrefix(target, table+"/")
-		case target == table+"-bookkeeping":
+		case target == store.BookkeepingTableName(table):
 			return "bookkeeping"
-		case target == table+"-effects":
+		case target == store.EffectsTableName(table):
 			return "effects"
 		}
 		return target

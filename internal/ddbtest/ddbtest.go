@@ -67,8 +67,8 @@ func Table(t testing.TB) (c *ddb.Clients, name, streamARN string) {
 // are deleted at cleanup.
 func Bookkeeping(t testing.TB, c *ddb.Clients, table string) string {
 	t.Helper()
-	name := table + "-bookkeeping"
-	for _, n := range []string{name, table + "-effects"} {
+	name := store.BookkeepingTableName(table)
+	for _, n := range []string{name, store.EffectsTableName(table)} {
 		if err := store.EnsureBookkeepingTable(context.Background(), c.DB, n); err != nil {
 			t.Fatal(err)
 		}

@@ -156,7 +156,7 @@ func TestRejectedEmailIsNotRetried(t *testing.T) {
 func TestEmailsSentBeforeTheMoveAreNotResent(t *testing.T) {
 	c, table, bk, st, ev := collabStream(t)
 	ctx := context.Background()
-	fx := table + "-effects" // made by ddbtest.Bookkeeping
+	fx := store.EffectsTableName(table) // made by ddbtest.Bookkeeping
 	box := &mailbox{}
 	handle := func(st *store.Store) {
 		t.Helper()

@@ -98,6 +98,15 @@ func BookkeepingTableInput(name string) *dynamodb.CreateTableInput {
 	}
 }
 
+// BookkeepingTableName is the default name of a table's bookkeeping table
+// (BOOKKEEPING_TABLE_NAME), EffectsTableName that of its effects table
+// (EFFECTS_TABLE_NAME, Store.Effects); both are of BookkeepingTableInput's
+// shape.
+func BookkeepingTableName(table string) string { return table + "-bookkeeping" }
+
+// EffectsTableName: see BookkeepingTableName.
+func EffectsTableName(table string) string { return table + "-effects" }
+
 // EnsureBookkeepingTable creates the bookkeeping table if it does not
 // exist, waits until it is active and turns TTL on. Safe to call again.
 func EnsureBookkeepingTable(ctx context.Context, db *dynamodb.Client, name string) error {

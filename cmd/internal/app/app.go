@@ -215,8 +215,8 @@ func LoadCommon() (Common, error) {
 		DB:       ddb.Config{Endpoint: e.str("DYNAMODB_ENDPOINT", ""), Region: e.str("AWS_REGION", "")},
 		LocalDir: e.str("LOCAL_DIR", ".local"),
 	}
-	c.Bookkeeping = e.str("BOOKKEEPING_TABLE_NAME", c.Table+"-bookkeeping")
-	c.Effects = e.str("EFFECTS_TABLE_NAME", c.Table+"-effects")
+	c.Bookkeeping = e.str("BOOKKEEPING_TABLE_NAME", store.BookkeepingTableName(c.Table))
+	c.Effects = e.str("EFFECTS_TABLE_NAME", store.EffectsTableName(c.Table))
 	if c.EffectsPrevious = e.str("EFFECTS_PREVIOUS_TABLE_NAME", c.Bookkeeping); c.EffectsPrevious == "none" {
 		c.EffectsPrevious = ""
 	}

@@ -145,7 +145,7 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 	if err := cps.CreateTable(ctx); err != nil {
 		return s, fmt.Errorf("stack: create checkpoint table: %w", err)
 	}
-	for _, name := range []string{o.Table + "-bookkeeping", o.Table + "-effects"} {
+	for _, name := range []string{store.BookkeepingTableName(o.Table), store.EffectsTableName(o.Table)} {
 		if err := store.EnsureBookkeepingTable(ctx, s.Clients.DB, name); err != nil {
 			return s, fmt.Errorf("stack: create table %s: %w", name, err)
 		}
