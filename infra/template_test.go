@@ -232,6 +232,24 @@ func TestFunctions(t *testing.T) {
 			t.Errorf("%s: AWS_LAMBDA_RUNTIME_API is Lambda's own", name)
 		}
 	}
+	// the write shards (store.Sharding): the same settings for the two
+	// programs that read and write the sharded keys
+	for _, name := range []string{"WriterFunction", "ProjectorFunction"} {
+		fn, _ := tmpl.GetLambdaFunctionWithName(name)
+		for k, v := range map[string]string{"STORE_SHARDS_RECENT": "sub:${ShardsRecent}", "STORE_SHARDS_TRENDING": "sub:${ShardsTrending}",
+			"STORE_SHARDS_METHOD": "sub:${ShardsMethod}", "STORE_SHARDS_BACKFILLED": "ref:ShardsBackfilled"} {
+			if got := fn.Environment.Variables[k]; got != v {
+				t.Errorf("%s: %s=%q, want %q", name, k, got, v)
+			}
+		}
+	}
+	raw := rawTemplate(t)
+	for name, def := range map[string]int{"ShardsRecent": store.DefaultSharding.Recent, "ShardsTrending": store.DefaultSharding.Trending,
+		"ShardsMethod": store.DefaultSharding.Method} {
+		if p := parameter(raw, name); p["Type"] != "Number" || p["Default"] != float64(def) || p["MinValue"] != 1.0 || p["MaxValue"] != float64(store.MaxShards) {
+			t.Errorf("parameter %s = %v, want Number, default %d, 1..%d (store.DefaultSharding, store.MaxShards)", name, p, def, store.MaxShards)
+		}
+	}
 	n, _ := tmpl.GetLambdaFunctionWithName("NotifierFunction")
 	env := n.Environment.Variables
 	for k, v := range map[string]string{

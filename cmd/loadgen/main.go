@@ -403,7 +403,7 @@ func run(ctx context.Context, c config, log *slog.Logger, progress io.Writer) (*
 			}
 			settle(ctx, e, admin, c.drain)
 			fmt.Fprintf(progress, "projector verify: checking the derived items against the core items\n")
-			rep.Verify = runVerify(ctx, c.bin, st.Endpoint, "load")
+			rep.Verify = runVerify(ctx, c.bin, st.Endpoint, "load", append(slices.Clone(c.env), c.programEnv["projector"]...))
 		}()
 	}
 	rates := append([]float64(nil), c.rates...)

@@ -27,11 +27,13 @@ type VerifyReport struct {
 	Error    string            `json:"error,omitempty"`
 }
 
-// runVerify runs bin/projector verify on the table at endpoint.
-func runVerify(ctx context.Context, bin, endpoint, table string) *VerifyReport {
+// runVerify runs bin/projector verify on the table at endpoint, with env
+// added to its environment (the projector's settings in the run: the
+// write shards among them, which it checks against the table's).
+func runVerify(ctx context.Context, bin, endpoint, table string, env []string) *VerifyReport {
 	start := time.Now()
 	cmd := exec.CommandContext(ctx, filepath.Join(bin, "projector"), "verify", "-json", "-recheck", "2s")
-	cmd.Env = append(os.Environ(), "DYNAMODB_TABLE_NAME="+table, "DYNAMODB_ENDPOINT="+endpoint, "LOG_LEVEL=warn", "AWS_LAMBDA_RUNTIME_API=")
+	cmd.Env = append(append(os.Environ(), env...), "DYNAMODB_TABLE_NAME="+table, "DYNAMODB_ENDPOINT="+endpoint, "LOG_LEVEL=warn", "AWS_LAMBDA_RUNTIME_API=")
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

@@ -79,10 +79,20 @@ func backfill(st *store.Store, c app.Common, args []string) {
 		p.set(s.Scanned, "indexed", s.Indexed, "moved", s.Moved, "unmoved", s.Unmoved)
 	})
 	r = p.finish(ss.Scanned)
-	log.Info("backfill shards done", "recentShards", st.Sharding.Recent, "trendingShards", st.Sharding.Trending, "scanned", ss.Scanned,
-		"indexed", ss.Indexed, "moved", ss.Moved, "unmoved", ss.Unmoved, "overtook", ss.Overtook, "seconds", time.Since(start).Seconds(), "itemsPerSecond", r)
+	log.Info("backfill shards done", "recentShards", st.Sharding.Recent, "trendingShards", st.Sharding.Trending, "methodShards", st.Sharding.Method,
+		"scanned", ss.Scanned, "indexed", ss.Indexed, "moved", ss.Moved, "unmoved", ss.Unmoved, "overtook", ss.Overtook,
+		"seconds", time.Since(start).Seconds(), "itemsPerSecond", r)
 	if err != nil {
 		app.Fatal(log, "backfill of index shards failed (it is safe to run again)", err)
+	}
+	// The unsharded keys are empty now: the table says so, and reads may
+	// skip them (STORE_SHARDS_BACKFILLED=true).
+	kinds, err := st.Upkeep.MarkBackfilled(ctx)
+	if err != nil {
+		app.Fatal(log, "backfill of index shards", err)
+	}
+	if len(kinds) > 0 {
+		log.Info("the table records the unsharded keys as empty: reads may skip them from now on (STORE_SHARDS_BACKFILLED=true)", "kinds", kinds)
 	}
 }
 

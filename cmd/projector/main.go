@@ -25,8 +25,10 @@ Usage:
                                hand the records an on-failure queue's messages name to the handler again
   projector backfill [-segments N]
                                set the GSI1/GSI2 attributes of existing listings, the access items of
-                               resources, and move cookings' GSI3 entries to their write shards
-                               (STORE_SHARDS_*; safe to re-run, and reads work while it runs)
+                               resources, and move the items of unsharded keys to their write shards
+                               (STORE_SHARDS_*; safe to re-run, and reads work while it runs; a complete
+                               run is recorded in the table, after which STORE_SHARDS_BACKFILLED=true
+                               lets reads skip the unsharded keys)
   projector quarantine [-segments N]
                                list stored items the programs cannot decode (exit 1 when there are any)
   projector verify [-segments N] [-recheck D] [-examples N] [-json]
@@ -67,6 +69,9 @@ func main() {
 		app.Fatal(log, "clients", err)
 	}
 	st := app.NewStore(c, clients)
+	if err := app.AgreeSharding(context.Background(), st, log); err != nil {
+		app.Fatal(log, "write shards", err)
+	}
 	if len(os.Args) > 1 && command(st, c, os.Args[1], os.Args[2:]) {
 		return
 	}

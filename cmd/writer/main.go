@@ -159,6 +159,9 @@ func main() {
 	if err != nil {
 		app.Fatal(log, "bad configuration", err)
 	}
+	if err := app.AgreeSharding(context.Background(), srv.Store, log); err != nil {
+		app.Fatal(log, "write shards", err)
+	}
 	if app.LambdaBuild || app.InLambda() {
 		app.StartLambda(log, lambdaHandler(srv))
 		return

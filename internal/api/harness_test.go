@@ -459,19 +459,6 @@ func sks(items []item) []string {
 
 // keys lists the items by their keys in the table (index "") or in a GSI,
 // as "PK SK", sorted.
-// queryShards reads every item of an index key written in n shards
-// (store.Sharding): base#0 … base#n-1, and base.
-func (e *env) queryShards(index, base string, n int) []item {
-	e.t.Helper()
-	out := e.queryItems(index, base, "")
-	for i := range n {
-		if n > 1 {
-			out = append(out, e.queryItems(index, fmt.Sprintf("%s#%d", base, i), "")...)
-		}
-	}
-	return out
-}
-
 func keys(items []item, index string) []string {
 	pk, sk := keyAttrs(index)
 	out := []string{}

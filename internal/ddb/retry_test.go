@@ -105,3 +105,26 @@ func TestTransient(t *testing.T) {
 
 	}
 }
+
+// A program's start-up checks (ddb.AtStart) go through a fault injector
+// untouched, panics included; the requests after them do not.
+func TestFaultsLetStartUpThrough(t *testing.T) {
+	_, table, _ := ddbtest.Table(t)
+	faults := &ddb.Faults{Rate: 1, Kinds: []int{ddb.FaultPanic}}
+	c := ddbtest.ClientsWith(t, ddb.Config{Faults: faults})
+	k := store.Key{PK: "T#start", SK: "X"}.AV()
+	for range 10 {
+		if _, err := c.DB.GetItem(ddb.AtStart(context.Background()), &dynamodb.GetItemInput{TableName: aws.String(table), Key: k}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := faults.Counts().Requests; n != 0 {
+		t.Errorf("%d start-up requests drawn", n)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("a request after the start did not panic")
+		}
+	}()
+	_, _ = c.DB.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(table), Key: k})
+}

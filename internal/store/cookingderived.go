@@ -374,7 +374,7 @@ func TrendingIndexPK(week, recipeID string, shards int) string {
 // 6: GSI3 RECENT#<yyyy-mm>).
 func (s Cooking) RecentCookings(ctx context.Context, month string, p Page) ([]RecentCooking, string, error) {
 	var out []RecentCooking
-	next, err := s.queryShards(ctx, query{index: IndexGSI3, desc: true, page: p}, shardKeys(prefixRecent+month, s.Sharding.Recent), decodeInto(s.Store, &out))
+	next, err := s.queryShards(ctx, query{index: IndexGSI3, desc: true, page: p}, prefixRecent+month, s.Sharding.Recent, decodeInto(s.Store, &out))
 	return out, next, err
 }
 
@@ -382,7 +382,7 @@ func (s Cooking) RecentCookings(ctx context.Context, month string, p Page) ([]Re
 // first (GSI3 TRENDING#<yyyy-Www>, descending).
 func (s Cooking) TrendingRecipes(ctx context.Context, week string, p Page) ([]Trending, string, error) {
 	var out []Trending
-	next, err := s.queryShards(ctx, query{index: IndexGSI3, desc: true, page: p}, shardKeys(SKPrefixTrending+week, s.Sharding.Trending), decodeInto(s.Store, &out))
+	next, err := s.queryShards(ctx, query{index: IndexGSI3, desc: true, page: p}, SKPrefixTrending+week, s.Sharding.Trending, decodeInto(s.Store, &out))
 	return out, next, err
 }
 

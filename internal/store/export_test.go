@@ -13,3 +13,7 @@ func RecentItemForTest(recipeID string, r RecentCooking, shards int) (map[string
 func (s Cooking) TrendingWriteForTest(recipeID, week string, count int) types.TransactWriteItem {
 	return s.trendingWrite(recipeID, week, 0, count)
 }
+
+// BetweenShardReads sets the hook a sharded read runs after its query of
+// the unsharded key and before its shards'.
+func BetweenShardReads(s *Store, f func()) { s.betweenShardReads = f }

@@ -25,6 +25,7 @@ var keyShapes = []struct {
 }{
 	{ingredientSearchPK, "", KeyShape{ingredientSearchPK, "item type (every ingredient)", false}},
 	{locationIndexPK, "", KeyShape{locationIndexPK, "item type (every location)", false}},
+	{shardRecordPK, "", KeyShape{shardRecordPK, "table (its write shards' record)", false}},
 	{prefixRecent, "", KeyShape{prefixRecent + "<yyyy-mm>[#<shard>]", "month", false}},
 	{SKPrefixTrending, "", KeyShape{SKPrefixTrending + "<yyyy>-W<ww>[#<shard>]", "week", false}},
 	{prefixMethod, "", KeyShape{prefixMethod + "<method>[#<shard>]", "cooking method", false}},

@@ -126,6 +126,7 @@ var shapes = map[string]func() any{
 	TypeChatRoom:           func() any { return new(chat.Room) },
 	TypeMessage:            func() any { return new(chat.Message) },
 	TypeConnection:         func() any { return new(chat.Connection) },
+	TypeShardRecord:        func() any { return new(ShardRecord) },
 }
 
 // Undecodable returns why a stored item cannot be decoded into the type

@@ -184,7 +184,7 @@ func MethodIndexPK(method, recipeID string, shards int) string {
 // rated first, then newest (pattern 3, GSI2 METHOD#<method>).
 func (s Cooking) RecipesByMethod(ctx context.Context, method string, p Page) ([]cooking.Recipe, string, error) {
 	var out []cooking.Recipe
-	next, err := s.queryShards(ctx, query{index: IndexGSI2, skPrefix: "RATING#", desc: true, page: p}, shardKeys(prefixMethod+method, s.Sharding.Method), decodeInto(s.Store, &out))
+	next, err := s.queryShards(ctx, query{index: IndexGSI2, skPrefix: "RATING#", desc: true, page: p}, prefixMethod+method, s.Sharding.Method, decodeInto(s.Store, &out))
 	return out, next, err
 }
 

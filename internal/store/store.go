@@ -42,8 +42,12 @@ type Store struct {
 	Quarantine *Quarantine
 	// Sharding splits the index keys every write of a kind lands on
 	// (shards.go; New sets DefaultSharding). The writer's and the
-	// projector's must be the same.
+	// projector's must be the same: AgreeSharding checks it against the
+	// table's record.
 	Sharding Sharding
+	// betweenShardReads, when set (tests), runs after a sharded read's
+	// query of the unsharded key and before its shards'.
+	betweenShardReads func()
 
 	// The domains (domains.go), each over this Store.
 	Rooms     Rooms

@@ -60,8 +60,9 @@ type Common struct {
 	// Effects), EffectsPrevious where they were kept before ("": nowhere).
 	Effects, EffectsPrevious string
 	// Sharding is the store's write shards of its hot index keys
-	// (STORE_SHARDS_RECENT, _TRENDING, _METHOD; store.DefaultSharding):
-	// every program's must be the same.
+	// (STORE_SHARDS_RECENT, _TRENDING, _METHOD, 1 each by default:
+	// store.DefaultSharding; STORE_SHARDS_BACKFILLED): checked against the
+	// table's record by AgreeSharding.
 	Sharding store.Sharding
 }
 
@@ -73,6 +74,23 @@ func NewStore(c Common, clients *ddb.Clients) *store.Store {
 	st.Effects, st.EffectsPrevious = c.Effects, c.EffectsPrevious
 	st.Sharding = c.Sharding
 	return st
+}
+
+// AgreeSharding checks the Store's write shards against the table's record
+// of them (store.Store.AgreeSharding) before a program reads or writes the
+// sharded keys: a count lower than the table's, or STORE_SHARDS_BACKFILLED
+// before a backfill, is refused with what to do; a higher count raises the
+// record, and is logged with the next step.
+func AgreeSharding(ctx context.Context, st *store.Store, log *slog.Logger) error {
+	raised, err := st.AgreeSharding(ddb.AtStart(ctx))
+	if err != nil {
+		return err
+	}
+	if len(raised) > 0 {
+		log.Warn("raised the table's write shards; run `projector backfill` once every program runs with them, to move the items of the unsharded keys",
+			"kinds", raised, "recent", st.Sharding.Recent, "trending", st.Sharding.Trending, "method", st.Sharding.Method)
+	}
+	return nil
 }
 
 // Runner is the local stream runner's configuration.
@@ -222,6 +240,7 @@ func LoadCommon() (Common, error) {
 	}
 	c.Sharding = store.Sharding{Recent: e.int("STORE_SHARDS_RECENT", store.DefaultSharding.Recent),
 		Trending: e.int("STORE_SHARDS_TRENDING", store.DefaultSharding.Trending), Method: e.int("STORE_SHARDS_METHOD", store.DefaultSharding.Method)}
+	c.Sharding.Backfilled = e.bool("STORE_SHARDS_BACKFILLED", false)
 	if err := c.Sharding.Validate(); err != nil {
 		e.errs = append(e.errs, "STORE_SHARDS_*: "+err.Error())
 	}
