@@ -51,10 +51,14 @@ type Guard struct {
 	// it, another attempt may take over. Zero: until the context's
 	// deadline (a Lambda invocation's), as Powertools holds it for the
 	// remaining time — a claimant that ran out of time has stopped, one
-	// with time left is not overtaken — or 30s without a deadline. Do and
-	// Once end the effect's context a little before the hold ends (a tenth
-	// of it, at most a second), so a holder whose effect heeds its context
-	// is done before another attempt may take over.
+	// with time left is not overtaken — or 30s without a deadline. The hold
+	// is counted from before the claim is sent, and another attempt takes
+	// it over only once it is past by a margin for the clocks of two
+	// machines (100 ms). Do and Once end the effect's context before the
+	// hold ends, by that margin and a little more (a tenth of what is left,
+	// at most a second), so a holder whose effect heeds its context is done
+	// before another attempt may take over, however late its claim was
+	// answered.
 	Hold time.Duration
 	// MinRun is the least time an attempt must have left after waiting
 	// out a crashed attempt's hold for the wait to be worth it (Acquire;
@@ -71,12 +75,14 @@ type Guard struct {
 	// moved to Table (with the same key attributes and Prefix): a key that
 	// Begin claims anew here but whose record there is completed counts as
 	// done — Begin copies that record here and reports Done — so moving
-	// the records never repeats an effect. Previous is only read, with one
-	// GetItem made while the claim is written (Begin answers when the
-	// slower of the two has), and only a completed record counts: a claim still in progress there belonged
-	// to an attempt that is over, as a record is delivered to one
-	// invocation at a time. Clear it once Expiry has passed since the
-	// move.
+	// the records never repeats an effect; a claim still held there (by an
+	// attempt that began before the move and may still run) holds the key
+	// here too — Begin reports Busy until its hold ends, and Acquire waits
+	// it out as it waits out a claim here. Done reads it too. Previous is
+	// only read, with one GetItem made while the claim is written (Begin
+	// answers when the slower of the two has). Leave it empty on a new
+	// table; set it only for a move, and clear it once Expiry has passed
+	// since.
 	Previous string
 	// Now is the clock of holds and expiry (default time.Now). It must
 	// advance: a claim is judged by it. To compare markers across replay
@@ -210,10 +216,17 @@ func IsDuplicate(err error, i int) bool {
 	return aws.ToString(tc.CancellationReasons[i].Code) == "ConditionalCheckFailed"
 }
 
-// Done reports whether key's effect is done (Do, Once, or Begin and End).
+// Done reports whether key's effect is done (Do, Once, or Begin and End):
+// its record is completed in Table or, with Previous set, in Previous.
 func (g Guard) Done(ctx context.Context, key string) (bool, error) {
 	g = g.defaults()
-	return g.completed(ctx, key, g.key(key))
+	done, err := g.completed(ctx, key, g.key(key))
+	if err != nil || done || g.Previous == "" {
+		return done, err
+	}
+	prev := g
+	prev.Table = g.Previous
+	return prev.completed(ctx, key, g.key(key))
 }
 
 // Marked reports whether a Marker for key was written (its transaction

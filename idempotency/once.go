@@ -72,7 +72,7 @@ type Claim struct {
 	Result string
 
 	token string    // this attempt's claim, for Started
-	end   time.Time // when the hold ends in real time, for Started
+	end   time.Time // when the stored hold ends in real time, for Started
 	hash  string    // the payload's, for Started
 }
 
@@ -85,8 +85,11 @@ type Outcome struct {
 	Repeat bool
 }
 
-// skew is added to a wait for another attempt's hold: holds are written
-// by other machines' clocks.
+// skew is the margin for the clocks of two machines: a holder's effect
+// ends that much before its stored hold (by the holder's clock), and
+// another attempt takes a claim over only once the hold is that much past
+// (by its own clock), so the two are apart by twice the margin even when
+// the clocks differ by as much.
 const skew = 100 * time.Millisecond
 
 // DefaultMinRun is Guard.MinRun's default.
@@ -105,9 +108,12 @@ func busy(key string, until time.Time) error {
 }
 
 // started is the Claim of an attempt that holds the key until until (in
-// the Guard's clock, which says now).
-func started(token, hash string, until, now time.Time) Claim {
-	return Claim{State: Started, Until: until, token: token, hash: hash, end: time.Now().Add(until.Sub(now))}
+// the Guard's clock, which said now when the real time was sent, before the
+// claim was sent): the hold's end in real time is counted from then, not
+// from the answer, which may come late (the SDK's retries), so the effect
+// never outlives the hold that was stored.
+func started(token, hash string, until, now, sent time.Time) Claim {
+	return Claim{State: Started, Until: until, token: token, hash: hash, end: sent.Add(until.Sub(now))}
 }
 
 // holdOf is a record's holdUntil, or fallback when it has none.
@@ -143,6 +149,7 @@ func hashOf(payload []byte) string {
 func (g Guard) Begin(ctx context.Context, key string, payload []byte) (Claim, error) {
 	fixed := g.Hold > 0
 	g = g.defaults()
+	sent := time.Now()
 	now := g.clock(ctx).Now()
 	until := now.Add(g.Hold)
 	if d, ok := ctx.Deadline(); ok && !fixed {
@@ -158,7 +165,8 @@ func (g Guard) Begin(ctx context.Context, key string, payload []byte) (Claim, er
 	same := "attribute_not_exists(#hash)"
 	values := map[string]types.AttributeValue{
 		":inprogress": &types.AttributeValueMemberS{Value: inProgress},
-		":now":        &types.AttributeValueMemberN{Value: strconv.FormatInt(now.UnixMilli(), 10)},
+		// a hold is taken over only once it is past by the clocks' margin
+		":now": &types.AttributeValueMemberN{Value: strconv.FormatInt(now.Add(-skew).UnixMilli(), 10)},
 	}
 	if hash != "" {
 		item[hashAttr] = &types.AttributeValueMemberS{Value: hash}
@@ -176,16 +184,16 @@ func (g Guard) Begin(ctx context.Context, key string, payload []byte) (Claim, er
 	var cf *types.ConditionalCheckFailedException
 	switch {
 	case errors.As(err, &cf):
-		c, err = g.found(key, cf.Item, hash, token, now)
+		c, err = g.found(key, cf.Item, hash, token, now, sent)
 	case err != nil:
 		err = fmt.Errorf("idempotency: begin %s: %w", key, err)
 	default:
-		c = started(token, hash, until, now)
+		c = started(token, hash, until, now, sent)
 	}
 	if err != nil || c.State != Started || prev == nil {
 		return c, err
 	}
-	return g.fromPrevious(ctx, key, c, <-prev)
+	return g.fromPrevious(ctx, key, c, <-prev, now)
 }
 
 // previous is what Previous holds for a key.
@@ -213,21 +221,33 @@ func (g Guard) readPrevious(ctx context.Context, key string) <-chan previous {
 	return out
 }
 
-// fromPrevious settles claim c, just taken in Table, with what Previous
-// holds for key: a completed record there makes it Done here (recorded,
-// with its result); anything else leaves it Started. When Previous cannot
-// be read, the claim is released and the error returned: without it, the
-// effect might be repeated.
-func (g Guard) fromPrevious(ctx context.Context, key string, c Claim, p previous) (Claim, error) {
+// fromPrevious settles claim c, just taken in Table at now (the Guard's
+// clock), with what Previous holds for key: a completed record there makes
+// it Done here (recorded, with its result); a claim there whose hold is not
+// past (by the clocks' margin) makes it Busy until that hold ends, and
+// releases it here, since that attempt may still be running the effect
+// (one that began before the move); anything else leaves it Started. When
+// Previous cannot be read, the claim is released and the error returned:
+// without it, the effect might be repeated.
+func (g Guard) fromPrevious(ctx context.Context, key string, c Claim, p previous, now time.Time) (Claim, error) {
 	if p.err != nil {
 		return Claim{}, errors.Join(p.err, g.abort(context.WithoutCancel(ctx), key, c.token))
 	}
 	text := func(name string) string { return textOf(p.item[name]) }
-	if p.item == nil || text("status") != completed {
+	if p.item == nil {
 		return c, nil
 	}
-	if text(hashAttr) != c.hash {
+	if text(hashAttr) != c.hash && (text("status") == completed || text("status") == inProgress) {
 		return Claim{}, errors.Join(mismatchError{key}, g.abort(context.WithoutCancel(ctx), key, c.token))
+	}
+	if text("status") == inProgress {
+		if hold := holdOf(p.item, now); !hold.Before(now.Add(-skew)) {
+			return Claim{State: Busy, Until: hold}, g.abort(context.WithoutCancel(ctx), key, c.token)
+		}
+		return c, nil // its holder is over: taken over here
+	}
+	if text("status") != completed {
+		return c, nil
 	}
 	if err := g.end(context.WithoutCancel(ctx), key, text("result"), c.hash); err != nil {
 		// released, so the retry finds no claim to wait out (abort keeps
@@ -238,7 +258,7 @@ func (g Guard) fromPrevious(ctx context.Context, key string, c Claim, p previous
 }
 
 // found reads the record that refused a claim.
-func (g Guard) found(key string, it map[string]types.AttributeValue, hash, token string, now time.Time) (Claim, error) {
+func (g Guard) found(key string, it map[string]types.AttributeValue, hash, token string, now, sent time.Time) (Claim, error) {
 	text := func(name string) string { return textOf(it[name]) }
 	if it != nil && text(hashAttr) != hash {
 		return Claim{}, mismatchError{key}
@@ -247,7 +267,7 @@ func (g Guard) found(key string, it map[string]types.AttributeValue, hash, token
 		return Claim{State: Done, Result: text("result")}, nil
 	}
 	if text("claim") == token {
-		return started(token, hash, holdOf(it, now.Add(g.Hold)), now), nil
+		return started(token, hash, holdOf(it, now.Add(g.Hold)), now, sent), nil
 	}
 	// no holdUntil: the record went between the condition and its reading
 	return Claim{State: Busy, Until: holdOf(it, now)}, nil
@@ -350,7 +370,9 @@ func (g Guard) Acquire(ctx context.Context, key string, payload []byte) (Claim, 
 	}
 	d := g.defaults()
 	clk := d.clock(ctx)
-	wait := c.Until.Sub(clk.Now()) + skew
+	// past the hold by the margin a takeover needs, and a millisecond
+	// (holds are kept in milliseconds)
+	wait := c.Until.Sub(clk.Now()) + skew + time.Millisecond
 	budget := d.Hold + d.minRun() // no deadline: a claim holds Hold at most
 	if dl, ok := ctx.Deadline(); ok {
 		budget = time.Until(dl) - d.minRun()
@@ -402,14 +424,16 @@ func (g Guard) Once(ctx context.Context, key string, payload []byte, effect func
 	return Outcome{Result: result}, nil
 }
 
-// within is ctx ending a little before c's hold does (a tenth of what is
-// left of it, at most a second), so that the holder is done before another
-// attempt may take the key over. The hold's end is taken in real time, as
-// Begin saw it: a Clock that jumps ahead for another attempt's wait does
-// not cut this one's effect short.
+// within is ctx ending before c's stored hold does, by the clocks' margin
+// and a little more (a tenth of what is left of the hold, at most a
+// second), so that the holder is done before another attempt may take the
+// key over. The hold's end is taken in real time from before the claim was
+// sent (started): a claim whose answer came late leaves the effect less
+// time, never time past the hold; and a Clock that jumps ahead for another
+// attempt's wait does not cut this one's effect short.
 func within(ctx context.Context, c Claim) (context.Context, context.CancelFunc) {
 	left := time.Until(c.end)
-	return context.WithDeadline(ctx, c.end.Add(-min(left/10, time.Second)))
+	return context.WithDeadline(ctx, c.end.Add(-skew-min(max(left, 0)/10, time.Second)))
 }
 
 // Do runs effect once for key, however often it is called: Once without a

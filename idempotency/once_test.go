@@ -244,8 +244,10 @@ func TestTheEffectEndsBeforeItsHold(t *testing.T) {
 
 // Records that moved to another table (Previous: where they were) are
 // not done again: a key completed in the old table is Done in the new one,
-// with its result, and recorded there; a claim left in progress there, or
-// no record, is a new claim; another payload is still a reused key; and
+// with its result, and recorded there (and Done says so); a claim still
+// held there holds the key until its hold ends, one whose hold ended is
+// taken over, and no record is a new claim; another payload is still a
+// reused key; and
 // when the old table cannot be read, the key is reused or the copy fails,
 // the claim is released, not kept.
 func TestRecordsMovedToAnotherTable(t *testing.T) {
@@ -256,11 +258,20 @@ func TestRecordsMovedToAnotherTable(t *testing.T) {
 	if _, err := before.Once(ctx, "sent", []byte("p"), func(context.Context) (string, error) { return "ses-1", nil }); err != nil {
 		t.Fatal(err)
 	}
-	if c, err := before.Begin(ctx, "crashed", nil); err != nil || c.State != idempotency.Started {
+	// a claim made before the move whose attempt crashed (its hold ends
+	// soon), and one still held
+	crashed := idempotency.Guard{DB: old.DB, Table: old.Name, Hold: 300 * time.Millisecond}
+	if c, err := crashed.Begin(ctx, "crashed", nil); err != nil || c.State != idempotency.Started {
+		t.Fatalf("%+v %v", c, err)
+	}
+	if c, err := before.Begin(ctx, "held", nil); err != nil || c.State != idempotency.Started {
 		t.Fatalf("%+v %v", c, err)
 	}
 
 	g := idempotency.Guard{DB: tbl.DB, Table: tbl.Name, Previous: old.Name}
+	if done, err := g.Done(ctx, "sent"); err != nil || !done {
+		t.Fatalf("Done of a key completed before the move: %v, %v", done, err)
+	}
 	out, err := g.Once(ctx, "sent", []byte("p"), func(context.Context) (string, error) { t.Error("sent again"); return "", nil })
 	if err != nil || !out.Repeat || out.Result != "ses-1" {
 		t.Fatalf("moved key: %+v %v, want a repeat of ses-1", out, err)
@@ -270,10 +281,27 @@ func TestRecordsMovedToAnotherTable(t *testing.T) {
 	if c, err := alone.Begin(ctx, "sent", []byte("p")); err != nil || c.State != idempotency.Done || c.Result != "ses-1" {
 		t.Fatalf("new table after the move: %+v %v", c, err)
 	}
+	// a claim held there holds the key here: Busy until its hold ends,
+	// waited out by Once when it ends within the budget
+	if c, err := g.Begin(ctx, "held", nil); err != nil || c.State != idempotency.Busy || time.Until(c.Until) < 25*time.Second {
+		t.Fatalf("a key held before the move: %+v %v, want Busy for the 30 s hold", c, err)
+	}
+	short, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if _, err := g.Once(short, "held", nil, func(context.Context) (string, error) { t.Error("ran while held"); return "", nil }); !errors.Is(err, idempotency.ErrInProgress) {
+		t.Fatalf("a key held before the move, with 2 s left: %v, want ErrInProgress", err)
+	}
+	if c, err := alone.Begin(ctx, "held", nil); err != nil || c.State != idempotency.Started {
+		t.Fatalf("the refused claim must be released here: %+v %v", c, err)
+	}
 	for _, key := range []string{"crashed", "new"} {
+		start := time.Now()
 		out, err := g.Once(ctx, key, nil, func(context.Context) (string, error) { return "ran " + key, nil })
 		if err != nil || out.Repeat || out.Result != "ran "+key {
 			t.Fatalf("%s: %+v %v, want the effect run", key, out, err)
+		}
+		if waited := time.Since(start); key == "crashed" && waited < 200*time.Millisecond {
+			t.Errorf("a crashed claim of before the move was taken over after %v, before its hold ended", waited)
 		}
 	}
 	if _, err := before.Once(ctx, "reused", []byte("a"), func(context.Context) (string, error) { return "x", nil }); err != nil {
@@ -322,4 +350,72 @@ func (f *failUpdates) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInp
 		return nil, errors.New("injected UpdateItem failure")
 	}
 	return f.API.UpdateItem(ctx, in, optFns...)
+}
+
+// slowPuts answers every PutItem late: after DynamoDB took it, as when the
+// SDK's retries or a slow network delay the answer.
+type slowPuts struct {
+	idempotency.API
+	delay time.Duration
+}
+
+func (s slowPuts) PutItem(ctx context.Context, in *dynamodb.PutItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
+	out, err := s.API.PutItem(ctx, in, optFns...)
+	time.Sleep(s.delay)
+	return out, err
+}
+
+// A once-only claim never outlives its effect: the effect's context ends
+// before the hold stored with the claim, by the clocks' margin, even when
+// the claim's answer came 1.5 s late.
+func TestAClaimAnsweredLateNeverOutlivesItsHold(t *testing.T) {
+	tbl := ddblocal.NewTable(t, ddblocal.Schema("PK", "SK"))
+	g := idempotency.Guard{DB: slowPuts{tbl.DB, 1500 * time.Millisecond}, Table: tbl.Name, Hold: 5 * time.Second}
+	ran := false
+	err := g.Do(context.Background(), "k", func(ctx context.Context) error {
+		ran = true
+		d, ok := ctx.Deadline()
+		out, err := tbl.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(tbl.Name), ConsistentRead: aws.Bool(true),
+			Key: map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: "IDEMPOTENCY#k"}, "SK": &types.AttributeValueMemberS{Value: "IDEMPOTENCY"}}})
+		if err != nil {
+			return err
+		}
+		ms, _ := strconv.ParseInt(out.Item["holdUntil"].(*types.AttributeValueMemberN).Value, 10, 64)
+		hold := time.UnixMilli(ms)
+		if !ok || d.After(hold.Add(-100*time.Millisecond)) {
+			t.Errorf("the effect's deadline is %v after the stored hold (set: %v); want it 100 ms before at least", d.Sub(hold), ok)
+		}
+		return nil
+	})
+	if err != nil || !ran {
+		t.Fatalf("ran %v: %v", ran, err)
+	}
+}
+
+// Another attempt takes a claim over only once its hold is past by the
+// clocks' margin (100 ms), by the taker's clock.
+func TestATakeoverWaitsForTheClocksMargin(t *testing.T) {
+	tbl := ddblocal.NewTable(t, ddblocal.Schema("PK", "SK"))
+	ctx := context.Background()
+	g := idempotency.Guard{DB: tbl.DB, Table: tbl.Name}
+	claim := func(key string, hold time.Time) {
+		t.Helper()
+		_, err := tbl.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(tbl.Name), Item: map[string]types.AttributeValue{
+			"PK": &types.AttributeValueMemberS{Value: "IDEMPOTENCY#" + key}, "SK": &types.AttributeValueMemberS{Value: "IDEMPOTENCY"},
+			"status": &types.AttributeValueMemberS{Value: "INPROGRESS"}, "claim": &types.AttributeValueMemberS{Value: "another"},
+			"holdUntil": &types.AttributeValueMemberN{Value: strconv.FormatInt(hold.UnixMilli(), 10)}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	now := time.Now()
+	g.Now = func() time.Time { return now }
+	claim("just-past", now.Add(-50*time.Millisecond))
+	claim("past", now.Add(-150*time.Millisecond))
+	if c, err := g.Begin(ctx, "just-past", nil); err != nil || c.State != idempotency.Busy {
+		t.Errorf("a hold 50 ms past: %+v %v, want Busy", c, err)
+	}
+	if c, err := g.Begin(ctx, "past", nil); err != nil || c.State != idempotency.Started {
+		t.Errorf("a hold 150 ms past: %+v %v, want Started", c, err)
+	}
 }

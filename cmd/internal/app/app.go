@@ -221,8 +221,9 @@ func Getenv(name, def string) string {
 
 // LoadCommon reads DYNAMODB_TABLE_NAME, BOOKKEEPING_TABLE_NAME (default
 // <table>-bookkeeping), EFFECTS_TABLE_NAME (default <table>-effects),
-// EFFECTS_PREVIOUS_TABLE_NAME (default the bookkeeping table, where the
-// e-mails' records were kept before; "none": read nowhere else),
+// EFFECTS_PREVIOUS_TABLE_NAME (default none, as "none": read nowhere
+// else; an upgrade from before the effects table sets the bookkeeping
+// table, where the e-mails' records were kept before),
 // DYNAMODB_ENDPOINT, AWS_REGION, LOG_LEVEL,
 // LOCAL_DIR and, for tests of the failure behaviour on the local stack
 // only, DYNAMODB_FAULTS (ddb.ParseFaults: "0.1,seed=7,after").
@@ -235,7 +236,7 @@ func LoadCommon() (Common, error) {
 	}
 	c.Bookkeeping = e.str("BOOKKEEPING_TABLE_NAME", store.BookkeepingTableName(c.Table))
 	c.Effects = e.str("EFFECTS_TABLE_NAME", store.EffectsTableName(c.Table))
-	if c.EffectsPrevious = e.str("EFFECTS_PREVIOUS_TABLE_NAME", c.Bookkeeping); c.EffectsPrevious == "none" {
+	if c.EffectsPrevious = e.str("EFFECTS_PREVIOUS_TABLE_NAME", ""); c.EffectsPrevious == "none" {
 		c.EffectsPrevious = ""
 	}
 	c.Sharding = store.Sharding{Recent: e.int("STORE_SHARDS_RECENT", store.DefaultSharding.Recent),
