@@ -114,7 +114,8 @@ type owned[T any] struct {
 // with side effects waits at its step for the reads and for its own, the
 // others go on. Each record's events are handed to the batch's publishing
 // once its step is done and go out in shared Publish calls, one key's in
-// stream order, without waiting for the batch's slowest group. A record
+// stream order, without waiting for the batch's slowest group; once a
+// key's event has failed, its later records stop (publishing.go). A record
 // whose decoding, reads, e-mails, notifications or events failed stops its
 // group there and is reported as a batch item failure.
 func (n *Notifier) Handle(ctx context.Context, ev lambdaevents.DynamoDBEvent) (lambdaevents.DynamoDBEventResponse, error) {
@@ -171,11 +172,29 @@ func (n *Notifier) Handle(ctx context.Context, ev lambdaevents.DynamoDBEvent) (l
 	}
 	res := k.Run(ctx, ev.Records, func(ctx context.Context, g stream.Group) (int, error) {
 		gi, off := g.Index, g.Offset
+		// stop ends the group at record i. A record Keyed will dead-letter
+		// (a permanent error) waits for its key's earlier events: if one
+		// failed, its record comes again, and this one with it, to be
+		// dead-lettered then, once.
+		stop := func(i int, err error) (int, error) {
+			if stream.IsPermanent(err) {
+				if perr := pub.settle(gi); perr != nil {
+					return i, perr
+				}
+			}
+			return i, err
+		}
 		pushed, pushErr := 0, error(nil) // the group's records before pushed have been broadcast
 		for i, r := range g.Records {
 			x := recs[r.Change.SequenceNumber]
+			// an earlier record of the key failed to publish: this one
+			// comes again after it, so it does nothing now (no push, no
+			// close, no event out before the earlier one's)
+			if err := pub.failure(gi); err != nil {
+				return i, err
+			}
 			if x.err != nil {
-				return i, stream.Permanent(x.err)
+				return stop(i, stream.Permanent(x.err))
 			}
 			if x.effects {
 				if err := fx.wait(); err != nil {
@@ -183,7 +202,7 @@ func (n *Notifier) Handle(ctx context.Context, ev lambdaevents.DynamoDBEvent) (l
 				}
 				mailErr, noteErr := x.sent.wait()
 				if mailErr != nil {
-					return i, ddb.MarkPermanent(fmt.Errorf("side effects: %w", mailErr))
+					return stop(i, ddb.MarkPermanent(fmt.Errorf("side effects: %w", mailErr)))
 				}
 				if noteErr != nil {
 					// not marked permanent: a call's error is every item's
@@ -193,6 +212,11 @@ func (n *Notifier) Handle(ctx context.Context, ev lambdaevents.DynamoDBEvent) (l
 				}
 			}
 			if x.message != nil && i >= pushed {
+				// Pushed only once the key's earlier events are out: when
+				// one failed, this record comes again after it.
+				if err := pub.settle(gi); err != nil {
+					return i, err
+				}
 				// This record and the group's new messages right after
 				// it are pushed together (one room: the group's key).
 				var msgs []chat.Message
@@ -208,11 +232,14 @@ func (n *Notifier) Handle(ctx context.Context, ev lambdaevents.DynamoDBEvent) (l
 				pushErr = err
 			}
 			if x.message != nil && i >= pushed {
-				return i, pushErr
+				return stop(i, pushErr)
 			}
 			if x.closure != nil {
-				if err := n.Chat.close(ctx, *x.closure); err != nil {
+				if err := pub.settle(gi); err != nil {
 					return i, err
+				}
+				if err := n.Chat.close(ctx, *x.closure); err != nil {
+					return stop(i, err)
 				}
 			}
 			at := index[r.Change.SequenceNumber]

@@ -18,30 +18,46 @@ import (
 // in flight at most, not for the batch's slowest group (a comment's
 // e-mails, a big room's broadcast), and the batch's events still share a
 // few calls (more when they come in a trickle: at most one per Publish
-// call's duration). A group's events are handed over in its order and the
-// calls are made one after another, so one key's events are published in
-// stream order, as before.
+// call's duration).
+//
+// One key's events are published in stream order under every failure: a
+// group's events are handed over in its order and the calls are made one
+// after another, and once an event of a group's record has failed, the
+// group's later events are held back (never published: their records come
+// again after the failed one). Within one call the entries are in stream
+// order, but a call can publish part of its entries (EventBridge's failed
+// entries), which can put a key's later event out before its failed
+// earlier one is published again; and EventBridge does not promise its
+// targets any order.
 //
 // An event that failed fails its record (finish, with stream.Result.Fail
 // once the groups are done), so the record and the rest of its group come
-// again; the events of the group's earlier records are out already, as
-// when a single call publishes part of its entries.
+// again. A group asks failure before each record's step and stops there
+// when an earlier record of its key failed to publish (so its later
+// records push and close nothing), and settle before it dead-letters a
+// record, so that a record dead-lettered is never before one that comes
+// again (which would dead-letter it a second time).
 type publishing struct {
 	pub  Publisher
 	log  *slog.Logger
 	wake chan struct{} // a handover or the end, waiting to be seen
 	done chan struct{} // the goroutine has published everything
 
-	mu     sync.Mutex
-	queue  []owned[events.Event]
-	closed bool
-	failed []owned[error] // each failed event's error, with its record
+	mu      sync.Mutex
+	settled *sync.Cond // a call ended: a group's outstanding events may be resolved
+	queue   []owned[events.Event]
+	closed  bool
+	failed  []owned[error]          // each failed (or held back) event's error, with its record
+	open    map[int]int             // events handed over and not yet published or failed, by group
+	broken  map[int]owned[struct{}] // each group's earliest record with a failed event
 }
 
 // startPublishing starts the batch's publishing goroutine; stop it (or
 // finish it) on every path.
 func (n *Notifier) startPublishing(ctx context.Context, log *slog.Logger) *publishing {
-	p := &publishing{pub: n.Publisher, log: log, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	p := &publishing{pub: n.Publisher, log: log, wake: make(chan struct{}, 1), done: make(chan struct{}),
+		open: map[int]int{}, broken: map[int]owned[struct{}]{}}
+	p.settled = sync.NewCond(&p.mu)
 	go p.run(ctx)
 	return p
 }
@@ -53,8 +69,31 @@ func (p *publishing) add(evs ...owned[events.Event]) {
 	}
 	p.mu.Lock()
 	p.queue = append(p.queue, evs...)
+	p.open[evs[0].group] += len(evs)
 	p.mu.Unlock()
 	p.signal()
+}
+
+// failure is the publish failure of an earlier record of group (nil:
+// none so far): the group stops at its current record.
+func (p *publishing) failure(group int) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if b, ok := p.broken[group]; ok {
+		return fmt.Errorf("an earlier record of its key (%d in its group) failed to publish its events; it comes again after it", b.record)
+	}
+	return nil
+}
+
+// settle waits until every event group handed over is published or
+// failed, and is failure's answer then.
+func (p *publishing) settle(group int) error {
+	p.mu.Lock()
+	for p.open[group] > 0 {
+		p.settled.Wait()
+	}
+	p.mu.Unlock()
+	return p.failure(group)
 }
 
 func (p *publishing) signal() {
@@ -84,18 +123,34 @@ func (p *publishing) run(ctx context.Context) {
 }
 
 // publish publishes q in one call, in stream order, and keeps the failed
-// events' errors.
+// events' errors; the events of a group that has failed before are held
+// back.
 func (p *publishing) publish(ctx context.Context, q []owned[events.Event]) {
 	slices.SortStableFunc(q, func(a, b owned[events.Event]) int { return a.index - b.index })
-	all := make([]events.Event, len(q))
-	for i, o := range q {
+	var failed []owned[error]
+	p.mu.Lock()
+	send := q[:0:0]
+	for _, o := range q {
+		if b, ok := p.broken[o.group]; ok && o.record > b.record {
+			failed = append(failed, owned[error]{fmt.Errorf("event %s held back: an earlier record of its key failed to publish", o.v.ID), o.index, o.group, o.record})
+			continue
+		}
+		send = append(send, o)
+	}
+	p.mu.Unlock()
+	all := make([]events.Event, len(send))
+	for i, o := range send {
 		all[i] = o.v
 	}
 	// A Publisher that panicked, or that did not give one result per
 	// event, is broken: nothing counts as published, so every record
 	// with events is retried (a bug fails records, not the batch or the
 	// process, as the groups' panics do).
-	results, err := p.call(ctx, all)
+	var results []error
+	var err error
+	if len(all) > 0 {
+		results, err = p.call(ctx, all)
+	}
 	if err == nil && len(results) != len(all) {
 		err = fmt.Errorf("notify: publisher returned %d results for %d events", len(results), len(all))
 	}
@@ -103,19 +158,25 @@ func (p *publishing) publish(ctx context.Context, q []owned[events.Event]) {
 		p.log.Error("notifier: publisher broken", "events", len(all), "err", err)
 		results = slices.Repeat([]error{err}, len(all))
 	}
-	var failed []owned[error]
 	for i, err := range results {
 		if err != nil {
 			p.log.Error("notifier: publish failed", "event", all[i].ID, "err", err)
-			o := q[i]
+			o := send[i]
 			failed = append(failed, owned[error]{fmt.Errorf("publish event %s: %w", all[i].ID, err), o.index, o.group, o.record})
 		}
 	}
-	if len(failed) > 0 {
-		p.mu.Lock()
-		p.failed = append(p.failed, failed...)
-		p.mu.Unlock()
+	p.mu.Lock()
+	for _, f := range failed {
+		if b, ok := p.broken[f.group]; !ok || f.record < b.record {
+			p.broken[f.group] = owned[struct{}]{struct{}{}, f.index, f.group, f.record}
+		}
 	}
+	for _, o := range q {
+		p.open[o.group]--
+	}
+	p.failed = append(p.failed, failed...)
+	p.settled.Broadcast()
+	p.mu.Unlock()
 }
 
 // call is Publish with a panic made its error.
