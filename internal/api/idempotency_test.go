@@ -157,13 +157,17 @@ func decodeField(t *testing.T, b []byte, field string) string {
 // it writes exactly what the first run wrote: the store recognises its own
 // puts and transactions, and the retry answers what the first run would
 // have, with nothing written twice. Shown for a transaction (a room), a
-// conditional put (a resource) and a transaction with counters (a
-// cooking).
+// conditional put (a resource), a transaction with counters (a cooking),
+// and an invite whose rate counter the first run filled (its condition
+// fails in the run again: the first run's own count, not a second invite).
 func TestIdempotencyKeyAfterACrash(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, sequence("ic%03d"))
 	e.clock.Advance(time.Since(e.clock.Peek()))
+	e.st.InviteLimits = collab.InviteLimits{PerUser: 1, PerResource: 10, Window: time.Hour}
 	alice := e.token("alice")
+	var goal struct{ ResourceID string }
+	e.ok(201, "POST", "/resources", alice, map[string]any{"resourceType": "goal", "title": "Swim"}, &goal)
 	var in struct{ IngredientID string }
 	e.ok(201, "POST", "/ingredients", alice, map[string]any{"name": "Rice"}, &in)
 	var rc struct{ RecipeID string }
@@ -180,6 +184,9 @@ func TestIdempotencyKeyAfterACrash(t *testing.T) {
 		// the proof)
 		{"/resources", map[string]any{"resourceType": "goal", "title": "Run"}, nil},
 		{"/me/cooking-history", map[string]any{"recipeId": rc.RecipeID, "rating": 4}, func() int { return len(e.queryItems("", "USER#alice", "COOKING#")) }},
+		{"/resources/goal/" + goal.ResourceID + "/invites", map[string]any{"inviteeId": "bob"}, func() int {
+			return len(e.queryItems("", store.ResourcePK(collab.Goal, goal.ResourceID), "INVITE#"))
+		}},
 	} {
 		first, _ := e.keyed("POST", c.path, alice, "crash-"+c.path, c.body)
 		if first.status != 201 {

@@ -27,9 +27,12 @@ import (
 // A transaction sent again by another call (a request run again after the
 // writer crashed, writing exactly what its first run wrote) does not share
 // the first call's token: it is cancelled because its conditional puts find
-// their items there. When every item it could not write is a conditional
-// put whose item is exactly there, the first run committed (a transaction
-// is all or nothing), and the call succeeds too.
+// their items there. When every conditional put finds exactly its item,
+// the first run committed (a transaction is all or nothing, and the items
+// hold this request's own ids and times), and the call succeeds too,
+// whatever its other items' conditions say: those see the first run's own
+// writes (a rate counter it brought to its limit, a condition check of
+// what it changed), not another request's.
 func ownPut(stack *middleware.Stack) error {
 	return stack.Initialize.Add(middleware.InitializeMiddlewareFunc("OwnConditionalPut", func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
 		if tx, ok := in.Parameters.(*dynamodb.TransactWriteItemsInput); ok {
@@ -71,13 +74,14 @@ func ownTransaction(ctx context.Context, in middleware.InitializeInput, tx *dyna
 	}
 	// Every conditional put must find its very item: one that did not
 	// (None) was not written by an earlier commit of this transaction.
+	// The other items' reasons are the first commit's consequences.
 	own := false
 	for i, r := range tc.CancellationReasons {
 		p := tx.TransactItems[i].Put
 		switch code := aws.ToString(r.Code); {
-		case code == "ConditionalCheckFailed" && p != nil && SameItem(r.Item, p.Item):
+		case p == nil || p.ConditionExpression == nil:
+		case code == "ConditionalCheckFailed" && SameItem(r.Item, p.Item):
 			own = true
-		case (code == "" || code == "None") && (p == nil || p.ConditionExpression == nil):
 		default:
 			return out, md, err
 		}

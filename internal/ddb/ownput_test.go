@@ -80,4 +80,26 @@ func TestOwnWrites(t *testing.T) {
 	if out, err := c.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), Key: map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: "B"}, "SK": &types.AttributeValueMemberS{Value: "X"}}}); err != nil || out.Item != nil {
 		t.Errorf("B: %v %v, want nothing written", out, err)
 	}
+	// A counter the first commit brought to its limit fails its condition
+	// when the transaction is run again: the put finding its very item says
+	// the first commit happened, so the call is done (and counts nothing
+	// again); with a put that is not its own, it is cancelled.
+	counter := types.TransactWriteItem{Update: &types.Update{TableName: aws.String(table),
+		Key:                       map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: "COUNT"}, "SK": &types.AttributeValueMemberS{Value: "X"}},
+		UpdateExpression:          aws.String("ADD n :one"),
+		ConditionExpression:       aws.String("attribute_not_exists(n) OR n < :max"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":one": &types.AttributeValueMemberN{Value: "1"}, ":max": &types.AttributeValueMemberN{Value: "1"}}}}
+	if _, err := c.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{put(item("C", "1")), counter}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{put(item("C", "1")), counter}}); err != nil {
+		t.Errorf("the same transaction again, its counter at the limit: %v, want done", err)
+	}
+	if _, err := c.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{put(item("D", "1")), counter}}); !errors.As(err, &tc) {
+		t.Errorf("another transaction with the counter at the limit: %v, want it cancelled", err)
+	}
+	out, err := c.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), Key: map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: "COUNT"}, "SK": &types.AttributeValueMemberS{Value: "X"}}})
+	if n, _ := out.Item["n"].(*types.AttributeValueMemberN); err != nil || n == nil || n.Value != "1" {
+		t.Errorf("the counter: %v %v, want 1", out.Item, err)
+	}
 }
