@@ -617,6 +617,9 @@ func TestWebSocketAPI(t *testing.T) {
 	if env := w.Environment.Variables; env["JWT_ISSUER"] != "ref:JwtIssuer" || env["JWT_AUDIENCE"] != "ref:JwtAudience" {
 		t.Errorf("writer: JWT_ISSUER=%q JWT_AUDIENCE=%q ($connect verifies tokens with them)", env["JWT_ISSUER"], env["JWT_AUDIENCE"])
 	}
+	if e := w.Environment.Variables["CHAT_MANAGEMENT_ENDPOINT"]; !strings.Contains(e, "https://${WebSocketApi}.execute-api.") || !strings.HasSuffix(e, "/${WebSocketStage}") {
+		t.Errorf("writer: CHAT_MANAGEMENT_ENDPOINT=%q, want the WebSocket stage's URL", e)
+	}
 	n, _ := tmpl.GetLambdaFunctionWithName("NotifierFunction")
 	if e := n.Environment.Variables["CHAT_PUSH_ENDPOINT"]; !strings.Contains(e, "https://${WebSocketApi}.execute-api.") || !strings.HasSuffix(e, "/${WebSocketStage}") {
 		t.Errorf("notifier: CHAT_PUSH_ENDPOINT=%q, want the WebSocket stage's URL", e)
@@ -735,10 +738,14 @@ func TestIAM(t *testing.T) {
 		has("NotifierFunction", "execute-api:ManageConnections", "sub:arn:${AWS::Partition}:execute-api:${AWS::Region}:${AWS::AccountId}:${WebSocketApi}/${Stage}/"+verb+"/@connections/*")
 	}
 	has("NotifierFunction", "dynamodb:DeleteItem", "getatt:Table.Arn")
-	for _, fn := range []string{"WriterFunction", "ProjectorFunction"} {
-		if _, ok := granted[fn]["execute-api:ManageConnections"]; ok {
-			t.Errorf("%s may push to chat connections: only the notifier should", fn)
-		}
+	// the writer only looks connections up (GET), to drop those API Gateway
+	// refused; the projector does nothing with them
+	getConn := "sub:arn:${AWS::Partition}:execute-api:${AWS::Region}:${AWS::AccountId}:${WebSocketApi}/${Stage}/GET/@connections/*"
+	if got := granted["WriterFunction"]["execute-api:ManageConnections"]; !slices.Equal(got, []string{getConn}) {
+		t.Errorf("writer: execute-api:ManageConnections on %v, want GET on the stage's connections only", got)
+	}
+	if _, ok := granted["ProjectorFunction"]["execute-api:ManageConnections"]; ok {
+		t.Error("the projector may manage chat connections")
 	}
 	if got := granted["NotifierFunction"]["events:PutEvents"]; !slices.Equal(got, []string{"getatt:EventBus.Arn"}) {
 		t.Errorf("notifier: events:PutEvents on %v, want only the bus", got)

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"strconv"
 	"time"
@@ -27,6 +28,11 @@ type config struct {
 	addr                  string
 	allowedHosts          []string
 	adminAddr             string
+	// Lambda: the WebSocket API's stage URL (CHAT_MANAGEMENT_ENDPOINT),
+	// where a user's chat connections that API Gateway does not know are
+	// found (GetConnection) when the user is at the open-connections bound.
+	// Optional: without it none is dropped so.
+	managementEndpoint string
 	// hold is IDEMPOTENCY_HOLD; invites INVITES_PER_USER,
 	// INVITES_PER_RESOURCE and INVITE_WINDOW.
 	hold    time.Duration
@@ -39,6 +45,7 @@ func loadConfig(lambda bool) (config, error) {
 		lambda: lambda, jwtIssuer: os.Getenv("JWT_ISSUER"), jwtAudience: os.Getenv("JWT_AUDIENCE"),
 		devSecret: os.Getenv("DEV_AUTH_SECRET"), pushSecret: os.Getenv("CHAT_PUSH_SECRET"),
 		addr: app.Getenv("WRITER_ADDR", DefaultAddr), allowedHosts: app.AllowedHosts(), adminAddr: os.Getenv("ADMIN_ADDR"),
+		managementEndpoint: os.Getenv("CHAT_MANAGEMENT_ENDPOINT"),
 	}
 	var errs []error
 	var err error
@@ -53,6 +60,11 @@ func loadConfig(lambda bool) (config, error) {
 		errs = append(errs, errors.New("JWT_ISSUER and JWT_AUDIENCE are required in Lambda (the chat's $connect verifies tokens with them)"))
 	case !lambda && c.devSecret == "":
 		errs = append(errs, errors.New("DEV_AUTH_SECRET is required outside Lambda (it signs the local dev tokens)"))
+	}
+	if e := c.managementEndpoint; e != "" {
+		if u, err := url.Parse(e); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			errs = append(errs, fmt.Errorf("CHAT_MANAGEMENT_ENDPOINT=%q: want a URL (https://<api id>.execute-api.<region>.amazonaws.com/<stage>)", e))
+		}
 	}
 	if !lambda && c.pushSecret == "" {
 		errs = append(errs, errors.New("CHAT_PUSH_SECRET is required outside Lambda (the local management endpoint authenticates the notifier's pushes with it, as API Gateway does with SigV4)"))

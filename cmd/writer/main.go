@@ -22,6 +22,7 @@ import (
 	"github.com/dynastream/dynastream/internal/ddb"
 	"github.com/dynastream/dynastream/internal/devguard"
 	"github.com/dynastream/dynastream/internal/gateway"
+	"github.com/dynastream/dynastream/internal/push"
 )
 
 // DefaultAddr is where the local writer listens: loopback only, as its dev
@@ -47,6 +48,9 @@ func server(c app.Common, clients *ddb.Clients, log *slog.Logger, cfg config) (*
 		IdempotencyHold: hold,
 	}
 	if app.LambdaBuild || cfg.lambda {
+		if cfg.managementEndpoint != "" {
+			srv.ConnectionAlive = push.NewProbe(clients.AWS, cfg.managementEndpoint).Alive
+		}
 		srv.Auth = auth.APIGateway{}
 		// The WebSocket API has no JWT authorizer: $connect verifies the
 		// token against the same issuer and audience as the HTTP API's.
@@ -179,6 +183,7 @@ func main() {
 	}
 	gw := &gateway.Local{Routes: srv.Chat(), Refuse: srv.Refusal, NewID: srv.NewID, Logger: log,
 		Auth: &gateway.SigV4{AccessKeyID: app.LocalPushKeyID, SecretAccessKey: pushSecret}}
+	srv.ConnectionAlive = gw.Alive // the gateway is this process
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		app.Fatal(log, "listen (is another writer running? set WRITER_ADDR)", err)

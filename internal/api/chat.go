@@ -97,7 +97,7 @@ func (c chatRoutes) Connect(ctx context.Context, r gateway.ConnectRequest) (err 
 		return err
 	}
 	now := c.s.Now()
-	l := store.ConnLimit{Open: c.s.ChatConnectionsPerUser, PerMinute: c.s.ChatConnectsPerMinute}
+	l := store.ConnLimit{Open: c.s.ChatConnectionsPerUser, PerMinute: c.s.ChatConnectsPerMinute, Alive: c.s.ConnectionAlive}
 	if l.Open <= 0 {
 		l.Open = DefaultChatConnectionsPerUser
 	}

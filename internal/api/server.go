@@ -51,6 +51,12 @@ type Server struct {
 	// opening connections does not buy a user fresh frame budgets without
 	// end.
 	ChatConnectsPerMinute int
+	// ConnectionAlive asks the chat's gateway whether a connection is open
+	// (API Gateway's GetConnection; locally gateway.Local.Alive): a user at
+	// ChatConnectionsPerUser has the connections it does not know dropped
+	// (store.ConnLimit.Alive: a $connect that committed but was refused).
+	// nil: none is dropped so.
+	ConnectionAlive func(ctx context.Context, connectionID string) (bool, error)
 }
 
 // The chat's default limits: a person with a few devices and tabs, typing

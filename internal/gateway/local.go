@@ -332,6 +332,21 @@ func (g *Local) Management() http.Handler {
 	})
 }
 
+// Alive reports whether a connection is open here (what API Gateway's
+// GetConnection tells: store.ConnLimit.Alive).
+func (g *Local) Alive(_ context.Context, connectionID string) (bool, error) {
+	c := g.lookup(connectionID)
+	if c == nil {
+		return false, nil
+	}
+	select {
+	case <-c.done:
+		return false, nil
+	default:
+		return true, nil
+	}
+}
+
 func (g *Local) management() *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /@connections/{id}", func(w http.ResponseWriter, r *http.Request) {

@@ -83,6 +83,17 @@ const (
 // and delays; without one, 3 attempts with the SDK's jittered backoff),
 // as the SDK's client made from cfg would.
 func New(cfg aws.Config, endpoint string) *Client {
+	c := newClient(cfg, endpoint)
+	c.API = apigatewaymanagementapi.NewFromConfig(cfg, func(o *apigatewaymanagementapi.Options) {
+		o.BaseEndpoint = aws.String(endpoint)
+	})
+	return c
+}
+
+// newClient is New without the SDK's client (API): what Push and Probe
+// use, so that a program that only probes (the writer's Lambda, whose
+// bootstrap has a size budget) links none of it.
+func newClient(cfg aws.Config, endpoint string) *Client {
 	base, err := url.Parse(strings.TrimRight(endpoint, "/"))
 	if err != nil {
 		base = &url.URL{Path: endpoint} // every push then fails, naming it
@@ -106,9 +117,6 @@ func New(cfg aws.Config, endpoint string) *Client {
 		attempts, backoff = r.MaxAttempts(), r.RetryDelay
 	}
 	return &Client{
-		API: apigatewaymanagementapi.NewFromConfig(cfg, func(o *apigatewaymanagementapi.Options) {
-			o.BaseEndpoint = aws.String(endpoint)
-		}),
 		base: base, http: hc, creds: creds, region: cfg.Region, signer: v4.NewSigner(),
 		maxAttempts: attempts, backoff: backoff, now: time.Now,
 	}
@@ -118,12 +126,18 @@ func New(cfg aws.Config, endpoint string) *Client {
 // after a throttle, a 5xx or a failed connection, as the SDK's standard
 // retryer does. A connection that is gone answers ErrGone.
 func (c *Client) Push(ctx context.Context, connectionID string, frame []byte) error {
+	return c.call(ctx, http.MethodPost, connectionID, frame)
+}
+
+// call makes one management request (a push, or a GetConnection) with
+// the SDK's retries.
+func (c *Client) call(ctx context.Context, method, connectionID string, frame []byte) error {
 	sum := sha256.Sum256(frame)
 	payload := hex.EncodeToString(sum[:])
 	var err error
 	for attempt := 1; ; attempt++ {
 		var retryable bool
-		retryable, err = c.post(ctx, connectionID, frame, payload)
+		retryable, err = c.do(ctx, method, connectionID, frame, payload)
 		if err == nil || !retryable || attempt >= c.maxAttempts {
 			break
 		}
@@ -142,24 +156,34 @@ func (c *Client) Push(ctx context.Context, connectionID string, frame []byte) er
 	return err
 }
 
-// post makes one attempt, and says whether a failure may be tried again.
-func (c *Client) post(ctx context.Context, connectionID string, frame []byte, payload string) (bool, error) {
+// do makes one attempt, and says whether a failure may be tried again.
+func (c *Client) do(ctx context.Context, method, connectionID string, frame []byte, payload string) (bool, error) {
+	what := "push to"
+	if method == http.MethodGet {
+		what = "get connection"
+	}
 	u := *c.base
 	u.Path = c.base.Path + "/@connections/" + connectionID
 	u.RawPath = c.base.EscapedPath() + "/@connections/" + httpbinding.EscapePath(connectionID, true)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(frame))
-	if err != nil {
-		return false, fmt.Errorf("push to %s: %w", connectionID, err)
+	var in io.Reader = http.NoBody
+	if method == http.MethodPost {
+		in = bytes.NewReader(frame)
 	}
-	req.Header.Set("Content-Type", "application/octet-stream")
+	req, err := http.NewRequestWithContext(ctx, method, u.String(), in)
+	if err != nil {
+		return false, fmt.Errorf("%s %s: %w", what, connectionID, err)
+	}
+	if method == http.MethodPost {
+		req.Header.Set("Content-Type", "application/octet-stream")
+	}
 	skew := time.Duration(c.skew.Load())
 	if c.creds != nil {
 		creds, err := c.creds.Retrieve(ctx)
 		if err != nil {
-			return false, fmt.Errorf("push to %s: credentials: %w", connectionID, err)
+			return false, fmt.Errorf("%s %s: credentials: %w", what, connectionID, err)
 		}
 		if err := c.signer.SignHTTP(ctx, creds, req, payload, "execute-api", c.region, c.now().Add(skew).UTC()); err != nil {
-			return false, fmt.Errorf("push to %s: sign: %w", connectionID, err)
+			return false, fmt.Errorf("%s %s: sign: %w", what, connectionID, err)
 		}
 	}
 	sent := c.now()
@@ -167,7 +191,7 @@ func (c *Client) post(ctx context.Context, connectionID string, frame []byte, pa
 	if err != nil {
 		// what the SDK retries: a connection reset or cut, a timeout
 		again := ctx.Err() == nil && retry.RetryableConnectionError{}.IsErrorRetryable(err) == aws.TrueTernary
-		return again, fmt.Errorf("push to %s: %w", connectionID, err)
+		return again, fmt.Errorf("%s %s: %w", what, connectionID, err)
 	}
 	defer res.Body.Close()
 	server, seen := c.serverSkew(res, sent)
@@ -186,7 +210,7 @@ func (c *Client) post(ctx context.Context, connectionID string, frame []byte, pa
 		retryable := s == http.StatusTooManyRequests || s == http.StatusInternalServerError || s == http.StatusBadGateway ||
 			s == http.StatusServiceUnavailable || s == http.StatusGatewayTimeout ||
 			(skewCodes[kind] && seen && (skew-server).Abs() > skewThreshold) // signed as of a clock that was off
-		return retryable, fmt.Errorf("push to %s: HTTP %d %s: %s", connectionID, s, kind, strings.TrimSpace(string(body)))
+		return retryable, fmt.Errorf("%s %s: HTTP %d %s: %s", what, connectionID, s, kind, strings.TrimSpace(string(body)))
 	}
 }
 
@@ -213,6 +237,25 @@ func (c *Client) serverSkew(res *http.Response, sent time.Time) (time.Duration, 
 func (c *Client) Close(ctx context.Context, connectionID string) error {
 	_, err := c.API.DeleteConnection(ctx, &apigatewaymanagementapi.DeleteConnectionInput{ConnectionId: aws.String(connectionID)})
 	return outcome("close", connectionID, err)
+}
+
+// Probe asks API Gateway whether connections are open. It is a Client's
+// GetConnection made as its pushes are (signed, retried as the SDK
+// retries), without the SDK's client.
+type Probe struct{ c *Client }
+
+// NewProbe returns a Probe of the management endpoint (as New).
+func NewProbe(cfg aws.Config, endpoint string) Probe { return Probe{newClient(cfg, endpoint)} }
+
+// Alive reports whether API Gateway knows the connection
+// (GetConnection): false for one that is gone (410 GoneException), or
+// that it never opened (a $connect it refused).
+func (p Probe) Alive(ctx context.Context, connectionID string) (bool, error) {
+	err := p.c.call(ctx, http.MethodGet, connectionID, nil)
+	if errors.Is(err, ErrGone) {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 // outcome is a management call's error: ErrGone for a connection that is

@@ -173,3 +173,49 @@ func TestPushClockSkew(t *testing.T) {
 		t.Fatalf("a refusal with the clocks agreeing: %v after %d requests in all, want an error in 1", err, calls)
 	}
 }
+
+// A Probe is GetConnection as the SDK makes it (GET /@connections/{id},
+// no body, SigV4 for execute-api): 200 is open, 410 is not, a 5xx is tried
+// again, and a 403 is an error.
+func TestProbe(t *testing.T) {
+	var mu sync.Mutex
+	calls := map[string]int{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if r.Method != http.MethodGet || len(body) != 0 || !strings.Contains(r.Header.Get("Authorization"), "/execute-api/aws4_request") {
+			t.Errorf("request %s %s (%d bytes), Authorization %q", r.Method, r.URL.Path, len(body), r.Header.Get("Authorization"))
+		}
+		id := strings.TrimPrefix(r.URL.Path, "/prod/@connections/")
+		mu.Lock()
+		calls[id]++
+		n := calls[id]
+		mu.Unlock()
+		switch {
+		case id == "open=" || id == "flaky=" && n > 1:
+			_, _ = w.Write([]byte(`{"connectedAt":"2026-12-01T00:00:00Z"}`))
+		case id == "gone=":
+			w.Header().Set("X-Amzn-ErrorType", "GoneException")
+			w.WriteHeader(http.StatusGone)
+		case id == "flaky=":
+			w.WriteHeader(http.StatusInternalServerError)
+		default:
+			w.Header().Set("X-Amzn-ErrorType", "ForbiddenException")
+			w.WriteHeader(http.StatusForbidden)
+		}
+	}))
+	defer srv.Close()
+	p := push.NewProbe(aws.Config{Region: "eu-west-1", Credentials: credentials.NewStaticCredentialsProvider("AKID", "SECRET", ""),
+		Retryer: func() aws.Retryer { return retry.AddWithMaxBackoffDelay(retry.NewStandard(), time.Millisecond) }}, srv.URL+"/prod")
+	ctx := context.Background()
+	for id, want := range map[string]bool{"open=": true, "gone=": false, "flaky=": true} {
+		if ok, err := p.Alive(ctx, id); err != nil || ok != want {
+			t.Errorf("%s: %v, %v; want %v", id, ok, err, want)
+		}
+	}
+	if ok, err := p.Alive(ctx, "forbidden="); err == nil || ok {
+		t.Errorf("forbidden: %v, %v; want an error", ok, err)
+	}
+	if calls["flaky="] != 2 || calls["gone="] != 1 {
+		t.Errorf("requests %v: a 500 is tried again, a 410 is not", calls)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	mrand "math/rand/v2"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -117,7 +118,20 @@ func (s Chat) Connect(ctx context.Context, c chat.Connection) error {
 type ConnLimit struct {
 	Open      int
 	PerMinute int
+	// Alive, when set, asks the gateway whether a connection is open (API
+	// Gateway's GetConnection; locally the writer's own endpoint). A user at
+	// the Open bound has the entries of connections older than
+	// ConnectGrace that the gateway does not know dropped: a $connect whose
+	// transaction committed but whose answer was lost (API Gateway refused
+	// the socket, and no $disconnect comes) would otherwise count against
+	// the bound for two hours.
+	Alive func(ctx context.Context, connectionID string) (bool, error)
 }
+
+// ConnectGrace is how old a connection must be before Alive may say it
+// is not open: a $connect still under way (API Gateway waits up to 29 s for
+// its integration) has a connection the gateway does not know yet.
+const ConnectGrace = 30 * time.Second
 
 // connRegistry is a user's open connections, in the bookkeeping table:
 // each connection id with the time its item expires, and the connects
@@ -210,6 +224,9 @@ func (s Chat) registerConnection(ctx context.Context, c chat.Connection, l ConnL
 		if err := s.dropClosed(ctx, live); err != nil {
 			return nil, err
 		}
+		if len(live) >= l.Open && l.Alive != nil {
+			s.dropRefused(ctx, c.UserID, live, t, l.Alive)
+		}
 		if len(live) >= l.Open {
 			return nil, errs.New(errs.TooMany, "at most %d open chat connections per user: close one first", l.Open)
 		}
@@ -255,6 +272,48 @@ func (s Chat) dropClosed(ctx context.Context, live map[string]int64) error {
 		}
 	}
 	return nil
+}
+
+// dropRefused takes out of live the entries of connections older than
+// ConnectGrace (at now) that the gateway does not know (alive), and
+// deletes their items: connections whose $connect committed but which the
+// gateway refused. The registry written next leaves them out. An entry
+// the gateway could not be asked about, or whose item could not be
+// deleted, stays (the user is then at the bound, as before).
+func (s Chat) dropRefused(ctx context.Context, userID string, live map[string]int64, now time.Time, alive func(context.Context, string) (bool, error)) {
+	old := now.Add(chat.ConnectionTTL - ConnectGrace).Unix() // an entry's expiry is its connect + ConnectionTTL
+	var ask []string
+	for id, exp := range live {
+		if exp <= old { // younger ones: too young to tell
+			ask = append(ask, id)
+		}
+	}
+	var mu sync.Mutex
+	var refused []string
+	var wg sync.WaitGroup
+	for _, id := range ask {
+		wg.Go(func() {
+			ok, err := alive(ctx, id)
+			if err == nil && !ok {
+				// only this user's: the id names no other's connection
+				_, err = s.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(s.Table), Key: ConnectionKey(id).AV(),
+					ConditionExpression:       aws.String("attribute_not_exists(PK) OR userId = :u"),
+					ExpressionAttributeValues: map[string]types.AttributeValue{":u": strAV(userID)}})
+				if isConditionFailed(err) {
+					err = nil
+				}
+			}
+			if err == nil && !ok {
+				mu.Lock()
+				refused = append(refused, id)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	for _, id := range refused {
+		delete(live, id)
+	}
 }
 
 // unregisterConnection takes a connection out of its user's registry and

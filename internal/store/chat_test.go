@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -423,6 +424,53 @@ func TestConnRegistryDropsClosed(t *testing.T) {
 	conns := f.getRaw(store.ConnRegistryKey("crashy").PK, "REGISTRY")["conns"].(*types.AttributeValueMemberM).Value
 	if _, ok := conns["k1"]; ok || len(conns) != 2 {
 		t.Errorf("registry %v, want k2 and k3", conns)
+	}
+}
+
+// A $connect whose transaction committed but whose answer was lost (API
+// Gateway refused the socket; no $disconnect comes) leaves an entry and an
+// item the gateway does not know. A user at the limit has those older than
+// the grace dropped (ConnLimit.Alive), their items deleted; an unknown
+// connection younger than the grace (a $connect under way) is kept, and
+// without Alive nothing is dropped.
+func TestConnRegistryDropsRefusedConnects(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	conn := func(id string, age time.Duration) chat.Connection {
+		at := t0.Add(-age)
+		return chat.Connection{ConnectionID: id, UserID: "tabby", RoomID: chat.DefaultRoom,
+			ConnectedAt: store.Timestamp(at), TTL: at.Add(chat.ConnectionTTL).Unix()}
+	}
+	open := map[string]bool{"live": true}
+	var asked []string
+	alive := func(_ context.Context, id string) (bool, error) { asked = append(asked, id); return open[id], nil }
+	l := store.ConnLimit{Open: 3, Alive: alive}
+	for _, c := range []chat.Connection{conn("live", time.Hour), conn("refused", 10*time.Minute), conn("young", 10*time.Second)} {
+		if err := f.st.Chat.ConnectLimited(f.ctx, c, l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.st.Chat.ConnectLimited(f.ctx, conn("next", 0), store.ConnLimit{Open: 3}); !errs.Is(err, errs.TooMany) {
+		t.Fatalf("at the limit without Alive: %v, want TooMany", err)
+	}
+	if err := f.st.Chat.ConnectLimited(f.ctx, conn("next", 0), l); err != nil {
+		t.Fatalf("at the limit with a refused connect among them: %v", err)
+	}
+	slices.Sort(asked)
+	if !slices.Equal(asked, []string{"live", "refused"}) {
+		t.Errorf("asked the gateway about %v, want the two older than the grace", asked)
+	}
+	conns := f.getRaw(store.ConnRegistryKey("tabby").PK, "REGISTRY")["conns"].(*types.AttributeValueMemberM).Value
+	if _, ok := conns["refused"]; ok || len(conns) != 3 {
+		t.Errorf("registry %v, want live, young and next", conns)
+	}
+	if it := f.getRaw(store.ConnectionKey("refused").PK, "META"); it != nil {
+		t.Errorf("the refused connection's item is still there: %v", it)
+	}
+	// at the limit again, with every one open or young: TooMany
+	asked = nil
+	if err := f.st.Chat.ConnectLimited(f.ctx, conn("more", 0), l); !errs.Is(err, errs.TooMany) {
+		t.Errorf("at the limit with none refused: %v, want TooMany", err)
 	}
 }
 
