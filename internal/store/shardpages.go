@@ -236,7 +236,8 @@ func (s *Store) readShard(ctx context.Context, q query, limit int32, cursor map[
 		}
 		for _, it := range out.Items {
 			if !strings.HasPrefix(strAttr(it, skAttr), q.skPrefix) {
-				return r // past the prefix's run: the shard's list ends
+				r.more = false // past the prefix's run: the shard's list ends
+				return r
 			}
 			r.items = append(r.items, it)
 		}

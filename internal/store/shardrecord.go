@@ -7,10 +7,14 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/dynastream/dynastream/internal/cooking"
 )
 
 // The table's record of its write shards: one item, read by every program
@@ -47,8 +51,28 @@ var ErrShardsDisagree = errors.New("store: the write shards disagree with the ta
 // settingOf names a kind's setting, for errors that say what to change.
 func settingOf(kind string) string { return "STORE_SHARDS_" + strings.ToUpper(kind) }
 
+// ShardCheck is what AgreeSharding needs besides the Store: the time (the
+// month and week a table most likely has items under) and whether the
+// caller is `projector backfill`, which may move items written without a
+// record.
+type ShardCheck struct {
+	Now      time.Time
+	Backfill bool
+}
+
+// legacyShards is the count each kind was written with, by default,
+// before the table kept a record of its counts (builds between the write
+// shards and the record, never released): a table without a record may
+// have items in shards up to it.
+const legacyShards = 4
+
 // AgreeSharding checks the Store's Sharding against the table's record of
-// its write shards, which it creates on a table without one. A count
+// its write shards, which it creates on a table without one. A table
+// without a record whose items are in shards past the Store's counts (one
+// written by a build whose default was four shards each: found among this
+// and the last month's, week's and every method's keys) is refused, with
+// the counts to run with, unless the caller is the backfill, which moves
+// them to the Store's shards. A count
 // higher than the record's raises it (the returned kinds): items already
 // written stay in shards the higher count reads. A lower count is refused,
 // because reads with it would not query the shards past it, and so is
@@ -56,7 +80,7 @@ func settingOf(kind string) string { return "STORE_SHARDS_" + strings.ToUpper(ki
 // unsharded key of every sharded kind. Every program that reads or writes
 // the sharded keys calls it before it starts. The refusal wraps
 // ErrShardsDisagree and names the setting and the value to use.
-func (s *Store) AgreeSharding(ctx context.Context) (raised []string, err error) {
+func (s *Store) AgreeSharding(ctx context.Context, c ShardCheck) (raised []string, err error) {
 	if err := s.Sharding.Validate(); err != nil {
 		return nil, err
 	}
@@ -64,6 +88,18 @@ func (s *Store) AgreeSharding(ctx context.Context) (raised []string, err error) 
 		rec, found, err := s.ShardRecord(ctx)
 		if err != nil {
 			return nil, err
+		}
+		if !found && !c.Backfill {
+			key, err := s.unrecordedShard(ctx, c.Now)
+			if err != nil {
+				return nil, err
+			}
+			if key != "" {
+				return nil, fmt.Errorf("%w: the table has items in write shards (%s) and no record of their counts: it was written by a "+
+					"build whose default was %d shards each. Run with STORE_SHARDS_RECENT=%d STORE_SHARDS_TRENDING=%d STORE_SHARDS_METHOD=%d "+
+					"(they are recorded then), or move them to the counts you run with by `projector backfill` first",
+					ErrShardsDisagree, key, legacyShards, max(legacyShards, s.Sharding.Recent), max(legacyShards, s.Sharding.Trending), max(legacyShards, s.Sharding.Method))
+			}
 		}
 		if !found {
 			item, err := marshal(head{Key: ShardRecordKey(), ItemType: TypeShardRecord},
@@ -177,4 +213,52 @@ func (s Upkeep) MarkBackfilled(ctx context.Context) ([]string, error) {
 		return nil, fmt.Errorf("store: record the backfill: %w", err)
 	}
 	return kinds, nil
+}
+
+// unrecordedShard looks for an item in a shard past the Store's count,
+// below legacyShards, under the keys a table of the old default most
+// likely has items under: the month and week of now and of a week before
+// (GSI3), and every cooking method's (GSI2). It returns the first such key
+// ("GSI3 RECENT#2026-12#2"), or "".
+func (s *Store) unrecordedShard(ctx context.Context, now time.Time) (string, error) {
+	type probe struct{ index, base string }
+	var probes []probe
+	add := func(index, base string, n int) {
+		if n <= 1 {
+			n = 0 // one key reads no shard
+		}
+		for i := n; i < legacyShards; i++ {
+			probes = append(probes, probe{index, fmt.Sprintf("%s#%d", base, i)})
+		}
+	}
+	for _, t := range []time.Time{now, now.AddDate(0, 0, -7)} {
+		add(IndexGSI3, prefixRecent+t.UTC().Format("2006-01"), s.Sharding.Recent)
+		y, w := t.UTC().ISOWeek()
+		add(IndexGSI3, fmt.Sprintf("%s%04d-W%02d", SKPrefixTrending, y, w), s.Sharding.Trending)
+	}
+	for _, m := range cooking.Methods {
+		add(IndexGSI2, prefixMethod+m, s.Sharding.Method)
+	}
+	found := make([]bool, len(probes))
+	errOf := make([]error, len(probes))
+	var wg sync.WaitGroup
+	for i, p := range probes {
+		wg.Go(func() {
+			q := query{index: p.index, pk: p.base}
+			in := q.input(s.Table)
+			in.Limit = aws.Int32(1)
+			out, err := s.DB.Query(ctx, in)
+			found[i], errOf[i] = err == nil && len(out.Items) > 0, err
+		})
+	}
+	wg.Wait()
+	for i, p := range probes {
+		if errOf[i] != nil {
+			return "", fmt.Errorf("store: look for items in write shards: %w", errOf[i])
+		}
+		if found[i] {
+			return p.index + " " + p.base, nil
+		}
+	}
+	return "", nil
 }

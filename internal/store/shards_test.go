@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -503,7 +504,7 @@ func TestShardCountsAreTheTables(t *testing.T) {
 		st.Sharding = sh
 		return st
 	}
-	if raised, err := first.AgreeSharding(ctx); err != nil || raised != nil {
+	if raised, err := first.AgreeSharding(ctx, store.ShardCheck{Now: time.Now()}); err != nil || raised != nil {
 		t.Fatalf("a table without a record: %v, %v", raised, err)
 	}
 	if rec, found, err := first.ShardRecord(ctx); err != nil || !found || rec.Recent != 1 || rec.Trending != 1 || rec.Method != 1 {
@@ -514,25 +515,25 @@ func TestShardCountsAreTheTables(t *testing.T) {
 	// a deployment opts into shards of the month's key: the program
 	// started with them raises the record
 	four := with(store.Sharding{Recent: 4, Trending: 1, Method: 1})
-	if raised, err := four.AgreeSharding(ctx); err != nil || !slices.Equal(raised, []string{"recent"}) {
+	if raised, err := four.AgreeSharding(ctx, store.ShardCheck{Now: time.Now()}); err != nil || !slices.Equal(raised, []string{"recent"}) {
 		t.Fatalf("raise to 4: %v, %v", raised, err)
 	}
-	if raised, err := four.AgreeSharding(ctx); err != nil || raised != nil {
+	if raised, err := four.AgreeSharding(ctx, store.ShardCheck{Now: time.Now()}); err != nil || raised != nil {
 		t.Errorf("the same counts again: %v, %v", raised, err)
 	}
 	// a program still on the old count would not read the shards: refused
-	_, err := with(store.DefaultSharding).AgreeSharding(ctx)
+	_, err := with(store.DefaultSharding).AgreeSharding(ctx, store.ShardCheck{Now: time.Now()})
 	if !errors.Is(err, store.ErrShardsDisagree) || !strings.Contains(err.Error(), "STORE_SHARDS_RECENT=1 is lower than the 4") ||
 		!strings.Contains(err.Error(), "run with STORE_SHARDS_RECENT=4") {
 		t.Errorf("a lowered count: %v", err)
 	}
-	_, err = with(store.Sharding{Recent: 3, Trending: 1, Method: 1}).AgreeSharding(ctx)
+	_, err = with(store.Sharding{Recent: 3, Trending: 1, Method: 1}).AgreeSharding(ctx, store.ShardCheck{Now: time.Now()})
 	if !errors.Is(err, store.ErrShardsDisagree) {
 		t.Errorf("a count between: %v", err)
 	}
 	// reads may skip the unsharded key only once a backfill emptied it
 	skip := with(store.Sharding{Recent: 4, Trending: 1, Method: 1, Backfilled: true})
-	if _, err := skip.AgreeSharding(ctx); !errors.Is(err, store.ErrShardsDisagree) || !strings.Contains(err.Error(), "run `projector backfill` first") {
+	if _, err := skip.AgreeSharding(ctx, store.ShardCheck{Now: time.Now()}); !errors.Is(err, store.ErrShardsDisagree) || !strings.Contains(err.Error(), "run `projector backfill` first") {
 		t.Errorf("STORE_SHARDS_BACKFILLED before a backfill: %v", err)
 	}
 	if _, err := four.Upkeep.BackfillIndexShards(ctx, 2, nil); err != nil {
@@ -541,7 +542,7 @@ func TestShardCountsAreTheTables(t *testing.T) {
 	if kinds, err := four.Upkeep.MarkBackfilled(ctx); err != nil || !slices.Equal(kinds, []string{"recent"}) {
 		t.Fatalf("mark the backfill: %v, %v", kinds, err)
 	}
-	if _, err := skip.AgreeSharding(ctx); err != nil {
+	if _, err := skip.AgreeSharding(ctx, store.ShardCheck{Now: time.Now()}); err != nil {
 		t.Errorf("STORE_SHARDS_BACKFILLED after the backfill: %v", err)
 	}
 	got := pages(t, skip, "recent", 100)
@@ -565,17 +566,17 @@ func TestShardCountsAreTheTables(t *testing.T) {
 	}
 	// another kind raised from one: its unsharded key holds items, so
 	// skipping it is refused, and nothing is raised by the refused program
-	if _, err := with(store.Sharding{Recent: 4, Trending: 2, Method: 1, Backfilled: true}).AgreeSharding(ctx); !errors.Is(err, store.ErrShardsDisagree) ||
+	if _, err := with(store.Sharding{Recent: 4, Trending: 2, Method: 1, Backfilled: true}).AgreeSharding(ctx, store.ShardCheck{Now: time.Now()}); !errors.Is(err, store.ErrShardsDisagree) ||
 		!strings.Contains(err.Error(), "TRENDING#") {
 		t.Errorf("STORE_SHARDS_BACKFILLED with trending raised: %v", err)
 	}
 	if _, err := four.Upkeep.MarkBackfilled(ctx); err != nil {
 		t.Errorf("the counts are unchanged: %v", err)
 	}
-	if raised, err := with(store.Sharding{Recent: 4, Trending: 2, Method: 1}).AgreeSharding(ctx); err != nil || !slices.Equal(raised, []string{"trending"}) {
+	if raised, err := with(store.Sharding{Recent: 4, Trending: 2, Method: 1}).AgreeSharding(ctx, store.ShardCheck{Now: time.Now()}); err != nil || !slices.Equal(raised, []string{"trending"}) {
 		t.Errorf("raise trending: %v, %v", raised, err)
 	}
-	if _, err := skip.AgreeSharding(ctx); !errors.Is(err, store.ErrShardsDisagree) || !strings.Contains(err.Error(), "STORE_SHARDS_TRENDING=1 is lower") {
+	if _, err := skip.AgreeSharding(ctx, store.ShardCheck{Now: time.Now()}); !errors.Is(err, store.ErrShardsDisagree) || !strings.Contains(err.Error(), "STORE_SHARDS_TRENDING=1 is lower") {
 		t.Errorf("a program with the old trending count: %v", err)
 	}
 	// the record of another program's backfill under other counts is refused
@@ -585,8 +586,9 @@ func TestShardCountsAreTheTables(t *testing.T) {
 }
 
 // A table written before it kept a record of its shards, when the default
-// was four each: a program on the seeds' one key records one, and the
-// backfill moves the items back to the unsharded keys, where it reads them.
+// was four each: a program on the seeds' one key is refused (it would not
+// read the shards), and the backfill records one key and moves the items
+// back to the unsharded keys, where it reads them.
 func TestShardsFromBeforeTheRecord(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -598,7 +600,19 @@ func TestShardsFromBeforeTheRecord(t *testing.T) {
 		want[list] = pages(t, before, list, 100)
 	}
 	now := store.New(before.DB, before.Table) // the default
-	if _, err := now.AgreeSharding(ctx); err != nil {
+	// a program started on it is refused, naming a key in shards (its
+	// month's, as the last day of it is now; or a method's) and the counts
+	dec31 := time.Date(2025, 12, 31, 12, 0, 0, 0, time.UTC)
+	_, err := now.AgreeSharding(ctx, store.ShardCheck{Now: dec31})
+	if !errors.Is(err, store.ErrShardsDisagree) || !strings.Contains(err.Error(), "STORE_SHARDS_RECENT=4 STORE_SHARDS_TRENDING=4 STORE_SHARDS_METHOD=4") ||
+		!strings.Contains(err.Error(), "RECENT#2025-12#") && !strings.Contains(err.Error(), "METHOD#bake#") {
+		t.Fatalf("a program on one key, the table in shards without a record: %v", err)
+	}
+	if _, found, _ := now.ShardRecord(ctx); found {
+		t.Fatal("the refused program recorded its counts")
+	}
+	// the backfill may: it records one key, and moves them there
+	if _, err := now.AgreeSharding(ctx, store.ShardCheck{Now: dec31, Backfill: true}); err != nil {
 		t.Fatal(err)
 	}
 	st, err := now.Upkeep.BackfillIndexShards(ctx, 2, nil)

@@ -80,9 +80,10 @@ func NewStore(c Common, clients *ddb.Clients) *store.Store {
 // of them (store.Store.AgreeSharding) before a program reads or writes the
 // sharded keys: a count lower than the table's, or STORE_SHARDS_BACKFILLED
 // before a backfill, is refused with what to do; a higher count raises the
-// record, and is logged with the next step.
-func AgreeSharding(ctx context.Context, st *store.Store, log *slog.Logger) error {
-	raised, err := st.AgreeSharding(ddb.AtStart(ctx))
+// record, and is logged with the next step. backfill is `projector
+// backfill`'s: it may move items a table without a record has in shards.
+func AgreeSharding(ctx context.Context, st *store.Store, log *slog.Logger, backfill bool) error {
+	raised, err := st.AgreeSharding(ddb.AtStart(ctx), store.ShardCheck{Now: time.Now(), Backfill: backfill})
 	if err != nil {
 		return err
 	}
