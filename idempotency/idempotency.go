@@ -58,7 +58,8 @@ type Guard struct {
 	// hold ends, by that margin and a little more (a tenth of what is left,
 	// at most a second), so a holder whose effect heeds its context is done
 	// before another attempt may take over, however late its claim was
-	// answered.
+	// answered. A Hold near the margin leaves the effect no time: give it
+	// what the effect needs, and more.
 	Hold time.Duration
 	// MinRun is the least time an attempt must have left after waiting
 	// out a crashed attempt's hold for the wait to be worth it (Acquire;

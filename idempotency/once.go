@@ -241,7 +241,8 @@ func (g Guard) fromPrevious(ctx context.Context, key string, c Claim, p previous
 		return Claim{}, errors.Join(mismatchError{key}, g.abort(context.WithoutCancel(ctx), key, c.token))
 	}
 	if text("status") == inProgress {
-		if hold := holdOf(p.item, now); !hold.Before(now.Add(-skew)) {
+		// a claim without a hold (not a Guard's) is over
+		if hold := holdOf(p.item, time.Time{}); !hold.Before(now.Add(-skew)) {
 			return Claim{State: Busy, Until: hold}, g.abort(context.WithoutCancel(ctx), key, c.token)
 		}
 		return c, nil // its holder is over: taken over here

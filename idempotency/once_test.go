@@ -294,6 +294,15 @@ func TestRecordsMovedToAnotherTable(t *testing.T) {
 	if c, err := alone.Begin(ctx, "held", nil); err != nil || c.State != idempotency.Started {
 		t.Fatalf("the refused claim must be released here: %+v %v", c, err)
 	}
+	// a claim there without a hold (not a Guard's) is over: taken over
+	if _, err := old.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(old.Name), Item: map[string]types.AttributeValue{
+		"PK": &types.AttributeValueMemberS{Value: "IDEMPOTENCY#holdless"}, "SK": &types.AttributeValueMemberS{Value: "IDEMPOTENCY"},
+		"status": &types.AttributeValueMemberS{Value: "INPROGRESS"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := g.Begin(ctx, "holdless", nil); err != nil || c.State != idempotency.Started {
+		t.Fatalf("a claim without a hold before the move: %+v %v, want Started", c, err)
+	}
 	for _, key := range []string{"crashed", "new"} {
 		start := time.Now()
 		out, err := g.Once(ctx, key, nil, func(context.Context) (string, error) { return "ran " + key, nil })
