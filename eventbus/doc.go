@@ -82,7 +82,11 @@
 // "id", derived from the stream eventID). Order is kept when cutting calls,
 // but a retried entry is published after entries that followed it, and
 // EventBridge does not guarantee order anyway: consumers order by the
-// envelope (sequenceNumber, occurredAt), not by arrival.
+// envelope (sequenceNumber, occurredAt), not by arrival. With InOrder, a
+// call that leaves an entry failed (to be sent again) stops the Publish:
+// the later calls' entries are not sent (ErrNotSent), so none of them goes
+// out before it; within that one call, EventBridge may still have accepted
+// entries after the failed one.
 //
 // OnCall, a metrics hook, is told about every call: entries, bytes,
 // failures, throttling, duration.

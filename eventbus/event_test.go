@@ -125,6 +125,18 @@ func TestPublishTooLargeClaimCheck(t *testing.T) {
 	if string(entries[1].Detail) != string(big.Detail) {
 		t.Error("the caller's entries were changed")
 	}
+	// InOrder: the failed claim check (entry 2, to redeliver) holds back
+	// the entries after it; the one that can never be sent (3) does not
+	g := newFakeBus(t)
+	q := g.publisher(&sleeps{}, &logBuffer{})
+	q.TooLarge, q.InOrder = p.TooLarge, true
+	errs = q.Publish(context.Background(), append(entries, entry(4)))
+	if errs[0] != nil || errs[1] != nil || errs[2] == nil || !eventbus.IsPermanent(errs[3]) || !errors.Is(errs[4], eventbus.ErrNotSent) {
+		t.Errorf("in order: %v", errs)
+	}
+	if n := len(g.allCalls()); n != 1 || len(g.allCalls()[0]) != 2 {
+		t.Errorf("in order: %v sent, want entries 0 and 1 in one call", g.allCalls())
+	}
 }
 
 // A call that hangs past CallTimeout is retried within the same Publish

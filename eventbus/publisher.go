@@ -86,6 +86,17 @@ type Publisher struct {
 	// permanent). It runs before anything is sent, so it must be
 	// idempotent too: the same record may come again.
 	TooLarge func(ctx context.Context, e Entry) (Entry, error)
+	// InOrder keeps a Publish's entries in their order under failures: a
+	// chunk (one PutEvents call with its retries) that leaves an entry
+	// failed for a reason that may pass — an error the caller sends again
+	// later, not a permanent one — stops the Publish there, and the later
+	// chunks' entries are not sent (ErrNotSent), so that none goes out
+	// before an earlier one that will come again. A claim check that failed
+	// (TooLarge) stops the entries after it the same way. Within one call
+	// EventBridge can accept an entry after one it fails; that call's
+	// accepted entries are out already. Off, every chunk is sent whatever
+	// the others did.
+	InOrder bool
 	// OnCall, when set, is told about every PutEvents call: a metrics
 	// hook (the count of entries, failures and throttles, the duration).
 	// It must be quick and safe for concurrent use if Publish is called
@@ -204,13 +215,48 @@ func (p *Publisher) Publish(ctx context.Context, entries []Entry) []error {
 		}
 		pending = append(pending, i)
 	}
+	held := len(entries) // with InOrder: the first entry a failure holds the later ones back at
+	if p.InOrder {
+		for i, err := range errs {
+			if err != nil && !IsPermanent(err) {
+				held = i
+				break
+			}
+		}
+	}
 	for start := 0; start < len(pending); {
 		end := nextChunk(pending, sizes, start, s.maxEntries, s.maxBytes)
-		p.publishChunk(ctx, s, entries, sizes, pending[start:end], errs)
+		for k := start; k < end; k++ { // a chunk stops before a held-back entry
+			if pending[k] > held {
+				end = max(k, start)
+				break
+			}
+		}
+		if end == start {
+			for _, i := range pending[start:] {
+				errs[i] = fmt.Errorf("%w (entry %d waits for entry %d)", ErrNotSent, i, held)
+			}
+			break
+		}
+		chunk := pending[start:end]
+		p.publishChunk(ctx, s, entries, sizes, chunk, errs)
+		if p.InOrder {
+			for _, i := range chunk {
+				if errs[i] != nil && !IsPermanent(errs[i]) {
+					held = min(held, i)
+					break
+				}
+			}
+		}
 		start = end
 	}
 	return errs
 }
+
+// ErrNotSent is the error of an entry a Publisher with InOrder did not send
+// because an earlier entry failed for a reason that may pass: send it again
+// after that one.
+var ErrNotSent = errors.New("eventbus: not sent: an earlier entry failed, and InOrder keeps the order")
 
 // claimCheck handles e (entries[i]), too large at size: the TooLarge
 // hook's replacement, or why there is none. A hook that fails gives an

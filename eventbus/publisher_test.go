@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -623,4 +624,78 @@ func TestPublishWithoutClient(t *testing.T) {
 			t.Errorf("entry %d: %v, want a non-permanent error", i, err)
 		}
 	}
+}
+
+// InOrder: a chunk left with an entry failed for a reason that may pass
+// stops the Publish, and the later chunks are not sent (ErrNotSent, to send
+// again), so no entry goes out before an earlier one that will come again;
+// a permanent failure stops nothing. Without InOrder every chunk is sent.
+func TestPublishInOrder(t *testing.T) {
+	var entries []eventbus.Entry
+	for i := range 25 { // chunks of 10, 10 and 5
+		entries = append(entries, entry(i))
+	}
+	for _, tt := range []struct {
+		name      string
+		inOrder   bool
+		failCall  bool   // the first chunk's calls fail whole
+		failEntry string // entry 12 fails with this code on every attempt
+		sent      int    // entries that reached the bus
+		notSent   []int  // entries held back
+	}{
+		{"whole call failed", true, true, "", 10, seq(10, 25)},
+		{"whole call failed, not in order", false, true, "", 25, nil},
+		{"an entry failed", true, false, "InternalFailure", 20, seq(20, 25)},
+		{"an entry rejected", true, false, "MalformedDetail", 25, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFakeBus(t)
+			if tt.failCall {
+				f.failCall = func(call int) *callFailure {
+					if call <= 2 {
+						return apiError(http.StatusInternalServerError, "InternalException")
+					}
+					return nil
+				}
+			}
+			f.failEntry = func(e wireEntry, _ int) string {
+				if e.Detail == string(entries[12].Detail) {
+					return tt.failEntry
+				}
+				return ""
+			}
+			p := f.publisher(&sleeps{}, &logBuffer{})
+			p.MaxAttempts, p.InOrder = 2, tt.inOrder
+			errs := p.Publish(context.Background(), entries)
+			seen := map[string]bool{}
+			for _, c := range f.allCalls() {
+				for _, d := range details(c) {
+					seen[d] = true
+				}
+			}
+			if len(seen) != tt.sent {
+				t.Errorf("%d entries reached the bus, want %d", len(seen), tt.sent)
+			}
+			var notSent []int
+			for i, err := range errs {
+				if errors.Is(err, eventbus.ErrNotSent) {
+					notSent = append(notSent, i)
+					if eventbus.IsPermanent(err) || seen[string(entries[i].Detail)] {
+						t.Errorf("entry %d: %v, sent %v; want it unsent, to send again", i, err, seen[string(entries[i].Detail)])
+					}
+				}
+			}
+			if !slices.Equal(notSent, tt.notSent) {
+				t.Errorf("held back %v, want %v", notSent, tt.notSent)
+			}
+		})
+	}
+}
+
+func seq(from, to int) []int {
+	var out []int
+	for i := from; i < to; i++ {
+		out = append(out, i)
+	}
+	return out
 }

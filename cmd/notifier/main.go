@@ -128,7 +128,10 @@ func eventPublisher(c app.Common, cfg config, clients *ddb.Clients, log *slog.Lo
 	}
 	log.Info("publishing domain events to EventBridge", "bus", cfg.bus)
 	return &notify.EventBridge{
-		Bus:      &eventbus.Publisher{Client: eventbus.NewClient(clients.AWS, cfg.eventBridgeEndpoint), BusName: cfg.bus, MaxBytes: cfg.eventMaxBytes, Logger: log},
+		// InOrder: a failed chunk holds the later ones back, so that a key's
+		// events are not out before an earlier one of its that comes again
+		Bus: &eventbus.Publisher{Client: eventbus.NewClient(clients.AWS, cfg.eventBridgeEndpoint), BusName: cfg.bus, MaxBytes: cfg.eventMaxBytes,
+			Logger: log, InOrder: true},
 		Rejected: rejected, Logger: log,
 	}
 }

@@ -24,11 +24,12 @@ import (
 // group's events are handed over in its order and the calls are made one
 // after another, and once an event of a group's record has failed, the
 // group's later events are held back (never published: their records come
-// again after the failed one). Within one call the entries are in stream
-// order, but a call can publish part of its entries (EventBridge's failed
-// entries), which can put a key's later event out before its failed
-// earlier one is published again; and EventBridge does not promise its
-// targets any order.
+// again after the failed one). Within one Publish call the entries are in
+// stream order, and EventBridge's publisher (eventbus.Publisher.InOrder)
+// sends no chunk after one that failed; but within one PutEvents request
+// EventBridge can accept an entry after one it fails, which puts a key's
+// later event out before its failed earlier one is published again, and
+// EventBridge does not promise its targets any order.
 //
 // An event that failed fails its record (finish, with stream.Result.Fail
 // once the groups are done), so the record and the rest of its group come
