@@ -149,7 +149,7 @@ func (c *Client) call(ctx context.Context, method, connectionID string, frame []
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return fmt.Errorf("push to %s: %w (after %v)", connectionID, ctx.Err(), err)
+			return fmt.Errorf("%s %s: %w (after %v)", map[bool]string{true: "push to", false: "get connection"}[method == http.MethodPost], connectionID, ctx.Err(), err)
 		case <-t.C:
 		}
 	}
