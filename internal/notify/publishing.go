@@ -48,16 +48,16 @@ type publishing struct {
 	settled *sync.Cond // a call ended: a group's outstanding events may be resolved
 	queue   []owned[events.Event]
 	closed  bool
-	failed  []owned[error]          // each failed (or held back) event's error, with its record
-	open    map[int]int             // events handed over and not yet published or failed, by group
-	broken  map[int]owned[struct{}] // each group's earliest record with a failed event
+	failed  []owned[error] // each failed (or held back) event's error, with its record
+	open    map[int]int    // events handed over and not yet published or failed, by group
+	broken  map[int]int    // each group's earliest record with a failed event
 }
 
 // startPublishing starts the batch's publishing goroutine; stop it (or
 // finish it) on every path.
 func (n *Notifier) startPublishing(ctx context.Context, log *slog.Logger) *publishing {
 	p := &publishing{pub: n.Publisher, log: log, wake: make(chan struct{}, 1), done: make(chan struct{}),
-		open: map[int]int{}, broken: map[int]owned[struct{}]{}}
+		open: map[int]int{}, broken: map[int]int{}}
 	p.settled = sync.NewCond(&p.mu)
 	go p.run(ctx)
 	return p
@@ -80,8 +80,8 @@ func (p *publishing) add(evs ...owned[events.Event]) {
 func (p *publishing) failure(group int) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if b, ok := p.broken[group]; ok {
-		return fmt.Errorf("an earlier record of its key (%d in its group) failed to publish its events; it comes again after it", b.record)
+	if r, ok := p.broken[group]; ok {
+		return fmt.Errorf("an earlier record of its key (%d in its group) failed to publish its events; it comes again after it", r)
 	}
 	return nil
 }
@@ -132,7 +132,7 @@ func (p *publishing) publish(ctx context.Context, q []owned[events.Event]) {
 	p.mu.Lock()
 	send := q[:0:0]
 	for _, o := range q {
-		if b, ok := p.broken[o.group]; ok && o.record > b.record {
+		if r, ok := p.broken[o.group]; ok && o.record > r {
 			failed = append(failed, owned[error]{fmt.Errorf("event %s held back: an earlier record of its key failed to publish", o.v.ID), o.index, o.group, o.record})
 			continue
 		}
@@ -168,8 +168,8 @@ func (p *publishing) publish(ctx context.Context, q []owned[events.Event]) {
 	}
 	p.mu.Lock()
 	for _, f := range failed {
-		if b, ok := p.broken[f.group]; !ok || f.record < b.record {
-			p.broken[f.group] = owned[struct{}]{struct{}{}, f.index, f.group, f.record}
+		if r, ok := p.broken[f.group]; !ok || f.record < r {
+			p.broken[f.group] = f.record
 		}
 	}
 	for _, o := range q {
