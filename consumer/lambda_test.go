@@ -81,7 +81,7 @@ func TestLambdaFilter(t *testing.T) {
 		}
 		return events.DynamoDBEventResponse{}, nil
 	}
-	notD := filter.MustCriteria(`{"dynamodb":{"Keys":{"PK":{"S":[{"anything-but":"D"}]}}}}`)
+	notD := filter.MustCriteria(`{"dynamodb":{"Keys":{"PK":{"S":[{"anything-but":["D"]}]}}}}`)
 	fn := consumer.Lambda(h, consumer.Options{Name: "orders", DeadLetters: &stream.MemoryDeadLetters{}, Filter: notD, Skip: stream.SkipNone})
 	out, err := fn.Invoke(context.Background(), []byte(payload))
 	if err != nil || string(out) != `{"batchItemFailures":null}` {
@@ -101,7 +101,7 @@ func TestLambdaWindows(t *testing.T) {
 		return events.DynamoDBTimeWindowEventResponse{TimeWindowEventResponseProperties: events.TimeWindowEventResponseProperties{
 			State: map[string]string{"n": fmt.Sprint(len(ev.Records))}}}, nil
 	}
-	notD := filter.MustCriteria(`{"dynamodb":{"Keys":{"PK":{"S":[{"anything-but":"D"}]}}}}`)
+	notD := filter.MustCriteria(`{"dynamodb":{"Keys":{"PK":{"S":[{"anything-but":["D"]}]}}}}`)
 	fn := consumer.LambdaWindows(h, consumer.Options{Filter: notD, Skip: stream.SkipNone})
 	payload := `{"Records":[` +
 		`{"eventID":"e1","eventName":"INSERT","eventSource":"aws:dynamodb","dynamodb":{"Keys":{"PK":{"S":"A"}},"SequenceNumber":"100"}},` +

@@ -42,7 +42,7 @@ func TestMappingMetrics(t *testing.T) {
 	}
 	r := &stream.Runner{Config: stream.Config{StreamARN: tbl.StreamARN, Consumer: "orders", MaxRetries: stream.Retries(0),
 		PollInterval: 20 * time.Millisecond, RetryBackoff: time.Millisecond, Skip: stream.SkipNone,
-		Filter: filter.MustCriteria(`{"dynamodb":{"Keys":{"PK":{"S":[{"anything-but":"SKIPME"}]}}}}`)},
+		Filter: filter.MustCriteria(`{"dynamodb":{"Keys":{"PK":{"S":[{"anything-but":["SKIPME"]}]}}}}`)},
 		API: tbl.Streams, Checkpoints: &stream.MemoryCheckpoints{}, DeadLetters: &stream.MemoryDeadLetters{}}
 	rctx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)

@@ -120,7 +120,7 @@ func TestBootstrapSchedulesFiltered(t *testing.T) {
 	s := &stock{qty: map[string]int{}, applied: map[string]bool{}}
 	target := replay.Target{
 		Handler: s.handle, NoRequests: true,
-		Filter: filter.MustCriteria(`{"dynamodb":{"Keys":{"PK":{"S":[{"anything-but":"C"}]}}}}`),
+		Filter: filter.MustCriteria(`{"dynamodb":{"Keys":{"PK":{"S":[{"anything-but":["C"]}]}}}}`),
 		Reset: func(context.Context) error {
 			s.qty, s.total, s.applied = map[string]int{}, 0, map[string]bool{}
 			return nil

@@ -11,12 +11,19 @@ import (
 	"github.com/dynastream/dynastream/stream/filter"
 )
 
-// row is one line of testdata/conformance.json: a pattern from the AWS
-// documentation's examples of an operator (Lambda's filter rule syntax and
-// its DynamoDB page; EventBridge's operator page for the forms Lambda's
-// table does not list), a record, and the documented outcome.
+// row is one line of testdata/conformance.json: a pattern, a record and
+// the outcome, with where the row comes from. A source is one of
+//
+//	"Lambda, <page>#<section> …"       Lambda documents it (the example named)
+//	"EventBridge, <page> (<section>) …" EventBridge's pattern language does
+//	"event-ruler, <file> …"            AWS's matcher does it (its README or code)
+//	"not documented…"                  nothing says; the row is the choice made
+//
+// Syntax is the syntax the pattern is parsed with: Lambda's unless it
+// says "EventBridge" (the row's operator is not in Lambda's syntax).
 type row struct {
 	Source   string          `json:"source"`
+	Syntax   string          `json:"syntax"`
 	Operator string          `json:"operator"`
 	Pattern  json.RawMessage `json:"pattern"`
 	Record   json.RawMessage `json:"record"`
@@ -36,13 +43,29 @@ func conformance(t testing.TB) []row {
 	return rows
 }
 
-// TestConformance: every operator's documented examples give the
-// documented outcome, and the naive second evaluation agrees.
+// TestConformance: every row gives its outcome, and the naive second
+// evaluation agrees; a row in EventBridge's syntax is refused in
+// Lambda's, naming its operator and the page.
 func TestConformance(t *testing.T) {
 	ops := map[string]bool{}
 	for _, c := range conformance(t) {
 		ops[c.Operator] = true
-		p, err := filter.Parse(string(c.Pattern))
+		if !strings.HasPrefix(c.Source, "Lambda, ") && !strings.HasPrefix(c.Source, "EventBridge, ") &&
+			!strings.HasPrefix(c.Source, "event-ruler, ") && !strings.HasPrefix(c.Source, "not documented") {
+			t.Errorf("%s: source %q says neither a page, event-ruler, nor \"not documented\"", c.Operator, c.Source)
+		}
+		syntax := filter.Lambda
+		if c.Syntax == "EventBridge" {
+			syntax = filter.EventBridge
+			if strings.HasPrefix(c.Source, "Lambda, ") {
+				t.Errorf("%s: a row Lambda documents parses in Lambda's syntax", c.Operator)
+			}
+			_, err := filter.Parse(string(c.Pattern))
+			if err == nil || !strings.Contains(err.Error(), "invocation-eventfiltering") && !strings.Contains(err.Error(), "with-ddb-filtering") {
+				t.Errorf("%s: Lambda's syntax took %s (err %v)", c.Operator, c.Pattern, err)
+			}
+		}
+		p, err := syntax.Parse(string(c.Pattern))
 		if err != nil {
 			t.Errorf("%s (%s): %s: %v", c.Operator, c.Source, c.Pattern, err)
 			continue
@@ -52,7 +75,7 @@ func TestConformance(t *testing.T) {
 			t.Fatalf("%s: record: %v", c.Operator, err)
 		}
 		if got := p.Match(r); got != c.Match {
-			t.Errorf("%s (%s): %s on %s: match=%v, documented %v %s", c.Operator, c.Source, c.Pattern, c.Record, got, c.Match, c.Note)
+			t.Errorf("%s (%s): %s on %s: match=%v, want %v %s", c.Operator, c.Source, c.Pattern, c.Record, got, c.Match, c.Note)
 		}
 		if got := naiveMatch(p.String(), r); got != c.Match {
 			t.Errorf("naive evaluation: %s: %s: match=%v, want %v", c.Operator, c.Pattern, got, c.Match)
@@ -62,9 +85,53 @@ func TestConformance(t *testing.T) {
 		"not (anything-but)", "numeric (equals)", "numeric (range)", "exists", "does not exist", "begins with", "ends with",
 		"anything-but (begins with)", "anything-but (ends with)", "anything-but (ignore case)", "anything-but (wildcard)",
 		"begins with (ignore case)", "ends with (ignore case)", "wildcard", "array (any element)", "nested keys (map attribute)",
-		"exists on a leaf", "exists on an intermediate node", "array consistency"} {
+		"exists on a leaf", "exists on an intermediate node", "array consistency", "and (repeated object key)",
+		"repeated leaf path", "anything-but (on a boolean)", "anything-but (on null)", "anything-but (begins with, a list)"} {
 		if !ops[op] {
 			t.Errorf("no conformance row for %s", op)
+		}
+	}
+}
+
+// TestLambdaRefuses: by default a pattern may use what Lambda's pages
+// document for a DynamoDB mapping, nothing else; the error names the
+// operator, its place and the page, and EventBridge's syntax takes what
+// its pattern language has.
+func TestLambdaRefuses(t *testing.T) {
+	for _, c := range []struct {
+		pattern, want string
+		eventBridge   bool // EventBridge's syntax takes it
+	}{
+		{`{"dynamodb":{"NewImage":{"f":{"S":[{"wildcard":"dir/*.png"}]}}}}`, "dynamodb.NewImage.f.S: wildcard: wildcard is not in Lambda's filter rule syntax (https://docs.aws.amazon.com/lambda/latest/dg/invocation-eventfiltering.html", true},
+		{`{"dynamodb":{"NewImage":{"f":{"S":[{"prefix":{"equals-ignore-case":"us-"}}]}}}}`, "f.S: prefix: prefix with equals-ignore-case is not in Lambda's", true},
+		{`{"dynamodb":{"NewImage":{"f":{"S":[{"suffix":{"equals-ignore-case":".png"}}]}}}}`, "f.S: suffix: suffix with equals-ignore-case is not in Lambda's", true},
+		{`{"dynamodb":{"NewImage":{"f":{"S":[{"anything-but":{"prefix":"us-"}}]}}}}`, "f.S: anything-but: prefix: anything-but with prefix is not in Lambda's", true},
+		{`{"dynamodb":{"NewImage":{"f":{"S":[{"anything-but":{"suffix":["a","b"]}}]}}}}`, "anything-but with suffix is not in Lambda's", true},
+		{`{"dynamodb":{"NewImage":{"f":{"S":[{"anything-but":{"equals-ignore-case":"a"}}]}}}}`, "anything-but with equals-ignore-case is not in Lambda's", true},
+		{`{"dynamodb":{"NewImage":{"f":{"S":[{"anything-but":{"wildcard":"*/lib/*"}}]}}}}`, "anything-but with wildcard is not in Lambda's", true},
+		{`{"dynamodb":{"NewImage":{"f":{"S":[{"anything-but":"Raining"}]}}}}`, `anything-but: a single value (write ["Raining"]) is not in Lambda's`, true},
+		{`{"dynamodb":{"SizeBytes":[{"anything-but":100}]}}`, `a single value (write [100])`, true},
+		{`{"dynamodb":{"NewImage":{"n":{"N":[{"numeric":[">",5]}]}}}}`, "dynamodb.NewImage.n.N: numeric: a numeric rule on an attribute value", true},
+		{`{"dynamodb":{"Keys":{"n":{"N":[{"numeric":["=",5]}]}}}}`, "(https://docs.aws.amazon.com/lambda/latest/dg/with-ddb-filtering.html)", true},
+		{`{"dynamodb":{"OldImage":{"m":{"M":{"n":{"N":[{"numeric":["=",5]}]}}}}}}`, "dynamodb.OldImage.m.M.n.N: numeric: a numeric rule on an attribute value", true},
+		{`{"dynamodb":{"$or":[{"NewImage":{"n":{"N":[{"numeric":["=",5]}]}}},{"SizeBytes":[1]}]}}`, "dynamodb.$or[0].NewImage.n.N: numeric", true},
+		// Refused in both: AWS's matcher refuses these, or reads them in
+		// a way AWS documents nothing for.
+		{`{"dynamodb":{"NewImage":{"f":{"S":[{"anything-but":["a",5]}]}}}}`, "not both (AWS's matcher refuses a mixed list)", false},
+		{`{"dynamodb":{"$or":[{"SizeBytes":[1]},{"SizeBytes":[2]}]},"dynamodb":{"$or":[{"SizeBytes":[3]},{"SizeBytes":[4]}]}}`, "dynamodb: $or twice in one object", false},
+		{`{"dynamodb":{"NewImage":{"a":{"S":["x"]}}},"dynamodb":["x"]}`, `the pattern: key "dynamodb" is an object once and a list of rules once`, false},
+		{`{"dynamodb":{"NewImage":{"a":{"S":["x"]},"$or":[{"a":{"S":["y"]}},{"b":{"S":["z"]}}]}}}`, "dynamodb.NewImage: a.S is named both in $or[0] and beside the $or", false},
+	} {
+		_, err := filter.Parse(c.pattern)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Parse(%s) = %v, want an error with %q", c.pattern, err, c.want)
+		}
+		_, err = filter.EventBridge.Parse(c.pattern)
+		if c.eventBridge && err != nil {
+			t.Errorf("EventBridge.Parse(%s): %v", c.pattern, err)
+		}
+		if !c.eventBridge && (err == nil || !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("EventBridge.Parse(%s) = %v, want an error with %q", c.pattern, err, c.want)
 		}
 	}
 }
@@ -86,11 +153,9 @@ func TestParseRefuses(t *testing.T) {
 		{`{"a":[{"numeric":["=",6e9]}]}`, "out of range"},
 		{`{"a":[{"numeric":["=",1.1234567]}]}`, "six decimals"},
 		{`{"a":[{"numeric":[">","5"]}]}`, "wants a number"},
-		{`{"a":[{"wildcard":"a**b"}]}`, "consecutive wildcards"},
-		{`{"a":[{"wildcard":"a\\b"}]}`, `escapes only`},
+
 		{`{"a":[{"cidr":"10.0.0.0/24"}]}`, "no cidr"},
-		{`{"a":[{"anything-but":{"prefix":""}}]}`, "empty prefix"},
-		{`{"a":[{"anything-but":[true]}]}`, "strings or numbers"},
+		{`{"a":[{"anything-but":[true]}]}`, "a list of strings or of numbers, not a boolean"},
 		{`{"$or":[{"a":["x"]}]}`, "at least two alternatives"},
 		{`{"a":["x"]} {}`, "text after"},
 		{long, "Lambda takes at most 4096"},
@@ -98,6 +163,18 @@ func TestParseRefuses(t *testing.T) {
 		_, err := filter.Parse(c.pattern)
 		if err == nil || !contains(err.Error(), c.want) {
 			t.Errorf("Parse(%.60s) = %v, want an error with %q", c.pattern, err, c.want)
+		}
+	}
+	for _, c := range []struct{ pattern, want string }{
+		{`{"a":[{"wildcard":"a**b"}]}`, "consecutive wildcards"},
+		{`{"a":[{"wildcard":"a\\b"}]}`, `escapes only`},
+		{`{"a":[{"anything-but":{"prefix":""}}]}`, "empty prefix"},
+		{`{"a":[{"anything-but":{"suffix":["x",""]}}]}`, "empty suffix"},
+		{`{"a":[{"anything-but":{"prefix":{"equals-ignore-case":"x"}}}]}`, "want a string or a list of strings"},
+	} {
+		_, err := filter.EventBridge.Parse(c.pattern)
+		if err == nil || !contains(err.Error(), c.want) {
+			t.Errorf("EventBridge.Parse(%.60s) = %v, want an error with %q", c.pattern, err, c.want)
 		}
 	}
 	six := make([]string, filter.MaxFilters+1)

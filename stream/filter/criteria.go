@@ -14,14 +14,18 @@ import (
 type Criteria []Pattern
 
 // ParseCriteria parses a mapping's patterns, as a template writes them:
-// at most MaxFilters, each no longer than MaxPatternLength.
-func ParseCriteria(patterns ...string) (Criteria, error) {
+// at most MaxFilters, each no longer than MaxPatternLength, with Lambda's
+// syntax.
+func ParseCriteria(patterns ...string) (Criteria, error) { return Lambda.Criteria(patterns...) }
+
+// Criteria parses patterns with the syntax, as ParseCriteria does.
+func (s Syntax) Criteria(patterns ...string) (Criteria, error) {
 	if len(patterns) > MaxFilters {
 		return nil, fmt.Errorf("filter: %d patterns; a mapping takes %d (Lambda's default quota)", len(patterns), MaxFilters)
 	}
 	c := make(Criteria, 0, len(patterns))
-	for i, s := range patterns {
-		p, err := Parse(s)
+	for i, pat := range patterns {
+		p, err := s.Parse(pat)
 		if err != nil {
 			return nil, fmt.Errorf("pattern %d: %w", i+1, err)
 		}

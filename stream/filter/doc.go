@@ -9,19 +9,44 @@
 // it (aws-lambda-go's events.DynamoDBEventRecord): "dynamodb" holds Keys,
 // NewImage, OldImage (attributes in their typed form, {"S": "…"}),
 // SequenceNumber, SizeBytes, StreamViewType and ApproximateCreationDateTime;
-// beside it eventName, eventID, userIdentity and the rest. Rules:
+// beside it eventName, eventID, userIdentity and the rest. Rules, in
+// Lambda's syntax (the default, what Lambda's pages document for a
+// DynamoDB mapping):
 //
 //	"a"  5  true  null                   equals (a string, a number, a boolean, null)
 //	""                                   the empty string
 //	{"equals-ignore-case": "a"}          equals, ignoring case
-//	{"prefix": "a"}  {"suffix": "a"}     begins or ends with (either also as
-//	                                     {"prefix": {"equals-ignore-case": "a"}})
+//	{"prefix": "a"}  {"suffix": "a"}     begins or ends with
+//	{"anything-but": ["a", "b"] | [5]}   a value present and none of these
+//	                                     (strings only or numbers only)
+//	{"numeric": [">", 0, "<=", 5]}       a number in range; ["=", 5] equals
+//	                                     (not on attribute values: refused)
+//	{"exists": true | false}             the field is there, or not
+//
+// and in EventBridge's (filter.EventBridge.Parse, for patterns meant for
+// an EventBridge rule or a Pipe), also:
+//
+//	{"prefix": {"equals-ignore-case": "a"}} (and suffix)
 //	{"wildcard": "a*b"}                  * is any run of characters; \* a star
-//	{"anything-but": "a" | 5 | ["a", 5]} a value present and none of these
+//	{"anything-but": "a" | 5}            a single value
 //	{"anything-but": {"prefix": "a"}}    also suffix, equals-ignore-case and
 //	                                     wildcard (with a string or a list)
-//	{"numeric": [">", 0, "<=", 5]}       a number in range; ["=", 5] equals
-//	{"exists": true | false}             the field is there, or not
+//	numeric rules anywhere
+//
+// Parse refuses, naming the operator, its place and the page, what
+// Lambda's syntax does not have; a mapping that would take it is not
+// documented to evaluate it as EventBridge does. anything-but matches any
+// value there that is not named, of any type (a BOOL or NULL leaf too),
+// as AWS's matcher (event-ruler) does.
+//
+// A key repeated in one object is read as event-ruler reads a pattern,
+// token by token: an object adds its fields to the earlier one's, so
+// AWS's own Boolean example {"dynamodb":{"NewImage":…},"dynamodb":
+// {"OldImage":…}} wants both; a list of rules replaces the earlier list at
+// that path. A repeated "$or", a key that is an object once and a list
+// once, and a field named both in an alternative of "$or" and beside it
+// are refused: AWS documents nothing for them, and its matcher lets one
+// replace the other.
 //
 // Rules in one list are alternatives; fields of an object must all match;
 // "$or": [{…}, {…}] is a choice of objects. A field holding a list (an L,
@@ -38,21 +63,18 @@
 // an object (NewImage, an M or L attribute) finds nothing there, so
 // {"exists": true} never matches it and {"exists": false} always does;
 // write the path down to a typed leaf (NewImage.PK.S). Numbers in items are
-// strings ({"N": "5"}), so numeric rules match none of them (match them as
-// strings, or filter on SizeBytes and ApproximateCreationDateTime, which are
-// numbers); a binary is its base64 text.
+// strings ({"N": "5"}): Lambda's syntax refuses numeric rules on them,
+// EventBridge's takes them and they match none (match them as strings, or
+// filter on SizeBytes and ApproximateCreationDateTime, which are numbers);
+// a binary is its base64 text.
 //
 // Limits, as Lambda's: a pattern of at most 4096 characters, at most five
 // patterns per mapping (the default quota), numbers within ±5.0e9 with six
 // decimals at most. Parse refuses what Lambda refuses (an unknown operator,
-// an empty list, a misplaced numeric operator, "**" in a wildcard, cidr),
-// naming the place. Lambda's documentation lists equals, equals-ignore-case,
-// prefix, suffix, anything-but, numeric and exists for Lambda; wildcard and
-// the anything-but forms with prefix, suffix, equals-ignore-case and
-// wildcard are the event pattern language's (EventBridge's), accepted here
-// as they are there. Lambda also documents that a DynamoDB mapping filters
-// on the "dynamodb" key only; this package evaluates every key of the
-// record, so keep templates to "dynamodb".
+// an empty list, a misplaced numeric operator, "**" in a wildcard, cidr, a
+// mixed anything-but list), naming the place. Lambda also documents that a
+// DynamoDB mapping filters on the "dynamodb" key only; this package
+// evaluates every key of the record, so keep templates to "dynamodb".
 //
 // Match is a pure function of the record: a replayed, re-batched or
 // duplicated record is filtered the same way every time.

@@ -35,10 +35,32 @@ func Example() {
 	// true false true
 }
 
-// Parse names what is wrong and where, before a deploy does.
+// Parse names what is wrong and where, before a deploy does; by default
+// it takes only what Lambda documents for a DynamoDB mapping.
 func ExampleParse() {
-	_, err := filter.Parse(`{"dynamodb":{"NewImage":{"n":{"N":[{"numeric":["<",5,">",1]}]}}}}`)
+	_, err := filter.Parse(`{"dynamodb":{"SizeBytes":[{"numeric":["<",5,">",1]}]}}`)
+	fmt.Println(err)
+	_, err = filter.Parse(`{"dynamodb":{"NewImage":{"file":{"S":[{"wildcard":"*.png"}]}}}}`)
+	fmt.Println(err)
+	_, err = filter.EventBridge.Parse(`{"dynamodb":{"NewImage":{"file":{"S":[{"wildcard":"*.png"}]}}}}`)
 	fmt.Println(err)
 	// Output:
-	// filter: dynamodb.NewImage.n.N: numeric: operator "<" out of place (a range is a lower bound > or >= first, then an upper < or <=)
+	// filter: dynamodb.SizeBytes: numeric: operator "<" out of place (a range is a lower bound > or >= first, then an upper < or <=)
+	// filter: dynamodb.NewImage.file.S: wildcard: wildcard is not in Lambda's filter rule syntax (https://docs.aws.amazon.com/lambda/latest/dg/invocation-eventfiltering.html#filtering-syntax); for an EventBridge rule or a Pipe, parse with filter.EventBridge
+	// <nil>
+}
+
+// AWS's own Boolean example names "dynamodb" twice: the record must match
+// both, as the deployed mapping reads it.
+func ExampleParse_repeatedKey() {
+	p := filter.MustParse(`{"dynamodb":{"NewImage":{"AccountManager":{"S":["Pat Candella"]}}},"dynamodb":{"OldImage":{"AccountManager":{"S":["Terry Whitlock"]}}}}`)
+	manager := func(name string) map[string]events.DynamoDBAttributeValue {
+		return map[string]events.DynamoDBAttributeValue{"AccountManager": events.NewStringAttribute(name)}
+	}
+	modify := func(from, to string) events.DynamoDBEventRecord {
+		return events.DynamoDBEventRecord{EventName: "MODIFY", Change: events.DynamoDBStreamRecord{OldImage: manager(from), NewImage: manager(to)}}
+	}
+	fmt.Println(p.Match(modify("Terry Whitlock", "Pat Candella")), p.Match(modify("Terry Whitlock", "Shirley Rodriguez")))
+	// Output:
+	// true false
 }

@@ -2,6 +2,7 @@ package filter_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -63,9 +64,12 @@ func (g *gen) record() events.DynamoDBEventRecord {
 	r.Change.Keys = map[string]events.DynamoDBAttributeValue{"PK": events.NewStringAttribute(g.text())}
 	r.Change.SizeBytes = int64(nums[g.n(len(nums))])
 	r.Change.ApproximateCreationDateTime = events.SecondsEpochTime{Time: time.Unix(1700000000, 0)}
-	if g.n(8) == 0 {
+	switch g.n(8) {
+	case 0:
 		r.Change.OldImage = img
-	} else {
+	case 1, 2:
+		r.Change.OldImage, r.Change.NewImage = img, img
+	default:
 		r.Change.NewImage = img
 	}
 	return r
@@ -101,6 +105,9 @@ func (g *gen) rule() any {
 	case 11:
 		return map[string]any{"anything-but": nums[g.n(len(nums))]}
 	case 12:
+		if g.n(2) == 0 {
+			return map[string]any{"anything-but": map[string]any{[]string{"prefix", "suffix"}[g.n(2)]: []string{t + "x", g.text() + "y"}}}
+		}
 		return map[string]any{"anything-but": map[string]any{[]string{"prefix", "suffix"}[g.n(2)]: t + "x"}}
 	case 13:
 		return map[string]any{"anything-but": map[string]any{"equals-ignore-case": []string{t, g.text()}}}
@@ -156,6 +163,13 @@ func (g *gen) pattern() string {
 		p["eventName"] = []any{g.rule()}
 	}
 	b, _ := json.Marshal(p)
+	if g.n(4) == 0 {
+		// "dynamodb" again, as AWS's own Boolean example writes it: its
+		// paths add to the first one's (a path given twice keeps the
+		// second's rules).
+		again, _ := json.Marshal(map[string]any{[]string{"NewImage", "OldImage"}[g.n(2)]: g.image()})
+		return string(b[:len(b)-1]) + `,"dynamodb":` + string(again) + "}"
+	}
 	return string(b)
 }
 
@@ -169,7 +183,7 @@ func FuzzMatch(f *testing.F) {
 		g := &gen{b: b}
 		r := g.record()
 		text := g.pattern()
-		p, err := filter.Parse(text)
+		p, err := filter.EventBridge.Parse(text)
 		if err != nil {
 			return // a generated range can be empty
 		}
@@ -177,20 +191,26 @@ func FuzzMatch(f *testing.F) {
 			rb, _ := json.Marshal(r)
 			t.Fatalf("pattern %s\nrecord %s\nMatch=%v, naive=%v", text, rb, got, want)
 		}
+		if lp, err := filter.Parse(text); err == nil && lp.Match(r) != p.Match(r) {
+			t.Fatalf("pattern %s: Lambda's syntax matches otherwise than EventBridge's", text)
+		}
 	})
 }
 
 // TestMatchAgreesWithNaive runs the fuzz target's generator over many
 // seeds in every `go test`, so the comparison runs without -fuzz too.
 func TestMatchAgreesWithNaive(t *testing.T) {
-	matched, parsed := 0, 0
+	matched, parsed, lambda, repeated := 0, 0, 0, 0
 	defer func() {
 		// Both outcomes come often, or the comparison proves little.
 		if matched < 500 || parsed-matched < 500 {
 			t.Errorf("%d of %d generated patterns matched", matched, parsed)
 		}
+		if lambda < 1000 || repeated < 1000 {
+			t.Errorf("of %d patterns, %d in Lambda's syntax and %d with a repeated key", parsed, lambda, repeated)
+		}
 	}()
-	for i := range 20000 {
+	for i := range 30000 {
 		b := make([]byte, 64)
 		x := uint64(i)*0x9E3779B97F4A7C15 + 1
 		for j := range b {
@@ -202,11 +222,20 @@ func TestMatchAgreesWithNaive(t *testing.T) {
 		g := &gen{b: b}
 		r := g.record()
 		text := g.pattern()
-		p, err := filter.Parse(text)
+		p, err := filter.EventBridge.Parse(text)
 		if err != nil {
 			continue
 		}
 		parsed++
+		if lp, err := filter.Parse(text); err == nil {
+			lambda++
+			if lp.Match(r) != p.Match(r) {
+				t.Fatalf("seed %d: pattern %s: Lambda's syntax matches otherwise than EventBridge's", i, text)
+			}
+		}
+		if strings.Count(text, `"dynamodb"`) > 1 {
+			repeated++
+		}
 		if p.Match(r) {
 			matched++
 		}

@@ -113,16 +113,22 @@ func (r *rule) match(v value) bool {
 	case ruleNumeric:
 		return v.kind == valNumber && r.inRange(v.n)
 	case ruleAnythingBut:
+		// As event-ruler matches: any value there but the ones named, of
+		// any type (a boolean or null too; a string is never one of the
+		// numbers, nor a number one of the strings).
 		switch v.kind {
 		case valString:
 			return !slices.Contains(r.strs, v.s)
 		case valNumber:
 			return !slices.Contains(r.nums, v.n)
 		}
-		return false
+		return true
 	}
 	if v.kind != valString {
-		return false
+		// The other anything-but forms name strings only: any other
+		// value is none of them (event-ruler compares the value's JSON
+		// text, which for a number, a boolean or null has no quotes).
+		return r.kind >= ruleAnythingButPrefix
 	}
 	s := v.s
 	switch r.kind {
@@ -139,13 +145,9 @@ func (r *rule) match(v value) bool {
 	case ruleWildcard:
 		return wildcard(r.s, s)
 	case ruleAnythingButPrefix:
-		return !strings.HasPrefix(s, r.s)
-	case ruleAnythingButPrefixFold:
-		return !hasPrefixFold(s, r.s)
+		return !slices.ContainsFunc(r.strs, func(p string) bool { return strings.HasPrefix(s, p) })
 	case ruleAnythingButSuffix:
-		return !strings.HasSuffix(s, r.s)
-	case ruleAnythingButSuffixFold:
-		return !hasSuffixFold(s, r.s)
+		return !slices.ContainsFunc(r.strs, func(p string) bool { return strings.HasSuffix(s, p) })
 	case ruleAnythingButFold:
 		return !slices.ContainsFunc(r.strs, func(x string) bool { return strings.EqualFold(s, x) })
 	case ruleAnythingButWildcard:

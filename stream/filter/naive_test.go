@@ -19,8 +19,59 @@ import (
 // compare filter.Pattern.Match with it.
 func naiveMatch(pattern string, r events.DynamoDBEventRecord) bool {
 	doc := decode(mustMarshal(r))
-	p, _ := decode([]byte(pattern)).(map[string]any)
+	d := json.NewDecoder(strings.NewReader(pattern))
+	d.UseNumber()
+	p, _ := naiveRead(d).(map[string]any)
 	return naiveObject(p, doc)
+}
+
+// naiveRead reads a pattern as event-ruler's compiler does, one token at
+// a time and paths as they come: an object under a key seen before adds
+// its paths to the earlier one's, a list of rules replaces the earlier
+// list at the same path.
+func naiveRead(d *json.Decoder) any {
+	t, err := d.Token()
+	if err != nil {
+		panic(err)
+	}
+	switch t {
+	case json.Delim('{'):
+		m := map[string]any{}
+		for d.More() {
+			k, _ := d.Token()
+			v := naiveRead(d)
+			old, isObj := m[k.(string)].(map[string]any)
+			if add, ok := v.(map[string]any); ok && isObj {
+				naiveMerge(old, add)
+				continue
+			}
+			m[k.(string)] = v
+		}
+		d.Token()
+		return m
+	case json.Delim('['):
+		l := []any{}
+		for d.More() {
+			l = append(l, naiveRead(d))
+		}
+		d.Token()
+		return l
+	}
+	return t
+}
+
+// naiveMerge adds add's paths to m's: objects meet, anything else
+// replaces.
+func naiveMerge(m, add map[string]any) {
+	for k, v := range add {
+		a, ok1 := m[k].(map[string]any)
+		b, ok2 := v.(map[string]any)
+		if ok1 && ok2 {
+			naiveMerge(a, b)
+			continue
+		}
+		m[k] = v
+	}
 }
 
 func mustMarshal(v any) []byte {
@@ -189,13 +240,12 @@ func naiveLeaf(rule, leaf any) bool {
 			}
 			return true
 		case "anything-but":
+			// event-ruler: any value there, of any type, but the ones
+			// named; a string is never a number, nor a number a string.
 			switch a := arg.(type) {
 			case string, json.Number:
-				return !naiveLeaf(a, leaf) && (isStr || isNum(leaf))
+				return !naiveLeaf(a, leaf)
 			case []any:
-				if !isStr && !isNum(leaf) {
-					return false
-				}
 				for _, e := range a {
 					if naiveLeaf(e, leaf) {
 						return false
@@ -203,25 +253,17 @@ func naiveLeaf(rule, leaf any) bool {
 				}
 				return true
 			case map[string]any:
-				if !isStr {
-					return false
-				}
 				for op, v := range a {
-					switch op {
-					case "prefix", "suffix":
-						return !affix(op, v, s)
-					case "equals-ignore-case", "wildcard":
-						l, ok := v.([]any)
-						if !ok {
-							l = []any{v}
-						}
-						for _, e := range l {
-							if naiveLeaf(map[string]any{op: e}, leaf) {
-								return false
-							}
-						}
-						return true
+					l, ok := v.([]any)
+					if !ok {
+						l = []any{v}
 					}
+					for _, e := range l {
+						if naiveLeaf(map[string]any{op: e}, leaf) {
+							return false
+						}
+					}
+					return true
 				}
 			}
 		}

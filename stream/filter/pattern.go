@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"slices"
 	"strconv"
@@ -67,13 +68,11 @@ const (
 	ruleWildcard
 	ruleNumeric
 	ruleExists
-	ruleAnythingBut           // none of strs or nums
-	ruleAnythingButPrefix     // does not start with s
-	ruleAnythingButSuffix     // does not end with s
-	ruleAnythingButFold       // equal to none of strs, ignoring case
-	ruleAnythingButWildcard   // matches none of strs as wildcards
-	ruleAnythingButPrefixFold // does not start with s, ignoring case
-	ruleAnythingButSuffixFold // does not end with s, ignoring case
+	ruleAnythingBut         // none of strs or nums
+	ruleAnythingButPrefix   // starts with none of strs
+	ruleAnythingButSuffix   // ends with none of strs
+	ruleAnythingButFold     // equal to none of strs, ignoring case
+	ruleAnythingButWildcard // matches none of strs as wildcards
 )
 
 // rule is one leaf rule.
@@ -90,27 +89,74 @@ type rule struct {
 	loIncl, hiIncl bool
 }
 
-// Parse parses one filter pattern, with Lambda's syntax and limits. The
-// error names where in the pattern it is wrong ("filter: dynamodb.NewImage.
-// n.N: numeric: want an operator, got 5").
-func Parse(pattern string) (Pattern, error) {
+// Syntax is the set of operators a pattern may use.
+type Syntax uint8
+
+const (
+	// Lambda is what Lambda's filtering pages document for a DynamoDB
+	// event source mapping ("Control which events Lambda sends to your
+	// function", its filter rule syntax table, and "Using event filtering
+	// with a DynamoDB event source"): equals, null, empty,
+	// equals-ignore-case, prefix, suffix, anything-but with a list of
+	// strings or a list of numbers, numeric (on the record's own numbers,
+	// not on attribute values), exists and $or. It is the default: a
+	// mapping's FilterCriteria is refused locally for what Lambda may
+	// refuse or evaluate otherwise, before a deploy.
+	Lambda Syntax = iota
+	// EventBridge is the event pattern language of EventBridge rules and
+	// Pipes' filters ("Content filtering in Amazon EventBridge event
+	// patterns"): Lambda's set and wildcard, prefix and suffix with
+	// equals-ignore-case, anything-but with a single value or with
+	// prefix, suffix, equals-ignore-case or wildcard, and numeric rules
+	// anywhere. Use it for patterns meant for EventBridge or Pipes, not
+	// for a mapping's FilterCriteria.
+	EventBridge
+)
+
+func (s Syntax) String() string {
+	if s == EventBridge {
+		return "EventBridge"
+	}
+	return "Lambda"
+}
+
+// The pages an error cites.
+const (
+	lambdaSyntaxPage = "https://docs.aws.amazon.com/lambda/latest/dg/invocation-eventfiltering.html#filtering-syntax"
+	lambdaDDBPage    = "https://docs.aws.amazon.com/lambda/latest/dg/with-ddb-filtering.html"
+)
+
+// Parse parses one filter pattern with Lambda's syntax and limits (the
+// Lambda Syntax). The error names where in the pattern it is wrong
+// ("filter: dynamodb.NewImage.n.N: numeric: want an operator, got 5").
+func Parse(pattern string) (Pattern, error) { return Lambda.Parse(pattern) }
+
+// Parse parses one filter pattern with the syntax's operators and
+// Lambda's limits. A key repeated in one object is read as event-ruler,
+// AWS's matcher, reads it, token by token: a repeated object adds its
+// fields (so {"dynamodb":{"NewImage":…},"dynamodb":{"OldImage":…}} wants
+// both), a repeated list of rules replaces the earlier one. What AWS
+// documents nothing for and its matcher could read otherwise is refused:
+// a repeated "$or", a key that is an object once and a list once, and a
+// field named both inside an alternative of "$or" and beside it.
+func (s Syntax) Parse(pattern string) (Pattern, error) {
 	if n := utf8.RuneCountInString(pattern); n > MaxPatternLength {
 		return Pattern{}, fmt.Errorf("filter: pattern is %d characters; Lambda takes at most %d", n, MaxPatternLength)
 	}
 	dec := json.NewDecoder(strings.NewReader(pattern))
 	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
+	v, err := readValue(dec)
+	if err != nil {
 		return Pattern{}, fmt.Errorf("filter: pattern is not JSON: %w", err)
 	}
-	if dec.More() {
+	if _, err := dec.Token(); err != io.EOF {
 		return Pattern{}, errors.New("filter: pattern has text after its JSON object")
 	}
-	m, ok := v.(map[string]any)
+	m, ok := v.(jobject)
 	if !ok {
 		return Pattern{}, fmt.Errorf("filter: a pattern is a JSON object, not %s", kindOf(v))
 	}
-	root, err := parseObject(m, "")
+	root, err := parser{syntax: s}.object(m, "", placeRecord)
 	if err != nil {
 		return Pattern{}, err
 	}
@@ -135,28 +181,53 @@ func MustParse(pattern string) Pattern {
 // FilterCriteria Pattern holds.
 func (p Pattern) String() string { return p.src }
 
-func parseObject(m map[string]any, at string) (*object, error) {
+// place is where in the record a pattern object stands: what a numeric
+// rule is refused on.
+type place uint8
+
+const (
+	placeRecord place = iota // the record itself
+	placeChange              // its "dynamodb"
+	placeItem                // under Keys, NewImage or OldImage: attribute values
+	placeOther               // anywhere else
+)
+
+func (pl place) child(key string) place {
+	switch {
+	case pl == placeRecord && key == "dynamodb":
+		return placeChange
+	case pl == placeChange && (key == "Keys" || key == "NewImage" || key == "OldImage"), pl == placeItem:
+		return placeItem
+	}
+	return placeOther
+}
+
+// parser parses pattern objects and rules under one syntax.
+type parser struct{ syntax Syntax }
+
+func (p parser) object(m jobject, at string, pl place) (*object, error) {
 	if len(m) == 0 {
 		return nil, fmt.Errorf("filter: %s: an empty object matches nothing; leave it out", where(at))
 	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
+	m, err := merged(m, at)
+	if err != nil {
+		return nil, err
 	}
-	slices.Sort(keys)
+	slices.SortStableFunc(m, func(a, b member) int { return strings.Compare(a.key, b.key) })
 	o := &object{}
-	for _, k := range keys {
+	for _, kv := range m {
+		k := kv.key
 		path := join(at, k)
-		switch v := m[k].(type) {
-		case map[string]any:
-			sub, err := parseObject(v, path)
+		switch v := kv.val.(type) {
+		case jobject:
+			sub, err := p.object(v, path, pl.child(k))
 			if err != nil {
 				return nil, err
 			}
 			o.fields = append(o.fields, field{key: k, sub: sub})
 		case []any:
 			if k == "$or" {
-				alts, err := parseOr(v, path)
+				alts, err := p.or(v, path, pl)
 				if err != nil {
 					return nil, err
 				}
@@ -168,7 +239,7 @@ func parseObject(m map[string]any, at string) (*object, error) {
 			}
 			f := field{key: k}
 			for _, r := range v {
-				rr, err := parseRule(r, path)
+				rr, err := p.rule(r, path, pl.child(k))
 				if err != nil {
 					return nil, err
 				}
@@ -179,20 +250,82 @@ func parseObject(m map[string]any, at string) (*object, error) {
 			return nil, fmt.Errorf("filter: %s: want an object or a list of rules, got %s (write [%s])", path, kindOf(v), jsonText(v))
 		}
 	}
+	for _, alts := range o.ors {
+		beside := o.leafPaths("", false)
+		for i, a := range alts {
+			for _, lp := range a.leafPaths("", true) {
+				if slices.Contains(beside, lp) {
+					return nil, fmt.Errorf("filter: %s: %s is named both in $or[%d] and beside the $or; AWS documents nothing for it and its matcher lets one replace the other: write it in each alternative", where(at), lp, i)
+				}
+			}
+		}
+	}
 	return o, nil
 }
 
-func parseOr(v []any, at string) ([]*object, error) {
+// leafPaths are the paths of o's lists of rules, below its nested objects
+// too, and (with ors) in its alternatives.
+func (o *object) leafPaths(at string, ors bool) []string {
+	var out []string
+	for _, f := range o.fields {
+		if f.sub != nil {
+			out = append(out, f.sub.leafPaths(join(at, f.key), true)...)
+		} else {
+			out = append(out, join(at, f.key))
+		}
+	}
+	if ors {
+		for _, alts := range o.ors {
+			for _, a := range alts {
+				out = append(out, a.leafPaths(at, true)...)
+			}
+		}
+	}
+	return out
+}
+
+// merged is m with its repeated keys read as event-ruler reads them: a
+// repeated object adds its fields to the first, a repeated list of rules
+// replaces the earlier one.
+func merged(m jobject, at string) (jobject, error) {
+	out := make(jobject, 0, len(m))
+	seen := make(map[string]int, len(m))
+	for _, kv := range m {
+		i, again := seen[kv.key]
+		if !again {
+			seen[kv.key] = len(out)
+			out = append(out, kv)
+			continue
+		}
+		prev, _ := out[i].val.(jobject)
+		next, _ := kv.val.(jobject)
+		_, prevList := out[i].val.([]any)
+		_, nextList := kv.val.([]any)
+		switch {
+		case kv.key == "$or":
+			return nil, fmt.Errorf("filter: %s: $or twice in one object; AWS documents nothing for it: put the alternatives in one $or", where(at))
+		case prev != nil && next != nil:
+			out[i].val = append(slices.Clip(prev), next...)
+		case prevList && nextList:
+			out[i].val = kv.val
+		default:
+			return nil, fmt.Errorf("filter: %s: key %q is an object once and a list of rules once; AWS documents nothing for it", where(at), kv.key)
+		}
+	}
+	return out, nil
+}
+
+func (p parser) or(v []any, at string, pl place) ([]*object, error) {
 	if len(v) < 2 {
 		return nil, fmt.Errorf("filter: %s: want at least two alternatives", at)
 	}
 	alts := make([]*object, 0, len(v))
 	for i, a := range v {
-		m, ok := a.(map[string]any)
+		m, ok := a.(jobject)
 		if !ok {
 			return nil, fmt.Errorf("filter: %s[%d]: an alternative is an object, not %s", at, i, kindOf(a))
 		}
-		o, err := parseObject(m, fmt.Sprintf("%s[%d]", at, i))
+		o, err := p.object(m, fmt.Sprintf("%s[%d]", at, i), pl)
 		if err != nil {
 			return nil, err
 		}
@@ -201,7 +334,13 @@ func parseOr(v []any, at string) ([]*object, error) {
 	return alts, nil
 }
 
-func parseRule(v any, at string) (rule, error) {
+// notLambda is the error for an operator that Lambda's filter rule
+// syntax does not document.
+func notLambda(at, what string) error {
+	return fmt.Errorf("filter: %s: %s is not in Lambda's filter rule syntax (%s); for an EventBridge rule or a Pipe, parse with filter.EventBridge", at, what, lambdaSyntaxPage)
+}
+
+func (p parser) rule(v any, at string, pl place) (rule, error) {
 	switch x := v.(type) {
 	case string:
 		return rule{kind: ruleString, s: x}, nil
@@ -215,46 +354,53 @@ func parseRule(v any, at string) (rule, error) {
 	case []any:
 		return rule{}, fmt.Errorf("filter: %s: a rule is a value or an object, not a list", at)
 	}
-	m := v.(map[string]any)
+	m := v.(jobject)
 	if len(m) != 1 {
 		return rule{}, fmt.Errorf("filter: %s: a rule object has exactly one operator, got %d", at, len(m))
 	}
-	for op, arg := range m {
-		at := at + ": " + op
-		switch op {
-		case "prefix", "suffix":
-			s, fold, err := foldable(arg, at)
-			kind := map[[2]bool]ruleKind{{false, false}: rulePrefix, {false, true}: rulePrefixFold, {true, false}: ruleSuffix, {true, true}: ruleSuffixFold}[[2]bool{op == "suffix", fold}]
-			return rule{kind: kind, s: s}, err
-		case "equals-ignore-case":
-			s, ok := arg.(string)
-			if !ok {
-				return rule{}, fmt.Errorf("filter: %s: want a string, got %s", at, kindOf(arg))
-			}
-			return rule{kind: ruleEqualsFold, s: s}, nil
-		case "wildcard":
-			s, ok := arg.(string)
-			if !ok {
-				return rule{}, fmt.Errorf("filter: %s: want a string, got %s", at, kindOf(arg))
-			}
-			return rule{kind: ruleWildcard, s: s}, checkWildcard(s, at)
-		case "exists":
-			b, ok := arg.(bool)
-			if !ok {
-				return rule{}, fmt.Errorf("filter: %s: want true or false, got %s", at, kindOf(arg))
-			}
-			return rule{kind: ruleExists, b: b}, nil
-		case "numeric":
-			return parseNumeric(arg, at)
-		case "anything-but":
-			return parseAnythingBut(arg, at)
-		case "cidr":
-			return rule{}, fmt.Errorf("filter: %s: Lambda's filters have no cidr rule", at)
-		default:
-			return rule{}, fmt.Errorf("filter: %s: unknown operator (want prefix, suffix, equals-ignore-case, wildcard, anything-but, numeric or exists)", at)
+	op, arg := m[0].key, m[0].val
+	at += ": " + op
+	lambda := p.syntax == Lambda
+	switch op {
+	case "prefix", "suffix":
+		s, fold, err := foldable(arg, at)
+		if err == nil && fold && lambda {
+			err = notLambda(at, op+" with equals-ignore-case")
 		}
+		kind := map[[2]bool]ruleKind{{false, false}: rulePrefix, {false, true}: rulePrefixFold, {true, false}: ruleSuffix, {true, true}: ruleSuffixFold}[[2]bool{op == "suffix", fold}]
+		return rule{kind: kind, s: s}, err
+	case "equals-ignore-case":
+		s, ok := arg.(string)
+		if !ok {
+			return rule{}, fmt.Errorf("filter: %s: want a string, got %s", at, kindOf(arg))
+		}
+		return rule{kind: ruleEqualsFold, s: s}, nil
+	case "wildcard":
+		if lambda {
+			return rule{}, notLambda(at, "wildcard")
+		}
+		s, ok := arg.(string)
+		if !ok {
+			return rule{}, fmt.Errorf("filter: %s: want a string, got %s", at, kindOf(arg))
+		}
+		return rule{kind: ruleWildcard, s: s}, checkWildcard(s, at)
+	case "exists":
+		b, ok := arg.(bool)
+		if !ok {
+			return rule{}, fmt.Errorf("filter: %s: want true or false, got %s", at, kindOf(arg))
+		}
+		return rule{kind: ruleExists, b: b}, nil
+	case "numeric":
+		if lambda && pl == placeItem {
+			return rule{}, fmt.Errorf("filter: %s: a numeric rule on an attribute value: the value is a string in the record ({\"N\": \"5\"}) and Lambda's DynamoDB filtering page does not support numeric filtering of attribute values (%s); match its text, or compare in the handler", at, lambdaDDBPage)
+		}
+		return parseNumeric(arg, at)
+	case "anything-but":
+		return p.anythingBut(arg, at)
+	case "cidr":
+		return rule{}, fmt.Errorf("filter: %s: Lambda's filters have no cidr rule", at)
 	}
-	panic("unreachable")
+	return rule{}, fmt.Errorf("filter: %s: unknown operator (want prefix, suffix, equals-ignore-case, wildcard, anything-but, numeric or exists)", at)
 }
 
 // foldable reads a prefix's or suffix's argument: a string, or
@@ -263,9 +409,9 @@ func foldable(arg any, at string) (s string, fold bool, err error) {
 	switch x := arg.(type) {
 	case string:
 		return x, false, nil
-	case map[string]any:
-		if len(x) == 1 {
-			if s, ok := x["equals-ignore-case"].(string); ok {
+	case jobject:
+		if len(x) == 1 && x[0].key == "equals-ignore-case" {
+			if s, ok := x[0].val.(string); ok {
 				return s, true, nil
 			}
 		}
@@ -273,12 +419,20 @@ func foldable(arg any, at string) (s string, fold bool, err error) {
 	return "", false, fmt.Errorf("filter: %s: want a string or {\"equals-ignore-case\": string}, got %s", at, jsonText(arg))
 }
 
-func parseAnythingBut(arg any, at string) (rule, error) {
+// anythingBut reads anything-but's argument. Its list holds strings only
+// or numbers only: event-ruler refuses a mixed one, and null or a
+// boolean in it.
+func (p parser) anythingBut(arg any, at string) (rule, error) {
+	lambda := p.syntax == Lambda
 	switch x := arg.(type) {
-	case string:
-		return rule{kind: ruleAnythingBut, strs: []string{x}}, nil
-	case json.Number:
-		n, err := number(x, at)
+	case string, json.Number:
+		if lambda {
+			return rule{}, notLambda(at, fmt.Sprintf("a single value (write [%s])", jsonText(x)))
+		}
+		if s, ok := x.(string); ok {
+			return rule{kind: ruleAnythingBut, strs: []string{s}}, nil
+		}
+		n, err := number(x.(json.Number), at)
 		return rule{kind: ruleAnythingBut, nums: []float64{n}}, err
 	case []any:
 		if len(x) == 0 {
@@ -296,40 +450,52 @@ func parseAnythingBut(arg any, at string) (rule, error) {
 				}
 				r.nums = append(r.nums, n)
 			default:
-				return rule{}, fmt.Errorf("filter: %s: a list of strings or numbers, not %s", at, kindOf(e))
+				return rule{}, fmt.Errorf("filter: %s: a list of strings or of numbers, not %s", at, kindOf(e))
 			}
 		}
+		if len(r.strs) > 0 && len(r.nums) > 0 {
+			return rule{}, fmt.Errorf("filter: %s: a list of strings or of numbers, not both (AWS's matcher refuses a mixed list)", at)
+		}
 		return r, nil
-	case map[string]any:
+	case jobject:
 		if len(x) != 1 {
 			break
 		}
-		for op, v := range x {
-			at := at + ": " + op
-			switch op {
-			case "prefix", "suffix":
-				s, fold, err := foldable(v, at)
-				if err == nil && s == "" {
-					err = fmt.Errorf("filter: %s: an empty %s", at, op)
-				}
-				kind := map[[2]bool]ruleKind{{false, false}: ruleAnythingButPrefix, {false, true}: ruleAnythingButPrefixFold, {true, false}: ruleAnythingButSuffix, {true, true}: ruleAnythingButSuffixFold}[[2]bool{op == "suffix", fold}]
-				return rule{kind: kind, s: s}, err
-			case "equals-ignore-case", "wildcard":
-				strs, err := stringOrList(v, at)
-				if err != nil {
+		op, v := x[0].key, x[0].val
+		at := at + ": " + op
+		if op != "prefix" && op != "suffix" && op != "equals-ignore-case" && op != "wildcard" {
+			break
+		}
+		if lambda {
+			return rule{}, notLambda(at, "anything-but with "+op)
+		}
+		strs, err := stringOrList(v, at)
+		if err != nil {
+			return rule{}, err
+		}
+		switch op {
+		case "prefix", "suffix":
+			if slices.Contains(strs, "") {
+				return rule{}, fmt.Errorf("filter: %s: an empty %s", at, op)
+			}
+			kind := ruleAnythingButPrefix
+			if op == "suffix" {
+				kind = ruleAnythingButSuffix
+			}
+			return rule{kind: kind, strs: strs}, nil
+		case "wildcard":
+			for _, s := range strs {
+				if err := checkWildcard(s, at); err != nil {
 					return rule{}, err
 				}
-				if op == "wildcard" {
-					for _, s := range strs {
-						if err := checkWildcard(s, at); err != nil {
-							return rule{}, err
-						}
-					}
-					return rule{kind: ruleAnythingButWildcard, strs: strs}, nil
-				}
-				return rule{kind: ruleAnythingButFold, strs: strs}, nil
 			}
+			return rule{kind: ruleAnythingButWildcard, strs: strs}, nil
+		case "equals-ignore-case":
+			return rule{kind: ruleAnythingButFold, strs: strs}, nil
 		}
+	}
+	if lambda {
+		return rule{}, fmt.Errorf("filter: %s: want a list of strings or a list of numbers, got %s", at, jsonText(arg))
 	}
 	return rule{}, fmt.Errorf("filter: %s: want a string, a number, a list of them, or {prefix|suffix|equals-ignore-case|wildcard: …}, got %s", at, jsonText(arg))
 }
@@ -351,7 +517,7 @@ func stringOrList(v any, at string) ([]string, error) {
 			return out, nil
 		}
 	}
-	return nil, fmt.Errorf("filter: %s: want a string or a list of strings, got %s", at, jsonText(v))
+	return nil, fmt.Errorf("filter: %s: want a string or a list of strings, got %s (AWS's matcher takes nothing else here)", at, jsonText(v))
 }
 
 // parseNumeric reads ["=", n], [op, n] or [">"|">=", lo, "<"|"<=", hi].
@@ -451,6 +617,80 @@ func kindOf(v any) string {
 		return "a list"
 	}
 	return "an object"
+}
+
+// jobject is a JSON object with its members in order, repeated keys
+// kept: what event-ruler's token-by-token reading of a pattern sees.
+type jobject []member
+
+type member struct {
+	key string
+	val any // jobject, []any, string, json.Number, bool or nil
+}
+
+// MarshalJSON writes the object back, members in order.
+func (o jobject) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, m := range o {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, _ := json.Marshal(m.key)
+		v, err := json.Marshal(m.val)
+		if err != nil {
+			return nil, err
+		}
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// readValue reads one JSON value token by token, objects as jobjects.
+func readValue(dec *json.Decoder) (any, error) {
+	t, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	switch t {
+	case json.Delim('{'):
+		var o jobject
+		for dec.More() {
+			k, err := dec.Token()
+			if err != nil {
+				return nil, err
+			}
+			v, err := readValue(dec)
+			if err != nil {
+				return nil, err
+			}
+			o = append(o, member{key: k.(string), val: v})
+		}
+		if _, err := dec.Token(); err != nil {
+			return nil, err
+		}
+		if o == nil {
+			o = jobject{}
+		}
+		return o, nil
+	case json.Delim('['):
+		l := []any{}
+		for dec.More() {
+			v, err := readValue(dec)
+			if err != nil {
+				return nil, err
+			}
+			l = append(l, v)
+		}
+		if _, err := dec.Token(); err != nil {
+			return nil, err
+		}
+		return l, nil
+	}
+	return t, nil
 }
 
 func jsonText(v any) string {
