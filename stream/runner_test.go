@@ -27,6 +27,7 @@ import (
 	"github.com/dynastream/dynastream/attr"
 	"github.com/dynastream/dynastream/ddblocal"
 	"github.com/dynastream/dynastream/stream"
+	"github.com/dynastream/dynastream/stream/filter"
 )
 
 func TestMain(m *testing.M) { ddblocal.Main(m) }
@@ -473,6 +474,43 @@ func TestBatchWindowGathersRecords(t *testing.T) {
 	t.Logf("%d burst records in %d batches, largest %d", burst, len(calls), largest)
 	if len(calls) >= burst || largest < 2 {
 		t.Errorf("%d burst records came in %d batches (largest %d): the window did not gather them", burst, len(calls), largest)
+	}
+}
+
+// TestBatchSizeCountsFilteredInRecords: Lambda applies the filter as it
+// builds a batch, so records the filter drops neither fill BatchSize nor
+// end the batching window early ("Control which events Lambda sends to
+// your function": events that match none of the criteria are dropped
+// before the batch is sent;
+// https://docs.aws.amazon.com/lambda/latest/dg/invocation-eventfiltering.html).
+func TestBatchSizeCountsFilteredInRecords(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	rec := &recorder{}
+	r := newRunner(t, f.c.Streams, f.arn, "filtered-batch")
+	r.BatchSize = 4
+	r.BatchWindow = 20 * time.Second // the batch ends when full, long before
+	r.Filter = filter.MustCriteria(`{"dynamodb":{"NewImage":{"flag":{"BOOL":[true]}}}}`) // even items
+	putItems(t, f.c.DB, f.table, 0, 6) // three kept, three filtered out
+	start(t, r, rec.handle)
+	waitFor(t, "the six records read", func() bool { return r.Stats().RecordsRead >= 6 })
+	putItem(t, f.c.DB, f.table, testItem(6, "1")) // the fourth kept
+	waitFor(t, "four records handled", func() bool { return len(rec.delivered()) >= 4 })
+
+	var got [][]string
+	for _, c := range rec.snapshot() {
+		var pks []string
+		for _, x := range c {
+			pks = append(pks, x.Change.Keys["PK"].String())
+		}
+		got = append(got, pks)
+	}
+	want := [][]string{{itemPK(0), itemPK(2), itemPK(4), itemPK(6)}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("calls (-want +got): three filtered-out records cut the batch short:\n%s", diff)
+	}
+	if st := r.Stats(); st.FilteredOut != 3 {
+		t.Errorf("FilteredOut %d, want 3", st.FilteredOut)
 	}
 }
 

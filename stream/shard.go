@@ -136,10 +136,11 @@ func (sr *shardRun) laneOf(rec events.DynamoDBEventRecord) int {
 
 // add hands records to their lanes, in stream order, waiting while the
 // shard holds its limit; created[i] is when recs[i] was created, as well as
-// the reader knows it (tracked.created). Records Filter filters out and
-// records Skip skips are finished at once, in their place in the order.
-// It returns false when ctx ended first.
-func (sr *shardRun) add(recs []events.DynamoDBEventRecord, created []time.Time) bool {
+// the reader knows it (tracked.created), and kept[i] whether Filter keeps
+// it. Records Filter filters out and records Skip skips are finished at
+// once, in their place in the order. It returns false when ctx ended
+// first.
+func (sr *shardRun) add(recs []events.DynamoDBEventRecord, created []time.Time, kept []bool) bool {
 	now := sr.r.now()
 	sr.mu.Lock()
 	defer sr.mu.Unlock()
@@ -161,7 +162,7 @@ func (sr *shardRun) add(recs []events.DynamoDBEventRecord, created []time.Time) 
 		}
 		t := &tracked{seq: rec.Change.SequenceNumber, readAt: now, created: created[i]}
 		sr.pending = append(sr.pending, t)
-		if !sr.r.Filter.Match(rec) { // the mapping's filter
+		if !kept[i] { // the mapping's filter
 			t.finished, skipped = true, true
 			sr.r.counters.filteredOut.Add(1)
 			continue
@@ -478,7 +479,7 @@ func (r *Runner) runShard(ctx context.Context, log *slog.Logger, h Handler, shar
 		rd.pace(ctx, len(out.Records))
 	}
 	if rd.ended && len(rd.buf) > 0 { // records read before the iterator was renewed
-		sr.add(rd.buf, rd.bufCreated)
+		rd.flush()
 	}
 	allDone := sr.close()
 	if ctx.Err() != nil || !rd.ended || !allDone {
@@ -511,9 +512,12 @@ type shardReader struct {
 	backoff  time.Duration
 	ended    bool // the shard is closed and read to its end
 	// buf is gathered for the batch window, bufCreated its creation times
-	// (tracked.created), firstBuffered when its first record came.
+	// (tracked.created), bufKept whether the mapping's filter keeps each;
+	// kept counts those, and firstBuffered is when the first of them came.
 	buf           []events.DynamoDBEventRecord
 	bufCreated    []time.Time
+	bufKept       []bool
+	kept          int
 	firstBuffered time.Time
 	// tipReadAt is the start of the last read that reached the shard's end.
 	tipReadAt time.Time
@@ -613,10 +617,9 @@ func (rd *shardReader) take(ctx context.Context, recs []types.Record) bool {
 	for _, rec := range recs {
 		lr, err := attr.LambdaRecord(rec, r.StreamARN)
 		if err != nil {
-			if len(rd.buf) > 0 && !rd.sr.add(rd.buf, rd.bufCreated) {
+			if !rd.flush() {
 				return false
 			}
-			rd.buf, rd.bufCreated = nil, nil
 			seq := aws.ToString(rec.Dynamodb.SequenceNumber)
 			if !r.deadLetter(ctx, rd.log, rd.shardID, nil, 0, fmt.Errorf("convert record %s: %w", seq, err), attr.RawRecord(rec)) {
 				return false
@@ -625,11 +628,18 @@ func (rd *shardReader) take(ctx context.Context, recs []types.Record) bool {
 			rd.sr.addFinished(seq)
 			continue
 		}
-		if len(rd.buf) == 0 {
-			rd.firstBuffered = r.Now()
+		// Lambda filters as it builds a batch: BatchSize and the batching
+		// window count the records the filter keeps.
+		keep := r.Filter.Match(lr)
+		if keep {
+			if rd.kept == 0 {
+				rd.firstBuffered = r.Now()
+			}
+			rd.kept++
 		}
 		rd.buf = append(rd.buf, lr)
 		rd.bufCreated = append(rd.bufCreated, later(lr.Change.ApproximateCreationDateTime.Time, rd.tipReadAt))
+		rd.bufKept = append(rd.bufKept, keep)
 	}
 	return true
 }
@@ -652,17 +662,27 @@ func (rd *shardReader) advance(out *dynamodbstreams.GetRecordsOutput, readStart 
 }
 
 // flushIfDue hands what was gathered to the lanes when the shard ended,
-// the batch is full or the batch window has passed. False: the shard run
-// is closing.
+// the batch is full or the batch window has passed (counting the records
+// the filter keeps), or when none gathered is kept, or the shard's limit
+// is gathered. False: the shard run is closing.
 func (rd *shardReader) flushIfDue() bool {
 	r := rd.r
-	if len(rd.buf) > 0 && (rd.ended || len(rd.buf) >= r.BatchSize || r.Now().Sub(rd.firstBuffered) >= r.BatchWindow) {
-		if !rd.sr.add(rd.buf, rd.bufCreated) {
-			return false
-		}
-		rd.buf, rd.bufCreated = nil, nil
+	if len(rd.buf) > 0 && (rd.ended || rd.kept == 0 || rd.kept >= r.BatchSize || len(rd.buf) >= rd.sr.limit ||
+		r.Now().Sub(rd.firstBuffered) >= r.BatchWindow) {
+		return rd.flush()
 	}
 	return true
+}
+
+// flush hands what was gathered to the lanes. False: the shard run is
+// closing.
+func (rd *shardReader) flush() bool {
+	if len(rd.buf) == 0 {
+		return true
+	}
+	ok := rd.sr.add(rd.buf, rd.bufCreated, rd.bufKept)
+	rd.buf, rd.bufCreated, rd.bufKept, rd.kept = nil, nil, nil, 0
+	return ok
 }
 
 // pace waits before the next read. Read again at once after a full read

@@ -92,10 +92,13 @@ type Config struct {
 	StreamARN string
 	// Consumer namespaces the checkpoints (e.g. "projector"). Required.
 	Consumer string
-	// BatchSize is the most records per handler call (default 100).
+	// BatchSize is the most records per handler call (default 100). As
+	// Lambda filters while it builds a batch, it counts the records Filter
+	// keeps: filtered-out records neither fill a batch nor end the window.
 	BatchSize int
 	// BatchWindow is how long to gather records before calling the handler
-	// (default 0: call as soon as records are read).
+	// (default 0: call as soon as records are read), from the first record
+	// Filter keeps.
 	BatchWindow time.Duration
 	// PollInterval is the pause after an empty read of an open shard
 	// (default DefaultPollInterval, 100 ms; Lambda waits 250 ms).
