@@ -38,13 +38,17 @@
 //   - iterator age — what Lambda's IteratorAge metric means: the time a
 //     batch is handed to the handler minus the creation time of its newest
 //     record, so how far behind the stream's head the consumer reads — is
-//     reported per handler call through OnBatch and in Health. A record's
-//     ApproximateCreationDateTime is rounded down to the second by DynamoDB
-//     and to the minute by DynamoDB Local, which alone made local ages off
-//     by up to 60 s; the Runner also knows that a record was created after
-//     the start of the last read that reached the shard's end without it,
-//     and takes the later of the two: an age that is never too small, and
-//     within a poll interval of the truth while the consumer keeps up;
+//     reported per handler call through OnBatch and in Health (also when
+//     MaxRecordAge discards the batch instead). A record's age counts from
+//     its ApproximateCreationDateTime, which DynamoDB rounds down to the
+//     second: the Runner takes it as it is, as Lambda does. DynamoDB Local
+//     rounds it down to the minute, which alone made local ages off by up
+//     to 60 s; while every creation time read is a whole minute, the Runner
+//     also uses that a record was created after the start of the last read
+//     that reached the shard's end without it, and takes the later of the
+//     two, but never more than the minute the rounded time stands for: a
+//     page cut short by GetRecords' 1 MB looks like the shard's end, and a
+//     backlog read in such pages stays as old as it is;
 //
 // Tumbling windows (Config.TumblingWindow, RunWindows, Windows) run a
 // WindowHandler as the mapping does with TumblingWindowInSeconds: calls of

@@ -129,6 +129,13 @@ func (sr *shardRun) noteReadError(err error, now time.Time) {
 	sr.health.readError = errText(err)
 }
 
+// noteAge notes the iterator age of records read but not handed over.
+func (sr *shardRun) noteAge(age time.Duration) {
+	sr.mu.Lock()
+	defer sr.mu.Unlock()
+	sr.health.iteratorAge = age
+}
+
 func (sr *shardRun) noteCall(age time.Duration, err error, now time.Time) {
 	sr.mu.Lock()
 	defer sr.mu.Unlock()

@@ -13,16 +13,16 @@ import (
 	"github.com/dynastream/dynastream/stream"
 )
 
-// coarseClock is a stream API whose records say they were created up to a
-// minute before they were (DynamoDB Local rounds
-// ApproximateCreationDateTime down to the minute; here always 59 s down).
+// coarseClock is a stream API whose records' creation times are rounded
+// down to the minute, as DynamoDB Local rounds ApproximateCreationDateTime
+// (which it does already; the wrapper holds the test to it).
 type coarseClock struct{ stream.API }
 
 func (c coarseClock) GetRecords(ctx context.Context, in *dynamodbstreams.GetRecordsInput, optFns ...func(*dynamodbstreams.Options)) (*dynamodbstreams.GetRecordsOutput, error) {
 	out, err := c.API.GetRecords(ctx, in, optFns...)
 	if err == nil {
 		for _, r := range out.Records {
-			r.Dynamodb.ApproximateCreationDateTime = aws.Time(r.Dynamodb.ApproximateCreationDateTime.Add(-59 * time.Second))
+			r.Dynamodb.ApproximateCreationDateTime = aws.Time(r.Dynamodb.ApproximateCreationDateTime.Truncate(time.Minute))
 		}
 	}
 	return out, err
@@ -40,6 +40,9 @@ func TestIteratorAgeOfACaughtUpRunner(t *testing.T) {
 		return events.DynamoDBEventResponse{}, nil
 	})
 	waitFor(t, "the runner reading", func() bool { return len(r.Health().Shards) == 1 && r.Health().Status == stream.Idle })
+	if s := time.Now().Second(); s < 3 { // the rounding would hide little: wait for it to matter
+		time.Sleep(time.Duration(3-s) * time.Second)
+	}
 	for i := range 5 {
 		putItems(t, c.DB, table, i, i+1)
 		time.Sleep(50 * time.Millisecond)
@@ -49,7 +52,7 @@ func TestIteratorAgeOfACaughtUpRunner(t *testing.T) {
 	defer mu.Unlock()
 	for _, a := range ages {
 		// a poll is 20 ms here; a second leaves room for a slow machine,
-		// and the rounded creation times alone would say 59 s
+		// and the rounded creation times alone would say up to 59 s
 		if a < 0 || a > time.Second {
 			t.Errorf("iterator ages %v, want each within a second", ages)
 			break
@@ -57,5 +60,51 @@ func TestIteratorAgeOfACaughtUpRunner(t *testing.T) {
 	}
 	if h := r.Health(); h.Shards[0].IteratorAge > time.Second {
 		t.Errorf("health's iterator age %s", h.Shards[0].IteratorAge)
+	}
+}
+
+// secondsClock is a stream API whose records say they were created 30 s
+// before they were read, to the second, as DynamoDB's own are.
+type secondsClock struct{ stream.API }
+
+func (c secondsClock) GetRecords(ctx context.Context, in *dynamodbstreams.GetRecordsInput, optFns ...func(*dynamodbstreams.Options)) (*dynamodbstreams.GetRecordsOutput, error) {
+	out, err := c.API.GetRecords(ctx, in, optFns...)
+	if err == nil {
+		for _, r := range out.Records {
+			t := time.Now().Add(-30 * time.Second).Truncate(time.Second)
+			if t.Equal(t.Truncate(time.Minute)) {
+				t = t.Add(-time.Second)
+			}
+			r.Dynamodb.ApproximateCreationDateTime = aws.Time(t)
+		}
+	}
+	return out, err
+}
+
+// With DynamoDB's creation times (to the second) the Runner takes them as
+// they are, as Lambda counts IteratorAge: a record that says it is 30 s
+// old is, although the runner was at the shard's end before it came.
+func TestIteratorAgeTakesDynamoDBTimesAsTheyAre(t *testing.T) {
+	c, table, arn := newTable(t)
+	r := newRunner(t, secondsClock{c.Streams}, arn, "lag")
+	var mu sync.Mutex
+	var ages []time.Duration
+	r.OnBatch = func(b stream.BatchStats) { mu.Lock(); ages = append(ages, b.IteratorAge); mu.Unlock() }
+	start(t, r, func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+		return events.DynamoDBEventResponse{}, nil
+	})
+	waitFor(t, "the runner reading", func() bool { return len(r.Health().Shards) == 1 && r.Health().Status == stream.Idle })
+	for i := range 3 {
+		putItems(t, c.DB, table, i, i+1)
+		time.Sleep(50 * time.Millisecond)
+	}
+	waitFor(t, "3 calls", func() bool { mu.Lock(); defer mu.Unlock(); return len(ages) >= 3 })
+	mu.Lock()
+	defer mu.Unlock()
+	for _, a := range ages {
+		if a < 29*time.Second || a > 33*time.Second {
+			t.Errorf("iterator ages %v, want each about 30 s", ages)
+			break
+		}
 	}
 }

@@ -489,9 +489,10 @@ func TestBatchSizeCountsFilteredInRecords(t *testing.T) {
 	rec := &recorder{}
 	r := newRunner(t, f.c.Streams, f.arn, "filtered-batch")
 	r.BatchSize = 4
-	r.BatchWindow = 20 * time.Second // the batch ends when full, long before
+	// the batch ends when it is full, long before its window
+	r.BatchWindow = 20 * time.Second
 	r.Filter = filter.MustCriteria(`{"dynamodb":{"NewImage":{"flag":{"BOOL":[true]}}}}`) // even items
-	putItems(t, f.c.DB, f.table, 0, 6) // three kept, three filtered out
+	putItems(t, f.c.DB, f.table, 0, 6)                                                   // three kept, three out
 	start(t, r, rec.handle)
 	waitFor(t, "the six records read", func() bool { return r.Stats().RecordsRead >= 6 })
 	putItem(t, f.c.DB, f.table, testItem(6, "1")) // the fourth kept

@@ -389,7 +389,13 @@ type pendingBatch struct {
 func (sr *shardRun) attempt(queue []pendingBatch) ([]pendingBatch, bool) {
 	r, ctx, log := sr.r, sr.ctx, sr.log
 	p := &queue[0]
-	if expired, rest := r.Policy().Expired(p.Records, sr.created, r.Now()); expired != nil {
+	now := r.Now()
+	if expired, rest := r.Policy().Expired(p.Records, sr.created, now); expired != nil {
+		// No call, but the records were read this late: IteratorAge says
+		// so, as it does for a batch handed over.
+		age := IteratorAge(expired[len(expired)-1:], now, sr.created)
+		r.counters.iteratorAge.Store(int64(age))
+		sr.noteAge(age)
 		dl := r.newDeadLetter(sr.shardID, expired, p.attempts, fmt.Errorf("%d record(s) older than MaxRecordAge %s", len(expired), r.MaxRecordAge))
 		dl.Condition = RecordAgeExceeded
 		if !r.putDeadLetter(ctx, log, dl) {
@@ -614,6 +620,14 @@ func (rd *shardReader) getRecords(ctx context.Context) (*dynamodbstreams.GetReco
 func (rd *shardReader) take(ctx context.Context, recs []types.Record) bool {
 	r := rd.r
 	r.counters.recordsRead.Add(int64(len(recs)))
+	if !r.fineTimes.Load() {
+		for _, rec := range recs {
+			if t := aws.ToTime(rec.Dynamodb.ApproximateCreationDateTime); !t.IsZero() && !t.Equal(t.Truncate(time.Minute)) {
+				r.fineTimes.Store(true) // DynamoDB's creation times, to the second
+				break
+			}
+		}
+	}
 	for _, rec := range recs {
 		lr, err := attr.LambdaRecord(rec, r.StreamARN)
 		if err != nil {
@@ -638,10 +652,31 @@ func (rd *shardReader) take(ctx context.Context, recs []types.Record) bool {
 			rd.kept++
 		}
 		rd.buf = append(rd.buf, lr)
-		rd.bufCreated = append(rd.bufCreated, later(lr.Change.ApproximateCreationDateTime.Time, rd.tipReadAt))
+		rd.bufCreated = append(rd.bufCreated, rd.created(lr.Change.ApproximateCreationDateTime.Time))
 		rd.bufKept = append(rd.bufKept, keep)
 	}
 	return true
+}
+
+// created is when a record whose ApproximateCreationDateTime is approx
+// was created, as well as the reader knows it (tracked.created). DynamoDB
+// rounds approx down to the second, and that is what Lambda counts a
+// record's age from: the Runner takes it as it is. DynamoDB Local rounds
+// it down to the minute, which alone would make a record read at once up
+// to 60 s old; while every creation time read is a whole minute, the
+// Runner takes the later of approx and the start of the last read that
+// reached the shard's end without the record, but never more than the
+// minute approx stands for: a read cut short by GetRecords' 1 MB looks
+// like the shard's end, and must not make a backlog look new.
+func (rd *shardReader) created(approx time.Time) time.Time {
+	if rd.r.fineTimes.Load() || approx.IsZero() {
+		return approx
+	}
+	limit := approx.Add(time.Minute - time.Nanosecond)
+	if rd.tipReadAt.Before(limit) {
+		limit = rd.tipReadAt
+	}
+	return later(approx, limit)
 }
 
 // advance moves the reader past a read: its position, the next iterator,

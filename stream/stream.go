@@ -327,6 +327,10 @@ type Runner struct {
 	Now func() time.Time
 
 	counters counters
+	// fineTimes: a record read had a creation time that is not a whole
+	// minute (DynamoDB's, to the second; DynamoDB Local's are to the
+	// minute). See shardReader.created.
+	fineTimes atomic.Bool
 	// windows is RunWindows' handler (nil: Run's).
 	windows WindowHandler
 	// partitionKey is the table's partition key attribute, from
