@@ -3,6 +3,8 @@ package replay_test
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -166,5 +168,58 @@ func TestWindowedRefusals(t *testing.T) {
 		if _, err := replay.Deliver(context.Background(), ev, c.t, c.s); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.s.Name, err, c.want)
 		}
+	}
+}
+
+// The kit hands a windowed consumer the stream's order: records of two
+// windows created near their boundary interleave as a shard's can (W1,
+// W2, W1, W2), each goes into its own window, and each window's final
+// call has its whole, under every schedule (the shuffling ones interleave
+// keys within WindowGrace of each other).
+func TestWindowsInterleavedInStreamOrder(t *testing.T) {
+	t0 := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+	var ev events.DynamoDBEvent
+	for i, at := range []time.Duration{58, 61, 59, 62, 59, 63, 125} { // seconds after t0
+		r := record(i+1, []string{"A", "B", "C"}[i%3], i+1)
+		r.Change.ApproximateCreationDateTime = events.SecondsEpochTime{Time: t0.Add(at * time.Second)}
+		ev.Records = append(ev.Records, r)
+	}
+	totals := map[string]int{}
+	var order []string // the window of each call with records, in order
+	target := replay.Target{
+		Window: time.Minute,
+		WindowHandler: func(_ context.Context, w events.DynamoDBTimeWindowEvent) (events.DynamoDBTimeWindowEventResponse, error) {
+			sum, _ := strconv.Atoi(w.State["sum"])
+			if w.IsFinalInvokeForWindow {
+				totals[w.Window.Start.UTC().Format("15:04")] = sum
+				return events.DynamoDBTimeWindowEventResponse{}, nil
+			}
+			order = append(order, w.Window.Start.UTC().Format("15:04"))
+			for _, r := range w.Records {
+				v, _ := strconv.Atoi(r.Change.NewImage["version"].Number())
+				sum += v
+			}
+			return events.DynamoDBTimeWindowEventResponse{TimeWindowEventResponseProperties: events.TimeWindowEventResponseProperties{
+				State: map[string]string{"sum": strconv.Itoa(sum)}}}, nil
+		},
+		NoRequests: true,
+		Reset:      func(context.Context) error { clear(totals); order = nil; return nil },
+		State:      func(context.Context) (any, error) { return maps.Clone(totals), nil },
+		Expect: func(state any) error {
+			return replay.Want(map[string]int{"10:00": 1 + 3 + 5, "10:01": 2 + 4 + 6, "10:02": 7})(state)
+		},
+	}
+	if _, err := replay.Deliver(context.Background(), ev, target, replay.Schedule{Name: "in order", MaxBatch: 100}); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"10:00", "10:01", "10:00", "10:01", "10:00", "10:01", "10:02"}; !slices.Equal(order, want) {
+		t.Errorf("calls by window %v, want the stream's order %v", order, want)
+	}
+	rep, err := replay.Check(context.Background(), ev, target, append(replay.Fixed(), replay.Schedules(5, 20)...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.Err(); err != nil {
+		t.Fatalf("%s\n%v", rep.Summary(), err)
 	}
 }

@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -85,25 +88,143 @@ func (c *TableCheckpoints) key(consumer, shardID string) map[string]types.Attrib
 	}
 }
 
+// A checkpoint longer than one item keeps (a windowed consumer's state,
+// up to MaxWindowState and the JSON around it) is kept in parts: the
+// item keeps its first inlineCheckpoint bytes, "parts" and "partsVersion",
+// and the rest is in items of their own, written before it, whose sort key
+// no shard id looks like: "#state#<shard>#<version>#<n>".
+const inlineCheckpoint = 300 << 10
+
+func partsPrefix(shardID string) string { return "#state#" + shardID + "#" }
+
 // Get implements Checkpoints.
 func (c *TableCheckpoints) Get(ctx context.Context, consumer, shardID string) (string, error) {
 	out, err := c.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(c.Table), Key: c.key(consumer, shardID), ConsistentRead: aws.Bool(true)})
 	if err != nil {
 		return "", fmt.Errorf("stream: get checkpoint %s/%s: %w", consumer, shardID, err)
 	}
-	if s, ok := out.Item["sequenceNumber"].(*types.AttributeValueMemberS); ok {
-		return s.Value, nil
+	head, _ := out.Item["sequenceNumber"].(*types.AttributeValueMemberS)
+	if head == nil {
+		return "", nil
 	}
-	return "", nil
+	n, version := partsOf(out.Item)
+	if n == 0 {
+		return head.Value, nil
+	}
+	parts, err := c.parts(ctx, consumer, partsPrefix(shardID)+version+"#", true)
+	if err != nil {
+		return "", err
+	}
+	if len(parts) != n {
+		return "", fmt.Errorf("stream: checkpoint %s/%s: %d of its %d parts found", consumer, shardID, len(parts), n)
+	}
+	var b strings.Builder
+	b.WriteString(head.Value)
+	for _, p := range parts {
+		b.Write(p.data)
+	}
+	return b.String(), nil
+}
+
+func partsOf(item map[string]types.AttributeValue) (int, string) {
+	n, _ := item["parts"].(*types.AttributeValueMemberN)
+	v, _ := item["partsVersion"].(*types.AttributeValueMemberS)
+	if n == nil || v == nil {
+		return 0, ""
+	}
+	k, _ := strconv.Atoi(n.Value)
+	return k, v.Value
+}
+
+type checkpointPart struct {
+	key  string
+	data []byte
+}
+
+// parts reads the part items whose sort key begins with prefix, in order
+// (with their data, or their keys only).
+func (c *TableCheckpoints) parts(ctx context.Context, consumer, prefix string, data bool) ([]checkpointPart, error) {
+	var out []checkpointPart
+	var projection *string
+	if !data {
+		projection = aws.String("#s")
+	}
+	p := dynamodb.NewQueryPaginator(c.DB, &dynamodb.QueryInput{
+		ProjectionExpression:     projection,
+		TableName:                aws.String(c.Table),
+		KeyConditionExpression:   aws.String("#c = :c AND begins_with(#s, :p)"),
+		ExpressionAttributeNames: map[string]string{"#c": "consumer", "#s": "shardId"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":c": &types.AttributeValueMemberS{Value: consumer}, ":p": &types.AttributeValueMemberS{Value: prefix}},
+		ConsistentRead: aws.Bool(true),
+	})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("stream: read checkpoint parts %s/%s: %w", consumer, prefix, err)
+		}
+		for _, it := range page.Items {
+			k, _ := it["shardId"].(*types.AttributeValueMemberS)
+			d, _ := it["data"].(*types.AttributeValueMemberB)
+			if k != nil && (d != nil || !data) {
+				p := checkpointPart{key: k.Value}
+				if d != nil {
+					p.data = d.Value
+				}
+				out = append(out, p)
+			}
+		}
+	}
+	return out, nil
 }
 
 // Put implements Checkpoints.
 func (c *TableCheckpoints) Put(ctx context.Context, consumer, shardID, seq string) error {
 	item := c.key(consumer, shardID)
-	item["sequenceNumber"] = &types.AttributeValueMemberS{Value: seq}
+	head, rest := seq, ""
+	if len(seq) > inlineCheckpoint {
+		cut := inlineCheckpoint
+		for cut > 0 && !utf8.RuneStart(seq[cut]) { // the item's string stays UTF-8
+			cut--
+		}
+		head, rest = seq[:cut], seq[cut:]
+	}
+	version := ""
+	if rest != "" {
+		version = strconv.FormatInt(time.Now().UnixNano(), 36)
+		n := 0
+		for off := 0; off < len(rest); off += inlineCheckpoint {
+			part := c.key(consumer, fmt.Sprintf("%s%s#%05d", partsPrefix(shardID), version, n))
+			part["data"] = &types.AttributeValueMemberB{Value: []byte(rest[off:min(off+inlineCheckpoint, len(rest))])}
+			if _, err := c.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(c.Table), Item: part}); err != nil {
+				return fmt.Errorf("stream: put checkpoint %s/%s (part %d): %w", consumer, shardID, n, err)
+			}
+			n++
+		}
+		item["parts"] = &types.AttributeValueMemberN{Value: strconv.Itoa(n)}
+		item["partsVersion"] = &types.AttributeValueMemberS{Value: version}
+	}
+	item["sequenceNumber"] = &types.AttributeValueMemberS{Value: head}
 	item["updatedAt"] = &types.AttributeValueMemberS{Value: time.Now().UTC().Format(time.RFC3339Nano)}
-	if _, err := c.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(c.Table), Item: item}); err != nil {
+	out, err := c.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(c.Table), Item: item, ReturnValues: types.ReturnValueAllOld})
+	if err != nil {
 		return fmt.Errorf("stream: put checkpoint %s/%s: %w", consumer, shardID, err)
+	}
+	if n, _ := partsOf(out.Attributes); n > 0 || version != "" {
+		// the parts of the checkpoint before (and of any Put that died
+		// before its item): no longer read
+		old, err := c.parts(ctx, consumer, partsPrefix(shardID), false)
+		if err != nil {
+			return err
+		}
+		for _, p := range old {
+			if version != "" && strings.HasPrefix(p.key, partsPrefix(shardID)+version+"#") {
+				continue
+			}
+			if _, err := c.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(c.Table), Key: c.key(consumer, p.key)}); err != nil {
+				return fmt.Errorf("stream: delete old checkpoint part %s/%s: %w", consumer, p.key, err)
+			}
+		}
 	}
 	return nil
 }

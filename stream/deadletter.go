@@ -41,6 +41,12 @@ type DeadLetter struct {
 	// destination's terms: RetryAttemptsExhausted ("" reads as that) or
 	// RecordAgeExceeded.
 	Condition string `json:"condition,omitempty"`
+	// Window and WindowState are a tumbling window whose final call was
+	// given up on (Windows.OnGiveUp): its records (First…LastSequenceNumber)
+	// were handled, and the final call can be made again by hand with this
+	// state (Resubmit does not make it). Event has no records then.
+	Window      *events.Window    `json:"window,omitempty"`
+	WindowState map[string]string `json:"windowState,omitempty"`
 }
 
 // Conditions of a DeadLetter, as the event source mapping names them in

@@ -53,9 +53,12 @@
 // Tumbling windows (Config.TumblingWindow, RunWindows, Windows) run a
 // WindowHandler as the mapping does with TumblingWindowInSeconds: calls of
 // one window each, the state handed from call to call and kept with the
-// checkpoint, the window's final call; a failed call is retried with the
-// state it had, so a windowed aggregate written idempotently at the final
-// call is exact; ParallelizationFactor 1 only.
+// checkpoint, each window's final call once the stream has passed its end
+// by WindowGrace; records of windows interleaved near a boundary each go
+// into their own; state over 1 MB ends a window early; a record after its
+// window's final call starts it afresh, as on Lambda; a failed call is
+// retried with the state it had, so a windowed aggregate written
+// idempotently at the final call is exact; ParallelizationFactor 1 only.
 //
 // A new consumer on a table that already has data starts with Bootstrap:
 // the stream's position, a scan of the table handed over as INSERT records,

@@ -74,7 +74,21 @@ type tracked struct {
 func (r *Runner) newShardRun(ctx context.Context, log *slog.Logger, h Handler, shardID, checkpoint string) *shardRun {
 	var win *Windows
 	if r.windows != nil {
-		win = &Windows{Size: r.TumblingWindow, Handler: r.windows, ShardID: shardID, StreamARN: r.StreamARN, MaxState: MaxCheckpointWindowState}
+		win = &Windows{Size: r.TumblingWindow, Handler: r.windows, ShardID: shardID, StreamARN: r.StreamARN, Logger: log}
+		if limit, _ := RetryLimit(r.MaxRetries); limit != Forever {
+			// a final call that keeps failing is given up on as the
+			// window's, before the records after it would be
+			win.FinalAttempts = limit + 1
+			win.OnGiveUp = func(ctx context.Context, g WindowGiveUp) error {
+				dl := r.newDeadLetter(shardID, nil, g.Attempts, g.Err)
+				dl.FirstSequenceNumber, dl.LastSequenceNumber = g.First, g.Last
+				dl.Window, dl.WindowState = &g.Window, g.State
+				if !r.putDeadLetter(ctx, log, dl) {
+					return ctx.Err()
+				}
+				return nil
+			}
+		}
 		seq, state, _ := strings.Cut(checkpoint, "\n")
 		if state != "" {
 			if err := win.Restore(state); err != nil {

@@ -468,21 +468,23 @@ func (r *Runner) Run(ctx context.Context, h Handler) (err error) {
 // RunWindows is Run for a consumer of tumbling windows (Config.
 // TumblingWindow), as the event source mapping runs one: each shard's
 // records in calls of one window each, the state the window's previous call
-// answered with handed to the next, and the window's final call
-// (IsFinalInvokeForWindow) when a record of a later window comes, when the
-// window has ended by the clock and nothing later has come, and when the
-// shard ends (IsWindowTerminatedEarly if before the window's end). The
-// window's state is kept with the checkpoint, so a restart goes on with the
-// state it had (a call answering with more than MaxCheckpointWindowState,
-// 350 KB, fails: TableCheckpoints keeps it in one DynamoDB item; Lambda
-// keeps up to 1 MB); a call that fails is retried with the state it had
-// (Windows says how). A final call can come again — after a crash, or for a
-// record that reached the stream after its window's final call, which
-// reopens the window with its state — so write the aggregate idempotently,
-// keyed by shard and window: the last final call has the whole. A final
-// call that fails is reported on the next window's first record, which is
-// retried (and, after the retries, dead-lettered with the final call's
-// error) while the final call is tried again before it.
+// answered with handed to the next, and each window's final call
+// (IsFinalInvokeForWindow), with the window's whole state, once the stream
+// has passed the window's end by WindowGrace (or the clock has, with
+// nothing later coming), and when the shard ends (IsWindowTerminatedEarly
+// if before the window's end). Records of two windows interleaved near a
+// boundary each go into their own window. State over 1 MB (the shard's
+// open windows together) ends a window early, as Lambda's does. The state
+// is kept with the checkpoint, so a restart goes on with the state it had
+// (TableCheckpoints keeps state over one item's size in items of its
+// own); a call that fails is retried with the state it had (Windows says
+// how). A final call can come again, after a crash, so write the aggregate
+// idempotently, keyed by shard and window. A record that reaches the
+// stream after its window's final call starts the window again with fresh
+// state, as on Lambda, and its final call has that part only: a warning
+// is logged. A final call that fails holds the records after it and is
+// made again first; after MaxRetries it is given up on as the window's: a
+// DeadLetter with the window, its state and its records' range.
 func (r *Runner) RunWindows(ctx context.Context, h WindowHandler) error {
 	if h == nil {
 		return errors.New("stream: RunWindows needs a WindowHandler")

@@ -3,8 +3,8 @@ package stream
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sync"
 	"time"
@@ -25,13 +25,10 @@ type WindowHandler func(ctx context.Context, ev events.DynamoDBTimeWindowEvent) 
 const (
 	// MaxTumblingWindow is TumblingWindowInSeconds' largest value.
 	MaxTumblingWindow = 900 * time.Second
-	// MaxWindowState is the most state a call may answer with, its keys
-	// and values together.
+	// MaxWindowState is the most state a shard's windows hold, keys and
+	// values together ("the maximum allowed size for state is 1 MB per
+	// shard": Lambda, "Using tumbling windows").
 	MaxWindowState = 1 << 20
-	// MaxCheckpointWindowState is the most state a Runner's windowed call
-	// may answer with: the state is kept with the checkpoint, and
-	// TableCheckpoints keeps it in one DynamoDB item (at most 400 KB).
-	MaxCheckpointWindowState = 350 << 10
 )
 
 // WindowOf is the tumbling window of the given size holding t: windows
@@ -42,36 +39,72 @@ func WindowOf(t time.Time, size time.Duration) events.Window {
 	return events.Window{Start: events.RFC3339EpochTime{Time: time.Unix(start, 0).UTC()}, End: events.RFC3339EpochTime{Time: time.Unix(start+sec, 0).UTC()}}
 }
 
+// WindowGrace is how long a window stays open after its end for records
+// created before its end that the stream shows late: a window's final call
+// is made once the newest record handed over (or, with no record coming,
+// the clock) is that far past the window's end.
+const WindowGrace = 5 * time.Second
+
 // Windows runs a WindowHandler over one shard's records, delivered in
 // shard order in batches by a Runner or the replay kit, as the event
 // source mapping runs a function with TumblingWindowInSeconds: it cuts
 // each batch into calls of one window each (by the records'
-// ApproximateCreationDateTime), hands every call the state the window's
-// previous call answered with, and makes the window's final call when the
-// first record of a later window comes, when the shard's last record (End)
-// is done, or on Close and Due.
+// ApproximateCreationDateTime), hands every call the state its window's
+// previous call answered with, and makes each window's final call, with
+// the window's whole state, once the stream has passed the window's end by
+// WindowGrace (the newest record's creation time, or Due's clock), when
+// the shard's last record (End) is done, or on Close.
+//
+// Windows are kept apart: records of two windows interleaved in the stream
+// (created near a boundary) each go into their own window's state, and
+// each window gets one final call. A record of a window whose final call
+// was made comes too late: as on Lambda, whose state for a window is gone
+// after its final call, the window starts again with fresh state and gets
+// another final call with that part only (an aggregate written by window
+// is then overwritten with the part: Windows logs a warning, and
+// LateRecords counts them).
+//
+// State over MaxState (all open windows' together) ends the window of the
+// call that answered with it early, as Lambda does ("If it exceeds that
+// size, Lambda terminates the window early"): its final call comes at once
+// with that state and IsWindowTerminatedEarly, and its next records start
+// it again with fresh state.
 //
 // A failed call — an error, or any batch item failure — changes neither the
 // state nor the position: Handle reports the call's first record failed, so
-// the records of the window's earlier calls stay done and the retry starts
-// where the failed call did, with the state that call had. State is kept
-// per record position ("the state after record k"), so a batch redelivered
-// from any earlier position, after a crash or a bisection, starts from the
-// state that position had: a windowed aggregate comes out exact under
-// retries, crashes and re-batching. Snapshot and Restore carry it across a
-// restart with the checkpoint.
+// the records of earlier calls stay done and the retry starts where the
+// failed call did, with the state that call had. A final call that fails
+// holds the records after it the same way, and is made again first at
+// their next delivery; it is counted against its own window: after
+// FinalAttempts, OnGiveUp is told (the Runner dead-letters the window) and
+// the records after it go on. State is kept per record position ("the
+// state after record k"), so a batch redelivered from any earlier
+// position, after a crash or a bisection, starts from the state that
+// position had: a windowed aggregate comes out exact under retries,
+// crashes and re-batching. Snapshot and Restore carry it across a restart
+// with the checkpoint.
 type Windows struct {
 	Size      time.Duration
 	Handler   WindowHandler
 	ShardID   string
 	StreamARN string
 	// End, when set, is the sequence number of the shard's last record:
-	// once the call that holds it succeeds, the window's final call is made
-	// in the same Handle (the replay kit's end of a lane).
+	// once the call that holds it succeeds, the open windows' final calls
+	// are made in the same Handle (the replay kit's end of a lane).
 	End string
-	// MaxState bounds the state a call may answer with (default, and at
-	// most, MaxWindowState); a call answering with more fails.
+	// MaxState bounds the state the shard's open windows hold together
+	// (default, and at most, MaxWindowState).
 	MaxState int
+	// FinalAttempts is how often a window's final call is made before
+	// Windows gives up on it (0: never).
+	FinalAttempts int
+	// OnGiveUp is told of a window whose final call failed FinalAttempts
+	// times; once it returns nil the window is dropped. Nil: Windows never
+	// gives up.
+	OnGiveUp func(ctx context.Context, g WindowGiveUp) error
+	// Logger, when set, is told of records that come after their window's
+	// final call.
+	Logger *slog.Logger
 
 	mu    sync.Mutex
 	after []windowMark // by position, ascending
@@ -79,28 +112,74 @@ type Windows struct {
 	// (a shard's order); next is the next number.
 	pos  map[string]int64
 	next int64
+	// finalFails counts the failed final calls of a window, by its start.
+	finalFails map[time.Time]int
+	late       int
 }
 
-// windowMark is the window state after a record: the window open there,
-// its state, and whether its final call was made.
+// WindowGiveUp is a window whose final call Windows gave up on: the
+// window, its state, its records' range in the shard, and the last error.
+type WindowGiveUp struct {
+	Window   events.Window
+	State    map[string]string
+	First    string // the sequence number of the window's first record
+	Last     string // and of its last
+	Attempts int
+	Err      error
+}
+
+// openWindow is a window that has records and no final call yet.
+type openWindow struct {
+	Start time.Time         `json:"start"`
+	State map[string]string `json:"state,omitempty"` // never changed once set: marks share it
+	First string            `json:"first,omitempty"`
+	Last  string            `json:"last,omitempty"`
+}
+
+// windowMark is the windows' state after a record: the windows open there
+// (by start), the newest creation time of the records handed over, and
+// the windows whose final call was made lately.
 type windowMark struct {
-	at    int64             // the record's position (pos)
-	Seq   string            `json:"seq"`
+	at     int64        // the record's position (pos)
+	Seq    string       `json:"seq"`
+	Open   []openWindow `json:"open,omitempty"`
+	Newest time.Time    `json:"newest,omitzero"`
+	Closed []time.Time  `json:"closed,omitempty"`
+	// One window, as a Runner before several windows kept it.
 	Start time.Time         `json:"start,omitzero"`
 	State map[string]string `json:"state,omitempty"`
 	Final bool              `json:"final,omitempty"`
 }
 
-// dueGrace is how long after a window's end Due waits for a late record
-// (one created before the window's end that the stream shows later).
-const dueGrace = 5 * time.Second
+// clone is m with its own lists (the states are shared: never changed).
+func (m windowMark) clone() windowMark {
+	m.Open, m.Closed = slices.Clone(m.Open), slices.Clone(m.Closed)
+	return m
+}
+
+// find is the index of the open window starting at start, or -1.
+func (m *windowMark) find(start time.Time) int {
+	return slices.IndexFunc(m.Open, func(o openWindow) bool { return o.Start.Equal(start) })
+}
+
+// closed notes a window's final call: it is no longer open, and a record
+// of it that comes later is late.
+func (m *windowMark) closed(start time.Time) {
+	if i := m.find(start); i >= 0 {
+		m.Open = slices.Delete(m.Open, i, i+1)
+	}
+	m.Closed = append(m.Closed, start)
+	if len(m.Closed) > maxClosed {
+		m.Closed = slices.Delete(m.Closed, 0, len(m.Closed)-maxClosed)
+	}
+}
+
+// maxClosed bounds the windows a mark remembers as closed: enough to tell
+// a late record of any window the grace still concerns.
+const maxClosed = 16
 
 // maxMarks bounds the positions Windows remembers.
 const maxMarks = 4096
-
-// ErrWindowState is the error of a call that answered with more state
-// than Windows.MaxState.
-var ErrWindowState = errors.New("stream: window state too large")
 
 // position numbers a record on first sight.
 func (w *Windows) position(seq string) int64 {
@@ -132,19 +211,19 @@ func byPosition(m windowMark, at int64) int {
 	return 0
 }
 
-// before is the mark of the greatest position before at (the zero mark:
-// no window open).
+// before is a copy of the mark of the greatest position before at (the
+// zero mark: no window open).
 func (w *Windows) before(at int64) windowMark {
 	i, _ := slices.BinarySearchFunc(w.after, at, byPosition)
 	if i == 0 {
 		return windowMark{}
 	}
-	return w.after[i-1]
+	return w.after[i-1].clone()
 }
 
 // mark records the state after a position, replacing what was there.
 func (w *Windows) mark(m windowMark) {
-	m.State = clonedState(m.State)
+	m = m.clone()
 	i, found := slices.BinarySearchFunc(w.after, m.at, byPosition)
 	if found {
 		w.after[i] = m
@@ -154,6 +233,18 @@ func (w *Windows) mark(m windowMark) {
 	if len(w.after) > maxMarks {
 		w.after = slices.Delete(w.after, 0, len(w.after)-maxMarks)
 	}
+}
+
+// LateRecords counts the records that came after their window's final
+// call (each started the window again with fresh state).
+func (w *Windows) LateRecords() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.late
+}
+
+func created(r events.DynamoDBEventRecord) time.Time {
+	return r.Change.ApproximateCreationDateTime.Time
 }
 
 // Handle is Windows as a Handler: the Runner's, or the replay kit's.
@@ -173,58 +264,140 @@ func (w *Windows) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.D
 	// record given up on since must not stay counted in them
 	i, _ := slices.BinarySearchFunc(w.after, start, byPosition)
 	w.after = w.after[:i]
-	lastCall := 0 // where the last call's records start
+	failAt := func(k int, err error) (events.DynamoDBEventResponse, error) {
+		seq := recs[k].Change.SequenceNumber
+		NoteFailure(ctx, seq, err)
+		return events.DynamoDBEventResponse{BatchItemFailures: []events.DynamoDBBatchItemFailure{{ItemIdentifier: seq}}}, nil
+	}
+	lastRun := 0 // where the last call's records start
 	for i := 0; i < len(recs); {
-		lastCall = i
-		win := WindowOf(recs[i].Change.ApproximateCreationDateTime.Time, w.Size)
+		lastRun = i
+		win := WindowOf(created(recs[i]), w.Size)
 		j := i + 1
-		for j < len(recs) && WindowOf(recs[j].Change.ApproximateCreationDateTime.Time, w.Size) == win {
+		for j < len(recs) && WindowOf(created(recs[j]), w.Size) == win {
 			j++
 		}
-		fail := events.DynamoDBEventResponse{BatchItemFailures: []events.DynamoDBBatchItemFailure{{ItemIdentifier: recs[i].Change.SequenceNumber}}}
-		if !cur.Start.IsZero() && !cur.Start.Equal(win.Start.Time) && !cur.Final {
-			if err := w.final(ctx, cur, false); err != nil {
-				NoteFailure(ctx, recs[i].Change.SequenceNumber, fmt.Errorf("the final call of the window from %s: %w", cur.Start.Format(time.RFC3339), err))
-				return fail, nil
+		// the windows the stream has passed by the grace get their final
+		// call before the records after them
+		if err := w.finalsDue(ctx, &cur, later(cur.Newest, created(recs[i]))); err != nil {
+			return failAt(i, err)
+		}
+		k := cur.find(win.Start.Time)
+		o := openWindow{Start: win.Start.Time, First: recs[i].Change.SequenceNumber}
+		if k >= 0 {
+			o = cur.Open[k]
+		} else if slices.ContainsFunc(cur.Closed, win.Start.Time.Equal) {
+			w.late += j - i
+			if w.Logger != nil {
+				w.Logger.Warn("records came after their window's final call; the window starts again with fresh state, as Lambda's does, and gets another final call with these records only",
+					"window", win.Start.Format(time.RFC3339), "records", j-i, "first", recs[i].Change.SequenceNumber)
 			}
-			cur.Final = true
-			w.mark(cur)
 		}
-		switch {
-		case cur.Start.IsZero() || !cur.Start.Equal(win.Start.Time):
-			cur = windowMark{Start: win.Start.Time} // a new window
-		case cur.Final:
-			// a record that came after its window's final call: the window
-			// goes on with its state and gets another final call, with the
-			// whole (an aggregate written by window is then complete)
-			cur.Final = false
-		}
-		state, err := w.call(ctx, recs[i:j], win, cur.State, false, false)
+		state, err := w.call(ctx, recs[i:j], win, o.State, false, false)
 		if err != nil {
-			NoteFailure(ctx, recs[i].Change.SequenceNumber, err)
-			return fail, nil
+			return failAt(i, err)
 		}
-		cur.State, cur.Seq, cur.at = state, recs[j-1].Change.SequenceNumber, w.pos[recs[j-1].Change.SequenceNumber]
+		o.State, o.Last = clonedState(state), recs[j-1].Change.SequenceNumber
+		next := cur.clone()
+		for _, r := range recs[i:j] {
+			next.Newest = later(next.Newest, created(r))
+		}
+		if k >= 0 {
+			next.Open[k] = o
+		} else {
+			next.Open = append(next.Open, o)
+			slices.SortFunc(next.Open, func(a, b openWindow) int { return a.Start.Compare(b.Start) })
+		}
+		if stateSize(next.Open) > w.maxState() {
+			// over the limit: the window ends early, at once, with the
+			// state it has; its next records start it afresh
+			if err := w.finalCall(ctx, o, true); err != nil {
+				return failAt(i, err)
+			}
+			next.Open = slices.DeleteFunc(next.Open, func(x openWindow) bool { return x.Start.Equal(o.Start) })
+		}
+		cur = next
+		cur.Seq, cur.at = recs[j-1].Change.SequenceNumber, w.pos[recs[j-1].Change.SequenceNumber]
 		w.mark(cur)
 		i = j
 	}
-	if w.End != "" && cur.Seq == w.End && !cur.Final {
-		if err := w.final(ctx, cur, false); err != nil {
+	if w.End != "" && cur.Seq == w.End {
+		if err := w.finals(ctx, &cur, func(openWindow) (bool, bool) { return true, false }); err != nil {
 			// the last call's records again, from the state before them
-			first := recs[lastCall].Change.SequenceNumber
-			NoteFailure(ctx, first, fmt.Errorf("the final call of the window from %s: %w", cur.Start.Format(time.RFC3339), err))
-			return events.DynamoDBEventResponse{BatchItemFailures: []events.DynamoDBBatchItemFailure{{ItemIdentifier: first}}}, nil
+			return failAt(lastRun, err)
 		}
-		cur.Final = true
-		w.mark(cur)
 	}
 	return events.DynamoDBEventResponse{}, nil
 }
 
-// final makes window m's final call.
-func (w *Windows) final(ctx context.Context, m windowMark, early bool) error {
-	_, err := w.call(ctx, nil, events.Window{Start: events.RFC3339EpochTime{Time: m.Start}, End: events.RFC3339EpochTime{Time: m.Start.Add(w.Size)}}, m.State, true, early)
-	return err
+// finalsDue makes the final calls of the open windows whose end newest
+// has passed by WindowGrace.
+func (w *Windows) finalsDue(ctx context.Context, cur *windowMark, newest time.Time) error {
+	return w.finals(ctx, cur, func(o openWindow) (bool, bool) {
+		return !newest.Before(o.Start.Add(w.Size + WindowGrace)), false
+	})
+}
+
+// finals makes the final call of every open window that due says is due
+// (and whether it ends early), oldest first, marking each at cur's
+// position once made; it stops at the first that fails.
+func (w *Windows) finals(ctx context.Context, cur *windowMark, due func(openWindow) (bool, bool)) error {
+	for _, o := range slices.Clone(cur.Open) {
+		ok, early := due(o)
+		if !ok {
+			continue
+		}
+		if err := w.finalCall(ctx, o, early); err != nil {
+			return err
+		}
+		cur.closed(o.Start)
+		w.mark(*cur)
+	}
+	return nil
+}
+
+// finalCall makes window o's final call, counting its failures against
+// the window: after FinalAttempts, OnGiveUp is told, and once it has been
+// the call is done with (nil).
+func (w *Windows) finalCall(ctx context.Context, o openWindow, early bool) error {
+	win := events.Window{Start: events.RFC3339EpochTime{Time: o.Start}, End: events.RFC3339EpochTime{Time: o.Start.Add(w.Size)}}
+	_, err := w.call(ctx, nil, win, o.State, true, early)
+	if err == nil {
+		delete(w.finalFails, o.Start)
+		return nil
+	}
+	err = fmt.Errorf("the final call of the window from %s: %w", o.Start.Format(time.RFC3339), err)
+	if w.finalFails == nil {
+		w.finalFails = map[time.Time]int{}
+	}
+	w.finalFails[o.Start]++
+	n := w.finalFails[o.Start]
+	if w.FinalAttempts <= 0 || n < w.FinalAttempts || w.OnGiveUp == nil {
+		return err
+	}
+	if gerr := w.OnGiveUp(ctx, WindowGiveUp{Window: win, State: clonedState(o.State), First: o.First, Last: o.Last, Attempts: n, Err: err}); gerr != nil {
+		return fmt.Errorf("%w; giving it up failed: %w", err, gerr)
+	}
+	delete(w.finalFails, o.Start)
+	return nil
+}
+
+func (w *Windows) maxState() int {
+	if w.MaxState > 0 {
+		return min(w.MaxState, MaxWindowState)
+	}
+	return MaxWindowState
+}
+
+// stateSize is the open windows' state, keys and values together.
+func stateSize(open []openWindow) int {
+	n := 0
+	for _, o := range open {
+		for k, v := range o.State {
+			n += len(k) + len(v)
+		}
+	}
+	return n
 }
 
 // call makes one call of the handler and returns the state it answered
@@ -243,22 +416,11 @@ func (w *Windows) call(ctx context.Context, recs []events.DynamoDBEventRecord, w
 	if n := len(resp.BatchItemFailures); n > 0 {
 		return nil, fmt.Errorf("the window handler reported %d failed item(s): its call fails whole", n)
 	}
-	size := 0
-	for k, v := range resp.State {
-		size += len(k) + len(v)
-	}
-	limit := MaxWindowState
-	if w.MaxState > 0 {
-		limit = min(w.MaxState, MaxWindowState)
-	}
-	if size > limit {
-		return nil, fmt.Errorf("%w: %d bytes, over %d", ErrWindowState, size, limit)
-	}
 	return resp.State, nil
 }
 
-// Close makes the final call of the window open at the shard's end, with
-// IsWindowTerminatedEarly when the window has not ended by now (a shard
+// Close makes the final call of every window open at the shard's end,
+// with IsWindowTerminatedEarly for one that has not ended by now (a shard
 // that closed before it): what a Runner does when a shard ends.
 func (w *Windows) Close(ctx context.Context, now time.Time) error {
 	w.mu.Lock()
@@ -266,20 +428,12 @@ func (w *Windows) Close(ctx context.Context, now time.Time) error {
 	if len(w.after) == 0 {
 		return nil
 	}
-	cur := w.after[len(w.after)-1]
-	if cur.Start.IsZero() || cur.Final {
-		return nil
-	}
-	if err := w.final(ctx, cur, now.Before(cur.Start.Add(w.Size))); err != nil {
-		return err
-	}
-	cur.Final = true
-	w.mark(cur)
-	return nil
+	cur := w.after[len(w.after)-1].clone()
+	return w.finals(ctx, &cur, func(o openWindow) (bool, bool) { return true, now.Before(o.Start.Add(w.Size)) })
 }
 
-// Due makes the final call of the window open after the last record
-// handled when that window has ended by now, as the mapping closes a
+// Due makes the final call of every window open after the last record
+// handled that has ended by now, by WindowGrace, as the mapping closes a
 // window at its end when no later record comes; call it only while no
 // batch is being handled. It reports whether it made one.
 func (w *Windows) Due(ctx context.Context, now time.Time) (bool, error) {
@@ -288,21 +442,15 @@ func (w *Windows) Due(ctx context.Context, now time.Time) (bool, error) {
 	if len(w.after) == 0 {
 		return false, nil
 	}
-	cur := w.after[len(w.after)-1]
-	if cur.Start.IsZero() || cur.Final || now.Before(cur.Start.Add(w.Size+dueGrace)) {
-		return false, nil
-	}
-	if err := w.final(ctx, cur, false); err != nil {
-		return false, err
-	}
-	cur.Final = true
-	w.mark(cur)
-	return true, nil
+	cur := w.after[len(w.after)-1].clone()
+	open := len(cur.Open)
+	err := w.finalsDue(ctx, &cur, now)
+	return len(cur.Open) < open, err
 }
 
-// Snapshot is the window state after the record seq of the shard (or, for
-// a record no call had, after the last one before it in the shard), as
-// text to keep with the checkpoint; Restore reads it back as the state
+// Snapshot is the windows' state after the record seq of the shard (or,
+// for a record no call had, after the last one before it in the shard),
+// as text to keep with the checkpoint; Restore reads it back as the state
 // before the records that follow.
 func (w *Windows) Snapshot(seq string) string {
 	w.mu.Lock()
@@ -319,12 +467,21 @@ func (w *Windows) Snapshot(seq string) string {
 	return string(b)
 }
 
-// Restore sets the window state after a position from a Snapshot: the
-// state every record handed over next starts from.
+// Restore sets the windows' state after a position from a Snapshot (or
+// from one window's, as a Runner kept it before): the state every record
+// handed over next starts from.
 func (w *Windows) Restore(snapshot string) error {
 	var m windowMark
 	if err := json.Unmarshal([]byte(snapshot), &m); err != nil {
 		return fmt.Errorf("stream: window state: %w", err)
+	}
+	if !m.Start.IsZero() { // one window
+		if m.Final {
+			m.Closed = append(m.Closed, m.Start)
+		} else {
+			m.Open = append(m.Open, openWindow{Start: m.Start, State: m.State})
+		}
+		m.Start, m.State, m.Final = time.Time{}, nil, false
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()

@@ -3,6 +3,7 @@ package stream_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -11,6 +12,9 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/dynastream/dynastream/stream"
 )
@@ -184,34 +188,289 @@ func windowRecord(i int, t time.Time) events.DynamoDBEventRecord {
 		NewImage: map[string]events.DynamoDBAttributeValue{"i": events.NewNumberAttribute(strconv.Itoa(i))}}}
 }
 
-// A record that comes after its window's final call (late on the stream)
-// reopens the window with its state, and the window's next final call has
-// the whole; a batch delivered again from an earlier position starts from
-// the state that position had, not from marks of a delivery since undone.
+// handleAll hands w a batch and fails the test on any failure.
+func handleAll(t *testing.T, w *stream.Windows, recs ...events.DynamoDBEventRecord) {
+	t.Helper()
+	if resp, err := w.Handle(context.Background(), events.DynamoDBEvent{Records: recs}); err != nil || len(resp.BatchItemFailures) > 0 {
+		t.Fatalf("Handle: %v %v", resp, err)
+	}
+}
+
+// A record that comes after its window's final call (late on the stream,
+// beyond WindowGrace) starts the window again with fresh state, as on
+// Lambda, whose state for a window is gone after its final call ("Lambda
+// ... passes the state ... until the window's final invocation": Lambda,
+// "Using tumbling windows", https://docs.aws.amazon.com/lambda/latest/dg/services-ddb-windows.html);
+// its second final call has that part only, and LateRecords counts it. A
+// batch delivered again from an earlier position starts from the state
+// that position had, not from marks of a delivery since undone.
 func TestWindowsLateRecordAndRedelivery(t *testing.T) {
 	wc := &windowCalls{}
 	w := &stream.Windows{Size: time.Minute, Handler: wc.handle}
 	t0 := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
 	ctx := context.Background()
-	handle := func(recs ...events.DynamoDBEventRecord) {
-		t.Helper()
-		if resp, err := w.Handle(ctx, events.DynamoDBEvent{Records: recs}); err != nil || len(resp.BatchItemFailures) > 0 {
-			t.Fatalf("Handle: %v %v", resp, err)
-		}
-	}
-	handle(windowRecord(1, t0), windowRecord(2, t0.Add(10*time.Second)))
-	handle(windowRecord(1, t0), windowRecord(2, t0.Add(10*time.Second))) // delivered again: the same state
+	handleAll(t, w, windowRecord(1, t0), windowRecord(2, t0.Add(10*time.Second)))
+	handleAll(t, w, windowRecord(1, t0), windowRecord(2, t0.Add(10*time.Second))) // delivered again: the same state
 	if made, err := w.Due(ctx, t0.Add(2*time.Minute)); !made || err != nil {
 		t.Fatalf("Due: %v %v", made, err)
 	}
 	if got := wc.finalsNow()[t0]; got != 3 {
 		t.Fatalf("first final total %d, want 3", got)
 	}
-	handle(windowRecord(3, t0.Add(59*time.Second))) // late
+	handleAll(t, w, windowRecord(3, t0.Add(59*time.Second))) // late
 	if made, _ := w.Due(ctx, t0.Add(2*time.Minute)); !made {
-		t.Fatal("no second final call for the reopened window")
+		t.Fatal("no final call for the window started again")
 	}
-	if got := wc.finalsNow()[t0]; got != 6 {
-		t.Errorf("final total after the late record %d, want 6 (the whole window)", got)
+	if got := wc.finalsNow()[t0]; got != 3 {
+		t.Errorf("final total after the late record %d, want 3 (its part only, as on Lambda)", got)
+	}
+	if n := w.LateRecords(); n != 1 {
+		t.Errorf("LateRecords %d, want 1", n)
+	}
+}
+
+// Records of two windows interleaved in stream order (created near the
+// boundary: W1, W2, W1, W2) each go into their own window's state, and
+// each window gets one final call with its whole, once the stream has
+// passed its end by WindowGrace — in one batch or one record a batch.
+func TestWindowsInterleaved(t *testing.T) {
+	t0 := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+	recs := []events.DynamoDBEventRecord{
+		windowRecord(1, t0.Add(59*time.Second)), windowRecord(2, t0.Add(60*time.Second)),
+		windowRecord(3, t0.Add(59*time.Second)), windowRecord(4, t0.Add(61*time.Second)),
+		windowRecord(5, t0.Add(2*time.Minute+10*time.Second)), // passes W2's end by the grace too
+	}
+	for _, batch := range []int{5, 2, 1} {
+		t.Run(fmt.Sprintf("batches of %d", batch), func(t *testing.T) {
+			wc := &windowCalls{}
+			w := &stream.Windows{Size: time.Minute, Handler: wc.handle}
+			for i := 0; i < len(recs); i += batch {
+				handleAll(t, w, recs[i:min(i+batch, len(recs))]...)
+			}
+			want := map[time.Time]int{t0: 1 + 3, t0.Add(time.Minute): 2 + 4}
+			if diff := cmp.Diff(want, wc.finalsNow()); diff != "" {
+				t.Errorf("final totals (-want +got):\n%s", diff)
+			}
+			for start, n := range wc.count {
+				if n != 1 {
+					t.Errorf("window %s: %d final calls", start.Format(time.TimeOnly), n)
+				}
+			}
+		})
+	}
+}
+
+// State over the limit ends the window early, as Lambda documents ("If it
+// exceeds that size, Lambda terminates the window early"): the final call
+// comes at once with IsWindowTerminatedEarly and that state, and the next
+// call of the same window starts with fresh state.
+func TestWindowsStateOverTheLimitEndsTheWindowEarly(t *testing.T) {
+	t0 := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+	type final struct {
+		total int
+		early bool
+	}
+	var finals []final
+	var fresh []bool // per call with records: whether its state was empty
+	h := func(_ context.Context, ev events.DynamoDBTimeWindowEvent) (events.DynamoDBTimeWindowEventResponse, error) {
+		total, _ := strconv.Atoi(ev.State["total"])
+		if ev.IsFinalInvokeForWindow {
+			finals = append(finals, final{total, ev.IsWindowTerminatedEarly})
+			return events.DynamoDBTimeWindowEventResponse{}, nil
+		}
+		fresh = append(fresh, len(ev.State) == 0)
+		for _, r := range ev.Records {
+			i, _ := strconv.Atoi(r.Change.NewImage["i"].Number())
+			total += i
+		}
+		// state grows by 1 KB a record
+		pad := strings.Repeat("x", 1024*(len(ev.State["pad"])/1024+len(ev.Records)))
+		return events.DynamoDBTimeWindowEventResponse{TimeWindowEventResponseProperties: events.TimeWindowEventResponseProperties{
+			State: map[string]string{"total": strconv.Itoa(total), "pad": pad}}}, nil
+	}
+	w := &stream.Windows{Size: time.Minute, Handler: h, MaxState: 2500}
+	handleAll(t, w, windowRecord(1, t0))                    // 1 KB
+	handleAll(t, w, windowRecord(2, t0.Add(time.Second)))   // 2 KB
+	handleAll(t, w, windowRecord(3, t0.Add(2*time.Second))) // 3 KB: over, ends early
+	handleAll(t, w, windowRecord(4, t0.Add(3*time.Second))) // the same window, afresh
+	if _, err := w.Due(context.Background(), t0.Add(2*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if want := []final{{6, true}, {4, false}}; !slices.Equal(finals, want) {
+		t.Errorf("final calls %v, want %v", finals, want)
+	}
+	if want := []bool{true, false, false, true}; !slices.Equal(fresh, want) {
+		t.Errorf("calls with fresh state %v, want %v", fresh, want)
+	}
+}
+
+// A final call that keeps failing holds the records after it and is made
+// again first at their next delivery, counted against its own window:
+// after FinalAttempts, OnGiveUp gets the window (its range and state) and
+// the next window's records go on, never failed for it.
+func TestWindowsFinalCallGivenUpAsTheWindows(t *testing.T) {
+	t0 := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+	wc := &windowCalls{}
+	failFinals := true
+	h := func(ctx context.Context, ev events.DynamoDBTimeWindowEvent) (events.DynamoDBTimeWindowEventResponse, error) {
+		if ev.IsFinalInvokeForWindow && ev.Window.Start.Equal(t0) && failFinals {
+			return events.DynamoDBTimeWindowEventResponse{}, fmt.Errorf("sink down")
+		}
+		return wc.handle(ctx, ev)
+	}
+	var gaveUp []stream.WindowGiveUp
+	w := &stream.Windows{Size: time.Minute, Handler: h, FinalAttempts: 3,
+		OnGiveUp: func(_ context.Context, g stream.WindowGiveUp) error { gaveUp = append(gaveUp, g); return nil }}
+	handleAll(t, w, windowRecord(1, t0), windowRecord(2, t0.Add(time.Second)))
+	next := []events.DynamoDBEventRecord{windowRecord(3, t0.Add(2*time.Minute)), windowRecord(4, t0.Add(2*time.Minute))}
+	for attempt := 1; attempt <= 2; attempt++ {
+		resp, _ := w.Handle(context.Background(), events.DynamoDBEvent{Records: next})
+		if len(resp.BatchItemFailures) != 1 || resp.BatchItemFailures[0].ItemIdentifier != next[0].Change.SequenceNumber {
+			t.Fatalf("attempt %d: %v, want the next window's first record held", attempt, resp)
+		}
+	}
+	handleAll(t, w, next...) // the third attempt gives the final call up, and goes on
+	if len(gaveUp) != 1 || gaveUp[0].First != windowRecord(1, t0).Change.SequenceNumber || gaveUp[0].Last != windowRecord(2, t0).Change.SequenceNumber ||
+		gaveUp[0].State["total"] != "3" || gaveUp[0].Attempts != 3 || !gaveUp[0].Window.Start.Equal(t0) {
+		t.Fatalf("given up: %+v", gaveUp)
+	}
+	if _, err := w.Due(context.Background(), t0.Add(4*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if got := wc.finalsNow()[t0.Add(2*time.Minute)]; got != 7 {
+		t.Errorf("the next window's final total %d, want 7", got)
+	}
+}
+
+// A window's state may be as large as Lambda allows (1 MB a shard), and a
+// Runner keeps it with the checkpoint across a restart: TableCheckpoints
+// keeps what one item (400 KB) cannot hold in items of its own, and drops
+// them when the checkpoint no longer needs them.
+func TestRunWindowsKeepsAMegabyteOfState(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c, table, arn := newTable(t)
+	cps := &stream.TableCheckpoints{DB: c.DB, Table: table + "-checkpoints"}
+	if err := cps.CreateTable(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var finals []int
+	big := strings.Repeat("é", 450<<10) // 900 KB of two-byte runes
+	h := func(_ context.Context, ev events.DynamoDBTimeWindowEvent) (events.DynamoDBTimeWindowEventResponse, error) {
+		total, _ := strconv.Atoi(ev.State["total"])
+		if ev.IsFinalInvokeForWindow {
+			mu.Lock()
+			defer mu.Unlock()
+			if ev.State["pad"] == big {
+				finals = append(finals, total)
+			}
+			return events.DynamoDBTimeWindowEventResponse{}, nil
+		}
+		for _, r := range ev.Records {
+			i, _ := strconv.Atoi(r.Change.NewImage["i"].Number())
+			total += i
+		}
+		return events.DynamoDBTimeWindowEventResponse{TimeWindowEventResponseProperties: events.TimeWindowEventResponseProperties{
+			State: map[string]string{"total": strconv.Itoa(total), "pad": big}}}, nil
+	}
+	skew := time.Duration(0)
+	runner := func() *stream.Runner {
+		r := newRunner(t, c.Streams, arn, "windows")
+		r.Checkpoints, r.TumblingWindow = cps, 15*time.Minute
+		r.Now = func() time.Time { mu.Lock(); defer mu.Unlock(); return time.Now().Add(skew) }
+		return r
+	}
+	shard := shardID(t, c.Streams, arn)
+	putItems(t, c.DB, table, 1, 3) // 1+2
+	recs := readStream(t, c.Streams, arn, 2)
+	r1 := runner()
+	ctx1, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- r1.RunWindows(ctx1, h) }()
+	waitWindowCheckpoint(t, cps, shard, aws.ToString(recs[1].Dynamodb.SequenceNumber))
+	stop()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if cp, err := cps.Get(ctx, "windows", shard); err != nil || len(cp) < 900<<10 {
+		t.Fatalf("checkpoint of %d bytes, %v", len(cp), err)
+	}
+
+	putItems(t, c.DB, table, 3, 4) // 3, after the restart
+	r2 := runner()
+	ctx2, stop2 := context.WithCancel(ctx)
+	defer stop2()
+	go func() { done <- r2.RunWindows(ctx2, h) }()
+	recs = readStream(t, c.Streams, arn, 3)
+	waitWindowCheckpoint(t, cps, shard, aws.ToString(recs[2].Dynamodb.SequenceNumber))
+	mu.Lock()
+	skew = 30 * time.Minute // the window has ended
+	mu.Unlock()
+	waitFor(t, "the final call", func() bool { mu.Lock(); defer mu.Unlock(); return len(finals) > 0 })
+	mu.Lock()
+	if finals[0] != 6 {
+		t.Errorf("final total %d, want 6: the state did not survive the restart", finals[0])
+	}
+	mu.Unlock()
+	// once the window's final call is made the state is small again: the
+	// parts are dropped
+	waitFor(t, "the parts dropped", func() bool {
+		out, err := c.DB.Scan(ctx, &dynamodb.ScanInput{TableName: aws.String(table + "-checkpoints")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range out.Items {
+			if s, ok := it["shardId"].(*ddbtypes.AttributeValueMemberS); ok && strings.HasPrefix(s.Value, "#state#") {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// A Runner gives up on a window whose final call keeps failing after its
+// retries, as the window's: a dead letter with the window, its state and
+// its records' range, and the shard goes on.
+func TestRunWindowsDeadLettersAFinalCallThatKeepsFailing(t *testing.T) {
+	t.Parallel()
+	c, table, arn := newTable(t)
+	var mu sync.Mutex
+	skew := time.Duration(0)
+	r := newRunner(t, c.Streams, arn, "windows")
+	r.TumblingWindow, r.MaxRetries = time.Minute, stream.Retries(1)
+	r.Now = func() time.Time { mu.Lock(); defer mu.Unlock(); return time.Now().Add(skew) }
+	finals := 0
+	h := func(ctx context.Context, ev events.DynamoDBTimeWindowEvent) (events.DynamoDBTimeWindowEventResponse, error) {
+		if ev.IsFinalInvokeForWindow {
+			mu.Lock()
+			finals++
+			mu.Unlock()
+			return events.DynamoDBTimeWindowEventResponse{}, fmt.Errorf("the sink is down")
+		}
+		return (&windowCalls{}).handle(ctx, ev)
+	}
+	putItems(t, c.DB, table, 1, 3)
+	recs := readStream(t, c.Streams, arn, 2)
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	go r.RunWindows(ctx, h)
+	waitWindowCheckpoint(t, r.Checkpoints, shardID(t, c.Streams, arn), aws.ToString(recs[1].Dynamodb.SequenceNumber))
+	mu.Lock()
+	skew = 3 * time.Minute
+	mu.Unlock()
+	dl := r.DeadLetters.(*stream.MemoryDeadLetters)
+	waitFor(t, "the window dead-lettered", func() bool { return len(dl.All()) == 1 })
+	d := dl.All()[0]
+	start := stream.WindowOf(aws.ToTime(recs[0].Dynamodb.ApproximateCreationDateTime), time.Minute).Start.Time
+	if d.Window == nil || !d.Window.Start.Equal(start) || d.WindowState["total"] != "3" || d.Attempts != 2 ||
+		d.FirstSequenceNumber != aws.ToString(recs[0].Dynamodb.SequenceNumber) || d.LastSequenceNumber != aws.ToString(recs[1].Dynamodb.SequenceNumber) {
+		t.Errorf("dead letter %+v", d)
+	}
+	time.Sleep(200 * time.Millisecond) // more polls: given up, the final call is not made again
+	mu.Lock()
+	defer mu.Unlock()
+	if finals != 2 {
+		t.Errorf("%d final calls, want 2 (MaxRetries 1)", finals)
 	}
 }
