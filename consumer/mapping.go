@@ -10,30 +10,39 @@ import (
 )
 
 // The event source mapping's metrics, as Lambda names them (namespace
-// AWS/Lambda, with the mapping's MetricsConfig EventCount on). Mapping
-// writes a Runner's counters under these names, so a dashboard or an alarm
-// written for a mapping reads the Runner the same way; IteratorAge is
+// AWS/Lambda, with the mapping's MetricsConfig EventCount on: "Event source
+// mapping metrics",
+// https://docs.aws.amazon.com/lambda/latest/dg/monitoring-metrics-types.html).
+// Mapping writes a Runner's counters under these names; IteratorAge is
 // every call's (EMF.Observe).
 const (
-	MetricIteratorAge        = "IteratorAge"
-	MetricPolled             = "PolledEventCount"
-	MetricFilteredOut        = "FilteredOutEventCount"
-	MetricInvoked            = "InvokedEventCount"
-	MetricFailedInvoke       = "FailedInvokeEventCount"
-	MetricDropped            = "DroppedEventCount"
-	MetricOnFailureDelivered = "OnFailureDestinationDeliveredEventCount"
+	MetricIteratorAge                 = "IteratorAge"
+	MetricPolled                      = "PolledEventCount"
+	MetricFilteredOut                 = "FilteredOutEventCount"
+	MetricInvoked                     = "InvokedEventCount"
+	MetricFailedInvoke                = "FailedInvokeEventCount"
+	MetricDropped                     = "DroppedEventCount"
+	MetricOnFailureDelivered          = "OnFailureDestinationDeliveredEventCount"
+	MetricDestinationDeliveryFailures = "DestinationDeliveryFailures"
 )
 
 // Mapping writes a stream.Runner's counters as the event source mapping's
 // metrics, through an EMF (dimensions service and consumer): each Flush
 // writes one line with what changed since the last — PolledEventCount
-// (records read), FilteredOutEventCount (Config.Filter), InvokedEventCount
-// (records handed to the handler, again on each retry),
+// (records read; 0 when the reads since found nothing, as Lambda emits
+// for an empty poll), FilteredOutEventCount (Config.Filter),
+// InvokedEventCount (records handed to the handler, again on each retry),
 // FailedInvokeEventCount (those a call did not finish),
-// DroppedEventCount (records given up on, for their retries or their age)
-// and OnFailureDestinationDeliveredEventCount (those the dead-letter sink,
-// the Runner's on-failure destination, took: the same records, as every
-// dropped record goes there).
+// OnFailureDestinationDeliveredEventCount (records the dead-letter sink,
+// the Runner's on-failure destination, took), DroppedEventCount (records
+// given up on that no destination took, which Lambda counts apart from
+// those it delivered: always 0 for a Runner, whose shard waits until its
+// sink takes them) and DestinationDeliveryFailures (the sink's refusals).
+//
+// What carries over to a dashboard or an alarm written for a mapping is
+// the metric names and their meaning; the namespace and the dimensions
+// are the EMF's (EMF.Namespace, service and consumer), not AWS/Lambda
+// with the mapping's UUID, so point the alarm at them.
 type Mapping struct {
 	EMF      *EMF
 	Consumer string
@@ -43,14 +52,16 @@ type Mapping struct {
 	last stream.Stats
 }
 
-// Flush writes the counts since the last Flush (nothing when none moved).
+// Flush writes the counts since the last Flush (nothing when nothing was
+// read or done, not even an empty poll).
 func (m *Mapping) Flush() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	now := m.Runner.Stats()
 	d := func(a, b int64) float64 { return float64(a - b) }
 	last := m.last
-	if now.RecordsRead == last.RecordsRead && now.InvokedEvents == last.InvokedEvents && now.DeadLettered == last.DeadLettered {
+	if now.Polls == last.Polls && now.RecordsRead == last.RecordsRead && now.InvokedEvents == last.InvokedEvents &&
+		now.DeadLettered == last.DeadLettered && now.DestinationFailures == last.DestinationFailures {
 		return nil
 	}
 	m.last = now
@@ -60,8 +71,9 @@ func (m *Mapping) Flush() error {
 		Add(MetricFilteredOut, emf.Count, d(now.FilteredOut, last.FilteredOut)).
 		Add(MetricInvoked, emf.Count, d(now.InvokedEvents, last.InvokedEvents)).
 		Add(MetricFailedInvoke, emf.Count, d(now.FailedInvokeEvents, last.FailedInvokeEvents)).
-		Add(MetricDropped, emf.Count, d(now.DeadLettered, last.DeadLettered)).
-		Add(MetricOnFailureDelivered, emf.Count, d(now.DeadLettered, last.DeadLettered))
+		Add(MetricDropped, emf.Count, 0).
+		Add(MetricOnFailureDelivered, emf.Count, d(now.DeadLettered, last.DeadLettered)).
+		Add(MetricDestinationDeliveryFailures, emf.Count, d(now.DestinationFailures, last.DestinationFailures))
 	return l.Flush(s)
 }
 

@@ -21,8 +21,13 @@ import (
 )
 
 // A Runner's counters come out under the event source mapping's metric
-// names: four records polled, one filtered out, one given up on (dropped,
-// and delivered to the on-failure destination, the dead-letter sink).
+// names ("Event source mapping metrics",
+// https://docs.aws.amazon.com/lambda/latest/dg/monitoring-metrics-types.html):
+// four records polled, one filtered out, one given up on and delivered to
+// the on-failure destination (the dead-letter sink), so not dropped
+// ("Dropped events also excludes events that you send to an on-failure
+// destination"); then an empty poll, which Lambda emits as
+// PolledEventCount 0.
 func TestMappingMetrics(t *testing.T) {
 	tbl := ddblocal.NewTable(t, ddblocal.Schema("PK", "SK"))
 	ctx := context.Background()
@@ -74,8 +79,9 @@ func TestMappingMetrics(t *testing.T) {
 	}
 	st := r.Stats()
 	for name, want := range map[string]float64{
-		consumer.MetricPolled: 4, consumer.MetricFilteredOut: 1, consumer.MetricDropped: 1, consumer.MetricOnFailureDelivered: 1,
-		consumer.MetricInvoked: float64(st.InvokedEvents), consumer.MetricFailedInvoke: float64(st.FailedInvokeEvents),
+		consumer.MetricPolled: 4, consumer.MetricFilteredOut: 1, consumer.MetricDropped: 0, consumer.MetricOnFailureDelivered: 1,
+		consumer.MetricDestinationDeliveryFailures: 0,
+		consumer.MetricInvoked:                     float64(st.InvokedEvents), consumer.MetricFailedInvoke: float64(st.FailedInvokeEvents),
 	} {
 		if doc[name] != want {
 			t.Errorf("%s = %v, want %v (line %s)", name, doc[name], want, lines[0])
@@ -83,5 +89,26 @@ func TestMappingMetrics(t *testing.T) {
 	}
 	if st.InvokedEvents < 3 || st.FailedInvokeEvents < 1 {
 		t.Errorf("stats %+v", st)
+	}
+
+	// the runner again, on the same checkpoints: it polls and finds nothing
+	rctx, stop = context.WithCancel(ctx)
+	go func() { done <- r.Run(rctx, h) }()
+	for deadline := time.Now().Add(30 * time.Second); r.Stats().Polls == st.Polls; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no poll")
+		}
+	}
+	stop()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	if err := m.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	doc = nil
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil || doc[consumer.MetricPolled] != 0.0 {
+		t.Errorf("after an empty poll: %s (%v), want PolledEventCount 0", out.String(), err)
 	}
 }

@@ -41,6 +41,13 @@ type DeadLetter struct {
 	// destination's terms: RetryAttemptsExhausted ("" reads as that) or
 	// RecordAgeExceeded.
 	Condition string `json:"condition,omitempty"`
+	// RequestID is the invocation id of the last handler call on these
+	// records ("" when none was made: records that expired first), and
+	// FunctionError how it failed, as Lambda reports it: "Unhandled" for an
+	// error, "" for records the call reported failed (BatchItemFailures).
+	// The on-failure record carries them (FailureRecord).
+	RequestID     string `json:"requestId,omitempty"`
+	FunctionError string `json:"functionError,omitempty"`
 	// Window and WindowState are a tumbling window whose final call was
 	// given up on (Windows.OnGiveUp): its records (First…LastSequenceNumber)
 	// were handled, and the final call can be made again by hand with this

@@ -47,6 +47,14 @@ type Health struct {
 	// list), by shard id.
 	Shards []ShardHealth `json:"shards"`
 	Stats  Stats         `json:"stats"`
+	// DeadLettersWaiting counts dead letters the sink (the on-failure
+	// destination) refused and the Runner is still offering it (their
+	// shards wait, so nothing is lost), DeadLetterSinkFailingSince is when
+	// the oldest was first refused, and DeadLetterSinkError the latest
+	// refusal. Status is Stuck once that is StuckAfter ago.
+	DeadLettersWaiting         int       `json:"deadLettersWaiting,omitempty"`
+	DeadLetterSinkFailingSince time.Time `json:"deadLetterSinkFailingSince,omitzero"`
+	DeadLetterSinkError        string    `json:"deadLetterSinkError,omitempty"`
 }
 
 // ShardHealth is one shard's part of Health.
@@ -360,6 +368,12 @@ func (r *Runner) Health() Health {
 		h.Status = Stuck
 		h.Reason = fmt.Sprintf("the stream could not be described for %s: %s", now.Sub(failingSince).Round(time.Second), describeErr)
 	}
+	h.DeadLettersWaiting, h.DeadLetterSinkFailingSince, h.DeadLetterSinkError = r.sink.report()
+	if h.DeadLettersWaiting > 0 && now.Sub(h.DeadLetterSinkFailingSince) >= stuckAfter && !standby && !paused {
+		h.Status = Stuck
+		h.Reason = fmt.Sprintf("the dead-letter sink has refused %d dead letter(s) for %s (their shards wait): %s",
+			h.DeadLettersWaiting, now.Sub(h.DeadLetterSinkFailingSince).Round(time.Second), h.DeadLetterSinkError)
+	}
 	return h
 }
 
@@ -394,4 +408,46 @@ func (r *Runner) settings() (now func() time.Time, stuckAfter time.Duration, log
 		log = slog.Default()
 	}
 	return now, stuckAfter, log
+}
+
+// sinkHealth is the dead-letter sink's part of Health: dead letters it
+// refused that are waiting to be taken.
+type sinkHealth struct {
+	mu      sync.Mutex
+	waiting int       // dead letters refused at least once, not yet taken
+	since   time.Time // when the oldest of them was first refused
+	lastErr string
+}
+
+// refused notes a refusal; first says it is the dead letter's first,
+// which then waits until done.
+func (s *sinkHealth) refused(now time.Time, err error, first bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if first {
+		if s.waiting == 0 {
+			s.since = now
+		}
+		s.waiting++
+	}
+	s.lastErr = errText(err)
+}
+
+// done notes that a refused dead letter was taken (or is no longer waited
+// for: the run ended, and its records are read again after a restart).
+func (s *sinkHealth) done() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.waiting > 0 {
+		s.waiting--
+	}
+	if s.waiting == 0 {
+		s.since, s.lastErr = time.Time{}, ""
+	}
+}
+
+func (s *sinkHealth) report() (waiting int, since time.Time, lastErr string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.waiting, s.since, s.lastErr
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -350,4 +351,47 @@ func TestPauseBeforeRun(t *testing.T) {
 	r.Resume()
 	oracle := rawSeqs(readStream(t, f.c.Streams, f.arn, 5))
 	waitCheckpoint(t, r.Checkpoints, "prepaused", f.shard, oracle[4])
+}
+
+// refusingSink refuses every dead letter until it is opened.
+type refusingSink struct {
+	stream.MemoryDeadLetters
+	open atomic.Bool
+}
+
+func (s *refusingSink) Put(ctx context.Context, dl stream.DeadLetter) error {
+	if !s.open.Load() {
+		return errors.New("the on-failure queue is gone")
+	}
+	return s.MemoryDeadLetters.Put(ctx, dl)
+}
+
+// A dead-letter sink that refuses is counted (Lambda's
+// DestinationDeliveryFailures) and shown in Health: the dead letters
+// waiting, since when, why, and Stuck once that is StuckAfter ago; the
+// shard waits, so nothing is lost, and the records go to the sink once it
+// takes them.
+func TestHealthShowsARefusingDeadLetterSink(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	r := newRunner(t, f.c.Streams, f.arn, "sink")
+	sink := &refusingSink{}
+	r.DeadLetters, r.MaxRetries, r.StuckAfter = sink, stream.Retries(0), 300*time.Millisecond
+	putItem(t, f.c.DB, f.table, testItem(1, "1"))
+	start(t, r, func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+		return events.DynamoDBEventResponse{}, errors.New("poison")
+	})
+	waitFor(t, "the sink's refusals in Health", func() bool {
+		h := r.Health()
+		return h.DeadLettersWaiting == 1 && h.Status == stream.Stuck && strings.Contains(h.Reason, "the on-failure queue is gone")
+	})
+	if h := r.Health(); h.DeadLetterSinkFailingSince.IsZero() || h.Stats.DestinationFailures == 0 || h.Stats.DeadLettered != 0 {
+		t.Errorf("health %+v", h)
+	}
+	sink.open.Store(true)
+	waitFor(t, "the dead letter taken", func() bool { return len(sink.All()) == 1 })
+	waitFor(t, "Health clear", func() bool { h := r.Health(); return h.DeadLettersWaiting == 0 && h.Status != stream.Stuck })
+	if st := r.Stats(); st.DeadLettered != 1 {
+		t.Errorf("stats %+v", st)
+	}
 }

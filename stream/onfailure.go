@@ -1,6 +1,8 @@
 package stream
 
 import (
+	"crypto/sha256"
+	"encoding/json"
 	"time"
 )
 
@@ -63,10 +65,10 @@ func (dl DeadLetter) FailureRecord(functionARN string) (fr FailureRecord, ok boo
 	}
 	fr = FailureRecord{
 		RequestContext: FailureRequestContext{
-			RequestID:   first.EventID,
+			RequestID:   dl.RequestID,
 			FunctionARN: functionARN, Condition: dl.condition(), ApproximateInvokeCount: dl.Attempts,
 		},
-		ResponseContext: FailureResponseContext{StatusCode: 200, ExecutedVersion: "$LATEST", FunctionError: "Unhandled"},
+		ResponseContext: FailureResponseContext{StatusCode: 200, ExecutedVersion: "$LATEST", FunctionError: dl.FunctionError},
 		Version:         "1.0",
 		Timestamp:       dl.FailedAt.UTC(),
 		BatchInfo: StreamBatchInfo{
@@ -79,8 +81,33 @@ func (dl DeadLetter) FailureRecord(functionARN string) (fr FailureRecord, ok boo
 			StreamARN:                       arn,
 		},
 	}
-	if dl.Condition == RecordAgeExceeded {
-		fr.ResponseContext = FailureResponseContext{} // never invoked
+	switch {
+	case dl.RequestID == "" && (dl.Attempts == 0 || dl.Condition == RecordAgeExceeded):
+		// never invoked: no response, and an id of the dead letter's own
+		fr.ResponseContext = FailureResponseContext{}
+		fr.RequestContext.RequestID = dl.id()
+	case dl.RequestID == "": // kept before dead letters knew their call
+		fr.RequestContext.RequestID, fr.ResponseContext.FunctionError = dl.id(), "Unhandled"
 	}
 	return fr, true
+}
+
+// id is a UUID made from what names the dead letter (its stream, shard,
+// range and time): the same for the same dead letter, as a record read
+// twice must say the same.
+func (dl DeadLetter) id() string {
+	sum := sha256.Sum256([]byte(dl.StreamARN + "\n" + dl.ShardID + "\n" + dl.FirstSequenceNumber + "\n" + dl.LastSequenceNumber + "\n" + dl.FailedAt.UTC().Format(time.RFC3339Nano)))
+	return formatUUID([16]byte(sum[:16]), 8)
+}
+
+// MarshalJSON writes the record as Lambda does: its timestamp to the
+// millisecond ("2019-11-14T00:13:49.717Z").
+func (fr FailureRecord) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		RequestContext  FailureRequestContext  `json:"requestContext"`
+		ResponseContext FailureResponseContext `json:"responseContext"`
+		Version         string                 `json:"version"`
+		Timestamp       string                 `json:"timestamp"`
+		BatchInfo       StreamBatchInfo        `json:"DDBStreamBatchInfo"`
+	}{fr.RequestContext, fr.ResponseContext, fr.Version, fr.Timestamp.UTC().Format("2006-01-02T15:04:05.000Z07:00"), fr.BatchInfo})
 }

@@ -395,6 +395,7 @@ func (sr *shardRun) deliver(batch []events.DynamoDBEventRecord) bool {
 type pendingBatch struct {
 	Pending
 	attempts int
+	last     callOutcome // of the last call on these records
 }
 
 // attempt calls the handler on queue's first batch once and does what the
@@ -412,6 +413,7 @@ func (sr *shardRun) attempt(queue []pendingBatch) ([]pendingBatch, bool) {
 		sr.noteAge(age)
 		dl := r.newDeadLetter(sr.shardID, expired, p.attempts, fmt.Errorf("%d record(s) older than MaxRecordAge %s", len(expired), r.MaxRecordAge))
 		dl.Condition = RecordAgeExceeded
+		dl.RequestID, dl.FunctionError = p.last.requestID, p.last.functionError
 		if !r.putDeadLetter(ctx, log, dl) {
 			return queue, false
 		}
@@ -423,7 +425,7 @@ func (sr *shardRun) attempt(queue []pendingBatch) ([]pendingBatch, bool) {
 		}
 	}
 	p.attempts++
-	failedAt, err := r.call(ctx, sr, p.Records, p.attempts)
+	failedAt, err := r.call(ctx, sr, p.Records, p.attempts, &p.last)
 	if failedAt >= 0 && ctx.Err() != nil {
 		return queue, false
 	}
@@ -437,7 +439,9 @@ func (sr *shardRun) attempt(queue []pendingBatch) ([]pendingBatch, bool) {
 	sr.writeCheckpoint()
 	log.Warn("batch failed", "records", len(p.Records)-failedAt, "attempt", p.attempts, "first", p.Records[failedAt].Change.SequenceNumber, "err", err)
 	if dead != nil {
-		if !r.deadLetter(ctx, log, sr.shardID, dead, p.attempts, err) {
+		dl := r.newDeadLetter(sr.shardID, dead, p.attempts, err)
+		dl.RequestID, dl.FunctionError = p.last.requestID, p.last.functionError
+		if !r.putDeadLetter(ctx, log, dl) {
 			return queue, false
 		}
 		sr.noteDeadLettered(len(dead))
@@ -447,7 +451,7 @@ func (sr *shardRun) attempt(queue []pendingBatch) ([]pendingBatch, bool) {
 	}
 	rest := make([]pendingBatch, len(next))
 	for i, n := range next {
-		rest[i] = pendingBatch{Pending: n}
+		rest[i] = pendingBatch{Pending: n, last: p.last}
 	}
 	if len(next) == 1 { // the same records again: their calls go on counting
 		rest[0].attempts = p.attempts
@@ -588,6 +592,7 @@ func (rd *shardReader) getRecords(ctx context.Context) (*dynamodbstreams.GetReco
 	out, err := r.API.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: rd.iter, Limit: aws.Int32(fullRead)})
 	if err == nil {
 		rd.backoff = r.RetryBackoff
+		r.counters.polls.Add(1)
 		return out, readOn
 	}
 	var expired *types.ExpiredIteratorException

@@ -7,6 +7,10 @@ import (
 
 // Stats are a Runner's counters since it started, for metrics and health.
 type Stats struct {
+	// Polls counts the reads of the stream that were answered, an empty
+	// one too (for each, Lambda emits PolledEventCount, 0 when it was
+	// empty).
+	Polls int64 `json:"polls"`
 	// RecordsRead counts records read from the stream (each once, however
 	// often it is then delivered).
 	RecordsRead int64 `json:"recordsRead"`
@@ -34,6 +38,10 @@ type Stats struct {
 	// than MaxRecordAge.
 	DeadLettered int64 `json:"deadLettered"`
 	Expired      int64 `json:"expired"`
+	// DestinationFailures counts the dead-letter sink's refusals (Lambda's
+	// DestinationDeliveryFailures): the Runner tries again, and the shard
+	// waits, until the sink takes the records (Health says so meanwhile).
+	DestinationFailures int64 `json:"destinationFailures"`
 	// CheckpointWrites counts checkpoints written.
 	CheckpointWrites int64 `json:"checkpointWrites"`
 	// IteratorAge is the iterator age of the latest handler call.
@@ -41,15 +49,15 @@ type Stats struct {
 }
 
 type counters struct {
-	recordsRead, filteredOut, skipped, invoked, failedInvoke, calls, failedCalls, handled, deadLettered, expired, checkpoints, iteratorAge atomic.Int64
+	polls, recordsRead, filteredOut, skipped, invoked, failedInvoke, calls, failedCalls, handled, deadLettered, expired, destinationFailures, checkpoints, iteratorAge atomic.Int64
 }
 
 // Stats returns the counters so far; it is safe to call while Run runs.
 func (r *Runner) Stats() Stats {
 	c := &r.counters
 	return Stats{
-		RecordsRead: c.recordsRead.Load(), FilteredOut: c.filteredOut.Load(), Skipped: c.skipped.Load(), InvokedEvents: c.invoked.Load(), FailedInvokeEvents: c.failedInvoke.Load(), HandlerCalls: c.calls.Load(), FailedCalls: c.failedCalls.Load(),
-		RecordsHandled: c.handled.Load(), DeadLettered: c.deadLettered.Load(), Expired: c.expired.Load(), CheckpointWrites: c.checkpoints.Load(),
+		Polls: c.polls.Load(), RecordsRead: c.recordsRead.Load(), FilteredOut: c.filteredOut.Load(), Skipped: c.skipped.Load(), InvokedEvents: c.invoked.Load(), FailedInvokeEvents: c.failedInvoke.Load(), HandlerCalls: c.calls.Load(), FailedCalls: c.failedCalls.Load(),
+		RecordsHandled: c.handled.Load(), DeadLettered: c.deadLettered.Load(), Expired: c.expired.Load(), DestinationFailures: c.destinationFailures.Load(), CheckpointWrites: c.checkpoints.Load(),
 		IteratorAge: time.Duration(c.iteratorAge.Load()),
 	}
 }

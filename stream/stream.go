@@ -2,6 +2,7 @@ package stream
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -130,6 +131,14 @@ type Config struct {
 	// the records after a poison record in its batch are dead-lettered
 	// with it.
 	NoBisect bool
+	// NoReportBatchItemFailures is the mapping's FunctionResponseTypes
+	// without ReportBatchItemFailures: the handler's BatchItemFailures are
+	// not processed, as Lambda does not process them then — a call that
+	// returns without an error succeeded whole, and the records it reported
+	// failed are not retried (the Runner logs a warning saying so).
+	// ReportBatchItemFailures is on by default, as this project's template
+	// sets it.
+	NoReportBatchItemFailures bool
 	// RetryBackoff is the first pause before a retry; it doubles up to 30 s
 	// (default 100 ms).
 	RetryBackoff time.Duration
@@ -325,8 +334,12 @@ type Runner struct {
 	OnBatch func(BatchStats)
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// InvocationID names each handler call, as Lambda's request id does
+	// (default a random UUID); a dead letter keeps the last one's.
+	InvocationID func() string
 
 	counters counters
+	sink     sinkHealth
 	// fineTimes: a record read had a creation time that is not a whole
 	// minute (DynamoDB's, to the second; DynamoDB Local's are to the
 	// minute). See shardReader.created.
@@ -619,11 +632,20 @@ func (r *Runner) sleep(ctx context.Context, backoff *time.Duration) {
 	*backoff = min(*backoff*2, 30*time.Second)
 }
 
+// callOutcome is what a dead letter keeps of the last call that failed on
+// its records: the invocation's id and Lambda's FunctionError for it.
+type callOutcome struct {
+	requestID     string
+	functionError string // "Unhandled" for an error; "" for batch item failures
+}
+
 // call runs the handler once. It returns -1 on success, else the index of
-// the lowest failed record (0 for a whole-batch failure) and the reason.
-func (r *Runner) call(ctx context.Context, sr *shardRun, recs []events.DynamoDBEventRecord, attempt int) (failedAt int, err error) {
+// the lowest failed record (0 for a whole-batch failure) and the reason;
+// out is the call's id and, when it failed, how.
+func (r *Runner) call(ctx context.Context, sr *shardRun, recs []events.DynamoDBEventRecord, attempt int, out *callOutcome) (failedAt int, err error) {
 	h, shardID := sr.h, sr.shardID
 	start := r.Now()
+	*out = callOutcome{requestID: r.invocationID()}
 	// As Lambda's IteratorAge: the newest record's age when the batch is
 	// handed to the function, not counting the handler. Its creation time
 	// is the best the runner knows (sr.created): ApproximateCreationDateTime
@@ -653,9 +675,15 @@ func (r *Runner) call(ctx context.Context, sr *shardRun, recs []events.DynamoDBE
 	hctx, reason := WithFailureReasons(ctx)
 	resp, err := safeCall(hctx, h, events.DynamoDBEvent{Records: recs})
 	if err != nil {
+		out.functionError = "Unhandled"
 		return 0, err
 	}
 	if len(resp.BatchItemFailures) == 0 {
+		return -1, nil
+	}
+	if r.NoReportBatchItemFailures {
+		sr.log.Warn("the handler reported failed items, but ReportBatchItemFailures is off: as Lambda, the call succeeded whole and they are not retried",
+			"items", len(resp.BatchItemFailures), "first", resp.BatchItemFailures[0].ItemIdentifier)
 		return -1, nil
 	}
 	if failedAt, err = lowestFailure(recs, resp); err != nil {
@@ -723,9 +751,19 @@ func (r *Runner) newDeadLetter(shardID string, recs []events.DynamoDBEventRecord
 
 func (r *Runner) putDeadLetter(ctx context.Context, log *slog.Logger, dl DeadLetter) bool {
 	backoff := r.RetryBackoff
+	failed := false // the sink refused this one at least once
+	defer func() {
+		if failed { // the run ended first: its records are read again after a restart
+			r.sink.done()
+		}
+	}()
 	for {
 		err := r.DeadLetters.Put(context.WithoutCancel(ctx), dl)
 		if err == nil {
+			if failed {
+				r.sink.done()
+				failed = false
+			}
 			n := int64(max(len(dl.Event.Records), 1))
 			r.counters.deadLettered.Add(n)
 			if dl.Condition == RecordAgeExceeded {
@@ -735,10 +773,35 @@ func (r *Runner) putDeadLetter(ctx context.Context, log *slog.Logger, dl DeadLet
 				"attempts", dl.Attempts, "condition", dl.condition(), "err", dl.Error)
 			return true
 		}
+		r.counters.destinationFailures.Add(1)
+		r.sink.refused(r.Now(), err, !failed)
+		failed = true
 		log.Error("dead-letter sink failed; retrying (the shard waits)", "err", err)
 		if ctx.Err() != nil {
 			return false
 		}
 		r.sleep(ctx, &backoff)
 	}
+}
+
+// invocationID is a new handler call's id.
+func (r *Runner) invocationID() string {
+	if r.InvocationID != nil {
+		return r.InvocationID()
+	}
+	return NewUUID()
+}
+
+// NewUUID is a random (version 4) UUID, as Lambda's request ids are.
+func NewUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return formatUUID(b, 4)
+}
+
+// formatUUID writes b as a UUID of the given version (RFC 9562's layout).
+func formatUUID(b [16]byte, version byte) string {
+	b[6] = b[6]&0x0f | version<<4
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
