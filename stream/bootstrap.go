@@ -305,7 +305,7 @@ func (b *Bootstrap) deliver(ctx context.Context, h Handler, recs []events.Dynamo
 		}
 		_, dead, next := r.Policy().After(p.Pending, failedAt, true)
 		if dead != nil {
-			if !r.putDeadLetter(ctx, r.Logger, r.newDeadLetter("bootstrap", dead, p.attempts, err)) {
+			if !r.putDeadLetter(ctx, r.Logger, r.newDeadLetter(BootstrapShard, dead, p.attempts, err)) {
 				return ctx.Err()
 			}
 		}
@@ -458,4 +458,63 @@ func tip(ctx context.Context, api API, streamARN, shardID, after string) (string
 		iter = out.NextShardIterator
 	}
 	return last, nil
+}
+
+// BootstrapShard is the shard of the dead letters Bootstrap writes: its
+// records are a scan's, which no shard holds. Their on-failure record
+// names their items' keys (FailureRecord.BootstrapKeys) so that a redrive
+// can read the items again (ReadItems).
+const BootstrapShard = "bootstrap"
+
+// GetItemAPI is the part of the DynamoDB client ReadItems uses.
+type GetItemAPI interface {
+	GetItem(ctx context.Context, in *dynamodb.GetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
+}
+
+// ReadItems reads items of the stream's table by key, strongly
+// consistent, as the INSERT records Bootstrap hands a consumer
+// (SnapshotRecord): the redrive of records Bootstrap gave up on, whose
+// range no shard can give back. It reads the items as they are now; a key
+// whose item is gone is left out and counted in gone (the stream carries
+// its removal to the consumer).
+func ReadItems(ctx context.Context, db GetItemAPI, streamARN string, keys []map[string]events.DynamoDBAttributeValue) (recs []events.DynamoDBEventRecord, gone int, err error) {
+	table, err := TableOf(streamARN)
+	if err != nil {
+		return nil, 0, err
+	}
+	for _, k := range keys {
+		key, err := attr.FromLambdaMap(k)
+		if err != nil {
+			return nil, 0, fmt.Errorf("stream: read items: a key: %w", err)
+		}
+		out, err := db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), Key: key, ConsistentRead: aws.Bool(true)})
+		if err != nil {
+			return nil, 0, fmt.Errorf("stream: read items of %s: %w", table, err)
+		}
+		if out.Item == nil {
+			gone++
+			continue
+		}
+		names := make([]string, 0, len(k))
+		for n := range k {
+			names = append(names, n)
+		}
+		rec, err := snapshotRecord(out.Item, names, streamARN)
+		if err != nil {
+			return nil, 0, err
+		}
+		recs = append(recs, rec)
+	}
+	return recs, gone, nil
+}
+
+// TableOf is the table a stream ARN belongs to
+// (arn:aws:dynamodb:<region>:<account>:table/<table>/stream/<label>).
+func TableOf(streamARN string) (string, error) {
+	_, rest, ok := strings.Cut(streamARN, ":table/")
+	table, _, ok2 := strings.Cut(rest, "/stream/")
+	if !ok || !ok2 || table == "" {
+		return "", fmt.Errorf("stream: %q is not a stream ARN (…:table/<table>/stream/<label>)", streamARN)
+	}
+	return table, nil
 }

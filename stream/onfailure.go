@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"time"
+
+	"github.com/aws/aws-lambda-go/events"
 )
 
 // FailureRecord is what Lambda's event source mapping sends to its
@@ -17,6 +19,10 @@ type FailureRecord struct {
 	Version         string                 `json:"version"`
 	Timestamp       time.Time              `json:"timestamp"`
 	BatchInfo       StreamBatchInfo        `json:"DDBStreamBatchInfo"`
+	// BootstrapKeys, on a record of Bootstrap's (shard BootstrapShard),
+	// are its items' keys, for a redrive to read them again (ReadItems):
+	// Lambda never writes it, as it never bootstraps.
+	BootstrapKeys []map[string]events.DynamoDBAttributeValue `json:"bootstrapKeys,omitempty"`
 }
 
 // FailureRequestContext says which function gave up and why: Condition is
@@ -81,6 +87,11 @@ func (dl DeadLetter) FailureRecord(functionARN string) (fr FailureRecord, ok boo
 			StreamARN:                       arn,
 		},
 	}
+	if dl.ShardID == BootstrapShard {
+		for _, r := range recs {
+			fr.BootstrapKeys = append(fr.BootstrapKeys, r.Change.Keys)
+		}
+	}
 	switch {
 	case dl.RequestID == "" && (dl.Attempts == 0 || dl.Condition == RecordAgeExceeded):
 		// never invoked: no response, and an id of the dead letter's own
@@ -104,10 +115,11 @@ func (dl DeadLetter) id() string {
 // millisecond ("2019-11-14T00:13:49.717Z").
 func (fr FailureRecord) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
-		RequestContext  FailureRequestContext  `json:"requestContext"`
-		ResponseContext FailureResponseContext `json:"responseContext"`
-		Version         string                 `json:"version"`
-		Timestamp       string                 `json:"timestamp"`
-		BatchInfo       StreamBatchInfo        `json:"DDBStreamBatchInfo"`
-	}{fr.RequestContext, fr.ResponseContext, fr.Version, fr.Timestamp.UTC().Format("2006-01-02T15:04:05.000Z07:00"), fr.BatchInfo})
+		RequestContext  FailureRequestContext                      `json:"requestContext"`
+		ResponseContext FailureResponseContext                     `json:"responseContext"`
+		Version         string                                     `json:"version"`
+		Timestamp       string                                     `json:"timestamp"`
+		BatchInfo       StreamBatchInfo                            `json:"DDBStreamBatchInfo"`
+		BootstrapKeys   []map[string]events.DynamoDBAttributeValue `json:"bootstrapKeys,omitempty"`
+	}{fr.RequestContext, fr.ResponseContext, fr.Version, fr.Timestamp.UTC().Format("2006-01-02T15:04:05.000Z07:00"), fr.BatchInfo, fr.BootstrapKeys})
 }

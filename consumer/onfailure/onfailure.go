@@ -42,14 +42,8 @@ type SQS struct {
 
 // Put implements stream.DeadLetters.
 func (d *SQS) Put(ctx context.Context, dl stream.DeadLetter) error {
-	if len(dl.Unconverted) > 0 {
-		if d.Undecodable == nil {
-			return errors.New("onfailure: records that could not be converted, and no Undecodable sink for them")
-		}
-		if err := d.Undecodable.Put(ctx, stream.DeadLetter{Consumer: dl.Consumer, StreamARN: dl.StreamARN, ShardID: dl.ShardID,
-			Attempts: dl.Attempts, Error: dl.Error, FailedAt: dl.FailedAt, Unconverted: dl.Unconverted, Condition: dl.Condition}); err != nil {
-			return err
-		}
+	if err := undecodable(ctx, d.Undecodable, dl); err != nil {
+		return err
 	}
 	fr, ok := dl.FailureRecord(d.FunctionARN)
 	if !ok {
@@ -77,6 +71,9 @@ type Report struct {
 	// Others counts messages of other consumers (Options.Function),
 	// left alone.
 	Others int
+	// Gone counts items of Bootstrap's records that no longer exist (the
+	// stream carried their removal): nothing to hand over for them.
+	Gone int
 }
 
 // Message is one on-failure message Redrive did not delete, and why.
@@ -103,6 +100,10 @@ type Options struct {
 	// mappings may share a queue; another consumer's messages are left
 	// alone (Report.Others) for its own redrive.
 	Function func(functionARN string) bool
+	// Items reads the items of Bootstrap's records again (stream.ReadItems):
+	// they are a scan's, which no shard holds, and their message names
+	// their keys (the table's GetItem; the table is the stream's).
+	Items stream.GetItemAPI
 	// Visibility is how long a message Redrive keeps stays hidden from the
 	// next receive (default 60 s), so one run sees each message once.
 	Visibility int32
@@ -167,12 +168,19 @@ func Redrive(ctx context.Context, o Options) (Report, error) {
 				continue
 			}
 			b := msg.Record.BatchInfo
-			recs, err := stream.ReadRange(ctx, o.Streams, b)
-			n := len(recs)
-			if err == nil && n < b.BatchSize { // before the handler sees any of it
-				err = fmt.Errorf("the range holds %d record(s), the message names %d", n, b.BatchSize)
+			var recs []events.DynamoDBEventRecord
+			if b.ShardID == stream.BootstrapShard {
+				var gone int
+				recs, gone, err = bootstrapRecords(ctx, o.Items, msg.Record)
+				rep.Gone += gone
+			} else {
+				recs, err = stream.ReadRange(ctx, o.Streams, b)
+				if err == nil && len(recs) < b.BatchSize { // before the handler sees any of it
+					err = fmt.Errorf("the range holds %d record(s), the message names %d", len(recs), b.BatchSize)
+				}
 			}
-			if err == nil {
+			n := len(recs)
+			if err == nil && n > 0 {
 				err = stream.Resubmit(ctx, o.Handler, stream.DeadLetter{Event: events.DynamoDBEvent{Records: recs}})
 			}
 			switch {
@@ -220,4 +228,15 @@ func failureRecord(body string) (stream.FailureRecord, error) {
 		return fr, errors.New("no DDBStreamBatchInfo (streamArn, shardId, start and end sequence numbers)")
 	}
 	return fr, nil
+}
+
+// bootstrapRecords reads again the items of a record Bootstrap gave up on.
+func bootstrapRecords(ctx context.Context, items stream.GetItemAPI, fr stream.FailureRecord) ([]events.DynamoDBEventRecord, int, error) {
+	if len(fr.BootstrapKeys) == 0 {
+		return nil, 0, errors.New("a record of Bootstrap's without its items' keys (bootstrapKeys)")
+	}
+	if items == nil {
+		return nil, 0, errors.New("a record of Bootstrap's: its items are read again from the table, and Options.Items is not set")
+	}
+	return stream.ReadItems(ctx, items, fr.BatchInfo.StreamARN, fr.BootstrapKeys)
 }

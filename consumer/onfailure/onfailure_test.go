@@ -26,14 +26,14 @@ import (
 
 func TestMain(m *testing.M) { ddblocal.Main(m) }
 
-// localSQS starts moto_server (its SQS) on a free port and returns a real
-// SQS client for it and a new queue's URL; the test is skipped, saying so,
-// where moto_server is not installed.
-func localSQS(t *testing.T) (*sqs.Client, string) {
+// localMoto starts moto_server on a free port and returns the AWS
+// configuration for it (its SQS, SNS and S3 are real APIs); the test is
+// skipped, saying so, where moto_server is not installed.
+func localMoto(t *testing.T) aws.Config {
 	t.Helper()
 	bin, err := exec.LookPath("moto_server")
 	if err != nil {
-		t.Skip("NOTE: moto_server is not on PATH (pip install 'moto[server]==5.2.1'): the on-failure queue test did not run")
+		t.Skip("NOTE: moto_server is not on PATH (pip install 'moto[server]==5.2.1'): the on-failure destination test did not run")
 	}
 	port, err := ddblocal.FreePort()
 	if err != nil {
@@ -59,8 +59,18 @@ func localSQS(t *testing.T) (*sqs.Client, string) {
 	creds := aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
 		return aws.Credentials{AccessKeyID: "test", SecretAccessKey: "test"}, nil
 	})
-	c := sqs.NewFromConfig(aws.Config{Region: "us-east-1", Credentials: creds, BaseEndpoint: aws.String(url)})
-	q, err := c.CreateQueue(context.Background(), &sqs.CreateQueueInput{QueueName: aws.String("on-failure")})
+	return aws.Config{Region: "us-east-1", Credentials: creds, BaseEndpoint: aws.String(url)}
+}
+
+// localSQS is moto_server's SQS and a new queue's URL.
+func localSQS(t *testing.T) (*sqs.Client, string) {
+	t.Helper()
+	return newQueue(t, sqs.NewFromConfig(localMoto(t)), "on-failure")
+}
+
+func newQueue(t *testing.T, c *sqs.Client, name string) (*sqs.Client, string) {
+	t.Helper()
+	q, err := c.CreateQueue(context.Background(), &sqs.CreateQueueInput{QueueName: aws.String(name)})
 	if err != nil {
 		t.Fatal(err)
 	}
