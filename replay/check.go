@@ -90,7 +90,9 @@ type Run struct {
 	// -baseline +this run).
 	Diff string
 	// DeadLetterDiff is empty when the run dead-lettered the same records
-	// (by eventID) as the baseline; otherwise it says which differ.
+	// (by eventID) as the baseline — for a bootstrap schedule, records of
+	// the same items (Stats.DeadLetteredItems) — otherwise it says which
+	// differ.
 	DeadLetterDiff string
 	// CrashedNothing is true for a schedule with CrashBetweenRequests
 	// under which no call was crashed: no call made a request through
@@ -224,7 +226,11 @@ func Check(ctx context.Context, ev events.DynamoDBEvent, t Target, schedules []S
 			return rep, err
 		}
 		run := Run{Schedule: s, Stats: st, Diff: cmp.Diff(base, state, opts...), CrashedNothing: s.CrashBetweenRequests && st.Crashes == 0 && !t.NoRequests}
-		if dead := st.DeadLettered(); !slices.Equal(dead, baseDead) {
+		if s.Bootstrap { // the scan's records name items, not the stream's records
+			if dead, baseItems := st.DeadLetteredItems(), baseStats.DeadLetteredItems(); !slices.Equal(dead, baseItems) {
+				run.DeadLetterDiff = fmt.Sprintf("dead-lettered records of %s; the baseline of %s", listOrNone(dead), listOrNone(baseItems))
+			}
+		} else if dead := st.DeadLettered(); !slices.Equal(dead, baseDead) {
 			run.DeadLetterDiff = fmt.Sprintf("dead-lettered %s; the baseline dead-lettered %s", listOrNone(dead), listOrNone(baseDead))
 		}
 		rep.Runs = append(rep.Runs, run)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"runtime/debug"
 	"slices"
@@ -101,6 +102,28 @@ func (s Stats) DeadLettered() []string {
 	}
 	slices.Sort(ids)
 	return slices.Compact(ids)
+}
+
+// DeadLetteredItems are the items of the records given up on, sorted and
+// without repeats ("PK=…, SK=…", the keys in name order): how a bootstrap
+// schedule's dead letters compare with the baseline's, since a record the
+// scan read (stream.SnapshotRecord) has an eventID of its own for the
+// item the stream's records name.
+func (s Stats) DeadLetteredItems() []string {
+	var items []string
+	for _, dl := range s.DeadLetters {
+		for _, r := range dl.Event.Records {
+			names := slices.Sorted(maps.Keys(r.Change.Keys))
+			parts := make([]string, len(names))
+			for i, n := range names {
+				v, _ := json.Marshal(r.Change.Keys[n])
+				parts[i] = n + "=" + string(v)
+			}
+			items = append(items, strings.Join(parts, ", "))
+		}
+	}
+	slices.Sort(items)
+	return slices.Compact(items)
 }
 
 func (s *Stats) add(o Stats) {

@@ -46,6 +46,12 @@ type ScanAPI interface {
 // Runner's again when it returns. Run the Runner of the consumer nowhere
 // else meanwhile (Run writes its checkpoints before it takes its lease).
 //
+// Every item the table holds reaches the handler as an INSERT record of
+// its image, whatever happened to it before: a consumer with effects per
+// change (a domain event, a webhook, an e-mail) would make one for every
+// existing item. Derive state from the scan's records, and keep effects
+// off them with IsSnapshot (see its example).
+//
 // If Run fails or stops before it returns (a crash, ctx), do not start the
 // consumer from the checkpoints it left: run it again. It takes a new
 // position and scans again, handing every item over anew (its eventID is
@@ -351,6 +357,14 @@ func snapshotRecord(item map[string]ddbtypes.AttributeValue, keys []string, stre
 		}
 	}
 	return SnapshotRecord(k, img, streamARN, time.Now()), nil
+}
+
+// IsSnapshot reports whether a record is one of Bootstrap's (an item its
+// scan read, SnapshotRecord) rather than a change the stream carried: a
+// consumer with effects per change keeps them off such records, which
+// stand for items that already existed.
+func IsSnapshot(r events.DynamoDBEventRecord) bool {
+	return strings.HasPrefix(r.EventID, "bootstrap:")
 }
 
 // SnapshotRecord is an item read by a scan as the INSERT record Bootstrap

@@ -63,7 +63,14 @@
 // A new consumer on a table that already has data starts with Bootstrap:
 // the stream's position, a scan of the table handed over as INSERT records,
 // then the stream from the position through a Gate (the ordering rule per
-// item), so the consumer reaches the state of one that read every change.
+// item), so every item the table holds ends in its latest state in the
+// consumer, as in one that read every change. It is not that consumer:
+// the scan hands over no change made before it (an item created and
+// deleted before the scan is never seen, and state such a consumer kept
+// for it, or for changes since undone, is not there), and every item that
+// exists reaches the handler as an INSERT — a consumer with effects per
+// change (an event, a webhook) makes them for every existing item unless
+// it keeps them off the scan's records (IsSnapshot).
 //
 // A Runner says how it is doing (Health): per shard its position, the
 // records waiting and for how long, the latest failures and dead letters,

@@ -315,3 +315,31 @@ func ExampleFanout() {
 	// projected: [101 102]
 	// audited: [101 102]
 }
+
+// A consumer with an effect per change (here a webhook) keeps it off
+// Bootstrap's records, which stand for items that already existed: it
+// derives its state from them and sends nothing.
+func ExampleIsSnapshot() {
+	subscription := func(id string) map[string]events.DynamoDBAttributeValue {
+		return map[string]events.DynamoDBAttributeValue{"PK": events.NewStringAttribute("SUB#" + id), "SK": events.NewStringAttribute("META")}
+	}
+	existing := stream.SnapshotRecord(subscription("1"), subscription("1"), "arn:aws:dynamodb:us-east-1:1:table/subs/stream/x", time.Now())
+	created := events.DynamoDBEventRecord{EventID: "e1", EventName: "INSERT", Change: events.DynamoDBStreamRecord{Keys: subscription("2"), NewImage: subscription("2")}}
+
+	active := map[string]bool{}
+	var webhooks []string
+	handle := func(_ context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+		for _, r := range ev.Records {
+			pk := r.Change.Keys["PK"].String()
+			active[pk] = true // state: from every record
+			if !stream.IsSnapshot(r) {
+				webhooks = append(webhooks, "subscribed "+pk) // effects: for changes only
+			}
+		}
+		return events.DynamoDBEventResponse{}, nil
+	}
+	_, _ = handle(context.Background(), events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{existing, created}})
+	fmt.Println(len(active), webhooks)
+	// Output:
+	// 2 [subscribed SUB#2]
+}

@@ -1500,3 +1500,17 @@ func TestCheckpointInterval(t *testing.T) {
 		t.Errorf("after stop the checkpoint is %s, want the last record %s", got, oracle[items-1])
 	}
 }
+
+// A Runner without a dead-letter sink (its on-failure destination) does
+// not start, and says which field is missing.
+func TestRunNeedsDeadLetters(t *testing.T) {
+	f := newFixture(t)
+	r := newRunner(t, f.c.Streams, f.arn, "no-sink")
+	r.DeadLetters = nil
+	err := r.Run(context.Background(), func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+		return events.DynamoDBEventResponse{}, nil
+	})
+	if err == nil || !strings.Contains(err.Error(), "DeadLetters (its on-failure destination) not set") {
+		t.Errorf("Run without DeadLetters: %v", err)
+	}
+}

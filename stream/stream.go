@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -325,8 +327,13 @@ type BatchStats struct {
 // source mapping does. Run one Runner per Consumer.
 type Runner struct {
 	Config
-	API         API
+	// API reads the stream (a DynamoDB Streams client). Required.
+	API API
+	// Checkpoints keeps each shard's position. Required.
 	Checkpoints Checkpoints
+	// DeadLetters takes the records the Runner gives up on: its on-failure
+	// destination. Required: Run returns an error at once without it (a
+	// record leaves its shard only through the handler or this sink).
 	DeadLetters DeadLetters
 	Logger      *slog.Logger
 	// OnBatch, if set, is called after every handler call; with a
@@ -518,7 +525,14 @@ func (r *Runner) setUp() error {
 		return err
 	}
 	if r.API == nil || r.Checkpoints == nil || r.DeadLetters == nil {
-		return errors.New("stream: Runner needs API, Checkpoints and DeadLetters")
+		var missing []string
+		for name, unset := range map[string]bool{"API": r.API == nil, "Checkpoints": r.Checkpoints == nil, "DeadLetters (its on-failure destination)": r.DeadLetters == nil} {
+			if unset {
+				missing = append(missing, name)
+			}
+		}
+		slices.Sort(missing)
+		return fmt.Errorf("stream: Runner needs API, Checkpoints and DeadLetters; %s not set: Run does not start", strings.Join(missing, ", "))
 	}
 	if r.Logger == nil {
 		r.Logger = slog.Default()
