@@ -111,7 +111,7 @@ func (c *TableCheckpoints) Get(ctx context.Context, consumer, shardID string) (s
 	if n == 0 {
 		return head.Value, nil
 	}
-	parts, err := c.parts(ctx, consumer, partsPrefix(shardID)+version+"#", true)
+	parts, err := c.parts(ctx, consumer, partsPrefix(shardID)+version+"#")
 	if err != nil {
 		return "", err
 	}
@@ -141,16 +141,10 @@ type checkpointPart struct {
 	data []byte
 }
 
-// parts reads the part items whose sort key begins with prefix, in order
-// (with their data, or their keys only).
-func (c *TableCheckpoints) parts(ctx context.Context, consumer, prefix string, data bool) ([]checkpointPart, error) {
+// parts reads the part items whose sort key begins with prefix, in order.
+func (c *TableCheckpoints) parts(ctx context.Context, consumer, prefix string) ([]checkpointPart, error) {
 	var out []checkpointPart
-	var projection *string
-	if !data {
-		projection = aws.String("#s")
-	}
 	p := dynamodb.NewQueryPaginator(c.DB, &dynamodb.QueryInput{
-		ProjectionExpression:     projection,
 		TableName:                aws.String(c.Table),
 		KeyConditionExpression:   aws.String("#c = :c AND begins_with(#s, :p)"),
 		ExpressionAttributeNames: map[string]string{"#c": "consumer", "#s": "shardId"},
@@ -166,12 +160,8 @@ func (c *TableCheckpoints) parts(ctx context.Context, consumer, prefix string, d
 		for _, it := range page.Items {
 			k, _ := it["shardId"].(*types.AttributeValueMemberS)
 			d, _ := it["data"].(*types.AttributeValueMemberB)
-			if k != nil && (d != nil || !data) {
-				p := checkpointPart{key: k.Value}
-				if d != nil {
-					p.data = d.Value
-				}
-				out = append(out, p)
+			if k != nil && d != nil {
+				out = append(out, checkpointPart{key: k.Value, data: d.Value})
 			}
 		}
 	}
@@ -210,20 +200,14 @@ func (c *TableCheckpoints) Put(ctx context.Context, consumer, shardID, seq strin
 	if err != nil {
 		return fmt.Errorf("stream: put checkpoint %s/%s: %w", consumer, shardID, err)
 	}
-	if n, _ := partsOf(out.Attributes); n > 0 || version != "" {
-		// the parts of the checkpoint before (and of any Put that died
-		// before its item): no longer read
-		old, err := c.parts(ctx, consumer, partsPrefix(shardID), false)
-		if err != nil {
-			return err
-		}
-		for _, p := range old {
-			if version != "" && strings.HasPrefix(p.key, partsPrefix(shardID)+version+"#") {
-				continue
-			}
-			if _, err := c.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(c.Table), Key: c.key(consumer, p.key)}); err != nil {
-				return fmt.Errorf("stream: delete old checkpoint part %s/%s: %w", consumer, p.key, err)
-			}
+	if n, old := partsOf(out.Attributes); n > 0 && old != version {
+		// the parts of the checkpoint this one replaced: no longer read.
+		// Only those: another writer's parts (a runner handing its lease
+		// over) may be the ones the item names now. Best effort: a part
+		// left behind costs its storage, nothing else.
+		for i := range n {
+			_, _ = c.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(c.Table),
+				Key: c.key(consumer, fmt.Sprintf("%s%s#%05d", partsPrefix(shardID), old, i))})
 		}
 	}
 	return nil

@@ -411,43 +411,51 @@ func (r *Runner) settings() (now func() time.Time, stuckAfter time.Duration, log
 }
 
 // sinkHealth is the dead-letter sink's part of Health: dead letters it
-// refused that are waiting to be taken.
+// refused that are waiting to be taken, each with when it was first
+// refused.
 type sinkHealth struct {
 	mu      sync.Mutex
-	waiting int       // dead letters refused at least once, not yet taken
-	since   time.Time // when the oldest of them was first refused
+	next    int
+	waiting map[int]time.Time
 	lastErr string
 }
 
-// refused notes a refusal; first says it is the dead letter's first,
-// which then waits until done.
-func (s *sinkHealth) refused(now time.Time, err error, first bool) {
+// refused notes a refusal of the dead letter id (0: its first, which
+// starts its wait and returns its id).
+func (s *sinkHealth) refused(id int, now time.Time, err error) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if first {
-		if s.waiting == 0 {
-			s.since = now
+	if id == 0 {
+		s.next++
+		id = s.next
+		if s.waiting == nil {
+			s.waiting = map[int]time.Time{}
 		}
-		s.waiting++
+		s.waiting[id] = now
 	}
 	s.lastErr = errText(err)
+	return id
 }
 
-// done notes that a refused dead letter was taken (or is no longer waited
+// done notes that the dead letter id was taken (or is no longer waited
 // for: the run ended, and its records are read again after a restart).
-func (s *sinkHealth) done() {
+func (s *sinkHealth) done(id int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.waiting > 0 {
-		s.waiting--
-	}
-	if s.waiting == 0 {
-		s.since, s.lastErr = time.Time{}, ""
+	delete(s.waiting, id)
+	if len(s.waiting) == 0 {
+		s.lastErr = ""
 	}
 }
 
+// report is how many wait, since when the oldest of them, and why.
 func (s *sinkHealth) report() (waiting int, since time.Time, lastErr string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.waiting, s.since, s.lastErr
+	for _, t := range s.waiting {
+		if since.IsZero() || t.Before(since) {
+			since = t
+		}
+	}
+	return len(s.waiting), since, s.lastErr
 }

@@ -12,6 +12,9 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/dynastream/dynastream/stream"
 )
@@ -217,5 +220,46 @@ func TestLeaseRenewalRetries(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the runner went on with a lease it could not renew")
+	}
+}
+
+// TableCheckpoints keeps a checkpoint longer than an item (400 KB) in part
+// items, reads it back whole (multi-byte text cut anywhere), and drops the
+// parts of the checkpoint a Put replaces — only those.
+func TestTableCheckpointsParts(t *testing.T) {
+	ctx := context.Background()
+	c, table, _ := newTable(t)
+	tc := &stream.TableCheckpoints{DB: c.DB, Table: table + "-checkpoints"}
+	if err := tc.CreateTable(ctx); err != nil {
+		t.Fatal(err)
+	}
+	parts := func() int {
+		out, err := c.DB.Scan(ctx, &dynamodb.ScanInput{TableName: aws.String(tc.Table)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, it := range out.Items {
+			if s, ok := it["shardId"].(*ddbtypes.AttributeValueMemberS); ok && strings.HasPrefix(s.Value, "#state#") {
+				n++
+			}
+		}
+		return n
+	}
+	for i, v := range []string{
+		"seq-1\n" + strings.Repeat("é", 500<<10), // 1 MB: three parts beside the item
+		"seq-2\n" + strings.Repeat("€", 300<<10), // 900 KB: replaces them
+		"seq-3\n{}", // small: no parts
+	} {
+		if err := tc.Put(ctx, "c", "shard-1", v); err != nil {
+			t.Fatal(err)
+		}
+		got, err := tc.Get(ctx, "c", "shard-1")
+		if err != nil || got != v {
+			t.Fatalf("step %d: read back %d bytes (want %d), %v", i, len(got), len(v), err)
+		}
+		if want := []int{3, 3, 0}[i]; parts() != want {
+			t.Errorf("step %d: %d part items, want %d", i, parts(), want)
+		}
 	}
 }

@@ -23,6 +23,15 @@ type FailureRecord struct {
 	// are its items' keys, for a redrive to read them again (ReadItems):
 	// Lambda never writes it, as it never bootstraps.
 	BootstrapKeys []map[string]events.DynamoDBAttributeValue `json:"bootstrapKeys,omitempty"`
+	// Window and WindowState, on the record of a tumbling window whose
+	// final call was given up on (DeadLetter.Window), are the window and
+	// its state, to make the final call again by hand; BatchSize is 0, the
+	// range is the window's records (handled). WindowStateDropped says a
+	// destination left the state out for its size (SQS and SNS take 256
+	// KB; S3 keeps it). Lambda documents nothing of the kind.
+	Window             *events.Window    `json:"window,omitempty"`
+	WindowState        map[string]string `json:"windowState,omitempty"`
+	WindowStateDropped bool              `json:"windowStateDropped,omitempty"`
 }
 
 // FailureRequestContext says which function gave up and why: Condition is
@@ -61,10 +70,15 @@ type StreamBatchInfo struct {
 // no FailureRecord: ok is false.
 func (dl DeadLetter) FailureRecord(functionARN string) (fr FailureRecord, ok bool) {
 	recs := dl.Event.Records
-	if len(recs) == 0 {
+	if len(recs) == 0 && (dl.Window == nil || dl.FirstSequenceNumber == "") {
 		return FailureRecord{}, false
 	}
-	first, last := recs[0], recs[len(recs)-1]
+	var first, last events.DynamoDBEventRecord
+	if len(recs) > 0 {
+		first, last = recs[0], recs[len(recs)-1]
+	} else { // a window given up on: its records' range, handled already
+		first.Change.SequenceNumber, last.Change.SequenceNumber = dl.FirstSequenceNumber, dl.LastSequenceNumber
+	}
 	arn := dl.StreamARN
 	if arn == "" { // the replay kit's: the records know their stream
 		arn = first.EventSourceArn
@@ -87,6 +101,7 @@ func (dl DeadLetter) FailureRecord(functionARN string) (fr FailureRecord, ok boo
 			StreamARN:                       arn,
 		},
 	}
+	fr.Window, fr.WindowState = dl.Window, dl.WindowState
 	if dl.ShardID == BootstrapShard {
 		for _, r := range recs {
 			fr.BootstrapKeys = append(fr.BootstrapKeys, r.Change.Keys)
@@ -96,17 +111,17 @@ func (dl DeadLetter) FailureRecord(functionARN string) (fr FailureRecord, ok boo
 	case dl.RequestID == "" && (dl.Attempts == 0 || dl.Condition == RecordAgeExceeded):
 		// never invoked: no response, and an id of the dead letter's own
 		fr.ResponseContext = FailureResponseContext{}
-		fr.RequestContext.RequestID = dl.id()
+		fr.RequestContext.RequestID = dl.ID()
 	case dl.RequestID == "": // kept before dead letters knew their call
-		fr.RequestContext.RequestID, fr.ResponseContext.FunctionError = dl.id(), "Unhandled"
+		fr.RequestContext.RequestID, fr.ResponseContext.FunctionError = dl.ID(), "Unhandled"
 	}
 	return fr, true
 }
 
-// id is a UUID made from what names the dead letter (its stream, shard,
+// ID is a UUID made from what names the dead letter (its stream, shard,
 // range and time): the same for the same dead letter, as a record read
-// twice must say the same.
-func (dl DeadLetter) id() string {
+// twice must say the same, and another for each half of a bisected batch.
+func (dl DeadLetter) ID() string {
 	sum := sha256.Sum256([]byte(dl.StreamARN + "\n" + dl.ShardID + "\n" + dl.FirstSequenceNumber + "\n" + dl.LastSequenceNumber + "\n" + dl.FailedAt.UTC().Format(time.RFC3339Nano)))
 	return formatUUID([16]byte(sum[:16]), 8)
 }
@@ -115,11 +130,15 @@ func (dl DeadLetter) id() string {
 // millisecond ("2019-11-14T00:13:49.717Z").
 func (fr FailureRecord) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
-		RequestContext  FailureRequestContext                      `json:"requestContext"`
-		ResponseContext FailureResponseContext                     `json:"responseContext"`
-		Version         string                                     `json:"version"`
-		Timestamp       string                                     `json:"timestamp"`
-		BatchInfo       StreamBatchInfo                            `json:"DDBStreamBatchInfo"`
-		BootstrapKeys   []map[string]events.DynamoDBAttributeValue `json:"bootstrapKeys,omitempty"`
-	}{fr.RequestContext, fr.ResponseContext, fr.Version, fr.Timestamp.UTC().Format("2006-01-02T15:04:05.000Z07:00"), fr.BatchInfo, fr.BootstrapKeys})
+		RequestContext     FailureRequestContext                      `json:"requestContext"`
+		ResponseContext    FailureResponseContext                     `json:"responseContext"`
+		Version            string                                     `json:"version"`
+		Timestamp          string                                     `json:"timestamp"`
+		BatchInfo          StreamBatchInfo                            `json:"DDBStreamBatchInfo"`
+		BootstrapKeys      []map[string]events.DynamoDBAttributeValue `json:"bootstrapKeys,omitempty"`
+		Window             *events.Window                             `json:"window,omitempty"`
+		WindowState        map[string]string                          `json:"windowState,omitempty"`
+		WindowStateDropped bool                                       `json:"windowStateDropped,omitempty"`
+	}{fr.RequestContext, fr.ResponseContext, fr.Version, fr.Timestamp.UTC().Format("2006-01-02T15:04:05.000Z07:00"), fr.BatchInfo,
+		fr.BootstrapKeys, fr.Window, fr.WindowState, fr.WindowStateDropped})
 }

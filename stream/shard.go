@@ -74,7 +74,7 @@ type tracked struct {
 func (r *Runner) newShardRun(ctx context.Context, log *slog.Logger, h Handler, shardID, checkpoint string) *shardRun {
 	var win *Windows
 	if r.windows != nil {
-		win = &Windows{Size: r.TumblingWindow, Handler: r.windows, ShardID: shardID, StreamARN: r.StreamARN, Logger: log}
+		win = &Windows{Size: r.TumblingWindow, Handler: r.windows, ShardID: shardID, StreamARN: r.StreamARN, Logger: log, RetryBackoff: r.RetryBackoff}
 		if limit, _ := RetryLimit(r.MaxRetries); limit != Forever {
 			// a final call that keeps failing is given up on as the
 			// window's, before the records after it would be
@@ -350,6 +350,9 @@ func (sr *shardRun) writeCheckpoint() bool {
 		if err == nil {
 			sr.written = value
 			sr.r.counters.checkpoints.Add(1)
+			if sr.win != nil {
+				sr.win.Forget(target)
+			}
 			continue // it may have moved meanwhile
 		}
 		sr.log.Error("checkpoint failed; retrying", "err", err)

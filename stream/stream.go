@@ -139,7 +139,9 @@ type Config struct {
 	// returns without an error succeeded whole, and the records it reported
 	// failed are not retried (the Runner logs a warning saying so).
 	// ReportBatchItemFailures is on by default, as this project's template
-	// sets it.
+	// sets it. Handlers that report their own failures this way (Keyed,
+	// Fanout, Each) need it on; RunWindows' failed window calls retry the
+	// whole batch when it is off, as Lambda retries a failed function.
 	NoReportBatchItemFailures bool
 	// RetryBackoff is the first pause before a retry; it doubles up to 30 s
 	// (default 100 ms).
@@ -695,6 +697,13 @@ func (r *Runner) call(ctx context.Context, sr *shardRun, recs []events.DynamoDBE
 	if len(resp.BatchItemFailures) == 0 {
 		return -1, nil
 	}
+	if r.NoReportBatchItemFailures && r.windows != nil {
+		// Windows says a window call failed this way: without
+		// ReportBatchItemFailures, Lambda retries a failed window
+		// function's whole batch (its state comes back by position)
+		out.functionError = "Unhandled"
+		return 0, fmt.Errorf("a window call failed (ReportBatchItemFailures is off: the whole batch is retried): %s", resp.BatchItemFailures[0].ItemIdentifier)
+	}
 	if r.NoReportBatchItemFailures {
 		sr.log.Warn("the handler reported failed items, but ReportBatchItemFailures is off: as Lambda, the call succeeded whole and they are not retried",
 			"items", len(resp.BatchItemFailures), "first", resp.BatchItemFailures[0].ItemIdentifier)
@@ -765,19 +774,15 @@ func (r *Runner) newDeadLetter(shardID string, recs []events.DynamoDBEventRecord
 
 func (r *Runner) putDeadLetter(ctx context.Context, log *slog.Logger, dl DeadLetter) bool {
 	backoff := r.RetryBackoff
-	failed := false // the sink refused this one at least once
+	waiting := 0 // its id in r.sink once the sink refused it
 	defer func() {
-		if failed { // the run ended first: its records are read again after a restart
-			r.sink.done()
+		if waiting != 0 { // taken, or the run ended first: its records are read again after a restart
+			r.sink.done(waiting)
 		}
 	}()
 	for {
 		err := r.DeadLetters.Put(context.WithoutCancel(ctx), dl)
 		if err == nil {
-			if failed {
-				r.sink.done()
-				failed = false
-			}
 			n := int64(max(len(dl.Event.Records), 1))
 			r.counters.deadLettered.Add(n)
 			if dl.Condition == RecordAgeExceeded {
@@ -788,8 +793,7 @@ func (r *Runner) putDeadLetter(ctx context.Context, log *slog.Logger, dl DeadLet
 			return true
 		}
 		r.counters.destinationFailures.Add(1)
-		r.sink.refused(r.Now(), err, !failed)
-		failed = true
+		waiting = r.sink.refused(waiting, r.Now(), err)
 		log.Error("dead-letter sink failed; retrying (the shard waits)", "err", err)
 		if ctx.Err() != nil {
 			return false

@@ -64,11 +64,12 @@ const WindowGrace = 5 * time.Second
 // is then overwritten with the part: Windows logs a warning, and
 // LateRecords counts them).
 //
-// State over MaxState (all open windows' together) ends the window of the
-// call that answered with it early, as Lambda does ("If it exceeds that
-// size, Lambda terminates the window early"): its final call comes at once
-// with that state and IsWindowTerminatedEarly, and its next records start
-// it again with fresh state.
+// State over MaxState (all open windows' together) ends a window early, as
+// Lambda does ("If it exceeds that size, Lambda terminates the window
+// early"): the window with the most state, until the rest fit (with one
+// window open, the one that answered with it). Its final call comes at
+// once with that state and IsWindowTerminatedEarly, and its next records
+// start it again with fresh state.
 //
 // A failed call — an error, or any batch item failure — changes neither the
 // state nor the position: Handle reports the call's first record failed, so
@@ -105,6 +106,11 @@ type Windows struct {
 	// Logger, when set, is told of records that come after their window's
 	// final call.
 	Logger *slog.Logger
+	// RetryBackoff is the first pause before Due makes a failed final call
+	// again; it doubles up to 30 s (default 100 ms). A final call made
+	// while records are handed over is retried with them, at the Runner's
+	// pace.
+	RetryBackoff time.Duration
 
 	mu    sync.Mutex
 	after []windowMark // by position, ascending
@@ -112,8 +118,10 @@ type Windows struct {
 	// (a shard's order); next is the next number.
 	pos  map[string]int64
 	next int64
-	// finalFails counts the failed final calls of a window, by its start.
+	// finalFails counts the failed final calls of a window, by its start,
+	// and retryAt is when Due may make one again.
 	finalFails map[time.Time]int
+	retryAt    map[time.Time]time.Time
 	late       int
 }
 
@@ -235,6 +243,26 @@ func (w *Windows) mark(m windowMark) {
 	}
 }
 
+// Forget drops what Windows keeps for positions before the record seq
+// (a checkpoint: no batch is handed over again from before it), keeping
+// the state after it. The Runner calls it after each checkpoint write, so
+// that what it keeps is bounded by the records in flight, not by maxMarks
+// states of up to MaxWindowState each.
+func (w *Windows) Forget(seq string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	keep := -1 // the last mark at or before seq
+	for i := len(w.after) - 1; i >= 0; i-- {
+		if CompareSequenceNumbers(w.after[i].Seq, seq) <= 0 {
+			keep = i
+			break
+		}
+	}
+	if keep > 0 {
+		w.after = slices.Delete(w.after, 0, keep)
+	}
+}
+
 // LateRecords counts the records that came after their window's final
 // call (each started the window again with fresh state).
 func (w *Windows) LateRecords() int {
@@ -286,16 +314,17 @@ func (w *Windows) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.D
 		o := openWindow{Start: win.Start.Time, First: recs[i].Change.SequenceNumber}
 		if k >= 0 {
 			o = cur.Open[k]
-		} else if slices.ContainsFunc(cur.Closed, win.Start.Time.Equal) {
-			w.late += j - i
-			if w.Logger != nil {
-				w.Logger.Warn("records came after their window's final call; the window starts again with fresh state, as Lambda's does, and gets another final call with these records only",
-					"window", win.Start.Format(time.RFC3339), "records", j-i, "first", recs[i].Change.SequenceNumber)
-			}
 		}
 		state, err := w.call(ctx, recs[i:j], win, o.State, false, false)
 		if err != nil {
 			return failAt(i, err)
+		}
+		if k < 0 && slices.ContainsFunc(cur.Closed, win.Start.Time.Equal) {
+			w.late += j - i // (again, if these records are handed over again)
+			if w.Logger != nil {
+				w.Logger.Warn("records came after their window's final call; the window starts again with fresh state, as Lambda's does, and gets another final call with these records only",
+					"window", win.Start.Format(time.RFC3339), "records", j-i, "first", recs[i].Change.SequenceNumber)
+			}
 		}
 		o.State, o.Last = clonedState(state), recs[j-1].Change.SequenceNumber
 		next := cur.clone()
@@ -308,13 +337,20 @@ func (w *Windows) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.D
 			next.Open = append(next.Open, o)
 			slices.SortFunc(next.Open, func(a, b openWindow) int { return a.Start.Compare(b.Start) })
 		}
-		if stateSize(next.Open) > w.maxState() {
-			// over the limit: the window ends early, at once, with the
-			// state it has; its next records start it afresh
-			if err := w.finalCall(ctx, o, true); err != nil {
+		for stateSize(next.Open) > w.maxState() {
+			// over the limit: the window with the most state ends early,
+			// at once, with the state it has (its next records start it
+			// afresh), until the rest fit
+			big := slices.MaxFunc(next.Open, func(a, b openWindow) int {
+				if c := stateSize([]openWindow{a}) - stateSize([]openWindow{b}); c != 0 {
+					return c
+				}
+				return b.Start.Compare(a.Start) // the older, of two as large
+			})
+			if err := w.finalCall(ctx, big, true); err != nil {
 				return failAt(i, err)
 			}
-			next.Open = slices.DeleteFunc(next.Open, func(x openWindow) bool { return x.Start.Equal(o.Start) })
+			next.Open = slices.DeleteFunc(next.Open, func(x openWindow) bool { return x.Start.Equal(big.Start) })
 		}
 		cur = next
 		cur.Seq, cur.at = recs[j-1].Change.SequenceNumber, w.pos[recs[j-1].Change.SequenceNumber]
@@ -364,6 +400,7 @@ func (w *Windows) finalCall(ctx context.Context, o openWindow, early bool) error
 	_, err := w.call(ctx, nil, win, o.State, true, early)
 	if err == nil {
 		delete(w.finalFails, o.Start)
+		delete(w.retryAt, o.Start)
 		return nil
 	}
 	err = fmt.Errorf("the final call of the window from %s: %w", o.Start.Format(time.RFC3339), err)
@@ -379,6 +416,7 @@ func (w *Windows) finalCall(ctx context.Context, o openWindow, early bool) error
 		return fmt.Errorf("%w; giving it up failed: %w", err, gerr)
 	}
 	delete(w.finalFails, o.Start)
+	delete(w.retryAt, o.Start)
 	return nil
 }
 
@@ -444,7 +482,24 @@ func (w *Windows) Due(ctx context.Context, now time.Time) (bool, error) {
 	}
 	cur := w.after[len(w.after)-1].clone()
 	open := len(cur.Open)
-	err := w.finalsDue(ctx, &cur, now)
+	var failed *time.Time
+	err := w.finals(ctx, &cur, func(o openWindow) (bool, bool) {
+		if now.Before(o.Start.Add(w.Size+WindowGrace)) || now.Before(w.retryAt[o.Start]) {
+			return false, false
+		}
+		failed = &o.Start
+		return true, false
+	})
+	if err != nil && failed != nil && w.finalFails[*failed] > 0 { // not given up on: pace the next try
+		backoff := w.RetryBackoff
+		if backoff <= 0 {
+			backoff = 100 * time.Millisecond
+		}
+		if w.retryAt == nil {
+			w.retryAt = map[time.Time]time.Time{}
+		}
+		w.retryAt[*failed] = now.Add(min(backoff<<min(w.finalFails[*failed]-1, 16), 30*time.Second))
+	}
 	return len(cur.Open) < open, err
 }
 

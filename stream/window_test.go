@@ -3,6 +3,7 @@ package stream_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -472,5 +473,104 @@ func TestRunWindowsDeadLettersAFinalCallThatKeepsFailing(t *testing.T) {
 	defer mu.Unlock()
 	if finals != 2 {
 		t.Errorf("%d final calls, want 2 (MaxRetries 1)", finals)
+	}
+}
+
+// A final call that Due makes and that fails is made again only after the
+// backoff, so a downstream blip does not use up its attempts in a second.
+func TestWindowsDueBacksOff(t *testing.T) {
+	t0 := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+	finals := 0
+	h := func(ctx context.Context, ev events.DynamoDBTimeWindowEvent) (events.DynamoDBTimeWindowEventResponse, error) {
+		if ev.IsFinalInvokeForWindow {
+			finals++
+			return events.DynamoDBTimeWindowEventResponse{}, fmt.Errorf("down")
+		}
+		return (&windowCalls{}).handle(ctx, ev)
+	}
+	w := &stream.Windows{Size: time.Minute, Handler: h, RetryBackoff: 10 * time.Second, FinalAttempts: 3,
+		OnGiveUp: func(context.Context, stream.WindowGiveUp) error { return nil }}
+	handleAll(t, w, windowRecord(1, t0))
+	ctx := context.Background()
+	at := t0.Add(2 * time.Minute)
+	for _, d := range []time.Duration{0, time.Second, 5 * time.Second} { // one call, then the backoff
+		_, _ = w.Due(ctx, at.Add(d))
+	}
+	if finals != 1 {
+		t.Fatalf("%d final calls within the first backoff (10 s), want 1", finals)
+	}
+	_, _ = w.Due(ctx, at.Add(11*time.Second))       // the second
+	_, _ = w.Due(ctx, at.Add(21*time.Second))       // not yet: the backoff doubled
+	made, err := w.Due(ctx, at.Add(32*time.Second)) // the third, given up on
+	if finals != 3 || !made || err != nil {
+		t.Errorf("%d final calls; last Due %v %v", finals, made, err)
+	}
+}
+
+// Over the limit with two windows open, the window with the most state
+// ends early, not the small one whose call went over.
+func TestWindowsOverTheLimitEndsTheLargest(t *testing.T) {
+	t0 := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+	early := map[time.Time]int{}
+	h := func(_ context.Context, ev events.DynamoDBTimeWindowEvent) (events.DynamoDBTimeWindowEventResponse, error) {
+		if ev.IsFinalInvokeForWindow {
+			if ev.IsWindowTerminatedEarly {
+				early[ev.Window.Start.UTC()]++
+			}
+			return events.DynamoDBTimeWindowEventResponse{}, nil
+		}
+		pad := ev.State["pad"] + strings.Repeat("x", 1000*len(ev.Records))
+		return events.DynamoDBTimeWindowEventResponse{TimeWindowEventResponseProperties: events.TimeWindowEventResponseProperties{
+			State: map[string]string{"pad": pad}}}, nil
+	}
+	w := &stream.Windows{Size: time.Minute, Handler: h, MaxState: 2500}
+	// window A (10:00) grows to 2 KB; window B (10:01) takes 1 KB: over
+	handleAll(t, w, windowRecord(1, t0.Add(57*time.Second)), windowRecord(2, t0.Add(58*time.Second)), windowRecord(3, t0.Add(61*time.Second)))
+	if want := map[time.Time]int{t0: 1}; !maps.Equal(early, want) {
+		t.Errorf("windows ended early %v, want only the larger, %v", early, want)
+	}
+}
+
+// Without ReportBatchItemFailures a failed window call fails its whole
+// batch, which is retried (its state comes back by position), as Lambda
+// retries a failed function: the window's total stays whole, where
+// ignoring the failure (as a handler's own BatchItemFailures are then)
+// would lose the call's records.
+func TestRunWindowsWithoutReportBatchItemFailures(t *testing.T) {
+	t.Parallel()
+	c, table, arn := newTable(t)
+	var mu sync.Mutex
+	skew := time.Duration(0)
+	r := newRunner(t, c.Streams, arn, "windows")
+	r.TumblingWindow, r.NoReportBatchItemFailures = time.Minute, true
+	r.Now = func() time.Time { mu.Lock(); defer mu.Unlock(); return time.Now().Add(skew) }
+	wc := &windowCalls{}
+	failed := false
+	h := func(ctx context.Context, ev events.DynamoDBTimeWindowEvent) (events.DynamoDBTimeWindowEventResponse, error) {
+		mu.Lock()
+		first := !failed && len(ev.Records) > 0
+		failed = failed || first
+		mu.Unlock()
+		if first {
+			return events.DynamoDBTimeWindowEventResponse{}, fmt.Errorf("once")
+		}
+		return wc.handle(ctx, ev)
+	}
+	putItems(t, c.DB, table, 1, 4) // 1+2+3
+	recs := readStream(t, c.Streams, arn, 3)
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	go r.RunWindows(ctx, h)
+	waitWindowCheckpoint(t, r.Checkpoints, shardID(t, c.Streams, arn), aws.ToString(recs[2].Dynamodb.SequenceNumber))
+	mu.Lock()
+	skew = 3 * time.Minute
+	mu.Unlock()
+	want := map[time.Time]int{}
+	for i, rec := range recs {
+		want[stream.WindowOf(aws.ToTime(rec.Dynamodb.ApproximateCreationDateTime), time.Minute).Start.UTC()] += i + 1
+	}
+	waitFor(t, "the final calls", func() bool { return len(wc.finalsNow()) == len(want) })
+	if diff := cmp.Diff(want, wc.finalsNow()); diff != "" {
+		t.Errorf("final totals (-want +got):\n%s", diff)
 	}
 }

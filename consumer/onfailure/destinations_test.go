@@ -3,6 +3,7 @@ package onfailure_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"regexp"
 	"strings"
@@ -132,12 +133,30 @@ func TestS3DestinationRedrivesWithoutTheStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(rec.Payload.Records) != 1 || rec.Payload.Records[0].Change.Keys["PK"].String() != "POISON" || rec.BatchInfo.BatchSize != 1 ||
-		rec.RequestContext.Condition != stream.RetryAttemptsExhausted || !strings.HasSuffix(key, rec.RequestContext.RequestID) {
+		rec.RequestContext.Condition != stream.RetryAttemptsExhausted || rec.RequestContext.RequestID == "" {
 		t.Fatalf("object %s", body)
 	}
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(body, &raw); err != nil || raw["payload"] == nil || raw["DDBStreamBatchInfo"] == nil || raw["requestContext"] == nil {
 		t.Fatalf("object's fields: %s", body)
+	}
+
+	// the halves of a bisected batch that expire together share their
+	// last call's request id and second: two objects all the same
+	if _, err := client.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("halves")}); err != nil {
+		t.Fatal(err)
+	}
+	halves := &onfailure.S3{Client: client, Bucket: "halves", MappingID: "m"}
+	for _, seq := range []string{"100", "200"} {
+		dl := stream.DeadLetter{ShardID: "shardId-1", RequestID: "316aa6d0-8154-4000-8000-85d5f4a6bc81", Condition: stream.RecordAgeExceeded,
+			FailedAt: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC), FirstSequenceNumber: seq, LastSequenceNumber: seq,
+			Event: events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{{EventSourceArn: p.tbl.StreamARN, Change: events.DynamoDBStreamRecord{SequenceNumber: seq}}}}}
+		if err := halves.Put(ctx, dl); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out, err := client.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String("halves")}); err != nil || len(out.Contents) != 2 {
+		t.Errorf("two halves' dead letters: %v objects, %v", len(out.Contents), err)
 	}
 
 	// the stream is gone: only the object holds the record now
@@ -228,5 +247,93 @@ func TestBootstrapDeadLettersAreRedrivable(t *testing.T) {
 	}
 	if rep.Redriven != 1 || rep.Records != 1 || p.took() != "POISON" {
 		t.Fatalf("report %+v, handed %q", rep, p.took())
+	}
+}
+
+// A tumbling window whose final call keeps failing reaches the on-failure
+// queue as a record of its own: the window, its state and its records'
+// range (no records: they were handled). Redrive keeps it and says why: it
+// is a final call to make again, not records to hand over.
+func TestWindowGivenUpReachesTheQueue(t *testing.T) {
+	q, queueURL := localSQS(t)
+	ctx := context.Background()
+	p := newPoisonTable(t)
+	r := p.runner(&onfailure.SQS{Client: q, QueueURL: queueURL, FunctionARN: "orders"})
+	r.TumblingWindow, r.MaxRetries = time.Minute, stream.Retries(1)
+	var mu sync.Mutex
+	skew := time.Duration(0)
+	r.Now = func() time.Time { mu.Lock(); defer mu.Unlock(); return time.Now().Add(skew) }
+	wh := func(_ context.Context, ev events.DynamoDBTimeWindowEvent) (events.DynamoDBTimeWindowEventResponse, error) {
+		if ev.IsFinalInvokeForWindow {
+			return events.DynamoDBTimeWindowEventResponse{}, errors.New("the sink is down")
+		}
+		n := len(ev.State["keys"]) + len(ev.Records)
+		return events.DynamoDBTimeWindowEventResponse{TimeWindowEventResponseProperties: events.TimeWindowEventResponseProperties{
+			State: map[string]string{"keys": strings.Repeat("k", n)}}}, nil
+	}
+	rctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go r.RunWindows(rctx, wh)
+	for deadline := time.Now().Add(30 * time.Second); r.Stats().HandlerCalls == 0 || r.Health().Shards[0].Waiting > 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("records not handled: %+v", r.Stats())
+		}
+	}
+	mu.Lock()
+	skew = 3 * time.Minute // the window has ended: its final call fails, twice
+	mu.Unlock()
+	for deadline := time.Now().Add(30 * time.Second); r.Stats().DeadLettered == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the window was not given up on: %+v", r.Stats())
+		}
+	}
+	stop()
+	rep, err := onfailure.Redrive(ctx, onfailure.Options{Queue: q, QueueURL: queueURL, Streams: p.tbl.Streams, Handler: p.handle, Visibility: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Windows) != 1 || rep.Redriven != 0 {
+		t.Fatalf("report %+v", rep)
+	}
+	fr := rep.Windows[0].Record
+	if fr.Window == nil || fr.WindowState["keys"] != "kkk" || fr.BatchInfo.BatchSize != 0 || fr.BatchInfo.StartSequenceNumber == "" ||
+		fr.BatchInfo.EndSequenceNumber == "" || fr.RequestContext.Condition != stream.RetryAttemptsExhausted {
+		t.Errorf("window record %+v", fr)
+	}
+}
+
+// sentBodies is an SQSAPI that keeps what is sent.
+type sentBodies struct {
+	onfailure.SQSAPI
+	bodies []string
+}
+
+func (s *sentBodies) SendMessage(_ context.Context, in *sqs.SendMessageInput, _ ...func(*sqs.Options)) (*sqs.SendMessageOutput, error) {
+	s.bodies = append(s.bodies, aws.ToString(in.MessageBody))
+	return &sqs.SendMessageOutput{}, nil
+}
+
+// A window's state too large for a message (SQS and SNS take 256 KB) is
+// left out, and the record says so, as Lambda drops a payload that does
+// not fit an SNS destination; a small one is carried.
+func TestWindowStateTooLargeForAMessage(t *testing.T) {
+	for _, c := range []struct {
+		size    int
+		dropped bool
+	}{{1 << 10, false}, {300 << 10, true}} {
+		sent := &sentBodies{}
+		d := &onfailure.SQS{Client: sent, QueueURL: "q"}
+		w := stream.WindowOf(time.Now(), time.Minute)
+		if err := d.Put(context.Background(), stream.DeadLetter{ShardID: "s", FirstSequenceNumber: "1", LastSequenceNumber: "2",
+			Window: &w, WindowState: map[string]string{"s": strings.Repeat("x", c.size)}}); err != nil {
+			t.Fatal(err)
+		}
+		var fr stream.FailureRecord
+		if len(sent.bodies) != 1 || json.Unmarshal([]byte(sent.bodies[0]), &fr) != nil || len(sent.bodies[0]) > 256<<10 {
+			t.Fatalf("sent %d bodies", len(sent.bodies))
+		}
+		if fr.WindowStateDropped != c.dropped || (fr.WindowState == nil) != c.dropped || fr.Window == nil {
+			t.Errorf("state of %d bytes: dropped %v, state kept %v", c.size, fr.WindowStateDropped, fr.WindowState != nil)
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -49,7 +50,7 @@ func (d *SQS) Put(ctx context.Context, dl stream.DeadLetter) error {
 	if !ok {
 		return nil
 	}
-	body, err := json.Marshal(fr)
+	body, err := message(fr)
 	if err != nil {
 		return err
 	}
@@ -74,6 +75,10 @@ type Report struct {
 	// Gone counts items of Bootstrap's records that no longer exist (the
 	// stream carried their removal): nothing to hand over for them.
 	Gone int
+	// Windows are messages of tumbling windows whose final call was given
+	// up on (kept): their records were handled; make the final call again
+	// with the WindowHandler, from the message's window and state.
+	Windows []Message
 }
 
 // Message is one on-failure message Redrive did not delete, and why.
@@ -167,6 +172,13 @@ func Redrive(ctx context.Context, o Options) (Report, error) {
 				rep.Others++
 				continue
 			}
+			if msg.Record.Window != nil {
+				msg.Err = errWindow
+				rep.Windows = append(rep.Windows, msg)
+				log.Error("on-failure message of a window's final call (kept): make it again with the window handler", "message", msg.ID,
+					"window", msg.Record.Window.Start.Format(time.RFC3339))
+				continue
+			}
 			b := msg.Record.BatchInfo
 			var recs []events.DynamoDBEventRecord
 			if b.ShardID == stream.BootstrapShard {
@@ -239,4 +251,22 @@ func bootstrapRecords(ctx context.Context, items stream.GetItemAPI, fr stream.Fa
 		return nil, 0, errors.New("a record of Bootstrap's: its items are read again from the table, and Options.Items is not set")
 	}
 	return stream.ReadItems(ctx, items, fr.BatchInfo.StreamARN, fr.BootstrapKeys)
+}
+
+// errWindow is why a window's on-failure record is not redriven.
+var errWindow = errors.New("a tumbling window's final call was given up on; its records were handled: make the final call again with the window handler, from the record's window and state")
+
+// maxMessage is the most an SQS message or an SNS notification holds.
+const maxMessage = 256 << 10
+
+// message is the failure record as a message body; a window's state that
+// would not fit is left out (WindowStateDropped), as Lambda drops a
+// payload that does not fit an SNS destination.
+func message(fr stream.FailureRecord) ([]byte, error) {
+	body, err := json.Marshal(fr)
+	if err != nil || len(body) <= maxMessage || fr.WindowState == nil {
+		return body, err
+	}
+	fr.WindowState, fr.WindowStateDropped = nil, true
+	return json.Marshal(fr)
 }

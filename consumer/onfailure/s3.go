@@ -100,7 +100,8 @@ func ObjectKey(mappingID, shardID string, at time.Time, id string) string {
 // S3 is a stream.DeadLetters that does what the event source mapping does
 // with an S3 on-failure destination: it writes an S3Record (the failure
 // record and the records) under ObjectKey. The object's name ends with the
-// record's request id, so a Put retried after an answer that was lost
+// dead letter's ID (not its last call's request id, which the halves of a
+// bisected batch share), so a Put retried after an answer that was lost
 // writes the same object again. Records that could not be converted go to
 // Undecodable (with their raw JSON), as with SQS.
 type S3 struct {
@@ -126,7 +127,7 @@ func (d *S3) Put(ctx context.Context, dl stream.DeadLetter) error {
 	if err != nil {
 		return err
 	}
-	key := ObjectKey(d.MappingID, fr.BatchInfo.ShardID, fr.Timestamp, fr.RequestContext.RequestID)
+	key := ObjectKey(d.MappingID, fr.BatchInfo.ShardID, fr.Timestamp, dl.ID())
 	if _, err := d.Client.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(d.Bucket), Key: aws.String(key),
 		Body: bytes.NewReader(body), ContentType: aws.String("application/json")}); err != nil {
 		return fmt.Errorf("onfailure: write s3://%s/%s: %w", d.Bucket, key, err)
@@ -157,6 +158,9 @@ type S3Report struct {
 	Failed, Unreadable []Object
 	// Others counts objects of other consumers, left alone.
 	Others int
+	// Windows are objects of tumbling windows whose final call was given
+	// up on (kept), as Report.Windows.
+	Windows []Object
 }
 
 // Object is an on-failure object RedriveS3 did not delete, and why.
@@ -199,6 +203,12 @@ func RedriveS3(ctx context.Context, o S3Options) (S3Report, error) {
 			}
 			rec, err := ReadS3Record(body)
 			item := Object{Key: key, Record: rec.FailureRecord}
+			if rec.Window != nil && (o.Function == nil || o.Function(rec.RequestContext.FunctionARN)) {
+				item.Err = errWindow
+				rep.Windows = append(rep.Windows, item)
+				log.Error("on-failure object of a window's final call (kept): make it again with the window handler", "key", key)
+				continue
+			}
 			if err != nil {
 				item.Err = err
 				rep.Unreadable = append(rep.Unreadable, item)

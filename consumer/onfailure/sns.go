@@ -2,7 +2,6 @@ package onfailure
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -38,7 +37,7 @@ func (d *SNS) Put(ctx context.Context, dl stream.DeadLetter) error {
 	if !ok {
 		return nil
 	}
-	body, err := json.Marshal(fr)
+	body, err := message(fr)
 	if err != nil {
 		return err
 	}
