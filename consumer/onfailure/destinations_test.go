@@ -103,18 +103,20 @@ var objectKeyRE = regexp.MustCompile(`^aws/lambda/orders-mapping/shardId-[^/]+/\
 // records to the handler from the object alone, so it works after the
 // stream is gone (here the table is deleted first), and deletes the object.
 func TestS3DestinationRedrivesWithoutTheStream(t *testing.T) {
+	t.Parallel()
 	cfg := localMoto(t)
 	client := s3.NewFromConfig(cfg, func(o *s3.Options) { o.UsePathStyle = true })
 	ctx := context.Background()
-	if _, err := client.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("on-failure")}); err != nil {
+	bucket := unique("on-failure")
+	if _, err := client.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(bucket)}); err != nil {
 		t.Fatal(err)
 	}
 	p := newPoisonTable(t)
-	dest := &onfailure.S3{Client: client, Bucket: "on-failure", MappingID: "orders-mapping",
+	dest := &onfailure.S3{Client: client, Bucket: bucket, MappingID: "orders-mapping",
 		FunctionARN: "arn:aws:lambda:us-east-1:123456789012:function:orders"}
 	p.run(t, p.runner(dest))
 
-	list, err := client.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String("on-failure")})
+	list, err := client.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String(bucket)})
 	if err != nil || len(list.Contents) != 1 {
 		t.Fatalf("objects: %v, %v", list, err)
 	}
@@ -122,7 +124,7 @@ func TestS3DestinationRedrivesWithoutTheStream(t *testing.T) {
 	if !objectKeyRE.MatchString(key) {
 		t.Errorf("object key %q", key)
 	}
-	obj, err := client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("on-failure"), Key: aws.String(key)})
+	obj, err := client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,10 +145,11 @@ func TestS3DestinationRedrivesWithoutTheStream(t *testing.T) {
 
 	// the halves of a bisected batch that expire together share their
 	// last call's request id and second: two objects all the same
-	if _, err := client.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("halves")}); err != nil {
+	halvesBucket := unique("halves")
+	if _, err := client.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(halvesBucket)}); err != nil {
 		t.Fatal(err)
 	}
-	halves := &onfailure.S3{Client: client, Bucket: "halves", MappingID: "m"}
+	halves := &onfailure.S3{Client: client, Bucket: halvesBucket, MappingID: "m"}
 	for _, seq := range []string{"100", "200"} {
 		dl := stream.DeadLetter{ShardID: "shardId-1", RequestID: "316aa6d0-8154-4000-8000-85d5f4a6bc81", Condition: stream.RecordAgeExceeded,
 			FailedAt: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC), FirstSequenceNumber: seq, LastSequenceNumber: seq,
@@ -155,7 +158,7 @@ func TestS3DestinationRedrivesWithoutTheStream(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if out, err := client.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String("halves")}); err != nil || len(out.Contents) != 2 {
+	if out, err := client.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String(halvesBucket)}); err != nil || len(out.Contents) != 2 {
 		t.Errorf("two halves' dead letters: %v objects, %v", len(out.Contents), err)
 	}
 
@@ -164,7 +167,7 @@ func TestS3DestinationRedrivesWithoutTheStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.fix()
-	rep, err := onfailure.RedriveS3(ctx, onfailure.S3Options{Client: client, Bucket: "on-failure", Handler: p.handle,
+	rep, err := onfailure.RedriveS3(ctx, onfailure.S3Options{Client: client, Bucket: bucket, Handler: p.handle,
 		Function: onfailure.FunctionNamed("orders")})
 	if err != nil {
 		t.Fatal(err)
@@ -172,7 +175,7 @@ func TestS3DestinationRedrivesWithoutTheStream(t *testing.T) {
 	if rep.Redriven != 1 || rep.Records != 1 || len(rep.Failed)+len(rep.Unreadable) != 0 || p.took() != "POISON" {
 		t.Fatalf("report %+v, handed %q", rep, p.took())
 	}
-	if left, _ := client.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String("on-failure")}); len(left.Contents) != 0 {
+	if left, _ := client.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String(bucket)}); len(left.Contents) != 0 {
 		t.Errorf("%d objects left", len(left.Contents))
 	}
 }
@@ -180,14 +183,15 @@ func TestS3DestinationRedrivesWithoutTheStream(t *testing.T) {
 // An SNS on-failure destination publishes what SQS gets; Redrive reads it
 // from a queue subscribed to the topic (the notification's envelope).
 func TestSNSDestinationRedrivesFromASubscribedQueue(t *testing.T) {
+	t.Parallel()
 	cfg := localMoto(t)
 	ctx := context.Background()
 	topics := sns.NewFromConfig(cfg)
-	topic, err := topics.CreateTopic(ctx, &sns.CreateTopicInput{Name: aws.String("on-failure")})
+	topic, err := topics.CreateTopic(ctx, &sns.CreateTopicInput{Name: aws.String(unique("on-failure"))})
 	if err != nil {
 		t.Fatal(err)
 	}
-	q, queueURL := newQueue(t, sqs.NewFromConfig(cfg), "on-failure-sub")
+	q, queueURL := newQueue(t, sqs.NewFromConfig(cfg), unique("on-failure-sub"))
 	attrs, err := q.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(queueURL), AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameQueueArn}})
 	if err != nil {
 		t.Fatal(err)
@@ -211,6 +215,7 @@ func TestSNSDestinationRedrivesFromASubscribedQueue(t *testing.T) {
 // on-failure record names their items' keys, and Redrive reads the items
 // again from the table (Options.Items) and hands them over.
 func TestBootstrapDeadLettersAreRedrivable(t *testing.T) {
+	t.Parallel()
 	q, queueURL := localSQS(t)
 	ctx := context.Background()
 	p := newPoisonTable(t)
@@ -255,6 +260,7 @@ func TestBootstrapDeadLettersAreRedrivable(t *testing.T) {
 // range (no records: they were handled). Redrive keeps it and says why: it
 // is a final call to make again, not records to hand over.
 func TestWindowGivenUpReachesTheQueue(t *testing.T) {
+	t.Parallel()
 	q, queueURL := localSQS(t)
 	ctx := context.Background()
 	p := newPoisonTable(t)

@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -24,28 +26,68 @@ import (
 	"github.com/dynastream/dynastream/stream"
 )
 
-func TestMain(m *testing.M) { ddblocal.Main(m) }
+func TestMain(m *testing.M) {
+	if _, err := ddblocal.Setup(context.Background()); err != nil {
+		fmt.Fprintln(os.Stderr, "ddblocal: cannot start DynamoDB Local:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	if moto.cmd != nil {
+		_ = moto.cmd.Process.Kill()
+		_ = moto.cmd.Wait()
+	}
+	ddblocal.Teardown()
+	os.Exit(code)
+}
 
-// localMoto starts moto_server on a free port and returns the AWS
-// configuration for it (its SQS, SNS and S3 are real APIs); the test is
-// skipped, saying so, where moto_server is not installed.
+// moto is one moto_server for the package's tests (each makes queues,
+// topics and buckets of its own names).
+var moto struct {
+	once sync.Once
+	cmd  *exec.Cmd
+	cfg  aws.Config
+	skip string
+	err  error
+	n    atomic.Int32
+}
+
+// unique is a name no other test of the run uses.
+func unique(prefix string) string { return fmt.Sprintf("%s-%d", prefix, moto.n.Add(1)) }
+
+// localMoto is moto_server, started on a free port on first use, as AWS
+// configuration (its SQS, SNS and S3 are real APIs); the test is skipped,
+// saying so, where moto_server is not installed.
 func localMoto(t *testing.T) aws.Config {
 	t.Helper()
+	moto.once.Do(startMoto)
+	if moto.skip != "" {
+		t.Skip(moto.skip)
+	}
+	if moto.err != nil {
+		t.Fatal(moto.err)
+	}
+	return moto.cfg
+}
+
+func startMoto() {
 	bin, err := exec.LookPath("moto_server")
 	if err != nil {
-		t.Skip("NOTE: moto_server is not on PATH (pip install 'moto[server]==5.2.1'): the on-failure destination test did not run")
+		moto.skip = "NOTE: moto_server is not on PATH (pip install 'moto[server]==5.2.1'): the on-failure destination test did not run"
+		return
 	}
 	port, err := ddblocal.FreePort()
 	if err != nil {
-		t.Fatal(err)
+		moto.err = err
+		return
 	}
 	cmd := exec.Command(bin, "-H", "127.0.0.1", "-p", fmt.Sprint(port))
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+		moto.err = err
+		return
 	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	moto.cmd = cmd
 	url := fmt.Sprintf("http://127.0.0.1:%d", port)
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
 		if resp, err := http.Get(url + "/moto-api/"); err == nil {
@@ -53,19 +95,20 @@ func localMoto(t *testing.T) aws.Config {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("moto_server did not answer within a minute:\n%s", out.String())
+			moto.err = fmt.Errorf("moto_server did not answer within a minute:\n%s", out.String())
+			return
 		}
 	}
 	creds := aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
 		return aws.Credentials{AccessKeyID: "test", SecretAccessKey: "test"}, nil
 	})
-	return aws.Config{Region: "us-east-1", Credentials: creds, BaseEndpoint: aws.String(url)}
+	moto.cfg = aws.Config{Region: "us-east-1", Credentials: creds, BaseEndpoint: aws.String(url)}
 }
 
 // localSQS is moto_server's SQS and a new queue's URL.
 func localSQS(t *testing.T) (*sqs.Client, string) {
 	t.Helper()
-	return newQueue(t, sqs.NewFromConfig(localMoto(t)), "on-failure")
+	return newQueue(t, sqs.NewFromConfig(localMoto(t)), unique("on-failure"))
 }
 
 func newQueue(t *testing.T, c *sqs.Client, name string) (*sqs.Client, string) {
@@ -83,6 +126,7 @@ func newQueue(t *testing.T, c *sqs.Client, name string) (*sqs.Client, string) {
 // message naming records the stream does not have is reported lost and
 // kept, and one that is no failure record is kept as unreadable.
 func TestOnFailureQueueAndRedrive(t *testing.T) {
+	t.Parallel()
 	q, queueURL := localSQS(t)
 	tbl := ddblocal.NewTable(t, ddblocal.Schema("PK", "SK"))
 	ctx := context.Background()

@@ -210,7 +210,7 @@ func TestMatchAgreesWithNaive(t *testing.T) {
 			t.Errorf("of %d patterns, %d in Lambda's syntax and %d with a repeated key", parsed, lambda, repeated)
 		}
 	}()
-	for i := range 30000 {
+	for i := range 20000 {
 		b := make([]byte, 64)
 		x := uint64(i)*0x9E3779B97F4A7C15 + 1
 		for j := range b {
