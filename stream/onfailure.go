@@ -70,13 +70,14 @@ type StreamBatchInfo struct {
 // no FailureRecord: ok is false.
 func (dl DeadLetter) FailureRecord(functionARN string) (fr FailureRecord, ok bool) {
 	recs := dl.Event.Records
-	if len(recs) == 0 && (dl.Window == nil || dl.FirstSequenceNumber == "") {
+	if len(recs) == 0 && dl.Window == nil {
 		return FailureRecord{}, false
 	}
 	var first, last events.DynamoDBEventRecord
 	if len(recs) > 0 {
 		first, last = recs[0], recs[len(recs)-1]
-	} else { // a window given up on: its records' range, handled already
+	} else { // a window given up on: its records' range, handled already (none
+		// for a window restored from a checkpoint an older Runner wrote)
 		first.Change.SequenceNumber, last.Change.SequenceNumber = dl.FirstSequenceNumber, dl.LastSequenceNumber
 	}
 	arn := dl.StreamARN
