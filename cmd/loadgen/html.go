@@ -325,7 +325,8 @@ th:first-child,td:first-child{text-align:left} svg.chart{display:block;margin:8p
 {{with .Scale}}<h2 style="font-size:16px">Partition keys at {{printf "%.0f" .Target}} user writes/s</h2>
 <p class="meta">Projected from the phase at {{printf "%.0f" .BasisTarget}}/s ({{printf "%.1f" .BasisRate}} achieved; {{.KeysSeen}} keys): a key per room, user or recipe keeps its rate (more of them, each as busy), a key per month, week, item type or method, and a key the workload pins, takes the growth. Limits per key: 1,000 write and 3,000 read units a second.</p>
 <p class="verdict">{{$.ScaleLine}}</p>
-<table><tr><th>where</th><th>key</th><th>pattern</th><th>one per</th><th>WCU/s now</th><th>RCU/s now</th><th>WCU/s then</th><th>RCU/s then</th><th>of limit</th><th>breaks at</th></tr>
+{{range .Advice}}<p class="meta">Advice: {{.Setting}}={{.Shards}} — {{.Where}} {{.Key}} takes {{printf "%.0f%%" (pct .Use)}} of a key's limit (its {{.Current}} shard(s) together); a record's shard is picked by {{.SpreadBy}}.</p>
+{{end}}<table><tr><th>where</th><th>key</th><th>pattern</th><th>one per</th><th>WCU/s now</th><th>RCU/s now</th><th>WCU/s then</th><th>RCU/s then</th><th>of limit</th><th>breaks at</th></tr>
 {{range .Keys}}<tr><td>{{.Where}}</td><td>{{.Key}}</td><td>{{.Pattern}}</td><td>{{if .Pinned}}{{.Pinned}}{{else}}{{.Per}}{{end}}</td><td>{{printf "%.1f" .Write}}</td><td>{{printf "%.1f" .Read}}</td><td>{{printf "%.0f" .ProjectedWrite}}</td><td>{{printf "%.0f" .ProjectedRead}}</td><td>{{printf "%.0f%%" (pct .Use)}}</td><td>{{if .BreaksAt}}{{printf "%.0f/s" .BreaksAt}}{{else}}never{{end}}</td></tr>
 {{end}}</table>{{end}}
 </body></html>

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -53,6 +55,102 @@ type Scale struct {
 	// Missing names the programs whose keys could not be read in the
 	// basis phase: the projection leaves their calls out.
 	Missing []string `json:"missingPrograms,omitempty"`
+	// Advice are the shard settings that keep the keys shards can spread
+	// under adviceUse of their limit at the target, where the run's
+	// settings do not.
+	Advice []Advice `json:"advice,omitempty"`
+}
+
+// Advice is a shard setting for a key shards can spread: the setting and
+// the shards it needs, for the key (its shards together) that needs the
+// most.
+type Advice struct {
+	Setting string `json:"setting"`
+	Shards  int    `json:"shards"`
+	Where   string `json:"where"`
+	Key     string `json:"key"`
+	// Use is the key's projected load, all its shards together, as a share
+	// of one key's limit; Shards the run had for it.
+	Use     float64 `json:"use"`
+	Current int     `json:"currentShards"`
+	// SpreadBy is what picks a record's shard: "the cooking" spreads the
+	// load evenly; "the recipe" leaves one hot recipe's share on one shard.
+	SpreadBy string `json:"spreadBy"`
+}
+
+// adviceUse is the share of a key's limit advice leaves each shard at: the
+// headroom for a burst and for a shard that draws more than its share.
+const adviceUse = 0.7
+
+// shardSettings are the keys a setting spreads over shards (docs/
+// operations.md), and what picks a record's shard.
+var shardSettings = []struct{ prefix, setting, by string }{
+	{"RECENT#", "STORE_SHARDS_RECENT", "the cooking"},
+	{"TRENDING#", "STORE_SHARDS_TRENDING", "the recipe"},
+	{"METHOD#", "STORE_SHARDS_METHOD", "the recipe"},
+}
+
+// MaxShards is the most shards a setting takes (docs/operations.md).
+const maxShards = 64
+
+// advise sums each shardable key's shards' projected load and names the
+// setting that brings each shard under adviceUse, where the run's shards
+// do not.
+func advise(keys []KeyLoad) []Advice {
+	type logical struct{ where, key string }
+	use := map[logical]float64{}
+	shards := map[logical]int{}
+	setting := map[logical]int{}
+	for _, l := range keys {
+		for i, st := range shardSettings {
+			if !strings.HasPrefix(l.Key, st.prefix) {
+				continue
+			}
+			k := logical{l.Where, unsharded(l.Key)}
+			use[k] += max(l.ProjectedWrite/keyWriteLimit, l.ProjectedRead/keyReadLimit)
+			shards[k]++
+			setting[k] = i
+		}
+	}
+	best := map[string]Advice{}
+	for k, u := range use {
+		st := shardSettings[setting[k]]
+		need := min(int(math.Ceil(u/adviceUse)), maxShards)
+		if need <= shards[k] {
+			continue
+		}
+		if a, ok := best[st.setting]; !ok || need > a.Shards {
+			best[st.setting] = Advice{Setting: st.setting, Shards: need, Where: k.where, Key: k.key, Use: u, Current: shards[k], SpreadBy: st.by}
+		}
+	}
+	out := make([]Advice, 0, len(best))
+	for _, a := range best {
+		out = append(out, a)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Setting < out[j].Setting })
+	return out
+}
+
+// unsharded is a shardable key without its shard ("RECENT#2026-11#3" is
+// "RECENT#2026-11").
+func unsharded(key string) string {
+	i := strings.LastIndexByte(key, '#')
+	if i <= 0 || strings.Count(key, "#") < 2 {
+		return key
+	}
+	if _, err := strconv.Atoi(key[i+1:]); err != nil {
+		return key
+	}
+	return key[:i]
+}
+
+// settings is the advice as the settings to give, "STORE_SHARDS_RECENT=4 …".
+func (s *Scale) settings() string {
+	parts := make([]string, len(s.Advice))
+	for i, a := range s.Advice {
+		parts[i] = fmt.Sprintf("%s=%d", a.Setting, a.Shards)
+	}
+	return strings.Join(parts, " ")
 }
 
 // KeyLoad is one partition key's load in the basis phase and projected.
@@ -202,6 +300,7 @@ func project(used ddb.Keys, secs, basisTarget, basis, target float64, where func
 		}
 	}
 	sort.SliceStable(s.Breaking, func(i, j int) bool { return s.Breaking[i].BreaksAt < s.Breaking[j].BreaksAt })
+	s.Advice = advise(all)
 	return s
 }
 
@@ -235,11 +334,15 @@ func (s *Scale) line() string {
 	if len(s.Missing) > 0 {
 		incomplete = " (incomplete: no keys from " + strings.Join(s.Missing, ", ") + ")"
 	}
+	advice := ""
+	if len(s.Advice) > 0 {
+		advice = "; advised: " + s.settings()
+	}
 	if len(s.Breaking) == 0 {
-		return fmt.Sprintf("scale: at %.0f writes/s: no key over its limit%s", s.Target, incomplete)
+		return fmt.Sprintf("scale: at %.0f writes/s: no key over its limit%s%s", s.Target, incomplete, advice)
 	}
 	b := s.Breaking[0]
-	return fmt.Sprintf("scale: at %.0f writes/s: first to break: %s %s at %.0f writes/s%s", s.Target, b.Where, b.Pattern, b.BreaksAt, incomplete)
+	return fmt.Sprintf("scale: at %.0f writes/s: first to break: %s %s at %.0f writes/s%s%s", s.Target, b.Where, b.Pattern, b.BreaksAt, incomplete, advice)
 }
 
 func (s *Scale) print(w io.Writer) {
@@ -260,6 +363,14 @@ func (s *Scale) print(w io.Writer) {
 			l.Write, l.Read, l.ProjectedWrite, l.ProjectedRead, 100*l.Use, breaks)
 	}
 	tw.Flush()
+	for _, a := range s.Advice {
+		fmt.Fprintf(w, "  advice: %s=%d: %s %s takes %.0f%% of a key's limit at %.0f/s (its %d shard(s) together); %d shards take %.0f%% each",
+			a.Setting, a.Shards, a.Where, a.Key, 100*a.Use, s.Target, a.Current, a.Shards, 100*a.Use/float64(a.Shards))
+		if a.SpreadBy != "the cooking" {
+			fmt.Fprintf(w, " if the load is even; a record's shard is picked by %s, so one hot recipe's share stays on one shard", a.SpreadBy)
+		}
+		fmt.Fprintln(w)
+	}
 	if len(s.Unknown) > 0 {
 		var parts []string
 		for t, u := range s.Unknown {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"html"
 	"strings"
 	"testing"
@@ -45,11 +46,18 @@ func TestProjection(t *testing.T) {
 	if s.Unknown["GSI3"] != 2 {
 		t.Errorf("unknown %v, want GSI3 2 WCU/s", s.Unknown)
 	}
-	if got, want := s.line(), "scale: at 10000 writes/s: first to break: table RECIPE#<recipeId> at 2500 writes/s"; got != want {
+	if got, want := s.line(), "scale: at 10000 writes/s: first to break: table RECIPE#<recipeId> at 2500 writes/s; advised: STORE_SHARDS_RECENT=3"; got != want {
 		t.Errorf("line %q, want %q", got, want)
+	}
+	// the month's key at 200% of a key's limit: three shards take 67% each
+	if len(s.Advice) != 1 || s.Advice[0] != (Advice{Setting: "STORE_SHARDS_RECENT", Shards: 3, Where: "GSI3", Key: "RECENT#2026-11", Use: 2, Current: 1, SpreadBy: "the cooking"}) {
+		t.Errorf("advice %+v", s.Advice)
 	}
 	var b strings.Builder
 	s.print(&b)
+	if !strings.Contains(b.String(), "advice: STORE_SHARDS_RECENT=3: GSI3 RECENT#2026-11 takes 200% of a key's limit at 10000/s (its 1 shard(s) together); 3 shards take 67% each") {
+		t.Errorf("the advice is not printed:\n%s", b.String())
+	}
 	if !strings.Contains(b.String(), "RECENT#<yyyy-mm>[#<shard>] (month)") || !strings.Contains(b.String(), "GSI3 2.0") {
 		t.Errorf("the table lacks the month key or the unknown writes:\n%s", b.String())
 	}
@@ -87,5 +95,37 @@ func TestProjectionWithAProgramMissing(t *testing.T) {
 	s.Missing = missing
 	if got := s.line(); !strings.HasSuffix(got, "no key over its limit (incomplete: no keys from notifier, projector)") {
 		t.Errorf("line %q", got)
+	}
+}
+
+// Advice sums a shardable key's shards: four shards of the week's key at
+// 60% each need no more, at 75% each they need five; a key per method is
+// spread by recipe, which the advice says; a key no setting spreads gets
+// none.
+func TestShardAdvice(t *testing.T) {
+	keys := func(perShard float64, prefix string) ddb.Keys {
+		m := map[string]ddb.KeyUnits{"RECIPE#hot": {Write: 2000 * 15 / 200}}
+		for i := range 4 {
+			m[fmt.Sprintf("%s#%d", prefix, i)] = ddb.KeyUnits{Write: perShard * 15 / 200} // projected ×200
+		}
+		return ddb.Keys{"load/GSI3": m}
+	}
+	if a := project(keys(600, "TRENDING#2026-W01"), 15, 50, 50, 10000, whereIn("load"), nil).Advice; len(a) != 0 {
+		t.Errorf("four shards at 60%%: advice %+v, want none", a)
+	}
+	s := project(keys(750, "TRENDING#2026-W01"), 15, 50, 50, 10000, whereIn("load"), nil)
+	if len(s.Advice) != 1 || s.Advice[0].Setting != "STORE_SHARDS_TRENDING" || s.Advice[0].Shards != 5 || s.Advice[0].Current != 4 || s.Advice[0].Key != "TRENDING#2026-W01" {
+		t.Fatalf("four shards at 75%%: advice %+v, want STORE_SHARDS_TRENDING=5", s.Advice)
+	}
+	var b strings.Builder
+	s.print(&b)
+	if !strings.Contains(b.String(), "one hot recipe's share stays on one shard") {
+		t.Errorf("the advice for a key spread by recipe does not say so:\n%s", b.String())
+	}
+	if got := s.line(); !strings.HasSuffix(got, "; advised: STORE_SHARDS_TRENDING=5") {
+		t.Errorf("line %q", got)
+	}
+	if unsharded("METHOD#stir-fry#12") != "METHOD#stir-fry" || unsharded("RECENT#2026-11") != "RECENT#2026-11" || unsharded("TRENDING#2026-W01") != "TRENDING#2026-W01" {
+		t.Error("unsharded")
 	}
 }
