@@ -279,7 +279,11 @@ type Notification struct {
 	Emoji          string       `json:"emoji,omitempty" dynamodbav:"emoji,omitempty"`
 	Rating         int          `json:"rating,omitempty" dynamodbav:"rating,omitempty"`
 	Week           string       `json:"week,omitempty" dynamodbav:"week,omitempty"`
-	TTL            int64        `json:"expiresAt" dynamodbav:"ttl"`
+	// Count, on a recipe-cooked notification, is how often the recipe was
+	// cooked that day (UTC) by others than its author: one notification
+	// per recipe and day, updated in place, dated the day, with no actor.
+	Count int   `json:"count,omitempty" dynamodbav:"count,omitempty"`
+	TTL   int64 `json:"expiresAt" dynamodbav:"ttl"`
 }
 
 // MarshalJSON writes mentions as a list even when there are none (the table

@@ -91,7 +91,7 @@ func CookingOf(c stream.Change) (CookingChange, bool, error) {
 			if h.Rating > 0 {
 				d.RatingCount, d.RatingSum = 1, h.Rating
 			}
-			d.Notify = recipeNote(c.EventID, collab.NotifyRecipeCooked, h, h.CreatedAt)
+			d.Notify = cookedNote(c.EventID, h)
 		case removed:
 			if err := c.DecodeOld(&h); err != nil {
 				return CookingChange{}, false, err
@@ -139,6 +139,26 @@ func recipeNote(eventID, typ string, h cooking.History, at string) *collab.Notif
 	if t, err := store.ParseTimestamp(at); err == nil {
 		n.TTL = t.Add(collab.NotificationTTL).Unix()
 	}
+	return n
+}
+
+// cookedNote is the author's notification of a cooking, folded: one per
+// recipe and day (UTC), its id and date the day's, counting the cookings
+// (the store adds each once, with its marker; it keeps no actor, as which
+// cook is the latest depends on the order of delivery).
+// A cooking notification per cooking would put every cooking of a popular
+// recipe on its author's partition, and nobody reads 400 a second.
+func cookedNote(eventID string, h cooking.History) *collab.Notification {
+	n := recipeNote(eventID, collab.NotifyRecipeCooked, h, h.CreatedAt)
+	t, err := store.ParseTimestamp(h.CreatedAt)
+	if err != nil {
+		return n // a time the store could not read: one per change, as before
+	}
+	day := t.UTC().Truncate(24 * time.Hour)
+	n.NotificationID = "cooked-" + h.RecipeID + "-" + day.Format("2006-01-02")
+	n.CreatedAt = day.Format(time.RFC3339)
+	n.Count, n.Rating = 1, 0
+	n.TTL = day.Add(collab.NotificationTTL).Unix()
 	return n
 }
 

@@ -470,12 +470,14 @@ func TestTopTenNotification(t *testing.T) {
 	if got := top10("author10"); len(got) != 1 || got[0] != week {
 		t.Errorf("the recipe that climbed to the top: %v", got)
 	}
-	// Cooked notifications: one per cooking, for the author.
+	// Cooked notifications: one per recipe and day, for the author, counting
+	// the cookings (three, projected twice), beside the top-10 one.
 	notes, _, err := st.Collab.ListNotifications(ctx, "author10", time.Now(), store.Page{Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(notes) != 4 || notes[0].Type != "recipe-cooked" || notes[0].ActorID != "eater" || notes[0].ResourceID != rs[10].RecipeID {
+	if len(notes) != 2 || notes[0].Type != "recipe-cooked" || notes[0].Count != 3 || notes[0].ActorID != "" || notes[0].ResourceID != rs[10].RecipeID ||
+		notes[0].NotificationID != "cooked-"+rs[10].RecipeID+"-"+time.Now().UTC().Format("2006-01-02") {
 		t.Errorf("author10's notifications: %+v", notes)
 	}
 }

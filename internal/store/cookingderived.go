@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -210,6 +212,7 @@ func (s Cooking) tryApplyCooking(ctx context.Context, recipeID string, deltas []
 	}
 	var items []types.TransactWriteItem
 	seen := map[string]bool{}
+	folded := map[string]collab.Notification{} // by id: their counts added up
 	for _, d := range deltas {
 		// A week the delta raises is reported whether the delta is applied
 		// now or was before: a delivery that crashed after the counts and
@@ -230,11 +233,21 @@ func (s Cooking) tryApplyCooking(ctx context.Context, recipeID string, deltas []
 		if n := d.Notify; n != nil && n.ActorID != recipe.AuthorID {
 			note := *n
 			note.UserID = recipe.AuthorID
-			its, err := NotificationItems([]collab.Notification{note})
-			if err != nil {
-				return out, err
+			if note.Count > 0 { // folded: added up per notification, below
+				// no actor: which cook is the latest depends on the order
+				// the stream delivers a recipe's cookings in
+				note.ActorID = ""
+				if f, ok := folded[note.NotificationID]; ok {
+					note.Count += f.Count
+				}
+				folded[note.NotificationID] = note
+			} else {
+				its, err := NotificationItems([]collab.Notification{note})
+				if err != nil {
+					return out, err
+				}
+				items = append(items, put(s.Table, its[0], ""))
 			}
-			items = append(items, put(s.Table, its[0], ""))
 		}
 		if r := d.Recent; r != nil {
 			k := RecentKey(recipeID, r.CookDate, r.HistoryID)
@@ -257,6 +270,13 @@ func (s Cooking) tryApplyCooking(ctx context.Context, recipeID string, deltas []
 	// A recent item's put and delete for one history in one transaction
 	// would name the same key twice: keep the last.
 	items = lastPerKey(items)
+	for _, id := range slices.Sorted(maps.Keys(folded)) {
+		u, err := s.foldedNote(folded[id])
+		if err != nil {
+			return out, err
+		}
+		items = append(items, types.TransactWriteItem{Update: u})
+	}
 	if after != before {
 		items = append(items, types.TransactWriteItem{Update: s.ratingUpdate(recipeID, recipe.CreatedAt, before, after, false)})
 	} else {
@@ -277,6 +297,33 @@ func (s Cooking) tryApplyCooking(ctx context.Context, recipeID string, deltas []
 		return out, fmt.Errorf("store: apply cooking counts of recipe %s: %w", recipeID, err)
 	}
 	return out, nil
+}
+
+// foldedNote adds n.Count to a folded notification (one per recipe and
+// day), creating it with n's fields.
+// Exact under redelivery: it is written in the transaction of the markers
+// of the changes it counts, which a change already counted fails.
+func (s Cooking) foldedNote(n collab.Notification) (*types.Update, error) {
+	it, err := NotificationItems([]collab.Notification{n})
+	if err != nil {
+		return nil, err
+	}
+	k := NotificationKey(n.UserID, n.CreatedAt, n.NotificationID)
+	names := map[string]string{"#count": "count", "#ttl": "ttl"}
+	vals := map[string]types.AttributeValue{":n": num(n.Count), ":ttl": it[0]["ttl"]}
+	set := []string{"#ttl = if_not_exists(#ttl, :ttl)"}
+	for name, v := range it[0] {
+		if name == "PK" || name == "SK" || name == "count" || name == "ttl" {
+			continue
+		}
+		ph := fmt.Sprintf("a%d", len(names))
+		names["#"+ph], vals[":"+ph] = name, v
+		set = append(set, fmt.Sprintf("#%s = :%s", ph, ph))
+	}
+	slices.Sort(set)
+	return &types.Update{TableName: &s.Table, Key: k.AV(),
+		UpdateExpression:         aws.String("SET " + strings.Join(set, ", ") + " ADD #count :n"),
+		ExpressionAttributeNames: names, ExpressionAttributeValues: vals}, nil
 }
 
 // ratingUpdate sets a recipe's rating aggregate and GSI2 sort key to
