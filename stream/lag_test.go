@@ -13,26 +13,45 @@ import (
 	"github.com/dynastream/dynastream/stream"
 )
 
-// coarseClock is a stream API whose records' creation times are rounded
-// down to the minute, as DynamoDB Local rounds ApproximateCreationDateTime
-// (which it does already; the wrapper holds the test to it).
-type coarseClock struct{ stream.API }
+// stampedAPI is a stream API whose records' creation times stamp says.
+type stampedAPI struct {
+	stream.API
+	stamp func(created time.Time) time.Time
+}
 
-func (c coarseClock) GetRecords(ctx context.Context, in *dynamodbstreams.GetRecordsInput, optFns ...func(*dynamodbstreams.Options)) (*dynamodbstreams.GetRecordsOutput, error) {
+func (c stampedAPI) GetRecords(ctx context.Context, in *dynamodbstreams.GetRecordsInput, optFns ...func(*dynamodbstreams.Options)) (*dynamodbstreams.GetRecordsOutput, error) {
 	out, err := c.API.GetRecords(ctx, in, optFns...)
 	if err == nil {
 		for _, r := range out.Records {
-			r.Dynamodb.ApproximateCreationDateTime = aws.Time(r.Dynamodb.ApproximateCreationDateTime.Truncate(time.Minute))
+			r.Dynamodb.ApproximateCreationDateTime = aws.Time(c.stamp(*r.Dynamodb.ApproximateCreationDateTime))
 		}
 	}
 	return out, err
+}
+
+// coarseClock rounds creation times down to the minute, as DynamoDB Local
+// does (which it does already; the wrapper holds the test to it).
+func coarseClock(api stream.API) stream.API {
+	return stampedAPI{api, func(t time.Time) time.Time { return t.Truncate(time.Minute) }}
+}
+
+// secondsClock says a record was created 30 s before it was read, to the
+// second, as DynamoDB's own creation times are.
+func secondsClock(api stream.API) stream.API {
+	return stampedAPI{api, func(time.Time) time.Time {
+		t := time.Now().Add(-30 * time.Second).Truncate(time.Second)
+		if t.Equal(t.Truncate(time.Minute)) {
+			t = t.Add(-time.Second)
+		}
+		return t
+	}}
 }
 
 // The iterator age of a runner that keeps up is the records' real age
 // (within a poll), not what a rounded-down creation time makes of it.
 func TestIteratorAgeOfACaughtUpRunner(t *testing.T) {
 	c, table, arn := newTable(t)
-	r := newRunner(t, coarseClock{c.Streams}, arn, "lag")
+	r := newRunner(t, coarseClock(c.Streams), arn, "lag")
 	var mu sync.Mutex
 	var ages []time.Duration
 	r.OnBatch = func(b stream.BatchStats) { mu.Lock(); ages = append(ages, b.IteratorAge); mu.Unlock() }
@@ -63,30 +82,12 @@ func TestIteratorAgeOfACaughtUpRunner(t *testing.T) {
 	}
 }
 
-// secondsClock is a stream API whose records say they were created 30 s
-// before they were read, to the second, as DynamoDB's own are.
-type secondsClock struct{ stream.API }
-
-func (c secondsClock) GetRecords(ctx context.Context, in *dynamodbstreams.GetRecordsInput, optFns ...func(*dynamodbstreams.Options)) (*dynamodbstreams.GetRecordsOutput, error) {
-	out, err := c.API.GetRecords(ctx, in, optFns...)
-	if err == nil {
-		for _, r := range out.Records {
-			t := time.Now().Add(-30 * time.Second).Truncate(time.Second)
-			if t.Equal(t.Truncate(time.Minute)) {
-				t = t.Add(-time.Second)
-			}
-			r.Dynamodb.ApproximateCreationDateTime = aws.Time(t)
-		}
-	}
-	return out, err
-}
-
 // With DynamoDB's creation times (to the second) the Runner takes them as
 // they are, as Lambda counts IteratorAge: a record that says it is 30 s
 // old is, although the runner was at the shard's end before it came.
 func TestIteratorAgeTakesDynamoDBTimesAsTheyAre(t *testing.T) {
 	c, table, arn := newTable(t)
-	r := newRunner(t, secondsClock{c.Streams}, arn, "lag")
+	r := newRunner(t, secondsClock(c.Streams), arn, "lag")
 	var mu sync.Mutex
 	var ages []time.Duration
 	r.OnBatch = func(b stream.BatchStats) { mu.Lock(); ages = append(ages, b.IteratorAge); mu.Unlock() }

@@ -43,21 +43,28 @@ type SQS struct {
 
 // Put implements stream.DeadLetters.
 func (d *SQS) Put(ctx context.Context, dl stream.DeadLetter) error {
-	if err := undecodable(ctx, d.Undecodable, dl); err != nil {
-		return err
-	}
-	fr, ok := dl.FailureRecord(d.FunctionARN)
-	if !ok {
-		return nil
-	}
-	body, err := message(fr)
-	if err != nil {
+	body, err := messageOf(ctx, d.Undecodable, dl, d.FunctionARN)
+	if body == nil || err != nil {
 		return err
 	}
 	if _, err := d.Client.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(d.QueueURL), MessageBody: aws.String(string(body))}); err != nil {
 		return fmt.Errorf("onfailure: send to the on-failure queue: %w", err)
 	}
 	return nil
+}
+
+// messageOf is what a queue or topic destination sends for dl: its failure
+// record, as a message (nil when dl has none), once records that could not
+// be converted went to undecodable.
+func messageOf(ctx context.Context, undec stream.DeadLetters, dl stream.DeadLetter, functionARN string) ([]byte, error) {
+	if err := undecodable(ctx, undec, dl); err != nil {
+		return nil, err
+	}
+	fr, ok := dl.FailureRecord(functionARN)
+	if !ok {
+		return nil, nil
+	}
+	return message(fr)
 }
 
 // Report is what Redrive did, message by message.

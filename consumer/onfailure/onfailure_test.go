@@ -15,10 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/dynastream/dynastream/consumer/onfailure"
@@ -128,45 +125,11 @@ func newQueue(t *testing.T, c *sqs.Client, name string) (*sqs.Client, string) {
 func TestOnFailureQueueAndRedrive(t *testing.T) {
 	t.Parallel()
 	q, queueURL := localSQS(t)
-	tbl := ddblocal.NewTable(t, ddblocal.Schema("PK", "SK"))
 	ctx := context.Background()
-	for _, pk := range []string{"A", "POISON", "B"} {
-		if _, err := tbl.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(tbl.Name), Item: map[string]ddbtypes.AttributeValue{
-			"PK": &ddbtypes.AttributeValueMemberS{Value: pk}, "SK": &ddbtypes.AttributeValueMemberS{Value: "X"}}}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var mu sync.Mutex
-	var handled []string
-	fixed := false
-	h := func(_ context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		for _, r := range ev.Records {
-			pk := r.Change.Keys["PK"].String()
-			if pk == "POISON" && !fixed {
-				return events.DynamoDBEventResponse{BatchItemFailures: []events.DynamoDBBatchItemFailure{{ItemIdentifier: r.Change.SequenceNumber}}}, nil
-			}
-			handled = append(handled, pk)
-		}
-		return events.DynamoDBEventResponse{}, nil
-	}
+	p := newPoisonTable(t)
+	tbl, h := p.tbl, p.handle
 	dest := &onfailure.SQS{Client: q, QueueURL: queueURL, FunctionARN: "arn:aws:lambda:us-east-1:123456789012:function:orders", Undecodable: &stream.MemoryDeadLetters{}}
-	r := &stream.Runner{Config: stream.Config{StreamARN: tbl.StreamARN, Consumer: "orders", MaxRetries: stream.Retries(0),
-		PollInterval: 20 * time.Millisecond, RetryBackoff: time.Millisecond, Skip: stream.SkipNone},
-		API: tbl.Streams, Checkpoints: &stream.MemoryCheckpoints{}, DeadLetters: dest}
-	rctx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- r.Run(rctx, h) }()
-	for deadline := time.Now().Add(30 * time.Second); r.Stats().DeadLettered == 0; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("nothing dead-lettered: %+v", r.Stats())
-		}
-	}
-	stop()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	p.run(t, p.runner(dest))
 
 	// The message is the mapping's: the shard, the range, the condition.
 	peek, err := q.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(queueURL), VisibilityTimeout: 0})
@@ -210,9 +173,7 @@ func TestOnFailureQueueAndRedrive(t *testing.T) {
 		t.Fatalf("report while the record still fails: %+v", rep)
 	}
 	time.Sleep(1100 * time.Millisecond) // the kept messages' visibility
-	mu.Lock()
-	fixed, handled = true, nil
-	mu.Unlock()
+	p.fix()
 	rep, err = onfailure.Redrive(ctx, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -223,10 +184,8 @@ func TestOnFailureQueueAndRedrive(t *testing.T) {
 	if !errors.Is(rep.Lost[0].Err, stream.ErrTrimmed) || !strings.Contains(rep.Lost[0].Err.Error(), "shardId-gone") {
 		t.Errorf("lost: %v", rep.Lost[0].Err)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if strings.Join(handled, ",") != "POISON" {
-		t.Errorf("redrive handed over %v, want the poison record", handled)
+	if p.took() != "POISON" {
+		t.Errorf("redrive handed over %v, want the poison record", p.took())
 	}
 	// the redriven message is gone; the two kept come back after their
 	// visibility timeout

@@ -30,15 +30,8 @@ type SNS struct {
 
 // Put implements stream.DeadLetters.
 func (d *SNS) Put(ctx context.Context, dl stream.DeadLetter) error {
-	if err := undecodable(ctx, d.Undecodable, dl); err != nil {
-		return err
-	}
-	fr, ok := dl.FailureRecord(d.FunctionARN)
-	if !ok {
-		return nil
-	}
-	body, err := message(fr)
-	if err != nil {
+	body, err := messageOf(ctx, d.Undecodable, dl, d.FunctionARN)
+	if body == nil || err != nil {
 		return err
 	}
 	if _, err := d.Client.Publish(ctx, &sns.PublishInput{TopicArn: aws.String(d.TopicARN), Message: aws.String(string(body))}); err != nil {
