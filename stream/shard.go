@@ -148,18 +148,26 @@ func (sr *shardRun) laneOf(rec events.DynamoDBEventRecord) int {
 	return Lane(sr.key(rec), len(sr.lanes))
 }
 
+// gathered is a record the reader gathered for the batch window: when it
+// was created, as well as the reader knows it (tracked.created), and
+// whether the mapping's filter keeps it.
+type gathered struct {
+	rec     events.DynamoDBEventRecord
+	created time.Time
+	kept    bool
+}
+
 // add hands records to their lanes, in stream order, waiting while the
-// shard holds its limit; created[i] is when recs[i] was created, as well as
-// the reader knows it (tracked.created), and kept[i] whether Filter keeps
-// it. Records Filter filters out and records Skip skips are finished at
-// once, in their place in the order. It returns false when ctx ended
-// first.
-func (sr *shardRun) add(recs []events.DynamoDBEventRecord, created []time.Time, kept []bool) bool {
+// shard holds its limit. Records Filter filters out and records Skip skips
+// are finished at once, in their place in the order. It returns false
+// when ctx ended first.
+func (sr *shardRun) add(recs []gathered) bool {
 	now := sr.r.now()
 	sr.mu.Lock()
 	defer sr.mu.Unlock()
 	skipped := false
-	for i, rec := range recs {
+	for _, g := range recs {
+		rec := g.rec
 		for len(sr.pending) >= sr.limit && sr.ctx.Err() == nil {
 			if skipped { // finished records may free the room
 				sr.advance()
@@ -174,9 +182,9 @@ func (sr *shardRun) add(recs []events.DynamoDBEventRecord, created []time.Time, 
 		if len(sr.pending) == 0 { // records start waiting: the clock of Stuck starts
 			sr.health.lastProgress = now
 		}
-		t := &tracked{seq: rec.Change.SequenceNumber, readAt: now, created: created[i]}
+		t := &tracked{seq: rec.Change.SequenceNumber, readAt: now, created: g.created}
 		sr.pending = append(sr.pending, t)
-		if !kept[i] { // the mapping's filter
+		if !g.kept { // the mapping's filter
 			t.finished, skipped = true, true
 			sr.r.counters.filteredOut.Add(1)
 			continue
@@ -401,6 +409,13 @@ type pendingBatch struct {
 	last     callOutcome // of the last call on these records
 }
 
+// deadLetter is a dead letter of some of p's records, with its last call.
+func (p *pendingBatch) deadLetter(r *Runner, shardID string, recs []events.DynamoDBEventRecord, cause error) DeadLetter {
+	dl := r.newDeadLetter(shardID, recs, p.attempts, cause)
+	dl.RequestID, dl.FunctionError = p.last.requestID, p.last.functionError
+	return dl
+}
+
 // attempt calls the handler on queue's first batch once and does what the
 // Policy says of its answer (finish, retry, bisect, dead-letter), returning
 // the queue left; false when ctx ended first.
@@ -414,9 +429,8 @@ func (sr *shardRun) attempt(queue []pendingBatch) ([]pendingBatch, bool) {
 		age := IteratorAge(expired[len(expired)-1:], now, sr.created)
 		r.counters.iteratorAge.Store(int64(age))
 		sr.noteAge(age)
-		dl := r.newDeadLetter(sr.shardID, expired, p.attempts, fmt.Errorf("%d record(s) older than MaxRecordAge %s", len(expired), r.MaxRecordAge))
+		dl := p.deadLetter(r, sr.shardID, expired, fmt.Errorf("%d record(s) older than MaxRecordAge %s", len(expired), r.MaxRecordAge))
 		dl.Condition = RecordAgeExceeded
-		dl.RequestID, dl.FunctionError = p.last.requestID, p.last.functionError
 		if !r.putDeadLetter(ctx, log, dl) {
 			return queue, false
 		}
@@ -442,9 +456,7 @@ func (sr *shardRun) attempt(queue []pendingBatch) ([]pendingBatch, bool) {
 	sr.writeCheckpoint()
 	log.Warn("batch failed", "records", len(p.Records)-failedAt, "attempt", p.attempts, "first", p.Records[failedAt].Change.SequenceNumber, "err", err)
 	if dead != nil {
-		dl := r.newDeadLetter(sr.shardID, dead, p.attempts, err)
-		dl.RequestID, dl.FunctionError = p.last.requestID, p.last.functionError
-		if !r.putDeadLetter(ctx, log, dl) {
+		if !r.putDeadLetter(ctx, log, p.deadLetter(r, sr.shardID, dead, err)) {
 			return queue, false
 		}
 		sr.noteDeadLettered(len(dead))
@@ -538,12 +550,9 @@ type shardReader struct {
 	iter     *string
 	backoff  time.Duration
 	ended    bool // the shard is closed and read to its end
-	// buf is gathered for the batch window, bufCreated its creation times
-	// (tracked.created), bufKept whether the mapping's filter keeps each;
-	// kept counts those, and firstBuffered is when the first of them came.
-	buf           []events.DynamoDBEventRecord
-	bufCreated    []time.Time
-	bufKept       []bool
+	// buf is gathered for the batch window; kept counts the records of it
+	// the filter keeps, and firstBuffered is when the first of them came.
+	buf           []gathered
 	kept          int
 	firstBuffered time.Time
 	// tipReadAt is the start of the last read that reached the shard's end.
@@ -673,9 +682,7 @@ func (rd *shardReader) take(ctx context.Context, recs []types.Record) bool {
 			}
 			rd.kept++
 		}
-		rd.buf = append(rd.buf, lr)
-		rd.bufCreated = append(rd.bufCreated, rd.created(lr.Change.ApproximateCreationDateTime.Time))
-		rd.bufKept = append(rd.bufKept, keep)
+		rd.buf = append(rd.buf, gathered{rec: lr, created: rd.created(lr.Change.ApproximateCreationDateTime.Time), kept: keep})
 	}
 	return true
 }
@@ -737,8 +744,8 @@ func (rd *shardReader) flush() bool {
 	if len(rd.buf) == 0 {
 		return true
 	}
-	ok := rd.sr.add(rd.buf, rd.bufCreated, rd.bufKept)
-	rd.buf, rd.bufCreated, rd.bufKept, rd.kept = nil, nil, nil, 0
+	ok := rd.sr.add(rd.buf)
+	rd.buf, rd.kept = nil, 0
 	return ok
 }
 

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -528,12 +527,15 @@ func (r *Runner) setUp() error {
 	}
 	if r.API == nil || r.Checkpoints == nil || r.DeadLetters == nil {
 		var missing []string
-		for name, unset := range map[string]bool{"API": r.API == nil, "Checkpoints": r.Checkpoints == nil, "DeadLetters (its on-failure destination)": r.DeadLetters == nil} {
-			if unset {
-				missing = append(missing, name)
-			}
+		if r.API == nil {
+			missing = append(missing, "API")
 		}
-		slices.Sort(missing)
+		if r.Checkpoints == nil {
+			missing = append(missing, "Checkpoints")
+		}
+		if r.DeadLetters == nil {
+			missing = append(missing, "DeadLetters (its on-failure destination)")
+		}
 		return fmt.Errorf("stream: Runner needs API, Checkpoints and DeadLetters; %s not set: Run does not start", strings.Join(missing, ", "))
 	}
 	if r.Logger == nil {

@@ -342,7 +342,7 @@ func (w *Windows) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.D
 			// at once, with the state it has (its next records start it
 			// afresh), until the rest fit
 			big := slices.MaxFunc(next.Open, func(a, b openWindow) int {
-				if c := stateSize([]openWindow{a}) - stateSize([]openWindow{b}); c != 0 {
+				if c := a.size() - b.size(); c != 0 {
 					return c
 				}
 				return b.Start.Compare(a.Start) // the older, of two as large
@@ -431,9 +431,16 @@ func (w *Windows) maxState() int {
 func stateSize(open []openWindow) int {
 	n := 0
 	for _, o := range open {
-		for k, v := range o.State {
-			n += len(k) + len(v)
-		}
+		n += o.size()
+	}
+	return n
+}
+
+// size is the window's state, keys and values together.
+func (o openWindow) size() int {
+	n := 0
+	for k, v := range o.State {
+		n += len(k) + len(v)
 	}
 	return n
 }
