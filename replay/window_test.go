@@ -171,7 +171,10 @@ func TestWindowedRefusals(t *testing.T) {
 	}
 }
 
-// The kit hands a windowed consumer the stream's order: records of two
+// The kit hands a windowed consumer the stream's order (a shard's records
+// in order: https://docs.aws.amazon.com/lambda/latest/dg/with-ddb.html;
+// records interleaved across a window's boundary are not documented, see
+// stream's TestWindowsInterleaved): records of two
 // windows created near their boundary interleave as a shard's can (W1,
 // W2, W1, W2), each goes into its own window, and each window's final
 // call has its whole, under every schedule (the shuffling ones interleave

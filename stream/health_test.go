@@ -367,7 +367,9 @@ func (s *refusingSink) Put(ctx context.Context, dl stream.DeadLetter) error {
 }
 
 // A dead-letter sink that refuses is counted (Lambda's
-// DestinationDeliveryFailures) and shown in Health: the dead letters
+// DestinationDeliveryFailures, "Event source mapping metrics":
+// https://docs.aws.amazon.com/lambda/latest/dg/monitoring-metrics-types.html)
+// and shown in Health (the Runner's own): the dead letters
 // waiting, since when, why, and Stuck once that is StuckAfter ago; the
 // shard waits, so nothing is lost, and the records go to the sink once it
 // takes them.

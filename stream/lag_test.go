@@ -82,8 +82,11 @@ func TestIteratorAgeOfACaughtUpRunner(t *testing.T) {
 	}
 }
 
-// With DynamoDB's creation times (to the second) the Runner takes them as
-// they are, as Lambda counts IteratorAge: a record that says it is 30 s
+// With DynamoDB's creation times (to the second: "rounded down to the
+// closest second", StreamRecord's ApproximateCreationDateTime,
+// https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_streams_StreamRecord.html)
+// the Runner takes them as they are, as Lambda counts IteratorAge
+// (https://docs.aws.amazon.com/lambda/latest/dg/monitoring-metrics-types.html): a record that says it is 30 s
 // old is, although the runner was at the shard's end before it came.
 func TestIteratorAgeTakesDynamoDBTimesAsTheyAre(t *testing.T) {
 	c, table, arn := newTable(t)

@@ -223,8 +223,9 @@ func TestLeaseRenewalRetries(t *testing.T) {
 	}
 }
 
-// TableCheckpoints keeps a checkpoint longer than an item (400 KB) in part
-// items, reads it back whole (multi-byte text cut anywhere), and drops the
+// TableCheckpoints keeps a checkpoint longer than an item (400 KB: "Item
+// size", https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html)
+// in part items, reads it back whole (multi-byte text cut anywhere), and drops the
 // parts of the checkpoint a Put replaces — only those.
 func TestTableCheckpointsParts(t *testing.T) {
 	ctx := context.Background()

@@ -85,8 +85,10 @@ func TestCompareSequenceNumbers(t *testing.T) {
 }
 
 // A Runner's dead letter keeps its last call's invocation id and how it
-// failed: "Unhandled" for an error, "" for records the call reported
-// failed, as the on-failure record's responseContext says.
+// failed: "Unhandled" for an error, as the on-failure record's
+// responseContext says (https://docs.aws.amazon.com/lambda/latest/dg/services-dynamodb-errors.html);
+// "" for records the call reported failed, which AWS does not document
+// (the call itself succeeded).
 func TestDeadLetterKeepsTheLastCall(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {

@@ -10,7 +10,7 @@ import (
 )
 
 // Forget drops the states kept for positions before a checkpoint, keeping
-// the one after it: what a Runner keeps is bounded by the records in
+// the one after it (the Runner's own bookkeeping; nothing of Lambda's): what a Runner keeps is bounded by the records in
 // flight, and a batch from the checkpoint on still starts from its state.
 func TestWindowsForget(t *testing.T) {
 	sum := func(_ context.Context, ev events.DynamoDBTimeWindowEvent) (events.DynamoDBTimeWindowEventResponse, error) {

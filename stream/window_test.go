@@ -234,6 +234,9 @@ func TestWindowsLateRecordAndRedelivery(t *testing.T) {
 // boundary: W1, W2, W1, W2) each go into their own window's state, and
 // each window gets one final call with its whole, once the stream has
 // passed its end by WindowGrace — in one batch or one record a batch.
+// AWS documents windows by the records' creation time ("Using tumbling
+// windows", https://docs.aws.amazon.com/lambda/latest/dg/services-ddb-windows.html) and nothing of records
+// that interleave across a boundary: this is the choice made (issue 48).
 func TestWindowsInterleaved(t *testing.T) {
 	t0 := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
 	recs := []events.DynamoDBEventRecord{
@@ -262,9 +265,11 @@ func TestWindowsInterleaved(t *testing.T) {
 }
 
 // State over the limit ends the window early, as Lambda documents ("If it
-// exceeds that size, Lambda terminates the window early"): the final call
-// comes at once with IsWindowTerminatedEarly and that state, and the next
-// call of the same window starts with fresh state.
+// exceeds that size, Lambda terminates the window early": "Using tumbling
+// windows", https://docs.aws.amazon.com/lambda/latest/dg/services-ddb-windows.html): the final call comes at
+// once with IsWindowTerminatedEarly and that state (which state the early
+// final call gets is not documented), and the next call of the same window
+// starts with fresh state.
 func TestWindowsStateOverTheLimitEndsTheWindowEarly(t *testing.T) {
 	t0 := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
 	type final struct {
@@ -308,7 +313,9 @@ func TestWindowsStateOverTheLimitEndsTheWindowEarly(t *testing.T) {
 // A final call that keeps failing holds the records after it and is made
 // again first at their next delivery, counted against its own window:
 // after FinalAttempts, OnGiveUp gets the window (its range and state) and
-// the next window's records go on, never failed for it.
+// the next window's records go on, never failed for it. AWS documents
+// nothing of a failing final call (https://docs.aws.amazon.com/lambda/latest/dg/services-ddb-windows.html): the
+// choice made is to spend the window's own retries on it.
 func TestWindowsFinalCallGivenUpAsTheWindows(t *testing.T) {
 	t0 := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
 	wc := &windowCalls{}
@@ -343,7 +350,8 @@ func TestWindowsFinalCallGivenUpAsTheWindows(t *testing.T) {
 	}
 }
 
-// A window's state may be as large as Lambda allows (1 MB a shard), and a
+// A window's state may be as large as Lambda allows ("the maximum allowed
+// size for state is 1 MB per shard": https://docs.aws.amazon.com/lambda/latest/dg/services-ddb-windows.html), and a
 // Runner keeps it with the checkpoint across a restart: TableCheckpoints
 // keeps what one item (400 KB) cannot hold in items of its own, and drops
 // them when the checkpoint no longer needs them.
@@ -432,7 +440,8 @@ func TestRunWindowsKeepsAMegabyteOfState(t *testing.T) {
 
 // A Runner gives up on a window whose final call keeps failing after its
 // retries, as the window's: a dead letter with the window, its state and
-// its records' range, and the shard goes on.
+// its records' range, and the shard goes on. (Not documented by AWS; the
+// choice of TestWindowsFinalCallGivenUpAsTheWindows.)
 func TestRunWindowsDeadLettersAFinalCallThatKeepsFailing(t *testing.T) {
 	t.Parallel()
 	c, table, arn := newTable(t)
@@ -478,6 +487,7 @@ func TestRunWindowsDeadLettersAFinalCallThatKeepsFailing(t *testing.T) {
 
 // A final call that Due makes and that fails is made again only after the
 // backoff, so a downstream blip does not use up its attempts in a second.
+// The Runner's own pacing: AWS documents no backoff for final calls.
 func TestWindowsDueBacksOff(t *testing.T) {
 	t0 := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
 	finals := 0
@@ -508,7 +518,9 @@ func TestWindowsDueBacksOff(t *testing.T) {
 }
 
 // Over the limit with two windows open, the window with the most state
-// ends early, not the small one whose call went over.
+// ends early, not the small one whose call went over. AWS documents the
+// limit per shard (https://docs.aws.amazon.com/lambda/latest/dg/services-ddb-windows.html) and not which window
+// ends: this is the choice made.
 func TestWindowsOverTheLimitEndsTheLargest(t *testing.T) {
 	t0 := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
 	early := map[time.Time]int{}
@@ -533,7 +545,9 @@ func TestWindowsOverTheLimitEndsTheLargest(t *testing.T) {
 
 // Without ReportBatchItemFailures a failed window call fails its whole
 // batch, which is retried (its state comes back by position), as Lambda
-// retries a failed function: the window's total stays whole, where
+// retries a failed function ("Lambda treats all other results as a
+// complete failure and retries processing the batch":
+// https://docs.aws.amazon.com/lambda/latest/dg/services-ddb-batchfailurereporting.html): the window's total stays whole, where
 // ignoring the failure (as a handler's own BatchItemFailures are then)
 // would lose the call's records.
 func TestRunWindowsWithoutReportBatchItemFailures(t *testing.T) {

@@ -180,8 +180,10 @@ func TestS3DestinationRedrivesWithoutTheStream(t *testing.T) {
 	}
 }
 
-// An SNS on-failure destination publishes what SQS gets; Redrive reads it
-// from a queue subscribed to the topic (the notification's envelope).
+// An SNS on-failure destination publishes what SQS gets ("Each record sent
+// to the destination is a JSON document": https://docs.aws.amazon.com/lambda/latest/dg/services-dynamodb-errors.html);
+// Redrive reads it from a queue subscribed to the topic (the notification's
+// envelope).
 func TestSNSDestinationRedrivesFromASubscribedQueue(t *testing.T) {
 	t.Parallel()
 	cfg := localMoto(t)
@@ -211,7 +213,8 @@ func TestSNSDestinationRedrivesFromASubscribedQueue(t *testing.T) {
 	}
 }
 
-// Records Bootstrap gives up on are a scan's, which no shard holds: their
+// Records Bootstrap gives up on (Bootstrap is the Runner's, not Lambda's:
+// nothing AWS documents) are a scan's, which no shard holds: their
 // on-failure record names their items' keys, and Redrive reads the items
 // again from the table (Options.Items) and hands them over.
 func TestBootstrapDeadLettersAreRedrivable(t *testing.T) {
@@ -256,7 +259,8 @@ func TestBootstrapDeadLettersAreRedrivable(t *testing.T) {
 }
 
 // A tumbling window whose final call keeps failing reaches the on-failure
-// queue as a record of its own: the window, its state and its records'
+// queue as a record of its own (AWS documents no such record: the choice
+// made): the window, its state and its records'
 // range (no records: they were handled). Redrive keeps it and says why: it
 // is a final call to make again, not records to hand over.
 func TestWindowGivenUpReachesTheQueue(t *testing.T) {
@@ -321,7 +325,10 @@ func (s *sentBodies) SendMessage(_ context.Context, in *sqs.SendMessageInput, _ 
 
 // A window's state too large for a message (SQS and SNS take 256 KB) is
 // left out, and the record says so, as Lambda drops a payload that does
-// not fit an SNS destination; a small one is carried.
+// not fit an SNS destination ("Amazon SNS destinations have a message size
+// limit of 256 KB … Lambda will drop the payload":
+// https://docs.aws.amazon.com/lambda/latest/api/API_OnFailure.html); a
+// small one is carried.
 func TestWindowStateTooLargeForAMessage(t *testing.T) {
 	for _, c := range []struct {
 		size    int

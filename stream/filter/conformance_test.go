@@ -94,9 +94,16 @@ func TestConformance(t *testing.T) {
 }
 
 // TestLambdaRefuses: by default a pattern may use what Lambda's pages
-// document for a DynamoDB mapping, nothing else; the error names the
-// operator, its place and the page, and EventBridge's syntax takes what
-// its pattern language has.
+// document for a DynamoDB mapping ("Control which events Lambda sends to
+// your function", its filter rule syntax,
+// https://docs.aws.amazon.com/lambda/latest/dg/invocation-eventfiltering.html#filtering-syntax,
+// and https://docs.aws.amazon.com/lambda/latest/dg/with-ddb-filtering.html),
+// nothing else; the error names the operator, its place and the page, and
+// EventBridge's syntax takes what its pattern language has
+// (https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-create-pattern-operators.html).
+// The cases refused in both are event-ruler's refusals (README "Anything-but
+// matching": lists entirely strings or entirely numbers;
+// JsonRuleCompiler.java), or patterns AWS documents nothing for.
 func TestLambdaRefuses(t *testing.T) {
 	for _, c := range []struct {
 		pattern, want string
