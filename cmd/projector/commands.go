@@ -72,6 +72,19 @@ func backfill(st *store.Store, c app.Common, args []string) {
 	if err != nil {
 		app.Fatal(log, "backfill of access items failed (it is safe to run again)", err)
 	}
+	// Recent items written in recipes' partitions by builds before the
+	// move, into their cooks' (store.BackfillCookingPartitions).
+	start = time.Now()
+	p = newProgress(log, "backfill cookings", itemCount(ctx, st))
+	ms, err := st.Upkeep.BackfillCookingPartitions(ctx, *segments, func(s store.MoveStats) {
+		p.set(s.Scanned, "recents", s.Recents, "moved", s.Moved, "gone", s.Gone)
+	})
+	r = p.finish(ms.Scanned)
+	log.Info("backfill cookings done", "scanned", ms.Scanned, "recents", ms.Recents, "moved", ms.Moved, "gone", ms.Gone,
+		"seconds", time.Since(start).Seconds(), "itemsPerSecond", r)
+	if err != nil {
+		app.Fatal(log, "backfill of the recent items' partitions failed (it is safe to run again)", err)
+	}
 	// The hot index keys' items into their write shards (store.Sharding).
 	start = time.Now()
 	p = newProgress(log, "backfill shards", itemCount(ctx, st))

@@ -114,7 +114,7 @@ func TestVerifyAndRebuild(t *testing.T) {
 	_, err = c.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(table), Key: store.TrendingKey("r1", "2026-W02").AV()})
 	must(err)
 	stray := map[string]types.AttributeValue{}
-	for k, v := range store.RecentKey("r1", "2026-01-09T12:00:00Z", "h9").AV() {
+	for k, v := range store.RecentKey("eve", "2026-01-09T12:00:00Z", "h9").AV() {
 		stray[k] = v
 	}
 	for k, v := range map[string]string{"itemType": store.TypeRecentCooking, "recipeId": "r1", "historyId": "h9", "userId": "eve", "cookDate": "2026-01-09T12:00:00Z", "recipeTitle": "Pho"} {

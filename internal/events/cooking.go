@@ -157,6 +157,7 @@ func init() {
 	register("RecentCooking", nil)      // derived from RecipeCooked
 	register("Trending", nil)           // derived counts; queried, not announced
 	register("CookingCountMarker", nil) // internal to exact counting
+	register("CookLedger", nil)         // internal: a recipe's cascade finds its recent items by it
 	register("Suggestion", nil)         // per user, derived
 }
 

@@ -125,6 +125,7 @@ func CookingOf(c stream.Change) (CookingChange, bool, error) {
 				d.Notify = recipeNote(c.EventID, collab.NotifyRecipeRated, h, h.UpdatedAt)
 			}
 		}
+		d.Cook = h.UserID // the marker's partition: the cook's, not the recipe's
 		return CookingChange{RecipeID: h.RecipeID, Delta: d, SuggestFor: h.UserID}, true, nil
 	}
 	return CookingChange{}, false, nil

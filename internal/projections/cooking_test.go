@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -230,10 +232,12 @@ func (cs cookingState) State(ctx context.Context) (any, error) {
 		rows = append(rows, r)
 	}
 	sort.Slice(rows, func(i, j int) bool { return rows[i].RecipeID < rows[j].RecipeID })
+	items, ledgers := ddbtest.FoldLedgers(derived.([]map[string]any))
 	return struct {
 		Derived []map[string]any
+		Ledgers map[string][]string
 		Ratings []ratingRow
-	}{derived.([]map[string]any), rows}, nil
+	}{items, ledgers, rows}, nil
 }
 
 // The cooking derivations are exact and order-free: with every record
@@ -319,7 +323,7 @@ func TestCookingReplayExactCounts(t *testing.T) {
 		}
 		w, _ := cooking.Week(h.CookDate)
 		trending[[2]string{h.RecipeID, w}]++
-		recent[store.RecentKey(h.RecipeID, h.CookDate, h.HistoryID).SK+"@"+h.RecipeID] = true
+		recent[store.RecentKey(h.UserID, h.CookDate, h.HistoryID).SK+"@"+h.RecipeID] = true
 	}
 	for _, r := range recipes {
 		got, err := st.Cooking.GetRecipe(ctx, r.RecipeID)
@@ -354,7 +358,7 @@ func TestCookingReplayExactCounts(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, it := range items {
-				gotRecent[store.RecentKey(it.RecipeID, it.CookDate, it.HistoryID).SK+"@"+it.RecipeID] = true
+				gotRecent[store.RecentKey(it.UserID, it.CookDate, it.HistoryID).SK+"@"+it.RecipeID] = true
 			}
 			if cur = next; cur == "" {
 				break
@@ -363,6 +367,25 @@ func TestCookingReplayExactCounts(t *testing.T) {
 	}
 	if diff := cmp.Diff(recent, gotRecent); diff != "" {
 		t.Errorf("recent cookings (-direct +derived):\n%s", diff)
+	}
+	// Each recent item is in its cook's partition and named by its recipe's
+	// ledger, which the recipe's cascade reads; no marker or recent item is
+	// in a recipe's partition.
+	derived, err := cs.ts.State(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	items, ledgers := ddbtest.FoldLedgers(derived.([]map[string]any))
+	for _, h := range histories {
+		k := store.RecentKey(h.UserID, h.CookDate, h.HistoryID)
+		if _, ok := live[h.RecipeID]; ok && !slices.Contains(ledgers[store.RecipePK(h.RecipeID)], k.PK+" "+k.SK) {
+			t.Errorf("recipe %s's ledgers do not name %s", h.RecipeID, k)
+		}
+	}
+	for _, it := range items {
+		if pk, _ := it["PK"].(string); strings.HasPrefix(pk, "RECIPE#") && it["itemType"] != store.TypeTrending {
+			t.Errorf("a per-cooking item in a recipe's partition: %v", it)
+		}
 	}
 	// Week boundaries: 2025-12-28 is in 2025-W52, 2025-12-29 in 2026-W01,
 	// and 2026-01-05 in 2026-W02.

@@ -120,9 +120,9 @@ func TestDriftFindsAndRepairs(t *testing.T) {
 	update(store.TrendingKey(week.RecipeID, "2020-W01"), "SET #c = :c, recipeId = :r, week = :w, itemType = :t, derived = :d", map[string]types.AttributeValue{
 		":c": n("3"), ":r": str(week.RecipeID), ":w": str("2020-W01"), ":t": str(store.TypeTrending), ":d": &types.AttributeValueMemberBOOL{Value: true}})
 	gone := before.Recents[0]
-	del(store.RecentKey(gone.RecipeID, gone.CookDate, gone.HistoryID))
+	del(store.RecentKey(gone.UserID, gone.CookDate, gone.HistoryID))
 	stray := drift.Recent{RecipeID: rated.RecipeID, HistoryID: "h999", UserID: "mallory", CookDate: "2026-01-01T12:00:00Z", Title: "never cooked"}
-	update(store.RecentKey(stray.RecipeID, stray.CookDate, stray.HistoryID), "SET recipeId = :r, historyId = :h, userId = :u, cookDate = :d, recipeTitle = :t, itemType = :it, derived = :yes",
+	update(store.RecentKey(stray.UserID, stray.CookDate, stray.HistoryID), "SET recipeId = :r, historyId = :h, userId = :u, cookDate = :d, recipeTitle = :t, itemType = :it, derived = :yes",
 		map[string]types.AttributeValue{":r": &types.AttributeValueMemberS{Value: stray.RecipeID}, ":h": &types.AttributeValueMemberS{Value: stray.HistoryID},
 			":u": &types.AttributeValueMemberS{Value: stray.UserID}, ":d": &types.AttributeValueMemberS{Value: stray.CookDate},
 			":t": &types.AttributeValueMemberS{Value: stray.Title}, ":it": &types.AttributeValueMemberS{Value: store.TypeRecentCooking},

@@ -35,10 +35,12 @@ const (
 	prefixRecent     = "RECENT#"
 )
 
-// RecentKey is the recent-cooking item of a history entry: RECIPE#<id> /
-// COOKED#<cookDate>#<historyId>, on GSI3 RECENT#<yyyy-mm> (pattern 6).
-func RecentKey(recipeID, cookDate, historyID string) Key {
-	return Key{RecipePK(recipeID), SKPrefixCooked + cookDate + "#" + historyID}
+// RecentKey is the recent-cooking item of a history entry, in its cook's
+// partition beside the entry: USER#<cook> / COOKED#<cookDate>#<historyId>,
+// on GSI3 RECENT#<yyyy-mm> (pattern 6). Builds before the move
+// (cookingmove.go) wrote it in the recipe's partition (LegacyRecentKey).
+func RecentKey(userID, cookDate, historyID string) Key {
+	return Key{UserPK(userID), SKPrefixCooked + cookDate + "#" + historyID}
 }
 
 // TrendingKey is a recipe's count for an ISO week (yyyy-Www).
@@ -82,9 +84,12 @@ func (s Cooking) counted(itemType string, at time.Time, keep time.Duration) idem
 // insert, change or removal) does to its recipe's derived state.
 type CookingDelta struct {
 	// SourceID is the stream record's eventID: the change's marker; At is
-	// the record's time, from which the marker's ttl is counted.
+	// the record's time, from which the marker's ttl is counted. Cook is
+	// the history entry's user, in whose partition the marker is written
+	// (Layout.markerPK).
 	SourceID string
 	At       time.Time
+	Cook     string
 	// Recent, when set, is written (Remove false) or deleted (Remove true).
 	Recent *RecentCooking
 	Remove bool
@@ -117,7 +122,10 @@ type CookingApplied struct {
 
 // maxDeltasPerTransaction keeps a transaction within DynamoDB's 100 items:
 // per delta a marker, a recent item and a notification (3 × 24), plus the
-// recipe and at most one trending item per delta's week (≤ 25).
+// recipe, at most one trending item per delta's week (≤ 25) and the
+// ledger of the recent items written (1), 98 in all. A removal's legacy
+// delete (until the move is recorded) takes the place of its
+// notification, which a removal has none of.
 const maxDeltasPerTransaction = 24
 
 // ApplyCooking applies deltas of one recipe exactly once each: it reads the
@@ -128,6 +136,12 @@ const maxDeltasPerTransaction = 24
 // key — each conditioned on the values it read. A transaction that loses a
 // race (another writer of the same recipe) is read and tried again: the
 // cost is O(1) requests per batch of a recipe's records, not per record.
+//
+// The per-cooking items (markers, recent items) are written in each cook's
+// partition, so the recipe's own partition takes a fixed number of writes
+// per call however many cookings it applies: the recipe, a trending item
+// per week and one ledger item naming the recent items written, which the
+// recipe's cascade deletes (cookingmove.go).
 func (s Cooking) ApplyCooking(ctx context.Context, recipeID string, deltas []CookingDelta, markerTTL time.Duration) (CookingApplied, error) {
 	var out CookingApplied
 	for start := 0; start < len(deltas); start += maxDeltasPerTransaction {
@@ -171,7 +185,7 @@ func (s Cooking) tryApplyCooking(ctx context.Context, recipeID string, deltas []
 	keys := []Key{RecipeKey(recipeID)}
 	weeks := map[string]bool{}
 	for _, d := range deltas {
-		keys = append(keys, itemKey(s.counted(TypeCookingMarker, d.At, markerTTL).MarkerKeyIn(RecipePK(recipeID), d.SourceID)))
+		keys = append(keys, itemKey(s.counted(TypeCookingMarker, d.At, markerTTL).MarkerKeyIn(s.Layout.markerPK(recipeID, d), d.SourceID)))
 		if d.Week != "" && !weeks[d.Week] {
 			weeks[d.Week] = true
 			keys = append(keys, TrendingKey(recipeID, d.Week))
@@ -213,6 +227,7 @@ func (s Cooking) tryApplyCooking(ctx context.Context, recipeID string, deltas []
 	var items []types.TransactWriteItem
 	seen := map[string]bool{}
 	folded := map[string]collab.Notification{} // by id: their counts added up
+	var ledger cookLedger
 	for _, d := range deltas {
 		// A week the delta raises is reported whether the delta is applied
 		// now or was before: a delivery that crashed after the counts and
@@ -225,7 +240,7 @@ func (s Cooking) tryApplyCooking(ctx context.Context, recipeID string, deltas []
 		}
 		seen[d.SourceID] = true
 		out.Applied++
-		items = append(items, s.counted(TypeCookingMarker, d.At, markerTTL).MarkerIn(RecipePK(recipeID), d.SourceID))
+		items = append(items, s.counted(TypeCookingMarker, d.At, markerTTL).MarkerIn(s.Layout.markerPK(recipeID, d), d.SourceID))
 		after = after.Add(d.RatingCount, d.RatingSum)
 		if d.Week != "" {
 			counts[d.Week] += d.WeekDelta
@@ -250,16 +265,20 @@ func (s Cooking) tryApplyCooking(ctx context.Context, recipeID string, deltas []
 			}
 		}
 		if r := d.Recent; r != nil {
-			k := RecentKey(recipeID, r.CookDate, r.HistoryID)
+			k := RecentKey(r.UserID, r.CookDate, r.HistoryID)
 			if d.Remove {
 				items = append(items, types.TransactWriteItem{Delete: &types.Delete{TableName: &s.Table, Key: k.AV()}})
+				if !s.Layout.RecentsMoved {
+					items = append(items, types.TransactWriteItem{Delete: &types.Delete{TableName: &s.Table, Key: LegacyRecentKey(recipeID, r.CookDate, r.HistoryID).AV()}})
+				}
 				continue
 			}
-			it, err := recentItem(recipeID, *r, s.Sharding.Recent)
+			it, err := recentItem(*r, s.Sharding.Recent)
 			if err != nil {
 				return out, err
 			}
 			items = append(items, put(s.Table, it, ""))
+			ledger.add(d.SourceID, k)
 		}
 	}
 	out.Recipe = *recipe
@@ -270,6 +289,11 @@ func (s Cooking) tryApplyCooking(ctx context.Context, recipeID string, deltas []
 	// A recent item's put and delete for one history in one transaction
 	// would name the same key twice: keep the last.
 	items = lastPerKey(items)
+	if it, ok, err := ledger.item(recipeID); err != nil {
+		return out, err
+	} else if ok {
+		items = append(items, put(s.Table, it, ""))
+	}
 	for _, id := range slices.Sorted(maps.Keys(folded)) {
 		u, err := s.foldedNote(folded[id])
 		if err != nil {
@@ -346,10 +370,11 @@ func (s Cooking) ratingUpdate(recipeID, createdAt string, before, after cooking.
 	}
 }
 
-// recentItem is a RecentCooking item of recipeID, on GSI3 RECENT#<yyyy-mm>
-// (in one of shards write shards, chosen by its history's id).
-func recentItem(recipeID string, r RecentCooking, shards int) (map[string]types.AttributeValue, error) {
-	it, err := marshal(head{Key: RecentKey(recipeID, r.CookDate, r.HistoryID), ItemType: TypeRecentCooking, Derived: true}, r)
+// recentItem is a RecentCooking item, in its cook's partition, on GSI3
+// RECENT#<yyyy-mm> (in one of shards write shards, chosen by its
+// history's id).
+func recentItem(r RecentCooking, shards int) (map[string]types.AttributeValue, error) {
+	it, err := marshal(head{Key: RecentKey(r.UserID, r.CookDate, r.HistoryID), ItemType: TypeRecentCooking, Derived: true}, r)
 	if err != nil {
 		return nil, err
 	}
@@ -434,16 +459,32 @@ func (s Cooking) TrendingRecipes(ctx context.Context, week string, p Page) ([]Tr
 }
 
 // DeleteRecipeCascade deletes what is left of a deleted recipe's partition
-// (its derived items), in batches of 25; it returns how many.
+// (its derived items) and the recent items its ledgers name in its cooks'
+// partitions, in batches of 25; it returns how many. The recent items go
+// before the ledgers that name them (a cascade cut short is run again on
+// the record's retry and finds the rest).
 func (s Cooking) DeleteRecipeCascade(ctx context.Context, recipeID string) (int, error) {
-	var keys []types.WriteRequest
+	var recents, keys []types.WriteRequest
+	seen := map[Key]bool{}
 	err := s.queryAll(ctx, query{pk: RecipePK(recipeID), consistent: true}, func(it map[string]types.AttributeValue) error {
+		if itemTypeOf(it) == TypeCookLedger {
+			var l cookLedger
+			if s.decode(it, &l) {
+				for _, k := range l.Keys {
+					if ledgerKeyOK(k) && !seen[k] {
+						seen[k] = true
+						recents = append(recents, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: k.AV()}})
+					}
+				}
+			}
+		}
 		keys = append(keys, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: itemKey(it).AV()}})
 		return nil
 	})
 	if err != nil {
 		return 0, err
 	}
+	keys = append(recents, keys...)
 	for start := 0; start < len(keys); start += 25 {
 		if err := s.batchWrite(ctx, keys[start:min(start+25, len(keys))]); err != nil {
 			return start, err

@@ -332,12 +332,16 @@ func (s Upkeep) Repair(ctx context.Context, d drift.Difference, run string) erro
 		}
 		_, err = s.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{w}})
 	case drift.KindRecentCooking:
-		if d.Stray {
-			_, err = s.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(s.Table), Key: RecentKey(d.Recent.RecipeID, d.Recent.CookDate, d.Recent.HistoryID).AV()})
+		if d.Stray { // where this build writes it, and where older ones did
+			for _, k := range []Key{RecentKey(d.Recent.UserID, d.Recent.CookDate, d.Recent.HistoryID), LegacyRecentKey(d.Recent.RecipeID, d.Recent.CookDate, d.Recent.HistoryID)} {
+				if _, err = s.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(s.Table), Key: k.AV()}); err != nil {
+					break
+				}
+			}
 			break
 		}
 		var it map[string]types.AttributeValue
-		if it, err = recentItem(d.Recent.RecipeID, RecentCooking{RecipeID: d.Recent.RecipeID, HistoryID: d.Recent.HistoryID,
+		if it, err = recentItem(RecentCooking{RecipeID: d.Recent.RecipeID, HistoryID: d.Recent.HistoryID,
 			UserID: d.Recent.UserID, CookDate: d.Recent.CookDate, Title: d.Recent.Title}, s.Sharding.Recent); err == nil {
 			if run != "" {
 				it[events.AttrRebuild] = &types.AttributeValueMemberS{Value: run}

@@ -5,8 +5,8 @@ import "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 // What the external tests need of the package's insides.
 
 // RecentItemForTest is recentItem.
-func RecentItemForTest(recipeID string, r RecentCooking, shards int) (map[string]types.AttributeValue, error) {
-	return recentItem(recipeID, r, shards)
+func RecentItemForTest(r RecentCooking, shards int) (map[string]types.AttributeValue, error) {
+	return recentItem(r, shards)
 }
 
 // TrendingWriteForTest is trendingWrite.

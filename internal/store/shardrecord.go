@@ -38,6 +38,11 @@ type ShardRecord struct {
 	Trending   int      `dynamodbav:"trending"`
 	Method     int      `dynamodbav:"method"`
 	Backfilled []string `dynamodbav:"backfilled,stringset,omitempty"`
+	// CookingMoved is the record time (RFC 3339) from which changes are
+	// counted in their cook's partition, RecentsMoved that no recent item
+	// is left in a recipe's (cookingmove.go).
+	CookingMoved string `dynamodbav:"cookingMoved,omitempty"`
+	RecentsMoved bool   `dynamodbav:"recentsMoved,omitempty"`
 }
 
 func (r ShardRecord) sharding() Sharding {
@@ -103,7 +108,8 @@ func (s *Store) AgreeSharding(ctx context.Context, c ShardCheck) (raised []strin
 		}
 		if !found {
 			item, err := marshal(head{Key: ShardRecordKey(), ItemType: TypeShardRecord},
-				ShardRecord{Recent: s.Sharding.Recent, Trending: s.Sharding.Trending, Method: s.Sharding.Method})
+				ShardRecord{Recent: s.Sharding.Recent, Trending: s.Sharding.Trending, Method: s.Sharding.Method,
+					CookingMoved: time.Unix(0, 0).UTC().Format(time.RFC3339), RecentsMoved: true})
 			if err != nil {
 				return nil, err
 			}
@@ -116,6 +122,10 @@ func (s *Store) AgreeSharding(ctx context.Context, c ShardCheck) (raised []strin
 				return nil, fmt.Errorf("store: record the write shards: %w", err)
 			}
 			rec.Recent, rec.Trending, rec.Method = s.Sharding.Recent, s.Sharding.Trending, s.Sharding.Method
+			rec.CookingMoved, rec.RecentsMoved = time.Unix(0, 0).UTC().Format(time.RFC3339), true
+		}
+		if err := s.agreeLayout(ctx, rec, c.Now); err != nil {
+			return nil, err
 		}
 		have := rec.sharding().kinds()
 		var set, cond []string

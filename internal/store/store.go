@@ -45,6 +45,9 @@ type Store struct {
 	// projector's must be the same: AgreeSharding checks it against the
 	// table's record.
 	Sharding Sharding
+	// Layout is where the cooking derivations' per-cooking items are
+	// (cookingmove.go): AgreeSharding reads it from the table's record.
+	Layout Layout
 	// betweenShardReads, when set (tests), runs after a sharded read's
 	// query of the unsharded key and before its shards'.
 	betweenShardReads func()

@@ -1,0 +1,183 @@
+package store_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/dynastream/dynastream/internal/cooking"
+	"github.com/dynastream/dynastream/internal/store"
+)
+
+// A new table records the move at the epoch: every change is counted in
+// its cook's partition, and nothing is left to move.
+func TestLayoutOfANewTable(t *testing.T) {
+	t.Parallel()
+	st := newStore(t)
+	if _, err := st.AgreeSharding(context.Background(), store.ShardCheck{Now: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	if !st.Layout.MarkersMoved.Equal(time.Unix(0, 0)) || !st.Layout.RecentsMoved {
+		t.Errorf("layout of a new table: %+v", st.Layout)
+	}
+}
+
+// A deployment with data, upgraded in place: changes counted by the old
+// build (markers and recent items in the recipe's partition) count nothing
+// when they come again; changes after the move's time are counted in the
+// cook's partition; the backfill moves the old recent items with a ledger
+// naming each, reads find every item before and after, a second run moves
+// nothing, and the recipe's cascade deletes them wherever they are.
+func TestCookingMoveInPlace(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := newStore(t)
+	r := cooking.Recipe{RecipeID: "pho", AuthorID: "chef", Title: "Pho", Method: "boil", Servings: 2, CreatedAt: "2025-10-01T08:00:00.000Z"}
+	if err := st.Cooking.CreateRecipe(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	put := func(it map[string]types.AttributeValue) {
+		t.Helper()
+		if _, err := st.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(st.Table), Item: it}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The old build's table: a record without the move, two cookings
+	// counted with their markers and recent items in the recipe's partition.
+	put(map[string]types.AttributeValue{"PK": s("STORE#SHARDS"), "SK": s("COUNTS"), "itemType": s(store.TypeShardRecord),
+		"recent": n("1"), "trending": n("1"), "method": n("1")})
+	deploy := time.Date(2026, 1, 10, 12, 0, 0, 0, time.UTC)
+	old := []store.RecentCooking{
+		{RecipeID: "pho", HistoryID: "h1", UserID: "an", CookDate: "2026-01-05T12:00:00Z", Title: "Pho"},
+		{RecipeID: "pho", HistoryID: "h2", UserID: "binh", CookDate: "2026-01-06T12:00:00Z", Title: "Pho"},
+	}
+	for _, rc := range old {
+		it, err := store.RecentItemForTest(rc, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range store.LegacyRecentKey(rc.RecipeID, rc.CookDate, rc.HistoryID).AV() {
+			it[k] = v
+		}
+		put(it)
+		put(map[string]types.AttributeValue{"PK": s("RECIPE#pho"), "SK": s("COUNTED#old-" + rc.HistoryID), "itemType": s(store.TypeCookingMarker),
+			"derived": &types.AttributeValueMemberBOOL{Value: true}})
+	}
+	if _, err := st.AgreeSharding(ctx, store.ShardCheck{Now: deploy}); err != nil {
+		t.Fatal(err)
+	}
+	if !st.Layout.MarkersMoved.Equal(deploy.Add(store.MoveOverlap)) || st.Layout.RecentsMoved {
+		t.Fatalf("layout after the upgrade: %+v", st.Layout)
+	}
+	recents := func() []string {
+		t.Helper()
+		got, _, err := st.Cooking.RecentCookings(ctx, "2026-01", store.Page{Limit: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, rc := range got {
+			ids = append(ids, rc.HistoryID)
+		}
+		slices.Sort(ids)
+		return ids
+	}
+	delta := func(id string, at time.Time, rc store.RecentCooking, remove bool) store.CookingDelta {
+		d := store.CookingDelta{SourceID: id, At: at, Cook: rc.UserID, Recent: &rc, Remove: remove, Week: "2026-W02", WeekDelta: 1}
+		if remove {
+			d.WeekDelta = -1
+		}
+		return d
+	}
+	// h1's insert again (the old build counted it): nothing; h3, counted
+	// in the overlap, keeps its marker in the recipe's partition; h4,
+	// after it, in its cook's.
+	h3 := store.RecentCooking{RecipeID: "pho", HistoryID: "h3", UserID: "chi", CookDate: "2026-01-07T12:00:00Z", Title: "Pho"}
+	h4 := store.RecentCooking{RecipeID: "pho", HistoryID: "h4", UserID: "dao", CookDate: "2026-01-08T12:00:00Z", Title: "Pho"}
+	a, err := st.Cooking.ApplyCooking(ctx, "pho", []store.CookingDelta{
+		delta("old-h1", deploy.Add(-time.Minute), old[0], false),
+		delta("new-h3", deploy.Add(time.Minute), h3, false),
+		delta("new-h4", deploy.Add(2*time.Hour), h4, false),
+	}, 24*time.Hour)
+	if err != nil || a.Applied != 2 {
+		t.Fatalf("applied %d (err %v), want 2: the old build's change counts nothing", a.Applied, err)
+	}
+	for key, want := range map[store.Key]bool{
+		{PK: "RECIPE#pho", SK: "COUNTED#new-h3"}: true, {PK: "USER#chi", SK: "COUNTED#new-h3"}: false,
+		{PK: "USER#dao", SK: "COUNTED#new-h4"}: true, {PK: "RECIPE#pho", SK: "COUNTED#new-h4"}: false,
+		store.RecentKey("chi", h3.CookDate, "h3"): true, store.RecentKey("dao", h4.CookDate, "h4"): true,
+		store.LegacyRecentKey("pho", h4.CookDate, "h4"): false,
+	} {
+		if got := getItem(t, st, key) != nil; got != want {
+			t.Errorf("%s / %s there: %v, want %v", key.PK, key.SK, got, want)
+		}
+	}
+	// h2 removed before the backfill: both of its keys are deleted.
+	if _, err := st.Cooking.ApplyCooking(ctx, "pho", []store.CookingDelta{delta("rm-h2", deploy.Add(3*time.Hour), old[1], true)}, 24*time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if getItem(t, st, store.LegacyRecentKey("pho", old[1].CookDate, "h2")) != nil {
+		t.Error("a removed history's recent item is left in the recipe's partition")
+	}
+	before := recents()
+	if !slices.Equal(before, []string{"h1", "h3", "h4"}) {
+		t.Fatalf("recent cookings before the backfill: %v", before)
+	}
+
+	stats, err := st.Upkeep.BackfillCookingPartitions(ctx, 2, nil)
+	if err != nil || stats.Moved != 1 || stats.Recents != 3 {
+		t.Fatalf("backfill: %+v, %v; want h1 moved of 3 recent items", stats, err)
+	}
+	if getItem(t, st, store.LegacyRecentKey("pho", old[0].CookDate, "h1")) != nil || getItem(t, st, store.RecentKey("an", old[0].CookDate, "h1")) == nil {
+		t.Error("h1's recent item was not moved to its cook's partition")
+	}
+	if after := recents(); !slices.Equal(after, before) {
+		t.Errorf("recent cookings after the backfill: %v, want %v", after, before)
+	}
+	if again, err := st.Upkeep.BackfillCookingPartitions(ctx, 2, nil); err != nil || again.Moved != 0 {
+		t.Errorf("a second backfill: %+v, %v; want nothing moved", again, err)
+	}
+	next := store.New(st.DB, st.Table)
+	if _, err := next.AgreeSharding(ctx, store.ShardCheck{Now: deploy.Add(24 * time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	if !next.Layout.MarkersMoved.Equal(st.Layout.MarkersMoved) || !next.Layout.RecentsMoved {
+		t.Errorf("layout after the backfill: %+v (the move's time stays)", next.Layout)
+	}
+
+	// A ledger written by someone else names a profile: the cascade
+	// deletes recent items only.
+	profile := map[string]types.AttributeValue{"PK": s("USER#an"), "SK": s("PROFILE"), "itemType": s("Profile")}
+	put(profile)
+	put(map[string]types.AttributeValue{"PK": s("RECIPE#pho"), "SK": s("COOKS#forged"), "itemType": s(store.TypeCookLedger), "derived": &types.AttributeValueMemberBOOL{Value: true},
+		"keys": &types.AttributeValueMemberL{Value: []types.AttributeValue{&types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"PK": s("USER#an"), "SK": s("PROFILE")}}}}})
+	if _, err := st.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(st.Table), Key: store.RecipeKey("pho").AV()}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Cooking.DeleteRecipeCascade(ctx, "pho"); err != nil {
+		t.Fatal(err)
+	}
+	if left := recents(); len(left) != 0 {
+		t.Errorf("recent cookings of the deleted recipe: %v", left)
+	}
+	if getItem(t, st, store.Key{PK: "USER#an", SK: "PROFILE"}) == nil {
+		t.Error("the cascade deleted an item a forged ledger named")
+	}
+}
+
+func s(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+func n(v string) types.AttributeValue { return &types.AttributeValueMemberN{Value: v} }
+
+func getItem(t *testing.T, st *store.Store, k store.Key) map[string]types.AttributeValue {
+	t.Helper()
+	out, err := st.DB.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(st.Table), Key: k.AV(), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out.Item
+}
