@@ -39,6 +39,7 @@ type cookUser struct {
 type historyState struct {
 	id, cookDate string
 	rating       int
+	hot          bool // of the hot recipe
 }
 
 // setupCooking creates an ingredient and the recipes (by one chef).
@@ -81,7 +82,7 @@ func (w *world) cookOp(ctx context.Context, name string, pickN uint64) (*op, err
 		h := pick(u.rng, u.histories)
 		rating := 1 + (h.rating+u.rng.IntN(4))%5 // another rating than h's
 		o := &op{name: name, route: "PATCH /me/cooking-history/{historyId}", change: "MODIFY", cookCounts: true,
-			key: store.HistoryKey(u.id, h.cookDate, h.id)}
+			key: store.HistoryKey(u.id, h.cookDate, h.id), hot: h.hot}
 		o.sent = time.Now()
 		if err := w.c.call(ctx, "PATCH", "/me/cooking-history/"+h.id, tok, map[string]any{"rating": rating}, nil); err != nil {
 			return o, err
@@ -98,7 +99,7 @@ func (w *world) cookOp(ctx context.Context, name string, pickN uint64) (*op, err
 	if r := u.rng.IntN(5); r > 0 {
 		body["rating"] = r
 	}
-	o := &op{name: "cook", route: "POST /me/cooking-history", change: "INSERT", cookCounts: true}
+	o := &op{name: "cook", route: "POST /me/cooking-history", change: "INSERT", cookCounts: true, hot: recipe == w.cooking.recipes[0]}
 	var h cooking.History
 	o.sent = time.Now()
 	if err := w.c.call(ctx, "POST", "/me/cooking-history", tok, body, &h); err != nil {
@@ -106,6 +107,6 @@ func (w *world) cookOp(ctx context.Context, name string, pickN uint64) (*op, err
 	}
 	o.done = time.Now()
 	o.key = store.HistoryKey(u.id, h.CookDate, h.HistoryID)
-	u.histories = append(u.histories, &historyState{id: h.HistoryID, cookDate: h.CookDate, rating: h.Rating})
+	u.histories = append(u.histories, &historyState{id: h.HistoryID, cookDate: h.CookDate, rating: h.Rating, hot: o.hot})
 	return o, nil
 }

@@ -59,6 +59,7 @@ type phaseStats struct {
 	errors    map[string]int
 	firstErrs []string
 	ops       int
+	hot       int // writes that changed the hot recipe's counts
 	notSent   int
 	lastDone  time.Time // the last write's 2xx
 	lastSeen  time.Time // the last derived item seen
@@ -301,6 +302,9 @@ func (e *engine) runPhase(ctx context.Context, idx int, rate float64, d time.Dur
 					continue
 				}
 				ps.ops++
+				if o.hot {
+					ps.hot++
+				}
 				ps.writer[o.route] = append(ps.writer[o.route], o.done.Sub(o.sent))
 				ps.dones = append(ps.dones, timed{o.done, o.done.Sub(o.sent)})
 				if o.done.After(ps.lastDone) {

@@ -355,7 +355,7 @@ func run(ctx context.Context, c config, log *slog.Logger, progress io.Writer) (*
 	}
 	defer func() {
 		if c.target > 0 {
-			rep.Scale = scaleOf(rep.Phases, c.target, whereIn(table), w.pinned())
+			rep.Scale = scaleOf(rep.Phases, c.target, whereIn(table), w.pinned(), w.hotRecipeKey())
 		}
 	}()
 	e := &engine{w: w, obs: obs, events: outbox != "", admin: admin, workers: c.workers, skip: c.skip, criteriaShare: c.criteriaShare, drain: c.drain, seed: c.seed, log: log, progress: progress, tty: isTerminal(progress), ddbCPU: ddbCPU}

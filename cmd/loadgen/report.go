@@ -139,13 +139,14 @@ type PhaseReport struct {
 	keys        ddb.Keys
 	keysMissing []string // programs whose keys either snapshot lacks
 	sentSecs    float64
+	hotChanges  int // writes that changed the hot recipe's counts
 }
 
 func (e *engine) report(idx int, rate float64, d, sent time.Duration, ps *phaseStats, before, after map[string]app.Metrics) PhaseReport {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	r := PhaseReport{
-		TargetRate: rate, Duration: d.String(), Writes: ps.ops, NotSent: ps.notSent, FirstErrors: ps.firstErrs,
+		TargetRate: rate, Duration: d.String(), Writes: ps.ops, NotSent: ps.notSent, FirstErrors: ps.firstErrs, hotChanges: ps.hot,
 		AchievedRate: float64(ps.ops) / sent.Seconds(), Writer: map[string]Dist{}, Lag: map[string]Dist{},
 		Missing: e.missing(idx), Consumers: map[string]ConsumerReport{},
 	}

@@ -59,6 +59,22 @@ type Scale struct {
 	// under adviceUse of their limit at the target, where the run's
 	// settings do not.
 	Advice []Advice `json:"advice,omitempty"`
+	// HotRecipe is what the hot recipe's own partition took per change of
+	// its counts in the basis phase.
+	HotRecipe *HotRecipe `json:"hotRecipe,omitempty"`
+}
+
+// HotRecipe is the write units the hot recipe's partition (the table's
+// RECIPE#<id>, not its index entries) took per change of its counts (a
+// cooking, a rating changed): the projector writes the per-cooking items
+// in the cooks' partitions, and the recipe's item, a week's trending item
+// and a ledger once per call of the recipe, so this falls as calls hold
+// more of its changes.
+type HotRecipe struct {
+	Key                 string  `json:"key"`
+	Changes             int     `json:"changes"`
+	WriteUnits          float64 `json:"writeUnits"`
+	WriteUnitsPerChange float64 `json:"writeUnitsPerChange"`
 }
 
 // Advice is a shard setting for a key shards can spread: the setting and
@@ -306,7 +322,7 @@ func project(used ddb.Keys, secs, basisTarget, basis, target float64, where func
 
 // scaleOf projects the keys of the phase with the highest rate the writer
 // kept up with (or, if none did, the highest achieved) to target.
-func scaleOf(phases []PhaseReport, target float64, where func(string) string, pinned map[string]string) *Scale {
+func scaleOf(phases []PhaseReport, target float64, where func(string) string, pinned map[string]string, hotKey string) *Scale {
 	var basis *PhaseReport
 	keptUp := (*PhaseReport).keptUp
 	for i := range phases {
@@ -321,6 +337,16 @@ func scaleOf(phases []PhaseReport, target float64, where func(string) string, pi
 	}
 	s := project(basis.keys, basis.sentSecs, basis.TargetRate, basis.AchievedRate, target, where, pinned)
 	s.Missing = basis.keysMissing
+	if hotKey != "" && basis.hotChanges > 0 {
+		h := &HotRecipe{Key: hotKey, Changes: basis.hotChanges}
+		for t, m := range basis.keys {
+			if where(t) == "table" {
+				h.WriteUnits += m[hotKey].Write
+			}
+		}
+		h.WriteUnitsPerChange = h.WriteUnits / float64(h.Changes)
+		s.HotRecipe = h
+	}
 	return s
 }
 
@@ -363,6 +389,10 @@ func (s *Scale) print(w io.Writer) {
 			l.Write, l.Read, l.ProjectedWrite, l.ProjectedRead, 100*l.Use, breaks)
 	}
 	tw.Flush()
+	if h := s.HotRecipe; h != nil {
+		fmt.Fprintf(w, "  the hot recipe's partition (table %s) took %.1f write units per change of its counts (%d changes: cookings and ratings)\n",
+			short(h.Key), h.WriteUnitsPerChange, h.Changes)
+	}
 	for _, a := range s.Advice {
 		fmt.Fprintf(w, "  advice: %s=%d: %s %s takes %.0f%% of a key's limit at %.0f/s (its %d shard(s) together); %d shards take %.0f%% each",
 			a.Setting, a.Shards, a.Where, a.Key, 100*a.Use, s.Target, a.Current, a.Shards, 100*a.Use/float64(a.Shards))

@@ -129,3 +129,22 @@ func TestShardAdvice(t *testing.T) {
 		t.Error("unsharded")
 	}
 }
+
+// The hot recipe's units per change are its partition's write units in
+// the table (not its index entries) over the changes of its counts.
+func TestHotRecipeUnitsPerChange(t *testing.T) {
+	phases := []PhaseReport{{TargetRate: 50, AchievedRate: 50, sentSecs: 10, hotChanges: 40,
+		keys: ddb.Keys{"load": {"RECIPE#hot": {Write: 100}, "RECIPE#cold": {Write: 7}}, "load/GSI3": {"RECIPE#hot": {Write: 9}}}}}
+	s := scaleOf(phases, 10000, whereIn("load"), nil, "RECIPE#hot")
+	if s.HotRecipe == nil || s.HotRecipe.WriteUnitsPerChange != 2.5 || s.HotRecipe.Changes != 40 {
+		t.Fatalf("hot recipe %+v, want 100 units over 40 changes", s.HotRecipe)
+	}
+	var out strings.Builder
+	s.print(&out)
+	if !strings.Contains(out.String(), "the hot recipe's partition (table RECIPE#hot) took 2.5 write units per change of its counts (40 changes") {
+		t.Errorf("report:\n%s", out.String())
+	}
+	if scaleOf(phases, 10000, whereIn("load"), nil, "").HotRecipe != nil {
+		t.Error("a run without cooking reports a hot recipe")
+	}
+}

@@ -65,6 +65,7 @@ type op struct {
 	activity         bool
 	counts           bool
 	cookCounts       bool     // a cooking change's counts (its marker)
+	hot              bool     // a change of the hot recipe's counts
 	untracked        bool     // nothing to link on the stream (a chat message)
 	notes            int      // in-app notifications, one per recipient
 	mails            []string // idempotency key formats, %s = the source event id
@@ -663,6 +664,14 @@ func (w *world) updateLocation(ctx context.Context, l *locationState) (*op, erro
 	}
 	o.done = time.Now()
 	return o, nil
+}
+
+// hotRecipeKey is the hot recipe's partition key ("" without cooking).
+func (w *world) hotRecipeKey() string {
+	if len(w.cooking.recipes) == 0 {
+		return ""
+	}
+	return store.RecipePK(w.cooking.recipes[0])
 }
 
 // pinned are the partition keys whose share of the writes the workload
