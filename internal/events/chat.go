@@ -50,5 +50,6 @@ func init() {
 		}
 		return one[ChatRoomCreated](c.New)
 	})
-	register("Connection", nil) // transport state: a client's open socket, not a domain fact
+	register("Connection", nil)       // transport state: a client's open socket, not a domain fact
+	register("ConnectionFrames", nil) // a connection's frame count: transport state
 }

@@ -747,55 +747,89 @@ type FrameLimit struct {
 	Per    time.Duration
 }
 
+// TypeConnectionFrames is a connection's frame count: CONN#<id> / FRAMES.
+const TypeConnectionFrames = "ConnectionFrames"
+
+// FramesKey is the key of a connection's frame count. It is an item of its
+// own, without index keys: a frame written to the connection's item would
+// also write that item's GSI1 entry, in the room's partition
+// (CHATROOM#<roomId>), so every frame in a busy room would write the
+// room's index.
+func FramesKey(connectionID string) Key { return Key{prefixConnection + connectionID, "FRAMES"} }
+
 // TakeFrame counts one frame of a connection against its limit and
 // returns the connection: NotFound when it is unknown or expired, TooMany
 // (with when the window ends) when it has sent its frames for the window.
-// The count lives in the connection's item (frames, frameWindow), so it
-// holds across the writer's instances, at one write per frame where a
-// read was.
+// The count lives in the connection's FRAMES item (frames, frameWindow;
+// ttl a day after the window), so it holds across the writer's instances,
+// at one write per frame; the connection is read beside it, at once.
+// (Builds before kept the count on the connection's own item; a
+// connection made by one starts its count again here, once.)
 func (s Chat) TakeFrame(ctx context.Context, connectionID string, now time.Time, l FrameLimit) (chat.Connection, error) {
+	var conn chat.Connection
+	var connErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		out, err := s.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.Table), Key: ConnectionKey(connectionID).AV(), ConsistentRead: aws.Bool(true)})
+		switch {
+		case err != nil:
+			connErr = fmt.Errorf("store: read connection %s: %w", connectionID, err)
+		case out.Item == nil:
+			connErr = errs.New(errs.NotFound, "connection %s not found", connectionID)
+		default:
+			conn, connErr = s.liveConnection(out.Item, connectionID, now)
+		}
+	}()
+	countErr := s.countFrame(ctx, connectionID, now, l)
+	<-done
+	if connErr != nil {
+		return chat.Connection{}, connErr
+	}
+	return conn, countErr
+}
+
+// countFrame counts one frame in the connection's FRAMES item.
+func (s Chat) countFrame(ctx context.Context, connectionID string, now time.Time, l FrameLimit) error {
 	window := now.UnixMilli() / l.Per.Milliseconds()
 	num := func(v int64) types.AttributeValue {
 		return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
 	}
-	k := ConnectionKey(connectionID).AV()
+	k := FramesKey(connectionID).AV()
 	for attempt := 0; attempt < 3; attempt++ {
-		out, err := s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(s.Table), Key: k,
+		_, err := s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(s.Table), Key: k,
 			UpdateExpression:                    aws.String("SET frames = frames + :one"),
-			ConditionExpression:                 aws.String("attribute_exists(PK) AND frameWindow = :w AND frames < :max"),
+			ConditionExpression:                 aws.String("frameWindow = :w AND frames < :max"),
 			ExpressionAttributeValues:           map[string]types.AttributeValue{":one": num(1), ":w": num(window), ":max": num(int64(l.Frames))},
-			ReturnValues:                        types.ReturnValueAllNew,
 			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld})
 		var cf *types.ConditionalCheckFailedException
 		switch {
 		case err == nil:
-			return s.liveConnection(out.Attributes, connectionID, now)
+			return nil
 		case !errors.As(err, &cf):
-			return chat.Connection{}, fmt.Errorf("store: count a frame of %s: %w", connectionID, err)
-		case cf.Item == nil:
-			return chat.Connection{}, errs.New(errs.NotFound, "connection %s not found", connectionID)
+			return fmt.Errorf("store: count a frame of %s: %w", connectionID, err)
 		}
 		if w, ok := cf.Item["frameWindow"].(*types.AttributeValueMemberN); ok && w.Value == strconv.FormatInt(window, 10) {
 			e := errs.New(errs.TooMany, "too many frames: at most %d in %s; wait a moment", l.Frames, l.Per)
 			e.RetryAfter = time.UnixMilli((window + 1) * l.Per.Milliseconds()).Sub(now)
-			return chat.Connection{}, e
+			return e
 		}
-		// A new window: its first frame.
-		out, err = s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(s.Table), Key: k,
-			UpdateExpression:          aws.String("SET frames = :one, frameWindow = :w"),
-			ConditionExpression:       aws.String("attribute_exists(PK) AND (attribute_not_exists(frameWindow) OR frameWindow < :w)"),
-			ExpressionAttributeValues: map[string]types.AttributeValue{":one": num(1), ":w": num(window)},
-			ReturnValues:              types.ReturnValueAllNew})
+		// A new window (or the connection's first frame): its first frame.
+		ttl := time.UnixMilli((window + 1) * l.Per.Milliseconds()).Add(24 * time.Hour).Unix()
+		_, err = s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(s.Table), Key: k,
+			UpdateExpression:          aws.String("SET frames = :one, frameWindow = :w, itemType = :t, #ttl = :ttl"),
+			ConditionExpression:       aws.String("attribute_not_exists(frameWindow) OR frameWindow < :w"),
+			ExpressionAttributeNames:  map[string]string{"#ttl": "ttl"},
+			ExpressionAttributeValues: map[string]types.AttributeValue{":one": num(1), ":w": num(window), ":t": strAV(TypeConnectionFrames), ":ttl": num(ttl)}})
 		if err == nil {
-			return s.liveConnection(out.Attributes, connectionID, now)
+			return nil
 		}
 		if !isConditionFailed(err) {
-			return chat.Connection{}, fmt.Errorf("store: count a frame of %s: %w", connectionID, err)
+			return fmt.Errorf("store: count a frame of %s: %w", connectionID, err)
 		}
-		// Another frame opened the window meanwhile (or the connection went):
-		// count against it.
+		// Another frame opened the window meanwhile: count against it.
 	}
-	return chat.Connection{}, errs.New(errs.Unavailable, "connection %s: its frame count is contended; try again", connectionID)
+	return errs.New(errs.Unavailable, "connection %s: its frame count is contended; try again", connectionID)
 }
 
 // liveConnection decodes a connection item; an expired one is NotFound.

@@ -538,3 +538,51 @@ func TestConnRegistryConnectAfterItsRead(t *testing.T) {
 		t.Errorf("registry %v, want only the new connection", conns)
 	}
 }
+
+// A frame is counted in the connection's FRAMES item, which has no index
+// keys, so a frame writes nothing in the room's GSI1 partition; the limit
+// holds per window, and an unknown connection is NotFound.
+func TestTakeFrameKeepsTheRoomsIndex(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	if err := f.st.Chat.Connect(f.ctx, openConn("c1", "an")); err != nil {
+		t.Fatal(err)
+	}
+	before := f.getRaw("CONN#c1", "META")
+	l := store.FrameLimit{Frames: 3, Per: time.Minute}
+	now := t0.Truncate(time.Minute).Add(time.Second)
+	for i := range 3 {
+		c, err := f.st.Chat.TakeFrame(f.ctx, "c1", now, l)
+		if err != nil || c.ConnectionID != "c1" || c.RoomID != chat.DefaultRoom {
+			t.Fatalf("frame %d: %+v %v", i, c, err)
+		}
+	}
+	if _, err := f.st.Chat.TakeFrame(f.ctx, "c1", now, l); !errs.Is(err, errs.TooMany) {
+		t.Fatalf("a fourth frame in the window: %v", err)
+	}
+	if _, err := f.st.Chat.TakeFrame(f.ctx, "c1", now.Add(time.Minute), l); err != nil {
+		t.Fatalf("the next window's first frame: %v", err)
+	}
+	if after := f.getRaw("CONN#c1", "META"); !cmpItems(before, after) {
+		t.Errorf("the connection's item changed:\n%v\n%v", before, after)
+	}
+	frames := f.getRaw("CONN#c1", "FRAMES")
+	if frames["frames"].(*types.AttributeValueMemberN).Value != "1" || frames["GSI1PK"] != nil || frames["itemType"].(*types.AttributeValueMemberS).Value != store.TypeConnectionFrames || frames["ttl"] == nil {
+		t.Errorf("frames item: %v", frames)
+	}
+	if _, err := f.st.Chat.TakeFrame(f.ctx, "nobody", now, l); !errs.Is(err, errs.NotFound) {
+		t.Errorf("an unknown connection: %v", err)
+	}
+}
+
+func cmpItems(a, b map[string]types.AttributeValue) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if fmt.Sprint(v) != fmt.Sprint(b[k]) {
+			return false
+		}
+	}
+	return true
+}

@@ -132,5 +132,5 @@ var ItemTypes = []string{
 	TypeIdempotency, TypeLocation, TypeLocationCode,
 	TypeIngredient, TypeIngredientName, TypeCookingPreferences, TypeRecipe, TypeCookingHistory, TypeHistoryRef, TypeCookingSession,
 	TypeRecentCooking, TypeTrending, TypeCookingMarker, TypeCookLedger, TypeSuggestion,
-	TypeChatRoom, TypeMessage, TypeConnection,
+	TypeChatRoom, TypeMessage, TypeConnection, TypeConnectionFrames,
 }
