@@ -180,19 +180,25 @@ func TestSeed003AccessPatterns(t *testing.T) {
 	// alice and bob hear nothing of their own cooking.
 	var notes struct{ Items []map[string]any }
 	e.ok(200, "GET", "/me/notifications?limit=100", lan, nil, &notes)
-	kinds, cooked := map[string]int{}, 0
+	kinds, cooked, rated := map[string]int{}, 0, 0
 	for _, n := range notes.Items {
 		kinds[fmt.Sprint(n["type"])]++
 		if n["resourceType"] != "recipe" {
 			t.Errorf("cooking notification %v", n)
 		}
-		if n["type"] == "recipe-cooked" { // one per recipe and day, counting
-			c, _ := n["count"].(float64)
+		c, _ := n["count"].(float64) // one per recipe and day, counting
+		switch n["type"] {
+		case "recipe-cooked":
 			cooked += int(c)
+		case "recipe-rated":
+			rated += int(c)
+			if n["actorId"] != "" || n["rating"] != nil || !strings.HasPrefix(fmt.Sprint(n["notificationId"]), "rated-") {
+				t.Errorf("a folded rating note names who or what: %v", n)
+			}
 		}
 	}
-	if cooked != 5 || kinds["recipe-rated"] != 1 || kinds["recipe-cooked"] > 5 {
-		t.Errorf("lan's notifications by type: %v; cookings counted %d, want 5", kinds, cooked)
+	if cooked != 5 || rated != 1 || kinds["recipe-rated"] != 1 || kinds["recipe-cooked"] > 5 {
+		t.Errorf("lan's notifications by type: %v; cookings counted %d, want 5; ratings %d, want 1", kinds, cooked, rated)
 	}
 
 	// Pattern 6: recent cookings of a month (GSI3 RECENT#<yyyy-mm>).

@@ -280,8 +280,10 @@ type Notification struct {
 	Rating         int          `json:"rating,omitempty" dynamodbav:"rating,omitempty"`
 	Week           string       `json:"week,omitempty" dynamodbav:"week,omitempty"`
 	// Count, on a recipe-cooked notification, is how often the recipe was
-	// cooked that day (UTC) by others than its author: one notification
-	// per recipe and day, updated in place, dated the day, with no actor.
+	// cooked that day (UTC) by others than its author, and on a
+	// recipe-rated one how often it was rated (a rating given or changed):
+	// one notification per recipe, type and day, updated in place, dated
+	// the day, with no actor.
 	Count int   `json:"count,omitempty" dynamodbav:"count,omitempty"`
 	TTL   int64 `json:"expiresAt" dynamodbav:"ttl"`
 }

@@ -122,7 +122,7 @@ func CookingOf(c stream.Change) (CookingChange, bool, error) {
 			d.RatingCount = rated(h.Rating) - rated(old.Rating)
 			d.RatingSum = h.Rating - old.Rating
 			if h.Rating > 0 {
-				d.Notify = recipeNote(c.EventID, collab.NotifyRecipeRated, h, h.UpdatedAt)
+				d.Notify = foldedNote(c.EventID, collab.NotifyRecipeRated, "rated-", h, h.UpdatedAt)
 			}
 		}
 		d.Cook = h.UserID // the marker's partition: the cook's, not the recipe's
@@ -150,13 +150,21 @@ func recipeNote(eventID, typ string, h cooking.History, at string) *collab.Notif
 // A cooking notification per cooking would put every cooking of a popular
 // recipe on its author's partition, and nobody reads 400 a second.
 func cookedNote(eventID string, h cooking.History) *collab.Notification {
-	n := recipeNote(eventID, collab.NotifyRecipeCooked, h, h.CreatedAt)
-	t, err := store.ParseTimestamp(h.CreatedAt)
+	return foldedNote(eventID, collab.NotifyRecipeCooked, "cooked-", h, h.CreatedAt)
+}
+
+// foldedNote is a notification of type typ folded per recipe and day of at
+// (UTC): id <prefix><recipeId>-<yyyy-mm-dd>, dated the day, counting the
+// changes (recipe-cooked: cookings; recipe-rated: ratings given or
+// changed), with no actor and no rating.
+func foldedNote(eventID, typ, prefix string, h cooking.History, at string) *collab.Notification {
+	n := recipeNote(eventID, typ, h, at)
+	t, err := store.ParseTimestamp(at)
 	if err != nil {
 		return n // a time the store could not read: one per change, as before
 	}
 	day := t.UTC().Truncate(24 * time.Hour)
-	n.NotificationID = "cooked-" + h.RecipeID + "-" + day.Format("2006-01-02")
+	n.NotificationID = prefix + h.RecipeID + "-" + day.Format("2006-01-02")
 	n.CreatedAt = day.Format(time.RFC3339)
 	n.Count, n.Rating = 1, 0
 	n.TTL = day.Add(collab.NotificationTTL).Unix()

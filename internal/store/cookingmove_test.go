@@ -2,13 +2,17 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go/middleware"
 
 	"github.com/dynastream/dynastream/internal/cooking"
 	"github.com/dynastream/dynastream/internal/store"
@@ -180,4 +184,66 @@ func getItem(t *testing.T, st *store.Store, k store.Key) map[string]types.Attrib
 		t.Fatal(err)
 	}
 	return out.Item
+}
+
+// One call of ApplyCooking writes three items in the recipe's partition
+// however many cookings it counts (the recipe, the week's trending item,
+// the ledger); the markers and recent items go to the cooks' partitions.
+func TestApplyCookingWritesTheRecipeOncePerCall(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	base := newStore(t)
+	var mu sync.Mutex
+	var written []store.Key
+	db := dynamodb.New(base.DB.Options(), func(o *dynamodb.Options) {
+		o.APIOptions = append(o.APIOptions, func(s *middleware.Stack) error {
+			return s.Initialize.Add(middleware.InitializeMiddlewareFunc("keys", func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+				if tw, ok := in.Parameters.(*dynamodb.TransactWriteItemsInput); ok {
+					mu.Lock()
+					for _, it := range tw.TransactItems {
+						var k map[string]types.AttributeValue
+						switch {
+						case it.Put != nil:
+							k = it.Put.Item
+						case it.Update != nil:
+							k = it.Update.Key
+						case it.Delete != nil:
+							k = it.Delete.Key
+						case it.ConditionCheck != nil:
+							continue
+						}
+						written = append(written, store.Key{PK: k["PK"].(*types.AttributeValueMemberS).Value, SK: k["SK"].(*types.AttributeValueMemberS).Value})
+					}
+					mu.Unlock()
+				}
+				return next.HandleInitialize(ctx, in)
+			}), middleware.After)
+		})
+	})
+	st := store.New(db, base.Table)
+	if err := st.Cooking.CreateRecipe(ctx, cooking.Recipe{RecipeID: "hot", AuthorID: "chef", Title: "Hot", Method: "boil", Servings: 2, CreatedAt: "2025-10-01T08:00:00.000Z"}); err != nil {
+		t.Fatal(err)
+	}
+	var deltas []store.CookingDelta
+	at := time.Date(2026, 1, 7, 12, 0, 0, 0, time.UTC)
+	for i := range 10 {
+		cook := fmt.Sprintf("cook%d", i)
+		deltas = append(deltas, store.CookingDelta{SourceID: fmt.Sprintf("ev%d", i), At: at, Cook: cook, Week: "2026-W02", WeekDelta: 1, RatingCount: 1, RatingSum: 4,
+			Recent: &store.RecentCooking{RecipeID: "hot", HistoryID: fmt.Sprintf("h%d", i), UserID: cook, CookDate: "2026-01-07T12:00:00Z", Title: "Hot"}})
+	}
+	if a, err := st.Cooking.ApplyCooking(ctx, "hot", deltas, time.Hour); err != nil || a.Applied != 10 {
+		t.Fatalf("applied %d, %v", a.Applied, err)
+	}
+	inRecipe := map[string]int{}
+	cooks := 0
+	for _, k := range written {
+		if k.PK == "RECIPE#hot" {
+			inRecipe[strings.SplitN(k.SK, "#", 2)[0]]++
+		} else if strings.HasPrefix(k.PK, "USER#cook") {
+			cooks++
+		}
+	}
+	if len(inRecipe) != 3 || inRecipe["METADATA"] != 1 || inRecipe["TRENDING"] != 1 || inRecipe["COOKS"] != 1 || cooks != 20 {
+		t.Errorf("items written in the recipe's partition: %v (want the recipe, a trending item, a ledger); in the cooks': %d (want 20)", inRecipe, cooks)
+	}
 }
