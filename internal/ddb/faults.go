@@ -1,8 +1,9 @@
+//go:build !lambda.norpc
+
 package ddb
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -68,13 +69,6 @@ const (
 
 var faultNames = [faultKinds]string{"InternalServerError", "ThrottlingException", "ProvisionedThroughputExceededException",
 	"connection reset before sending", "slow response", "connection reset after execution", "panic", "TransactionConflict"}
-
-// FaultCounts is how many requests went through and how many of each
-// kind of fault were injected.
-type FaultCounts struct {
-	Requests int64            `json:"requests"`
-	Injected map[string]int64 `json:"injected"`
-}
 
 // Counts returns the counts so far.
 func (f *Faults) Counts() FaultCounts {
@@ -146,15 +140,6 @@ func (f *Faults) draw() int {
 }
 
 var errReset = &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}
-
-// atStart marks a context whose requests Faults lets through.
-type atStart struct{}
-
-// AtStart returns a context whose requests no Faults fails: a program's
-// checks before it serves (the table's record of its write shards), which
-// the fault tests do not test and which a panic would turn into a failed
-// start instead of the handler's failure under test.
-func AtStart(ctx context.Context) context.Context { return context.WithValue(ctx, atStart{}, true) }
 
 // RoundTrip implements http.RoundTripper.
 func (f *Faults) RoundTrip(req *http.Request) (*http.Response, error) {

@@ -1,3 +1,7 @@
+// A Lambda bootstrap injects panics only (faults_lambda.go).
+
+//go:build !lambda.norpc
+
 package ddb_test
 
 import (
