@@ -71,7 +71,14 @@ func main() {
 	st := app.NewStore(c, clients)
 	// every use but the quarantine's list reads or writes the sharded keys
 	if len(os.Args) < 2 || os.Args[1] != "quarantine" {
-		if err := app.AgreeSharding(context.Background(), st, log, len(os.Args) > 1 && os.Args[1] == "backfill"); err != nil {
+		sub := ""
+		if len(os.Args) > 1 {
+			sub = os.Args[1]
+		}
+		// the stream's handler counts cooking changes (served, resubmitted
+		// or redriven): it records the cooking layout's move if need be
+		counts := sub == "" || sub == "resubmit" || sub == "redrive"
+		if err := app.AgreeSharding(context.Background(), st, log, sub == "backfill", counts); err != nil {
 			app.Fatal(log, "write shards", err)
 		}
 	}

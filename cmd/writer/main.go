@@ -163,7 +163,7 @@ func main() {
 	if err != nil {
 		app.Fatal(log, "bad configuration", err)
 	}
-	if err := app.AgreeSharding(context.Background(), srv.Store, log, false); err != nil {
+	if err := app.AgreeSharding(context.Background(), srv.Store, log, false, false); err != nil {
 		app.Fatal(log, "write shards", err)
 	}
 	if app.LambdaBuild || app.InLambda() {

@@ -185,7 +185,9 @@ func (s Cooking) tryApplyCooking(ctx context.Context, recipeID string, deltas []
 	keys := []Key{RecipeKey(recipeID)}
 	weeks := map[string]bool{}
 	for _, d := range deltas {
-		keys = append(keys, itemKey(s.counted(TypeCookingMarker, d.At, markerTTL).MarkerKeyIn(s.Layout.markerPK(recipeID, d), d.SourceID)))
+		for _, pk := range s.Layout.markerPKs(recipeID, d) {
+			keys = append(keys, itemKey(s.counted(TypeCookingMarker, d.At, markerTTL).MarkerKeyIn(pk, d.SourceID)))
+		}
 		if d.Week != "" && !weeks[d.Week] {
 			weeks[d.Week] = true
 			keys = append(keys, TrendingKey(recipeID, d.Week))
@@ -268,7 +270,7 @@ func (s Cooking) tryApplyCooking(ctx context.Context, recipeID string, deltas []
 			k := RecentKey(r.UserID, r.CookDate, r.HistoryID)
 			if d.Remove {
 				items = append(items, types.TransactWriteItem{Delete: &types.Delete{TableName: &s.Table, Key: k.AV()}})
-				if !s.Layout.RecentsMoved {
+				if s.Layout.LegacyRecents {
 					items = append(items, types.TransactWriteItem{Delete: &types.Delete{TableName: &s.Table, Key: LegacyRecentKey(recipeID, r.CookDate, r.HistoryID).AV()}})
 				}
 				continue
@@ -469,12 +471,13 @@ func (s Cooking) DeleteRecipeCascade(ctx context.Context, recipeID string) (int,
 	err := s.queryAll(ctx, query{pk: RecipePK(recipeID), consistent: true}, func(it map[string]types.AttributeValue) error {
 		if itemTypeOf(it) == TypeCookLedger {
 			var l cookLedger
-			if s.decode(it, &l) {
-				for _, k := range l.Keys {
-					if ledgerKeyOK(k) && !seen[k] {
-						seen[k] = true
-						recents = append(recents, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: k.AV()}})
-					}
+			if !s.decode(it, &l) {
+				return nil // kept (quarantined): the items it names are verify's to find
+			}
+			for _, k := range l.Keys {
+				if ledgerKeyOK(k) && !seen[k] {
+					seen[k] = true
+					recents = append(recents, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: k.AV()}})
 				}
 			}
 		}

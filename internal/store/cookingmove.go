@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -40,30 +41,51 @@ import (
 //     wherever they are, during the move too.
 
 // Layout says where the cooking derivations' per-cooking items are, as the
-// table's record says (AgreeSharding sets it; zero: the cook's partition for
-// every change, and a removal deletes the legacy key too).
+// table's record says (AgreeSharding sets it). The zero value is a table
+// that never had the old layout: every change counted in its cook's
+// partition, no recent item in a recipe's.
 type Layout struct {
-	// MarkersMoved: a change whose record time is before it has its marker
-	// in the recipe's partition.
-	MarkersMoved time.Time
-	// RecentsMoved: no recent item is left in a recipe's partition.
-	RecentsMoved bool
+	// LegacyBefore: a change whose record time is before it is counted (and
+	// looked for) in the recipe's partition, where builds before the move
+	// counted it. Zero: none.
+	LegacyBefore time.Time
+	// LegacyRecents: recent items may be left in recipes' partitions (until
+	// `projector backfill` moved them): a removal deletes that key too.
+	LegacyRecents bool
 }
 
-// MoveOverlap is how long after the first program of this layout starts
+// notMoved is the layout of a table whose record does not say the move yet
+// to a program that does not count cooking changes: every change where the
+// old build counts it.
+var notMoved = Layout{LegacyBefore: time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC), LegacyRecents: true}
+
+// MoveOverlap is how long after the first projector of this layout starts
 // the old build may still count changes (the last batches of a Lambda
 // version being replaced, a rolling deployment): changes with a record time
-// up to then keep their markers where the old build writes them. An old
-// build that runs longer than this after the new one started may count a
-// change twice.
+// up to then are counted where the old build counts them.
 const MoveOverlap = time.Hour
 
-// markerPK is the partition of a delta's marker.
+// legacyWatch is how long past LegacyBefore a change is also looked for in
+// the recipe's partition: an old build that ran past the overlap may have
+// counted it there, and a stream keeps a record 24 hours.
+const legacyWatch = 24 * time.Hour
+
+// markerPK is the partition a delta's marker is written in.
 func (l Layout) markerPK(recipeID string, d CookingDelta) string {
-	if d.Cook == "" || d.At.Before(l.MarkersMoved) {
+	if d.Cook == "" || d.At.Before(l.LegacyBefore) {
 		return RecipePK(recipeID)
 	}
 	return UserPK(d.Cook)
+}
+
+// markerPKs are the partitions a delta's marker is looked for in: where it
+// is written, and for a day past LegacyBefore the recipe's too.
+func (l Layout) markerPKs(recipeID string, d CookingDelta) []string {
+	pk := l.markerPK(recipeID, d)
+	if !l.LegacyBefore.IsZero() && pk != RecipePK(recipeID) && d.At.Before(l.LegacyBefore.Add(legacyWatch)) {
+		return []string{pk, RecipePK(recipeID)}
+	}
+	return []string{pk}
 }
 
 // LegacyRecentKey is where builds before the move wrote a recent item:
@@ -112,19 +134,34 @@ func ledgerKeyOK(k Key) bool {
 	return strings.HasPrefix(k.PK, prefixUser) && len(k.PK) > len(prefixUser) && strings.HasPrefix(k.SK, SKPrefixCooked)
 }
 
-// agreeLayout reads the layout from the table's record, recording the move's
-// time in a record that has none (an older deployment: now + MoveOverlap).
-// A record made by this build says the epoch, and that nothing is left to
-// move (a new table).
-func (s *Store) agreeLayout(ctx context.Context, rec ShardRecord, now time.Time) error {
+// agreeLayout reads the layout from the table's record. A record without
+// the move gets it from the first program that counts cooking changes
+// (counts: the projector): the epoch where the table has no recent item in a
+// recipe's partition (a new table), else that program's start plus
+// MoveOverlap. Other programs leave it to the projector and use the old
+// layout meanwhile.
+func (s *Store) agreeLayout(ctx context.Context, rec ShardRecord, now time.Time, counts bool) error {
 	if rec.CookingMoved != "" {
 		return s.setLayout(rec)
 	}
+	if !counts {
+		s.Layout = notMoved
+		return nil
+	}
+	legacy, err := s.legacyRecentFound(ctx, now)
+	if err != nil {
+		return err
+	}
+	at, moved := time.Unix(0, 0), true
+	if legacy {
+		at, moved = now.Add(MoveOverlap), false
+	}
 	out, err := s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(s.Table), Key: ShardRecordKey().AV(),
-		UpdateExpression:          aws.String("SET cookingMoved = if_not_exists(cookingMoved, :t)"),
-		ConditionExpression:       aws.String("attribute_exists(PK)"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":t": strAV(now.Add(MoveOverlap).UTC().Format(time.RFC3339))},
-		ReturnValues:              types.ReturnValueAllNew})
+		UpdateExpression:    aws.String("SET cookingMoved = if_not_exists(cookingMoved, :t), recentsMoved = if_not_exists(recentsMoved, :m)"),
+		ConditionExpression: aws.String("attribute_exists(PK)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":t": strAV(at.UTC().Format(time.RFC3339)),
+			":m": &types.AttributeValueMemberBOOL{Value: moved}},
+		ReturnValues: types.ReturnValueAllNew})
 	if err != nil {
 		return fmt.Errorf("store: record the cooking layout's move: %w", err)
 	}
@@ -140,28 +177,80 @@ func (s *Store) setLayout(rec ShardRecord) error {
 	if err != nil {
 		return fmt.Errorf("%w: the item %s / %s has cookingMoved %q, not a time", ErrShardsDisagree, shardRecordPK, shardRecordSK, rec.CookingMoved)
 	}
-	s.Layout = Layout{MarkersMoved: t, RecentsMoved: rec.RecentsMoved}
+	s.Layout = Layout{LegacyRecents: !rec.RecentsMoved}
+	if t.After(time.Unix(0, 0)) {
+		s.Layout.LegacyBefore = t
+	}
 	return nil
+}
+
+// legacyRecentFound looks for a recent item in a recipe's partition under
+// the keys an old build most likely wrote some under: this and last month's
+// (GSI3 RECENT#<yyyy-mm>, unsharded and in each shard up to the larger of
+// the Store's count and legacyShards). An old deployment with cookings has
+// some there; a new table has none.
+func (s *Store) legacyRecentFound(ctx context.Context, now time.Time) (bool, error) {
+	for _, t := range []time.Time{now, now.AddDate(0, -1, 0)} {
+		base := prefixRecent + t.UTC().Format("2006-01")
+		keys := []string{base}
+		for i := range max(s.Sharding.Recent, legacyShards) {
+			keys = append(keys, fmt.Sprintf("%s#%d", base, i))
+		}
+		for _, pk := range keys {
+			in := query{index: IndexGSI3, pk: pk}.input(s.Table)
+			in.Limit = aws.Int32(1)
+			out, err := s.DB.Query(ctx, in)
+			if err != nil {
+				return false, fmt.Errorf("store: look for recent items in recipes' partitions: %w", err)
+			}
+			for _, it := range out.Items {
+				if strings.HasPrefix(itemKey(it).PK, prefixRecipe) {
+					return true, nil
+				}
+			}
+		}
+	}
+	return false, nil
 }
 
 // MoveStats counts what BackfillCookingPartitions did.
 type MoveStats struct {
 	// Scanned items; Recents are the recent items among them, Moved those
-	// moved to their cook's partition, Gone those deleted meanwhile.
-	Scanned, Recents, Moved, Gone int64
+	// moved to their cook's partition, Gone those deleted meanwhile,
+	// Skipped those in a recipe's partition it could not read (left, and
+	// the move not recorded).
+	Scanned, Recents, Moved, Gone, Skipped int64
 }
+
+// ErrMoveTooEarly is what BackfillCookingPartitions returns while the old
+// build may still write recent items in recipes' partitions.
+var ErrMoveTooEarly = errors.New("store: the cooking layout's move is not safe to complete yet")
 
 // BackfillCookingPartitions moves the recent items that builds before the
 // move wrote in recipes' partitions to their cooks' partitions, each in a
 // transaction with a ledger item in the recipe's partition that names it,
-// and on the condition that the old item is still there (a history removal
+// on the condition that the old item is still there (a history removal
 // meanwhile deletes it, and it is not moved). Reads find every item during
 // the move (GSI3 names no partition). A second run finds nothing to move.
-// After a complete run it records the move (ShardRecord.RecentsMoved), and
-// history removals stop deleting the old key.
-func (s Upkeep) BackfillCookingPartitions(ctx context.Context, segments int, progress func(MoveStats)) (MoveStats, error) {
-	var scanned, recents, moved, gone atomic.Int64
-	snapshot := func() MoveStats { return MoveStats{scanned.Load(), recents.Load(), moved.Load(), gone.Load()} }
+// After a run that left none behind it records the move
+// (ShardRecord.RecentsMoved), and history removals stop deleting the old
+// key. It refuses to run before a projector of this layout has recorded the
+// move, and while the old build may still be counting (before
+// Layout.LegacyBefore).
+func (s Upkeep) BackfillCookingPartitions(ctx context.Context, segments int, now time.Time, progress func(MoveStats)) (MoveStats, error) {
+	switch {
+	case !s.Layout.LegacyRecents:
+		return MoveStats{}, nil // nothing was left to move
+	case s.Layout == notMoved:
+		return MoveStats{}, fmt.Errorf("%w: no projector of this build has started on the table (it records the move)", ErrMoveTooEarly)
+	case now.Before(s.Layout.LegacyBefore):
+		return MoveStats{}, fmt.Errorf("%w: the old build may count changes until %s (the first new projector's start plus %s); run it after that",
+			ErrMoveTooEarly, s.Layout.LegacyBefore.Format(time.RFC3339), MoveOverlap)
+	}
+	var scanned, recents, moved, gone, skipped atomic.Int64
+	snapshot := func() MoveStats {
+		return MoveStats{scanned.Load(), recents.Load(), moved.Load(), gone.Load(), skipped.Load()}
+	}
 	err := s.scanTypes(ctx, segments, []string{TypeRecentCooking}, &scanned, func(it map[string]types.AttributeValue) error {
 		recents.Add(1)
 		k := itemKey(it)
@@ -170,6 +259,7 @@ func (s Upkeep) BackfillCookingPartitions(ctx context.Context, segments int, pro
 		}
 		var r RecentCooking
 		if !s.decode(it, &r) || r.UserID == "" || r.RecipeID == "" || RecipePK(r.RecipeID) != k.PK {
+			skipped.Add(1)
 			return nil // not readable (quarantine): left
 		}
 		ok, err := s.moveRecent(ctx, k, r)
@@ -187,7 +277,7 @@ func (s Upkeep) BackfillCookingPartitions(ctx context.Context, segments int, pro
 			progress(snapshot())
 		}
 	})
-	if err != nil {
+	if err != nil || skipped.Load() > 0 {
 		return snapshot(), err
 	}
 	_, err = s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(s.Table), Key: ShardRecordKey().AV(),
@@ -197,7 +287,7 @@ func (s Upkeep) BackfillCookingPartitions(ctx context.Context, segments int, pro
 	if err != nil {
 		return snapshot(), fmt.Errorf("store: record the recent items' move: %w", err)
 	}
-	s.Layout.RecentsMoved = true
+	s.Layout.LegacyRecents = false
 	return snapshot(), nil
 }
 
@@ -214,15 +304,22 @@ func (s Upkeep) moveRecent(ctx context.Context, old Key, r RecentCooking) (bool,
 	if err != nil {
 		return false, err
 	}
+	items := []types.TransactWriteItem{
+		{Delete: &types.Delete{TableName: aws.String(s.Table), Key: old.AV(), ConditionExpression: aws.String("attribute_exists(PK)")}},
+		put(s.Table, it, "attribute_not_exists(PK)"),
+		put(s.Table, ledger, ""),
+	}
 	for attempt := range 5 {
-		_, err = s.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
-			{Delete: &types.Delete{TableName: aws.String(s.Table), Key: old.AV(), ConditionExpression: aws.String("attribute_exists(PK)")}},
-			put(s.Table, it, ""),
-			put(s.Table, ledger, ""),
-		}})
+		_, err = s.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
 		reasons := cancelReasons(err)
 		if len(reasons) > 0 && reasons[0] == "ConditionalCheckFailed" {
 			return false, nil
+		}
+		if len(reasons) > 1 && reasons[1] == "ConditionalCheckFailed" {
+			// written there already (a repair, named by its own ledger):
+			// the old copy goes, the new one stays as it is
+			items = items[:1]
+			continue
 		}
 		if !slices.Contains(reasons, "TransactionConflict") {
 			break // done, or failed

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -18,16 +19,27 @@ import (
 	"github.com/dynastream/dynastream/internal/store"
 )
 
-// A new table records the move at the epoch: every change is counted in
-// its cook's partition, and nothing is left to move.
+// The writer, started first on a new table, leaves the move to the
+// projector (and would count, if it did, where the old build does); the
+// projector finds no recent item in a recipe's partition and records the
+// epoch: every change is counted in its cook's partition, nothing is left
+// to move.
 func TestLayoutOfANewTable(t *testing.T) {
 	t.Parallel()
-	st := newStore(t)
-	if _, err := st.AgreeSharding(context.Background(), store.ShardCheck{Now: time.Now()}); err != nil {
+	ctx := context.Background()
+	writer := newStore(t)
+	if _, err := writer.AgreeSharding(ctx, store.ShardCheck{Now: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	if !st.Layout.MarkersMoved.Equal(time.Unix(0, 0)) || !st.Layout.RecentsMoved {
-		t.Errorf("layout of a new table: %+v", st.Layout)
+	if rec, _, err := writer.ShardRecord(ctx); err != nil || rec.CookingMoved != "" || !writer.Layout.LegacyRecents || writer.Layout.LegacyBefore.Year() != 9999 {
+		t.Fatalf("after the writer: record %+v (%v), layout %+v", rec, err, writer.Layout)
+	}
+	projector := store.New(writer.DB, writer.Table)
+	if _, err := projector.AgreeSharding(ctx, store.ShardCheck{Now: time.Now(), CountsCooking: true}); err != nil {
+		t.Fatal(err)
+	}
+	if projector.Layout != (store.Layout{}) {
+		t.Errorf("layout of a new table: %+v", projector.Layout)
 	}
 }
 
@@ -72,10 +84,10 @@ func TestCookingMoveInPlace(t *testing.T) {
 		put(map[string]types.AttributeValue{"PK": s("RECIPE#pho"), "SK": s("COUNTED#old-" + rc.HistoryID), "itemType": s(store.TypeCookingMarker),
 			"derived": &types.AttributeValueMemberBOOL{Value: true}})
 	}
-	if _, err := st.AgreeSharding(ctx, store.ShardCheck{Now: deploy}); err != nil {
+	if _, err := st.AgreeSharding(ctx, store.ShardCheck{Now: deploy, CountsCooking: true}); err != nil {
 		t.Fatal(err)
 	}
-	if !st.Layout.MarkersMoved.Equal(deploy.Add(store.MoveOverlap)) || st.Layout.RecentsMoved {
+	if !st.Layout.LegacyBefore.Equal(deploy.Add(store.MoveOverlap)) || !st.Layout.LegacyRecents {
 		t.Fatalf("layout after the upgrade: %+v", st.Layout)
 	}
 	recents := func() []string {
@@ -121,6 +133,13 @@ func TestCookingMoveInPlace(t *testing.T) {
 			t.Errorf("%s / %s there: %v, want %v", key.PK, key.SK, got, want)
 		}
 	}
+	// A change the old build counted after the overlap (it ran too long)
+	// is still found, for a day: it counts nothing.
+	put(map[string]types.AttributeValue{"PK": s("RECIPE#pho"), "SK": s("COUNTED#late-h5"), "itemType": s(store.TypeCookingMarker)})
+	h5 := store.RecentCooking{RecipeID: "pho", HistoryID: "h5", UserID: "em", CookDate: "2026-01-08T13:00:00Z", Title: "Pho"}
+	if a, err := st.Cooking.ApplyCooking(ctx, "pho", []store.CookingDelta{delta("late-h5", deploy.Add(3*time.Hour), h5, false)}, 24*time.Hour); err != nil || a.Applied != 0 {
+		t.Fatalf("a change the old build counted late: applied %d, %v", a.Applied, err)
+	}
 	// h2 removed before the backfill: both of its keys are deleted.
 	if _, err := st.Cooking.ApplyCooking(ctx, "pho", []store.CookingDelta{delta("rm-h2", deploy.Add(3*time.Hour), old[1], true)}, 24*time.Hour); err != nil {
 		t.Fatal(err)
@@ -133,7 +152,10 @@ func TestCookingMoveInPlace(t *testing.T) {
 		t.Fatalf("recent cookings before the backfill: %v", before)
 	}
 
-	stats, err := st.Upkeep.BackfillCookingPartitions(ctx, 2, nil)
+	if _, err := st.Upkeep.BackfillCookingPartitions(ctx, 2, deploy, nil); !errors.Is(err, store.ErrMoveTooEarly) {
+		t.Fatalf("a backfill while the old build may still count: %v", err)
+	}
+	stats, err := st.Upkeep.BackfillCookingPartitions(ctx, 2, deploy.Add(2*time.Hour), nil)
 	if err != nil || stats.Moved != 1 || stats.Recents != 3 {
 		t.Fatalf("backfill: %+v, %v; want h1 moved of 3 recent items", stats, err)
 	}
@@ -143,14 +165,14 @@ func TestCookingMoveInPlace(t *testing.T) {
 	if after := recents(); !slices.Equal(after, before) {
 		t.Errorf("recent cookings after the backfill: %v, want %v", after, before)
 	}
-	if again, err := st.Upkeep.BackfillCookingPartitions(ctx, 2, nil); err != nil || again.Moved != 0 {
+	if again, err := st.Upkeep.BackfillCookingPartitions(ctx, 2, deploy.Add(2*time.Hour), nil); err != nil || again.Moved != 0 {
 		t.Errorf("a second backfill: %+v, %v; want nothing moved", again, err)
 	}
 	next := store.New(st.DB, st.Table)
 	if _, err := next.AgreeSharding(ctx, store.ShardCheck{Now: deploy.Add(24 * time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
-	if !next.Layout.MarkersMoved.Equal(st.Layout.MarkersMoved) || !next.Layout.RecentsMoved {
+	if !next.Layout.LegacyBefore.Equal(st.Layout.LegacyBefore) || next.Layout.LegacyRecents {
 		t.Errorf("layout after the backfill: %+v (the move's time stays)", next.Layout)
 	}
 

@@ -340,14 +340,25 @@ func (s Upkeep) Repair(ctx context.Context, d drift.Difference, run string) erro
 			}
 			break
 		}
-		var it map[string]types.AttributeValue
+		// in its cook's partition, named by a ledger of its own for the
+		// recipe's cascade, and not also where older builds wrote it
+		var it, ledger map[string]types.AttributeValue
 		if it, err = recentItem(RecentCooking{RecipeID: d.Recent.RecipeID, HistoryID: d.Recent.HistoryID,
-			UserID: d.Recent.UserID, CookDate: d.Recent.CookDate, Title: d.Recent.Title}, s.Sharding.Recent); err == nil {
-			if run != "" {
-				it[events.AttrRebuild] = &types.AttributeValueMemberS{Value: run}
-			}
-			_, err = s.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.Table), Item: it})
+			UserID: d.Recent.UserID, CookDate: d.Recent.CookDate, Title: d.Recent.Title}, s.Sharding.Recent); err != nil {
+			break
 		}
+		if run != "" {
+			it[events.AttrRebuild] = &types.AttributeValueMemberS{Value: run}
+		}
+		var l cookLedger
+		l.add("repair-"+d.Recent.HistoryID, itemKey(it))
+		if ledger, _, err = l.item(d.Recent.RecipeID); err != nil {
+			break
+		}
+		_, err = s.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+			put(s.Table, it, ""), put(s.Table, ledger, ""),
+			{Delete: &types.Delete{TableName: aws.String(s.Table), Key: LegacyRecentKey(d.Recent.RecipeID, d.Recent.CookDate, d.Recent.HistoryID).AV()}},
+		}})
 	case drift.KindRoomCombined, drift.KindRoomCompatibility, drift.KindRoomActivity:
 		var items []map[string]types.AttributeValue
 		var dv Derived

@@ -39,8 +39,9 @@ type ShardRecord struct {
 	Method     int      `dynamodbav:"method"`
 	Backfilled []string `dynamodbav:"backfilled,stringset,omitempty"`
 	// CookingMoved is the record time (RFC 3339) from which changes are
-	// counted in their cook's partition, RecentsMoved that no recent item
-	// is left in a recipe's (cookingmove.go).
+	// counted in their cook's partition (the epoch: all of them),
+	// RecentsMoved that no recent item is left in a recipe's
+	// (cookingmove.go); the first projector of that layout sets both.
 	CookingMoved string `dynamodbav:"cookingMoved,omitempty"`
 	RecentsMoved bool   `dynamodbav:"recentsMoved,omitempty"`
 }
@@ -63,6 +64,10 @@ func settingOf(kind string) string { return "STORE_SHARDS_" + strings.ToUpper(ki
 type ShardCheck struct {
 	Now      time.Time
 	Backfill bool
+	// CountsCooking: the caller counts cooking changes (the projector), and
+	// records the cooking layout's move in a record without one
+	// (cookingmove.go).
+	CountsCooking bool
 }
 
 // legacyShards is the count each kind was written with, by default,
@@ -108,8 +113,7 @@ func (s *Store) AgreeSharding(ctx context.Context, c ShardCheck) (raised []strin
 		}
 		if !found {
 			item, err := marshal(head{Key: ShardRecordKey(), ItemType: TypeShardRecord},
-				ShardRecord{Recent: s.Sharding.Recent, Trending: s.Sharding.Trending, Method: s.Sharding.Method,
-					CookingMoved: time.Unix(0, 0).UTC().Format(time.RFC3339), RecentsMoved: true})
+				ShardRecord{Recent: s.Sharding.Recent, Trending: s.Sharding.Trending, Method: s.Sharding.Method})
 			if err != nil {
 				return nil, err
 			}
@@ -122,9 +126,8 @@ func (s *Store) AgreeSharding(ctx context.Context, c ShardCheck) (raised []strin
 				return nil, fmt.Errorf("store: record the write shards: %w", err)
 			}
 			rec.Recent, rec.Trending, rec.Method = s.Sharding.Recent, s.Sharding.Trending, s.Sharding.Method
-			rec.CookingMoved, rec.RecentsMoved = time.Unix(0, 0).UTC().Format(time.RFC3339), true
 		}
-		if err := s.agreeLayout(ctx, rec, c.Now); err != nil {
+		if err := s.agreeLayout(ctx, rec, c.Now, c.CountsCooking); err != nil {
 			return nil, err
 		}
 		have := rec.sharding().kinds()

@@ -82,8 +82,8 @@ func NewStore(c Common, clients *ddb.Clients) *store.Store {
 // before a backfill, is refused with what to do; a higher count raises the
 // record, and is logged with the next step. backfill is `projector
 // backfill`'s: it may move items a table without a record has in shards.
-func AgreeSharding(ctx context.Context, st *store.Store, log *slog.Logger, backfill bool) error {
-	raised, err := st.AgreeSharding(ddb.AtStart(ctx), store.ShardCheck{Now: time.Now(), Backfill: backfill})
+func AgreeSharding(ctx context.Context, st *store.Store, log *slog.Logger, backfill, countsCooking bool) error {
+	raised, err := st.AgreeSharding(ddb.AtStart(ctx), store.ShardCheck{Now: time.Now(), Backfill: backfill, CountsCooking: countsCooking})
 	if err != nil {
 		return err
 	}
