@@ -186,6 +186,42 @@ type KeyLoad struct {
 	// which it reaches 1 (0: no rate does, the key's load does not grow).
 	Use      float64 `json:"use"`
 	BreaksAt float64 `json:"breaksAtWritesPerSec,omitempty"`
+	// Why says, for a key over its limit, what its writes are and what
+	// would move them (docs/scale.md).
+	Why string `json:"why,omitempty"`
+}
+
+// why says what a key over its limit is and what would move it: a setting
+// where one spreads it, else the design change it needs.
+func (l KeyLoad) why(advice []Advice, hotRecipe, author string) string {
+	for _, st := range shardSettings {
+		if !strings.HasPrefix(l.Key, st.prefix) {
+			continue
+		}
+		s := "a key shards spread: raise " + st.setting
+		for _, a := range advice {
+			if a.Setting == st.setting {
+				s = fmt.Sprintf("a key shards spread: %s=%d", a.Setting, a.Shards)
+			}
+		}
+		if st.by == "the recipe" {
+			s += ", except the hot recipe's entry, which moves once per projector call of it"
+		}
+		return s
+	}
+	switch {
+	case l.Key == hotRecipe && l.Where == "table":
+		return "one recipe's aggregate, written once per projector call of it: no setting spreads it; its totals need a bounded-rate combiner (not built; docs/scale.md, The hot recipe's partition)"
+	case l.Key == author && l.Where == "table":
+		return "its author's folded notifications, one update per projector call of each recipe: no setting spreads it"
+	case l.Key == author:
+		return "read: the author's recipes, queried for the suggestions of each cook who liked one: no setting spreads it"
+	case strings.HasPrefix(l.Key, "CHATROOM#"):
+		return "one chat room's messages and connections: roomId#shard (seed 002's advice) is not built"
+	case !strings.Contains(l.Pattern, "<"):
+		return "one key per item type: no setting spreads it"
+	}
+	return ""
 }
 
 // keyCounts reads every program's capacity by partition key (a program it
@@ -337,6 +373,15 @@ func scaleOf(phases []PhaseReport, target float64, where func(string) string, pi
 	}
 	s := project(basis.keys, basis.sentSecs, basis.TargetRate, basis.AchievedRate, target, where, pinned)
 	s.Missing = basis.keysMissing
+	author := ""
+	for k, why := range pinned {
+		if strings.HasSuffix(why, "author") {
+			author = k
+		}
+	}
+	for i := range s.Breaking {
+		s.Breaking[i].Why = s.Breaking[i].why(s.Advice, hotKey, author)
+	}
 	if hotKey != "" && basis.hotChanges > 0 {
 		h := &HotRecipe{Key: hotKey, Changes: basis.hotChanges}
 		for t, m := range basis.keys {
@@ -389,6 +434,19 @@ func (s *Scale) print(w io.Writer) {
 			l.Write, l.Read, l.ProjectedWrite, l.ProjectedRead, 100*l.Use, breaks)
 	}
 	tw.Flush()
+	if len(s.Breaking) > 0 {
+		fmt.Fprintf(w, "  the walls at %.0f/s, first to break first:\n", s.Target)
+		for i, l := range s.Breaking {
+			why := l.Why
+			if why == "" {
+				why = l.Per
+			}
+			if l.ProjectedRead/keyReadLimit > l.ProjectedWrite/keyWriteLimit {
+				why = "by its reads; " + why
+			}
+			fmt.Fprintf(w, "  %d. %s %s at %.0f writes/s (%.0f%% of its limit then): %s\n", i+1, l.Where, l.Pattern, l.BreaksAt, 100*l.Use, why)
+		}
+	}
 	if h := s.HotRecipe; h != nil {
 		fmt.Fprintf(w, "  the hot recipe's partition (table %s) took %.1f write units per change of its counts (%d changes: cookings and ratings)\n",
 			short(h.Key), h.WriteUnitsPerChange, h.Changes)

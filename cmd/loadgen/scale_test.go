@@ -148,3 +148,43 @@ func TestHotRecipeUnitsPerChange(t *testing.T) {
 		t.Error("a run without cooking reports a hot recipe")
 	}
 }
+
+// Each key over its limit says why and what would move it: the setting for
+// a key shards spread (the advised count), the design change for the rest.
+func TestWallsSayWhy(t *testing.T) {
+	phases := []PhaseReport{{TargetRate: 50, AchievedRate: 50, sentSecs: 10, hotChanges: 40, keys: ddb.Keys{
+		"load":      {"RECIPE#hot": {Write: 300}, "USER#chef": {Write: 200}, "CHATROOM#global": {Write: 60}},
+		"load/GSI3": {"RECENT#2026-12": {Write: 100}, "TRENDING#2026-W49": {Write: 90}},
+		"load/GSI1": {"LOCATION": {Write: 60}, "USER#chef": {Read: 200}},
+	}}}
+	pinned := map[string]string{"RECIPE#hot": "the hot recipe: 50% of cookings", "USER#chef": "the hot recipe's author", "CHATROOM#global": "the chat room everyone is in"}
+	s := scaleOf(phases, 100000, whereIn("load"), pinned, "RECIPE#hot")
+	want := map[string]string{
+		"RECIPE#hot":        "one recipe's aggregate",
+		"USER#chef":         "its author's folded notifications",
+		"RECENT#2026-12":    "a key shards spread: STORE_SHARDS_RECENT=",
+		"TRENDING#2026-W49": "except the hot recipe's entry",
+		"LOCATION":          "one key per item type",
+		"CHATROOM#global":   "roomId#shard",
+	}
+	if len(s.Breaking) != len(want)+1 {
+		t.Fatalf("breaking %d keys, want %d: %+v", len(s.Breaking), len(want), s.Breaking)
+	}
+	for _, l := range s.Breaking {
+		if l.Where == "GSI1" && l.Key == "USER#chef" {
+			if !strings.Contains(l.Why, "the author's recipes") {
+				t.Errorf("the author's index: why %q", l.Why)
+			}
+			continue
+		}
+		if !strings.Contains(l.Why, want[l.Key]) {
+			t.Errorf("%s: why %q, want it to say %q", l.Key, l.Why, want[l.Key])
+		}
+	}
+	var out strings.Builder
+	s.print(&out)
+	if !strings.Contains(out.String(), "the walls at 100000/s, first to break first:\n  1. table RECIPE#<recipeId> at ") ||
+		!strings.Contains(out.String(), "GSI1 USER#<userId> at 7500 writes/s (1333% of its limit then): by its reads; read: the author's recipes") {
+		t.Errorf("report:\n%s", out.String())
+	}
+}
