@@ -10,7 +10,6 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -84,26 +83,13 @@ func (f *Faults) Counts() FaultCounts {
 // ParseFaults reads "RATE[,seed=N][,after|,panic]" (e.g. "0.1,seed=7,after";
 // "0.5,panic" panics in half the requests and injects nothing else).
 func ParseFaults(s string) (*Faults, error) {
-	parts := strings.Split(s, ",")
-	rate, err := strconv.ParseFloat(strings.TrimSpace(parts[0]), 64)
-	if err != nil || rate < 0 || rate > 1 {
-		return nil, fmt.Errorf("fault rate %q: want a number in 0..1", parts[0])
+	spec, err := parseFaults(s)
+	if err != nil {
+		return nil, err
 	}
-	f := &Faults{Rate: rate, Seed: 1}
-	for _, p := range parts[1:] {
-		p = strings.TrimSpace(p)
-		switch {
-		case p == "after":
-			f.AfterExecution = true
-		case p == "panic":
-			f.Kinds = []int{FaultPanic}
-		case strings.HasPrefix(p, "seed="):
-			if f.Seed, err = strconv.ParseUint(strings.TrimPrefix(p, "seed="), 10, 64); err != nil {
-				return nil, fmt.Errorf("fault seed %q: %w", p, err)
-			}
-		default:
-			return nil, fmt.Errorf("fault option %q: want seed=N, after or panic", p)
-		}
+	f := &Faults{Rate: spec.rate, Seed: spec.seed, AfterExecution: spec.after}
+	if spec.panics {
+		f.Kinds = []int{FaultPanic}
 	}
 	return f, nil
 }

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 )
@@ -28,29 +26,14 @@ type Faults struct {
 
 // ParseFaults reads "RATE[,seed=N],panic"; any other fault is refused.
 func ParseFaults(s string) (*Faults, error) {
-	parts := strings.Split(s, ",")
-	rate, err := strconv.ParseFloat(strings.TrimSpace(parts[0]), 64)
-	if err != nil || rate < 0 || rate > 1 {
-		return nil, fmt.Errorf("fault rate %q: want a number in 0..1", parts[0])
+	spec, err := parseFaults(s)
+	if err != nil {
+		return nil, err
 	}
-	seed, panics := uint64(1), false
-	for _, p := range parts[1:] {
-		p = strings.TrimSpace(p)
-		switch {
-		case p == "panic":
-			panics = true
-		case strings.HasPrefix(p, "seed="):
-			if seed, err = strconv.ParseUint(strings.TrimPrefix(p, "seed="), 10, 64); err != nil {
-				return nil, fmt.Errorf("fault seed %q: %w", p, err)
-			}
-		default:
-			return nil, fmt.Errorf("fault option %q: a Lambda bootstrap injects panics only (seed=N, panic)", p)
-		}
+	if !spec.panics || spec.after {
+		return nil, errors.New("a Lambda bootstrap injects panics only: RATE[,seed=N],panic")
 	}
-	if !panics {
-		return nil, errors.New("a Lambda bootstrap injects panics only: add ,panic")
-	}
-	return &Faults{rate: rate, rnd: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))}, nil
+	return &Faults{rate: spec.rate, rnd: rand.New(rand.NewPCG(spec.seed, spec.seed^0x9e3779b97f4a7c15))}, nil
 }
 
 // Counts returns the requests and the panics so far.
