@@ -227,18 +227,7 @@ func TestBootstrapDeadLettersAreRedrivable(t *testing.T) {
 	if _, err := b.Run(ctx, p.handle); err != nil {
 		t.Fatal(err)
 	}
-	peek, err := q.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(queueURL), VisibilityTimeout: 0})
-	if err != nil || len(peek.Messages) != 1 {
-		t.Fatalf("queue: %v, %v", peek, err)
-	}
-	if _, err := q.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(queueURL),
-		ReceiptHandle: peek.Messages[0].ReceiptHandle, VisibilityTimeout: 0}); err != nil {
-		t.Fatal(err)
-	}
-	var fr stream.FailureRecord
-	if err := json.Unmarshal([]byte(aws.ToString(peek.Messages[0].Body)), &fr); err != nil {
-		t.Fatal(err)
-	}
+	fr := peekRecord(t, q, queueURL)
 	if fr.BatchInfo.ShardID != stream.BootstrapShard || len(fr.BootstrapKeys) != 1 || fr.BootstrapKeys[0]["PK"].String() != "POISON" {
 		t.Fatalf("failure record %+v", fr)
 	}

@@ -122,16 +122,11 @@ func newQueue(t *testing.T, c *sqs.Client, name string) (*sqs.Client, string) {
 // the stream, hands it to the (fixed) handler and deletes the message. A
 // message naming records the stream does not have is reported lost and
 // kept, and one that is no failure record is kept as unreadable.
-func TestOnFailureQueueAndRedrive(t *testing.T) {
-	t.Parallel()
-	q, queueURL := localSQS(t)
+// peekRecord reads the queue's one message as a failure record and leaves
+// it there, visible again.
+func peekRecord(t *testing.T, q *sqs.Client, queueURL string) stream.FailureRecord {
+	t.Helper()
 	ctx := context.Background()
-	p := newPoisonTable(t)
-	tbl, h := p.tbl, p.handle
-	dest := &onfailure.SQS{Client: q, QueueURL: queueURL, FunctionARN: "arn:aws:lambda:us-east-1:123456789012:function:orders", Undecodable: &stream.MemoryDeadLetters{}}
-	p.run(t, p.runner(dest))
-
-	// The message is the mapping's: the shard, the range, the condition.
 	peek, err := q.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(queueURL), VisibilityTimeout: 0})
 	if err != nil || len(peek.Messages) != 1 {
 		t.Fatalf("queue: %v, %v", peek, err)
@@ -144,6 +139,20 @@ func TestOnFailureQueueAndRedrive(t *testing.T) {
 	if err := json.Unmarshal([]byte(aws.ToString(peek.Messages[0].Body)), &fr); err != nil {
 		t.Fatal(err)
 	}
+	return fr
+}
+
+func TestOnFailureQueueAndRedrive(t *testing.T) {
+	t.Parallel()
+	q, queueURL := localSQS(t)
+	ctx := context.Background()
+	p := newPoisonTable(t)
+	tbl, h := p.tbl, p.handle
+	dest := &onfailure.SQS{Client: q, QueueURL: queueURL, FunctionARN: "arn:aws:lambda:us-east-1:123456789012:function:orders", Undecodable: &stream.MemoryDeadLetters{}}
+	p.run(t, p.runner(dest))
+
+	// The message is the mapping's: the shard, the range, the condition.
+	fr := peekRecord(t, q, queueURL)
 	b := fr.BatchInfo
 	if fr.RequestContext.Condition != stream.RetryAttemptsExhausted || b.BatchSize != 1 || b.StartSequenceNumber != b.EndSequenceNumber ||
 		b.StreamARN != tbl.StreamARN || b.ShardID == "" || fr.Version != "1.0" || fr.RequestContext.FunctionARN != dest.FunctionARN {
