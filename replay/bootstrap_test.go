@@ -140,7 +140,8 @@ func TestBootstrapSchedulesFiltered(t *testing.T) {
 // record's eventID, which no stream record has: under a bootstrap schedule
 // the kit compares dead letters by item, so a correct consumer that gives
 // up on item D shows no difference from the baseline, which gave up on
-// D's stream records.
+// D's stream records. (Bootstrap is the project's own: AWS documents
+// nothing like it for a stream's mapping.)
 func TestBootstrapSchedulesPoisonItem(t *testing.T) {
 	ev := inventory()
 	s := &stock{qty: map[string]int{}, applied: map[string]bool{}}

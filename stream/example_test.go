@@ -318,7 +318,8 @@ func ExampleFanout() {
 
 // A consumer with an effect per change (here a webhook) keeps it off
 // Bootstrap's records, which stand for items that already existed: it
-// derives its state from them and sends nothing.
+// derives its state from them and sends nothing. (The project's own
+// convention: AWS documents no snapshot records on a stream.)
 func ExampleIsSnapshot() {
 	subscription := func(id string) map[string]events.DynamoDBAttributeValue {
 		return map[string]events.DynamoDBAttributeValue{"PK": events.NewStringAttribute("SUB#" + id), "SK": events.NewStringAttribute("META")}

@@ -1504,7 +1504,8 @@ func TestCheckpointInterval(t *testing.T) {
 // A Runner without a dead-letter sink (its on-failure destination) does
 // not start, and says which field is missing. (Lambda's mapping runs
 // without a destination and drops what it gives up on; the Runner refuses
-// to, so that nothing is lost without a word.)
+// to, so that nothing is lost without a word: the mapping's optional
+// destination is https://docs.aws.amazon.com/lambda/latest/dg/services-dynamodb-errors.html.)
 func TestRunNeedsDeadLetters(t *testing.T) {
 	f := newFixture(t)
 	r := newRunner(t, f.c.Streams, f.arn, "no-sink")

@@ -142,6 +142,11 @@ func peekRecord(t *testing.T, q *sqs.Client, queueURL string) stream.FailureReco
 	return fr
 }
 
+// What the runner gives up on reaches the queue as the mapping's failure
+// record (shard, sequence range, condition RetryAttemptsExhausted), as
+// https://docs.aws.amazon.com/lambda/latest/dg/services-dynamodb-errors.html
+// shows it; redrive reads the records back from the stream. (How a record
+// is redriven is the project's: AWS documents the record, not a redrive.)
 func TestOnFailureQueueAndRedrive(t *testing.T) {
 	t.Parallel()
 	q, queueURL := localSQS(t)
