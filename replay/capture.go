@@ -75,3 +75,35 @@ func Load(path string) (events.DynamoDBEvent, error) {
 	}
 	return ev, nil
 }
+
+// Follower returns a Target.Follow that reads the stream: each call returns
+// the records added to it since the last call (the first, since Follower
+// was called) that keep accepts, as Capture reads them. Records the kit's
+// Reset makes (the derived items it deletes) are among them: keep selects
+// the records of the items the handler derives from its own writes.
+func Follower(ctx context.Context, api stream.API, streamARN string, keep func(events.DynamoDBEventRecord) bool) (func(context.Context) ([]events.DynamoDBEventRecord, error), error) {
+	seen := map[string]bool{}
+	ev, err := Capture(ctx, api, streamARN)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range ev.Records {
+		seen[r.Change.SequenceNumber] = true
+	}
+	return func(ctx context.Context) ([]events.DynamoDBEventRecord, error) {
+		ev, err := Capture(ctx, api, streamARN)
+		if err != nil {
+			return nil, err
+		}
+		var out []events.DynamoDBEventRecord
+		for _, r := range ev.Records {
+			if !seen[r.Change.SequenceNumber] {
+				seen[r.Change.SequenceNumber] = true
+				if keep == nil || keep(r) {
+					out = append(out, r)
+				}
+			}
+		}
+		return out, nil
+	}, nil
+}

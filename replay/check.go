@@ -54,6 +54,14 @@ type Target struct {
 	// it as it was at each point, not in its final state (see
 	// SourceTable).
 	Source *SourceTable
+	// Follow, when set, returns the records the handler's own writes added
+	// to the stream since its last call, which the handler also consumes
+	// (a derivation made in two steps through the table, as a combiner's
+	// pending items that its drains move on). After a schedule's records,
+	// Deliver delivers what it returns under the same schedule, again and
+	// again until it returns none (at most MaxFollows rounds). Follower
+	// makes one from the stream.
+	Follow func(ctx context.Context) ([]events.DynamoDBEventRecord, error)
 	// State reads the derived state; runs are compared with go-cmp.
 	State func(ctx context.Context) (any, error)
 	// NoRequests says the handler makes no requests the kit could crash

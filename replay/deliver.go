@@ -211,7 +211,11 @@ func Deliver(ctx context.Context, ev events.DynamoDBEvent, t Target, s Schedule)
 		d.retryDelay = time.Second
 	}
 	if t.Source == nil {
-		return d.deliver(ctx, ev)
+		st, err := d.deliver(ctx, ev)
+		if err == nil {
+			err = d.follow(ctx, t.Follow, &st)
+		}
+		return st, err
 	}
 	if d.src, err = newHistory(*t.Source, ev); err != nil {
 		return Stats{}, err
@@ -220,8 +224,39 @@ func Deliver(ctx context.Context, ev events.DynamoDBEvent, t Target, s Schedule)
 		return Stats{}, err
 	}
 	st, err := d.deliver(ctx, ev)
+	if err == nil {
+		err = d.follow(ctx, t.Follow, &st)
+	}
 	// the table is left in its final state, however the delivery ended
 	return st, errors.Join(err, d.src.finish(context.WithoutCancel(ctx)))
+}
+
+// MaxFollows bounds the rounds of a Target's Follow in one delivery: a
+// handler whose writes keep asking for more writes never settles, and
+// Deliver says so.
+const MaxFollows = 100
+
+// follow delivers the records next returns, round after round, until it
+// returns none, adding their Stats to st.
+func (d delivery) follow(ctx context.Context, next func(context.Context) ([]events.DynamoDBEventRecord, error), st *Stats) error {
+	if next == nil {
+		return nil
+	}
+	for range MaxFollows {
+		recs, err := next(ctx)
+		if err != nil {
+			return fmt.Errorf("replay: follow: %w", err)
+		}
+		if len(recs) == 0 {
+			return nil
+		}
+		more, err := d.deliver(ctx, events.DynamoDBEvent{Records: recs})
+		st.add(more)
+		if err != nil {
+			return err
+		}
+	}
+	return fmt.Errorf("replay: follow: the handler's writes still made records after %d rounds", MaxFollows)
 }
 
 // deliver plays ev under d's schedule.
