@@ -251,6 +251,7 @@ func (c *Counter) recordKeys(params, result any) {
 	if c.keys == nil {
 		c.keys = Keys{}
 	}
+	wrote := map[[2]string]bool{}
 	for _, u := range uses {
 		m := c.keys[u.target]
 		if m == nil {
@@ -261,6 +262,13 @@ func (c *Counter) recordKeys(params, result any) {
 		k.Read += u.read
 		k.Write += u.write
 		k.Calls++
+		if tk := [2]string{u.target, u.key}; u.write > 0 && !wrote[tk] {
+			wrote[tk] = true
+			k.Writes++
+		}
+		if u.item != "" && u.item != UnknownKey && u.write > 0 {
+			addTop(&k.Top, u.item, u.write)
+		}
 		m[u.key] = k
 	}
 }

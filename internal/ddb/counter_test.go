@@ -2,6 +2,7 @@ package ddb_test
 
 import (
 	"context"
+	"maps"
 	"strings"
 	"testing"
 
@@ -243,4 +244,22 @@ func TestCounterByKey(t *testing.T) {
 			Keys: []map[string]types.AttributeValue{{"PK": s("D"), "SK": s("1")}, {"PK": s("F"), "SK": s("1")}}}}})
 		return err
 	}, map[string]map[string]ddb.KeyUnits{table: {"D": {Read: 0.25}, "F": {Read: 0.25}}}) // DynamoDB Local's 0.5, shared evenly
+
+	// Writes counts the calls that wrote in a key; an index key's Top, the
+	// items whose entries wrote in it (the write units above: the put's and
+	// the update's of A, the transaction's puts and update of B; D by batch
+	// is not named).
+	keys := counter.KeyCounts()
+	if got := keys[table]["A"].Writes; got != 5 {
+		t.Errorf("A: %d write calls, want 5 (a put, three updates, a delete)", got)
+	}
+	top := map[string]float64{}
+	for _, it := range keys[gsi1]["X"].Top {
+		if it.Item != "" {
+			top[it.Item] = it.Write
+		}
+	}
+	if want := map[string]float64{"A": 2, "B": 6}; !maps.Equal(top, want) {
+		t.Errorf("GSI1 X's top items %v, want %v", top, want)
+	}
 }

@@ -40,6 +40,44 @@ type KeyUnits struct {
 	Read  float64 `json:"read,omitempty"`
 	Write float64 `json:"write,omitempty"`
 	Calls int64   `json:"calls"`
+	// Writes counts the calls that wrote in the key (a transaction once,
+	// however many of its items are there).
+	Writes int64 `json:"writes,omitempty"`
+	// Top, for an index's key, are the items (by their table partition
+	// key) whose entries wrote the most in it, with their write units:
+	// a hot item's share of an index key (space-saving counts: an item's
+	// units are at most its true units plus the smallest of them).
+	Top [topItems]ItemUnits `json:"top,omitzero"`
+}
+
+// topItems is how many of an index key's busiest items KeyUnits.Top keeps.
+const topItems = 4
+
+// ItemUnits is an item's (its table partition key's) write units in an
+// index key.
+type ItemUnits struct {
+	Item  string  `json:"item,omitempty"`
+	Write float64 `json:"write,omitempty"`
+}
+
+// addTop counts w write units of item in top (space-saving: an item not
+// there takes the place of the least, with its units added).
+func addTop(top *[topItems]ItemUnits, item string, w float64) {
+	least := 0
+	for i := range top {
+		if top[i].Item == item {
+			top[i].Write += w
+			return
+		}
+		if top[i].Item == "" {
+			top[i] = ItemUnits{item, w}
+			return
+		}
+		if top[i].Write < top[least].Write {
+			least = i
+		}
+	}
+	top[least] = ItemUnits{item, top[least].Write + w}
 }
 
 // Keys is capacity by table or index and partition key: Keys[target][key],
@@ -66,6 +104,9 @@ func Target(table, index string) string {
 type keyUse struct {
 	target, key string
 	read, write float64
+	// item is the table partition key of the item whose index entry an
+	// index's use is ("" for a table's use, or when not known).
+	item string
 }
 
 // tableKey is the partition-key attribute of every table a Counter sees.
@@ -93,7 +134,7 @@ func txKeyUses(in *dynamodb.TransactWriteItemsInput, indexes []Index, seen known
 			uses = append(uses, keyUse{target: table, key: keyOf(it.Put.Item, tableKey), write: units})
 			for _, ix := range indexes {
 				if _, ok := it.Put.Item[ix.PK]; ok {
-					uses = append(uses, keyUse{target: Target(table, ix.Name), key: keyOf(it.Put.Item, ix.PK), write: units})
+					uses = append(uses, keyUse{target: Target(table, ix.Name), key: keyOf(it.Put.Item, ix.PK), write: units, item: keyOf(it.Put.Item, tableKey)})
 				}
 			}
 		case it.Update != nil:
@@ -115,8 +156,9 @@ func txKeyUses(in *dynamodb.TransactWriteItemsInput, indexes []Index, seen known
 				if v, ok := setValue(u.UpdateExpression, u.ExpressionAttributeNames, u.ExpressionAttributeValues, ix.PK); ok {
 					now = str(v)
 				}
-				uses = append(uses, keyUse{target: Target(table, ix.Name), key: before, write: 2},
-					keyUse{target: Target(table, ix.Name), key: now, write: 2})
+				item := keyOf(u.Key, tableKey)
+				uses = append(uses, keyUse{target: Target(table, ix.Name), key: before, write: 2, item: item},
+					keyUse{target: Target(table, ix.Name), key: now, write: 2, item: item})
 			}
 		case it.Delete != nil:
 			uses = append(uses, keyUse{target: deref(it.Delete.TableName), key: keyOf(it.Delete.Key, tableKey), write: 2})

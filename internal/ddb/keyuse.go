@@ -160,9 +160,14 @@ func appendItemUses(uses []keyUse, cc *types.ConsumedCapacity, write bool, key m
 		return uses
 	}
 	table := deref(cc.TableName)
+	itemPK := keyOf(key, tableKey)
 	add := func(target, key string, units float64) {
 		if write {
-			uses = append(uses, keyUse{target: target, key: key, write: units})
+			item := ""
+			if target != table {
+				item = itemPK
+			}
+			uses = append(uses, keyUse{target: target, key: key, write: units, item: item})
 		} else {
 			uses = append(uses, keyUse{target: target, key: key, read: units})
 		}
