@@ -20,6 +20,7 @@ import (
 
 	"github.com/dynastream/dynastream/infra"
 	"github.com/dynastream/dynastream/internal/notify"
+	"github.com/dynastream/dynastream/internal/projections"
 	"github.com/dynastream/dynastream/internal/store"
 	"github.com/dynastream/dynastream/stream"
 	"github.com/dynastream/dynastream/stream/filter"
@@ -408,8 +409,8 @@ func TestProjectorFilter(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := criteria(t, m)
-	if d := cmp.Diff(stream.LoopGuard(store.AttrPK).Patterns(), c.Patterns()); d != "" {
-		t.Errorf("the template's filter is not stream.LoopGuard(%q) (-go +template):\n%s", store.AttrPK, d)
+	if d := cmp.Diff(projections.Filter().Patterns(), c.Patterns()); d != "" {
+		t.Errorf("the template's filter is not projections.Filter() (-go +template):\n%s", d)
 	}
 	core := `{"PK":{"S":"ROOM#1"},"SK":{"S":"ROOM"}}`
 	coreFalse := `{"PK":{"S":"ROOM#1"},"SK":{"S":"X"},"derived":{"BOOL":false}}`
@@ -431,6 +432,15 @@ func TestProjectorFilter(t *testing.T) {
 		if keep := c.Match(record(t, tc.old, tc.new)); keep != tc.keep {
 			t.Errorf("%s: kept=%v, want %v", tc.name, keep, tc.keep)
 		}
+	}
+	// A recipe's pending item is derived, and kept: the projector drains it.
+	pending := record(t, "", `{"PK":{"S":"PENDING#r1#3"},"SK":{"S":"PENDING"},"derived":{"BOOL":true}}`)
+	pending.Change.Keys["PK"] = events.NewStringAttribute("PENDING#r1#3")
+	if !c.Match(pending) || projections.Skip(pending) {
+		t.Error("a pending item's record is dropped")
+	}
+	if rec := record(t, "", derived); projections.Skip(rec) != !c.Match(rec) {
+		t.Error("projections.Skip and the filter disagree on a derived record")
 	}
 }
 

@@ -10,12 +10,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -95,11 +93,9 @@ func TestVerifyAndRebuild(t *testing.T) {
 	ev, err := replay.Capture(ctx, c.Streams, arn)
 	must(err)
 	p := &projections.Projector{Store: st}
-	for batch := range slices.Chunk(ev.Records, 50) {
-		resp, err := p.Handle(ctx, events.DynamoDBEvent{Records: batch})
-		if err != nil || len(resp.BatchItemFailures) > 0 {
-			t.Fatalf("projector: %v %+v", err, resp)
-		}
+	// the records, then those of the recipes' pending counts it drains
+	if _, err := replay.Deliver(ctx, ev, replay.Target{Handler: p.Handle, Follow: ddbtest.FollowPending(t, c.Streams, arn)}, replay.AsCaptured); err != nil {
+		t.Fatal(err)
 	}
 
 	out, logs, code := run(t, bin, table, "verify", "-recheck", "0")
@@ -190,8 +186,8 @@ func TestScanJournal(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := &projections.Projector{Store: st}
-	if resp, err := p.Handle(ctx, events.DynamoDBEvent{Records: ev.Records}); err != nil || len(resp.BatchItemFailures) > 0 {
-		t.Fatalf("projector: %v %+v", err, resp)
+	if _, err := replay.Deliver(ctx, ev, replay.Target{Handler: p.Handle, Follow: ddbtest.FollowPending(t, c.Streams, arn)}, replay.AsCaptured); err != nil {
+		t.Fatal(err)
 	}
 	whole, err := st.Upkeep.ScanFacts(ctx, 2, nil)
 	if err != nil {

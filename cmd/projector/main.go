@@ -10,7 +10,6 @@ import (
 	"github.com/dynastream/dynastream/internal/audit"
 	"github.com/dynastream/dynastream/internal/ddb"
 	"github.com/dynastream/dynastream/internal/projections"
-	"github.com/dynastream/dynastream/internal/store"
 	"github.com/dynastream/dynastream/stream"
 )
 
@@ -89,7 +88,7 @@ func main() {
 	dl := app.DeadLetters(c, clients, "projector")
 	p := &projections.Projector{Store: st, Logger: log, DeadLetters: dl}
 	cons := app.Consumer{Name: "projector", Handler: p.Handle, DeadLetters: dl, Quarantine: st.Quarantine,
-		Filter: stream.LoopGuard(store.AttrPK), Skip: stream.SkipDerived}
+		Filter: projections.Filter(), Skip: projections.Skip}
 	if path := os.Getenv("AUDIT_LOG"); path != "" {
 		// A user's consumer beside the projector, on its reader (the
 		// stream's shards take two readers, and the notifier is the
@@ -99,7 +98,7 @@ func main() {
 			app.Fatal(log, "AUDIT_LOG", err)
 		}
 		fan := &stream.Fanout{Logger: log, Branches: []stream.Branch{
-			{Name: "projector", Handler: p.Handle, DeadLetters: dl, Skip: stream.SkipDerived},
+			{Name: "projector", Handler: p.Handle, DeadLetters: dl, Skip: projections.Skip},
 			{Name: "audit", Handler: audit.Handler(trail), DeadLetters: app.DeadLetters(c, clients, "audit"), Skip: stream.SkipDerived},
 		}}
 		if cons.Handler, err = fan.Handler(); err != nil {

@@ -327,7 +327,8 @@ func newOAEnv(t *testing.T) *oaEnv {
 			t.Fatal(err)
 		}
 		p := &projections.Projector{Store: st, Logger: slog.New(slog.DiscardHandler)}
-		if _, err := replay.Deliver(context.Background(), ev, replay.Target{Handler: p.Handle}, replay.AsCaptured); err != nil {
+		follow := ddbtest.FollowPending(t, c.Streams, arn)
+		if _, err := replay.Deliver(context.Background(), ev, replay.Target{Handler: p.Handle, Follow: follow}, replay.AsCaptured); err != nil {
 			t.Fatal(err)
 		}
 	}

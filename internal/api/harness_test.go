@@ -517,11 +517,13 @@ func (e *env) capture() events.DynamoDBEvent {
 	return ev
 }
 
-// deliver plays a captured stream into the projector.
+// deliver plays a captured stream into the projector, and then the
+// records of its own writes that it drains (the recipes' pending counts).
 func (e *env) deliver(ev events.DynamoDBEvent, s replay.Schedule) {
 	e.t.Helper()
 	p := &projections.Projector{Store: e.st, Logger: slog.New(slog.DiscardHandler)}
-	if _, err := replay.Deliver(context.Background(), ev, replay.Target{Handler: p.Handle}, s); err != nil {
+	follow := ddbtest.FollowPending(e.t, e.streams, e.arn)
+	if _, err := replay.Deliver(context.Background(), ev, replay.Target{Handler: p.Handle, Follow: follow}, s); err != nil {
 		e.t.Fatalf("deliver (%s): %v", s.Name, err)
 	}
 }

@@ -158,6 +158,7 @@ func init() {
 	register("Trending", nil)           // derived counts; queried, not announced
 	register("CookingCountMarker", nil) // internal to exact counting
 	register("CookLedger", nil)         // internal: a recipe's cascade finds its recent items by it
+	register("CookingPending", nil)     // internal: a recipe's counts on their way to its totals
 	register("Suggestion", nil)         // per user, derived
 }
 

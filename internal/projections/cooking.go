@@ -206,14 +206,10 @@ func (b *batch) projectCooking(ctx context.Context, recs []*CookingChange, group
 		}
 	}
 	if len(deltas) > 0 {
-		a, err := b.p.Store.Cooking.ApplyCooking(ctx, recipeID, deltas, countMarkerTTL)
-		if err != nil {
+		// The totals move when the pending item's record is drained
+		// (drain.go).
+		if _, err := b.p.Store.Cooking.ApplyCooking(ctx, recipeID, deltas, countMarkerTTL); err != nil {
 			return fmt.Errorf("cooking counts of recipe %s: %w", recipeID, err)
-		}
-		if len(a.Raised) > 0 {
-			b.mu.Lock()
-			b.raised = append(b.raised, raisedWeeks{a, group, rec})
-			b.mu.Unlock()
 		}
 	}
 	return nil

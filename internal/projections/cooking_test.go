@@ -261,7 +261,7 @@ func TestCookingReplayExactCounts(t *testing.T) {
 	p := &projections.Projector{Store: st}
 	cs := cookingState{replay.TableState{DB: c.DB, Table: table, Derived: replay.DerivedFlag}}
 	schedules := append(replay.Schedules(20261123, 10), replay.Parallel(replay.Schedules(20261124, 6), 10)...)
-	rep, err := replay.Check(ctx, ev, replay.Target{Handler: p.Handle, Reset: cs.Reset, State: cs.State}, schedules)
+	rep, err := replay.Check(ctx, ev, replay.Target{Handler: p.Handle, Reset: cs.Reset, State: cs.State, Follow: ddbtest.FollowPending(t, c.Streams, arn)}, schedules)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -457,12 +457,13 @@ func TestTopTenNotification(t *testing.T) {
 	}
 	k.cook("eater", rs[10], day, 0, false) // 11th, with 1
 	p := &projections.Projector{Store: st}
+	follow := ddbtest.FollowPending(t, c.Streams, arn)
 	project := func() {
 		ev, err := replay.Capture(ctx, c.Streams, arn)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := replay.Deliver(ctx, ev, replay.Target{Handler: p.Handle}, replay.AsCaptured); err != nil {
+		if _, err := replay.Deliver(ctx, ev, replay.Target{Handler: p.Handle, Follow: follow}, replay.AsCaptured); err != nil {
 			t.Fatal(err)
 		}
 	}

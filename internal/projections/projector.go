@@ -69,6 +69,7 @@ type meaning struct {
 	count   *CountChange
 	effects *Effects
 	cooking *CookingChange
+	drain   *Drain
 	// The source change's id and time, for a count's marker.
 	eventID string
 	at      time.Time
@@ -90,6 +91,12 @@ func decode(r events.DynamoDBEventRecord) meaning {
 	c, err := stream.Decode(r)
 	if err != nil {
 		return meaning{err: err}
+	}
+	if d, ok, err := DrainOf(c); ok || err != nil {
+		if err != nil {
+			return meaning{err: err}
+		}
+		return meaning{drain: &d}
 	}
 	cc, ok, err := CountChangeOf(c)
 	if err != nil {
@@ -231,6 +238,21 @@ func (b *batch) project(ctx context.Context, g stream.Group) (int, error) {
 				recs = append(recs, mj.cooking)
 			}
 			if err := b.projectCooking(ctx, recs, g.Index, g.Offset+i); err != nil {
+				return i, err
+			}
+			i = j
+		case m.drain != nil:
+			// A pending item's records: one drain for the run of them.
+			var ds []*Drain
+			j := i
+			for ; j < len(g.Records); j++ {
+				mj := b.meaning[g.Records[j].Change.SequenceNumber]
+				if mj.drain == nil {
+					break
+				}
+				ds = append(ds, mj.drain)
+			}
+			if err := b.projectDrains(ctx, ds, g.Index, g.Offset+i); err != nil {
 				return i, err
 			}
 			i = j

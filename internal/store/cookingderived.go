@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -113,35 +112,30 @@ type CookingApplied struct {
 	Applied int
 	// Recipe is the recipe after the deltas.
 	Recipe cooking.Recipe
-	// Raised are the weeks whose count a delta raises, applied now or by
-	// an earlier delivery: the weeks whose top 10 to check (again, after a
-	// crash between the counts and the check; a duplicate costs one more
-	// top-10 query, which reads the week as it stands then).
+	// Raised are the weeks whose counts a drain raised (DrainPending; the
+	// projector adds those its pending record shows, so that a drain
+	// delivered again after a crash checks them again).
 	Raised []string
 }
 
 // maxDeltasPerTransaction keeps a transaction within DynamoDB's 100 items:
-// per delta a marker, a recent item and a notification (3 × 24), plus the
-// recipe, at most one trending item per delta's week (≤ 25) and the
-// ledger of the recent items written (1), 98 in all. A removal's legacy
-// delete (until the move is recorded) takes the place of its
-// notification, which a removal has none of.
-const maxDeltasPerTransaction = 24
+// per delta a marker, a recent item and a notification that is not folded
+// or a removal's legacy delete (3 × 32), plus the ledger of the recent items
+// written and the pending item (2), 98 in all.
+const maxDeltasPerTransaction = 32
 
-// ApplyCooking applies deltas of one recipe exactly once each: it reads the
-// recipe, the weeks' trending items and the deltas' markers in one
-// consistent BatchGetItem, leaves out the deltas whose marker exists, and
-// writes the rest in one transaction — their markers, their recent items,
-// the new trending counts and the recipe's rating aggregate and GSI2 sort
-// key — each conditioned on the values it read. A transaction that loses a
-// race (another writer of the same recipe) is read and tried again: the
-// cost is O(1) requests per batch of a recipe's records, not per record.
-//
-// The per-cooking items (markers, recent items) are written in each cook's
-// partition, so the recipe's own partition takes a fixed number of writes
-// per call however many cookings it applies: the recipe, a trending item
-// per week and one ledger item naming the recent items written, which the
-// recipe's cascade deletes (cookingmove.go).
+// ApplyCooking counts deltas of one recipe exactly once each: it reads the
+// recipe and the deltas' markers in one consistent BatchGetItem, leaves out
+// the deltas whose marker exists, and writes the rest in one transaction:
+// their markers and recent items (in their cooks' partitions), a ledger
+// naming the recent items written, and their deltas added to one of the
+// recipe's pending items (cookingpending.go), whose own record asks the
+// projector to move them into the recipe's totals (DrainPending). The
+// recipe's own partition and its author's take nothing per call: the
+// totals are written by the drains, at most PendingShards per round of a
+// mapping's polls however many calls there are. A transaction that loses a
+// race is read and tried again: O(1) requests per batch of a recipe's
+// records, not per record.
 func (s Cooking) ApplyCooking(ctx context.Context, recipeID string, deltas []CookingDelta, markerTTL time.Duration) (CookingApplied, error) {
 	var out CookingApplied
 	for start := 0; start < len(deltas); start += maxDeltasPerTransaction {
@@ -151,11 +145,6 @@ func (s Cooking) ApplyCooking(ctx context.Context, recipeID string, deltas []Coo
 		}
 		out.Gone, out.Recipe = a.Gone, a.Recipe
 		out.Applied += a.Applied
-		for _, w := range a.Raised {
-			if !slices.Contains(out.Raised, w) {
-				out.Raised = append(out.Raised, w)
-			}
-		}
 		if a.Gone {
 			return out, nil
 		}
@@ -183,30 +172,19 @@ var errLostRace = errors.New("store: lost a race")
 func (s Cooking) tryApplyCooking(ctx context.Context, recipeID string, deltas []CookingDelta, markerTTL time.Duration) (CookingApplied, error) {
 	var out CookingApplied
 	keys := []Key{RecipeKey(recipeID)}
-	weeks := map[string]bool{}
 	for _, d := range deltas {
 		for _, pk := range s.Layout.markerPKs(recipeID, d) {
 			keys = append(keys, itemKey(s.counted(TypeCookingMarker, d.At, markerTTL).MarkerKeyIn(pk, d.SourceID)))
 		}
-		if d.Week != "" && !weeks[d.Week] {
-			weeks[d.Week] = true
-			keys = append(keys, TrendingKey(recipeID, d.Week))
-		}
 	}
 	var recipe *cooking.Recipe
 	marked := map[string]bool{}
-	counts := map[string]int{}
 	err := s.batchGet(ctx, keys, true, func(it map[string]types.AttributeValue) error {
 		switch itemTypeOf(it) {
 		case TypeRecipe:
 			var r cooking.Recipe
 			if s.decode(it, &r) {
 				recipe = &r
-			}
-		case TypeTrending:
-			var t Trending
-			if s.decode(it, &t) {
-				counts[t.Week] = t.Count
 			}
 		case TypeCookingMarker:
 			marked[itemKey(it).SK[len(SKPrefixCounted):]] = true
@@ -220,44 +198,36 @@ func (s Cooking) tryApplyCooking(ctx context.Context, recipeID string, deltas []
 		out.Gone = true
 		return out, nil
 	}
-	before := recipe.Rating
-	after := before
-	oldCounts := map[string]int{}
-	for w := range weeks {
-		oldCounts[w] = counts[w]
-	}
 	var items []types.TransactWriteItem
 	seen := map[string]bool{}
-	folded := map[string]collab.Notification{} // by id: their counts added up
+	p := Pending{Weeks: map[string]int{}, Notes: map[string]int{}, Bodies: map[string]collab.Notification{}}
 	var ledger cookLedger
+	first := ""
 	for _, d := range deltas {
-		// A week the delta raises is reported whether the delta is applied
-		// now or was before: a delivery that crashed after the counts and
-		// before the top-10 check is checked again on the retry.
-		if d.Week != "" && d.WeekDelta > 0 && !slices.Contains(out.Raised, d.Week) {
-			out.Raised = append(out.Raised, d.Week)
-		}
 		if marked[d.SourceID] || seen[d.SourceID] {
 			continue // applied before (or twice in this batch)
 		}
 		seen[d.SourceID] = true
+		if first == "" {
+			first = d.SourceID
+		}
 		out.Applied++
 		items = append(items, s.counted(TypeCookingMarker, d.At, markerTTL).MarkerIn(s.Layout.markerPK(recipeID, d), d.SourceID))
-		after = after.Add(d.RatingCount, d.RatingSum)
+		p.RatingCount += d.RatingCount
+		p.RatingSum += d.RatingSum
 		if d.Week != "" {
-			counts[d.Week] += d.WeekDelta
+			p.Weeks[d.Week] += d.WeekDelta
 		}
 		if n := d.Notify; n != nil && n.ActorID != recipe.AuthorID {
 			note := *n
 			note.UserID = recipe.AuthorID
-			if note.Count > 0 { // folded: added up per notification, below
+			if note.Count > 0 { // folded: added up per notification, in the pending item
 				// no actor: which cook is the latest depends on the order
 				// the stream delivers a recipe's cookings in
 				note.ActorID = ""
-				if f, ok := folded[note.NotificationID]; ok {
-					note.Count += f.Count
-				}
-				folded[note.NotificationID] = note
+				p.Notes[note.NotificationID] += note.Count
+				note.Count = 0
+				p.Bodies[note.NotificationID] = note
 			} else {
 				its, err := NotificationItems([]collab.Notification{note})
 				if err != nil {
@@ -284,32 +254,22 @@ func (s Cooking) tryApplyCooking(ctx context.Context, recipeID string, deltas []
 		}
 	}
 	out.Recipe = *recipe
-	out.Recipe.Rating = after
 	if out.Applied == 0 {
 		return out, nil
 	}
 	// A recent item's put and delete for one history in one transaction
 	// would name the same key twice: keep the last.
 	items = lastPerKey(items)
-	if it, ok, err := ledger.item(recipeID); err != nil {
+	n := pendingShard(first)
+	if it, ok, err := ledger.item(PendingPK(recipeID, n)); err != nil {
 		return out, err
 	} else if ok {
 		items = append(items, put(s.Table, it, ""))
 	}
-	for _, id := range slices.Sorted(maps.Keys(folded)) {
-		u, err := s.foldedNote(folded[id])
-		if err != nil {
-			return out, err
-		}
+	if u, err := s.pendingAdd(recipeID, n, p); err != nil {
+		return out, err
+	} else if u != nil {
 		items = append(items, types.TransactWriteItem{Update: u})
-	}
-	if after != before {
-		items = append(items, types.TransactWriteItem{Update: s.ratingUpdate(recipeID, recipe.CreatedAt, before, after, false)})
-	} else {
-		items = append(items, s.recipeExists(recipeID))
-	}
-	for w := range weeks {
-		items = append(items, s.trendingWrite(recipeID, w, oldCounts[w], counts[w]))
 	}
 	_, err = s.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
 	if reasons := cancelReasons(err); reasons != nil {
@@ -387,6 +347,9 @@ func recentItem(r RecentCooking, shards int) (map[string]types.AttributeValue, e
 
 // trendingWrite moves a week's trending item from old to count: written
 // while the count is above 0, deleted at 0; conditioned on the old count.
+// Below 0 it is kept out of the week's ranking (no GSI3 keys): a removal's
+// delta drained before the cooking's, from another pending item
+// (cookingpending.go), until that one is drained too.
 func (s Cooking) trendingWrite(recipeID, week string, old, count int) types.TransactWriteItem {
 	k := TrendingKey(recipeID, week)
 	cond := aws.String("attribute_not_exists(PK)")
@@ -395,13 +358,15 @@ func (s Cooking) trendingWrite(recipeID, week string, old, count int) types.Tran
 	if old != 0 {
 		cond, names, vals = aws.String("#count = :old"), map[string]string{"#count": "count"}, map[string]types.AttributeValue{":old": num(old)}
 	}
-	if count <= 0 {
+	if count == 0 {
 		return types.TransactWriteItem{Delete: &types.Delete{TableName: &s.Table, Key: k.AV(), ConditionExpression: cond,
 			ExpressionAttributeNames: names, ExpressionAttributeValues: vals}}
 	}
 	it, _ := marshal(head{Key: k, ItemType: TypeTrending, Derived: true}, Trending{RecipeID: recipeID, Week: week, Count: count})
-	it["GSI3PK"] = &types.AttributeValueMemberS{Value: TrendingIndexPK(week, recipeID, s.Sharding.Trending)}
-	it["GSI3SK"] = &types.AttributeValueMemberS{Value: TrendingSortKey(count, recipeID)}
+	if count > 0 {
+		it["GSI3PK"] = &types.AttributeValueMemberS{Value: TrendingIndexPK(week, recipeID, s.Sharding.Trending)}
+		it["GSI3SK"] = &types.AttributeValueMemberS{Value: TrendingSortKey(count, recipeID)}
+	}
 	return types.TransactWriteItem{Put: &types.Put{TableName: &s.Table, Item: it, ConditionExpression: cond,
 		ExpressionAttributeNames: names, ExpressionAttributeValues: vals}}
 }
@@ -461,39 +426,19 @@ func (s Cooking) TrendingRecipes(ctx context.Context, week string, p Page) ([]Tr
 }
 
 // DeleteRecipeCascade deletes what is left of a deleted recipe's partition
-// (its derived items) and the recent items its ledgers name in its cooks'
-// partitions, in batches of 25; it returns how many. The recent items go
-// before the ledgers that name them (a cascade cut short is run again on
-// the record's retry and finds the rest).
+// and its pending partitions (their derived items), and the recent items
+// their ledgers name in its cooks' partitions; it returns how many. A
+// cascade cut short is run again on the record's retry and finds the rest.
 func (s Cooking) DeleteRecipeCascade(ctx context.Context, recipeID string) (int, error) {
-	var recents, keys []types.WriteRequest
-	seen := map[Key]bool{}
-	err := s.queryAll(ctx, query{pk: RecipePK(recipeID), consistent: true}, func(it map[string]types.AttributeValue) error {
-		if itemTypeOf(it) == TypeCookLedger {
-			var l cookLedger
-			if !s.decode(it, &l) {
-				return nil // kept (quarantined): the items it names are verify's to find
-			}
-			for _, k := range l.Keys {
-				if ledgerKeyOK(k) && !seen[k] {
-					seen[k] = true
-					recents = append(recents, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: k.AV()}})
-				}
-			}
-		}
-		keys = append(keys, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: itemKey(it).AV()}})
-		return nil
-	})
-	if err != nil {
-		return 0, err
-	}
-	keys = append(recents, keys...)
-	for start := 0; start < len(keys); start += 25 {
-		if err := s.batchWrite(ctx, keys[start:min(start+25, len(keys))]); err != nil {
-			return start, err
+	total := 0
+	for _, pk := range append([]string{RecipePK(recipeID)}, pendingPKs(recipeID)...) {
+		n, err := s.cascadePartition(ctx, pk)
+		total += n
+		if err != nil {
+			return total, err
 		}
 	}
-	return len(keys), nil
+	return total, nil
 }
 
 // SuggestionKey is a user's suggestions (one item, replaced on refresh).

@@ -117,13 +117,13 @@ func (l *cookLedger) add(sourceID string, k Key) {
 	l.Keys = append(l.Keys, k)
 }
 
-// item is the ledger's item in recipeID's partition (false: it names
-// nothing).
-func (l cookLedger) item(recipeID string) (map[string]types.AttributeValue, bool, error) {
+// item is the ledger's item in partition pk (the recipe's, or one of its
+// pending partitions'; false: it names nothing).
+func (l cookLedger) item(pk string) (map[string]types.AttributeValue, bool, error) {
 	if len(l.Keys) == 0 {
 		return nil, false, nil
 	}
-	it, err := marshal(head{Key: Key{RecipePK(recipeID), SKPrefixCookList + l.first}, ItemType: TypeCookLedger, Derived: true}, l)
+	it, err := marshal(head{Key: Key{pk, SKPrefixCookList + l.first}, ItemType: TypeCookLedger, Derived: true}, l)
 	return it, err == nil, err
 }
 
@@ -300,7 +300,7 @@ func (s Upkeep) moveRecent(ctx context.Context, old Key, r RecentCooking) (bool,
 	}
 	var l cookLedger
 	l.add("moved-"+r.HistoryID, itemKey(it))
-	ledger, _, err := l.item(r.RecipeID)
+	ledger, _, err := l.item(RecipePK(r.RecipeID))
 	if err != nil {
 		return false, err
 	}

@@ -208,9 +208,13 @@ func getItem(t *testing.T, st *store.Store, k store.Key) map[string]types.Attrib
 	return out.Item
 }
 
-// One call of ApplyCooking writes three items in the recipe's partition
-// however many cookings it counts (the recipe, the week's trending item,
-// the ledger); the markers and recent items go to the cooks' partitions.
+// One call of ApplyCooking writes nothing in the recipe's partition however
+// many cookings it counts: the markers and recent items go to the cooks'
+// partitions, the counts and a ledger to one of the recipe's pending
+// partitions; the drain its record asks for writes the recipe and the
+// week's trending item once, and a drain delivered again writes nothing.
+// (The partition limits are DynamoDB's: 1,000 write units a second per
+// partition, developerguide/bp-partition-key-design.html.)
 func TestApplyCookingWritesTheRecipeOncePerCall(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -256,16 +260,54 @@ func TestApplyCookingWritesTheRecipeOncePerCall(t *testing.T) {
 	if a, err := st.Cooking.ApplyCooking(ctx, "hot", deltas, time.Hour); err != nil || a.Applied != 10 {
 		t.Fatalf("applied %d, %v", a.Applied, err)
 	}
-	inRecipe := map[string]int{}
-	cooks := 0
-	for _, k := range written {
-		if k.PK == "RECIPE#hot" {
-			inRecipe[strings.SplitN(k.SK, "#", 2)[0]]++
-		} else if strings.HasPrefix(k.PK, "USER#cook") {
-			cooks++
+	count := func() (inRecipe, inPending map[string]int, pendingPK string, cooks int) {
+		mu.Lock()
+		defer mu.Unlock()
+		inRecipe, inPending = map[string]int{}, map[string]int{}
+		for _, k := range written {
+			switch {
+			case k.PK == "RECIPE#hot":
+				inRecipe[strings.SplitN(k.SK, "#", 2)[0]]++
+			case strings.HasPrefix(k.PK, "PENDING#hot#"):
+				inPending[strings.SplitN(k.SK, "#", 2)[0]]++
+				pendingPK = k.PK
+			case strings.HasPrefix(k.PK, "USER#cook"):
+				cooks++
+			}
 		}
+		written = nil
+		return
 	}
-	if len(inRecipe) != 3 || inRecipe["METADATA"] != 1 || inRecipe["TRENDING"] != 1 || inRecipe["COOKS"] != 1 || cooks != 20 {
-		t.Errorf("items written in the recipe's partition: %v (want the recipe, a trending item, a ledger); in the cooks': %d (want 20)", inRecipe, cooks)
+	inRecipe, inPending, pk, cooks := count()
+	if len(inRecipe) != 0 || len(inPending) != 2 || inPending["PENDING"] != 1 || inPending["COOKS"] != 1 || cooks != 20 {
+		t.Fatalf("the call wrote in the recipe's partition %v (want nothing), in a pending one %v (want its counts and a ledger), in the cooks' %d (want 20)", inRecipe, inPending, cooks)
+	}
+	// The pending item's record asks for its drain: the totals, written once.
+	recipeID, n, ok := store.PendingOf(pk)
+	if !ok || recipeID != "hot" {
+		t.Fatalf("pending key %q", pk)
+	}
+	a, err := st.Cooking.DrainPending(ctx, "hot", n)
+	if err != nil || a.Applied != 1 || !slices.Equal(a.Raised, []string{"2026-W02"}) {
+		t.Fatalf("drain: %+v, %v", a, err)
+	}
+	inRecipe, inPending, _, cooks = count()
+	if len(inRecipe) != 2 || inRecipe["METADATA"] != 1 || inRecipe["TRENDING"] != 1 || inPending["PENDING"] != 1 || cooks != 0 {
+		t.Errorf("the drain wrote in the recipe's partition %v (want the recipe and a trending item), in the pending one %v (want its counts)", inRecipe, inPending)
+	}
+	r, err := st.Cooking.GetRecipe(ctx, "hot")
+	if err != nil || r.Rating.RatingCount != 10 || r.Rating.RatingSum != 40 {
+		t.Errorf("recipe after the drain: %+v, %v", r.Rating, err)
+	}
+	top, _, err := st.Cooking.TrendingRecipes(ctx, "2026-W02", store.Page{Limit: 10})
+	if err != nil || len(top) != 1 || top[0].Count != 10 {
+		t.Errorf("the week's trending: %+v, %v", top, err)
+	}
+	// A drain delivered again moves nothing and writes nothing.
+	if a, err := st.Cooking.DrainPending(ctx, "hot", n); err != nil || a.Applied != 0 {
+		t.Errorf("second drain: %+v, %v", a, err)
+	}
+	if inRecipe, inPending, _, _ := count(); len(inRecipe)+len(inPending) != 0 {
+		t.Errorf("a second drain wrote %v %v", inRecipe, inPending)
 	}
 }

@@ -131,6 +131,6 @@ var ItemTypes = []string{
 	TypeReactionCounts, TypeReactionCountMarker, TypePreferences, TypeProfile, TypeNotification,
 	TypeIdempotency, TypeLocation, TypeLocationCode,
 	TypeIngredient, TypeIngredientName, TypeCookingPreferences, TypeRecipe, TypeCookingHistory, TypeHistoryRef, TypeCookingSession,
-	TypeRecentCooking, TypeTrending, TypeCookingMarker, TypeCookLedger, TypeSuggestion,
+	TypeRecentCooking, TypeTrending, TypeCookingMarker, TypeCookLedger, TypeCookingPending, TypeSuggestion,
 	TypeChatRoom, TypeMessage, TypeConnection, TypeConnectionFrames,
 }

@@ -42,6 +42,7 @@ var keyShapes = []struct {
 	{"INGREDIENT_NAME#", "", KeyShape{"INGREDIENT_NAME#<name>", "ingredient", true}},
 	{"INGREDIENT#", "", KeyShape{"INGREDIENT#<id>", "ingredient", true}},
 	{prefixRecipe, "", KeyShape{prefixRecipe + "<recipeId>", "recipe", true}},
+	{prefixPending, "", KeyShape{prefixPending + "<recipeId>#<n>", "recipe (one of its pending counts)", true}},
 	{"RESOURCE#", "", KeyShape{"RESOURCE#<TYPE>#<id>", "resource", true}},
 	{"COMMENT#", "", KeyShape{"COMMENT#<commentId>", "comment", true}},
 	{"EMAIL#", "", KeyShape{"EMAIL#<email>", "invitee e-mail", true}},

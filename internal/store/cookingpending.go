@@ -1,0 +1,469 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/dynastream/dynastream/internal/collab"
+	"github.com/dynastream/dynastream/internal/cooking"
+)
+
+// The combiner of a recipe's totals (docs/scale.md, "The hot recipe's
+// partition"). A projector call of a recipe used to write its totals (the
+// rating aggregate, a Trending item per week, the author's folded
+// notifications) itself, so the recipe's partition and its author's took one
+// write per call, and with a mapping's many lanes at scale about one per
+// change. Now a call adds its changes' deltas to one of the recipe's
+// PendingShards pending items (PENDING#<recipeId>#<n> / PENDING), in the
+// transaction of their markers, so each is counted exactly once. The
+// pending item's own stream record asks the projector to drain it: one
+// consistent read of it, then one transaction that moves what it read into
+// the totals and takes it off the pending item. A pending key's records come
+// in one lane, in order, so a recipe's totals are written at most
+// PendingShards times per call of those lanes (Lambda polls a shard about four
+// times a second), however many cookings there are; and the drain of the last
+// change leaves nothing behind, since it reads the item after that change.
+
+// Pending items of a recipe's counts.
+const (
+	TypeCookingPending = "CookingPending"
+	prefixPending      = "PENDING#"
+	skPending          = "PENDING"
+	// PendingShards is how many pending items a recipe's counts are
+	// combined in: the partitions a hot recipe's per-call writes spread over,
+	// and the bound on the drains of its totals per round of polls.
+	PendingShards = 8
+	// maxDrained bounds the weeks and notifications one drain moves (a
+	// transaction holds 100 items); the rest stay for the drain that its
+	// write's own record asks for.
+	maxDrained = 90
+)
+
+// Attribute names of a pending item: the rating's deltas, a week's
+// (w#<yyyy-Www>), a folded notification's count (n#<id>) and its fields
+// (nb#<id>, JSON, kept while it has a count), and the drains' sequence.
+const (
+	attrPendWeek  = "w#"
+	attrPendNote  = "n#"
+	attrPendBody  = "nb#"
+	attrDrainSeq  = "drainSeq"
+	attrPendCount = "ratingCount"
+	attrPendSum   = "ratingSum"
+)
+
+// PendingPK is pending partition n of a recipe: its pending counts and the
+// ledgers of the calls that added to them.
+func PendingPK(recipeID string, n int) string {
+	return prefixPending + recipeID + "#" + strconv.Itoa(n)
+}
+
+// pendingPKs are a recipe's pending partitions.
+func pendingPKs(recipeID string) []string {
+	out := make([]string, PendingShards)
+	for n := range out {
+		out[n] = PendingPK(recipeID, n)
+	}
+	return out
+}
+
+// PendingKey is a recipe's pending item n.
+func PendingKey(recipeID string, n int) Key { return Key{PendingPK(recipeID, n), skPending} }
+
+// PendingOf parses a pending item's partition key (false: it is none).
+func PendingOf(pk string) (recipeID string, n int, ok bool) {
+	rest, found := strings.CutPrefix(pk, prefixPending)
+	i := strings.LastIndexByte(rest, '#')
+	if !found || i <= 0 {
+		return "", 0, false
+	}
+	n, err := strconv.Atoi(rest[i+1:])
+	if err != nil || n < 0 || n >= PendingShards || strconv.Itoa(n) != rest[i+1:] {
+		return "", 0, false
+	}
+	return rest[:i], n, true
+}
+
+// pendingShard is the pending item a call's deltas go to: picked by its
+// first change, so a redelivered call picks the same one (it need not: a
+// change is counted once wherever its delta went).
+func pendingShard(sourceID string) int {
+	h := fnv.New32a()
+	h.Write([]byte(sourceID))
+	return int(h.Sum32() % PendingShards)
+}
+
+// Pending is what a pending item holds: deltas counted and not yet in the
+// recipe's totals.
+type Pending struct {
+	RatingCount, RatingSum int
+	// Weeks are Trending counts' deltas by ISO week; Notes the folded
+	// notifications' counts by id, with their fields in Bodies.
+	Weeks  map[string]int
+	Notes  map[string]int
+	Bodies map[string]collab.Notification
+	seq    int
+}
+
+// Empty reports whether the item holds no delta.
+func (p Pending) Empty() bool {
+	if p.RatingCount != 0 || p.RatingSum != 0 {
+		return false
+	}
+	for _, v := range p.Weeks {
+		if v != 0 {
+			return false
+		}
+	}
+	for _, v := range p.Notes {
+		if v != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// RaisedWeeks are the weeks whose counts the item raises.
+func (p Pending) RaisedWeeks() []string {
+	var out []string
+	for w, v := range p.Weeks {
+		if v > 0 {
+			out = append(out, w)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// PendingFrom reads a pending item (a stored one, or a stream record's
+// image); an attribute it cannot read is an error.
+func PendingFrom(it map[string]types.AttributeValue) (Pending, error) {
+	p := Pending{Weeks: map[string]int{}, Notes: map[string]int{}, Bodies: map[string]collab.Notification{}}
+	num := func(name string) (int, error) {
+		v, ok := it[name].(*types.AttributeValueMemberN)
+		if !ok {
+			return 0, fmt.Errorf("store: pending item: %s is not a number", name)
+		}
+		n, err := strconv.Atoi(v.Value)
+		if err != nil {
+			return 0, fmt.Errorf("store: pending item: %s: %w", name, err)
+		}
+		return n, nil
+	}
+	for name, v := range it {
+		var err error
+		switch {
+		case name == attrPendCount:
+			p.RatingCount, err = num(name)
+		case name == attrPendSum:
+			p.RatingSum, err = num(name)
+		case name == attrDrainSeq:
+			p.seq, err = num(name)
+		case strings.HasPrefix(name, attrPendWeek):
+			if _, werr := cooking.WeekStart(name[len(attrPendWeek):]); werr != nil {
+				return p, fmt.Errorf("store: pending item: week %q: %w", name, werr)
+			}
+			p.Weeks[name[len(attrPendWeek):]], err = num(name)
+		case strings.HasPrefix(name, attrPendNote):
+			p.Notes[name[len(attrPendNote):]], err = num(name)
+		case strings.HasPrefix(name, attrPendBody):
+			s, ok := v.(*types.AttributeValueMemberS)
+			var n collab.Notification
+			if !ok || json.Unmarshal([]byte(s.Value), &n) != nil || n.NotificationID != name[len(attrPendBody):] {
+				return p, fmt.Errorf("store: pending item: %s is not its notification", name)
+			}
+			p.Bodies[n.NotificationID] = n
+		}
+		if err != nil {
+			return p, err
+		}
+	}
+	return p, nil
+}
+
+// pendingAdd adds a call's deltas to a pending item: an ADD per delta (they
+// commute with each other and with a drain's), the notifications' fields
+// set where not there yet. Nil when there is nothing to add.
+func (s Cooking) pendingAdd(recipeID string, n int, p Pending) (*types.Update, error) {
+	names := map[string]string{}
+	vals := map[string]types.AttributeValue{":t": &types.AttributeValueMemberS{Value: TypeCookingPending},
+		":d": &types.AttributeValueMemberBOOL{Value: true}, ":r": &types.AttributeValueMemberS{Value: recipeID}}
+	var adds []string
+	set := []string{"itemType = :t", "derived = :d", "recipeId = :r"}
+	add := func(attr string, v int) {
+		if v == 0 {
+			return
+		}
+		ph := fmt.Sprintf("a%d", len(names))
+		names["#"+ph], vals[":"+ph] = attr, num(v)
+		adds = append(adds, fmt.Sprintf("#%s :%s", ph, ph))
+	}
+	add(attrPendCount, p.RatingCount)
+	add(attrPendSum, p.RatingSum)
+	for _, w := range slices.Sorted(maps.Keys(p.Weeks)) {
+		add(attrPendWeek+w, p.Weeks[w])
+	}
+	for _, id := range slices.Sorted(maps.Keys(p.Notes)) {
+		if p.Notes[id] == 0 {
+			continue
+		}
+		add(attrPendNote+id, p.Notes[id])
+		body, err := json.Marshal(p.Bodies[id])
+		if err != nil {
+			return nil, fmt.Errorf("store: pending notification %s: %w", id, err)
+		}
+		ph := fmt.Sprintf("b%d", len(names))
+		names["#"+ph], vals[":"+ph] = attrPendBody+id, &types.AttributeValueMemberS{Value: string(body)}
+		set = append(set, fmt.Sprintf("#%s = if_not_exists(#%s, :%s)", ph, ph, ph))
+	}
+	if len(adds) == 0 {
+		return nil, nil
+	}
+	return &types.Update{TableName: &s.Table, Key: PendingKey(recipeID, n).AV(),
+		UpdateExpression:         aws.String("SET " + strings.Join(set, ", ") + " ADD " + strings.Join(adds, ", ")),
+		ExpressionAttributeNames: names, ExpressionAttributeValues: vals}, nil
+}
+
+// DrainPending moves what a recipe's pending item n holds into the
+// recipe's totals: it reads the item and the recipe (consistently), then the
+// weeks' Trending items, and in one transaction takes what it read off the
+// pending item (its drains in sequence: each is conditioned on the last) and
+// writes the rating aggregate, the weeks' counts and the author's folded
+// notifications, each conditioned on what it read. Changes added
+// meanwhile stay for the next drain (their own record asks for it). A
+// recipe that is gone has its pending partition's cascade instead (a call
+// that added to it after the recipe's cascade ran). Raised are the weeks
+// whose counts the drain raised; Applied is 1 when it moved anything.
+func (s Cooking) DrainPending(ctx context.Context, recipeID string, n int) (CookingApplied, error) {
+	for attempt := 0; attempt < 6; attempt++ {
+		a, err := s.tryDrain(ctx, recipeID, n)
+		if !errors.Is(err, errLostRace) {
+			return a, err
+		}
+		select {
+		case <-ctx.Done():
+			return a, ctx.Err()
+		case <-time.After(time.Duration(attempt*attempt*10) * time.Millisecond):
+		}
+	}
+	return CookingApplied{}, fmt.Errorf("store: recipe %s kept changing under its drain; retry", recipeID)
+}
+
+func (s Cooking) tryDrain(ctx context.Context, recipeID string, n int) (CookingApplied, error) {
+	var out CookingApplied
+	var recipe *cooking.Recipe
+	var p *Pending
+	var perr error
+	pk := PendingKey(recipeID, n)
+	err := s.batchGet(ctx, []Key{RecipeKey(recipeID), pk}, true, func(it map[string]types.AttributeValue) error {
+		switch itemTypeOf(it) {
+		case TypeRecipe:
+			var r cooking.Recipe
+			if s.decode(it, &r) {
+				recipe = &r
+			}
+		case TypeCookingPending:
+			if itemKey(it) == pk {
+				v, err := PendingFrom(it)
+				p, perr = &v, err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return out, fmt.Errorf("store: read recipe %s's pending counts: %w", recipeID, err)
+	}
+	if recipe == nil {
+		out.Gone = true
+		_, err := s.cascadePending(ctx, recipeID, n)
+		return out, err
+	}
+	out.Recipe = *recipe
+	if perr != nil {
+		return out, perr
+	}
+	if p == nil || p.Empty() {
+		return out, nil // drained before; its zeros go with the next drain
+	}
+	// What this drain moves: the rating, and up to maxDrained weeks and
+	// notifications (the rest next time).
+	var weeks, notes []string
+	for _, w := range slices.Sorted(maps.Keys(p.Weeks)) {
+		if p.Weeks[w] != 0 && len(weeks) < maxDrained {
+			weeks = append(weeks, w)
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(p.Notes)) {
+		if p.Notes[id] != 0 && len(weeks)+len(notes) < maxDrained {
+			if _, ok := p.Bodies[id]; ok {
+				notes = append(notes, id)
+			}
+		}
+	}
+	keys := make([]Key, 0, len(weeks))
+	for _, w := range weeks {
+		keys = append(keys, TrendingKey(recipeID, w))
+	}
+	counts := map[string]int{}
+	if err := s.batchGet(ctx, keys, true, func(it map[string]types.AttributeValue) error {
+		var t Trending
+		if itemTypeOf(it) == TypeTrending && s.decode(it, &t) {
+			counts[t.Week] = t.Count
+		}
+		return nil
+	}); err != nil {
+		return out, fmt.Errorf("store: read recipe %s's weeks: %w", recipeID, err)
+	}
+	items := []types.TransactWriteItem{{Update: s.pendingTake(recipeID, n, *p, weeks, notes)}}
+	before := recipe.Rating
+	after := before.Add(p.RatingCount, p.RatingSum)
+	if after != before {
+		items = append(items, types.TransactWriteItem{Update: s.ratingUpdate(recipeID, recipe.CreatedAt, before, after, false)})
+	} else {
+		items = append(items, s.recipeExists(recipeID))
+	}
+	for _, w := range weeks {
+		items = append(items, s.trendingWrite(recipeID, w, counts[w], counts[w]+p.Weeks[w]))
+		if p.Weeks[w] > 0 {
+			out.Raised = append(out.Raised, w)
+		}
+	}
+	for _, id := range notes {
+		note := p.Bodies[id]
+		note.Count = p.Notes[id]
+		note.UserID = recipe.AuthorID
+		u, err := s.foldedNote(note)
+		if err != nil {
+			return out, err
+		}
+		items = append(items, types.TransactWriteItem{Update: u})
+	}
+	_, err = s.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+	if reasons := cancelReasons(err); reasons != nil {
+		for _, r := range reasons {
+			if r == "ConditionalCheckFailed" || r == "TransactionConflict" {
+				return out, errLostRace
+			}
+		}
+	}
+	if err != nil {
+		return out, fmt.Errorf("store: drain recipe %s's pending counts: %w", recipeID, err)
+	}
+	out.Recipe.Rating = after
+	out.Applied = 1
+	return out, nil
+}
+
+// pendingTake takes what a drain read off a pending item: ADD the negated
+// deltas it moves (changes added since then stay), the next drain sequence
+// on the condition that the item still has the one read, and REMOVE what an
+// earlier drain took to 0 and nothing has added to since (conditioned on
+// that).
+func (s Cooking) pendingTake(recipeID string, n int, p Pending, weeks, notes []string) *types.Update {
+	names := map[string]string{"#seq": attrDrainSeq}
+	vals := map[string]types.AttributeValue{":next": num(p.seq + 1)}
+	cond := []string{"attribute_not_exists(#seq)"}
+	if p.seq != 0 {
+		cond = []string{"#seq = :seq"}
+		vals[":seq"] = num(p.seq)
+	}
+	var adds, removes []string
+	name := func(attr string) string {
+		ph := fmt.Sprintf("#a%d", len(names))
+		names[ph] = attr
+		return ph
+	}
+	neg := func(attr string, v int) {
+		if v != 0 {
+			ph := name(attr)
+			vals[":"+ph[1:]] = num(-v)
+			adds = append(adds, ph+" :"+ph[1:])
+		}
+	}
+	neg(attrPendCount, p.RatingCount)
+	neg(attrPendSum, p.RatingSum)
+	for _, w := range weeks {
+		neg(attrPendWeek+w, p.Weeks[w])
+	}
+	for _, id := range notes {
+		neg(attrPendNote+id, p.Notes[id])
+	}
+	for _, w := range slices.Sorted(maps.Keys(p.Weeks)) {
+		if p.Weeks[w] == 0 {
+			ph := name(attrPendWeek + w)
+			removes = append(removes, ph)
+			cond = append(cond, ph+" = :zero")
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(p.Bodies)) {
+		if p.Notes[id] == 0 {
+			c, b := name(attrPendNote+id), name(attrPendBody+id)
+			removes = append(removes, c, b)
+			cond = append(cond, "(attribute_not_exists("+c+") OR "+c+" = :zero)")
+		}
+	}
+	if len(removes) > 0 {
+		vals[":zero"] = num(0)
+	}
+	expr := "SET #seq = :next"
+	if len(adds) > 0 {
+		expr += " ADD " + strings.Join(adds, ", ")
+	}
+	if len(removes) > 0 {
+		expr += " REMOVE " + strings.Join(removes, ", ")
+	}
+	return &types.Update{TableName: &s.Table, Key: PendingKey(recipeID, n).AV(), UpdateExpression: aws.String(expr),
+		ConditionExpression: aws.String(strings.Join(cond, " AND ")), ExpressionAttributeNames: names, ExpressionAttributeValues: vals}
+}
+
+// cascadePending deletes a gone recipe's pending partition n: the recent
+// items its ledgers name (in their cooks' partitions), then the ledgers and
+// the pending item. It returns how many items it deleted.
+func (s Cooking) cascadePending(ctx context.Context, recipeID string, n int) (int, error) {
+	return s.cascadePartition(ctx, PendingPK(recipeID, n))
+}
+
+// cascadePartition deletes a partition's items, and first the recent items
+// its ledgers name (in batches of 25; a cascade cut short is run again on
+// the record's retry and finds the rest).
+func (s Cooking) cascadePartition(ctx context.Context, pk string) (int, error) {
+	var recents, keys []types.WriteRequest
+	seen := map[Key]bool{}
+	err := s.queryAll(ctx, query{pk: pk, consistent: true}, func(it map[string]types.AttributeValue) error {
+		if itemTypeOf(it) == TypeCookLedger {
+			var l cookLedger
+			if !s.decode(it, &l) {
+				return nil // kept (quarantined): the items it names are verify's to find
+			}
+			for _, k := range l.Keys {
+				if ledgerKeyOK(k) && !seen[k] {
+					seen[k] = true
+					recents = append(recents, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: k.AV()}})
+				}
+			}
+		}
+		keys = append(keys, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: itemKey(it).AV()}})
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	keys = append(recents, keys...)
+	for start := 0; start < len(keys); start += 25 {
+		if err := s.batchWrite(ctx, keys[start:min(start+25, len(keys))]); err != nil {
+			return start, err
+		}
+	}
+	return len(keys), nil
+}
