@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -67,9 +68,9 @@ type Scale struct {
 // HotRecipe is the write units the hot recipe's partition (the table's
 // RECIPE#<id>, not its index entries) took per change of its counts (a
 // cooking, a rating changed): the projector writes the per-cooking items
-// in the cooks' partitions, and the recipe's item, a week's trending item
-// and a ledger once per call of the recipe, so this falls as calls hold
-// more of its changes.
+// in the cooks' partitions and the counts in the recipe's pending items,
+// and the recipe's item and a week's trending item once per drain of a
+// pending item, so this falls as drains hold more of its changes.
 type HotRecipe struct {
 	Key                 string  `json:"key"`
 	Changes             int     `json:"changes"`
@@ -176,6 +177,10 @@ type KeyLoad struct {
 	Key   string `json:"key"`
 	store.KeyShape
 	Pinned string `json:"pinned,omitempty"`
+	// Combined, for a key whose writes are a recipe's drains (its totals,
+	// its author's folded notifications), says the bound its projected
+	// writes are held to (drainBound).
+	Combined string `json:"combined,omitempty"`
 	// Units per second in the basis phase and at the target.
 	Read           float64 `json:"readUnitsPerSec"`
 	Write          float64 `json:"writeUnitsPerSec"`
@@ -205,15 +210,17 @@ func (l KeyLoad) why(advice []Advice, hotRecipe, author string) string {
 			}
 		}
 		if st.by == "the recipe" {
-			s += ", except the hot recipe's entry, which moves once per projector call of it"
+			s += ", except the hot recipe's entry, which moves once per drain of its counts"
 		}
 		return s
 	}
 	switch {
+	case l.Key == hotRecipe && l.Where == "table" && l.ProjectedRead/keyReadLimit > l.ProjectedWrite/keyWriteLimit:
+		return "one recipe's item, read about once per change of it (the writer's check of a cooking, the projector's counts and drains, each cook's suggestions): no setting spreads it; fewer or eventually consistent reads of it would (docs/scale.md, The hot recipe's partition)"
 	case l.Key == hotRecipe && l.Where == "table":
-		return "one recipe's aggregate, written once per projector call of it: no setting spreads it; its totals need a bounded-rate combiner (not built; docs/scale.md, The hot recipe's partition)"
+		return "one recipe's aggregate, written by the drains of its pending counts" + orNot(l.Combined) + ": no setting spreads it (docs/scale.md, The hot recipe's partition)"
 	case l.Key == author && l.Where == "table":
-		return "its author's folded notifications, one update per projector call of each recipe: no setting spreads it"
+		return "its author's folded notifications, written by its recipes' drains" + orNot(l.Combined) + ": no setting spreads it"
 	case l.Key == author:
 		return "read: the author's recipes, queried for the suggestions of each cook who liked one: no setting spreads it"
 	case strings.HasPrefix(l.Key, "CHATROOM#"):
@@ -222,6 +229,15 @@ func (l KeyLoad) why(advice []Advice, hotRecipe, author string) string {
 		return "one key per item type: no setting spreads it"
 	}
 	return ""
+}
+
+// orNot is a drains' bound to quote, or what it is when there is none
+// (the programs that wrote the key counted no calls: an older build).
+func orNot(bound string) string {
+	if bound == "" {
+		return " (their calls not counted, so projected one per change)"
+	}
+	return " (" + bound + ")"
 }
 
 // keyCounts reads every program's capacity by partition key (a program it
@@ -268,6 +284,8 @@ func addKeys(a, b ddb.Keys, sign float64) {
 			v.Read += sign * u.Read
 			v.Write += sign * u.Write
 			v.Calls += int64(sign) * u.Calls
+			v.Writes += int64(sign) * u.Writes
+			mergeTop(&v.Top, u.Top, sign)
 			a[t][k] = v
 		}
 	}
@@ -379,6 +397,7 @@ func scaleOf(phases []PhaseReport, target float64, where func(string) string, pi
 			author = k
 		}
 	}
+	s.capDrains(basis.keys, basis.sentSecs, where, hotKey, author)
 	for i := range s.Breaking {
 		s.Breaking[i].Why = s.Breaking[i].why(s.Advice, hotKey, author)
 	}
@@ -451,6 +470,11 @@ func (s *Scale) print(w io.Writer) {
 		fmt.Fprintf(w, "  the hot recipe's partition (table %s) took %.1f write units per change of its counts (%d changes: cookings and ratings)\n",
 			short(h.Key), h.WriteUnitsPerChange, h.Changes)
 	}
+	for _, l := range s.Keys {
+		if l.Combined != "" {
+			fmt.Fprintf(w, "  drains: %s %s: %s (%.0f%% of its limit at %.0f/s)\n", l.Where, short(l.Key), l.Combined, 100*l.Use, s.Target)
+		}
+	}
 	for _, a := range s.Advice {
 		fmt.Fprintf(w, "  advice: %s=%d: %s %s takes %.0f%% of a key's limit at %.0f/s (its %d shard(s) together); %d shards take %.0f%% each",
 			a.Setting, a.Shards, a.Where, a.Key, 100*a.Use, s.Target, a.Current, a.Shards, 100*a.Use/float64(a.Shards))
@@ -491,5 +515,142 @@ func whereIn(table string) func(string) string {
 			return "effects"
 		}
 		return target
+	}
+}
+
+// drainsPerKey is the calls a second assumed of the lane that holds one
+// pending key's records (store.PendingShards per recipe): Lambda's base
+// rate of polls per shard ("Lambda polls shards in your DynamoDB stream for
+// records at a base rate of 4 times per second",
+// lambda/latest/dg/with-ddb.html). A lane with a backlog is called again
+// as soon as a call ends, so where the stream's lanes are busy the batch
+// size and a call's duration set it (docs/scale.md).
+const drainsPerKey = 4.0
+
+// capDrains holds the table writes of the keys a recipe's drains write
+// (the hot recipe's partition: its totals; its author's: the folded
+// notifications) to their bound: store.PendingShards drains of drainsPerKey
+// a second, each of the write units the basis phase measured per call that
+// wrote the key. The linear projection counts one write per change; the
+// drains do not grow with the changes.
+func (s *Scale) capDrains(used ddb.Keys, secs float64, where func(string) string, keys ...string) {
+	changed := false
+	ratio := map[string]float64{} // a capped key's projected writes over its linear ones
+	for i := range s.Keys {
+		l := &s.Keys[i]
+		if l.Where != "table" || !slices.Contains(keys, l.Key) || l.Key == "" {
+			continue
+		}
+		var u ddb.KeyUnits
+		for t, m := range used {
+			if where(t) == "table" {
+				u.Write += m[l.Key].Write
+				u.Writes += m[l.Key].Writes
+			}
+		}
+		if u.Writes <= 0 {
+			continue
+		}
+		perCall := u.Write / float64(u.Writes)
+		bound := float64(store.PendingShards) * drainsPerKey * perCall
+		l.Combined = fmt.Sprintf("at most %d drains × %.0f calls/s × %.1f write units per call = %.0f WCU/s", store.PendingShards, drainsPerKey, perCall, bound)
+		if l.ProjectedWrite <= bound {
+			continue
+		}
+		ratio[l.Key] = bound / l.ProjectedWrite
+		l.ProjectedWrite = bound
+		l.Use = max(l.ProjectedWrite/keyWriteLimit, l.ProjectedRead/keyReadLimit)
+		// Its writes are bounded (over at any rate, or never); its reads
+		// still grow with the rate.
+		l.BreaksAt = 0
+		if bound >= keyWriteLimit {
+			l.BreaksAt = s.BasisRate
+		}
+		if l.Read > 0 && l.ProjectedRead > l.Read {
+			if at := s.BasisRate * keyReadLimit / l.Read; l.BreaksAt == 0 || at < l.BreaksAt {
+				l.BreaksAt = max(at, s.BasisRate)
+			}
+		}
+		changed = true
+	}
+	// An index key's entries of a capped item (the hot recipe's trending
+	// and method entries) move with the same drains: that item's share is
+	// held in the same ratio, the rest grows as projected.
+	for i := range s.Keys {
+		l := &s.Keys[i]
+		if l.Where == "table" || l.Write <= 0 || l.ProjectedWrite <= 0 {
+			continue
+		}
+		var m ddb.KeyUnits
+		for t, km := range used {
+			if where(t) == l.Where {
+				m = km[l.Key]
+			}
+		}
+		grow := l.ProjectedWrite / l.Write
+		rest := l.Write // the units of the entries that grow with the rate
+		for _, it := range m.Top {
+			r, ok := ratio[it.Item]
+			if !ok || it.Write <= 0 {
+				continue
+			}
+			share := min(it.Write/secs, l.Write)
+			l.ProjectedWrite -= share * grow * (1 - r)
+			rest -= share
+			l.Combined = fmt.Sprintf("the entries of %s (%.1f of its %.1f WCU/s now) move with its drains", short(it.Item), share, l.Write)
+			changed = true
+		}
+		if l.Combined == "" {
+			continue
+		}
+		l.Use = max(l.ProjectedWrite/keyWriteLimit, l.ProjectedRead/keyReadLimit)
+		l.BreaksAt = 0
+		if rest > 1e-9 && grow > 1 {
+			l.BreaksAt = s.Target / l.Use // about: the rest grows with the rate
+		} else if l.Use >= 1 {
+			l.BreaksAt = s.BasisRate
+		}
+	}
+	if !changed {
+		return
+	}
+	s.Advice = advise(s.Keys)
+	s.Breaking = s.Breaking[:0]
+	for _, l := range s.Keys {
+		if l.Use >= 1 {
+			s.Breaking = append(s.Breaking, l)
+		}
+	}
+	sort.SliceStable(s.Breaking, func(i, j int) bool { return s.Breaking[i].BreaksAt < s.Breaking[j].BreaksAt })
+	sort.SliceStable(s.Keys, func(i, j int) bool { return s.Keys[i].Use > s.Keys[j].Use })
+}
+
+// mergeTop adds sign times src's items' units to dst's: an item dst has
+// takes them; one it has not is added (sign > 0), in an empty place or the
+// least's.
+func mergeTop(dst *[len(ddb.KeyUnits{}.Top)]ddb.ItemUnits, src [len(ddb.KeyUnits{}.Top)]ddb.ItemUnits, sign float64) {
+	for _, it := range src {
+		if it.Item == "" {
+			continue
+		}
+		i := slices.IndexFunc(dst[:], func(d ddb.ItemUnits) bool { return d.Item == it.Item })
+		switch {
+		case i >= 0:
+			dst[i].Write += sign * it.Write
+		case sign > 0:
+			least := 0
+			for j, d := range dst {
+				if d.Item == "" {
+					least = j
+					break
+				}
+				if d.Write < dst[least].Write {
+					least = j
+				}
+			}
+			if dst[least].Item == "" || dst[least].Write < it.Write {
+				dst[least] = it
+			}
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"html"
+	"math"
 	"strings"
 	"testing"
 
@@ -186,5 +187,50 @@ func TestWallsSayWhy(t *testing.T) {
 	if !strings.Contains(out.String(), "the walls at 100000/s, first to break first:\n  1. table RECIPE#<recipeId> at ") ||
 		!strings.Contains(out.String(), "GSI1 USER#<userId> at 7500 writes/s (1333% of its limit then): by its reads; read: the author's recipes") {
 		t.Errorf("report:\n%s", out.String())
+	}
+}
+
+// The keys a recipe's drains write (its totals, its author's folded
+// notifications) are held to the drains' bound: store.PendingShards drains
+// of drainsPerKey calls a second, each of the units measured per call that
+// wrote the key; a projection under the bound stays linear, and the last
+// line no longer names a capped key. (The base poll rate is Lambda's:
+// lambda/latest/dg/with-ddb.html.)
+func TestProjectionCapsDrains(t *testing.T) {
+	used := ddb.Keys{"load": {
+		"RECIPE#hot":   {Write: 600, Writes: 150, Read: 300}, // 40 WCU/s now, 4 units a drain; 20 RCU/s
+		"USER#chef":    {Write: 300, Writes: 50},             // 20 WCU/s, 6 units a call
+		"RECIPE#other": {Write: 3, Writes: 1},
+	}, "load/GSI2": {
+		// 10 WCU/s, 8 of them the hot recipe's entry
+		"METHOD#bake#0": {Write: 150, Top: [4]ddb.ItemUnits{{Item: "RECIPE#hot", Write: 120}, {Item: "RECIPE#x", Write: 30}}},
+	}}
+	s := project(used, 15, 50, 50, 10000, whereIn("load"), map[string]string{"RECIPE#hot": "the hot recipe", "USER#chef": "the hot recipe's author"})
+	if len(s.Breaking) != 3 {
+		t.Fatalf("linear: %d keys over, want 3", len(s.Breaking))
+	}
+	s.capDrains(used, 15, whereIn("load"), "RECIPE#hot", "USER#chef")
+	byKey := map[string]KeyLoad{}
+	for _, l := range s.Keys {
+		byKey[l.Key] = l
+	}
+	// its reads still grow: 4,000 RCU/s then, over the 3,000 from 7,500/s
+	if l := byKey["RECIPE#hot"]; l.ProjectedWrite != 128 || l.ProjectedRead != 4000 || l.BreaksAt != 7500 || !strings.Contains(l.Combined, "8 drains × 4 calls/s × 4.0 write units") {
+		t.Errorf("the hot recipe: %+v, want 128 WCU/s and 4,000 RCU/s, breaking at 7,500/s by its reads", l)
+	}
+	if l := byKey["USER#chef"]; l.ProjectedWrite != 192 || l.BreaksAt != 0 {
+		t.Errorf("its author: %+v, want 192 WCU/s", l)
+	}
+	// the method key: 2 WCU/s of others grow (400), the hot entry's 8 are
+	// held as its recipe's drains are (1,600 × 128/8,000 = 25.6); it breaks
+	// where the rest does, about 10,000 / 0.4256
+	if l := byKey["METHOD#bake#0"]; math.Abs(l.ProjectedWrite-425.6) > 1e-9 || math.Abs(l.BreaksAt-10000/0.4256) > 1e-6 || l.Combined == "" {
+		t.Errorf("the hot recipe's method entry: %+v, want 425.6 WCU/s, breaking at about 23,496/s", l)
+	}
+	if l := byKey["RECIPE#other"]; l.Combined != "" || l.ProjectedWrite != 0.2 {
+		t.Errorf("another recipe: %+v, untouched", l)
+	}
+	if got := s.line(); got != "scale: at 10000 writes/s: first to break: table RECIPE#<recipeId> at 7500 writes/s" {
+		t.Errorf("last line %q", got)
 	}
 }
