@@ -153,8 +153,18 @@ func (s Cooking) ApplyCooking(ctx context.Context, recipeID string, deltas []Coo
 }
 
 func (s Cooking) applyCookingChunk(ctx context.Context, recipeID string, deltas []CookingDelta, markerTTL time.Duration) (CookingApplied, error) {
+	return untilWon(ctx, "recipe "+recipeID+" kept changing under its counts", func() (CookingApplied, error) {
+		return s.tryApplyCooking(ctx, recipeID, deltas, markerTTL)
+	})
+}
+
+var errLostRace = errors.New("store: lost a race")
+
+// untilWon runs try again while it loses a race (errLostRace), with a
+// growing pause, up to 6 times; then it says what kept changing.
+func untilWon(ctx context.Context, what string, try func() (CookingApplied, error)) (CookingApplied, error) {
 	for attempt := 0; attempt < 6; attempt++ {
-		a, err := s.tryApplyCooking(ctx, recipeID, deltas, markerTTL)
+		a, err := try()
 		if !errors.Is(err, errLostRace) {
 			return a, err
 		}
@@ -164,10 +174,23 @@ func (s Cooking) applyCookingChunk(ctx context.Context, recipeID string, deltas 
 		case <-time.After(time.Duration(attempt*attempt*10) * time.Millisecond):
 		}
 	}
-	return CookingApplied{}, fmt.Errorf("store: recipe %s kept changing under its counts; retry", recipeID)
+	return CookingApplied{}, fmt.Errorf("store: %s; retry", what)
 }
 
-var errLostRace = errors.New("store: lost a race")
+// transact writes items in one transaction; a cancellation by a condition
+// or a conflict is errLostRace (read again and retry).
+func (s Cooking) transact(ctx context.Context, items []types.TransactWriteItem, what string) error {
+	_, err := s.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+	for _, r := range cancelReasons(err) {
+		if r == "ConditionalCheckFailed" || r == "TransactionConflict" {
+			return errLostRace
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("store: %s: %w", what, err)
+	}
+	return nil
+}
 
 func (s Cooking) tryApplyCooking(ctx context.Context, recipeID string, deltas []CookingDelta, markerTTL time.Duration) (CookingApplied, error) {
 	var out CookingApplied
@@ -271,18 +294,7 @@ func (s Cooking) tryApplyCooking(ctx context.Context, recipeID string, deltas []
 	} else if u != nil {
 		items = append(items, types.TransactWriteItem{Update: u})
 	}
-	_, err = s.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
-	if reasons := cancelReasons(err); reasons != nil {
-		for _, r := range reasons {
-			if r == "ConditionalCheckFailed" || r == "TransactionConflict" {
-				return out, errLostRace
-			}
-		}
-	}
-	if err != nil {
-		return out, fmt.Errorf("store: apply cooking counts of recipe %s: %w", recipeID, err)
-	}
-	return out, nil
+	return out, s.transact(ctx, items, "apply cooking counts of recipe "+recipeID)
 }
 
 // foldedNote adds n.Count to a folded notification (one per recipe and

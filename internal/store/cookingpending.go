@@ -3,17 +3,14 @@ package store
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"maps"
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/dynastream/dynastream/internal/collab"
@@ -246,18 +243,9 @@ func (s Cooking) pendingAdd(recipeID string, n int, p Pending) (*types.Update, e
 // that added to it after the recipe's cascade ran). Raised are the weeks
 // whose counts the drain raised; Applied is 1 when it moved anything.
 func (s Cooking) DrainPending(ctx context.Context, recipeID string, n int) (CookingApplied, error) {
-	for attempt := 0; attempt < 6; attempt++ {
-		a, err := s.tryDrain(ctx, recipeID, n)
-		if !errors.Is(err, errLostRace) {
-			return a, err
-		}
-		select {
-		case <-ctx.Done():
-			return a, ctx.Err()
-		case <-time.After(time.Duration(attempt*attempt*10) * time.Millisecond):
-		}
-	}
-	return CookingApplied{}, fmt.Errorf("store: recipe %s kept changing under its drain; retry", recipeID)
+	return untilWon(ctx, "recipe "+recipeID+" kept changing under its drain", func() (CookingApplied, error) {
+		return s.tryDrain(ctx, recipeID, n)
+	})
 }
 
 func (s Cooking) tryDrain(ctx context.Context, recipeID string, n int) (CookingApplied, error) {
@@ -349,16 +337,8 @@ func (s Cooking) tryDrain(ctx context.Context, recipeID string, n int) (CookingA
 		}
 		items = append(items, types.TransactWriteItem{Update: u})
 	}
-	_, err = s.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
-	if reasons := cancelReasons(err); reasons != nil {
-		for _, r := range reasons {
-			if r == "ConditionalCheckFailed" || r == "TransactionConflict" {
-				return out, errLostRace
-			}
-		}
-	}
-	if err != nil {
-		return out, fmt.Errorf("store: drain recipe %s's pending counts: %w", recipeID, err)
+	if err := s.transact(ctx, items, "drain recipe "+recipeID+"'s pending counts"); err != nil {
+		return out, err
 	}
 	out.Recipe.Rating = after
 	out.Applied = 1
