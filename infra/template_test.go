@@ -436,8 +436,16 @@ func TestProjectorFilter(t *testing.T) {
 	// A recipe's pending item is derived, and kept: the projector drains it.
 	pending := record(t, "", `{"PK":{"S":"PENDING#r1#3"},"SK":{"S":"PENDING"},"derived":{"BOOL":true}}`)
 	pending.Change.Keys["PK"] = events.NewStringAttribute("PENDING#r1#3")
+	pending.Change.Keys["SK"] = events.NewStringAttribute("PENDING")
 	if !c.Match(pending) || projections.Skip(pending) {
 		t.Error("a pending item's record is dropped")
+	}
+	// the ledger beside it is not (its record asks for nothing)
+	ledger := record(t, "", `{"PK":{"S":"PENDING#r1#3"},"SK":{"S":"COOKS#e1"},"derived":{"BOOL":true}}`)
+	ledger.Change.Keys["PK"] = events.NewStringAttribute("PENDING#r1#3")
+	ledger.Change.Keys["SK"] = events.NewStringAttribute("COOKS#e1")
+	if c.Match(ledger) || !projections.Skip(ledger) {
+		t.Error("a pending partition's ledger record is kept")
 	}
 	if rec := record(t, "", derived); projections.Skip(rec) != !c.Match(rec) {
 		t.Error("projections.Skip and the filter disagree on a derived record")

@@ -519,8 +519,9 @@ func whereIn(table string) func(string) string {
 }
 
 // drainsPerKey is the calls a second assumed of the lane that holds one
-// pending key's records (store.PendingShards per recipe): Lambda's base
-// rate of polls per shard ("Lambda polls shards in your DynamoDB stream for
+// pending key's records (store.PendingShards per recipe; an author's
+// notifications are bounded so per recipe of theirs): Lambda's base rate of
+// polls per shard ("Lambda polls shards in your DynamoDB stream for
 // records at a base rate of 4 times per second",
 // lambda/latest/dg/with-ddb.html). A lane with a backlog is called again
 // as soon as a call ends, so where the stream's lanes are busy the batch
@@ -553,19 +554,21 @@ func (s *Scale) capDrains(used ddb.Keys, secs float64, where func(string) string
 		}
 		perCall := u.Write / float64(u.Writes)
 		bound := float64(store.PendingShards) * drainsPerKey * perCall
-		l.Combined = fmt.Sprintf("at most %d drains × %.0f calls/s × %.1f write units per call = %.0f WCU/s", store.PendingShards, drainsPerKey, perCall, bound)
+		l.Combined = fmt.Sprintf("bounded by %d drains × %.0f calls/s (a lane's base poll rate) × %.1f write units per call = %.0f WCU/s", store.PendingShards, drainsPerKey, perCall, bound)
 		if l.ProjectedWrite <= bound {
 			continue
 		}
 		ratio[l.Key] = bound / l.ProjectedWrite
 		l.ProjectedWrite = bound
 		l.Use = max(l.ProjectedWrite/keyWriteLimit, l.ProjectedRead/keyReadLimit)
-		// Its writes are bounded (over at any rate, or never); its reads
-		// still grow with the rate.
-		l.BreaksAt = 0
-		if bound >= keyWriteLimit {
-			l.BreaksAt = s.BasisRate
+		// Its writes grow as projected up to the bound: they break where
+		// the projection did if the bound is over the limit, else never;
+		// its reads still grow with the rate.
+		writesBreak := l.BreaksAt
+		if bound < keyWriteLimit {
+			writesBreak = 0
 		}
+		l.BreaksAt = writesBreak
 		if l.Read > 0 && l.ProjectedRead > l.Read {
 			if at := s.BasisRate * keyReadLimit / l.Read; l.BreaksAt == 0 || at < l.BreaksAt {
 				l.BreaksAt = max(at, s.BasisRate)

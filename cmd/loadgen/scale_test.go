@@ -215,7 +215,7 @@ func TestProjectionCapsDrains(t *testing.T) {
 		byKey[l.Key] = l
 	}
 	// its reads still grow: 4,000 RCU/s then, over the 3,000 from 7,500/s
-	if l := byKey["RECIPE#hot"]; l.ProjectedWrite != 128 || l.ProjectedRead != 4000 || l.BreaksAt != 7500 || !strings.Contains(l.Combined, "8 drains × 4 calls/s × 4.0 write units") {
+	if l := byKey["RECIPE#hot"]; l.ProjectedWrite != 128 || l.ProjectedRead != 4000 || l.BreaksAt != 7500 || !strings.Contains(l.Combined, "8 drains × 4 calls/s (a lane's base poll rate) × 4.0 write units per call") {
 		t.Errorf("the hot recipe: %+v, want 128 WCU/s and 4,000 RCU/s, breaking at 7,500/s by its reads", l)
 	}
 	if l := byKey["USER#chef"]; l.ProjectedWrite != 192 || l.BreaksAt != 0 {

@@ -82,12 +82,12 @@ func pendingLeft(it map[string]any) map[string]any {
 func FollowPending(t testing.TB, streams stream.API, arn string) func(context.Context) ([]events.DynamoDBEventRecord, error) {
 	t.Helper()
 	f, err := replay.Follower(context.Background(), streams, arn, func(r events.DynamoDBEventRecord) bool {
-		k := r.Change.Keys[store.AttrPK]
-		if k.DataType() != events.DataTypeString {
+		pk, sk := r.Change.Keys[store.AttrPK], r.Change.Keys[store.AttrSK]
+		if pk.DataType() != events.DataTypeString || sk.DataType() != events.DataTypeString {
 			return false
 		}
-		_, _, ok := store.PendingOf(k.String())
-		return ok
+		_, _, ok := store.PendingOf(pk.String())
+		return ok && sk.String() == store.PendingKey("", 0).SK
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -34,9 +34,10 @@ func DrainOf(c stream.Change) (Drain, bool, error) {
 	if pk == nil {
 		return Drain{}, false, nil
 	}
+	sk, _ := c.Keys[store.AttrSK].(*types.AttributeValueMemberS)
 	recipeID, n, ok := store.PendingOf(pk.Value)
-	if !ok {
-		return Drain{}, false, nil
+	if !ok || sk == nil || sk.Value != store.PendingKey(recipeID, n).SK {
+		return Drain{}, false, nil // not a pending item (a ledger beside one)
 	}
 	d := Drain{RecipeID: recipeID, N: n}
 	if c.Kind == stream.Remove || c.Kind == stream.TTLRemove {
@@ -54,9 +55,9 @@ func DrainOf(c stream.Change) (Drain, bool, error) {
 	return d, true, nil
 }
 
-// projectDrains drains a group's pending item once for its run of records
-// (one pending key's), and has the weeks they raised checked for the top 10.
-// rec is the run's first record in the group.
+// projectDrains drains a recipe's pending items once for a run of their
+// records (the group is the recipe's), and has the weeks they raised
+// checked for the top 10. rec is the run's first record in the group.
 func (b *batch) projectDrains(ctx context.Context, ds []*Drain, group, rec int) error {
 	var raised []string
 	todo := false
@@ -72,7 +73,7 @@ func (b *batch) projectDrains(ctx context.Context, ds []*Drain, group, rec int) 
 		return nil
 	}
 	d := ds[0]
-	a, err := b.p.Store.Cooking.DrainPending(ctx, d.RecipeID, d.N)
+	a, err := b.p.Store.Cooking.DrainPending(ctx, d.RecipeID)
 	if err != nil {
 		return fmt.Errorf("drain the pending counts of recipe %s: %w", d.RecipeID, err)
 	}

@@ -9,10 +9,11 @@ import (
 )
 
 // pendingPattern keeps the records of the recipes' pending items
-// (store.PendingPK): derived, but the projector's to drain (drain.go).
+// (store.PendingKey): derived, but the projector's to drain (drain.go);
+// not those of the ledgers beside them.
 // Lambda filters a DynamoDB record on its keys as on its images
 // (lambda/latest/dg/with-ddb-filtering.html).
-const pendingPattern = `{"dynamodb":{"Keys":{"PK":{"S":[{"prefix":"PENDING#"}]}}}}`
+const pendingPattern = `{"dynamodb":{"Keys":{"PK":{"S":[{"prefix":"PENDING#"}]},"SK":{"S":["PENDING"]}}}}`
 
 // Filter is the projector's event source mapping's FilterCriteria, which
 // the local runner applies too: stream.LoopGuard (its own derived writes
@@ -30,10 +31,10 @@ func Skip(r events.DynamoDBEventRecord) bool {
 
 // isPending reports whether a record is a recipe's pending item's.
 func isPending(r events.DynamoDBEventRecord) bool {
-	k := r.Change.Keys[store.AttrPK]
-	if k.DataType() != events.DataTypeString {
+	pk, sk := r.Change.Keys[store.AttrPK], r.Change.Keys[store.AttrSK]
+	if pk.DataType() != events.DataTypeString || sk.DataType() != events.DataTypeString {
 		return false
 	}
-	_, _, ok := store.PendingOf(k.String())
-	return ok
+	_, _, ok := store.PendingOf(pk.String())
+	return ok && sk.String() == store.PendingKey("", 0).SK
 }

@@ -84,6 +84,11 @@ func (m meaning) key(r events.DynamoDBEventRecord) string {
 	if m.cooking != nil {
 		return m.cooking.key()
 	}
+	if m.drain != nil {
+		// with the recipe's own records: its drains and counts in order,
+		// not racing each other for its item
+		return store.RecipePK(m.drain.RecipeID)
+	}
 	return stream.PartitionKey(store.AttrPK)(r)
 }
 

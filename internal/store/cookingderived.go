@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -105,7 +106,8 @@ type CookingDelta struct {
 
 // CookingApplied says what ApplyCooking did.
 type CookingApplied struct {
-	// Gone: the recipe does not exist (deleted); nothing was done.
+	// Gone: the recipe does not exist (deleted): an apply did nothing; a
+	// drain deleted the recipe's pending partitions (DrainPending).
 	Gone bool
 	// Applied counts the deltas applied now; the others were applied
 	// before (their marker exists).
@@ -161,17 +163,19 @@ func (s Cooking) applyCookingChunk(ctx context.Context, recipeID string, deltas 
 var errLostRace = errors.New("store: lost a race")
 
 // untilWon runs try again while it loses a race (errLostRace), with a
-// growing pause, up to 6 times; then it says what kept changing.
+// growing pause, up to 8 times; then it says what kept changing.
 func untilWon(ctx context.Context, what string, try func() (CookingApplied, error)) (CookingApplied, error) {
-	for attempt := 0; attempt < 6; attempt++ {
+	for attempt := 0; attempt < 8; attempt++ {
 		a, err := try()
 		if !errors.Is(err, errLostRace) {
 			return a, err
 		}
+		// jittered, so that writers that lost to each other do not meet again
+		pause := time.Duration(attempt*attempt*10+rand.IntN(10*(attempt+1))) * time.Millisecond
 		select {
 		case <-ctx.Done():
 			return a, ctx.Err()
-		case <-time.After(time.Duration(attempt*attempt*10) * time.Millisecond):
+		case <-time.After(pause):
 		}
 	}
 	return CookingApplied{}, fmt.Errorf("store: %s; retry", what)
@@ -293,6 +297,11 @@ func (s Cooking) tryApplyCooking(ctx context.Context, recipeID string, deltas []
 		return out, err
 	} else if u != nil {
 		items = append(items, types.TransactWriteItem{Update: u})
+	} else {
+		// Nothing to add (the deltas cancel out), so no pending record asks
+		// for a drain, whose check would find a recipe deleted meanwhile:
+		// check it here, or its recent items would outlive its cascade.
+		items = append(items, s.recipeExists(recipeID))
 	}
 	return out, s.transact(ctx, items, "apply cooking counts of recipe "+recipeID)
 }

@@ -283,11 +283,10 @@ func TestApplyCookingWritesTheRecipeOncePerCall(t *testing.T) {
 		t.Fatalf("the call wrote in the recipe's partition %v (want nothing), in a pending one %v (want its counts and a ledger), in the cooks' %d (want 20)", inRecipe, inPending, cooks)
 	}
 	// The pending item's record asks for its drain: the totals, written once.
-	recipeID, n, ok := store.PendingOf(pk)
-	if !ok || recipeID != "hot" {
+	if recipeID, _, ok := store.PendingOf(pk); !ok || recipeID != "hot" {
 		t.Fatalf("pending key %q", pk)
 	}
-	a, err := st.Cooking.DrainPending(ctx, "hot", n)
+	a, err := st.Cooking.DrainPending(ctx, "hot")
 	if err != nil || a.Applied != 1 || !slices.Equal(a.Raised, []string{"2026-W02"}) {
 		t.Fatalf("drain: %+v, %v", a, err)
 	}
@@ -304,7 +303,7 @@ func TestApplyCookingWritesTheRecipeOncePerCall(t *testing.T) {
 		t.Errorf("the week's trending: %+v, %v", top, err)
 	}
 	// A drain delivered again moves nothing and writes nothing.
-	if a, err := st.Cooking.DrainPending(ctx, "hot", n); err != nil || a.Applied != 0 {
+	if a, err := st.Cooking.DrainPending(ctx, "hot"); err != nil || a.Applied != 0 {
 		t.Errorf("second drain: %+v, %v", a, err)
 	}
 	if inRecipe, inPending, _, _ := count(); len(inRecipe)+len(inPending) != 0 {

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"maps"
@@ -43,9 +44,14 @@ const (
 	// and the bound on the drains of its totals per round of polls.
 	PendingShards = 8
 	// maxDrained bounds the weeks and notifications one drain moves (a
-	// transaction holds 100 items); the rest stay for the drain that its
-	// write's own record asks for.
-	maxDrained = 90
+	// transaction holds 100 items: besides them, up to PendingShards
+	// pending items and the recipe); the rest stay for the drain that its
+	// write's own records ask for.
+	maxDrained = 80
+	// maxRemoved bounds the attributes at 0 one drain removes from a
+	// pending item (an expression is at most 4 KB); the rest go with the
+	// next ones.
+	maxRemoved = 16
 )
 
 // Attribute names of a pending item: the rating's deltas, a week's
@@ -95,10 +101,14 @@ func PendingOf(pk string) (recipeID string, n int, ok bool) {
 // pendingShard is the pending item a call's deltas go to: picked by its
 // first change, so a redelivered call picks the same one (it need not: a
 // change is counted once wherever its delta went).
+//
+// It takes the hash's high bits (multiply and shift): FNV-1a's low bits
+// depend only on the low bits of the bytes hashed, so ids that differ in a
+// letter with the same low bits ("…a" and "…i") would share a shard.
 func pendingShard(sourceID string) int {
 	h := fnv.New32a()
 	h.Write([]byte(sourceID))
-	return int(h.Sum32() % PendingShards)
+	return int(uint64(h.Sum32()) * PendingShards >> 32)
 }
 
 // Pending is what a pending item holds: deltas counted and not yet in the
@@ -186,6 +196,11 @@ func PendingFrom(it map[string]types.AttributeValue) (Pending, error) {
 			return p, err
 		}
 	}
+	for id, v := range p.Notes {
+		if _, ok := p.Bodies[id]; !ok && v != 0 {
+			return p, fmt.Errorf("store: pending item: notification %s has a count and no fields", id)
+		}
+	}
 	return p, nil
 }
 
@@ -232,79 +247,135 @@ func (s Cooking) pendingAdd(recipeID string, n int, p Pending) (*types.Update, e
 		ExpressionAttributeNames: names, ExpressionAttributeValues: vals}, nil
 }
 
-// DrainPending moves what a recipe's pending item n holds into the
-// recipe's totals: it reads the item and the recipe (consistently), then the
-// weeks' Trending items, and in one transaction takes what it read off the
-// pending item (its drains in sequence: each is conditioned on the last) and
-// writes the rating aggregate, the weeks' counts and the author's folded
-// notifications, each conditioned on what it read. Changes added
-// meanwhile stay for the next drain (their own record asks for it). A
-// recipe that is gone has its pending partition's cascade instead (a call
-// that added to it after the recipe's cascade ran). Raised are the weeks
-// whose counts the drain raised; Applied is 1 when it moved anything.
-func (s Cooking) DrainPending(ctx context.Context, recipeID string, n int) (CookingApplied, error) {
+// DrainPending moves what a recipe's pending items hold into its totals:
+// it reads the recipe and all its pending items (consistently), then the
+// weeks' Trending items, and in one transaction writes the rating
+// aggregate and the weeks' counts, each conditioned on what it read, adds
+// the author's folded notifications, and takes what it moved off each
+// pending item (conditioned on that item's drain sequence, so two drains
+// never move the same deltas). Changes added meanwhile stay for the next
+// drain (their own record asks for it). Draining every pending item at once
+// keeps the totals from going below 0: a history entry's insert is counted
+// before its removal (one item's records come in order), so the totals and
+// the pending items together never count less than nothing, though one
+// pending item alone may.
+//
+// A pending item that cannot be read is left and reported (the error), the
+// rest drained. A recipe that is gone has its pending partitions' cascade
+// (a call that added to them after the recipe's cascade ran); a recipe item
+// that cannot be read is an error, and nothing is deleted. Raised are the
+// weeks whose counts the drain raised; Applied is 1 when it moved anything.
+func (s Cooking) DrainPending(ctx context.Context, recipeID string) (CookingApplied, error) {
 	return untilWon(ctx, "recipe "+recipeID+" kept changing under its drain", func() (CookingApplied, error) {
-		return s.tryDrain(ctx, recipeID, n)
+		return s.tryDrain(ctx, recipeID)
 	})
 }
 
-func (s Cooking) tryDrain(ctx context.Context, recipeID string, n int) (CookingApplied, error) {
+// pendingRead is a pending item as a drain read it.
+type pendingRead struct {
+	n int
+	p Pending
+}
+
+func (s Cooking) tryDrain(ctx context.Context, recipeID string) (CookingApplied, error) {
 	var out CookingApplied
 	var recipe *cooking.Recipe
-	var p *Pending
-	var perr error
-	pk := PendingKey(recipeID, n)
-	err := s.batchGet(ctx, []Key{RecipeKey(recipeID), pk}, true, func(it map[string]types.AttributeValue) error {
-		switch itemTypeOf(it) {
-		case TypeRecipe:
+	recipeBad := false
+	var pending []pendingRead
+	var bad []error
+	keys := []Key{RecipeKey(recipeID)}
+	for n := range PendingShards {
+		keys = append(keys, PendingKey(recipeID, n))
+	}
+	err := s.batchGet(ctx, keys, true, func(it map[string]types.AttributeValue) error {
+		k := itemKey(it)
+		switch {
+		case k == RecipeKey(recipeID):
 			var r cooking.Recipe
-			if s.decode(it, &r) {
+			if itemTypeOf(it) == TypeRecipe && s.decode(it, &r) {
 				recipe = &r
+			} else {
+				recipeBad = true
 			}
-		case TypeCookingPending:
-			if itemKey(it) == pk {
-				v, err := PendingFrom(it)
-				p, perr = &v, err
+		case k.SK == skPending:
+			id, n, ok := PendingOf(k.PK)
+			if !ok || id != recipeID {
+				return nil
 			}
+			p, err := PendingFrom(it)
+			if err != nil {
+				bad = append(bad, fmt.Errorf("%s: %w", k.PK, err))
+				return nil
+			}
+			pending = append(pending, pendingRead{n, p})
 		}
 		return nil
 	})
 	if err != nil {
 		return out, fmt.Errorf("store: read recipe %s's pending counts: %w", recipeID, err)
 	}
+	if recipeBad {
+		return out, fmt.Errorf("store: recipe %s cannot be read: its pending counts wait", recipeID)
+	}
 	if recipe == nil {
 		out.Gone = true
-		_, err := s.cascadePending(ctx, recipeID, n)
-		return out, err
+		for n := range PendingShards {
+			if _, err := s.cascadePending(ctx, recipeID, n); err != nil {
+				return out, err
+			}
+		}
+		return out, nil
 	}
 	out.Recipe = *recipe
-	if perr != nil {
-		return out, perr
-	}
-	if p == nil || p.Empty() {
-		return out, nil // drained before; its zeros go with the next drain
-	}
-	// What this drain moves: the rating, and up to maxDrained weeks and
-	// notifications (the rest next time).
-	var weeks, notes []string
-	for _, w := range slices.Sorted(maps.Keys(p.Weeks)) {
-		if p.Weeks[w] != 0 && len(weeks) < maxDrained {
-			weeks = append(weeks, w)
+	reportBad := func() error {
+		if len(bad) == 0 {
+			return nil
 		}
+		return fmt.Errorf("store: recipe %s has pending counts that cannot be read (left; fix or delete them): %w", recipeID, errors.Join(bad...))
 	}
-	for _, id := range slices.Sorted(maps.Keys(p.Notes)) {
-		if p.Notes[id] != 0 && len(weeks)+len(notes) < maxDrained {
-			if _, ok := p.Bodies[id]; ok {
-				notes = append(notes, id)
+	// What this drain moves: the ratings, and up to maxDrained weeks and
+	// notifications, summed over the pending items (the rest next time).
+	var total Pending
+	total.Weeks, total.Notes, total.Bodies = map[string]int{}, map[string]int{}, map[string]collab.Notification{}
+	for _, r := range pending {
+		total.RatingCount += r.p.RatingCount
+		total.RatingSum += r.p.RatingSum
+		for w, v := range r.p.Weeks {
+			total.Weeks[w] += v
+		}
+		for id, v := range r.p.Notes {
+			total.Notes[id] += v
+			if b, ok := r.p.Bodies[id]; ok {
+				total.Bodies[id] = b
 			}
 		}
 	}
-	keys := make([]Key, 0, len(weeks))
+	var weeks, notes []string
+	for _, w := range slices.Sorted(maps.Keys(total.Weeks)) {
+		if len(weeks) < maxDrained && slices.ContainsFunc(pending, func(r pendingRead) bool { return r.p.Weeks[w] != 0 }) {
+			weeks = append(weeks, w)
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(total.Notes)) {
+		if len(weeks)+len(notes) < maxDrained && slices.ContainsFunc(pending, func(r pendingRead) bool { return r.p.Notes[id] != 0 }) {
+			notes = append(notes, id)
+		}
+	}
+	var takes []types.TransactWriteItem
+	for _, r := range pending {
+		if r.p.moves(weeks, notes) {
+			takes = append(takes, types.TransactWriteItem{Update: s.pendingTake(recipeID, r.n, r.p, weeks, notes)})
+		}
+	}
+	if len(takes) == 0 {
+		return out, reportBad() // drained before; the zeros go with the next drain
+	}
+	trending := make([]Key, 0, len(weeks))
 	for _, w := range weeks {
-		keys = append(keys, TrendingKey(recipeID, w))
+		trending = append(trending, TrendingKey(recipeID, w))
 	}
 	counts := map[string]int{}
-	if err := s.batchGet(ctx, keys, true, func(it map[string]types.AttributeValue) error {
+	if err := s.batchGet(ctx, trending, true, func(it map[string]types.AttributeValue) error {
 		var t Trending
 		if itemTypeOf(it) == TypeTrending && s.decode(it, &t) {
 			counts[t.Week] = t.Count
@@ -313,23 +384,28 @@ func (s Cooking) tryDrain(ctx context.Context, recipeID string, n int) (CookingA
 	}); err != nil {
 		return out, fmt.Errorf("store: read recipe %s's weeks: %w", recipeID, err)
 	}
-	items := []types.TransactWriteItem{{Update: s.pendingTake(recipeID, n, *p, weeks, notes)}}
+	items := takes
 	before := recipe.Rating
-	after := before.Add(p.RatingCount, p.RatingSum)
+	after := before.Add(total.RatingCount, total.RatingSum)
 	if after != before {
 		items = append(items, types.TransactWriteItem{Update: s.ratingUpdate(recipeID, recipe.CreatedAt, before, after, false)})
 	} else {
 		items = append(items, s.recipeExists(recipeID))
 	}
 	for _, w := range weeks {
-		items = append(items, s.trendingWrite(recipeID, w, counts[w], counts[w]+p.Weeks[w]))
-		if p.Weeks[w] > 0 {
+		if total.Weeks[w] != 0 {
+			items = append(items, s.trendingWrite(recipeID, w, counts[w], counts[w]+total.Weeks[w]))
+		}
+		if total.Weeks[w] > 0 {
 			out.Raised = append(out.Raised, w)
 		}
 	}
 	for _, id := range notes {
-		note := p.Bodies[id]
-		note.Count = p.Notes[id]
+		note, ok := total.Bodies[id]
+		if !ok || total.Notes[id] == 0 {
+			continue
+		}
+		note.Count = total.Notes[id]
 		note.UserID = recipe.AuthorID
 		u, err := s.foldedNote(note)
 		if err != nil {
@@ -342,7 +418,25 @@ func (s Cooking) tryDrain(ctx context.Context, recipeID string, n int) (CookingA
 	}
 	out.Recipe.Rating = after
 	out.Applied = 1
-	return out, nil
+	return out, reportBad()
+}
+
+// moves reports whether a drain of weeks and notes moves anything of p.
+func (p Pending) moves(weeks, notes []string) bool {
+	if p.RatingCount != 0 || p.RatingSum != 0 {
+		return true
+	}
+	for _, w := range weeks {
+		if p.Weeks[w] != 0 {
+			return true
+		}
+	}
+	for _, id := range notes {
+		if p.Notes[id] != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // pendingTake takes what a drain read off a pending item: ADD the negated
@@ -380,14 +474,14 @@ func (s Cooking) pendingTake(recipeID string, n int, p Pending, weeks, notes []s
 		neg(attrPendNote+id, p.Notes[id])
 	}
 	for _, w := range slices.Sorted(maps.Keys(p.Weeks)) {
-		if p.Weeks[w] == 0 {
+		if p.Weeks[w] == 0 && len(removes) < maxRemoved {
 			ph := name(attrPendWeek + w)
 			removes = append(removes, ph)
 			cond = append(cond, ph+" = :zero")
 		}
 	}
 	for _, id := range slices.Sorted(maps.Keys(p.Bodies)) {
-		if p.Notes[id] == 0 {
+		if p.Notes[id] == 0 && len(removes) < maxRemoved {
 			c, b := name(attrPendNote+id), name(attrPendBody+id)
 			removes = append(removes, c, b)
 			cond = append(cond, "(attribute_not_exists("+c+") OR "+c+" = :zero)")

@@ -524,29 +524,18 @@ func resourceOf(pk string) (collab.ResourceType, string, bool) {
 	return "", "", false
 }
 
-// ErrPending: a recipe's totals cannot be repaired while it has counts on
-// their way to them (cookingpending.go): the repair would count them, and
-// then their drain again.
-var ErrPending = errors.New("store: the recipe has counts its drains have not moved into its totals yet; verify again once the projector has drained them")
-
-// noPending returns ErrPending (wrapped) when one of a recipe's pending
-// items holds counts.
+// noPending drains a recipe's pending items (cookingpending.go) before its
+// totals are repaired: counts still in them are not in the totals the scan
+// read, and a repair would count them again with their drain. When it
+// moved anything the repair is not made (ErrChangedMeanwhile: verify
+// again); a pending item it cannot read is the drain's error.
 func (s Upkeep) noPending(ctx context.Context, recipeID string) error {
-	keys := make([]Key, PendingShards)
-	for n := range keys {
-		keys[n] = PendingKey(recipeID, n)
-	}
-	held := false
-	err := s.batchGet(ctx, keys, true, func(it map[string]types.AttributeValue) error {
-		p, err := PendingFrom(it)
-		held = held || err != nil || !p.Empty()
-		return nil
-	})
+	a, err := s.Cooking.DrainPending(ctx, recipeID)
 	if err != nil {
-		return fmt.Errorf("store: read recipe %s's pending counts: %w", recipeID, err)
+		return fmt.Errorf("store: drain recipe %s's pending counts before its repair: %w", recipeID, err)
 	}
-	if held {
-		return fmt.Errorf("recipe %s: %w", recipeID, ErrPending)
+	if a.Applied > 0 {
+		return fmt.Errorf("recipe %s: its pending counts were drained into its totals: %w", recipeID, ErrChangedMeanwhile)
 	}
 	return nil
 }
