@@ -449,6 +449,9 @@ func run(ctx context.Context, c config, log *slog.Logger, progress io.Writer) (*
 			rep.WriterMax = max(rep.WriterMax, p.AchievedRate)
 		}
 		ok := kept && p.Errors == 0 && sum(p.Missing) == 0 && p.LagP99Ms <= msf(c.kneeLag)
+		if !ok && rep.LimitedBy == "" {
+			rep.LimitedBy = p.limit()
+		}
 		if ok && rate > rep.Knee {
 			rep.Knee = rate
 			if rep.DynamoDBLocalWritesPerSec > 0 {

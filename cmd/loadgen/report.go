@@ -37,6 +37,11 @@ type Report struct {
 	// the same run (DynamoDBLocalWritesPerSec), so that runs on machines
 	// of different speeds compare (0: either is unknown).
 	KneeFractionOfRaw float64 `json:"kneeFractionOfRaw,omitempty"`
+	// LimitedBy names what limited the first phase that did not keep up
+	// (PhaseReport.limit): "the writer", "DynamoDB Local", "the machine",
+	// or the consumer that fell behind first ("the projector", "the
+	// notifier"); "" when every phase kept up.
+	LimitedBy string `json:"limitedBy,omitempty"`
 	// WriterMax is the highest achieved write rate of a phase in which the
 	// writer kept up (at least 95% of its target).
 	WriterMax float64 `json:"writerMaxWritesPerSec"`
@@ -418,7 +423,64 @@ func (rep *Report) verdict() string {
 	default:
 		fmt.Fprintf(&b, "; verify: %d difference(s)", rep.Verify.Differences)
 	}
+	switch {
+	case rep.LimitedBy != "":
+		fmt.Fprintf(&b, "; limited by %s", rep.LimitedBy)
+	case len(rep.Phases) > 0:
+		b.WriteString("; limited by nothing measured (every phase kept up: raise -rates)")
+	}
 	return b.String()
+}
+
+// What counts as busy: DynamoDB Local at 0.95 of a core or more (it
+// serves its requests from about one), the machine at 95% of its CPUs.
+const (
+	ddbLocalBusyCores  = 0.95
+	machineBusyPercent = 95
+)
+
+// limit names what limited a phase that did not keep up (the writer below
+// its target, writes failing, items missing or a lag p99 over kneeLag ms),
+// from the phase's own measurements: a busy DynamoDB Local or machine
+// first, since everything waits on them; then the writer, when it fell
+// short of its target; else the consumer of the derivation that was
+// missing, or whose lag p99 was the worst.
+func (p *PhaseReport) limit() string {
+	switch {
+	case p.CPU.DynamoDBLocalCores >= ddbLocalBusyCores:
+		return fmt.Sprintf("DynamoDB Local (%.2f cores busy)", p.CPU.DynamoDBLocalCores)
+	case p.CPU.MachineBusyPercent >= machineBusyPercent:
+		return fmt.Sprintf("the machine (%.0f%% of its CPUs busy)", p.CPU.MachineBusyPercent)
+	case !p.keptUp() || p.Errors > 0:
+		return "the writer"
+	}
+	for _, k := range kinds {
+		if p.Missing[k] > 0 {
+			return consumerOf(k)
+		}
+	}
+	worst, lag := "", 0.0
+	for _, k := range kinds {
+		if d, ok := p.Lag[k]; ok && d.P99Ms > lag {
+			worst, lag = k, d.P99Ms
+		}
+	}
+	if worst == "" {
+		return "nothing this run measured"
+	}
+	return consumerOf(worst)
+}
+
+// consumerOf names the consumer that makes a derivation: the projector's
+// derived items, the notifier's side effects (in-app notifications of
+// collaboration, e-mails, events; a recipe's folded notifications are the
+// projector's, but their lag is not measured apart).
+func consumerOf(kind string) string {
+	switch kind {
+	case kindNotification, kindEmail, kindEvent:
+		return "the notifier"
+	}
+	return "the projector"
 }
 
 func sum(m map[string]int) int {
