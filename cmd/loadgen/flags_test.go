@@ -29,3 +29,24 @@ func TestEnvFlag(t *testing.T) {
 		}
 	}
 }
+
+// -mix rooms-comments leaves out every kind but the rooms' and the
+// comments'; -skip adds to it; an unknown mix is refused.
+func TestMixFlag(t *testing.T) {
+	c, err := parseFlags([]string{"-mix", "rooms-comments", "-skip", "unreact"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []string
+	for _, m := range mix {
+		if !c.skip[m.name] {
+			kept = append(kept, m.name)
+		}
+	}
+	if want := []string{"criteria", "listing", "status", "join", "leave", "comment", "react"}; !slices.Equal(kept, want) {
+		t.Errorf("kept %q, want %q", kept, want)
+	}
+	if _, err := parseFlags([]string{"-mix", "everything"}); err == nil || !strings.Contains(err.Error(), "rooms-comments") {
+		t.Errorf("an unknown mix: %v", err)
+	}
+}

@@ -109,7 +109,7 @@ func parseFlags(args []string) (config, error) {
 	fs.Float64Var(&c.target, "target", 10000, "user writes per second to project each partition key's load to (scale.go; 0: none)")
 	fs.DurationVar(&c.warmup, "warmup", 15*time.Second, "an unreported phase at the first rate before measuring, so the JVM under DynamoDB Local has compiled its hot paths (0: none)")
 	skip := fs.String("skip", "", "write kinds to leave out of the mix, comma-separated (cook,rate: the mix without cooking)")
-	mixName := fs.String("mix", "full", "the write mix: full, or criteria-heavy (60% criteria versions, each deriving combined criteria, a compatibility snapshot and an activity entry)")
+	mixName := fs.String("mix", "full", "the write mix: full; criteria-heavy (60% criteria versions, each deriving combined criteria, a compatibility snapshot and an activity entry); or rooms-comments (criteria versions, listings and their status, members joining and leaving, comments and reactions: no cooking, chat, locations or invites)")
 	fs.IntVar(&c.chatConns, "chat", 0, "run the chat workload instead of the write mix: this many WebSocket connections in one room")
 	fs.Float64Var(&c.chatRate, "chat-rate", 5, "messages per second of the chat workload, for -duration")
 	if err := fs.Parse(args); err != nil {
@@ -145,14 +145,21 @@ func parseFlags(args []string) (config, error) {
 		}
 		c.rates = append(c.rates, r)
 	}
+	c.skip = map[string]bool{}
 	switch *mixName {
 	case "full":
 	case "criteria-heavy":
 		c.criteriaShare = 0.6
+	case "rooms-comments":
+		// what an outside client of the rooms and comments sends (issue
+		// 50): the search rooms' writes and the collaboration's comments
+		// and reactions, in the full mix's proportions
+		for _, k := range roomsCommentsLeftOut {
+			c.skip[k] = true
+		}
 	default:
-		return c, fmt.Errorf("-mix: %q: want full or criteria-heavy", *mixName)
+		return c, fmt.Errorf("-mix: %q: want full, criteria-heavy or rooms-comments", *mixName)
 	}
-	c.skip = map[string]bool{}
 	for _, k := range strings.Split(*skip, ",") {
 		if k = strings.TrimSpace(k); k == "" {
 			continue

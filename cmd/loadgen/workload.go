@@ -48,6 +48,9 @@ var mix = []share{
 	{"message", 8},
 }
 
+// roomsCommentsLeftOut are the write kinds -mix rooms-comments leaves out.
+var roomsCommentsLeftOut = []string{"invite", "location", "relocate", "cook", "rate", "message"}
+
 // op is one write and what the stream must derive from it.
 type op struct {
 	name  string
