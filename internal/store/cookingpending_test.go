@@ -35,6 +35,26 @@ func pendingHolding(t *testing.T, st *store.Store, recipeID string) map[int]stor
 	return out
 }
 
+// createPho creates the recipe the drain tests cook.
+func createPho(t *testing.T, st *store.Store) {
+	t.Helper()
+	if err := st.Cooking.CreateRecipe(context.Background(), cooking.Recipe{RecipeID: "pho", AuthorID: "chef", Title: "Pho", Method: "simmer", Servings: 2, CreatedAt: "2025-10-01T08:00:00.000Z"}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// phoCookedOnce is a store with the recipe and one cooking of it (by an,
+// rated 5) counted in a pending item, not drained.
+func phoCookedOnce(t *testing.T) *store.Store {
+	t.Helper()
+	st := newStore(t)
+	createPho(t, st)
+	if _, err := st.Cooking.ApplyCooking(context.Background(), "pho", []store.CookingDelta{cookDelta("ev1", "an", 1, 5, false)}, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
 func cookDelta(id, cook string, week int, rating int, remove bool) store.CookingDelta {
 	d := store.CookingDelta{SourceID: id, At: time.Date(2026, 1, 7, 12, 0, 0, 0, time.UTC), Cook: cook, Week: "2026-W02", WeekDelta: week,
 		Recent: &store.RecentCooking{RecipeID: "pho", HistoryID: "h-" + cook, UserID: cook, CookDate: "2026-01-07T12:00:00Z", Title: "Pho"}, Remove: remove}
@@ -53,9 +73,7 @@ func TestDrainNeverBelowZero(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	st := newStore(t)
-	if err := st.Cooking.CreateRecipe(ctx, cooking.Recipe{RecipeID: "pho", AuthorID: "chef", Title: "Pho", Method: "simmer", Servings: 2, CreatedAt: "2025-10-01T08:00:00.000Z"}); err != nil {
-		t.Fatal(err)
-	}
+	createPho(t, st)
 	// a removal whose change lands in another pending item than the insert's
 	insert := cookDelta("ev-insert", "an", 1, 4, false)
 	if _, err := st.Cooking.ApplyCooking(ctx, "pho", []store.CookingDelta{insert}, time.Hour); err != nil {
@@ -111,13 +129,7 @@ func TestDrainNeverBelowZero(t *testing.T) {
 func TestDrainLeavesWhatItCannotRead(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st := newStore(t)
-	if err := st.Cooking.CreateRecipe(ctx, cooking.Recipe{RecipeID: "pho", AuthorID: "chef", Title: "Pho", Method: "simmer", Servings: 2, CreatedAt: "2025-10-01T08:00:00.000Z"}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.Cooking.ApplyCooking(ctx, "pho", []store.CookingDelta{cookDelta("ev1", "an", 1, 5, false)}, time.Hour); err != nil {
-		t.Fatal(err)
-	}
+	st := phoCookedOnce(t)
 	var bad int
 	for n := range store.PendingShards {
 		if _, ok := pendingHolding(t, st, "pho")[n]; !ok {
@@ -164,13 +176,7 @@ func TestDrainLeavesWhatItCannotRead(t *testing.T) {
 func TestDrainOfADeletedRecipe(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st := newStore(t)
-	if err := st.Cooking.CreateRecipe(ctx, cooking.Recipe{RecipeID: "pho", AuthorID: "chef", Title: "Pho", Method: "simmer", Servings: 2, CreatedAt: "2025-10-01T08:00:00.000Z"}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.Cooking.ApplyCooking(ctx, "pho", []store.CookingDelta{cookDelta("ev1", "an", 1, 5, false)}, time.Hour); err != nil {
-		t.Fatal(err)
-	}
+	st := phoCookedOnce(t)
 	if _, err := st.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(st.Table), Key: store.RecipeKey("pho").AV()}); err != nil {
 		t.Fatal(err)
 	}
