@@ -39,7 +39,8 @@ func Combine(mode room.Mode, members []room.MemberCriteria) (room.Combined, bool
 	}
 
 	c := &out.Criteria
-	buf := make([]room.MemberCriteria, 0, len(ms))
+	var stack [8]room.MemberCriteria // a room's members, mostly: no allocation
+	buf := stack[:0]
 	for _, name := range room.CriterionNames {
 		setters := settersOf(buf[:0], ms, name)
 		if len(setters) == 0 {

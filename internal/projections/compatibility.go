@@ -32,26 +32,39 @@ func Compatibility(members []room.MemberCriteria) (room.Compatibility, bool) {
 		return room.Compatibility{}, false
 	}
 
+	// Each member's criteria set and weights, by criterion, once: a pair
+	// looks them up instead of switching on the criterion's name again.
+	type member struct {
+		set [maxCriteria]bool
+		w   [maxCriteria]int
+	}
+	prep := make([]member, len(ms))
+	for i, m := range ms {
+		for k, name := range room.CriterionNames {
+			prep[i].set[k], prep[i].w[k] = sets(m.Criteria, name), weightOf(m, name)
+		}
+	}
 	var (
-		pairs    = map[string]float64{}
+		pairs    = make(map[string]float64, len(ms)*(len(ms)-1)/2)
 		scoreSum float64
 		scored   int
-		agreeSum = map[string]float64{}
-		agreeN   = map[string]int{}
+		agreeSum [maxCriteria]float64
+		agreeN   [maxCriteria]int
 	)
 	for i := range ms {
 		for j := i + 1; j < len(ms); j++ {
 			a, b := ms[i], ms[j]
+			pa, pb := &prep[i], &prep[j]
 			var sumW, sumWA float64
 			var agreements [maxCriteria]float64
 			var both [maxCriteria]bool
 			shared := 0
 			for k, name := range room.CriterionNames {
-				if !sets(a.Criteria, name) || !sets(b.Criteria, name) {
+				if !pa.set[k] || !pb.set[k] {
 					continue
 				}
 				ag := agreement(name, a.Criteria, b.Criteria)
-				w := float64(weightOf(a, name)+weightOf(b, name)) / 2
+				w := float64(pa.w[k]+pb.w[k]) / 2
 				sumW += w
 				sumWA += w * ag
 				agreements[k], both[k] = ag, true
@@ -64,10 +77,10 @@ func Compatibility(members []room.MemberCriteria) (room.Compatibility, bool) {
 			pairs[a.UserID+"|"+b.UserID] = math.Round(score*1e4) / 1e4
 			scoreSum += score
 			scored++
-			for k, name := range room.CriterionNames {
+			for k := range room.CriterionNames {
 				if both[k] {
-					agreeSum[name] += agreements[k]
-					agreeN[name]++
+					agreeSum[k] += agreements[k]
+					agreeN[k]++
 				}
 			}
 		}
@@ -89,7 +102,7 @@ func Compatibility(members []room.MemberCriteria) (room.Compatibility, bool) {
 	return room.Compatibility{
 		ScorePercent: pct,
 		Level:        Level(pct),
-		Comment:      comment(agreeSum, agreeN),
+		Comment:      comment(&agreeSum, &agreeN),
 		CriteriaRefs: refs,
 		Pairs:        pairs,
 	}, true
@@ -111,16 +124,18 @@ func Level(scorePercent int) string {
 }
 
 // comment names the criterion with the highest mean agreement and the one
-// with the lowest, ties going to the first in canonical order.
-func comment(sum map[string]float64, n map[string]int) string {
+// with the lowest, ties going to the first in canonical order (sum and n
+// are by criterion, in room.CriterionNames' order).
+func comment(sum *[maxCriteria]float64, n *[maxCriteria]int) string {
 	type crit struct {
 		name string
 		mean float64
 	}
-	var shared []crit
-	for _, name := range room.CriterionNames {
-		if n[name] > 0 {
-			shared = append(shared, crit{name, sum[name] / float64(n[name])})
+	var buf [maxCriteria]crit
+	shared := buf[:0]
+	for k, name := range room.CriterionNames {
+		if n[k] > 0 {
+			shared = append(shared, crit{name, sum[k] / float64(n[k])})
 		}
 	}
 	if len(shared) == 1 {

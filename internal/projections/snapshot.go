@@ -38,7 +38,8 @@ func latestCriteria(st room.State, at string) []room.MemberCriteria {
 		user string
 		c    *room.StoredCriteria
 	}
-	picks := make([]pick, 0, len(st.Members))
+	var stack [16]pick // a room's members, mostly: no allocation
+	picks := stack[:0]
 	for _, m := range st.Members {
 		if m.JoinedAt <= at && !slices.ContainsFunc(picks, func(p pick) bool { return p.user == m.UserID }) {
 			picks = append(picks, pick{user: m.UserID})
