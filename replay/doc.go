@@ -51,6 +51,12 @@
 // stream's own history (from the records' images), so before each call the
 // handler sees it as it was just after the newest record delivered so far.
 //
+// A handler that derives in two steps through its own table (it writes an
+// item whose record it handles in turn: a combiner's pending counts) is
+// whole only when those records come too: give the Target a Follow
+// (Follower reads them from the stream) and the kit delivers them after the
+// schedule's records, under the same schedule, until there are none.
+//
 // A Target says how to reset and read the derived state; TableState does
 // both for derived items kept in a DynamoDB table, reading them with Values
 // so that numbers compare exactly (all 38 digits; a float64 would not).
