@@ -83,11 +83,7 @@ func FollowPending(t testing.TB, streams stream.API, arn string) func(context.Co
 	t.Helper()
 	f, err := replay.Follower(context.Background(), streams, arn, func(r events.DynamoDBEventRecord) bool {
 		pk, sk := r.Change.Keys[store.AttrPK], r.Change.Keys[store.AttrSK]
-		if pk.DataType() != events.DataTypeString || sk.DataType() != events.DataTypeString {
-			return false
-		}
-		_, _, ok := store.PendingOf(pk.String())
-		return ok && sk.String() == store.PendingKey("", 0).SK
+		return pk.DataType() == events.DataTypeString && sk.DataType() == events.DataTypeString && store.IsPendingKey(pk.String(), sk.String())
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -12,10 +12,10 @@ import (
 )
 
 // Drain is what a recipe's pending item's record asks of the projector: to
-// move the counts it holds into the recipe's totals (store.DrainPending).
+// move the counts it and its siblings hold into the recipe's totals
+// (store.DrainPending drains all of a recipe's pending items at once).
 type Drain struct {
 	RecipeID string
-	N        int
 	// Empty: the record's item holds no delta (a drain's own write, or the
 	// item's removal): there is nothing to move.
 	Empty bool
@@ -35,11 +35,11 @@ func DrainOf(c stream.Change) (Drain, bool, error) {
 		return Drain{}, false, nil
 	}
 	sk, _ := c.Keys[store.AttrSK].(*types.AttributeValueMemberS)
-	recipeID, n, ok := store.PendingOf(pk.Value)
-	if !ok || sk == nil || sk.Value != store.PendingKey(recipeID, n).SK {
+	if sk == nil || !store.IsPendingKey(pk.Value, sk.Value) {
 		return Drain{}, false, nil // not a pending item (a ledger beside one)
 	}
-	d := Drain{RecipeID: recipeID, N: n}
+	recipeID, _, _ := store.PendingOf(pk.Value)
+	d := Drain{RecipeID: recipeID}
 	if c.Kind == stream.Remove || c.Kind == stream.TTLRemove {
 		d.Empty = true
 		return d, true, nil
@@ -63,11 +63,7 @@ func (b *batch) projectDrains(ctx context.Context, ds []*Drain, group, rec int) 
 	todo := false
 	for _, d := range ds {
 		todo = todo || !d.Empty
-		for _, w := range d.Raised {
-			if !slices.Contains(raised, w) {
-				raised = append(raised, w)
-			}
-		}
+		raised = append(raised, d.Raised...)
 	}
 	if !todo {
 		return nil
@@ -80,12 +76,9 @@ func (b *batch) projectDrains(ctx context.Context, ds []*Drain, group, rec int) 
 	if a.Gone {
 		return nil
 	}
-	for _, w := range a.Raised {
-		if !slices.Contains(raised, w) {
-			raised = append(raised, w)
-		}
-	}
-	if len(raised) > 0 {
+	raised = append(raised, a.Raised...)
+	slices.Sort(raised)
+	if raised = slices.Compact(raised); len(raised) > 0 {
 		a.Raised = raised
 		b.mu.Lock()
 		b.raised = append(b.raised, raisedWeeks{a, group, rec})

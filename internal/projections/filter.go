@@ -32,9 +32,5 @@ func Skip(r events.DynamoDBEventRecord) bool {
 // isPending reports whether a record is a recipe's pending item's.
 func isPending(r events.DynamoDBEventRecord) bool {
 	pk, sk := r.Change.Keys[store.AttrPK], r.Change.Keys[store.AttrSK]
-	if pk.DataType() != events.DataTypeString || sk.DataType() != events.DataTypeString {
-		return false
-	}
-	_, _, ok := store.PendingOf(pk.String())
-	return ok && sk.String() == store.PendingKey("", 0).SK
+	return pk.DataType() == events.DataTypeString && sk.DataType() == events.DataTypeString && store.IsPendingKey(pk.String(), sk.String())
 }

@@ -451,15 +451,7 @@ func (s Cooking) TrendingRecipes(ctx context.Context, week string, p Page) ([]Tr
 // their ledgers name in its cooks' partitions; it returns how many. A
 // cascade cut short is run again on the record's retry and finds the rest.
 func (s Cooking) DeleteRecipeCascade(ctx context.Context, recipeID string) (int, error) {
-	total := 0
-	for _, pk := range append([]string{RecipePK(recipeID)}, pendingPKs(recipeID)...) {
-		n, err := s.cascadePartition(ctx, pk)
-		total += n
-		if err != nil {
-			return total, err
-		}
-	}
-	return total, nil
+	return s.cascade(ctx, append([]string{RecipePK(recipeID)}, pendingPKs(recipeID)...)...)
 }
 
 // SuggestionKey is a user's suggestions (one item, replaced on refresh).

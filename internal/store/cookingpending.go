@@ -84,6 +84,13 @@ func pendingPKs(recipeID string) []string {
 // PendingKey is a recipe's pending item n.
 func PendingKey(recipeID string, n int) Key { return Key{PendingPK(recipeID, n), skPending} }
 
+// IsPendingKey reports whether a key is a recipe's pending item's (not a
+// ledger's beside it): what the projector drains, and its mapping keeps.
+func IsPendingKey(pk, sk string) bool {
+	_, _, ok := PendingOf(pk)
+	return ok && sk == skPending
+}
+
 // PendingOf parses a pending item's partition key (false: it is none).
 func PendingOf(pk string) (recipeID string, n int, ok bool) {
 	rest, found := strings.CutPrefix(pk, prefixPending)
@@ -284,8 +291,8 @@ func (s Cooking) tryDrain(ctx context.Context, recipeID string) (CookingApplied,
 	var pending []pendingRead
 	var bad []error
 	keys := []Key{RecipeKey(recipeID)}
-	for n := range PendingShards {
-		keys = append(keys, PendingKey(recipeID, n))
+	for _, pk := range pendingPKs(recipeID) {
+		keys = append(keys, Key{pk, skPending})
 	}
 	err := s.batchGet(ctx, keys, true, func(it map[string]types.AttributeValue) error {
 		k := itemKey(it)
@@ -319,12 +326,8 @@ func (s Cooking) tryDrain(ctx context.Context, recipeID string) (CookingApplied,
 	}
 	if recipe == nil {
 		out.Gone = true
-		for n := range PendingShards {
-			if _, err := s.cascadePending(ctx, recipeID, n); err != nil {
-				return out, err
-			}
-		}
-		return out, nil
+		_, err := s.cascade(ctx, pendingPKs(recipeID)...)
+		return out, err
 	}
 	out.Recipe = *recipe
 	reportBad := func() error {
@@ -501,11 +504,18 @@ func (s Cooking) pendingTake(recipeID string, n int, p Pending, weeks, notes []s
 		ConditionExpression: aws.String(strings.Join(cond, " AND ")), ExpressionAttributeNames: names, ExpressionAttributeValues: vals}
 }
 
-// cascadePending deletes a gone recipe's pending partition n: the recent
-// items its ledgers name (in their cooks' partitions), then the ledgers and
-// the pending item. It returns how many items it deleted.
-func (s Cooking) cascadePending(ctx context.Context, recipeID string, n int) (int, error) {
-	return s.cascadePartition(ctx, PendingPK(recipeID, n))
+// cascade deletes partitions' items (cascadePartition), one partition
+// after another; it returns how many items it deleted.
+func (s Cooking) cascade(ctx context.Context, pks ...string) (int, error) {
+	total := 0
+	for _, pk := range pks {
+		n, err := s.cascadePartition(ctx, pk)
+		total += n
+		if err != nil {
+			return total, err
+		}
+	}
+	return total, nil
 }
 
 // cascadePartition deletes a partition's items, and first the recent items
