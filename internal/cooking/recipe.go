@@ -43,16 +43,13 @@ type Rating struct {
 }
 
 // Add returns the aggregate with count and sum moved by the deltas and the
-// average recomputed (0 with no ratings), rounded to 2 decimals and kept
-// within 0–5: the deltas of one rating's change and of its removal can
-// arrive in either order (the projector combines them in several pending
-// items), so for a moment the sum can stand without its count.
+// average recomputed (0 with no ratings), rounded to 2 decimals.
 func (r Rating) Add(dCount, dSum int) Rating {
 	r.RatingCount += dCount
 	r.RatingSum += dSum
 	r.AvgRating = 0
 	if r.RatingCount > 0 {
-		r.AvgRating = min(max(float64(int64(float64(r.RatingSum)*100/float64(r.RatingCount)+0.5))/100, 0), 5)
+		r.AvgRating = float64(int64(float64(r.RatingSum)*100/float64(r.RatingCount)+0.5)) / 100
 	}
 	return r
 }

@@ -368,9 +368,8 @@ func recentItem(r RecentCooking, shards int) (map[string]types.AttributeValue, e
 
 // trendingWrite moves a week's trending item from old to count: written
 // while the count is above 0, deleted at 0; conditioned on the old count.
-// Below 0 it is kept out of the week's ranking (no GSI3 keys): a removal's
-// delta drained before the cooking's, from another pending item
-// (cookingpending.go), until that one is drained too.
+// (A drain moves all of a recipe's pending counts at once, so a count never
+// goes below 0: DrainPending.)
 func (s Cooking) trendingWrite(recipeID, week string, old, count int) types.TransactWriteItem {
 	k := TrendingKey(recipeID, week)
 	cond := aws.String("attribute_not_exists(PK)")
@@ -379,15 +378,13 @@ func (s Cooking) trendingWrite(recipeID, week string, old, count int) types.Tran
 	if old != 0 {
 		cond, names, vals = aws.String("#count = :old"), map[string]string{"#count": "count"}, map[string]types.AttributeValue{":old": num(old)}
 	}
-	if count == 0 {
+	if count <= 0 {
 		return types.TransactWriteItem{Delete: &types.Delete{TableName: &s.Table, Key: k.AV(), ConditionExpression: cond,
 			ExpressionAttributeNames: names, ExpressionAttributeValues: vals}}
 	}
 	it, _ := marshal(head{Key: k, ItemType: TypeTrending, Derived: true}, Trending{RecipeID: recipeID, Week: week, Count: count})
-	if count > 0 {
-		it["GSI3PK"] = &types.AttributeValueMemberS{Value: TrendingIndexPK(week, recipeID, s.Sharding.Trending)}
-		it["GSI3SK"] = &types.AttributeValueMemberS{Value: TrendingSortKey(count, recipeID)}
-	}
+	it["GSI3PK"] = &types.AttributeValueMemberS{Value: TrendingIndexPK(week, recipeID, s.Sharding.Trending)}
+	it["GSI3SK"] = &types.AttributeValueMemberS{Value: TrendingSortKey(count, recipeID)}
 	return types.TransactWriteItem{Put: &types.Put{TableName: &s.Table, Item: it, ConditionExpression: cond,
 		ExpressionAttributeNames: names, ExpressionAttributeValues: vals}}
 }

@@ -229,8 +229,8 @@ func (s Upkeep) indexShard(it map[string]types.AttributeValue) (map[string]strin
 		return map[string]string{"GSI3PK": stay("GSI3PK", prefixRecent+cooking.Month(r.CookDate), RecentIndexPK(r.CookDate, r.HistoryID, n), n)}, true
 	case TypeTrending:
 		var tr Trending
-		if !s.decode(it, &tr) || tr.RecipeID == "" || tr.Week == "" || tr.Count <= 0 {
-			return nil, false // below 0: out of the ranking, until its next drain (trendingWrite)
+		if !s.decode(it, &tr) || tr.RecipeID == "" || tr.Week == "" {
+			return nil, false
 		}
 		n := s.Sharding.Trending
 		return map[string]string{"GSI3PK": stay("GSI3PK", SKPrefixTrending+tr.Week, TrendingIndexPK(tr.Week, tr.RecipeID, n), n)}, true
