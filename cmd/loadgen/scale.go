@@ -285,7 +285,11 @@ func addKeys(a, b ddb.Keys, sign float64) {
 			v.Write += sign * u.Write
 			v.Calls += int64(sign) * u.Calls
 			v.Writes += int64(sign) * u.Writes
-			mergeTop(&v.Top, u.Top, sign)
+			for _, it := range u.Top {
+				if it.Item != "" {
+					v.AddTop(it.Item, sign*it.Write)
+				}
+			}
 			a[t][k] = v
 		}
 	}
@@ -626,34 +630,4 @@ func (s *Scale) capDrains(used ddb.Keys, secs float64, where func(string) string
 	}
 	sort.SliceStable(s.Breaking, func(i, j int) bool { return s.Breaking[i].BreaksAt < s.Breaking[j].BreaksAt })
 	sort.SliceStable(s.Keys, func(i, j int) bool { return s.Keys[i].Use > s.Keys[j].Use })
-}
-
-// mergeTop adds sign times src's items' units to dst's: an item dst has
-// takes them; one it has not is added (sign > 0), in an empty place or the
-// least's.
-func mergeTop(dst *[len(ddb.KeyUnits{}.Top)]ddb.ItemUnits, src [len(ddb.KeyUnits{}.Top)]ddb.ItemUnits, sign float64) {
-	for _, it := range src {
-		if it.Item == "" {
-			continue
-		}
-		i := slices.IndexFunc(dst[:], func(d ddb.ItemUnits) bool { return d.Item == it.Item })
-		switch {
-		case i >= 0:
-			dst[i].Write += sign * it.Write
-		case sign > 0:
-			least := 0
-			for j, d := range dst {
-				if d.Item == "" {
-					least = j
-					break
-				}
-				if d.Write < dst[least].Write {
-					least = j
-				}
-			}
-			if dst[least].Item == "" || dst[least].Write < it.Write {
-				dst[least] = it
-			}
-		}
-	}
 }

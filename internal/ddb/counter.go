@@ -267,7 +267,7 @@ func (c *Counter) recordKeys(params, result any) {
 			k.Writes++
 		}
 		if u.item != "" && u.item != UnknownKey && u.write > 0 {
-			addTop(&k.Top, u.item, u.write)
+			k.AddTop(u.item, u.write)
 		}
 		m[u.key] = k
 	}

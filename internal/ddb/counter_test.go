@@ -2,6 +2,7 @@ package ddb_test
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"strings"
 	"testing"
@@ -261,5 +262,24 @@ func TestCounterByKey(t *testing.T) {
 	}
 	if want := map[string]float64{"A": 2, "B": 6}; !maps.Equal(top, want) {
 		t.Errorf("GSI1 X's top items %v, want %v", top, want)
+	}
+}
+
+// KeyUnits.AddTop keeps an index key's busiest items (space-saving: a new
+// item past the fourth takes the least's place with its units added), and
+// a negative count takes units off an item there only: how make load
+// subtracts the snapshot before a phase from the one after it.
+func TestKeyUnitsAddTop(t *testing.T) {
+	var u ddb.KeyUnits
+	for i, w := range []float64{5, 1, 3, 2} {
+		u.AddTop(fmt.Sprintf("I%d", i), w)
+	}
+	u.AddTop("I0", 1)
+	u.AddTop("new", 4)   // takes I1's place (1): 5
+	u.AddTop("I3", -2)   // taken off
+	u.AddTop("gone", -7) // not there: nothing
+	want := [4]ddb.ItemUnits{{Item: "I0", Write: 6}, {Item: "new", Write: 5}, {Item: "I2", Write: 3}, {Item: "I3", Write: 0}}
+	if u.Top != want {
+		t.Errorf("top %v, want %v", u.Top, want)
 	}
 }

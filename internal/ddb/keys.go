@@ -60,24 +60,29 @@ type ItemUnits struct {
 	Write float64 `json:"write,omitempty"`
 }
 
-// addTop counts w write units of item in top (space-saving: an item not
-// there takes the place of the least, with its units added).
-func addTop(top *[topItems]ItemUnits, item string, w float64) {
+// AddTop counts w write units of item in u.Top (space-saving: an item
+// not there takes the place of the least, with its units added). A w
+// below 0 takes units off an item there, and leaves the rest alone (what
+// a snapshot before a phase held, taken off the one after it).
+func (u *KeyUnits) AddTop(item string, w float64) {
 	least := 0
-	for i := range top {
-		if top[i].Item == item {
-			top[i].Write += w
+	for i := range u.Top {
+		if u.Top[i].Item == item {
+			u.Top[i].Write += w
 			return
 		}
-		if top[i].Item == "" {
-			top[i] = ItemUnits{item, w}
-			return
+		if u.Top[i].Item == "" {
+			least = i
+			break
 		}
-		if top[i].Write < top[least].Write {
+		if u.Top[i].Write < u.Top[least].Write {
 			least = i
 		}
 	}
-	top[least] = ItemUnits{item, top[least].Write + w}
+	if w <= 0 {
+		return
+	}
+	u.Top[least] = ItemUnits{item, u.Top[least].Write + w}
 }
 
 // Keys is capacity by table or index and partition key: Keys[target][key],
