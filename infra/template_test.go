@@ -434,6 +434,9 @@ func TestProjectorFilter(t *testing.T) {
 		}
 	}
 	// A recipe's pending item is derived, and kept: the projector drains it.
+	// Lambda filters on a record's Keys as on its images ("Filtering with
+	// table keys", lambda/latest/dg/with-ddb-filtering.html), with the
+	// prefix rule of invocation-eventfiltering.html#filtering-syntax.
 	pending := record(t, "", `{"PK":{"S":"PENDING#r1#3"},"SK":{"S":"PENDING"},"derived":{"BOOL":true}}`)
 	pending.Change.Keys["PK"] = events.NewStringAttribute("PENDING#r1#3")
 	pending.Change.Keys["SK"] = events.NewStringAttribute("PENDING")

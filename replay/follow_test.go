@@ -104,7 +104,8 @@ func TestFollowDeliversTheHandlersOwnRecords(t *testing.T) {
 }
 
 // A handler whose own writes keep asking for more never settles: Deliver
-// says so after MaxFollows rounds instead of running on.
+// says so after MaxFollows rounds instead of running on. (The kit's own
+// bound: AWS documents nothing of it; on Lambda such a handler runs on.)
 func TestFollowStopsAHandlerThatNeverSettles(t *testing.T) {
 	ctx := context.Background()
 	rec := events.DynamoDBEventRecord{EventID: "1", EventName: "INSERT", EventSource: "aws:dynamodb",

@@ -173,6 +173,7 @@ func TestDrainLeavesWhatItCannotRead(t *testing.T) {
 // A call counted after its recipe's cascade (it read the recipe before the
 // deletion) leaves a pending item; its drain finds the recipe gone and
 // deletes the pending partitions and the recent items their ledgers name.
+// (The project's own items: AWS documents nothing of them.)
 func TestDrainOfADeletedRecipe(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
