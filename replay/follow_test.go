@@ -19,8 +19,8 @@ import (
 // A consumer that derives in two steps through its table (a source item's
 // record asks for a pending item, whose own record asks for the derived
 // one) is whole only when the kit delivers the records of its own writes
-// too: with Follow, every schedule gives the derived items; without it, the
-// second step never runs. Delivering a handler's own writes back is the
+// too: with Follow, every schedule (ParallelizationFactor 1 and 10) gives
+// the derived items; without it, the second step never runs. Delivering a handler's own writes back is the
 // kit's: AWS documents that a stream carries every write to the table,
 // the consumer's own included (amazondynamodb/latest/developerguide/
 // Streams.html), not a kit that follows them.
@@ -80,7 +80,7 @@ func TestFollowDeliversTheHandlersOwnRecords(t *testing.T) {
 				return fmt.Errorf("%d derived items, want 5", n)
 			}
 			return nil
-		}}, append(replay.Schedules(3, 4), replay.Parallel(replay.Schedules(4, 2), 4)...))
+		}}, append(replay.Schedules(3, 4), replay.Parallel(replay.Schedules(4, 2), 10)...))
 	if err != nil {
 		t.Fatal(err)
 	}
