@@ -67,6 +67,9 @@ type phaseStats struct {
 	// latency, and each complete write's lags, at its answer.
 	start time.Time
 	dones []timed
+	// stop, when set, ends the phase's writes when it is closed (before
+	// its duration, which -catchup sets long).
+	stop  chan struct{}
 	lagAt []lagged
 }
 
@@ -329,7 +332,7 @@ func (e *engine) runPhase(ctx context.Context, idx int, rate float64, d time.Dur
 	stopProgress := e.startProgress(ctx, idx, rate, d, start, ps)
 	for i := 0; ; i++ {
 		at := start.Add(time.Duration(i) * interval)
-		if at.Sub(start) >= d || ctx.Err() != nil {
+		if at.Sub(start) >= d || ctx.Err() != nil || closed(ps.stop) {
 			break
 		}
 		if wait := time.Until(at); wait > 0 {
@@ -368,6 +371,16 @@ func (e *engine) runPhase(ctx context.Context, idx int, rate float64, d time.Dur
 	r.keys, r.keysMissing = keysSince(e.keyCounts(ctx), keys0, slices.Collect(maps.Keys(e.admin)))
 	r.sentSecs = sent.Seconds()
 	return r
+}
+
+// closed reports whether c is closed (a nil c never is).
+func closed(c chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
 }
 
 // startProgress prints a progress line every two seconds until stopped.

@@ -19,18 +19,36 @@ import (
 // TestShortLoad runs loadgen as `make load` does — the real binaries on a
 // local stack it starts — for a few seconds at a low rate, and checks that
 // every kind of derivation was timed, nothing is missing, and the
-// consumers' request counts came back.
+// consumers' request counts came back. Then -catchup restarts each
+// consumer with ParallelizationFactor 1, pauses it through its admin
+// endpoint while writes go on, and times its catch-up.
 func TestShortLoad(t *testing.T) {
 	bin, err := buildPrograms()
 	if err != nil {
 		t.Fatalf("build: %v", err)
 	}
 	c, err := parseFlags([]string{"-rates", "30", "-duration", "4s", "-rooms", "6", "-resources", "4", "-locations", "2",
-		"-bin", bin, "-local-dir", t.TempDir(), "-out", filepath.Join(t.TempDir(), "report.json"), "-raw", "500ms", "-warmup", "1s"})
+		"-bin", bin, "-local-dir", t.TempDir(), "-out", filepath.Join(t.TempDir(), "report.json"), "-raw", "500ms", "-warmup", "1s",
+		"-catchup", "2s", "-catchup-pf", "1"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, p := runOnePhase(t, c, 3*time.Minute)
+	rep, p := runOnePhase(t, c, 4*time.Minute)
+	if len(rep.CatchUps) != 2 {
+		t.Errorf("%d catch-ups, want the projector's and the notifier's", len(rep.CatchUps))
+	}
+	for i, cu := range rep.CatchUps {
+		if cu.Consumer != catchUpConsumers[i] || cu.ParallelizationFactor != 1 || cu.Error != "" || cu.Backlog <= 0 ||
+			cu.PausedSecs < 2 || cu.DrainSecs <= 0 || cu.TimesWriteRate <= 0 || cu.Phase.Writes == 0 || sum(cu.Phase.Missing) != 0 {
+			t.Errorf("catch-up %d: %+v", i, cu)
+		}
+		if l := cu.line(); !strings.HasPrefix(l, "catch-up: "+cu.Consumer+" drained a 2 s backlog at ") || !strings.Contains(l, "x the write rate") {
+			t.Errorf("catch-up line %q", l)
+		}
+	}
+	if rep.Verify == nil || rep.Verify.Error != "" || rep.Verify.Differences != 0 {
+		t.Errorf("verify after the catch-ups: %+v", rep.Verify)
+	}
 	if p.Writes < 60 {
 		t.Errorf("%d writes, want at least 60", p.Writes)
 	}

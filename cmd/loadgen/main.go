@@ -63,6 +63,11 @@ type config struct {
 	criteriaShare float64
 	chatConns     int // > 0: the chat workload instead of the write mix
 	chatRate      float64
+	// -catchup: each consumer paused for catchup (or until the stream
+	// gained catchupBacklog records), at each of catchupPF.
+	catchup        time.Duration
+	catchupBacklog int64
+	catchupPF      []int
 	// programEnv is added to one program's environment (tests).
 	programEnv map[string][]string
 	// after, when set, runs once the last phase drained, while the local
@@ -112,8 +117,21 @@ func parseFlags(args []string) (config, error) {
 	mixName := fs.String("mix", "full", "the write mix: full; criteria-heavy (60% criteria versions, each deriving combined criteria, a compatibility snapshot and an activity entry); or rooms-comments (criteria versions, listings and their status, members joining and leaving, comments and reactions: no cooking, chat, locations or invites)")
 	fs.IntVar(&c.chatConns, "chat", 0, "run the chat workload instead of the write mix: this many WebSocket connections in one room")
 	fs.Float64Var(&c.chatRate, "chat-rate", 5, "messages per second of the chat workload, for -duration")
+	fs.DurationVar(&c.catchup, "catchup", 0, "after -rates: pause each consumer (projector, notifier) in turn this long while writes go on at the first rate (half the knee), resume it and time how fast it reads its backlog (0: no catch-up)")
+	fs.Int64Var(&c.catchupBacklog, "catchup-backlog", 0, "like -catchup, but pause each consumer until the stream holds this many records it has not read (e.g. 100000)")
+	catchupPF := fs.String("catchup-pf", "1,2,10", "the ParallelizationFactors -catchup restarts the consumers with, in turn")
 	if err := fs.Parse(args); err != nil {
 		return c, err
+	}
+	for _, s := range strings.Split(*catchupPF, ",") {
+		if s = strings.TrimSpace(s); s == "" {
+			continue
+		}
+		pf, err := strconv.Atoi(s)
+		if err != nil || pf < 1 || pf > 10 {
+			return c, fmt.Errorf("-catchup-pf: %q is not a ParallelizationFactor (1 to 10)", s)
+		}
+		c.catchupPF = append(c.catchupPF, pf)
 	}
 	c.seed = *seed
 	for _, kv := range env {
@@ -184,6 +202,8 @@ func parseFlags(args []string) (config, error) {
 		return c, errors.New("-duration and -drain must be positive")
 	case c.rooms < 1 || c.resources < 1 || c.locations < 1 || c.workers < 1:
 		return c, errors.New("-rooms, -resources, -locations and -workers must be at least 1")
+	case (c.catchup != 0 || c.catchupBacklog != 0) && (c.catchup < 0 || c.catchupBacklog < 0 || len(c.catchupPF) == 0 || c.step || c.writer != "" || len(c.rates) == 0):
+		return c, errors.New("-catchup and -catchup-backlog need a positive value, -rates (the first is the catch-up's rate), -catchup-pf and the local stack loadgen starts (not -step, not -writer)")
 	case c.writer != "" && c.dynamodb == "":
 		return c, errors.New("-writer needs -dynamodb (the observer reads the table's stream)")
 	}
@@ -246,6 +266,7 @@ func run(ctx context.Context, c config, log *slog.Logger, progress io.Writer) (*
 	defer abort(nil)
 	rep := &Report{StartedAt: time.Now().UTC(), Config: map[string]any{
 		"rates": c.rates, "duration": c.duration.String(), "warmup": c.warmup.String(), "step": c.step, "stepBy": c.stepBy, "seed": c.seed,
+		"catchup": c.catchup.String(), "catchupBacklog": c.catchupBacklog, "catchupPF": c.catchupPF,
 		"rooms": c.rooms, "resources": c.resources, "locations": c.locations, "workers": c.workers, "env": c.env, "programEnv": c.programEnv, "mix": mix, "skip": c.skip, "criteriaShare": c.criteriaShare,
 	}}
 	rep.Machine.CPUs, rep.Machine.OS, rep.Machine.Go = runtime.NumCPU(), runtime.GOOS+"/"+runtime.GOARCH, runtime.Version()
@@ -431,6 +452,9 @@ func run(ctx context.Context, c config, log *slog.Logger, progress io.Writer) (*
 			}
 			rates = append(rates, rate)
 		default:
+			if c.catchup > 0 || c.catchupBacklog > 0 {
+				rep.CatchUps = catchUps(ctx, c, e, st, rates[0], statsOf, catchUpPhases)
+			}
 			if c.world != nil {
 				if err := c.world(ctx, clients, e.w); err != nil {
 					return rep, err

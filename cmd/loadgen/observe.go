@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -59,6 +60,9 @@ type observer struct {
 	notes map[string]*noteCount // source event id → in-app notifications
 	now   func() time.Time
 	log   *slog.Logger
+	// records counts the stream's records it has read (-catchup measures
+	// a paused consumer's backlog with it).
+	records atomic.Int64
 }
 
 type noteCount struct {
@@ -81,6 +85,7 @@ func (o *observer) mark(key string, at time.Time) {
 // handle is the observer's stream handler.
 func (o *observer) handle(_ context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 	at := o.now()
+	o.records.Add(int64(len(ev.Records)))
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	for _, rec := range ev.Records {

@@ -45,6 +45,8 @@ type Report struct {
 	// WriterMax is the highest achieved write rate of a phase in which the
 	// writer kept up (at least 95% of its target).
 	WriterMax float64 `json:"writerMaxWritesPerSec"`
+	// CatchUps are the consumers' catch-ups (-catchup), in the order run.
+	CatchUps []CatchUpReport `json:"catchUps,omitempty"`
 	// Chat is the chat workload's result (-chat).
 	Chat *ChatReport `json:"chat,omitempty"`
 	// EMF is what the programs' metric lines said over the whole run
@@ -379,6 +381,12 @@ func (rep *Report) print(w io.Writer) {
 			fmt.Fprintf(w, "  %-52s %6d  %s / %s\n", r, d.N, fms(d.P50Ms), fms(d.P99Ms))
 		}
 	}
+	if len(rep.CatchUps) > 0 {
+		fmt.Fprintln(w)
+		for _, c := range rep.CatchUps {
+			fmt.Fprintln(w, c.line())
+		}
+	}
 	for _, p := range rep.Phases {
 		for _, e := range p.FirstErrors {
 			fmt.Fprintf(w, "error at %.0f/s: %s\n", p.TargetRate, strings.TrimSpace(e))
@@ -413,6 +421,9 @@ func (rep *Report) verdict() string {
 		missing := 0
 		for _, p := range rep.Phases {
 			missing += sum(p.Missing)
+		}
+		for _, c := range rep.CatchUps {
+			missing += sum(c.Phase.Missing)
 		}
 		fmt.Fprintf(&b, "; missing derived items: %d", missing)
 	}

@@ -264,6 +264,30 @@ func (s *Stack) Restart(ctx context.Context, name string) error {
 	return s.waitHealthy(ctx, url)
 }
 
+// Reconfigure stops a program cleanly (SIGTERM, as Stop does: a killed
+// one after 10 s), adds the KEY=VALUE settings to its environment (a
+// later setting of a key wins) and starts it again, waiting until it
+// answers /healthz. Its exit is not reported on Exited.
+func (s *Stack) Reconfigure(ctx context.Context, name string, env ...string) error {
+	p := s.proc(name)
+	if p == nil {
+		return fmt.Errorf("stack: no program %q", name)
+	}
+	p.killed.Store(true)
+	child.Terminate(p.cmd.Process)
+	select {
+	case <-p.done:
+	case <-time.After(10 * time.Second):
+		s.log.Warn("killing", "program", name, "pid", p.cmd.Process.Pid)
+		child.Kill(p.cmd.Process)
+		<-p.done
+	}
+	s.mu.Lock()
+	s.envs[name] = append(slices.Clip(s.envs[name]), env...)
+	s.mu.Unlock()
+	return s.Restart(ctx, name)
+}
+
 // waitHealthy polls base/healthz until it answers 200.
 func (s *Stack) waitHealthy(ctx context.Context, base string) error {
 	deadline := time.Now().Add(30 * time.Second)
