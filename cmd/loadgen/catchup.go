@@ -62,19 +62,19 @@ func (c CatchUpReport) line() string {
 func catchUpLimit(paused time.Duration) time.Duration { return max(10*paused, 2*time.Minute) }
 
 // catchUps measures each consumer's catch-up at each parallelization
-// factor: the consumers are restarted with STREAM_PARALLELIZATION_FACTOR
+// factor: the consumers (c.catchupOf) are restarted with STREAM_PARALLELIZATION_FACTOR
 // set, then each in turn is paused for c.catchup (or until the stream has
 // gained c.catchupBacklog records) while writes go on at rate.
 func catchUps(ctx context.Context, c config, e *engine, st *stack.Stack, rate float64, statsOf func(int) *phaseStats, idx int) []CatchUpReport {
 	var out []CatchUpReport
 	for _, pf := range c.catchupPF {
-		for _, name := range catchUpConsumers {
+		for _, name := range c.catchupOf {
 			if err := st.Reconfigure(ctx, name, "STREAM_PARALLELIZATION_FACTOR="+strconv.Itoa(pf)); err != nil {
 				return append(out, CatchUpReport{Consumer: name, ParallelizationFactor: pf, Error: err.Error()})
 			}
 		}
 		settle(ctx, e, e.admin, c.drain)
-		for _, name := range catchUpConsumers {
+		for _, name := range c.catchupOf {
 			if ctx.Err() != nil {
 				return out
 			}
@@ -92,9 +92,6 @@ func catchUps(ctx context.Context, c config, e *engine, st *stack.Stack, rate fl
 // catchUpPhases is the first catch-up's phase index (the engine's
 // phaseStats), far above the measured phases'.
 const catchUpPhases = 10000
-
-// catchUpConsumers are the consumers -catchup pauses, in turn.
-var catchUpConsumers = []string{"projector", "notifier"}
 
 // catchUp pauses one consumer under load and times its catch-up.
 func (e *engine) catchUp(ctx context.Context, name string, st *stack.Stack, pause time.Duration, backlog int64, rate float64, idx int, ps *phaseStats) (r CatchUpReport) {

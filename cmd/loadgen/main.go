@@ -68,6 +68,7 @@ type config struct {
 	catchup        time.Duration
 	catchupBacklog int64
 	catchupPF      []int
+	catchupOf      []string // the consumers, in turn
 	// programEnv is added to one program's environment (tests).
 	programEnv map[string][]string
 	// after, when set, runs once the last phase drained, while the local
@@ -120,8 +121,18 @@ func parseFlags(args []string) (config, error) {
 	fs.DurationVar(&c.catchup, "catchup", 0, "after -rates: pause each consumer (projector, notifier) in turn this long while writes go on at the first rate (half the knee), resume it and time how fast it reads its backlog (0: no catch-up)")
 	fs.Int64Var(&c.catchupBacklog, "catchup-backlog", 0, "like -catchup, but pause each consumer until the stream holds this many records it has not read (e.g. 100000)")
 	catchupPF := fs.String("catchup-pf", "1,2,10", "the ParallelizationFactors -catchup restarts the consumers with, in turn")
+	catchupOf := fs.String("catchup-consumers", "projector,notifier", "the consumers -catchup pauses, in turn")
 	if err := fs.Parse(args); err != nil {
 		return c, err
+	}
+	for _, s := range strings.Split(*catchupOf, ",") {
+		switch s = strings.TrimSpace(s); s {
+		case "":
+		case "projector", "notifier":
+			c.catchupOf = append(c.catchupOf, s)
+		default:
+			return c, fmt.Errorf("-catchup-consumers: %q is not one of the stack's consumers (projector, notifier)", s)
+		}
 	}
 	for _, s := range strings.Split(*catchupPF, ",") {
 		if s = strings.TrimSpace(s); s == "" {
@@ -202,8 +213,8 @@ func parseFlags(args []string) (config, error) {
 		return c, errors.New("-duration and -drain must be positive")
 	case c.rooms < 1 || c.resources < 1 || c.locations < 1 || c.workers < 1:
 		return c, errors.New("-rooms, -resources, -locations and -workers must be at least 1")
-	case (c.catchup != 0 || c.catchupBacklog != 0) && (c.catchup < 0 || c.catchupBacklog < 0 || len(c.catchupPF) == 0 || c.step || c.writer != "" || len(c.rates) == 0):
-		return c, errors.New("-catchup and -catchup-backlog need a positive value, -rates (the first is the catch-up's rate), -catchup-pf and the local stack loadgen starts (not -step, not -writer)")
+	case (c.catchup != 0 || c.catchupBacklog != 0) && (c.catchup < 0 || c.catchupBacklog < 0 || len(c.catchupPF) == 0 || len(c.catchupOf) == 0 || c.step || c.writer != "" || len(c.rates) == 0):
+		return c, errors.New("-catchup and -catchup-backlog need a positive value, -rates (the first is the catch-up's rate), -catchup-pf, -catchup-consumers and the local stack loadgen starts (not -step, not -writer)")
 	case c.writer != "" && c.dynamodb == "":
 		return c, errors.New("-writer needs -dynamodb (the observer reads the table's stream)")
 	}
@@ -266,7 +277,7 @@ func run(ctx context.Context, c config, log *slog.Logger, progress io.Writer) (*
 	defer abort(nil)
 	rep := &Report{StartedAt: time.Now().UTC(), Config: map[string]any{
 		"rates": c.rates, "duration": c.duration.String(), "warmup": c.warmup.String(), "step": c.step, "stepBy": c.stepBy, "seed": c.seed,
-		"catchup": c.catchup.String(), "catchupBacklog": c.catchupBacklog, "catchupPF": c.catchupPF,
+		"catchup": c.catchup.String(), "catchupBacklog": c.catchupBacklog, "catchupPF": c.catchupPF, "catchupConsumers": c.catchupOf,
 		"rooms": c.rooms, "resources": c.resources, "locations": c.locations, "workers": c.workers, "env": c.env, "programEnv": c.programEnv, "mix": mix, "skip": c.skip, "criteriaShare": c.criteriaShare,
 	}}
 	rep.Machine.CPUs, rep.Machine.OS, rep.Machine.Go = runtime.NumCPU(), runtime.GOOS+"/"+runtime.GOARCH, runtime.Version()
