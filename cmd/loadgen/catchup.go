@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/dynastream/dynastream/cmd/internal/app"
@@ -36,6 +37,9 @@ type CatchUpReport struct {
 	RecordsPerSec float64 `json:"recordsPerSec"`
 	Shards        int     `json:"shards"`
 	PerShard      float64 `json:"recordsPerSecPerShard"`
+	// DrainCPU is how busy the machine and DynamoDB Local were while the
+	// consumer caught up (DrainSecs).
+	DrainCPU CPUUse `json:"drainCpu"`
 	// TimesWriteRate is RecordsPerSec over WrittenPerSec (equally: the
 	// backlog's seconds over the seconds it took to read it).
 	TimesWriteRate float64 `json:"timesWriteRate"`
@@ -52,8 +56,8 @@ func (c CatchUpReport) line() string {
 	if c.Error != "" {
 		return fmt.Sprintf("catch-up: %s (ParallelizationFactor %d) did not: %s", c.Consumer, c.ParallelizationFactor, c.Error)
 	}
-	return fmt.Sprintf("catch-up: %s drained a %.0f s backlog at %.0f records/s, %.1fx the write rate (ParallelizationFactor %d; %d records in %.1f s; %d shard(s): %.0f records/s each; missing %d)",
-		c.Consumer, c.PausedSecs, c.RecordsPerSec, c.TimesWriteRate, c.ParallelizationFactor, c.Backlog, c.DrainSecs, c.Shards, c.PerShard, sum(c.Phase.Missing))
+	return fmt.Sprintf("catch-up: %s drained a %.0f s backlog at %.0f records/s, %.1fx the write rate (ParallelizationFactor %d; %d records in %.1f s; %d shard(s): %.0f records/s each; DynamoDB Local %.2f cores, the machine %.0f%% busy; missing %d)",
+		c.Consumer, c.PausedSecs, c.RecordsPerSec, c.TimesWriteRate, c.ParallelizationFactor, c.Backlog, c.DrainSecs, c.Shards, c.PerShard, c.DrainCPU.DynamoDBLocalCores, c.DrainCPU.MachineBusyPercent, sum(c.Phase.Missing))
 }
 
 // catchUpLimit is how long a resumed consumer gets to read its backlog
@@ -63,8 +67,10 @@ func catchUpLimit(paused time.Duration) time.Duration { return max(10*paused, 2*
 
 // catchUps measures each consumer's catch-up at each parallelization
 // factor: the consumers (c.catchupOf) are restarted with STREAM_PARALLELIZATION_FACTOR
-// set, then each in turn is paused for c.catchup (or until the stream has
-// gained c.catchupBacklog records) while writes go on at rate.
+// set, then each in turn is paused for c.catchup while writes go on at
+// rate, and resumed with the writes still going on; or, with
+// c.catchupBacklog, paused until the stream has gained that many records,
+// and resumed with the writes stopped (a consumer started on a backlog).
 func catchUps(ctx context.Context, c config, e *engine, st *stack.Stack, rate float64, statsOf func(int) *phaseStats, idx int) []CatchUpReport {
 	var out []CatchUpReport
 	for _, pf := range c.catchupPF {
@@ -98,10 +104,14 @@ func (e *engine) catchUp(ctx context.Context, name string, st *stack.Stack, paus
 	r = CatchUpReport{Consumer: name, TargetRate: rate}
 	base := e.admin[name]
 	ps.stop = make(chan struct{})
+	// What the writes derived is waited for as long as the catch-up may
+	// take, and -drain after it.
+	ps.drain = catchUpLimit(pause) + e.drain
+	stopWrites := sync.OnceFunc(func() { close(ps.stop) })
 	phase := make(chan PhaseReport, 1)
 	go func() { phase <- e.runPhase(ctx, idx, rate, 24*time.Hour, ps) }()
 	defer func() {
-		close(ps.stop)
+		stopWrites()
 		r.Phase = <-phase
 	}()
 	// A few seconds of writes first, so that the pause starts from a
@@ -139,6 +149,13 @@ func (e *engine) catchUp(ctx context.Context, name string, st *stack.Stack, paus
 		}
 	}
 	r.Shards = max(r.Shards, 1)
+	if backlog > 0 {
+		// A consumer started on a backlog: it drains it alone (ps.drain
+		// is read once the writes stop).
+		ps.drain = catchUpLimit(resumedAt.Sub(pausedAt)) + e.drain
+		stopWrites()
+	}
+	cpu0 := e.sampleCPU()
 	if err := adminPost(ctx, base+"/resume"); err != nil {
 		r.Error = err.Error()
 		return r
@@ -148,6 +165,7 @@ func (e *engine) catchUp(ctx context.Context, name string, st *stack.Stack, paus
 		n, err := recordsDone(ctx, base)
 		if err == nil && n-c0 >= r.Backlog {
 			r.DrainSecs = time.Since(resumedAt).Seconds()
+			r.DrainCPU = e.sampleCPU().since(cpu0)
 			r.RecordsPerSec = float64(n-c0) / r.DrainSecs
 			r.PerShard = r.RecordsPerSec / float64(r.Shards)
 			r.TimesWriteRate = r.RecordsPerSec / r.WrittenPerSec

@@ -69,7 +69,9 @@ type phaseStats struct {
 	dones []timed
 	// stop, when set, ends the phase's writes when it is closed (before
 	// its duration, which -catchup sets long).
-	stop  chan struct{}
+	stop chan struct{}
+	// drain, when above 0, is the phase's drain time instead of -drain.
+	drain time.Duration
 	lagAt []lagged
 }
 
@@ -360,7 +362,11 @@ func (e *engine) runPhase(ctx context.Context, idx int, rate float64, d time.Dur
 	sent := time.Since(start)
 	cpu1 := e.sampleCPU()
 	drainStart := time.Now()
-	for e.pendingOf(idx) > 0 && time.Since(drainStart) < e.drain && ctx.Err() == nil {
+	drain := e.drain
+	if ps.drain > 0 {
+		drain = ps.drain
+	}
+	for e.pendingOf(idx) > 0 && time.Since(drainStart) < drain && ctx.Err() == nil {
 		sleep(ctx, 20*time.Millisecond)
 	}
 	e.sweep(func(int) *phaseStats { return ps })
@@ -422,8 +428,12 @@ func (e *engine) startProgress(ctx context.Context, idx int, rate float64, d tim
 				stage = "draining " + (el - d).Truncate(time.Second).String()
 			}
 			name := fmt.Sprintf("phase %d", idx+1)
-			if idx < 0 {
+			switch {
+			case idx < 0:
 				name = "warm-up"
+			case idx >= catchUpPhases:
+				// until the catch-up ends it: no duration to give
+				name, stage = fmt.Sprintf("catch-up %d", idx-catchUpPhases+1), el.Truncate(time.Second).String()
 			}
 			line := fmt.Sprintf("%s: %.0f writes/s  %s  writes %d (%.1f/s)  errors %d  waiting %d  lag p99 (2 s) %s",
 				name, rate, stage, ops, float64(ops)/min(el, d).Seconds(), errs, pending, ms(percentile(lags, 0.99)))
