@@ -69,9 +69,34 @@ type Change struct {
 	SequenceNumber string
 	// At is the record's approximate creation time: rounded down to the
 	// second by DynamoDB, to the minute by DynamoDB Local.
-	At       time.Time
+	At time.Time
+	// Keys' values are the image's own where the image holds the same key
+	// (the same pointers: treat both as read-only).
 	Keys     map[string]types.AttributeValue
 	Old, New map[string]types.AttributeValue
+}
+
+// keysOf converts a record's keys, taking each value from img (the
+// converted image) when it holds the same one: an image always carries its
+// item's key, so a record's key attributes are converted once, not twice.
+func keysOf(keys map[string]events.DynamoDBAttributeValue, img map[string]types.AttributeValue) (map[string]types.AttributeValue, error) {
+	out := make(map[string]types.AttributeValue, len(keys))
+	for k, v := range keys {
+		switch iv := img[k].(type) {
+		case *types.AttributeValueMemberS:
+			if v.DataType() == events.DataTypeString && v.String() == iv.Value {
+				out[k] = iv
+				continue
+			}
+		case *types.AttributeValueMemberN:
+			if v.DataType() == events.DataTypeNumber && v.Number() == iv.Value {
+				out[k] = iv
+				continue
+			}
+		}
+		return attr.FromLambdaMap(keys) // not the image's: all of them afresh
+	}
+	return out, nil
 }
 
 // Decode turns a record into a Change.
@@ -86,9 +111,9 @@ func Decode(r events.DynamoDBEventRecord) (Change, error) {
 		return Change{}, fmt.Errorf("stream: record %s has no Keys", r.EventID)
 	}
 	c := Change{Kind: k, EventID: r.EventID, SequenceNumber: r.Change.SequenceNumber, At: r.Change.ApproximateCreationDateTime.Time.UTC()}
-	if c.Keys, err = attr.FromLambdaMap(r.Change.Keys); err == nil {
-		if c.Old, err = attr.FromLambdaMap(r.Change.OldImage); err == nil {
-			c.New, err = attr.FromLambdaMap(r.Change.NewImage)
+	if c.Old, err = attr.FromLambdaMap(r.Change.OldImage); err == nil {
+		if c.New, err = attr.FromLambdaMap(r.Change.NewImage); err == nil {
+			c.Keys, err = keysOf(r.Change.Keys, c.Image())
 		}
 	}
 	if err != nil {

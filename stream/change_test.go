@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/dynastream/dynastream/stream"
 )
@@ -55,6 +56,34 @@ func TestDecodeAnAbsentImage(t *testing.T) {
 	c, _ = stream.Decode(orderRecord("INSERT", nil, orderImage("5")))
 	if err := c.DecodeOld(&o); !errors.Is(err, stream.ErrNoImage) || !strings.Contains(err.Error(), "no old image") {
 		t.Fatalf("DecodeOld of an insert: %v", err)
+	}
+}
+
+// A record's keys are the record's, whether or not its image holds the
+// same values: taken from the image when it does (one conversion), from
+// the record when it does not or has no image.
+func TestDecodeKeys(t *testing.T) {
+	c, err := stream.Decode(orderRecord("INSERT", nil, orderImage("5")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := c.Keys["PK"].(*types.AttributeValueMemberS); !ok || got.Value != "ORDER#1" || got != c.New["PK"] || len(c.Keys) != 1 {
+		t.Fatalf("keys of an insert: %#v", c.Keys)
+	}
+	other := orderRecord("MODIFY", orderImage("5"), orderImage("6"))
+	other.Change.Keys = map[string]events.DynamoDBAttributeValue{"PK": events.NewStringAttribute("ORDER#2"), "n": events.NewNumberAttribute("7")}
+	keysOnly := orderRecord("REMOVE", nil, nil)
+	keysOnly.Change.Keys["n"] = events.NewNumberAttribute("7")
+	for _, rec := range []events.DynamoDBEventRecord{other, keysOnly} {
+		c, err := stream.Decode(rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pk, _ := c.Keys["PK"].(*types.AttributeValueMemberS)
+		n, _ := c.Keys["n"].(*types.AttributeValueMemberN)
+		if pk == nil || pk.Value != rec.Change.Keys["PK"].String() || n == nil || n.Value != "7" || len(c.Keys) != 2 {
+			t.Fatalf("keys of %s: %#v", rec.EventName, c.Keys)
+		}
 	}
 }
 
