@@ -591,8 +591,9 @@ func TestSetOperationsMatchReference(t *testing.T) {
 	}
 }
 
-// latestByMaps is latestCriteria as it was first written (two maps); the
-// linear search that replaced it must pick the same versions.
+// latestByMaps is latestCriteria as it was first written (two maps, one
+// timestamp); the sweep over many timestamps that replaced it must pick
+// the same versions at each.
 func latestByMaps(st room.State, at string) []room.MemberCriteria {
 	joined := map[string]bool{}
 	for _, m := range st.Members {
@@ -627,9 +628,19 @@ func TestLatestCriteriaMatchesReference(t *testing.T) {
 			st.Criteria = append(st.Criteria, room.StoredCriteria{SK: fmt.Sprint("CRITERIA#", u, "#", i),
 				CriteriaVersion: room.CriteriaVersion{UserID: u, Timestamp: ts(), Criteria: room.Criteria{AreaMin: fp(float64(i))}}})
 		}
-		at := ts()
-		if diff := cmp.Diff(latestByMaps(st, at), latestCriteria(st, at)); diff != "" {
-			t.Fatalf("state %+v at %s (-maps +linear):\n%s", st, at, diff)
+		ats := make([]string, rng.IntN(5))
+		for i := range ats {
+			ats[i] = ts()
+		}
+		seen := 0
+		latestCriteria(st, ats, func(i int, got []room.MemberCriteria) {
+			seen++
+			if diff := cmp.Diff(latestByMaps(st, ats[i]), got, cmpopts.EquateEmpty()); diff != "" {
+				t.Fatalf("state %+v at %s of %q (-maps +sweep):\n%s", st, ats[i], ats, diff)
+			}
+		})
+		if seen != len(ats) {
+			t.Fatalf("%d calls for %d timestamps", seen, len(ats))
 		}
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -345,17 +347,17 @@ func (b *batch) projectRoom(ctx context.Context, gi, off int, recs []events.Dyna
 		if err != nil {
 			return fmt.Errorf("read room %s: %w", roomID, err)
 		}
-		for t, rec := range at {
+		ts := slices.Collect(maps.Keys(at))
+		for i, s := range Snapshots(st, ts) {
 			var d store.Derived
-			cv, pv := Snapshot(st, t)
-			if cv != nil {
-				d.Combined = append(d.Combined, *cv)
+			if s.Combined != nil {
+				d.Combined = append(d.Combined, *s.Combined)
 			}
-			if pv != nil {
-				d.Compatibility = append(d.Compatibility, *pv)
-				d.Activities = append(d.Activities, compatibilityActivity(*pv))
+			if s.Compatibility != nil {
+				d.Compatibility = append(d.Compatibility, *s.Compatibility)
+				d.Activities = append(d.Activities, compatibilityActivity(*s.Compatibility))
 			}
-			if err := add(d, rec); err != nil {
+			if err := add(d, at[ts[i]]); err != nil {
 				return err
 			}
 		}
