@@ -11,5 +11,7 @@
 // printed: messages of the room (each once: a message id seen before is
 // dropped, as delivery is at least once), and the answers to what you
 // sent. Text is printed as its author wrote it, control characters shown
-// escaped.
+// escaped. When the server closes the connection (a member removed from
+// the room, the room deleted, the server stopping), the client says so at
+// once, with the close frame's status and reason, and exits with status 1.
 package main

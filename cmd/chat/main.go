@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -57,10 +58,33 @@ func run(base, token, room string, in io.Reader, out io.Writer) error {
 	answered := make(chan struct{}, 1024) // one per answer (sent, joined or error)
 	go func() { done <- printFrames(ctx, c, out, answered) }()
 	pending := 0
-	lines := bufio.NewScanner(in)
-	lines.Buffer(make([]byte, 64<<10), 64<<10)
-	for lines.Scan() {
-		line := lines.Text()
+	lines, quit := make(chan string), make(chan struct{})
+	defer close(quit) // the reader of the input stops with run
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(in)
+		sc.Buffer(make([]byte, 64<<10), 64<<10)
+		for sc.Scan() {
+			select {
+			case lines <- sc.Text():
+			case <-quit:
+				return
+			}
+		}
+	}()
+	for {
+		var line string
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				return finish(ctx, c, done, answered, pending)
+			}
+			line = l
+		case err := <-done:
+			// The connection ended while waiting for input: say so now,
+			// not at the next line typed.
+			return ended(ctx, err)
+		}
 		var f chat.Inbound
 		cmd, arg, _ := strings.Cut(strings.TrimSpace(line), " ")
 		switch {
@@ -86,18 +110,27 @@ func run(base, token, room string, in io.Reader, out io.Writer) error {
 		}
 		b, _ := json.Marshal(f)
 		if err := c.Write(ctx, websocket.MessageText, b); err != nil {
-			return err
+			select {
+			case rerr := <-done: // closed meanwhile: why, rather than the write's error
+				return ended(ctx, rerr)
+			case <-time.After(time.Second):
+				return err
+			}
 		}
 		pending++
 	}
-	// End of input: every frame sent gets its answer before the close.
+}
+
+// finish waits, at the end of input, for every frame sent to be answered,
+// then closes the connection.
+func finish(ctx context.Context, c *websocket.Conn, done <-chan error, answered <-chan struct{}, pending int) error {
 	for wait := time.After(5 * time.Second); pending > 0; pending-- {
 		select {
 		case <-answered:
 		case <-wait:
 			pending = 1
-		case <-done:
-			return nil
+		case err := <-done:
+			return ended(ctx, err)
 		}
 	}
 	_ = c.Close(websocket.StatusNormalClosure, "")
@@ -106,6 +139,25 @@ func run(base, token, room string, in io.Reader, out io.Writer) error {
 	case <-time.After(2 * time.Second):
 	}
 	return nil
+}
+
+// ended says why the connection ended, when it was not this client's
+// doing: the server's close frame (its status and reason: a member removed
+// from the room, the room deleted, the server stopping) or the lost
+// connection. Interrupted (Ctrl-C), it is nil.
+func ended(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return nil
+	}
+	var ce websocket.CloseError
+	if errors.As(err, &ce) {
+		reason := ce.Reason
+		if reason == "" {
+			reason = "no reason given"
+		}
+		return fmt.Errorf("the server closed the connection: %d (%s): %s", int(ce.Code), ce.Code, reason)
+	}
+	return fmt.Errorf("connection lost: %w", err)
 }
 
 // help is what /help prints.
@@ -122,10 +174,7 @@ func printFrames(ctx context.Context, c *websocket.Conn, out io.Writer, answered
 	for {
 		_, b, err := c.Read(ctx)
 		if err != nil {
-			if websocket.CloseStatus(err) == -1 && ctx.Err() == nil {
-				fmt.Fprintln(out, "connection lost:", err)
-			}
-			return err
+			return err // run says why (ended)
 		}
 		var f chat.Outbound
 		if err := json.Unmarshal(b, &f); err != nil {

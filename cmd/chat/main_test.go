@@ -5,10 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/dynastream/dynastream/internal/chat"
 	"github.com/dynastream/dynastream/internal/gateway"
@@ -79,5 +82,61 @@ func TestClient(t *testing.T) {
 	}
 	if err := run(url, "forged", "global", strings.NewReader(""), &out); err == nil || !strings.Contains(err.Error(), "401") {
 		t.Errorf("a refused connection: %v", err)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the client's two goroutines and
+// the test's reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// When the server closes the connection while the user is not typing (a
+// member removed from the room: the notifier's DeleteConnection), the
+// client says so at once, with the close frame's status and reason, and
+// run returns; it does not wait for the next line to fail on a closed
+// socket.
+func TestClientSaysTheServerClosed(t *testing.T) {
+	gw := &gateway.Local{NewID: func() string { return "c1" }}
+	gw.Routes = room{gw}
+	srv := httptest.NewServer(gw)
+	defer srv.Close()
+	defer gw.Close()
+	url := "ws" + strings.TrimPrefix(srv.URL, "http")
+	in, _ := io.Pipe() // the user types nothing
+	var out syncBuffer
+	errc := make(chan error, 1)
+	go func() { errc <- run(url, "ok", "global", in, &out) }()
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(out.String(), "connected to global"); {
+		if time.Now().After(deadline) {
+			t.Fatalf("not connected: %q", out.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	del := httptest.NewRecorder()
+	gw.Management().ServeHTTP(del, httptest.NewRequest(http.MethodDelete, "/@connections/c1", nil))
+	if del.Code != http.StatusNoContent {
+		t.Fatalf("DeleteConnection: %d %s", del.Code, del.Body)
+	}
+	select {
+	case err := <-errc:
+		if err == nil || !strings.Contains(err.Error(), "the server closed the connection: 1000 (StatusNormalClosure): closed by the server") {
+			t.Errorf("run: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the client still waits on its input after the server closed the connection")
 	}
 }
