@@ -19,7 +19,7 @@ func appPages(api string) http.Handler {
 		}
 		page(w, "An invite", api, []call{
 			{"accept it (as the invitee)", "POST", "/resources/" + r.PathValue("type") + "/" + r.PathValue("id") + "/invites/" + r.PathValue("invite") + "/accept"},
-			{"or decline it", "POST", "/resources/" + r.PathValue("type") + "/" + r.PathValue("id") + "/invites/" + r.PathValue("invite") + "/decline"},
+			{"decline it instead", "POST", "/resources/" + r.PathValue("type") + "/" + r.PathValue("id") + "/invites/" + r.PathValue("invite") + "/decline"},
 			{"see your pending invites", "GET", "/me/invites?status=pending"},
 		})
 	})

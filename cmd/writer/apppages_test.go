@@ -22,6 +22,13 @@ func TestAppPages(t *testing.T) {
 	if code != 200 || !strings.Contains(body, "curl -s -X POST 'http://127.0.0.1:8080/resources/goal/01JGOAL/invites/01JINVITE/accept'") {
 		t.Errorf("invite page: %d\n%s", code, body)
 	}
+	// each call is introduced by a sentence ("To accept it …:", "To
+	// decline it instead:"), never a fragment such as "To or decline it:"
+	for _, want := range []string{"<p>To accept it (as the invitee):</p>", "<p>To decline it instead:</p>", "<p>To see your pending invites:</p>"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("invite page has no %q:\n%s", want, body)
+		}
+	}
 	code, body = get("/app/comments/01JCOMMENT")
 	if code != 200 || !strings.Contains(body, "curl -s -X GET 'http://127.0.0.1:8080/comments/01JCOMMENT'") {
 		t.Errorf("comment page: %d\n%s", code, body)
