@@ -6,7 +6,8 @@
 //
 // Settings (environment):
 //
-//	ORDERS_TABLE       the orders table (required)
+//	ORDERS_TABLE       the orders table (required; on a local endpoint it is created when
+//	                   missing, keys PK and SK with a NEW_AND_OLD_IMAGES stream)
 //	DEADLETTER_TABLE   where records that can never be handled go (required in Lambda;
 //	                   locally the default is a file, deadletters.jsonl)
 //	METRICS_NAMESPACE  CloudWatch namespace of the EMF metrics (default "orders")
@@ -30,6 +31,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 
 	"github.com/dynastream/dynastream/consumer"
@@ -124,19 +126,16 @@ func clients(ctx context.Context, endpoint string) (*dynamodb.Client, *dynamodbs
 // run consumes the table's stream with a Runner: the same handler, the
 // same metrics, checkpoints in a table of their own, the admin endpoint.
 func run(ctx context.Context, log *slog.Logger, s settings, db *dynamodb.Client, streams *dynamodbstreams.Client, p *orders.Totals, dl stream.DeadLetters, metrics *consumer.EMF) error {
-	desc, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(s.table)})
+	arn, err := ordersStream(ctx, log, db, s.table, s.endpoint != "")
 	if err != nil {
-		return fmt.Errorf("the orders table: %w", err)
-	}
-	if desc.Table.LatestStreamArn == nil {
-		return fmt.Errorf("the orders table %s has no stream (NEW_AND_OLD_IMAGES)", s.table)
+		return err
 	}
 	cps := &stream.TableCheckpoints{DB: db, Table: s.checkpointTable}
 	if err := cps.CreateTable(ctx); err != nil {
 		return err
 	}
 	r := &stream.Runner{
-		Config: stream.Config{StreamARN: *desc.Table.LatestStreamArn, Consumer: Name, Filter: orders.Filter}, // three retries, bisection: the defaults, as the template
+		Config: stream.Config{StreamARN: arn, Consumer: Name, Filter: orders.Filter}, // three retries, bisection: the defaults, as the template
 		API:    streams, Checkpoints: cps, DeadLetters: dl, Logger: log,
 	}
 	if s.adminAddr != "" {
@@ -152,6 +151,33 @@ func run(ctx context.Context, log *slog.Logger, s settings, db *dynamodb.Client,
 	// the event source mapping's metrics (PolledEventCount, DroppedEventCount…)
 	mapping := &consumer.Mapping{EMF: metrics, Consumer: Name, Runner: r}
 	go mapping.Run(ctx, time.Minute)
-	log.Info("consuming", "table", s.table, "stream", *desc.Table.LatestStreamArn)
+	log.Info("consuming", "table", s.table, "stream", arn)
 	return r.Run(ctx, consumer.Instrument(p.Handler(), Name, metrics.Observe))
+}
+
+// ordersStream is the orders table's stream. On a local endpoint
+// (DynamoDB Local) a missing table is created, as template.yaml makes it
+// in AWS: keys PK and SK, a NEW_AND_OLD_IMAGES stream, on demand. In AWS
+// the template owns the table, and a missing one is an error.
+func ordersStream(ctx context.Context, log *slog.Logger, db *dynamodb.Client, table string, local bool) (string, error) {
+	desc, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)})
+	var missing *types.ResourceNotFoundException
+	switch {
+	case errors.As(err, &missing) && local:
+		in := ddblocal.Schema("PK", "SK")
+		in.TableName = aws.String(table)
+		in.BillingMode = types.BillingModePayPerRequest
+		in.StreamSpecification = &types.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: types.StreamViewTypeNewAndOldImages}
+		arn, err := ddblocal.CreateTable(ctx, db, &in)
+		if err != nil {
+			return "", err
+		}
+		log.Info("created the orders table", "table", table, "stream", arn)
+		return arn, nil
+	case err != nil:
+		return "", fmt.Errorf("the orders table: %w", err)
+	case desc.Table.LatestStreamArn == nil:
+		return "", fmt.Errorf("the orders table %s has no stream (NEW_AND_OLD_IMAGES)", table)
+	}
+	return *desc.Table.LatestStreamArn, nil
 }
