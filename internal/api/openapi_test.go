@@ -298,8 +298,14 @@ func TestOpenAPIValidatesRequests(t *testing.T) {
 	e.problem(e.do("POST", R+"/members", alice, `{"userId":"a#b"}`), 400, map[string]string{"userId": auth.UserIDRule})
 	e.problem(e.do("POST", "/rooms", alice, `{"name":"n","searchType":"buy","big":"`+strings.Repeat("x", maxBody)+`"}`), 400,
 		map[string]string{"body": fmt.Sprintf("larger than %d bytes", maxBody)})
-	// The handler's own checks stay behind the document's.
-	e.problem(e.do("PUT", R+"/criteria", bob, `{"criteria":{"priceMin":3,"priceMax":2}}`), 400, map[string]string{"criteria.priceMin": "must not exceed priceMax"})
+	// The handler's own checks stay behind the document's, as
+	// docs/walkthrough.md (Bad input) says: every field the document
+	// refuses comes in one 400; a rule across fields (a minimum above its
+	// maximum) in the next, once the document's are met.
+	e.problem(e.do("PUT", R+"/criteria", bob, `{"criteria":{"priceMin":3,"priceMax":2,"roomsMin":-1},"source":"robot"}`), 400,
+		map[string]string{"criteria.roomsMin": "must not be negative", "source": `must be "manual" or "ai_proposed"`})
+	e.problem(e.do("PUT", R+"/criteria", bob, `{"criteria":{"priceMin":3,"priceMax":2,"roomsMin":4,"roomsMax":1}}`), 400,
+		map[string]string{"criteria.priceMin": "must not exceed priceMax", "criteria.roomsMin": "must not exceed roomsMax"})
 }
 
 // TestOpenAPIResponses: every response of a walkthrough matches the
