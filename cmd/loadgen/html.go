@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // The HTML report: one self-contained page (inline SVG and CSS, no script,
@@ -94,6 +95,15 @@ const (
 	legendSwatchW, legendSwatchH = 14.0, 4.0
 )
 
+// labelSlant is the angle, in degrees, of bar labels too wide for their
+// bar (steeper when the first would not fit at it).
+const labelSlant = 35.0
+
+// labelWidth estimates the width of a label in the charts' 12 px
+// sans-serif font: 7 px a character, a generous average (digits and
+// capitals are wider than lower case), so that an estimate errs wide.
+func labelWidth(l string) float64 { return 7 * float64(utf8.RuneCountInString(l)) }
+
 // niceMax rounds v up to 1, 2 or 5 times a power of ten.
 func niceMax(v float64) float64 {
 	if v <= 0 {
@@ -112,7 +122,26 @@ func niceMax(v float64) float64 {
 func (c chart) svg() template.HTML {
 	var b strings.Builder
 	esc := template.HTMLEscapeString
-	fmt.Fprintf(&b, svgOpen, chartW, chartH, chartW, chartH, esc(c.title))
+	// Bar labels wider than their bar are drawn slanted (labelSlant), in
+	// parallel, and the chart grows to hold the longest one.
+	slot := plotW / max(float64(len(c.bars)), 1)
+	slanted := false
+	longest := 0.0
+	for _, l := range c.barLabels {
+		longest = max(longest, labelWidth(l))
+	}
+	if longest > slot*(1-barGap/2) {
+		slanted = true
+	}
+	height, slant := chartH, labelSlant
+	if slanted {
+		// steeper when the first label would pass the chart's left edge
+		if reach := padL + slot/2 - 4; longest*math.Cos(slant*math.Pi/180) > reach {
+			slant = math.Acos(reach/longest) * 180 / math.Pi
+		}
+		height += longest * math.Sin(slant*math.Pi/180)
+	}
+	fmt.Fprintf(&b, svgOpen, chartW, height, chartW, height, esc(c.title))
 	fmt.Fprintf(&b, `<text x="%.0f" y="20" %s font-size="15" font-weight="600">%s</text>`, padL, textStyle, esc(c.title))
 	xMax, yMax := 0.0, c.hline
 	for _, s := range c.series {
@@ -148,7 +177,7 @@ func (c chart) svg() template.HTML {
 	base := padT + plotH
 	fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" stroke="%s"/>`, padL, padL+plotW, base, base, axisColor)
 	fmt.Fprintf(&b, `<text x="14" y="%.1f" %s transform="rotate(-90 14 %.1f)" text-anchor="middle">%s</text>`, padT+plotH/2, textStyle, padT+plotH/2, esc(c.yLabel))
-	fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" %s text-anchor="middle">%s</text>`, padL+plotW/2, chartH-8, textStyle, esc(c.xLabel))
+	fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" %s text-anchor="middle">%s</text>`, padL+plotW/2, height-8, textStyle, esc(c.xLabel))
 	if len(c.bars) == 0 {
 		for _, v := range ticks(xMax) {
 			fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" %s text-anchor="middle">%s</text>`, x(v), base+16, textStyle, trimFloat(v))
@@ -162,7 +191,11 @@ func (c chart) svg() template.HTML {
 	w := plotW / max(float64(len(c.bars)), 1)
 	for i, v := range c.bars {
 		fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"/>`, padL+float64(i)*w+w*barGap/2, y(v), w*(1-barGap), base-y(v), c.barColors[i])
-		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" %s text-anchor="middle">%s</text>`, padL+float64(i)*w+w/2, base+16, textStyle, esc(c.barLabels[i]))
+		if lx, ly := padL+float64(i)*w+w/2, base+16; slanted {
+			fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" %s text-anchor="end" transform="rotate(-%.1f %.1f %.1f)">%s</text>`, lx, ly, textStyle, slant, lx, ly, esc(c.barLabels[i]))
+		} else {
+			fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" %s text-anchor="middle">%s</text>`, lx, ly, textStyle, esc(c.barLabels[i]))
+		}
 	}
 	// lines
 	for _, s := range c.series {

@@ -3,11 +3,15 @@ package main
 import (
 	"bytes"
 	"context"
+	"html"
 	"image"
 	"image/png"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -158,5 +162,65 @@ func TestTimeline(t *testing.T) {
 	}
 	if got[2].Writes != 2 || got[2].WriterP50Ms != 20 || got[2].LagP99Ms[kindEvent] != 2000 {
 		t.Errorf("second 2 (with the late answer): %+v", got[2])
+	}
+}
+
+// A bar chart's labels never lie on top of each other: short ones stand
+// level under their bars with room between them; ones wider than their
+// bar (partition keys) are slanted, in parallel lines at least a line's
+// height apart, and the chart grows to hold the longest.
+func TestBarLabelsAreReadable(t *testing.T) {
+	label := regexp.MustCompile(`<text x="([0-9.]+)" y="([0-9.]+)" [^>]*text-anchor="(middle|end)"( transform="rotate\(-([0-9.]+) [^"]*\)")?>([^<]*)</text>`)
+	height := regexp.MustCompile(`viewBox="0 0 [0-9.]+ ([0-9.]+)"`)
+	for _, labels := range [][]string{
+		{"100/s", "125/s", "150/s", "175/s"},
+		{"GSI3 TRENDING#2026-W01#1 per week", "GSI3 RECENT#2026-01 per month", "table RECIPE#01JABCDEFGHJKMNPQRSTVWXYZ0 per recipe",
+			"GSI2 METHOD#bake#3 per method", "table USER#user-123 per user", "GSI1 CHATROOM#global per room", "table LOCATION#… per location",
+			"GSI3 TRENDING#2026-W01#2 per week", "table ROOM#r-01JABCDEFGH per room", "GSI1 INGREDIENT#SEARCH pinned"},
+	} {
+		c := chart{title: "t", xLabel: "x", yLabel: "y"}
+		for i, l := range labels {
+			c.bars, c.barColors, c.barLabels = append(c.bars, float64(10*(i+1))), append(c.barColors, colorPass), append(c.barLabels, l)
+		}
+		svg := string(c.svg())
+		h, _ := strconv.ParseFloat(height.FindStringSubmatch(svg)[1], 64)
+		type text struct {
+			x, y, slant float64
+			s           string
+		}
+		var got []text
+		for _, m := range label.FindAllStringSubmatch(svg, -1) {
+			if !slices.Contains(labels, html.UnescapeString(m[6])) {
+				continue
+			}
+			x, _ := strconv.ParseFloat(m[1], 64)
+			y, _ := strconv.ParseFloat(m[2], 64)
+			slant, _ := strconv.ParseFloat(m[5], 64)
+			got = append(got, text{x, y, slant, html.UnescapeString(m[6])})
+		}
+		if len(got) != len(labels) {
+			t.Fatalf("%d of %d labels drawn:\n%s", len(got), len(labels), svg)
+		}
+		for i := 1; i < len(got); i++ {
+			a, b := got[i-1], got[i]
+			if a.slant == 0 {
+				if gap := b.x - a.x - (labelWidth(a.s)+labelWidth(b.s))/2; gap < 4 {
+					t.Errorf("level labels %q and %q overlap (gap %.1f px)", a.s, b.s, gap)
+				}
+				continue
+			}
+			if d := (b.x - a.x) * math.Sin(a.slant*math.Pi/180); d < 14 {
+				t.Errorf("slanted labels %q and %q are %.1f px apart, less than a line", a.s, b.s, d)
+			}
+		}
+		for _, l := range got {
+			rad := l.slant * math.Pi / 180
+			if bottom := l.y + labelWidth(l.s)*math.Sin(rad); bottom > h {
+				t.Errorf("label %q reaches y %.0f, below the chart's %.0f", l.s, bottom, h)
+			}
+			if left := l.x - labelWidth(l.s)*math.Cos(rad); l.slant > 0 && left < 0 {
+				t.Errorf("label %q starts at x %.0f, left of the chart", l.s, left)
+			}
+		}
 	}
 }
