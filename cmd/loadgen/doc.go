@@ -18,7 +18,10 @@
 // missing, and per consumer — from its /metrics — the DynamoDB requests per
 // stream record (data and checkpoint apart, counted by SDK middleware) and
 // CPU seconds per 1,000 records. With -step it keeps raising the rate until
-// lag p99 passes -knee-lag and prints the knee. The tables go to stdout, a
+// lag p99 passes -knee-lag and prints the knee. With -catchup it pauses each
+// consumer in turn through its admin endpoint while writes go on, resumes
+// it, and times how fast it reads its backlog, at each ParallelizationFactor
+// of -catchup-pf (catchup.go). The tables go to stdout, a
 // progress line to stderr every 2 s, and the whole report to a JSON file.
 // `bin/loadgen -h` lists the flags.
 package main
