@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"os"
 	"slices"
 	"text/tabwriter"
@@ -36,6 +37,9 @@ type EMFConsumer struct {
 	Errors        int64 `json:"errors"`
 	DeadLettered  int64 `json:"deadLettered"`
 	Duration      Dist  `json:"durationMs"`
+	// BilledMs is the calls' durations as Lambda bills them: each rounded
+	// up to the millisecond, summed.
+	BilledMs float64 `json:"billedMs"`
 	// IteratorAge is Lambda's: the newest record's age at each call.
 	IteratorAge Dist `json:"iteratorAgeMs"`
 }
@@ -45,6 +49,10 @@ type EMFWriter struct {
 	Requests int64            `json:"requests"`
 	ByStatus map[string]int64 `json:"byStatus"`
 	Latency  Dist             `json:"latencyMs"`
+	// BilledMs is the requests' latencies rounded up to the millisecond
+	// and summed: the writer's Lambda duration, near enough (the time
+	// before and after the handler is not in it).
+	BilledMs float64 `json:"billedMs"`
 }
 
 // readEMF reads the EMF lines of a log (other lines are skipped).
@@ -90,6 +98,7 @@ func readEMF(r io.Reader) (*EMFReport, error) {
 						c.DeadLettered += int64(x)
 					case "DurationMs":
 						durations[service] = append(durations[service], msDuration(x))
+						c.BilledMs += math.Ceil(x)
 					case "IteratorAge":
 						ages[service] = append(ages[service], msDuration(x))
 					}
@@ -104,6 +113,7 @@ func readEMF(r io.Reader) (*EMFReport, error) {
 			case "LatencyMs":
 				for _, x := range vs {
 					latencies = append(latencies, msDuration(x))
+					rep.Writer.BilledMs += math.Ceil(x)
 				}
 			}
 		}

@@ -266,6 +266,7 @@ type job struct {
 // everything they derive.
 func (e *engine) runPhase(ctx context.Context, idx int, rate float64, d time.Duration, ps *phaseStats) PhaseReport {
 	before := e.consumerMetrics(ctx)
+	eff0 := e.effects()
 	keys0 := e.keyCounts(ctx)
 	cpu0 := e.sampleCPU()
 	rng := rand.New(rand.NewPCG(e.seed, uint64(1000+idx)))
@@ -374,6 +375,7 @@ func (e *engine) runPhase(ctx context.Context, idx int, rate float64, d time.Dur
 	after := e.consumerMetrics(ctx)
 	r := e.report(idx, rate, d, sent, ps, before, after)
 	r.CPU = cpu1.since(cpu0)
+	r.Effects = e.effects().since(eff0)
 	r.keys, r.keysMissing = keysSince(e.keyCounts(ctx), keys0, slices.Collect(maps.Keys(e.admin)))
 	r.sentSecs = sent.Seconds()
 	return r

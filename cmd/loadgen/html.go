@@ -362,6 +362,12 @@ th:first-child,td:first-child{text-align:left} svg.chart{display:block;margin:8p
 {{end}}<table><tr><th>where</th><th>key</th><th>pattern</th><th>one per</th><th>WCU/s now</th><th>RCU/s now</th><th>WCU/s then</th><th>RCU/s then</th><th>of limit</th><th>breaks at</th></tr>
 {{range .Keys}}<tr><td>{{.Where}}</td><td>{{.Key}}</td><td>{{.Pattern}}</td><td>{{if .Pinned}}{{.Pinned}}{{else}}{{.Per}}{{end}}</td><td>{{printf "%.1f" .Write}}</td><td>{{printf "%.1f" .Read}}</td><td>{{printf "%.0f" .ProjectedWrite}}</td><td>{{printf "%.0f" .ProjectedRead}}</td><td>{{printf "%.0f%%" (pct .Use)}}</td><td>{{if .BreaksAt}}{{printf "%.0f/s" .BreaksAt}}{{else}}never{{end}}</td></tr>
 {{end}}</table>{{end}}
+{{with .Cost}}<h2 style="font-size:16px">The bill per million user writes on AWS</h2>
+<p class="meta">Measured in the phase at {{printf "%.0f" .Phase}}/s; on-demand prices of {{.Prices.Region}} on {{.Prices.Date}} (cmd/loadgen/prices.json, or a file of your region's with -prices).</p>
+<p class="verdict">{{$.CostLine}}</p>
+<table><tr><th>line</th><th>unit</th><th>per write</th><th>minimum per write</th><th>cost</th><th>minimum cost</th><th>what</th></tr>
+{{range .Lines}}<tr><td>{{.Name}}</td><td>{{.Unit}}</td><td>{{printf "%.3f" .PerWrite}}</td><td>{{printf "%.3f" .MinimumPerWrite}}</td><td>{{printf "$%.2f" .Cost}}</td><td>{{printf "$%.2f" .MinimumCost}}</td><td style="text-align:left">{{.Note}}</td></tr>
+{{end}}</table>{{end}}
 </body></html>
 `))
 
@@ -387,6 +393,8 @@ func (rep *Report) html(w *bytes.Buffer) error {
 		RoutesRate     string
 		Scale          *Scale
 		ScaleLine      string
+		Cost           *Bill
+		CostLine       string
 	}{
 		Title: fmt.Sprintf("started %s · %d CPUs, %s, %s · DynamoDB Local raw PutItem rate %.0f writes/s",
 			rep.StartedAt.UTC().Format("2006-01-02 15:04:05 UTC"), rep.Machine.CPUs, rep.Machine.OS, rep.Machine.Go, rep.DynamoDBLocalWritesPerSec),
@@ -395,6 +403,9 @@ func (rep *Report) html(w *bytes.Buffer) error {
 	}
 	if rep.Scale != nil {
 		data.ScaleLine = rep.Scale.line()
+	}
+	if rep.Cost != nil {
+		data.Cost, data.CostLine = rep.Cost, rep.Cost.line()
 	}
 	for _, p := range rep.Phases {
 		data.Phases = append(data.Phases, phaseRow{p, sum(p.Missing)})

@@ -49,6 +49,13 @@ func TestShortLoad(t *testing.T) {
 	if rep.Verify == nil || rep.Verify.Error != "" || rep.Verify.Differences != 0 {
 		t.Errorf("verify after the catch-ups: %+v", rep.Verify)
 	}
+	// the bill: its side effects counted in the phase, and priced
+	if p.Effects.Events == 0 || p.Effects.Emails == 0 || p.Effects.DerivedChangeUnits <= 0 {
+		t.Errorf("effects %+v", p.Effects)
+	}
+	if b := rep.Cost; b == nil || len(b.Lines) != 9 || b.Total <= 0 || b.Minimum <= 0 || b.Phase != p.TargetRate {
+		t.Errorf("bill %+v", b)
+	}
 	if p.Writes < 60 {
 		t.Errorf("%d writes, want at least 60", p.Writes)
 	}

@@ -69,6 +69,7 @@ type config struct {
 	catchupBacklog int64
 	catchupPF      []int
 	catchupOf      []string // the consumers, in turn
+	prices         Prices   // the bill's (bill.go)
 	// programEnv is added to one program's environment (tests).
 	programEnv map[string][]string
 	// after, when set, runs once the last phase drained, while the local
@@ -121,8 +122,13 @@ func parseFlags(args []string) (config, error) {
 	fs.DurationVar(&c.catchup, "catchup", 0, "after -rates: pause each consumer (projector, notifier) in turn this long while writes go on at the first rate (half the knee), resume it and time how fast it reads its backlog (0: no catch-up)")
 	fs.Int64Var(&c.catchupBacklog, "catchup-backlog", 0, "like -catchup, but pause each consumer until the stream holds this many records it has not read (e.g. 100000)")
 	catchupPF := fs.String("catchup-pf", "1,2,10", "the ParallelizationFactors -catchup restarts the consumers with, in turn")
+	pricesFile := fs.String("prices", "", "a prices file for the bill per million writes, in the shape of cmd/loadgen/prices.json (default: that file's, us-east-1)")
 	catchupOf := fs.String("catchup-consumers", "projector,notifier", "the consumers -catchup pauses, in turn")
 	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	var err error
+	if c.prices, err = loadPrices(*pricesFile); err != nil {
 		return c, err
 	}
 	for _, s := range strings.Split(*catchupOf, ",") {
@@ -281,6 +287,8 @@ func run(ctx context.Context, c config, log *slog.Logger, progress io.Writer) (*
 		"rooms": c.rooms, "resources": c.resources, "locations": c.locations, "workers": c.workers, "env": c.env, "programEnv": c.programEnv, "mix": mix, "skip": c.skip, "criteriaShare": c.criteriaShare,
 	}}
 	rep.Machine.CPUs, rep.Machine.OS, rep.Machine.Go = runtime.NumCPU(), runtime.GOOS+"/"+runtime.GOARCH, runtime.Version()
+	// Last (deferred first), once the EMF lines are read: the bill.
+	defer func() { rep.Cost = billOf(rep, c.prices) }()
 
 	var clients *ddb.Clients
 	var streamARN, writer, outbox string

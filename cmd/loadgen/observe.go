@@ -63,6 +63,12 @@ type observer struct {
 	// records counts the stream's records it has read (-catchup measures
 	// a paused consumer's backlog with it).
 	records atomic.Int64
+	// What the bill is made of (cost.go): domain events in the outbox,
+	// e-mails in the mail folder, and the write units of the derived
+	// changes on the stream had each been written once, plainly
+	// (derivedUnits, under mu).
+	events, emails atomic.Int64
+	derivedUnits   float64
 }
 
 type noteCount struct {
@@ -108,9 +114,14 @@ func (o *observer) handle(_ context.Context, ev events.DynamoDBEvent) (events.Dy
 			o.links[lk] = append(o.links[lk], link{eventID: c.EventID, seq: c.SequenceNumber, hasEvents: hasEvents})
 			continue
 		}
-		if c.Kind == stream.Remove || c.Kind == stream.TTLRemove {
+		switch c.Kind {
+		case stream.TTLRemove: // free
+			continue
+		case stream.Remove:
+			o.derivedUnits++ // a delete: 1 unit
 			continue
 		}
+		o.derivedUnits += ddb.WriteUnits(c.New)
 		pk, sk := c.String(store.AttrPK), c.String(store.AttrSK)
 		switch c.ItemType() {
 		case store.TypeActivity:
@@ -170,6 +181,7 @@ func (o *observer) tailOutbox(ctx context.Context, path string) {
 		var e struct {
 			SequenceNumber string `json:"sequenceNumber"`
 		}
+		o.events.Add(1)
 		if json.Unmarshal(line, &e) == nil && e.SequenceNumber != "" {
 			at := o.now()
 			o.mu.Lock()
@@ -194,6 +206,7 @@ func (o *observer) tailMail(ctx context.Context, dir string) {
 				continue
 			}
 			known[name] = true
+			o.emails.Add(1)
 			f, err := os.Open(filepath.Join(dir, name))
 			if err != nil {
 				continue

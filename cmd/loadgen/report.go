@@ -57,6 +57,8 @@ type Report struct {
 	Verify *VerifyReport `json:"verify,omitempty"`
 	// Scale is every partition key's load projected to -target (scale.go).
 	Scale *Scale `json:"scale,omitempty"`
+	// Cost is the bill per million user writes on AWS (bill.go).
+	Cost *Bill `json:"cost,omitempty"`
 }
 
 // Dist is a distribution of durations.
@@ -128,6 +130,9 @@ type PhaseReport struct {
 	// CPU is how busy the machine and DynamoDB Local were while writes
 	// were sent.
 	CPU CPUUse `json:"cpu"`
+	// Effects are the side effects and derived writes the phase's writes
+	// made, counted for the bill (cost.go).
+	Effects Effects `json:"effects"`
 	// The writer's DynamoDB requests per write and CPU seconds per 1,000
 	// writes (from its /metrics), for the budget the stack shares.
 	WriterRequestsPerWrite float64          `json:"writerRequestsPerWrite,omitempty"`
@@ -265,6 +270,9 @@ func (rep *Report) print(w io.Writer) {
 	fmt.Fprintf(w, "\nmachine: %d CPUs, %s, %s; DynamoDB Local raw PutItem rate: %.0f writes/s (16 clients)\n\n",
 		rep.Machine.CPUs, rep.Machine.OS, rep.Machine.Go, rep.DynamoDBLocalWritesPerSec)
 	defer func() { fmt.Fprintf(w, "\n%s\n", rep.verdict()) }() // after everything else (main adds the scale line)
+	if rep.Cost != nil {
+		defer rep.Cost.print(w)
+	}
 	if rep.Scale != nil {
 		defer rep.Scale.print(w)
 	}

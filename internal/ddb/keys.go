@@ -174,6 +174,10 @@ func txKeyUses(in *dynamodb.TransactWriteItemsInput, indexes []Index, seen known
 	return uses
 }
 
+// WriteUnits is what one standard (not transactional) write of item
+// costs: 1 write unit per KB started, at least 1.
+func WriteUnits(item map[string]types.AttributeValue) float64 { return kb(item) }
+
 // kb is an item's size in write units: 1 per KB started, at least 1.
 func kb(item map[string]types.AttributeValue) float64 {
 	return math.Ceil(float64(max(itemSize(item), 1)) / 1024)
