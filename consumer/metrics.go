@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"os"
+	"runtime/metrics"
 	"sync"
 	"time"
 
@@ -58,7 +59,9 @@ func IteratorAge(ev events.DynamoDBEvent, at time.Time) time.Duration {
 // EMF writes each call as one CloudWatch Embedded Metric Format line in
 // Namespace, with the dimensions service and consumer: Records,
 // FailedRecords, Errors, DurationMs and IteratorAge (milliseconds,
-// Lambda's meaning: Call.IteratorAge); and ColdStart (dimensions
+// Lambda's meaning: Call.IteratorAge), and HeapBytes (the Go heap's live
+// objects after the last collection, runtime/metrics /gc/heap/live:bytes:
+// a warm container that keeps growing shows it); and ColdStart (dimensions
 // service and function_name) on a function's first call. In Lambda, stdout
 // goes to the function's log group, where CloudWatch reads the metrics
 // out: no PutMetricData call, nothing that can fail the handler.
@@ -109,7 +112,8 @@ func (e *EMF) Observe(c Call) {
 		Add("Records", emf.Count, float64(c.Records)).
 		Add("FailedRecords", emf.Count, float64(c.Failed)).
 		Add("Errors", emf.Count, float64(errs)).
-		Add("DurationMs", emf.Milliseconds, float64(c.Duration.Microseconds())/1000)
+		Add("DurationMs", emf.Milliseconds, float64(c.Duration.Microseconds())/1000).
+		Add(MetricHeapBytes, emf.Bytes, float64(liveHeap()))
 	if c.IteratorAge > 0 {
 		s.Add(MetricIteratorAge, emf.Milliseconds, float64(c.IteratorAge.Milliseconds()))
 	}
@@ -139,4 +143,17 @@ func (c countedDeadLetters) Put(ctx context.Context, dl stream.DeadLetter) error
 	n := len(dl.Event.Records) + len(dl.Unconverted)
 	_ = m.Flush(m.NewSet("consumer", c.consumer).Add("DeadLettered", emf.Count, float64(max(n, 1))))
 	return nil
+}
+
+// MetricHeapBytes is the live Go heap, in bytes, each EMF line carries.
+const MetricHeapBytes = "HeapBytes"
+
+// liveHeap is the Go heap's live bytes after the last collection.
+func liveHeap() uint64 {
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
 }

@@ -32,6 +32,8 @@ type Metrics struct {
 	CheckpointRequests ddb.Counts     `json:"checkpointRequests"`
 	StreamRequests     ddb.Counts     `json:"streamRequests"`
 	CPUSeconds         float64        `json:"cpuSeconds"`
+	// Memory is the Go heap and the process's resident set, now.
+	Memory Memory `json:"memory"`
 	// Quarantined counts reads that skipped a stored item they could not
 	// decode (store.Quarantine); `projector quarantine` lists such items.
 	Quarantined int64 `json:"quarantined"`
@@ -52,7 +54,7 @@ type localMetrics struct {
 }
 
 func (m *localMetrics) read() Metrics {
-	out := Metrics{Program: m.program, DataRequests: m.data.Counts(), CPUSeconds: CPUSeconds()}
+	out := Metrics{Program: m.program, DataRequests: m.data.Counts(), CPUSeconds: CPUSeconds(), Memory: ReadMemory()}
 	if m.quarantine != nil {
 		out.Quarantined = m.quarantine.Count()
 	}
@@ -124,7 +126,7 @@ func adminMux(m *localMetrics) (mux *http.ServeMux, paths string) {
 	mux.HandleFunc("GET /metrics/keys", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, m.data.KeyCounts())
 	})
-	paths = "/metrics /metrics/keys /healthz"
+	paths = "/metrics /metrics/keys /healthz" + profiles(mux)
 	if m.runner == nil {
 		mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 			writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
@@ -138,6 +140,20 @@ func adminMux(m *localMetrics) (mux *http.ServeMux, paths string) {
 		}
 	}
 	return mux, paths
+}
+
+// fromLoopback refuses (403) a request that does not come from this
+// machine: the admin endpoint's profiles show the program's memory.
+func fromLoopback(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host, _, err := net.SplitHostPort(r.RemoteAddr)
+		if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsLoopback() {
+			writeJSON(w, http.StatusForbidden, map[string]any{"title": "Forbidden", "status": http.StatusForbidden,
+				"detail": "profiles are taken from this machine only"})
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // PauseWait is how long POST /pause and SIGUSR1 wait for the handler calls

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -215,10 +216,29 @@ func TestAdminEndpointOfAConsumer(t *testing.T) {
 }
 
 // The writer's endpoint has no runner: /healthz is 200, there is no pause.
+// Its /metrics carries its memory, and its profiles answer this machine
+// only (httptest's requests come from 192.0.2.1).
 func TestAdminEndpointOfTheWriter(t *testing.T) {
 	mux, paths := adminMux(&localMetrics{program: "writer", data: &ddb.Counter{}})
-	if paths != "/metrics /metrics/keys /healthz" {
+	if paths != "/metrics /metrics/keys /healthz /debug/pprof/" {
 		t.Errorf("paths %q", paths)
+	}
+	for remote, want := range map[string]int{"127.0.0.1:5000": 200, "[::1]:5000": 200, "192.0.2.1:5000": 403} {
+		w := httptest.NewRecorder()
+		req := httptest.NewRequest("GET", "/debug/pprof/heap?debug=1", nil)
+		req.RemoteAddr = remote
+		mux.ServeHTTP(w, req)
+		if w.Code != want || (want == 200 && !strings.Contains(w.Body.String(), "heap profile")) {
+			t.Errorf("GET /debug/pprof/heap from %s: %d, want %d", remote, w.Code, want)
+		}
+	}
+	runtime.GC() // the live heap is known from the first collection on
+	w := httptest.NewRecorder()
+	mux.ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))
+	var m Metrics
+	if err := json.Unmarshal(w.Body.Bytes(), &m); err != nil || m.Memory.HeapLiveBytes == 0 || m.Memory.GoBytes < m.Memory.HeapLiveBytes || m.Memory.Goroutines == 0 ||
+		(runtime.GOOS == "linux" && m.Memory.RSSBytes == 0) {
+		t.Errorf("/metrics memory %+v: %v", m.Memory, err)
 	}
 	for path, want := range map[string]int{"GET /healthz": 200, "GET /metrics": 200, "GET /metrics/keys": 200, "POST /pause": 404, "GET /status": 404} {
 		method, p, _ := strings.Cut(path, " ")
