@@ -204,6 +204,27 @@ func (s *Server) CPUSeconds() (float64, error) {
 	return processCPUSeconds(s.cmd.Process.Pid)
 }
 
+// RSSBytes is DynamoDB Local's resident memory (Linux only: from
+// /proc/<pid>/statm), which holds its tables in memory.
+func (s *Server) RSSBytes() (uint64, error) {
+	if s == nil || s.cmd.Process == nil {
+		return 0, errors.New("ddblocal: not running")
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/statm", s.cmd.Process.Pid))
+	if err != nil {
+		return 0, fmt.Errorf("ddblocal: process memory: %w", err)
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return 0, errors.New("ddblocal: unexpected /proc statm format")
+	}
+	pages, err := strconv.ParseUint(f[1], 10, 64)
+	if err != nil {
+		return 0, errors.New("ddblocal: unexpected /proc statm format")
+	}
+	return pages * uint64(os.Getpagesize()), nil
+}
+
 // processCPUSeconds reads a process's CPU time from /proc/<pid>/stat.
 func processCPUSeconds(pid int) (float64, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // -env KEY=VALUE goes to every program; PROGRAM:KEY=VALUE to that one; a
@@ -48,5 +49,19 @@ func TestMixFlag(t *testing.T) {
 	}
 	if _, err := parseFlags([]string{"-mix", "everything"}); err == nil || !strings.Contains(err.Error(), "rooms-comments") {
 		t.Errorf("an unknown mix: %v", err)
+	}
+}
+
+// -soak is one long phase at the first rate; it takes neither -step nor
+// -catchup.
+func TestSoakFlag(t *testing.T) {
+	c, err := parseFlags([]string{"-soak", "30m", "-rates", "30,60"})
+	if err != nil || len(c.rates) != 1 || c.rates[0] != 30 || c.duration != 30*time.Minute || c.soak != 30*time.Minute {
+		t.Fatalf("-soak 30m -rates 30,60: %+v %v", c, err)
+	}
+	for _, bad := range [][]string{{"-soak", "30m", "-step"}, {"-soak", "30m", "-catchup", "60s"}, {"-soak", "-1m"}} {
+		if _, err := parseFlags(bad); err == nil || !strings.Contains(err.Error(), "-soak") {
+			t.Errorf("%q: %v", bad, err)
+		}
 	}
 }

@@ -24,6 +24,9 @@ var kindColors = map[string]string{
 	kindCookingCounts: "#9467bd", kindNotification: "#8c564b", kindEmail: "#e377c2", kindEvent: "#17becf",
 }
 
+// soakColors are the soak chart's, a program each.
+var soakColors = []string{"#1f77b4", "#ff7f0e", "#2ca02c", "#7f7f7f", "#9467bd"}
+
 const (
 	colorAchieved = "#0b7a75"
 	colorTarget   = "#7f7f7f"
@@ -316,6 +319,17 @@ func (rep *Report) charts() []chart {
 		lat.series = []series{p50, p99}
 	}
 	out := []chart{lag, rate, lat, step}
+	if sk := rep.Soak; sk != nil && len(sk.Programs) > 0 {
+		mem := chart{title: "Memory through the soak: each program's resident set", xLabel: "minutes", yLabel: "MB"}
+		for i, p := range sk.Programs {
+			sr := series{name: p.Program, color: soakColors[i%len(soakColors)], dashed: p.Program == "DynamoDB Local"}
+			for _, m := range p.Samples {
+				sr.points = append(sr.points, point{m.T / 60, m.RSSMB})
+			}
+			mem.series = append(mem.series, sr)
+		}
+		out = append(out, mem)
+	}
 	if sc := rep.Scale; sc != nil && len(sc.Keys) > 0 {
 		keys := chart{title: fmt.Sprintf("The busiest partition keys at %.0f user writes/s, as a share of a partition's limit", sc.Target),
 			xLabel: "key (red: over its limit at the target)", yLabel: "% of the limit", hline: 100, htext: "limit"}

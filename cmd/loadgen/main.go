@@ -70,6 +70,7 @@ type config struct {
 	catchupPF      []int
 	catchupOf      []string // the consumers, in turn
 	prices         Prices   // the bill's (bill.go)
+	soak           time.Duration
 	// programEnv is added to one program's environment (tests).
 	programEnv map[string][]string
 	// after, when set, runs once the last phase drained, while the local
@@ -122,6 +123,7 @@ func parseFlags(args []string) (config, error) {
 	fs.DurationVar(&c.catchup, "catchup", 0, "after -rates: pause each consumer (projector, notifier) in turn this long while writes go on at the first rate (half the knee), resume it and time how fast it reads its backlog (0: no catch-up)")
 	fs.Int64Var(&c.catchupBacklog, "catchup-backlog", 0, "like -catchup, but pause each consumer until the stream holds this many records it has not read (e.g. 100000)")
 	catchupPF := fs.String("catchup-pf", "1,2,10", "the ParallelizationFactors -catchup restarts the consumers with, in turn")
+	fs.DurationVar(&c.soak, "soak", 0, "instead of the phases: one phase at the first rate for this long (e.g. 30m), sampling every program's memory; prints `soak: <program> <start> MB → <end> MB over <minutes> min (<growth> MB/h)` per program")
 	pricesFile := fs.String("prices", "", "a prices file for the bill per million writes, in the shape of cmd/loadgen/prices.json (default: that file's, us-east-1)")
 	catchupOf := fs.String("catchup-consumers", "projector,notifier", "the consumers -catchup pauses, in turn")
 	if err := fs.Parse(args); err != nil {
@@ -221,8 +223,13 @@ func parseFlags(args []string) (config, error) {
 		return c, errors.New("-rooms, -resources, -locations and -workers must be at least 1")
 	case (c.catchup != 0 || c.catchupBacklog != 0) && (c.catchup < 0 || c.catchupBacklog < 0 || len(c.catchupPF) == 0 || len(c.catchupOf) == 0 || c.step || c.writer != "" || len(c.rates) == 0):
 		return c, errors.New("-catchup and -catchup-backlog need a positive value, -rates (the first is the catch-up's rate), -catchup-pf, -catchup-consumers and the local stack loadgen starts (not -step, not -writer)")
+	case c.soak < 0 || (c.soak > 0 && (c.step || c.catchup != 0 || c.catchupBacklog != 0 || len(c.rates) == 0)):
+		return c, errors.New("-soak needs -rates (its first is the soak's rate) and takes neither -step nor -catchup")
 	case c.writer != "" && c.dynamodb == "":
 		return c, errors.New("-writer needs -dynamodb (the observer reads the table's stream)")
+	}
+	if c.soak > 0 {
+		c.rates, c.duration = c.rates[:1], c.soak
 	}
 	stamp := time.Now().Format("20060102-150405")
 	if c.localDir == "" {
@@ -283,7 +290,7 @@ func run(ctx context.Context, c config, log *slog.Logger, progress io.Writer) (*
 	defer abort(nil)
 	rep := &Report{StartedAt: time.Now().UTC(), Config: map[string]any{
 		"rates": c.rates, "duration": c.duration.String(), "warmup": c.warmup.String(), "step": c.step, "stepBy": c.stepBy, "seed": c.seed,
-		"catchup": c.catchup.String(), "catchupBacklog": c.catchupBacklog, "catchupPF": c.catchupPF, "catchupConsumers": c.catchupOf,
+		"catchup": c.catchup.String(), "catchupBacklog": c.catchupBacklog, "catchupPF": c.catchupPF, "catchupConsumers": c.catchupOf, "soak": c.soak.String(),
 		"rooms": c.rooms, "resources": c.resources, "locations": c.locations, "workers": c.workers, "env": c.env, "programEnv": c.programEnv, "mix": mix, "skip": c.skip, "criteriaShare": c.criteriaShare,
 	}}
 	rep.Machine.CPUs, rep.Machine.OS, rep.Machine.Go = runtime.NumCPU(), runtime.GOOS+"/"+runtime.GOARCH, runtime.Version()
@@ -490,9 +497,21 @@ func run(ctx context.Context, c config, log *slog.Logger, progress io.Writer) (*
 		if c.during != nil && st != nil {
 			during.Go(func() { c.during(dctx, st) })
 		}
+		var soak *soakSampler
+		if c.soak > 0 {
+			soak = &soakSampler{}
+			var rss func() (uint64, error)
+			if st != nil {
+				rss = st.DynamoDBRSSBytes
+			}
+			during.Go(func() { soak.run(dctx, e, rss, time.Now(), soakEvery(c.soak)) })
+		}
 		p := e.runPhase(ctx, i, rate, c.duration, statsOf(i))
 		dcancel()
 		during.Wait()
+		if soak != nil {
+			rep.Soak = soak.report(soakEvery(c.soak))
+		}
 		rep.Phases = append(rep.Phases, p)
 		kept := p.keptUp()
 		if kept {

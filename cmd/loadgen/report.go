@@ -59,6 +59,8 @@ type Report struct {
 	Scale *Scale `json:"scale,omitempty"`
 	// Cost is the bill per million user writes on AWS (bill.go).
 	Cost *Bill `json:"cost,omitempty"`
+	// Soak is each program's memory through -soak's phase (soak.go).
+	Soak *SoakReport `json:"soak,omitempty"`
 }
 
 // Dist is a distribution of durations.
@@ -272,6 +274,9 @@ func (rep *Report) print(w io.Writer) {
 	defer func() { fmt.Fprintf(w, "\n%s\n", rep.verdict()) }() // after everything else (main adds the scale line)
 	if rep.Cost != nil {
 		defer rep.Cost.print(w)
+	}
+	if rep.Soak != nil {
+		defer rep.Soak.print(w)
 	}
 	if rep.Scale != nil {
 		defer rep.Scale.print(w)

@@ -314,6 +314,10 @@ func (s *Stack) waitHealthy(ctx context.Context, base string) error {
 // DynamoDBCPUSeconds is the CPU time DynamoDB Local has used so far.
 func (s *Stack) DynamoDBCPUSeconds() (float64, error) { return s.ddb.CPUSeconds() }
 
+// DynamoDBRSSBytes is DynamoDB Local's resident memory (its tables are in
+// it).
+func (s *Stack) DynamoDBRSSBytes() (uint64, error) { return s.ddb.RSSBytes() }
+
 // Exited receives the name of a program that exited.
 func (s *Stack) Exited() <-chan string { return s.exited }
 

@@ -1,0 +1,155 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"sync"
+	"time"
+)
+
+// SoakReport is -soak's memory record: each program's memory sampled
+// through one long phase at a steady rate, after the warm-up.
+type SoakReport struct {
+	Every    string        `json:"every"`
+	Programs []SoakProgram `json:"programs"`
+}
+
+// SoakProgram is one program's memory over the soak: its resident set
+// (what the issue's table and a machine see) and the Go heap's live bytes
+// (what a leak grows), sampled at T seconds from the phase's start.
+type SoakProgram struct {
+	Program string         `json:"program"`
+	Samples []MemorySample `json:"samples"`
+	// StartMB and EndMB are the resident set's first and last samples;
+	// GrowthMBPerHour the least-squares slope of all of them, and
+	// HeapGrowthMBPerHour that of the live heap (none for DynamoDB Local,
+	// a JVM, whose resident set holds the table).
+	StartMB             float64 `json:"startMB"`
+	EndMB               float64 `json:"endMB"`
+	Minutes             float64 `json:"minutes"`
+	GrowthMBPerHour     float64 `json:"growthMBPerHour"`
+	HeapGrowthMBPerHour float64 `json:"heapGrowthMBPerHour,omitempty"`
+}
+
+// MemorySample is one reading.
+type MemorySample struct {
+	T      float64 `json:"t"`
+	RSSMB  float64 `json:"rssMB"`
+	HeapMB float64 `json:"heapMB,omitempty"`
+}
+
+// soakSampler reads every program's memory (their /metrics, and DynamoDB
+// Local's resident set) every period until stopped.
+type soakSampler struct {
+	mu      sync.Mutex
+	samples map[string][]MemorySample
+}
+
+const mb = 1 << 20
+
+// soakEvery is how often a soak samples: 60 times over it, every 5 to 30 s.
+func soakEvery(d time.Duration) time.Duration { return min(max(d/60, 5*time.Second), 30*time.Second) }
+
+// run samples until ctx ends, from start.
+func (s *soakSampler) run(ctx context.Context, e *engine, ddbRSS func() (uint64, error), start time.Time, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		at := time.Since(start).Seconds()
+		ms := e.consumerMetrics(ctx) // every program with an admin endpoint
+		s.mu.Lock()
+		if s.samples == nil {
+			s.samples = map[string][]MemorySample{}
+		}
+		for name, m := range ms {
+			if m.Memory.RSSBytes > 0 {
+				s.samples[name] = append(s.samples[name], MemorySample{T: at, RSSMB: float64(m.Memory.RSSBytes) / mb, HeapMB: float64(m.Memory.HeapLiveBytes) / mb})
+			}
+		}
+		if ddbRSS != nil {
+			if b, err := ddbRSS(); err == nil {
+				s.samples["DynamoDB Local"] = append(s.samples["DynamoDB Local"], MemorySample{T: at, RSSMB: float64(b) / mb})
+			}
+		}
+		s.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// report is what the samples say, programs in name order (DynamoDB Local
+// last).
+func (s *soakSampler) report(every time.Duration) *SoakReport {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := &SoakReport{Every: every.String()}
+	for name, ss := range s.samples {
+		if len(ss) == 0 {
+			continue
+		}
+		p := SoakProgram{Program: name, Samples: ss, StartMB: ss[0].RSSMB, EndMB: ss[len(ss)-1].RSSMB,
+			Minutes: (ss[len(ss)-1].T - ss[0].T) / 60}
+		p.GrowthMBPerHour = 3600 * slope(ss, func(m MemorySample) float64 { return m.RSSMB })
+		if name != "DynamoDB Local" {
+			p.HeapGrowthMBPerHour = 3600 * slope(ss, func(m MemorySample) float64 { return m.HeapMB })
+		}
+		out.Programs = append(out.Programs, p)
+	}
+	slices.SortFunc(out.Programs, func(a, b SoakProgram) int {
+		switch {
+		case a.Program == "DynamoDB Local":
+			return 1
+		case b.Program == "DynamoDB Local":
+			return -1
+		case a.Program < b.Program:
+			return -1
+		}
+		return 1
+	})
+	return out
+}
+
+// slope is the least-squares slope of v over the samples' T (per second).
+func slope(ss []MemorySample, v func(MemorySample) float64) float64 {
+	if len(ss) < 2 {
+		return 0
+	}
+	var st, sv float64
+	for _, s := range ss {
+		st, sv = st+s.T, sv+v(s)
+	}
+	n := float64(len(ss))
+	mt, mv := st/n, sv/n
+	var num, den float64
+	for _, s := range ss {
+		num += (s.T - mt) * (v(s) - mv)
+		den += (s.T - mt) * (s.T - mt)
+	}
+	if den == 0 {
+		return 0
+	}
+	return num / den
+}
+
+// line is one program's soak, for scripts:
+//
+//	soak: <program> <start> MB → <end> MB over <minutes> min (<growth> MB/h)
+func (p SoakProgram) line() string {
+	l := fmt.Sprintf("soak: %s %.1f MB → %.1f MB over %.0f min (%+.1f MB/h)", p.Program, p.StartMB, p.EndMB, p.Minutes, p.GrowthMBPerHour)
+	if p.Program == "DynamoDB Local" {
+		return l + " (the JVM holding the table: apart)"
+	}
+	return l + fmt.Sprintf(" (live heap %+.1f MB/h)", p.HeapGrowthMBPerHour)
+}
+
+func (s *SoakReport) print(w io.Writer) {
+	fmt.Fprintf(w, "\nmemory through the soak (resident set, sampled every %s; least-squares growth):\n", s.Every)
+	for _, p := range s.Programs {
+		fmt.Fprintln(w, p.line())
+	}
+}
