@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -41,13 +42,19 @@ type Projector struct {
 }
 
 // seenSet is a bounded set of strings, safe for concurrent use: a hint,
-// never a source of truth (it forgets everything when full).
+// never a source of truth (it forgets everything when full). It keeps a
+// copy of each string: one taken from a stream record shares the SDK's
+// decoding arena (smithy-go's StringArena, 4 KB blocks), and keeping it
+// would keep its whole block: 100,000 of them held 400 MB (issue 52).
 type seenSet struct {
 	mu sync.Mutex
 	m  map[string]struct{}
 }
 
-const seenSetMax = 100_000
+// seenSetMax bounds a seenSet: at most about 1 MB of ids. The comments
+// being reacted to are mostly recent ones; one forgotten costs a try of
+// the dearer update, nothing else.
+const seenSetMax = 10_000
 
 func (s *seenSet) has(k string) bool {
 	s.mu.Lock()
@@ -59,10 +66,13 @@ func (s *seenSet) has(k string) bool {
 func (s *seenSet) add(k string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if _, ok := s.m[k]; ok {
+		return
+	}
 	if s.m == nil || len(s.m) >= seenSetMax {
 		s.m = map[string]struct{}{}
 	}
-	s.m[k] = struct{}{}
+	s.m[strings.Clone(k)] = struct{}{}
 }
 
 // meaning is what one record asks of the projector, decoded once.
