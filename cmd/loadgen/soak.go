@@ -23,8 +23,9 @@ type SoakProgram struct {
 	Program string         `json:"program"`
 	Samples []MemorySample `json:"samples"`
 	// StartMB and EndMB are the resident set's first and last samples;
-	// GrowthMBPerHour the least-squares slope of all of them, and
-	// HeapGrowthMBPerHour that of the live heap (none for DynamoDB Local,
+	// GrowthMBPerHour the least-squares slope of the last two thirds of
+	// them (after the program's own warm-up), and HeapGrowthMBPerHour
+	// that of the live heap (none for DynamoDB Local,
 	// a JVM, whose resident set holds the table).
 	StartMB             float64 `json:"startMB"`
 	EndMB               float64 `json:"endMB"`
@@ -94,9 +95,13 @@ func (s *soakSampler) report(every time.Duration) *SoakReport {
 		}
 		p := SoakProgram{Program: name, Samples: ss, StartMB: ss[0].RSSMB, EndMB: ss[len(ss)-1].RSSMB,
 			Minutes: (ss[len(ss)-1].T - ss[0].T) / 60}
-		p.GrowthMBPerHour = 3600 * slope(ss, func(m MemorySample) float64 { return m.RSSMB })
+		// the growth after the programs' own warm-up (the runtime sizing
+		// its heap, code pages touched for the first time): the slope of
+		// the last two thirds of the samples
+		settled := ss[len(ss)/3:]
+		p.GrowthMBPerHour = 3600 * slope(settled, func(m MemorySample) float64 { return m.RSSMB })
 		if name != "DynamoDB Local" {
-			p.HeapGrowthMBPerHour = 3600 * slope(ss, func(m MemorySample) float64 { return m.HeapMB })
+			p.HeapGrowthMBPerHour = 3600 * slope(settled, func(m MemorySample) float64 { return m.HeapMB })
 		}
 		out.Programs = append(out.Programs, p)
 	}
