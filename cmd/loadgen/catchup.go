@@ -106,7 +106,7 @@ func (e *engine) catchUp(ctx context.Context, name string, st *stack.Stack, paus
 	ps.stop = make(chan struct{})
 	// What the writes derived is waited for as long as the catch-up may
 	// take, and -drain after it.
-	ps.drain = catchUpLimit(pause) + e.drain
+	ps.drain.Store(int64(catchUpLimit(pause) + e.drain))
 	stopWrites := sync.OnceFunc(func() { close(ps.stop) })
 	phase := make(chan PhaseReport, 1)
 	go func() { phase <- e.runPhase(ctx, idx, rate, 24*time.Hour, ps) }()
@@ -121,16 +121,30 @@ func (e *engine) catchUp(ctx context.Context, name string, st *stack.Stack, paus
 		r.Error = err.Error()
 		return r
 	}
+	// However the catch-up ends, the consumer is not left paused.
+	resumed := false
+	defer func() {
+		if !resumed {
+			_ = adminPost(context.WithoutCancel(ctx), base+"/resume")
+		}
+	}()
 	pausedAt, o0 := time.Now(), e.obs.records.Load()
 	c0, err := recordsDone(ctx, base)
 	if err != nil {
 		r.Error = err.Error()
 		return r
 	}
+	lastGained, lastGrowth := int64(0), pausedAt
 	for next := pausedAt.Add(5 * time.Second); ctx.Err() == nil; sleep(ctx, 100*time.Millisecond) {
 		gained := e.obs.records.Load() - o0
 		if (backlog > 0 && gained >= backlog) || (backlog <= 0 && time.Since(pausedAt) >= pause) {
 			break
+		}
+		if gained > lastGained {
+			lastGained, lastGrowth = gained, time.Now()
+		} else if time.Since(lastGrowth) > time.Minute {
+			r.Error = fmt.Sprintf("the stream gained no record for a minute (%d of %d while paused): are the writes failing?", gained, backlog)
+			return r
 		}
 		if time.Now().After(next) {
 			fmt.Fprintf(e.progress, "catch-up: %s paused %.0f s, %d records behind\n", name, time.Since(pausedAt).Seconds(), gained)
@@ -152,12 +166,17 @@ func (e *engine) catchUp(ctx context.Context, name string, st *stack.Stack, paus
 	if backlog > 0 {
 		// A consumer started on a backlog: it drains it alone (ps.drain
 		// is read once the writes stop).
-		ps.drain = catchUpLimit(resumedAt.Sub(pausedAt)) + e.drain
+		ps.drain.Store(int64(catchUpLimit(resumedAt.Sub(pausedAt)) + e.drain))
 		stopWrites()
 	}
 	cpu0 := e.sampleCPU()
 	if err := adminPost(ctx, base+"/resume"); err != nil {
 		r.Error = err.Error()
+		return r
+	}
+	resumed = true
+	if r.Backlog == 0 {
+		r.Error = "the stream gained no record while the consumer was paused: nothing to catch up"
 		return r
 	}
 	deadline := resumedAt.Add(catchUpLimit(resumedAt.Sub(pausedAt)))

@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dynastream/dynastream/cmd/internal/app"
@@ -70,8 +71,9 @@ type phaseStats struct {
 	// stop, when set, ends the phase's writes when it is closed (before
 	// its duration, which -catchup sets long).
 	stop chan struct{}
-	// drain, when above 0, is the phase's drain time instead of -drain.
-	drain time.Duration
+	// drain, when above 0, is the phase's drain time instead of -drain
+	// (nanoseconds: -catchup sets it while the phase runs).
+	drain atomic.Int64
 	lagAt []lagged
 }
 
@@ -364,8 +366,8 @@ func (e *engine) runPhase(ctx context.Context, idx int, rate float64, d time.Dur
 	cpu1 := e.sampleCPU()
 	drainStart := time.Now()
 	drain := e.drain
-	if ps.drain > 0 {
-		drain = ps.drain
+	if d := time.Duration(ps.drain.Load()); d > 0 {
+		drain = d
 	}
 	for e.pendingOf(idx) > 0 && time.Since(drainStart) < drain && ctx.Err() == nil {
 		sleep(ctx, 20*time.Millisecond)
@@ -373,6 +375,9 @@ func (e *engine) runPhase(ctx context.Context, idx int, rate float64, d time.Dur
 	e.sweep(func(int) *phaseStats { return ps })
 	stopProgress()
 	after := e.consumerMetrics(ctx)
+	if closed(ps.stop) {
+		d = min(d, sent) // ended early: the phase lasted what it sent
+	}
 	r := e.report(idx, rate, d, sent, ps, before, after)
 	r.CPU = cpu1.since(cpu0)
 	r.Effects = e.effects().since(eff0)

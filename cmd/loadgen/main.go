@@ -123,7 +123,7 @@ func parseFlags(args []string) (config, error) {
 	fs.DurationVar(&c.catchup, "catchup", 0, "after -rates: pause each consumer (projector, notifier) in turn this long while writes go on at the first rate (half the knee), resume it and time how fast it reads its backlog (0: no catch-up)")
 	fs.Int64Var(&c.catchupBacklog, "catchup-backlog", 0, "like -catchup, but pause each consumer until the stream holds this many records it has not read (e.g. 100000)")
 	catchupPF := fs.String("catchup-pf", "1,2,10", "the ParallelizationFactors -catchup restarts the consumers with, in turn")
-	fs.DurationVar(&c.soak, "soak", 0, "instead of the phases: one phase at the first rate for this long (e.g. 30m), sampling every program's memory; prints `soak: <program> <start> MB → <end> MB over <minutes> min (<growth> MB/h)` per program")
+	fs.DurationVar(&c.soak, "soak", 0, "instead of the phases: one phase at the first rate for this long (e.g. 30m), sampling every program's memory; prints \"soak: <program> <start> MB → <end> MB over <minutes> min (<growth> MB/h)\" per program")
 	pricesFile := fs.String("prices", "", "a prices file for the bill per million writes, in the shape of cmd/loadgen/prices.json (default: that file's, us-east-1)")
 	catchupOf := fs.String("catchup-consumers", "projector,notifier", "the consumers -catchup pauses, in turn")
 	if err := fs.Parse(args); err != nil {

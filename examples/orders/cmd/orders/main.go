@@ -156,9 +156,10 @@ func run(ctx context.Context, log *slog.Logger, s settings, db *dynamodb.Client,
 }
 
 // ordersStream is the orders table's stream. On a local endpoint
-// (DynamoDB Local) a missing table is created, as template.yaml makes it
-// in AWS: keys PK and SK, a NEW_AND_OLD_IMAGES stream, on demand. In AWS
-// the template owns the table, and a missing one is an error.
+// (DynamoDB Local) a missing table is created with template.yaml's keys
+// and stream: PK and SK, NEW_AND_OLD_IMAGES, on demand (not its TTL: the
+// idempotency markers then stay, which changes no total). In AWS the
+// template owns the table, and a missing one is an error.
 func ordersStream(ctx context.Context, log *slog.Logger, db *dynamodb.Client, table string, local bool) (string, error) {
 	desc, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)})
 	var missing *types.ResourceNotFoundException
