@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -63,6 +65,10 @@ func TestLambda(t *testing.T) {
 		if !strings.Contains(text, want) {
 			t.Errorf("metrics lack %s:\n%s", want, text)
 		}
+	}
+	// the process's resident memory, in bytes (Linux: /proc/self/statm)
+	if runtime.GOOS == "linux" && !regexp.MustCompile(`"MemoryBytes":[1-9][0-9]{5,}`).MatchString(text) {
+		t.Errorf("metrics lack the resident memory:\n%s", text)
 	}
 
 	// a payload that is no stream event fails the invocation

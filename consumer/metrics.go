@@ -4,7 +4,8 @@ import (
 	"context"
 	"io"
 	"os"
-	"runtime/metrics"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -59,9 +60,9 @@ func IteratorAge(ev events.DynamoDBEvent, at time.Time) time.Duration {
 // EMF writes each call as one CloudWatch Embedded Metric Format line in
 // Namespace, with the dimensions service and consumer: Records,
 // FailedRecords, Errors, DurationMs and IteratorAge (milliseconds,
-// Lambda's meaning: Call.IteratorAge), and HeapBytes (the Go heap's live
-// objects after the last collection, runtime/metrics /gc/heap/live:bytes:
-// a warm container that keeps growing shows it); and ColdStart (dimensions
+// Lambda's meaning: Call.IteratorAge), and MemoryBytes (the process's
+// resident memory, read at most every 10 s: a warm container that keeps
+// growing shows it); and ColdStart (dimensions
 // service and function_name) on a function's first call. In Lambda, stdout
 // goes to the function's log group, where CloudWatch reads the metrics
 // out: no PutMetricData call, nothing that can fail the handler.
@@ -113,7 +114,7 @@ func (e *EMF) Observe(c Call) {
 		Add("FailedRecords", emf.Count, float64(c.Failed)).
 		Add("Errors", emf.Count, float64(errs)).
 		Add("DurationMs", emf.Milliseconds, float64(c.Duration.Microseconds())/1000).
-		Add(MetricHeapBytes, emf.Bytes, float64(liveHeap()))
+		Add(MetricMemoryBytes, emf.Bytes, float64(resident()))
 	if c.IteratorAge > 0 {
 		s.Add(MetricIteratorAge, emf.Milliseconds, float64(c.IteratorAge.Milliseconds()))
 	}
@@ -145,15 +146,45 @@ func (c countedDeadLetters) Put(ctx context.Context, dl stream.DeadLetter) error
 	return nil
 }
 
-// MetricHeapBytes is the live Go heap, in bytes, each EMF line carries.
-const MetricHeapBytes = "HeapBytes"
+// MetricMemoryBytes is the process's resident memory, in bytes, each EMF
+// line carries.
+const MetricMemoryBytes = "MemoryBytes"
 
-// liveHeap is the Go heap's live bytes after the last collection.
-func liveHeap() uint64 {
-	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-	metrics.Read(s)
-	if s[0].Value.Kind() != metrics.KindUint64 {
+// memoryEvery is how often resident reads the memory afresh.
+const memoryEvery = 10 * time.Second
+
+var memory struct {
+	sync.Mutex
+	at    time.Time
+	bytes uint64
+}
+
+// resident is the process's resident set, from /proc/self/statm (what
+// Lambda's Max Memory Used reports; 0 where there is none), read at most
+// every memoryEvery. Not the Go heap: reading that (runtime/metrics, or
+// runtime.ReadMemStats) would put a consumer's Lambda bootstrap over its
+// 10 MiB budget; a leak grows both.
+func resident() uint64 {
+	memory.Lock()
+	defer memory.Unlock()
+	if now := time.Now(); memory.at.IsZero() || now.Sub(memory.at) >= memoryEvery {
+		memory.at, memory.bytes = now, statm()
+	}
+	return memory.bytes
+}
+
+func statm() uint64 {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
 		return 0
 	}
-	return s[0].Value.Uint64()
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return 0
+	}
+	pages, err := strconv.ParseUint(f[1], 10, 64)
+	if err != nil {
+		return 0
+	}
+	return pages * uint64(os.Getpagesize())
 }
