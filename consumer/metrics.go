@@ -168,12 +168,14 @@ func resident() uint64 {
 	memory.Lock()
 	defer memory.Unlock()
 	if now := time.Now(); memory.at.IsZero() || now.Sub(memory.at) >= memoryEvery {
-		memory.at, memory.bytes = now, statm()
+		memory.at, memory.bytes = now, ResidentMemory()
 	}
 	return memory.bytes
 }
 
-func statm() uint64 {
+// ResidentMemory is the process's resident set now, from
+// /proc/self/statm (Linux; 0 where there is none).
+func ResidentMemory() uint64 {
 	b, err := os.ReadFile("/proc/self/statm")
 	if err != nil {
 		return 0
