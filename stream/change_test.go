@@ -61,7 +61,12 @@ func TestDecodeAnAbsentImage(t *testing.T) {
 
 // A record's keys are the record's, whether or not its image holds the
 // same values: taken from the image when it does (one conversion), from
-// the record when it does not or has no image.
+// the record when it does not or has no image. AWS: a StreamRecord's Keys
+// are "the primary key attribute(s) for the DynamoDB item that was
+// modified", its images the whole item before and after
+// (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_streams_StreamRecord.html),
+// and a KEYS_ONLY stream writes only the key attributes
+// (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_StreamSpecification.html).
 func TestDecodeKeys(t *testing.T) {
 	c, err := stream.Decode(orderRecord("INSERT", nil, orderImage("5")))
 	if err != nil {
