@@ -1,13 +1,13 @@
 package main
 
 import (
+	"bytes"
 	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"text/tabwriter"
 )
 
@@ -84,7 +84,7 @@ func loadPrices(path string) (Prices, error) {
 		}
 	}
 	var p Prices
-	d := json.NewDecoder(strings.NewReader(string(b)))
+	d := json.NewDecoder(bytes.NewReader(b))
 	d.DisallowUnknownFields()
 	if err := d.Decode(&p); err != nil {
 		return Prices{}, fmt.Errorf("-prices %s: %w", path, err)
@@ -212,8 +212,11 @@ func billOf(rep *Report, prices Prices) *Bill {
 	minGBs = gbs
 	line("Lambda requests", "invocation", 1+calls, 1+handled/mappingBatchSize, prices.LambdaRequestsPerMillion/1e6,
 		fmt.Sprintf("the writer 1 per write, the consumers %.2f handler calls per write; minimum: %.2f records per write reaching a handler, in full batches of %d", calls, handled, mappingBatchSize))
-	line("Lambda duration", "GB-second", gbs, minGBs, prices.LambdaGBSecond,
-		fmt.Sprintf("at %d MB (the template's), from the EMF durations, each rounded up to the millisecond; minimum as measured: the design sets none", lambdaMemoryMB))
+	durationNote := fmt.Sprintf("at %d MB (the template's), from the EMF durations, each rounded up to the millisecond; minimum as measured: the design sets none", lambdaMemoryMB)
+	if rep.EMF == nil {
+		durationNote = "not priced: no EMF lines were read (a running stack, -writer, keeps its log)"
+	}
+	line("Lambda duration", "GB-second", gbs, minGBs, prices.LambdaGBSecond, durationNote)
 
 	// Side effects: each is the product the design promises, so the
 	// minimum is what was measured.

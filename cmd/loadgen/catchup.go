@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -10,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dynastream/dynastream/cmd/internal/app"
 	"github.com/dynastream/dynastream/cmd/internal/stack"
 	"github.com/dynastream/dynastream/stream"
 )
@@ -225,18 +223,9 @@ func adminPost(ctx context.Context, url string) error {
 // whole batch (up to 1,000 records) long before its handler is through
 // with it.
 func recordsDone(ctx context.Context, base string) (int64, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/metrics", nil)
+	m, err := readMetrics(ctx, base)
 	if err != nil {
 		return 0, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	var m app.Metrics
-	if err := json.NewDecoder(resp.Body).Decode(&m); err != nil {
-		return 0, fmt.Errorf("GET %s/metrics: %w", base, err)
 	}
 	if m.Stream == nil {
 		return 0, fmt.Errorf("GET %s/metrics: no stream counts", base)

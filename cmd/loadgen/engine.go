@@ -240,22 +240,32 @@ func (e *engine) missing(phase int) map[string]int {
 func (e *engine) consumerMetrics(ctx context.Context) map[string]app.Metrics {
 	out := map[string]app.Metrics{}
 	for name, base := range e.admin {
-		req, err := http.NewRequestWithContext(ctx, "GET", base+"/metrics", nil)
-		if err != nil {
-			continue
-		}
-		resp, err := http.DefaultClient.Do(req)
+		m, err := readMetrics(ctx, base)
 		if err != nil {
 			e.log.Warn("loadgen: read metrics", "consumer", name, "err", err)
 			continue
 		}
-		var m app.Metrics
-		if err := json.NewDecoder(resp.Body).Decode(&m); err == nil {
-			out[name] = m
-		}
-		resp.Body.Close()
+		out[name] = m
 	}
 	return out
+}
+
+// readMetrics is one program's GET /metrics.
+func readMetrics(ctx context.Context, base string) (app.Metrics, error) {
+	var m app.Metrics
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/metrics", nil)
+	if err != nil {
+		return m, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return m, err
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(&m); err != nil {
+		return m, fmt.Errorf("GET %s/metrics: %w", base, err)
+	}
+	return m, nil
 }
 
 // job is one scheduled write.

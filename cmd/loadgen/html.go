@@ -322,7 +322,7 @@ func (rep *Report) charts() []chart {
 	if sk := rep.Soak; sk != nil && len(sk.Programs) > 0 {
 		mem := chart{title: "Memory through the soak: each program's resident set", xLabel: "minutes", yLabel: "MB"}
 		for i, p := range sk.Programs {
-			sr := series{name: p.Program, color: soakColors[i%len(soakColors)], dashed: p.Program == "DynamoDB Local"}
+			sr := series{name: p.Program, color: soakColors[i%len(soakColors)], dashed: p.Program == ddbLocal}
 			for _, m := range p.Samples {
 				sr.points = append(sr.points, point{m.T / 60, m.RSSMB})
 			}

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -50,6 +52,9 @@ type soakSampler struct {
 
 const mb = 1 << 20
 
+// ddbLocal is DynamoDB Local's name among a soak's programs.
+const ddbLocal = "DynamoDB Local"
+
 // soakEvery is how often a soak samples: 60 times over it, every 5 to 30 s.
 func soakEvery(d time.Duration) time.Duration { return min(max(d/60, 5*time.Second), 30*time.Second) }
 
@@ -71,7 +76,7 @@ func (s *soakSampler) run(ctx context.Context, e *engine, ddbRSS func() (uint64,
 		}
 		if ddbRSS != nil {
 			if b, err := ddbRSS(); err == nil {
-				s.samples["DynamoDB Local"] = append(s.samples["DynamoDB Local"], MemorySample{T: at, RSSMB: float64(b) / mb})
+				s.samples[ddbLocal] = append(s.samples[ddbLocal], MemorySample{T: at, RSSMB: float64(b) / mb})
 			}
 		}
 		s.mu.Unlock()
@@ -100,21 +105,19 @@ func (s *soakSampler) report(every time.Duration) *SoakReport {
 		// the last two thirds of the samples
 		settled := ss[len(ss)/3:]
 		p.GrowthMBPerHour = 3600 * slope(settled, func(m MemorySample) float64 { return m.RSSMB })
-		if name != "DynamoDB Local" {
+		if name != ddbLocal {
 			p.HeapGrowthMBPerHour = 3600 * slope(settled, func(m MemorySample) float64 { return m.HeapMB })
 		}
 		out.Programs = append(out.Programs, p)
 	}
-	slices.SortFunc(out.Programs, func(a, b SoakProgram) int {
-		switch {
-		case a.Program == "DynamoDB Local":
+	last := func(p SoakProgram) int { // DynamoDB Local after the programs
+		if p.Program == ddbLocal {
 			return 1
-		case b.Program == "DynamoDB Local":
-			return -1
-		case a.Program < b.Program:
-			return -1
 		}
-		return 1
+		return 0
+	}
+	slices.SortFunc(out.Programs, func(a, b SoakProgram) int {
+		return cmp.Or(last(a)-last(b), strings.Compare(a.Program, b.Program))
 	})
 	return out
 }
@@ -146,7 +149,7 @@ func slope(ss []MemorySample, v func(MemorySample) float64) float64 {
 //	soak: <program> <start> MB → <end> MB over <minutes> min (<growth> MB/h)
 func (p SoakProgram) line() string {
 	l := fmt.Sprintf("soak: %s %.1f MB → %.1f MB over %.0f min (%+.1f MB/h)", p.Program, p.StartMB, p.EndMB, p.Minutes, p.GrowthMBPerHour)
-	if p.Program == "DynamoDB Local" {
+	if p.Program == ddbLocal {
 		return l + " (the JVM holding the table: apart)"
 	}
 	return l + fmt.Sprintf(" (live heap %+.1f MB/h)", p.HeapGrowthMBPerHour)

@@ -275,13 +275,9 @@ func (s *Stack) Reconfigure(ctx context.Context, name string, env ...string) err
 	}
 	p.killed.Store(true)
 	child.Terminate(p.cmd.Process)
-	select {
-	case <-p.done:
-	case <-time.After(10 * time.Second):
-		s.log.Warn("killing", "program", name, "pid", p.cmd.Process.Pid)
-		child.Kill(p.cmd.Process)
-		<-p.done
-	}
+	grace, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s.waitOrKill(grace.Done(), p)
 	s.mu.Lock()
 	s.envs[name] = append(slices.Clip(s.envs[name]), env...)
 	s.mu.Unlock()
@@ -321,6 +317,18 @@ func (s *Stack) DynamoDBRSSBytes() (uint64, error) { return s.ddb.RSSBytes() }
 // Exited receives the name of a program that exited.
 func (s *Stack) Exited() <-chan string { return s.exited }
 
+// waitOrKill waits until a terminated program has exited, killing it
+// (with its process group) once grace is closed.
+func (s *Stack) waitOrKill(grace <-chan struct{}, p *proc) {
+	select {
+	case <-p.done:
+	case <-grace:
+		s.log.Warn("killing", "program", p.name, "pid", p.cmd.Process.Pid)
+		child.Kill(p.cmd.Process)
+		<-p.done
+	}
+}
+
 // Stop sends SIGTERM to every program, waits up to 5 s, kills whatever is
 // left (with its process group), then stops DynamoDB Local.
 func (s *Stack) Stop() {
@@ -335,13 +343,7 @@ func (s *Stack) Stop() {
 	grace, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	for _, p := range procs {
-		select {
-		case <-p.done:
-		case <-grace.Done():
-			s.log.Warn("killing", "program", p.name, "pid", p.cmd.Process.Pid)
-			child.Kill(p.cmd.Process)
-			<-p.done
-		}
+		s.waitOrKill(grace.Done(), p)
 	}
 	if s.ddb != nil {
 		_ = s.ddb.Stop()
