@@ -329,6 +329,24 @@ func (rep *Report) charts() []chart {
 			mem.series = append(mem.series, sr)
 		}
 		out = append(out, mem)
+		// the resident set's anonymous part and the live heap: what a
+		// program allocated, without its binary's pages
+		anon := chart{title: "Memory through the soak: what each program allocated (anonymous resident set, and live heap dashed)", xLabel: "minutes", yLabel: "MB"}
+		for i, p := range sk.Programs {
+			if p.Program == ddbLocal || len(p.Samples) == 0 || p.Samples[0].AnonMB == 0 {
+				continue
+			}
+			a := series{name: p.Program, color: soakColors[i%len(soakColors)]}
+			h := series{name: p.Program + " live heap", color: soakColors[i%len(soakColors)], dashed: true}
+			for _, m := range p.Samples {
+				a.points = append(a.points, point{m.T / 60, m.AnonMB})
+				h.points = append(h.points, point{m.T / 60, m.HeapMB})
+			}
+			anon.series = append(anon.series, a, h)
+		}
+		if len(anon.series) > 0 {
+			out = append(out, anon)
+		}
 	}
 	if sc := rep.Scale; sc != nil && len(sc.Keys) > 0 {
 		keys := chart{title: fmt.Sprintf("The busiest partition keys at %.0f user writes/s, as a share of a partition's limit", sc.Target),

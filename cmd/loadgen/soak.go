@@ -34,6 +34,13 @@ type SoakProgram struct {
 	Minutes             float64 `json:"minutes"`
 	GrowthMBPerHour     float64 `json:"growthMBPerHour"`
 	HeapGrowthMBPerHour float64 `json:"heapGrowthMBPerHour,omitempty"`
+	// AnonGrowthMBPerHour is the slope of the resident set's anonymous
+	// part (what the program allocated), FileGrowthMBPerHour that of its
+	// file-backed part (its binary's pages, bounded by the binary's size),
+	// and GoGrowthMBPerHour that of all the Go runtime holds.
+	AnonGrowthMBPerHour float64 `json:"anonGrowthMBPerHour,omitempty"`
+	FileGrowthMBPerHour float64 `json:"fileGrowthMBPerHour,omitempty"`
+	GoGrowthMBPerHour   float64 `json:"goGrowthMBPerHour,omitempty"`
 }
 
 // MemorySample is one reading.
@@ -41,6 +48,9 @@ type MemorySample struct {
 	T      float64 `json:"t"`
 	RSSMB  float64 `json:"rssMB"`
 	HeapMB float64 `json:"heapMB,omitempty"`
+	AnonMB float64 `json:"anonMB,omitempty"`
+	FileMB float64 `json:"fileMB,omitempty"`
+	GoMB   float64 `json:"goMB,omitempty"`
 }
 
 // soakSampler reads every program's memory (their /metrics, and DynamoDB
@@ -71,7 +81,9 @@ func (s *soakSampler) run(ctx context.Context, e *engine, ddbRSS func() (uint64,
 		}
 		for name, m := range ms {
 			if m.Memory.RSSBytes > 0 {
-				s.samples[name] = append(s.samples[name], MemorySample{T: at, RSSMB: float64(m.Memory.RSSBytes) / mb, HeapMB: float64(m.Memory.HeapLiveBytes) / mb})
+				s.samples[name] = append(s.samples[name], MemorySample{T: at, RSSMB: float64(m.Memory.RSSBytes) / mb,
+					HeapMB: float64(m.Memory.HeapLiveBytes) / mb, AnonMB: float64(m.Memory.RSSAnonBytes) / mb,
+					FileMB: float64(m.Memory.RSSFileBytes) / mb, GoMB: float64(m.Memory.GoBytes) / mb})
 			}
 		}
 		if ddbRSS != nil {
@@ -107,6 +119,9 @@ func (s *soakSampler) report(every time.Duration) *SoakReport {
 		p.GrowthMBPerHour = 3600 * slope(settled, func(m MemorySample) float64 { return m.RSSMB })
 		if name != ddbLocal {
 			p.HeapGrowthMBPerHour = 3600 * slope(settled, func(m MemorySample) float64 { return m.HeapMB })
+			p.AnonGrowthMBPerHour = 3600 * slope(settled, func(m MemorySample) float64 { return m.AnonMB })
+			p.FileGrowthMBPerHour = 3600 * slope(settled, func(m MemorySample) float64 { return m.FileMB })
+			p.GoGrowthMBPerHour = 3600 * slope(settled, func(m MemorySample) float64 { return m.GoMB })
 		}
 		out.Programs = append(out.Programs, p)
 	}
@@ -152,7 +167,8 @@ func (p SoakProgram) line() string {
 	if p.Program == ddbLocal {
 		return l + " (the JVM holding the table: apart)"
 	}
-	return l + fmt.Sprintf(" (live heap %+.1f MB/h)", p.HeapGrowthMBPerHour)
+	return l + fmt.Sprintf(" (anonymous %+.1f MB/h, binary's pages %+.1f, Go runtime %+.1f, live heap %+.1f)",
+		p.AnonGrowthMBPerHour, p.FileGrowthMBPerHour, p.GoGrowthMBPerHour, p.HeapGrowthMBPerHour)
 }
 
 func (s *SoakReport) print(w io.Writer) {

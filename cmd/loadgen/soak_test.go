@@ -3,7 +3,9 @@ package main
 import (
 	"math"
 	"regexp"
+	"strings"
 	"testing"
+	"time"
 )
 
 // A soak's growth is the least-squares slope of its samples, per hour: a
@@ -13,7 +15,8 @@ func TestSoakGrowth(t *testing.T) {
 	s := &soakSampler{samples: map[string][]MemorySample{}}
 	for i := range 61 {
 		m := float64(i) // minutes
-		s.samples["projector"] = append(s.samples["projector"], MemorySample{T: 60 * m, RSSMB: 25 + 0.3*m, HeapMB: 5 + 0.3*m})
+		s.samples["projector"] = append(s.samples["projector"], MemorySample{T: 60 * m, RSSMB: 25 + 0.3*m, HeapMB: 5 + 0.3*m,
+			AnonMB: 10 + 0.2*m, FileMB: 15 + 0.1*m, GoMB: 12 + 0.3*m})
 		s.samples["writer"] = append(s.samples["writer"], MemorySample{T: 60 * m, RSSMB: 31 + 2*float64(i%2), HeapMB: 4})
 		s.samples["DynamoDB Local"] = append(s.samples["DynamoDB Local"], MemorySample{T: 60 * m, RSSMB: 400 + m})
 	}
@@ -22,7 +25,8 @@ func TestSoakGrowth(t *testing.T) {
 	for _, p := range r.Programs {
 		got[p.Program] = p
 	}
-	if p := got["projector"]; math.Abs(p.GrowthMBPerHour-18) > 1e-9 || math.Abs(p.HeapGrowthMBPerHour-18) > 1e-9 || p.StartMB != 25 || p.EndMB != 43 || p.Minutes != 60 {
+	if p := got["projector"]; math.Abs(p.GrowthMBPerHour-18) > 1e-9 || math.Abs(p.HeapGrowthMBPerHour-18) > 1e-9 || p.StartMB != 25 || p.EndMB != 43 || p.Minutes != 60 ||
+		math.Abs(p.AnonGrowthMBPerHour-12) > 1e-9 || math.Abs(p.FileGrowthMBPerHour-6) > 1e-9 || math.Abs(p.GoGrowthMBPerHour-18) > 1e-9 {
 		t.Errorf("projector %+v", p)
 	}
 	if p := got["writer"]; math.Abs(p.GrowthMBPerHour) > 0.1 || p.HeapGrowthMBPerHour != 0 {
@@ -31,8 +35,36 @@ func TestSoakGrowth(t *testing.T) {
 	if r.Programs[len(r.Programs)-1].Program != "DynamoDB Local" {
 		t.Errorf("DynamoDB Local is not last: %+v", r.Programs)
 	}
-	line := regexp.MustCompile(`^soak: projector 25\.0 MB → 43\.0 MB over 60 min \(\+18\.0 MB/h\)`)
+	line := regexp.MustCompile(`^soak: projector 25\.0 MB → 43\.0 MB over 60 min \(\+18\.0 MB/h\) \(anonymous \+12\.0 MB/h, binary's pages \+6\.0, Go runtime \+18\.0, live heap \+18\.0\)$`)
 	if l := got["projector"].line(); !line.MatchString(l) {
 		t.Errorf("line %q", l)
+	}
+}
+
+// The report draws a soak twice: every program's resident set, DynamoDB
+// Local's with them; then what each of the programs allocated (the
+// anonymous part, the live heap beside it), without DynamoDB Local's.
+func TestSoakCharts(t *testing.T) {
+	s := &soakSampler{samples: map[string][]MemorySample{}}
+	for i := range 10 {
+		s.samples["projector"] = append(s.samples["projector"], MemorySample{T: float64(60 * i), RSSMB: 30, HeapMB: 3, AnonMB: 12, FileMB: 18, GoMB: 20})
+		s.samples[ddbLocal] = append(s.samples[ddbLocal], MemorySample{T: float64(60 * i), RSSMB: 400})
+	}
+	rep := &Report{Soak: s.report(soakEvery(10 * time.Minute))}
+	var rss, anon *chart
+	for _, c := range rep.charts() {
+		switch {
+		case strings.Contains(c.title, "resident set") && !strings.Contains(c.title, "anonymous"):
+			rss = &c
+		case strings.Contains(c.title, "anonymous"):
+			anon = &c
+		}
+	}
+	if rss == nil || len(rss.series) != 2 {
+		t.Fatalf("resident-set chart %+v", rss)
+	}
+	if anon == nil || len(anon.series) != 2 || anon.series[0].name != "projector" || anon.series[0].points[0].y != 12 ||
+		anon.series[1].points[0].y != 3 || !anon.series[1].dashed {
+		t.Fatalf("anonymous chart %+v", anon)
 	}
 }

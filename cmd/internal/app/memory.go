@@ -10,6 +10,12 @@ type Memory struct {
 	GoBytes       uint64 `json:"goBytes"`
 	// RSSBytes is 0 where the platform does not tell (it is read from
 	// /proc/self/statm).
-	RSSBytes   uint64 `json:"rssBytes"`
-	Goroutines int    `json:"goroutines"`
+	RSSBytes uint64 `json:"rssBytes"`
+	// RSSAnonBytes and RSSFileBytes split the resident set (from
+	// /proc/self/status): the memory the program allocated, and the pages
+	// of files it maps, mostly its own binary's code and data, which
+	// grow as code runs for the first time, up to the binary's size.
+	RSSAnonBytes uint64 `json:"rssAnonBytes,omitempty"`
+	RSSFileBytes uint64 `json:"rssFileBytes,omitempty"`
+	Goroutines   int    `json:"goroutines"`
 }

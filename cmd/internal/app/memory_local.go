@@ -3,8 +3,12 @@
 package app
 
 import (
+	"bufio"
+	"bytes"
+	"os"
 	"runtime"
 	"runtime/metrics"
+	"strconv"
 
 	"github.com/dynastream/dynastream/consumer"
 )
@@ -20,5 +24,30 @@ func ReadMemory() Memory {
 	if s[1].Value.Kind() == metrics.KindUint64 {
 		m.GoBytes = s[1].Value.Uint64()
 	}
+	if b, err := os.ReadFile("/proc/self/status"); err == nil {
+		m.RSSAnonBytes, m.RSSFileBytes = statusKB(b, "RssAnon:"), statusKB(b, "RssFile:")
+	}
 	return m
+}
+
+// statusKB is the value of a /proc/<pid>/status line such as
+// "RssAnon:	    1234 kB", in bytes; 0 if there is none.
+func statusKB(status []byte, field string) uint64 {
+	sc := bufio.NewScanner(bytes.NewReader(status))
+	for sc.Scan() {
+		rest, ok := bytes.CutPrefix(sc.Bytes(), []byte(field))
+		if !ok {
+			continue
+		}
+		f := bytes.Fields(rest)
+		if len(f) != 2 || string(f[1]) != "kB" {
+			return 0
+		}
+		n, err := strconv.ParseUint(string(f[0]), 10, 64)
+		if err != nil || n > 1<<44 {
+			return 0
+		}
+		return n << 10
+	}
+	return 0
 }
