@@ -3,18 +3,11 @@ package projections
 import (
 	"fmt"
 	"runtime"
-	"runtime/metrics"
 	"testing"
 	"unsafe"
-)
 
-// liveHeap is the Go heap's live bytes after a full collection.
-func liveHeap() uint64 {
-	runtime.GC()
-	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-	metrics.Read(s)
-	return s[0].Value.Uint64()
-}
+	"github.com/dynastream/dynastream/internal/ddbtest"
+)
 
 // The set of comments with counts keeps its ids, not the blocks they came
 // in: a stream record's strings share 4 KB blocks of the SDK's decoding
@@ -24,13 +17,13 @@ func liveHeap() uint64 {
 // set stays within its bound however many it is given.
 func TestSeenSetKeepsNoBlocks(t *testing.T) {
 	var s seenSet
-	before := liveHeap()
+	before := ddbtest.LiveHeap()
 	for i := range 5000 {
 		block := make([]byte, 4096)
 		n := copy(block, fmt.Sprintf("comment-%026d", i))
 		s.add(unsafe.String(&block[0], n)) // as smithy-go's arena makes a record's strings
 	}
-	grown := int64(liveHeap()) - int64(before)
+	grown := int64(ddbtest.LiveHeap()) - int64(before)
 	if grown > 2<<20 {
 		t.Errorf("5,000 ids hold %d bytes: their 4 KB blocks are kept", grown)
 	}
