@@ -59,7 +59,9 @@ $(DDB_LOCAL_STAMP):
 # over 20,000 records (issue 52); the projector's concurrent batch code
 # they run is the one the other projection tests run under the detector.
 RACE_PKGS     := ./internal/projections ./internal/notify
-NO_RACE_TESTS := ^(TestCookingReplayExactCounts|TestProjectorHeapStaysFlat)$$
+COOKING_TEST  := TestCookingReplayExactCounts
+HEAP_TEST     := TestProjectorHeapStaysFlat
+NO_RACE_TESTS := ^($(COOKING_TEST)|$(HEAP_TEST))$$
 RACE_LIBRARY  := stream,replay
 
 # The application's tests run here, in the workspace; the library's run in
@@ -70,8 +72,8 @@ RACE_LIBRARY  := stream,replay
 test: dynamodb-local vet cross fmt-check lint-if-present rehearsal-note browser-note
 	$(GO) test -count=1 $$($(GO) list ./... | grep -v -E '/(internal/projections|internal/notify)$$')
 	$(GO) test -count=1 -race -skip '$(NO_RACE_TESTS)' $(RACE_PKGS)
-	$(GO) test -count=1 -run '^TestProjectorHeapStaysFlat$$' ./internal/projections & heap=$$!; \
-	$(GO) test -count=1 -run '^TestCookingReplayExactCounts$$' ./internal/projections; cooking=$$?; \
+	$(GO) test -count=1 -run '^$(HEAP_TEST)$$' ./internal/projections & heap=$$!; \
+	$(GO) test -count=1 -run '^$(COOKING_TEST)$$' ./internal/projections; cooking=$$?; \
 	wait $$heap && exit $$cooking
 	$(GO) run ./cmd/libtest -race $(RACE_LIBRARY)
 	cd $(USER_MODULE) && GOWORK=off $(GO) test -count=1 ./...

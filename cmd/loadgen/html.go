@@ -330,10 +330,10 @@ func (rep *Report) charts() []chart {
 		}
 		out = append(out, mem)
 		// the resident set's anonymous part and the live heap: what a
-		// program allocated, without its binary's pages
+		// program allocated, without its file-backed pages
 		anon := chart{title: "Memory through the soak: what each program allocated (anonymous resident set, and live heap dashed)", xLabel: "minutes", yLabel: "MB"}
 		for i, p := range sk.Programs {
-			if p.Program == ddbLocal || len(p.Samples) == 0 || p.Samples[0].AnonMB == 0 {
+			if !p.Split {
 				continue
 			}
 			a := series{name: p.Program, color: soakColors[i%len(soakColors)]}

@@ -36,8 +36,10 @@ type SoakProgram struct {
 	HeapGrowthMBPerHour float64 `json:"heapGrowthMBPerHour,omitempty"`
 	// AnonGrowthMBPerHour is the slope of the resident set's anonymous
 	// part (what the program allocated), FileGrowthMBPerHour that of its
-	// file-backed part (its binary's pages, bounded by the binary's size),
-	// and GoGrowthMBPerHour that of all the Go runtime holds.
+	// file-backed part (its binary's and shared libraries' pages, bounded
+	// by their size), GoGrowthMBPerHour that of all the Go runtime holds;
+	// Split says the program told the parts (Linux).
+	Split               bool    `json:"split,omitempty"`
 	AnonGrowthMBPerHour float64 `json:"anonGrowthMBPerHour,omitempty"`
 	FileGrowthMBPerHour float64 `json:"fileGrowthMBPerHour,omitempty"`
 	GoGrowthMBPerHour   float64 `json:"goGrowthMBPerHour,omitempty"`
@@ -117,11 +119,15 @@ func (s *soakSampler) report(every time.Duration) *SoakReport {
 		// the last two thirds of the samples
 		settled := ss[len(ss)/3:]
 		p.GrowthMBPerHour = 3600 * slope(settled, func(m MemorySample) float64 { return m.RSSMB })
+		// a program tells its resident set's parts in every sample or none
+		p.Split = name != ddbLocal && !slices.ContainsFunc(ss, func(m MemorySample) bool { return m.AnonMB == 0 })
 		if name != ddbLocal {
 			p.HeapGrowthMBPerHour = 3600 * slope(settled, func(m MemorySample) float64 { return m.HeapMB })
+			p.GoGrowthMBPerHour = 3600 * slope(settled, func(m MemorySample) float64 { return m.GoMB })
+		}
+		if p.Split {
 			p.AnonGrowthMBPerHour = 3600 * slope(settled, func(m MemorySample) float64 { return m.AnonMB })
 			p.FileGrowthMBPerHour = 3600 * slope(settled, func(m MemorySample) float64 { return m.FileMB })
-			p.GoGrowthMBPerHour = 3600 * slope(settled, func(m MemorySample) float64 { return m.GoMB })
 		}
 		out.Programs = append(out.Programs, p)
 	}
@@ -167,7 +173,10 @@ func (p SoakProgram) line() string {
 	if p.Program == ddbLocal {
 		return l + " (the JVM holding the table: apart)"
 	}
-	return l + fmt.Sprintf(" (anonymous %+.1f MB/h, binary's pages %+.1f, Go runtime %+.1f, live heap %+.1f)",
+	if !p.Split {
+		return l + fmt.Sprintf(" (Go runtime %+.1f MB/h, live heap %+.1f)", p.GoGrowthMBPerHour, p.HeapGrowthMBPerHour)
+	}
+	return l + fmt.Sprintf(" (anonymous %+.1f MB/h, file-backed %+.1f, Go runtime %+.1f, live heap %+.1f)",
 		p.AnonGrowthMBPerHour, p.FileGrowthMBPerHour, p.GoGrowthMBPerHour, p.HeapGrowthMBPerHour)
 }
 

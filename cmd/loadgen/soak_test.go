@@ -29,13 +29,17 @@ func TestSoakGrowth(t *testing.T) {
 		math.Abs(p.AnonGrowthMBPerHour-12) > 1e-9 || math.Abs(p.FileGrowthMBPerHour-6) > 1e-9 || math.Abs(p.GoGrowthMBPerHour-18) > 1e-9 {
 		t.Errorf("projector %+v", p)
 	}
-	if p := got["writer"]; math.Abs(p.GrowthMBPerHour) > 0.1 || p.HeapGrowthMBPerHour != 0 {
+	if p := got["writer"]; math.Abs(p.GrowthMBPerHour) > 0.1 || p.HeapGrowthMBPerHour != 0 || p.Split {
 		t.Errorf("writer %+v", p)
+	}
+	// a program that does not tell its resident set's parts: none claimed
+	if l := got["writer"].line(); !strings.HasSuffix(l, "(Go runtime +0.0 MB/h, live heap +0.0)") {
+		t.Errorf("writer's line %q", l)
 	}
 	if r.Programs[len(r.Programs)-1].Program != "DynamoDB Local" {
 		t.Errorf("DynamoDB Local is not last: %+v", r.Programs)
 	}
-	line := regexp.MustCompile(`^soak: projector 25\.0 MB → 43\.0 MB over 60 min \(\+18\.0 MB/h\) \(anonymous \+12\.0 MB/h, binary's pages \+6\.0, Go runtime \+18\.0, live heap \+18\.0\)$`)
+	line := regexp.MustCompile(`^soak: projector 25\.0 MB → 43\.0 MB over 60 min \(\+18\.0 MB/h\) \(anonymous \+12\.0 MB/h, file-backed \+6\.0, Go runtime \+18\.0, live heap \+18\.0\)$`)
 	if l := got["projector"].line(); !line.MatchString(l) {
 		t.Errorf("line %q", l)
 	}

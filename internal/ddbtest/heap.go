@@ -6,8 +6,8 @@ import (
 )
 
 // LiveHeap is the Go heap's live bytes after a full collection, from
-// runtime/metrics: what a test that looks for a leak compares before and
-// after a long run (never a time).
+// runtime/metrics: what a test looking for a leak reads as it goes
+// (it asserts memory, never time).
 func LiveHeap() uint64 {
 	runtime.GC()
 	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}

@@ -143,7 +143,8 @@ func adminMux(m *localMetrics) (mux *http.ServeMux, paths string) {
 }
 
 // fromLoopback refuses (403) a request that does not come from this
-// machine: the admin endpoint's profiles show the program's memory.
+// machine: the admin endpoint's profiles show the program's goroutines,
+// command line and CPU (and its allocations, when profiling is on).
 func fromLoopback(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		host, _, err := net.SplitHostPort(r.RemoteAddr)

@@ -12,9 +12,10 @@ type Memory struct {
 	// /proc/self/statm).
 	RSSBytes uint64 `json:"rssBytes"`
 	// RSSAnonBytes and RSSFileBytes split the resident set (from
-	// /proc/self/status): the memory the program allocated, and the pages
-	// of files it maps, mostly its own binary's code and data, which
-	// grow as code runs for the first time, up to the binary's size.
+	// /proc/self/status; 0 where it does not tell): the memory the program
+	// allocated, and the file-backed pages it maps (its binary's and the
+	// shared libraries' code and read-only data), which grow as code runs
+	// for the first time, up to the files' size.
 	RSSAnonBytes uint64 `json:"rssAnonBytes,omitempty"`
 	RSSFileBytes uint64 `json:"rssFileBytes,omitempty"`
 	Goroutines   int    `json:"goroutines"`

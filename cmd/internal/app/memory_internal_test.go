@@ -2,11 +2,7 @@
 
 package app
 
-import (
-	"os"
-	"runtime"
-	"testing"
-)
+import "testing"
 
 // The resident set's split comes from /proc/<pid>/status (proc(5)); a line
 // that is missing or not in kB reads as 0, never as a wrong figure.
@@ -23,23 +19,5 @@ func TestStatusKB(t *testing.T) {
 		if got := statusKB([]byte(bad), "RssAnon:"); got != 0 {
 			t.Errorf("%q: %d, want 0", bad, got)
 		}
-	}
-}
-
-// Memory profiling stays off unless GODEBUG asks for it with
-// memprofilerate (the runtime's own switch, runtime package docs,
-// https://pkg.go.dev/runtime#hdr-Environment_Variables): its call stacks
-// are kept for good and grew a soak's programs 1.3 to 2.3 MB an hour.
-func TestMemoryProfilingIsOffUnlessAsked(t *testing.T) {
-	for godebug, want := range map[string]int{
-		"": 0, "gctrace=1": 0, "xmemprofilerate=1": 0, "memprofilerate": 512 << 10,
-		"memprofilerate=524288": 512 << 10, "gctrace=1, memprofilerate=1": 512 << 10, "memprofilerate=0": 512 << 10,
-	} {
-		if got := memProfileRate(godebug, 512<<10); got != want {
-			t.Errorf("GODEBUG=%q: rate %d, want %d", godebug, got, want)
-		}
-	}
-	if os.Getenv("GODEBUG") == "" && runtime.MemProfileRate != 0 {
-		t.Errorf("MemProfileRate %d in a program that did not ask for it", runtime.MemProfileRate)
 	}
 }

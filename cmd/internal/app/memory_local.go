@@ -31,7 +31,7 @@ func ReadMemory() Memory {
 }
 
 // statusKB is the value of a /proc/<pid>/status line such as
-// "RssAnon:	    1234 kB", in bytes; 0 if there is none.
+// "RssAnon: 1234 kB", in bytes; 0 if there is none or it is malformed.
 func statusKB(status []byte, field string) uint64 {
 	sc := bufio.NewScanner(bytes.NewReader(status))
 	for sc.Scan() {
@@ -44,7 +44,7 @@ func statusKB(status []byte, field string) uint64 {
 			return 0
 		}
 		n, err := strconv.ParseUint(string(f[0]), 10, 64)
-		if err != nil || n > 1<<44 {
+		if err != nil || n > 1<<44 { // 16 PiB: n<<10 cannot overflow
 			return 0
 		}
 		return n << 10

@@ -7,24 +7,34 @@ import (
 	"net/http/pprof"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 )
 
 // Memory profiling is off unless it is asked for. Linking net/http/pprof
 // turns it on (a Go program that cannot read a memory profile has it off),
-// and the runtime then keeps the call stack of every sampled allocation
-// for good (runtime.MemStats.BuckHashSys): a soak's programs grew 1.3 to
-// 2.3 MB an hour that way, with their live heaps flat (issue 52). A Lambda
-// build links no profiles, so it has it off too. GODEBUG=memprofilerate=
-// 524288 (Go's default rate) turns it on, for a heap profile that shows
-// what allocated.
+// and the runtime then keeps a bucket per sampled call stack and size for
+// good (runtime.MemStats.BuckHashSys): in a soak, the writer's, the
+// projector's and the notifier's grew 1.5, 2.2 and 1.2 MB an hour, with
+// their live heaps flat (issue 52). A Lambda build links no profiles, so
+// the linker has it off there too. To turn it on, for a heap profile that
+// names what allocated, start the program with
+//
+//	GODEBUG=memprofilerate=524288
+//
+// (Go's default rate). Every program linking this package has it off,
+// loadgen and the commands' test binaries too: `go test -memprofile`
+// needs -memprofilerate as well.
 func init() { runtime.MemProfileRate = memProfileRate(os.Getenv("GODEBUG"), runtime.MemProfileRate) }
 
 // memProfileRate is the rate to keep: rate, as the runtime set it, when
-// godebug sets memprofilerate; otherwise 0.
+// godebug sets memprofilerate as the runtime reads it (an entry
+// memprofilerate=<integer>, entries split at commas; the runtime package's
+// Environment Variables); otherwise 0.
 func memProfileRate(godebug string, rate int) int {
 	for _, kv := range strings.Split(godebug, ",") {
-		if k, _, _ := strings.Cut(strings.TrimSpace(kv), "="); k == "memprofilerate" {
+		k, v, ok := strings.Cut(kv, "=")
+		if _, err := strconv.Atoi(v); ok && k == "memprofilerate" && err == nil {
 			return rate
 		}
 	}
