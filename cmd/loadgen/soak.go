@@ -16,6 +16,17 @@ import (
 type SoakReport struct {
 	Every    string        `json:"every"`
 	Programs []SoakProgram `json:"programs"`
+	// Unread are the programs with readings that told no memory (their
+	// /metrics did not answer, or had no resident set), so that none is
+	// left out silently.
+	Unread []UnreadProgram `json:"unread,omitempty"`
+}
+
+// UnreadProgram is a program of which Missed of Readings told no memory.
+type UnreadProgram struct {
+	Program  string `json:"program"`
+	Missed   int    `json:"missed"`
+	Readings int    `json:"readings"`
 }
 
 // SoakProgram is one program's memory over the soak: its resident set
@@ -58,8 +69,10 @@ type MemorySample struct {
 // soakSampler reads every program's memory (their /metrics, and DynamoDB
 // Local's resident set) every period until stopped.
 type soakSampler struct {
-	mu      sync.Mutex
-	samples map[string][]MemorySample
+	mu       sync.Mutex
+	samples  map[string][]MemorySample
+	readings int
+	missed   map[string]int // readings with no memory, by program
 }
 
 const mb = 1 << 20
@@ -79,7 +92,13 @@ func (s *soakSampler) run(ctx context.Context, e *engine, ddbRSS func() (uint64,
 		ms := e.consumerMetrics(ctx) // every program with an admin endpoint
 		s.mu.Lock()
 		if s.samples == nil {
-			s.samples = map[string][]MemorySample{}
+			s.samples, s.missed = map[string][]MemorySample{}, map[string]int{}
+		}
+		s.readings++
+		for name := range e.admin {
+			if m, ok := ms[name]; !ok || m.Memory.RSSBytes == 0 {
+				s.missed[name]++
+			}
 		}
 		for name, m := range ms {
 			if m.Memory.RSSBytes > 0 {
@@ -140,6 +159,12 @@ func (s *soakSampler) report(every time.Duration) *SoakReport {
 	slices.SortFunc(out.Programs, func(a, b SoakProgram) int {
 		return cmp.Or(last(a)-last(b), strings.Compare(a.Program, b.Program))
 	})
+	for name, n := range s.missed {
+		if n > 0 {
+			out.Unread = append(out.Unread, UnreadProgram{Program: name, Missed: n, Readings: s.readings})
+		}
+	}
+	slices.SortFunc(out.Unread, func(a, b UnreadProgram) int { return strings.Compare(a.Program, b.Program) })
 	return out
 }
 
@@ -184,5 +209,9 @@ func (s *SoakReport) print(w io.Writer) {
 	fmt.Fprintf(w, "\nmemory through the soak (resident set, sampled every %s; least-squares growth):\n", s.Every)
 	for _, p := range s.Programs {
 		fmt.Fprintln(w, p.line())
+	}
+	for _, u := range s.Unread {
+		fmt.Fprintf(w, "no memory from %s in %d of %d readings: its /metrics did not answer or told no resident set (Linux's /proc)\n",
+			u.Program, u.Missed, u.Readings)
 	}
 }

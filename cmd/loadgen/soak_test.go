@@ -1,11 +1,19 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
+	"log/slog"
 	"math"
+	"net/http"
+	"net/http/httptest"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dynastream/dynastream/cmd/internal/app"
 )
 
 // A soak's growth is the least-squares slope of its samples, per hour: a
@@ -70,5 +78,42 @@ func TestSoakCharts(t *testing.T) {
 	if anon == nil || len(anon.series) != 2 || anon.series[0].name != "projector" || anon.series[0].points[0].y != 12 ||
 		anon.series[1].points[0].y != 3 || !anon.series[1].dashed {
 		t.Fatalf("anonymous chart %+v", anon)
+	}
+}
+
+// A soak leaves no program out silently: one whose /metrics does not
+// answer, or tells no resident set, is named with how many readings
+// missed, and still has no line of its own.
+func TestSoakSaysWhatItCouldNotRead(t *testing.T) {
+	serve := func(m app.Memory) *httptest.Server {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			json.NewEncoder(w).Encode(app.Metrics{Memory: m})
+		}))
+		t.Cleanup(srv.Close)
+		return srv
+	}
+	gone := httptest.NewServer(http.NotFoundHandler())
+	gone.Close()
+	e := &engine{log: slog.New(slog.DiscardHandler), admin: map[string]string{
+		"projector": serve(app.Memory{RSSBytes: 30 << 20, HeapLiveBytes: 3 << 20}).URL,
+		"notifier":  serve(app.Memory{HeapLiveBytes: 3 << 20}).URL, // no /proc
+		"writer":    gone.URL,
+	}}
+	var s soakSampler
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	s.run(ctx, e, nil, time.Now(), time.Hour) // one reading, then waits out ctx
+	r := s.report(time.Second)
+	if len(r.Programs) != 1 || r.Programs[0].Program != "projector" || r.Programs[0].StartMB != 30 {
+		t.Errorf("programs %+v", r.Programs)
+	}
+	want := []UnreadProgram{{Program: "notifier", Missed: 1, Readings: 1}, {Program: "writer", Missed: 1, Readings: 1}}
+	if !slices.Equal(r.Unread, want) {
+		t.Errorf("unread %+v, want %+v", r.Unread, want)
+	}
+	var out strings.Builder
+	r.print(&out)
+	if !strings.Contains(out.String(), "no memory from writer in 1 of 1 readings") {
+		t.Errorf("printed %q", out.String())
 	}
 }
