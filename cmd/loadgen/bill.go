@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"text/tabwriter"
 )
 
@@ -116,6 +117,9 @@ type Bill struct {
 	Total   float64 `json:"total"`
 	Minimum float64 `json:"minimum"`
 	Ratio   float64 `json:"ratio"`
+	// Unpriced names the lines the run measured nothing for (priced at 0,
+	// minimum too), so that the total is not read as the whole bill.
+	Unpriced []string `json:"unpriced,omitempty"`
 }
 
 // BillLine is one service's share: units per user write, measured and
@@ -185,10 +189,19 @@ func billOf(rep *Report, prices Prices) *Bill {
 		handled += float64(c.Records-c.FilteredOut-c.Skipped) / w
 	}
 	derived := p.Effects.DerivedChangeUnits / w
-	line("DynamoDB writes", "write request unit", wcu+consumerW, minW+derived, prices.DynamoDBWriteUnitsPerMillion/1e6,
-		fmt.Sprintf("writer %.2f + consumers %.2f per write; minimum: the writer's per route (minimum.go; %d writes of routes without one, and %.2f units no route names, as measured) and each derived change written once, plainly (%.2f)", wcu, consumerW, unpriced, max(wcu-labelledW, 0), derived))
-	line("DynamoDB reads", "read request unit", rcu+consumerR, minR+consumerR, prices.DynamoDBReadUnitsPerMillion/1e6,
-		fmt.Sprintf("writer %.2f + consumers %.2f per write; minimum: the writer's per route; the consumers' reads (the state a derivation needs) as measured: the design sets no minimum for them", rcu, consumerR))
+	if wcu == 0 && rcu == 0 {
+		// no program reported consumed capacity (DYNAMODB_CAPACITY=false
+		// turns the reporting off): priced at 0 would read as free
+		const why = "not priced: the programs reported no consumed capacity (DYNAMODB_CAPACITY=false?); the minimum left out too"
+		line("DynamoDB writes", "write request unit", 0, 0, prices.DynamoDBWriteUnitsPerMillion/1e6, why)
+		line("DynamoDB reads", "read request unit", 0, 0, prices.DynamoDBReadUnitsPerMillion/1e6, why)
+		b.Unpriced = append(b.Unpriced, "DynamoDB writes", "DynamoDB reads")
+	} else {
+		line("DynamoDB writes", "write request unit", wcu+consumerW, minW+derived, prices.DynamoDBWriteUnitsPerMillion/1e6,
+			fmt.Sprintf("writer %.2f + consumers %.2f per write; minimum: the writer's per route (minimum.go; %d writes of routes without one, and %.2f units no route names, as measured) and each derived change written once, plainly (%.2f)", wcu, consumerW, unpriced, max(wcu-labelledW, 0), derived))
+		line("DynamoDB reads", "read request unit", rcu+consumerR, minR+consumerR, prices.DynamoDBReadUnitsPerMillion/1e6,
+			fmt.Sprintf("writer %.2f + consumers %.2f per write; minimum: the writer's per route; the consumers' reads (the state a derivation needs) as measured: the design sets no minimum for them", rcu, consumerR))
+	}
 	line("DynamoDB Streams reads", "stream read request unit", 0, 0, prices.StreamReadUnitsPerMillion/1e6,
 		"free: the consumers are Lambda triggers")
 
@@ -215,6 +228,7 @@ func billOf(rep *Report, prices Prices) *Bill {
 	durationNote := fmt.Sprintf("at %d MB (the template's), from the EMF durations, each rounded up to the millisecond; minimum as measured: the design sets none", lambdaMemoryMB)
 	if rep.EMF == nil {
 		durationNote = "not priced: no EMF lines were read (a running stack, -writer, keeps its log)"
+		b.Unpriced = append(b.Unpriced, "Lambda duration")
 	}
 	line("Lambda duration", "GB-second", gbs, minGBs, prices.LambdaGBSecond, durationNote)
 
@@ -240,7 +254,11 @@ func billOf(rep *Report, prices Prices) *Bill {
 
 // line is the bill in one line, for scripts.
 func (b *Bill) line() string {
-	return fmt.Sprintf("cost: $%.2f per million user writes on AWS (the design's minimum $%.2f: %.2fx)", b.Total, b.Minimum, b.Ratio)
+	l := fmt.Sprintf("cost: $%.2f per million user writes on AWS (the design's minimum $%.2f: %.2fx)", b.Total, b.Minimum, b.Ratio)
+	if len(b.Unpriced) > 0 {
+		l += "; not priced: " + strings.Join(b.Unpriced, ", ")
+	}
+	return l
 }
 
 // print writes the bill's table and its line.

@@ -79,6 +79,22 @@ func TestBill(t *testing.T) {
 	if billOf(&Report{}, prices) != nil {
 		t.Error("a bill without a phase")
 	}
+
+	// A run whose programs reported no consumed capacity
+	// (DYNAMODB_CAPACITY=false), nor EMF lines, prices neither at 0 as
+	// if free: the lines say so, the minimum leaves them out too, and the
+	// line for scripts names them.
+	rep.Phases[0].WriterReadUnitsPerWrite, rep.Phases[0].WriterWriteUnitsPerWrite = 0, 0
+	rep.EMF = nil
+	b = billOf(rep, prices)
+	for _, l := range b.Lines {
+		if l.Name == "DynamoDB writes" && (l.Cost != 0 || l.MinimumCost != 0 || !strings.HasPrefix(l.Note, "not priced")) {
+			t.Errorf("unmeasured DynamoDB writes: %+v", l)
+		}
+	}
+	if want := "; not priced: DynamoDB writes, DynamoDB reads, Lambda duration"; !strings.HasSuffix(b.line(), want) {
+		t.Errorf("line %q, want it to end %q", b.line(), want)
+	}
 }
 
 // prices.json is the built-in price list; -prices reads one of the same
