@@ -252,20 +252,29 @@ func (e *engine) consumerMetrics(ctx context.Context) map[string]app.Metrics {
 
 // readMetrics is one program's GET /metrics.
 func readMetrics(ctx context.Context, base string) (app.Metrics, error) {
-	var m app.Metrics
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/metrics", nil)
+	return getJSON[app.Metrics](ctx, base+"/metrics")
+}
+
+// getJSON is a GET of an admin endpoint's JSON: an answer other than 200,
+// or a body that does not decode, is an error naming the URL.
+func getJSON[T any](ctx context.Context, url string) (T, error) {
+	var v T
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return m, err
+		return v, err
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return m, err
+		return v, err
 	}
 	defer resp.Body.Close()
-	if err := json.NewDecoder(resp.Body).Decode(&m); err != nil {
-		return m, fmt.Errorf("GET %s/metrics: %w", base, err)
+	if resp.StatusCode != http.StatusOK {
+		return v, fmt.Errorf("GET %s: %s", url, resp.Status)
 	}
-	return m, nil
+	if err := json.NewDecoder(resp.Body).Decode(&v); err != nil {
+		return v, fmt.Errorf("GET %s: %w", url, err)
+	}
+	return v, nil
 }
 
 // job is one scheduled write.

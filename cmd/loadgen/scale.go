@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
-	"net/http"
 	"slices"
 	"sort"
 	"strconv"
@@ -256,21 +254,7 @@ func (e *engine) keyCounts(ctx context.Context) map[string]ddb.Keys {
 }
 
 func readKeys(ctx context.Context, base string) (ddb.Keys, error) {
-	req, err := http.NewRequestWithContext(ctx, "GET", base+"/metrics/keys", nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET /metrics/keys: %s", resp.Status)
-	}
-	var k ddb.Keys
-	err = json.NewDecoder(resp.Body).Decode(&k)
-	return k, err
+	return getJSON[ddb.Keys](ctx, base+"/metrics/keys")
 }
 
 // addKeys adds sign × b to a.
