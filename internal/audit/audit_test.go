@@ -109,7 +109,9 @@ func TestFanoutProjectorAndTrail(t *testing.T) {
 		// notifier's replay is: with the sink failing every third call,
 		// 30% injected failures and crashes, three retries ran out on a
 		// record now and then, by chance and by the lanes' timing, and
-		// dead-lettered it where the baseline did not.
+		// dead-lettered it where the baseline did not. Forever is the
+		// mapping's MaximumRetryAttempts -1, "infinite"
+		// (https://docs.aws.amazon.com/lambda/latest/api/API_CreateEventSourceMapping.html).
 		OnFailure: replay.OnFailure{MaxRetries: stream.Retries(stream.Forever)},
 		Reset: func(ctx context.Context) error {
 			return errors.Join(ts.Reset(ctx), trail.Reset(), fresh())
