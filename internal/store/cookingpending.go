@@ -27,7 +27,7 @@ import (
 // PendingShards pending items (PENDING#<recipeId>#<n> / PENDING), in the
 // transaction of their markers, so each is counted exactly once. The
 // pending item's own stream record asks the projector to drain it: one
-// consistent read of it, then one transaction that moves what it read into
+// snapshot of the recipe and its pending items, then one transaction that moves what it read into
 // the totals and takes it off the pending item. A pending key's records come
 // in one lane, in order, so a recipe's totals are written at most
 // PendingShards times per call of those lanes (Lambda polls a shard about four
@@ -255,17 +255,22 @@ func (s Cooking) pendingAdd(recipeID string, n int, p Pending) (*types.Update, e
 }
 
 // DrainPending moves what a recipe's pending items hold into its totals:
-// it reads the recipe and all its pending items (consistently), then the
-// weeks' Trending items, and in one transaction writes the rating
-// aggregate and the weeks' counts, each conditioned on what it read, adds
-// the author's folded notifications, and takes what it moved off each
+// it reads the recipe and all its pending items as one snapshot
+// (TransactGetItems: a BatchGetItem reads each item on its own, and may
+// leave some unprocessed to be read later, after changes the others did not
+// see), then the weeks' Trending items, and in one transaction writes the
+// rating aggregate and the weeks' counts, each conditioned on what it read,
+// adds the author's folded notifications, and takes what it moved off each
 // pending item (conditioned on that item's drain sequence, so two drains
 // never move the same deltas). Changes added meanwhile stay for the next
-// drain (their own record asks for it). Draining every pending item at once
-// keeps the totals from going below 0: a history entry's insert is counted
-// before its removal (one item's records come in order), so the totals and
-// the pending items together never count less than nothing, though one
-// pending item alone may.
+// drain (their own record asks for it). Draining every pending item of one
+// snapshot at once keeps the totals from going below 0: a history entry's
+// insert is counted before its removal (one item's records come in order),
+// so the totals and the pending items together never count less than
+// nothing, though one pending item alone may. It never clamps: a week or a
+// rating whose total would go below 0 is not moved, and stays pending until
+// what it lacks is counted. What one transaction cannot hold (maxDrained
+// weeks and notifications) is drained by the next rounds of the same call.
 //
 // A pending item that cannot be read is left and reported (the error), the
 // rest drained. A recipe that is gone has its pending partitions' cascade
@@ -273,9 +278,28 @@ func (s Cooking) pendingAdd(recipeID string, n int, p Pending) (*types.Update, e
 // that cannot be read is an error, and nothing is deleted. Raised are the
 // weeks whose counts the drain raised; Applied is 1 when it moved anything.
 func (s Cooking) DrainPending(ctx context.Context, recipeID string) (CookingApplied, error) {
-	return untilWon(ctx, "recipe "+recipeID+" kept changing under its drain", func() (CookingApplied, error) {
-		return s.tryDrain(ctx, recipeID)
-	})
+	var out CookingApplied
+	for {
+		var more bool
+		a, err := untilWon(ctx, "recipe "+recipeID+" kept changing under its drain", func() (CookingApplied, error) {
+			a, m, err := s.tryDrain(ctx, recipeID)
+			more = m
+			return a, err
+		})
+		out.Gone, out.Recipe = a.Gone, a.Recipe
+		out.Applied = max(out.Applied, a.Applied)
+		for _, w := range a.Raised {
+			if !slices.Contains(out.Raised, w) {
+				out.Raised = append(out.Raised, w)
+			}
+		}
+		// Past the cap, the rest is drained now: its pending items' own
+		// records may have asked already (a drain that empties one item
+		// writes a record that asks for nothing).
+		if err != nil || !more || a.Applied == 0 {
+			return out, err
+		}
+	}
 }
 
 // pendingRead is a pending item as a drain read it.
@@ -284,8 +308,9 @@ type pendingRead struct {
 	p Pending
 }
 
-func (s Cooking) tryDrain(ctx context.Context, recipeID string) (CookingApplied, error) {
-	var out CookingApplied
+// tryDrain is one round of DrainPending; more says it left weeks or
+// notifications past its cap.
+func (s Cooking) tryDrain(ctx context.Context, recipeID string) (out CookingApplied, more bool, err error) {
 	var recipe *cooking.Recipe
 	recipeBad := false
 	var pending []pendingRead
@@ -294,7 +319,7 @@ func (s Cooking) tryDrain(ctx context.Context, recipeID string) (CookingApplied,
 	for _, pk := range pendingPKs(recipeID) {
 		keys = append(keys, Key{pk, skPending})
 	}
-	err := s.batchGet(ctx, keys, true, func(it map[string]types.AttributeValue) error {
+	err = s.snapshot(ctx, keys, func(it map[string]types.AttributeValue) error {
 		k := itemKey(it)
 		switch {
 		case k == RecipeKey(recipeID):
@@ -318,16 +343,19 @@ func (s Cooking) tryDrain(ctx context.Context, recipeID string) (CookingApplied,
 		}
 		return nil
 	})
+	if errors.Is(err, errLostRace) {
+		return out, false, err
+	}
 	if err != nil {
-		return out, fmt.Errorf("store: read recipe %s's pending counts: %w", recipeID, err)
+		return out, false, fmt.Errorf("store: read recipe %s's pending counts: %w", recipeID, err)
 	}
 	if recipeBad {
-		return out, fmt.Errorf("store: recipe %s cannot be read: its pending counts wait", recipeID)
+		return out, false, fmt.Errorf("store: recipe %s cannot be read: its pending counts wait", recipeID)
 	}
 	if recipe == nil {
 		out.Gone = true
 		_, err := s.cascade(ctx, pendingPKs(recipeID)...)
-		return out, err
+		return out, false, err
 	}
 	out.Recipe = *recipe
 	reportBad := func() error {
@@ -353,28 +381,20 @@ func (s Cooking) tryDrain(ctx context.Context, recipeID string) (CookingApplied,
 			}
 		}
 	}
-	var weeks, notes []string
+	holds := func(has func(Pending) bool) bool {
+		return slices.ContainsFunc(pending, func(r pendingRead) bool { return has(r.p) })
+	}
+	var cand []string // the weeks some pending item holds a delta of
 	for _, w := range slices.Sorted(maps.Keys(total.Weeks)) {
-		if len(weeks) < maxDrained && slices.ContainsFunc(pending, func(r pendingRead) bool { return r.p.Weeks[w] != 0 }) {
-			weeks = append(weeks, w)
+		if holds(func(p Pending) bool { return p.Weeks[w] != 0 }) {
+			cand = append(cand, w)
 		}
 	}
-	for _, id := range slices.Sorted(maps.Keys(total.Notes)) {
-		if len(weeks)+len(notes) < maxDrained && slices.ContainsFunc(pending, func(r pendingRead) bool { return r.p.Notes[id] != 0 }) {
-			notes = append(notes, id)
-		}
+	if len(cand) > maxDrained {
+		cand, more = cand[:maxDrained], true
 	}
-	var takes []types.TransactWriteItem
-	for _, r := range pending {
-		if r.p.moves(weeks, notes) {
-			takes = append(takes, types.TransactWriteItem{Update: s.pendingTake(recipeID, r.n, r.p, weeks, notes)})
-		}
-	}
-	if len(takes) == 0 {
-		return out, reportBad() // drained before; the zeros go with the next drain
-	}
-	trending := make([]Key, 0, len(weeks))
-	for _, w := range weeks {
+	trending := make([]Key, 0, len(cand))
+	for _, w := range cand {
 		trending = append(trending, TrendingKey(recipeID, w))
 	}
 	counts := map[string]int{}
@@ -385,17 +405,45 @@ func (s Cooking) tryDrain(ctx context.Context, recipeID string) (CookingApplied,
 		}
 		return nil
 	}); err != nil {
-		return out, fmt.Errorf("store: read recipe %s's weeks: %w", recipeID, err)
+		return out, false, fmt.Errorf("store: read recipe %s's weeks: %w", recipeID, err)
 	}
-	items := takes
+	plan := drainPlan{rating: holds(func(p Pending) bool { return p.RatingCount != 0 || p.RatingSum != 0 })}
 	before := recipe.Rating
 	after := before.Add(total.RatingCount, total.RatingSum)
+	if after.RatingCount < 0 || after.RatingSum < 0 {
+		plan.rating, after = false, before // stays pending: never clamped
+	}
+	for _, w := range cand {
+		if counts[w]+total.Weeks[w] >= 0 {
+			plan.weeks = append(plan.weeks, w)
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(total.Notes)) {
+		if !holds(func(p Pending) bool { return p.Notes[id] != 0 }) {
+			continue
+		}
+		if len(cand)+len(plan.notes) >= maxDrained {
+			more = true
+			break
+		}
+		plan.notes = append(plan.notes, id)
+	}
+	var takes []types.TransactWriteItem
+	for _, r := range pending {
+		if r.p.moves(plan) {
+			takes = append(takes, types.TransactWriteItem{Update: s.pendingTake(recipeID, r.n, r.p, plan)})
+		}
+	}
+	if len(takes) == 0 {
+		return out, false, reportBad() // drained before; the zeros go with the next drain
+	}
+	items := takes
 	if after != before {
 		items = append(items, types.TransactWriteItem{Update: s.ratingUpdate(recipeID, recipe.CreatedAt, before, after, false)})
 	} else {
 		items = append(items, s.recipeExists(recipeID))
 	}
-	for _, w := range weeks {
+	for _, w := range plan.weeks {
 		if total.Weeks[w] != 0 {
 			items = append(items, s.trendingWrite(recipeID, w, counts[w], counts[w]+total.Weeks[w]))
 		}
@@ -403,7 +451,7 @@ func (s Cooking) tryDrain(ctx context.Context, recipeID string) (CookingApplied,
 			out.Raised = append(out.Raised, w)
 		}
 	}
-	for _, id := range notes {
+	for _, id := range plan.notes {
 		note, ok := total.Bodies[id]
 		if !ok || total.Notes[id] == 0 {
 			continue
@@ -412,29 +460,36 @@ func (s Cooking) tryDrain(ctx context.Context, recipeID string) (CookingApplied,
 		note.UserID = recipe.AuthorID
 		u, err := s.foldedNote(note)
 		if err != nil {
-			return out, err
+			return out, false, err
 		}
 		items = append(items, types.TransactWriteItem{Update: u})
 	}
 	if err := s.transact(ctx, items, "drain recipe "+recipeID+"'s pending counts"); err != nil {
-		return out, err
+		return out, false, err
 	}
 	out.Recipe.Rating = after
 	out.Applied = 1
-	return out, reportBad()
+	return out, more, reportBad()
 }
 
-// moves reports whether a drain of weeks and notes moves anything of p.
-func (p Pending) moves(weeks, notes []string) bool {
-	if p.RatingCount != 0 || p.RatingSum != 0 {
+// drainPlan is what one drain moves: the rating's deltas or not, and which
+// weeks and notifications.
+type drainPlan struct {
+	rating       bool
+	weeks, notes []string
+}
+
+// moves reports whether a drain of plan moves anything of p.
+func (p Pending) moves(plan drainPlan) bool {
+	if plan.rating && (p.RatingCount != 0 || p.RatingSum != 0) {
 		return true
 	}
-	for _, w := range weeks {
+	for _, w := range plan.weeks {
 		if p.Weeks[w] != 0 {
 			return true
 		}
 	}
-	for _, id := range notes {
+	for _, id := range plan.notes {
 		if p.Notes[id] != 0 {
 			return true
 		}
@@ -447,7 +502,7 @@ func (p Pending) moves(weeks, notes []string) bool {
 // on the condition that the item still has the one read, and REMOVE what an
 // earlier drain took to 0 and nothing has added to since (conditioned on
 // that).
-func (s Cooking) pendingTake(recipeID string, n int, p Pending, weeks, notes []string) *types.Update {
+func (s Cooking) pendingTake(recipeID string, n int, p Pending, plan drainPlan) *types.Update {
 	names := map[string]string{"#seq": attrDrainSeq}
 	vals := map[string]types.AttributeValue{":next": num(p.seq + 1)}
 	cond := []string{"attribute_not_exists(#seq)"}
@@ -468,12 +523,14 @@ func (s Cooking) pendingTake(recipeID string, n int, p Pending, weeks, notes []s
 			adds = append(adds, ph+" :"+ph[1:])
 		}
 	}
-	neg(attrPendCount, p.RatingCount)
-	neg(attrPendSum, p.RatingSum)
-	for _, w := range weeks {
+	if plan.rating {
+		neg(attrPendCount, p.RatingCount)
+		neg(attrPendSum, p.RatingSum)
+	}
+	for _, w := range plan.weeks {
 		neg(attrPendWeek+w, p.Weeks[w])
 	}
-	for _, id := range notes {
+	for _, id := range plan.notes {
 		neg(attrPendNote+id, p.Notes[id])
 	}
 	for _, w := range slices.Sorted(maps.Keys(p.Weeks)) {

@@ -17,3 +17,7 @@ func (s Cooking) TrendingWriteForTest(recipeID, week string, count int) types.Tr
 // BetweenShardReads sets the hook a sharded read runs after its query of
 // the unsharded key and before its shards'.
 func BetweenShardReads(s *Store, f func()) { s.betweenShardReads = f }
+
+// PendingShardForTest is pendingShard: the pending item a call whose first
+// change is sourceID adds to.
+func PendingShardForTest(sourceID string) int { return pendingShard(sourceID) }

@@ -425,6 +425,38 @@ func (s *Store) batchGet(ctx context.Context, keys []Key, consistent bool, each 
 	return nil
 }
 
+// snapshot reads up to 100 items by key as one serializable read
+// (TransactGetItems: "Amazon DynamoDB Transactions: how it works",
+// isolation levels), unlike batchGet, whose items are each read on their
+// own and may be left unprocessed and read later. each gets every item
+// found, in the keys' order. A read cancelled by a transaction under way on
+// one of its items (TransactionConflict, after the client's retries) is
+// errLostRace: read again.
+func (s *Store) snapshot(ctx context.Context, keys []Key, each func(map[string]types.AttributeValue) error) error {
+	if len(keys) > 100 {
+		return fmt.Errorf("store: a snapshot of %d items: TransactGetItems reads 100 at most", len(keys))
+	}
+	gets := make([]types.TransactGetItem, len(keys))
+	for i, k := range keys {
+		gets[i] = types.TransactGetItem{Get: &types.Get{TableName: &s.Table, Key: k.AV()}}
+	}
+	out, err := s.DB.TransactGetItems(ctx, &dynamodb.TransactGetItemsInput{TransactItems: gets})
+	if slices.Contains(cancelReasons(err), "TransactionConflict") {
+		return errLostRace
+	}
+	if err != nil {
+		return fmt.Errorf("store: snapshot read: %w", err)
+	}
+	for _, r := range out.Responses {
+		if r.Item != nil {
+			if err := each(r.Item); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // untilProcessed calls do until it leaves nothing unprocessed, with backoff
 // between calls (20 ms, doubling up to 1 s), 10 calls at the most: the one
 // retry of DynamoDB's batch calls' unprocessed keys and items.
