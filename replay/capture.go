@@ -3,8 +3,10 @@ package replay
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -78,32 +80,141 @@ func Load(path string) (events.DynamoDBEvent, error) {
 
 // Follower returns a Target.Follow that reads the stream: each call returns
 // the records added to it since the last call (the first, since Follower
-// was called) that keep accepts, as Capture reads them. Records the kit's
-// Reset makes (the derived items it deletes) are among them: keep selects
-// the records of the items the handler derives from its own writes.
+// was called) that keep accepts. Records the kit's Reset makes (the
+// derived items it deletes) are among them: keep selects the records of
+// the items the handler derives from its own writes.
+//
+// It reads on from where the last call stopped (each shard's iterator, kept
+// between calls; an expired one is asked again after the last record read),
+// so a call costs a GetRecords or two per shard however long the stream is,
+// and it reads a shard at most 4 times a second, as Lambda polls it ("Lambda
+// polls shards in your DynamoDB stream for records at a base rate of 4 times
+// per second", lambda/latest/dg/with-ddb.html), waiting out a
+// LimitExceededException: a shard takes few reads a second, and a test that
+// follows after every round of many schedules must not read the stream
+// from its start each time.
 func Follower(ctx context.Context, api stream.API, streamARN string, keep func(events.DynamoDBEventRecord) bool) (func(context.Context) ([]events.DynamoDBEventRecord, error), error) {
-	seen := map[string]bool{}
-	ev, err := Capture(ctx, api, streamARN)
-	if err != nil {
+	f := &follower{api: api, arn: streamARN, iters: map[string]*string{}, last: map[string]string{}, closed: map[string]bool{}, polled: map[string]time.Time{}}
+	if _, err := f.read(ctx); err != nil { // what is there now is not followed
 		return nil, err
 	}
-	for _, r := range ev.Records {
-		seen[r.Change.SequenceNumber] = true
-	}
 	return func(ctx context.Context) ([]events.DynamoDBEventRecord, error) {
-		ev, err := Capture(ctx, api, streamARN)
+		recs, err := f.read(ctx)
 		if err != nil {
 			return nil, err
 		}
-		var out []events.DynamoDBEventRecord
-		for _, r := range ev.Records {
-			if !seen[r.Change.SequenceNumber] {
-				seen[r.Change.SequenceNumber] = true
-				if keep == nil || keep(r) {
-					out = append(out, r)
-				}
+		out := recs[:0]
+		for _, r := range recs {
+			if keep == nil || keep(r) {
+				out = append(out, r)
 			}
 		}
 		return out, nil
 	}, nil
+}
+
+// follower is a Follower's place in each shard.
+type follower struct {
+	api    stream.API
+	arn    string
+	iters  map[string]*string // shard → the iterator to read on from
+	last   map[string]string  // shard → the last sequence number read
+	closed map[string]bool    // shards read to their end
+	polled map[string]time.Time
+}
+
+// followPoll is the least time between two reads of a shard.
+const followPoll = 250 * time.Millisecond
+
+// getRecords reads a page of shard id, no sooner than followPoll after the
+// last read of it, and again while DynamoDB Streams answers that the shard
+// is read too often (LimitExceededException), with a growing pause.
+func (f *follower) getRecords(ctx context.Context, id string, iter *string) (*dynamodbstreams.GetRecordsOutput, error) {
+	pause := followPoll
+	for {
+		if wait := followPoll - time.Since(f.polled[id]); wait > 0 {
+			if err := sleep(ctx, wait); err != nil {
+				return nil, err
+			}
+		}
+		f.polled[id] = time.Now()
+		out, err := f.api.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: iter})
+		var limited *types.LimitExceededException
+		if !errors.As(err, &limited) {
+			return out, err
+		}
+		if err := sleep(ctx, pause); err != nil {
+			return nil, err
+		}
+		pause = min(2*pause, 2*time.Second)
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// read returns the records added since the last read, shard by shard
+// (parents before children).
+func (f *follower) read(ctx context.Context) ([]events.DynamoDBEventRecord, error) {
+	shards, err := stream.Shards(ctx, f.api, f.arn)
+	if err != nil {
+		return nil, fmt.Errorf("replay: %w", err)
+	}
+	var out []events.DynamoDBEventRecord
+	for _, s := range shards {
+		id := aws.ToString(s.ShardId)
+		if f.closed[id] {
+			continue
+		}
+		iter := f.iters[id]
+		for {
+			if iter == nil {
+				in := &dynamodbstreams.GetShardIteratorInput{StreamArn: aws.String(f.arn), ShardId: s.ShardId, ShardIteratorType: types.ShardIteratorTypeTrimHorizon}
+				if seq, ok := f.last[id]; ok {
+					in.ShardIteratorType, in.SequenceNumber = types.ShardIteratorTypeAfterSequenceNumber, aws.String(seq)
+				}
+				it, err := f.api.GetShardIterator(ctx, in)
+				if err != nil {
+					return nil, fmt.Errorf("replay: shard iterator: %w", err)
+				}
+				iter = it.ShardIterator
+			}
+			page, err := f.getRecords(ctx, id, iter)
+			var expired *types.ExpiredIteratorException
+			if errors.As(err, &expired) { // 15 minutes old: ask again after the last record read
+				iter = nil
+				continue
+			}
+			if err != nil {
+				return nil, fmt.Errorf("replay: get records: %w", err)
+			}
+			for _, r := range page.Records {
+				lr, err := attr.LambdaRecord(r, f.arn)
+				if err != nil {
+					return nil, fmt.Errorf("replay: %w", err)
+				}
+				out = append(out, lr)
+				f.last[id] = aws.ToString(r.Dynamodb.SequenceNumber)
+			}
+			iter = page.NextShardIterator
+			if iter == nil {
+				f.closed[id] = true
+				delete(f.iters, id)
+				break
+			}
+			if len(page.Records) == 0 {
+				f.iters[id] = iter
+				break
+			}
+		}
+	}
+	return out, nil
 }
