@@ -55,6 +55,7 @@ func Clients(endpoint string) (*dynamodb.Client, *dynamodbstreams.Client) {
 var (
 	endpoint atomic.Pointer[string]
 	server   *Server
+	limiter  *Limiter
 )
 
 // Setup makes a DynamoDB Local available to this process and returns its
@@ -66,6 +67,17 @@ func Setup(ctx context.Context) (string, error) {
 	if p := endpoint.Load(); p != nil {
 		return *p, nil
 	}
+	ep, err := startOrReuse(ctx)
+	if err != nil {
+		return "", err
+	}
+	endpoint.Store(&ep)
+	return ep, nil
+}
+
+// startOrReuse starts a DynamoDB Local (QuickStart, a free port) or takes
+// the one at $DDBLOCAL_ENDPOINT, saying so.
+func startOrReuse(ctx context.Context) (string, error) {
 	ep, notice := reuse(os.Getenv)
 	if notice != "" {
 		fmt.Fprintln(os.Stderr, notice)
@@ -77,12 +89,41 @@ func Setup(ctx context.Context) (string, error) {
 		}
 		server, ep = srv, srv.Endpoint
 	}
+	return ep, nil
+}
+
+// SetupLimited is Setup with a Limiter in front of the DynamoDB Local:
+// Endpoint (and so NewTable and Limit) is the Limiter's, so every request
+// of the process's tests meets DynamoDB's limits as l sets them.
+func SetupLimited(ctx context.Context, l Limits) (string, error) {
+	if p := endpoint.Load(); p != nil {
+		return *p, nil
+	}
+	ep, err := startOrReuse(ctx)
+	if err != nil {
+		return "", err
+	}
+	lim, err := NewLimiter(ep, l)
+	if err != nil {
+		Teardown()
+		return "", err
+	}
+	limiter, ep = lim, lim.Endpoint
 	endpoint.Store(&ep)
 	return ep, nil
 }
 
-// Teardown stops the DynamoDB Local that Setup started (not one it reused).
+// Limited is the Limiter SetupLimited (MainLimited) put in front of
+// DynamoDB Local, nil without: its Counts are what the tests met.
+func Limited() *Limiter { return limiter }
+
+// Teardown stops the DynamoDB Local that Setup started (not one it reused),
+// and the Limiter in front of it.
 func Teardown() {
+	if limiter != nil {
+		_ = limiter.Close()
+		limiter = nil
+	}
 	if server != nil {
 		_ = server.Stop()
 		server = nil
@@ -102,6 +143,25 @@ func Main(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
+	Teardown()
+	os.Exit(code)
+}
+
+// MainLimited is Main with a Limiter in front of the DynamoDB Local
+// (SetupLimited): the binary's tests meet DynamoDB's limits as l sets them
+// (throttles, unprocessed batch keys, transaction conflicts), and what
+// they met is printed at the end.
+//
+//	func TestMain(m *testing.M) { ddblocal.MainLimited(m, ddblocal.Limits{Scale: 0.1, Unprocessed: 0.1, Seed: 1}) }
+func MainLimited(m *testing.M, l Limits) {
+	if _, err := SetupLimited(context.Background(), l); err != nil {
+		fmt.Fprintln(os.Stderr, "ddblocal: cannot start DynamoDB Local with its limiter:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	c := limiter.Counts()
+	fmt.Fprintf(os.Stderr, "ddblocal: limiter (%s): %d requests, %d throttled, %d batch keys unprocessed, %d transaction conflicts, %d GetRecords refused\n",
+		limiter.Limits(), c.Requests, c.Throttled, c.Unprocessed, c.Conflicts, c.StreamLimited)
 	Teardown()
 	os.Exit(code)
 }
