@@ -15,7 +15,9 @@ import (
 	"github.com/dynastream/dynastream/idempotency"
 )
 
-func TestMain(m *testing.M) { ddblocal.Main(m) }
+func TestMain(m *testing.M) {
+	ddblocal.MainLimited(m, ddblocal.Limits{Scale: 0.1, Unprocessed: 0.05, Seed: 1})
+}
 
 func count(t *testing.T, tbl *ddblocal.Table) string {
 	t.Helper()

@@ -13,7 +13,9 @@ import (
 	"github.com/dynastream/dynastream/replay"
 )
 
-func TestMain(m *testing.M) { ddblocal.Main(m) }
+func TestMain(m *testing.M) {
+	ddblocal.MainLimited(m, ddblocal.Limits{Scale: 0.1, Unprocessed: 0.05, Seed: 1})
+}
 
 func TestParseNumberCanonical(t *testing.T) {
 	for in, want := range map[string]replay.Number{

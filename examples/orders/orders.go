@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"math/rand/v2"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -66,10 +68,23 @@ func (p *Totals) apply(ctx context.Context, r events.DynamoDBEventRecord) error 
 	if err != nil || !ok {
 		return err
 	}
-	_, err = p.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+	in := &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
 		{Update: totalsUpdate(p.Table, d)},
 		p.Guard.Marker(idempotency.Key(r)),
-	}})
+	}}
+	_, err = p.DB.TransactWriteItems(ctx, in)
+	for attempt := 1; onlyBusy(err) && attempt < maxBusyAttempts; attempt++ {
+		// cancelled for a hot customer's throughput or another transaction
+		// on the same item: nothing was written, and the same request may
+		// go through in a moment (the SDK retries ThrottlingException, not
+		// a transaction cancelled for it)
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("orders: apply %s: %w", r.EventID, ctx.Err())
+		case <-time.After(time.Duration(rand.Int64N(int64(25*time.Millisecond) << attempt))):
+		}
+		_, err = p.DB.TransactWriteItems(ctx, in)
+	}
 	if idempotency.IsDuplicate(err, 1) {
 		return nil // delivered before: its change is in the totals
 	}
@@ -77,6 +92,35 @@ func (p *Totals) apply(ctx context.Context, r events.DynamoDBEventRecord) error 
 		return fmt.Errorf("orders: apply %s: %w", r.EventID, err)
 	}
 	return nil
+}
+
+// maxBusyAttempts bounds apply's attempts of a transaction cancelled for
+// throughput or a conflict; past them the record fails, and the event
+// source mapping retries it.
+const maxBusyAttempts = 8
+
+// onlyBusy reports whether a transaction was cancelled only because its
+// items were busy: a conflict with another transaction under way
+// (TransactionConflict) or their partition's throughput (ThrottlingError on
+// an on-demand table, ProvisionedThroughputExceeded on a provisioned one),
+// nothing written ("Cancellation reasons", API_TransactWriteItems; "Transaction
+// conflict handling in DynamoDB"). A condition that failed is not busy.
+func onlyBusy(err error) bool {
+	var tc *types.TransactionCanceledException
+	if !errors.As(err, &tc) {
+		return false
+	}
+	busy := false
+	for _, r := range tc.CancellationReasons {
+		switch aws.ToString(r.Code) {
+		case "", "None":
+		case "TransactionConflict", "ThrottlingError", "ProvisionedThroughputExceeded":
+			busy = true
+		default:
+			return false
+		}
+	}
+	return busy
 }
 
 // NaiveTotals is the projection everyone writes first: on each new order,

@@ -23,7 +23,9 @@ import (
 	"github.com/dynastream/dynastream/stream"
 )
 
-func TestMain(m *testing.M) { ddblocal.Main(m) }
+func TestMain(m *testing.M) {
+	ddblocal.MainLimited(m, ddblocal.Limits{Scale: 0.1, Unprocessed: 0.05, Seed: 1})
+}
 
 func s(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
 func n(v int) types.AttributeValue    { return &types.AttributeValueMemberN{Value: fmt.Sprint(v)} }

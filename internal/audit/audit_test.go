@@ -23,7 +23,7 @@ import (
 	"github.com/dynastream/dynastream/stream"
 )
 
-func TestMain(m *testing.M) { ddbtest.Main(m) }
+func TestMain(m *testing.M) { ddbtest.MainLimited(m) }
 
 // flaky fails every third Append whole, as a trail on a disk that is
 // sometimes full would.

@@ -17,6 +17,17 @@ import (
 // public harness's ddblocal.Main.
 func Main(m *testing.M) { ddblocal.Main(m) }
 
+// Limits are the limits of DynamoDB as AWS runs it that the suites
+// claiming exactness (the replay equivalence and crash suites) meet
+// (MainLimited): a tenth of AWS's per-partition units, so that a test's hot
+// keys are throttled and retried as a hot key is on AWS, a share of every
+// batch left unprocessed, and transactions under way at once cancelled.
+var Limits = ddblocal.Limits{Scale: 0.1, Unprocessed: 0.05, Seed: 1}
+
+// MainLimited runs the package's tests with a Limiter (Limits) in front of
+// DynamoDB Local: ddblocal.MainLimited.
+func MainLimited(m *testing.M) { ddblocal.MainLimited(m, Limits) }
+
 // Clients returns clients for the test endpoint.
 func Clients(t testing.TB) *ddb.Clients {
 	t.Helper()

@@ -30,7 +30,7 @@ import (
 	"github.com/dynastream/dynastream/stream"
 )
 
-func TestMain(m *testing.M) { ddbtest.Main(m) }
+func TestMain(m *testing.M) { ddbtest.MainLimited(m) }
 
 var at = time.Date(2025, 3, 14, 15, 9, 26, 0, time.UTC)
 

@@ -21,7 +21,7 @@ import (
 	"github.com/dynastream/dynastream/stream"
 )
 
-func TestMain(m *testing.M) { ddbtest.Main(m) }
+func TestMain(m *testing.M) { ddbtest.MainLimited(m) }
 
 func f(v float64) *float64 { return &v }
 func w(v int) *int         { return &v }
