@@ -394,6 +394,12 @@ th:first-child,td:first-child{text-align:left} svg.chart{display:block;margin:8p
 {{end}}<table><tr><th>where</th><th>key</th><th>pattern</th><th>one per</th><th>WCU/s now</th><th>RCU/s now</th><th>WCU/s then</th><th>RCU/s then</th><th>of limit</th><th>breaks at</th></tr>
 {{range .Keys}}<tr><td>{{.Where}}</td><td>{{.Key}}</td><td>{{.Pattern}}</td><td>{{if .Pinned}}{{.Pinned}}{{else}}{{.Per}}{{end}}</td><td>{{printf "%.1f" .Write}}</td><td>{{printf "%.1f" .Read}}</td><td>{{printf "%.0f" .ProjectedWrite}}</td><td>{{printf "%.0f" .ProjectedRead}}</td><td>{{printf "%.0f%%" (pct .Use)}}</td><td>{{if .BreaksAt}}{{printf "%.0f/s" .BreaksAt}}{{else}}never{{end}}</td></tr>
 {{end}}</table>{{end}}
+{{with .AWSLimits}}<h2 style="font-size:16px">DynamoDB's limits at {{.Limits}}</h2>
+<p class="meta">The programs called DynamoDB Local through a ddblocal.Limiter (-aws-limits): {{.Requests}} requests; {{.StreamLimited}} GetRecords calls refused. The keys that met a limit, most throttled first:</p>
+<p class="verdict">{{$.AWSLimitsLine}}</p>
+<table><tr><th>table</th><th>index</th><th>key</th><th>operation</th><th>requests</th><th>throttled</th><th>share</th><th>unprocessed</th><th>conflicts</th></tr>
+{{range .Keys}}<tr><td>{{.Table}}</td><td>{{.Index}}</td><td>{{.Key}}</td><td>{{.Op}}</td><td>{{.Requests}}</td><td>{{.Throttled}}</td><td>{{printf "%.1f%%" (pct .ThrottledShare)}}</td><td>{{.Unprocessed}}</td><td>{{.Conflicts}}</td></tr>
+{{end}}</table>{{end}}
 {{with .Cost}}<h2 style="font-size:16px">The bill per million user writes on AWS</h2>
 <p class="meta">Measured in the phase at {{printf "%.0f" .Phase}}/s; on-demand prices of {{.Prices.Region}} on {{.Prices.Date}} (cmd/loadgen/prices.json, or a file of your region's with -prices).</p>
 <p class="verdict">{{$.CostLine}}</p>
@@ -427,6 +433,8 @@ func (rep *Report) html(w *bytes.Buffer) error {
 		ScaleLine      string
 		Cost           *Bill
 		CostLine       string
+		AWSLimits      *AWSLimitsReport
+		AWSLimitsLine  string
 	}{
 		Title: fmt.Sprintf("started %s · %d CPUs, %s, %s · DynamoDB Local raw PutItem rate %.0f writes/s",
 			rep.StartedAt.UTC().Format("2006-01-02 15:04:05 UTC"), rep.Machine.CPUs, rep.Machine.OS, rep.Machine.Go, rep.DynamoDBLocalWritesPerSec),
@@ -438,6 +446,9 @@ func (rep *Report) html(w *bytes.Buffer) error {
 	}
 	if rep.Cost != nil {
 		data.Cost, data.CostLine = rep.Cost, rep.Cost.line()
+	}
+	if rep.AWSLimits != nil {
+		data.AWSLimits, data.AWSLimitsLine = rep.AWSLimits, rep.AWSLimits.line()
 	}
 	for _, p := range rep.Phases {
 		data.Phases = append(data.Phases, phaseRow{p, sum(p.Missing)})

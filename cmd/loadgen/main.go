@@ -71,6 +71,9 @@ type config struct {
 	catchupOf      []string // the consumers, in turn
 	prices         Prices   // the bill's (bill.go)
 	soak           time.Duration
+	// awsLimits, above 0, puts DynamoDB's per-partition limits at this
+	// scale between the programs and DynamoDB Local (-aws-limits).
+	awsLimits float64
 	// programEnv is added to one program's environment (tests).
 	programEnv map[string][]string
 	// after, when set, runs once the last phase drained, while the local
@@ -126,12 +129,18 @@ func parseFlags(args []string) (config, error) {
 	fs.DurationVar(&c.soak, "soak", 0, "instead of the phases: one phase at the first rate for this long (e.g. 30m), sampling every program's memory; prints \"soak: <program> <start> MB → <end> MB over <minutes> min (<growth> MB/h)\" per program")
 	pricesFile := fs.String("prices", "", "a prices file for the bill per million writes, in the shape of cmd/loadgen/prices.json (default: that file's, us-east-1)")
 	catchupOf := fs.String("catchup-consumers", "projector,notifier", "the consumers -catchup pauses, in turn")
+	awsLimits := fs.String("aws-limits", "", "put DynamoDB as AWS runs it between the programs and DynamoDB Local, at this scale of AWS's per-partition limits (0.01 or 1/100: a key takes 10 write and 30 read units a second, so 100 writes/s meet what 10,000 meet on AWS): throttles, unprocessed batch keys, transaction conflicts, 5 GetRecords a second a shard; the report says what the programs met")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
 	var err error
 	if c.prices, err = loadPrices(*pricesFile); err != nil {
 		return c, err
+	}
+	if *awsLimits != "" {
+		if c.awsLimits, err = ddblocal.ParseScale(*awsLimits); err != nil {
+			return c, fmt.Errorf("-aws-limits: %w", err)
+		}
 	}
 	for _, s := range strings.Split(*catchupOf, ",") {
 		switch s = strings.TrimSpace(s); s {
@@ -227,6 +236,8 @@ func parseFlags(args []string) (config, error) {
 		return c, errors.New("-soak needs -rates (its first is the soak's rate) and takes neither -step nor -catchup")
 	case c.writer != "" && c.dynamodb == "":
 		return c, errors.New("-writer needs -dynamodb (the observer reads the table's stream)")
+	case c.writer != "" && c.awsLimits > 0:
+		return c, errors.New("-aws-limits needs the local stack loadgen starts (not -writer)")
 	}
 	if c.soak > 0 {
 		c.rates, c.duration = c.rates[:1], c.soak
@@ -292,6 +303,7 @@ func run(ctx context.Context, c config, log *slog.Logger, progress io.Writer) (*
 		"rates": c.rates, "duration": c.duration.String(), "warmup": c.warmup.String(), "step": c.step, "stepBy": c.stepBy, "seed": c.seed,
 		"catchup": c.catchup.String(), "catchupBacklog": c.catchupBacklog, "catchupPF": c.catchupPF, "catchupConsumers": c.catchupOf, "soak": c.soak.String(),
 		"rooms": c.rooms, "resources": c.resources, "locations": c.locations, "workers": c.workers, "env": c.env, "programEnv": c.programEnv, "mix": mix, "skip": c.skip, "criteriaShare": c.criteriaShare,
+		"awsLimits": c.awsLimits,
 	}}
 	rep.Machine.CPUs, rep.Machine.OS, rep.Machine.Go = runtime.NumCPU(), runtime.GOOS+"/"+runtime.GOARCH, runtime.Version()
 	// Last (deferred first), once the EMF lines are read: the bill.
@@ -334,8 +346,12 @@ func run(ctx context.Context, c config, log *slog.Logger, progress io.Writer) (*
 			penv[k] = v
 		}
 		penv["writer"] = append([]string{"INVITES_PER_USER=1000000", "INVITES_PER_RESOURCE=1000000"}, penv["writer"]...)
+		var limits *ddblocal.Limits
+		if c.awsLimits > 0 {
+			limits = &ddblocal.Limits{Scale: c.awsLimits, Seed: c.seed}
+		}
 		s, err := stack.Start(ctx, stack.Options{
-			BinDir: c.bin, LocalDir: c.localDir, Table: "load", WriterAddr: fmt.Sprintf("127.0.0.1:%d", port),
+			BinDir: c.bin, LocalDir: c.localDir, Table: "load", WriterAddr: fmt.Sprintf("127.0.0.1:%d", port), Limits: limits,
 			// DYNAMODB_CAPACITY: each program's /metrics sums the capacity units its calls consumed
 			AdminPorts: true, Env: append([]string{"DYNAMODB_CAPACITY=true"}, c.env...), ProgramEnv: penv, Output: lf, Logger: slog.New(slog.NewTextHandler(lf, nil)),
 		})
@@ -343,6 +359,10 @@ func run(ctx context.Context, c config, log *slog.Logger, progress io.Writer) (*
 			return nil, err
 		}
 		defer s.Stop()
+		if s.Limiter != nil {
+			// after verify (deferred later, so run earlier), before Stop
+			defer func() { rep.AWSLimits = awsLimitsOf(s.Limiter) }()
+		}
 		clients, streamARN, writer, outbox, admin = s.Clients, s.StreamARN, s.WriterURL, s.Outbox, s.Admin
 		exited = s.Exited()
 		ddbCPU = s.DynamoDBCPUSeconds

@@ -61,6 +61,9 @@ type Report struct {
 	Cost *Bill `json:"cost,omitempty"`
 	// Soak is each program's memory through -soak's phase (soak.go).
 	Soak *SoakReport `json:"soak,omitempty"`
+	// AWSLimits is what the programs met behind DynamoDB's limits
+	// (-aws-limits: awslimits.go).
+	AWSLimits *AWSLimitsReport `json:"awsLimits,omitempty"`
 }
 
 // Dist is a distribution of durations.
@@ -280,6 +283,9 @@ func (rep *Report) print(w io.Writer) {
 	}
 	if rep.Scale != nil {
 		defer rep.Scale.print(w)
+	}
+	if rep.AWSLimits != nil {
+		defer rep.AWSLimits.print(w)
 	}
 	if rep.Verify != nil {
 		defer rep.Verify.print(w)

@@ -46,6 +46,11 @@ type Options struct {
 	// instead: the writer AdminPortBase, the projector +1, the notifier +2
 	// (in the order of Programs), on loopback.
 	AdminPortBase int
+	// Limits, when set, puts a ddblocal.Limiter between the programs and
+	// DynamoDB Local: they meet DynamoDB's limits as it sets them
+	// (throttles, unprocessed batch keys, transaction conflicts, GetRecords
+	// a second), and Stack.Limiter counts what they met.
+	Limits *ddblocal.Limits
 	// Env is added to every program's environment (e.g. STREAM_* settings).
 	Env []string
 	// ProgramEnv is added to one program's environment, after Env.
@@ -57,8 +62,12 @@ type Options struct {
 
 // Stack is a running local stack.
 type Stack struct {
-	// Endpoint is DynamoDB Local's; Clients are clients for it.
-	Endpoint  string
+	// Endpoint is DynamoDB Local's; Clients are clients for it (straight
+	// to it, with Limits too: the stack's own set-up and a test's checks
+	// are not the programs' load).
+	Endpoint string
+	// Limiter is what the programs call with Options.Limits (nil without).
+	Limiter   *ddblocal.Limiter
 	Clients   *ddb.Clients
 	Table     string
 	StreamARN string
@@ -151,13 +160,21 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 		}
 	}
 	o.Logger.Info("table ready", "table", o.Table, "stream", s.StreamARN)
+	programs := s.Endpoint
+	if o.Limits != nil {
+		if s.Limiter, err = ddblocal.NewLimiter(s.Endpoint, *o.Limits); err != nil {
+			return s, err
+		}
+		programs = s.Limiter.Endpoint
+		o.Logger.Info("the programs meet DynamoDB's limits", "limits", s.Limiter.Limits().String(), "endpoint", programs)
+	}
 
 	secret, pushSecret := make([]byte, 16), make([]byte, 16)
 	_, _ = rand.Read(secret)
 	_, _ = rand.Read(pushSecret)
 	env := append(os.Environ(),
 		"DYNAMODB_TABLE_NAME="+o.Table,
-		"DYNAMODB_ENDPOINT="+s.Endpoint,
+		"DYNAMODB_ENDPOINT="+programs,
 		"DEV_AUTH_SECRET="+hex.EncodeToString(secret),
 		"CHAT_PUSH_SECRET="+hex.EncodeToString(pushSecret),
 		"WRITER_ADDR="+o.WriterAddr,
@@ -344,6 +361,9 @@ func (s *Stack) Stop() {
 	defer cancel()
 	for _, p := range procs {
 		s.waitOrKill(grace.Done(), p)
+	}
+	if s.Limiter != nil {
+		_ = s.Limiter.Close()
 	}
 	if s.ddb != nil {
 		_ = s.ddb.Stop()

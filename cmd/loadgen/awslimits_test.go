@@ -1,0 +1,77 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"html/template"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/dynastream/dynastream/ddblocal"
+)
+
+// -aws-limits takes a scale as 0.01 or 1/100, and the local stack only.
+func TestAWSLimitsFlag(t *testing.T) {
+	for _, v := range []string{"0.01", "1/100"} {
+		c, err := parseFlags([]string{"-aws-limits", v})
+		if err != nil || c.awsLimits != 0.01 {
+			t.Errorf("-aws-limits %s: %v %v", v, c.awsLimits, err)
+		}
+	}
+	for _, args := range [][]string{{"-aws-limits", "0"}, {"-aws-limits", "lots"}, {"-aws-limits", "0.01", "-writer", "http://127.0.0.1:9", "-dynamodb", "http://127.0.0.1:9"}} {
+		if _, err := parseFlags(args); err == nil || !strings.Contains(err.Error(), "-aws-limits") {
+			t.Errorf("%q: %v, want an error naming -aws-limits", args, err)
+		}
+	}
+}
+
+// The report's line and table say what a Limiter did: here a key written
+// past a hundredth of AWS's units (a fake DynamoDB answers behind it: the
+// line's counting, not DynamoDB Local, is under test).
+func TestAWSLimitsReport(t *testing.T) {
+	fake := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+		if strings.HasSuffix(r.Header.Get("X-Amz-Target"), ".DescribeTable") {
+			w.Write([]byte(`{"Table":{"TableName":"load","KeySchema":[{"AttributeName":"PK","KeyType":"HASH"}]}}`))
+			return
+		}
+		w.Write([]byte(`{}`))
+	}))
+	defer fake.Close()
+	now := time.Date(2026, 12, 5, 0, 0, 0, 0, time.UTC)
+	lim, err := ddblocal.NewLimiter(fake.URL, ddblocal.Limits{Scale: 0.01, Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lim.Close()
+	db, _ := ddblocal.Clients(lim.Endpoint)
+	db = dynamodb.New(db.Options(), func(o *dynamodb.Options) { o.RetryMaxAttempts = 1 })
+	for range 12 { // 10 go through, 2 are throttled
+		_, _ = db.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String("load"),
+			Item: map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: "RECIPE#hot"}}})
+	}
+	r := awsLimitsOf(lim)
+	if want := "aws limits: 1/100 of AWS's per-partition limits: 2 throttled requests on 1 keys, 0 unprocessed keys retried, 0 transaction conflicts retried"; r.line() != want {
+		t.Errorf("line %q\nwant %q", r.line(), want)
+	}
+	if len(r.Keys) != 1 || r.Keys[0].Key != "RECIPE#hot" || r.Keys[0].Requests != 12 || r.Keys[0].Throttled != 2 {
+		t.Fatalf("keys %+v", r.Keys)
+	}
+	var b bytes.Buffer
+	r.print(&b)
+	if !strings.Contains(b.String(), "RECIPE#hot") || !strings.Contains(b.String(), "2 (16.7%)") {
+		t.Errorf("printed:\n%s", b.String())
+	}
+	rep := &Report{AWSLimits: r}
+	b.Reset()
+	if err := rep.html(&b); err != nil || !strings.Contains(b.String(), template.HTMLEscapeString(r.line())) || !strings.Contains(b.String(), "16.7%") {
+		t.Errorf("the HTML page lacks the line or the key (%v)", err)
+	}
+}
