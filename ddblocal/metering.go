@@ -114,8 +114,12 @@ func (l *Limiter) overMessage(u *units) string {
 func (l *Limiter) conflict(op string, parts []part) {
 	l.tally.add(func(c *Counts, key func(part, string) *KeyCount) {
 		c.Conflicts++
+		seen := map[part]bool{}
 		for _, p := range parts {
-			key(p, op).Conflicts++
+			if !seen[p] {
+				seen[p] = true
+				key(p, op).Conflicts++
+			}
 		}
 	})
 }

@@ -28,6 +28,11 @@ type Chat struct{ *Store }
 // ingredients.go, cookingderived.go).
 type Cooking struct{ *Store }
 
+// Combiner is a recipe's totals' combiner: what a projector call counts
+// goes to pending items first, and drains move it into the totals
+// (combiner.go, whose doc comment states the invariants it rests on).
+type Combiner struct{ *Store }
+
 // Collab is seed 004's collaboration: resources, access items, invites,
 // collaborators, comments, reactions, notifications, profiles and
 // preferences (collab.go, access.go).

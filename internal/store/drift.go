@@ -524,13 +524,13 @@ func resourceOf(pk string) (collab.ResourceType, string, bool) {
 	return "", "", false
 }
 
-// noPending drains a recipe's pending items (cookingpending.go) before its
+// noPending drains a recipe's pending items (combiner.go) before its
 // totals are repaired: counts still in them are not in the totals the scan
 // read, and a repair would count them again with their drain. When it
 // moved anything the repair is not made (ErrChangedMeanwhile: verify
 // again); a pending item it cannot read is the drain's error.
 func (s Upkeep) noPending(ctx context.Context, recipeID string) error {
-	a, err := s.Cooking.DrainPending(ctx, recipeID)
+	a, err := s.Combiner.DrainPending(ctx, recipeID)
 	if err != nil {
 		return fmt.Errorf("store: drain recipe %s's pending counts before its repair: %w", recipeID, err)
 	}

@@ -110,7 +110,7 @@ func TestDrainReadsASnapshot(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := drainer.Cooking.DrainPending(ctx, "pho"); err != nil {
+	if _, err := drainer.Combiner.DrainPending(ctx, "pho"); err != nil {
 		t.Fatal(err)
 	}
 	r, err := direct.Cooking.GetRecipe(ctx, "pho")
@@ -119,7 +119,7 @@ func TestDrainReadsASnapshot(t *testing.T) {
 	}
 	// whatever is left, later drains move
 	for range 3 {
-		if _, err := direct.Cooking.DrainPending(ctx, "pho"); err != nil {
+		if _, err := direct.Combiner.DrainPending(ctx, "pho"); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -165,7 +165,7 @@ func TestDrainNeverClamps(t *testing.T) {
 	st := newStore(t)
 	createPho(t, st)
 	putPending(t, st, 3, map[string]int{"2026-W02": -1, "2026-W03": 1}, -1, -4)
-	a, err := st.Cooking.DrainPending(ctx, "pho")
+	a, err := st.Combiner.DrainPending(ctx, "pho")
 	if err != nil || a.Applied != 1 {
 		t.Fatalf("drain: %+v, %v", a, err)
 	}
@@ -181,7 +181,7 @@ func TestDrainNeverClamps(t *testing.T) {
 	}
 	// what they lacked comes: all is moved, to nothing
 	putPending(t, st, 6, map[string]int{"2026-W02": 1}, 1, 4)
-	if _, err := st.Cooking.DrainPending(ctx, "pho"); err != nil {
+	if _, err := st.Combiner.DrainPending(ctx, "pho"); err != nil {
 		t.Fatal(err)
 	}
 	if held := pendingHolding(t, st, "pho"); len(held) != 0 {
@@ -218,7 +218,7 @@ func TestDrainPastItsCap(t *testing.T) {
 	}
 	putPending(t, st, 1, a, 0, 0)
 	putPending(t, st, 6, map[string]int{weeks[80]: 1}, 0, 0)
-	if _, err := st.Cooking.DrainPending(ctx, "pho"); err != nil {
+	if _, err := st.Combiner.DrainPending(ctx, "pho"); err != nil {
 		t.Fatal(err)
 	}
 	if held := pendingHolding(t, st, "pho"); len(held) != 0 {
@@ -229,4 +229,94 @@ func TestDrainPastItsCap(t *testing.T) {
 			t.Errorf("week %s: %+v, %v", w, top, err)
 		}
 	}
+}
+
+// A change added to a pending item between a drain's read and its write
+// stays there for the next drain: the drain takes off what it read with
+// an ADD of the negated deltas, never a SET (the project's own invariant).
+func TestDrainLeavesWhatCameMeanwhile(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	direct := newStore(t)
+	createPho(t, direct)
+	first := sourceIn(t, "ev-first-", 4)
+	if _, err := direct.Cooking.ApplyCooking(ctx, "pho", []store.CookingDelta{cookDelta(first, "an", 1, 5, false)}, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	meanwhile := sourceIn(t, "ev-meanwhile-", 4) // the same pending item
+	hook := &afterFirstRead{then: func() {
+		if _, err := direct.Cooking.ApplyCooking(ctx, "pho", []store.CookingDelta{cookDelta(meanwhile, "binh", 1, 3, false)}, time.Hour); err != nil {
+			t.Error(err)
+		}
+	}}
+	db := dynamodb.New(direct.DB.Options(), func(o *dynamodb.Options) { o.HTTPClient = &http.Client{Transport: hook} })
+	if _, err := store.New(db, direct.Table).Combiner.DrainPending(ctx, "pho"); err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := direct.Cooking.GetRecipe(ctx, "pho"); r.Rating.RatingCount != 1 || r.Rating.RatingSum != 5 {
+		t.Fatalf("rating after the drain: %+v; want an's cooking only (it read before binh's)", r.Rating)
+	}
+	held := pendingHolding(t, direct, "pho")
+	if p := held[4]; len(held) != 1 || p.RatingCount != 1 || p.RatingSum != 3 || p.Weeks["2026-W02"] != 1 {
+		t.Fatalf("pending after the drain: %+v; want binh's cooking on item 4", held)
+	}
+	if _, err := direct.Combiner.DrainPending(ctx, "pho"); err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := direct.Cooking.GetRecipe(ctx, "pho"); r.Rating.RatingCount != 2 || r.Rating.RatingSum != 8 {
+		t.Errorf("rating after the next drain: %+v", r.Rating)
+	}
+}
+
+// Two drains of one recipe at once (its pending items' records in two
+// lanes) never move the same deltas: each take is conditioned on the
+// pending item's drain sequence, and the loser reads again. Eight drains
+// run together, through a Limiter that cancels transactions under way at
+// once on one item, as DynamoDB does ("Transaction conflict handling in
+// DynamoDB", amazondynamodb/latest/developerguide/transaction-apis.html).
+func TestConcurrentDrainsMoveEachDeltaOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	direct := newStore(t)
+	createPho(t, direct)
+	var deltas []store.CookingDelta
+	for n := range store.PendingShards {
+		id := sourceIn(t, fmt.Sprint("ev-", n, "-"), n)
+		deltas = append(deltas, cookDelta(id, fmt.Sprint("cook", n), 1, 1+n%5, false))
+	}
+	for _, d := range deltas { // one call each: each to its own pending item
+		if _, err := direct.Cooking.ApplyCooking(ctx, "pho", []store.CookingDelta{d}, time.Hour); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if held := pendingHolding(t, direct, "pho"); len(held) != store.PendingShards {
+		t.Fatalf("%d pending items hold counts, want %d", len(held), store.PendingShards)
+	}
+	lim := ddblocal.Limit(t, ddblocal.Limits{})
+	db, _ := ddblocal.Clients(lim.Endpoint)
+	db = dynamodb.New(db.Options(), func(o *dynamodb.Options) { o.Retryer = ddb.NewRetryer(0) })
+	limited := store.New(db, direct.Table)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			if _, err := limited.Combiner.DrainPending(ctx, "pho"); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	want := 0
+	for _, d := range deltas {
+		want += d.RatingSum
+	}
+	if r, _ := direct.Cooking.GetRecipe(ctx, "pho"); r.Rating.RatingCount != store.PendingShards || r.Rating.RatingSum != want {
+		t.Errorf("rating after 8 drains at once: %+v, want %d cookings summing %d", r.Rating, store.PendingShards, want)
+	}
+	if top, _, err := direct.Cooking.TrendingRecipes(ctx, "2026-W02", store.Page{Limit: 10}); err != nil || len(top) != 1 || top[0].Count != store.PendingShards {
+		t.Errorf("the week: %+v, %v; want %d", top, err, store.PendingShards)
+	}
+	if held := pendingHolding(t, direct, "pho"); len(held) != 0 {
+		t.Errorf("pending items still holding counts: %v", held)
+	}
+	t.Logf("limiter: %+v", lim.Counts())
 }

@@ -19,20 +19,49 @@ import (
 )
 
 // The combiner of a recipe's totals (docs/scale.md, "The hot recipe's
-// partition"). A projector call of a recipe used to write its totals (the
-// rating aggregate, a Trending item per week, the author's folded
-// notifications) itself, so the recipe's partition and its author's took one
-// write per call, and with a mapping's many lanes at scale about one per
-// change. Now a call adds its changes' deltas to one of the recipe's
-// PendingShards pending items (PENDING#<recipeId>#<n> / PENDING), in the
-// transaction of their markers, so each is counted exactly once. The
-// pending item's own stream record asks the projector to drain it: one
-// snapshot of the recipe and its pending items, then one transaction that moves what it read into
-// the totals and takes it off the pending item. A pending key's records come
-// in one lane, in order, so a recipe's totals are written at most
-// PendingShards times per call of those lanes (Lambda polls a shard about four
-// times a second), however many cookings there are; and the drain of the last
-// change leaves nothing behind, since it reads the item after that change.
+// partition"): Combiner. A projector call of a recipe used to write its
+// totals (the rating aggregate, a Trending item per week, the author's
+// folded notifications) itself, so the recipe's partition and its author's
+// took one write per call, and with a mapping's many lanes at scale about
+// one per change. Now a call adds its changes' deltas to one of the
+// recipe's PendingShards pending items (PENDING#<recipeId>#<n> / PENDING),
+// in the transaction of their markers, so each is counted exactly once
+// (Cooking.ApplyCooking, through pendingAdd). The pending item's own stream
+// record asks the projector to drain the recipe (DrainPending). A pending
+// key's records come in one lane, in order, so a recipe's totals are
+// written at most PendingShards times per round of those lanes' calls
+// (Lambda polls a shard about four times a second), however many cookings
+// there are.
+//
+// The invariants it rests on, each held by a test:
+//   - Counted once. A delta is added in the transaction of its change's
+//     marker, so a change delivered again adds nothing
+//     (TestApplyCookingWritesTheRecipeOncePerCall, the replay suites).
+//   - A snapshot read. A drain reads the recipe and its eight pending items
+//     with one TransactGetItems, so it sees a change and a later one in
+//     another pending item together or not at all; a BatchGetItem may
+//     answer one key in a later round than another
+//     (TestDrainReadsASnapshot).
+//   - Deltas are ADDed, the drain's negated. Changes added between a drain's
+//     read and its write stay on the pending item for the next drain, and a
+//     negative delta (a removal counted in another pending item than its
+//     cooking) is moved with the rest of the snapshot
+//     (TestDrainLeavesWhatCameMeanwhile, TestDrainNeverBelowZero).
+//   - drainSeq conditions. Each take is conditioned on the pending item's
+//     drain sequence as read, and the totals on what was read, so two
+//     drains of one recipe at once (its pending items' records in two
+//     lanes, with a ParallelizationFactor above 1) never move the same
+//     deltas: the loser reads again (TestConcurrentDrainsMoveEachDeltaOnce).
+//   - One drain per recipe per call. The projector keys a pending item's
+//     records by recipe, so a call drains a recipe once however many of its
+//     pending records it holds (TestProjectorDrainsOncePerCall).
+//   - Never clamped, never stranded. A week or a rating whose total would
+//     go below 0 stays pending (TestDrainNeverClamps); what a transaction's
+//     80 weeks and notifications leave is drained by the same call
+//     (TestDrainPastItsCap), since the record of a pending item a drain
+//     emptied asks for nothing.
+//   - The drain of the last change leaves nothing behind: it reads the
+//     items after that change.
 
 // Pending items of a recipe's counts.
 const (
@@ -214,7 +243,7 @@ func PendingFrom(it map[string]types.AttributeValue) (Pending, error) {
 // pendingAdd adds a call's deltas to a pending item: an ADD per delta (they
 // commute with each other and with a drain's), the notifications' fields
 // set where not there yet. Nil when there is nothing to add.
-func (s Cooking) pendingAdd(recipeID string, n int, p Pending) (*types.Update, error) {
+func (s Combiner) pendingAdd(recipeID string, n int, p Pending) (*types.Update, error) {
 	names := map[string]string{}
 	vals := map[string]types.AttributeValue{":t": &types.AttributeValueMemberS{Value: TypeCookingPending},
 		":d": &types.AttributeValueMemberBOOL{Value: true}, ":r": &types.AttributeValueMemberS{Value: recipeID}}
@@ -277,7 +306,7 @@ func (s Cooking) pendingAdd(recipeID string, n int, p Pending) (*types.Update, e
 // (a call that added to them after the recipe's cascade ran); a recipe item
 // that cannot be read is an error, and nothing is deleted. Raised are the
 // weeks whose counts the drain raised; Applied is 1 when it moved anything.
-func (s Cooking) DrainPending(ctx context.Context, recipeID string) (CookingApplied, error) {
+func (s Combiner) DrainPending(ctx context.Context, recipeID string) (CookingApplied, error) {
 	var out CookingApplied
 	for {
 		var more bool
@@ -310,7 +339,7 @@ type pendingRead struct {
 
 // tryDrain is one round of DrainPending; more says it left weeks or
 // notifications past its cap.
-func (s Cooking) tryDrain(ctx context.Context, recipeID string) (out CookingApplied, more bool, err error) {
+func (s Combiner) tryDrain(ctx context.Context, recipeID string) (out CookingApplied, more bool, err error) {
 	var recipe *cooking.Recipe
 	recipeBad := false
 	var pending []pendingRead
@@ -354,7 +383,7 @@ func (s Cooking) tryDrain(ctx context.Context, recipeID string) (out CookingAppl
 	}
 	if recipe == nil {
 		out.Gone = true
-		_, err := s.cascade(ctx, pendingPKs(recipeID)...)
+		_, err := s.Cooking.cascade(ctx, pendingPKs(recipeID)...)
 		return out, false, err
 	}
 	out.Recipe = *recipe
@@ -439,13 +468,13 @@ func (s Cooking) tryDrain(ctx context.Context, recipeID string) (out CookingAppl
 	}
 	items := takes
 	if after != before {
-		items = append(items, types.TransactWriteItem{Update: s.ratingUpdate(recipeID, recipe.CreatedAt, before, after, false)})
+		items = append(items, types.TransactWriteItem{Update: s.Cooking.ratingUpdate(recipeID, recipe.CreatedAt, before, after, false)})
 	} else {
-		items = append(items, s.recipeExists(recipeID))
+		items = append(items, s.Cooking.recipeExists(recipeID))
 	}
 	for _, w := range plan.weeks {
 		if total.Weeks[w] != 0 {
-			items = append(items, s.trendingWrite(recipeID, w, counts[w], counts[w]+total.Weeks[w]))
+			items = append(items, s.Cooking.trendingWrite(recipeID, w, counts[w], counts[w]+total.Weeks[w]))
 		}
 		if total.Weeks[w] > 0 {
 			out.Raised = append(out.Raised, w)
@@ -458,13 +487,13 @@ func (s Cooking) tryDrain(ctx context.Context, recipeID string) (out CookingAppl
 		}
 		note.Count = total.Notes[id]
 		note.UserID = recipe.AuthorID
-		u, err := s.foldedNote(note)
+		u, err := s.Cooking.foldedNote(note)
 		if err != nil {
 			return out, false, err
 		}
 		items = append(items, types.TransactWriteItem{Update: u})
 	}
-	if err := s.transact(ctx, items, "drain recipe "+recipeID+"'s pending counts"); err != nil {
+	if err := s.Cooking.transact(ctx, items, "drain recipe "+recipeID+"'s pending counts"); err != nil {
 		return out, false, err
 	}
 	out.Recipe.Rating = after
@@ -502,7 +531,7 @@ func (p Pending) moves(plan drainPlan) bool {
 // on the condition that the item still has the one read, and REMOVE what an
 // earlier drain took to 0 and nothing has added to since (conditioned on
 // that).
-func (s Cooking) pendingTake(recipeID string, n int, p Pending, plan drainPlan) *types.Update {
+func (s Combiner) pendingTake(recipeID string, n int, p Pending, plan drainPlan) *types.Update {
 	names := map[string]string{"#seq": attrDrainSeq}
 	vals := map[string]types.AttributeValue{":next": num(p.seq + 1)}
 	cond := []string{"attribute_not_exists(#seq)"}
@@ -559,52 +588,4 @@ func (s Cooking) pendingTake(recipeID string, n int, p Pending, plan drainPlan) 
 	}
 	return &types.Update{TableName: &s.Table, Key: PendingKey(recipeID, n).AV(), UpdateExpression: aws.String(expr),
 		ConditionExpression: aws.String(strings.Join(cond, " AND ")), ExpressionAttributeNames: names, ExpressionAttributeValues: vals}
-}
-
-// cascade deletes partitions' items (cascadePartition), one partition
-// after another; it returns how many items it deleted.
-func (s Cooking) cascade(ctx context.Context, pks ...string) (int, error) {
-	total := 0
-	for _, pk := range pks {
-		n, err := s.cascadePartition(ctx, pk)
-		total += n
-		if err != nil {
-			return total, err
-		}
-	}
-	return total, nil
-}
-
-// cascadePartition deletes a partition's items, and first the recent items
-// its ledgers name (in batches of 25; a cascade cut short is run again on
-// the record's retry and finds the rest).
-func (s Cooking) cascadePartition(ctx context.Context, pk string) (int, error) {
-	var recents, keys []types.WriteRequest
-	seen := map[Key]bool{}
-	err := s.queryAll(ctx, query{pk: pk, consistent: true}, func(it map[string]types.AttributeValue) error {
-		if itemTypeOf(it) == TypeCookLedger {
-			var l cookLedger
-			if !s.decode(it, &l) {
-				return nil // kept (quarantined): the items it names are verify's to find
-			}
-			for _, k := range l.Keys {
-				if ledgerKeyOK(k) && !seen[k] {
-					seen[k] = true
-					recents = append(recents, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: k.AV()}})
-				}
-			}
-		}
-		keys = append(keys, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: itemKey(it).AV()}})
-		return nil
-	})
-	if err != nil {
-		return 0, err
-	}
-	keys = append(recents, keys...)
-	for start := 0; start < len(keys); start += 25 {
-		if err := s.batchWrite(ctx, keys[start:min(start+25, len(keys))]); err != nil {
-			return start, err
-		}
-	}
-	return len(keys), nil
 }
