@@ -47,7 +47,7 @@ func (l *Limiter) sort(costs []units) sorted {
 // record counts a batch call's keys or items: whole says the call was
 // refused as a whole (a throttle, no key left unprocessed).
 func (l *Limiter) record(op string, all []sorted, whole bool) {
-	l.tally.add(func(c *Counts, key func(part, string) *KeyCount) {
+	l.tally.add(l.limits.Now(), func(c *Counts, key func(part, string) *KeyCount) {
 		if whole {
 			c.Throttled++
 		}

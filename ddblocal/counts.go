@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 	"sync"
+	"time"
 )
 
 // Counts are what a Limiter did: requests, throttles, unprocessed batch
@@ -43,7 +44,10 @@ type KeyCount struct {
 	// Op is the operation (PutItem, BatchGetItem, GetRecords, …).
 	Op string
 	// Requests is the requests of Op that read or wrote this key (each
-	// batch key or transaction item once), Throttled those throttled
+	// batch key or transaction item once) since it was last idle: a key
+	// that met no limit and took no request for a minute is forgotten, so
+	// that a long run's counts stay as large as its busy keys. Throttled
+	// those throttled
 	// (a batch's key answered unprocessed for its partition's limit
 	// counts here, as Unprocessed too), Unprocessed the batch keys left
 	// unprocessed, Conflicts the conflicts met on it.
@@ -58,26 +62,48 @@ type keyOp struct {
 
 // tally keeps the Counts.
 type tally struct {
-	mu   sync.Mutex
-	c    Counts
-	keys map[keyOp]*KeyCount
+	mu    sync.Mutex
+	c     Counts
+	keys  map[keyOp]*keyEntry
+	now   time.Time
+	swept time.Time
 }
+
+// keyEntry is a KeyCount and when it was last counted.
+type keyEntry struct {
+	KeyCount
+	last time.Time
+}
+
+// idleKey is how long a key that met no limit is kept after its last
+// request.
+const idleKey = time.Minute
 
 func (t *tally) key(p part, op string) *KeyCount {
 	k := keyOp{p, op}
-	kc := t.keys[k]
-	if kc == nil {
-		kc = &KeyCount{Table: p.table, Index: p.index, Key: display(p.key), Op: op}
-		t.keys[k] = kc
+	e := t.keys[k]
+	if e == nil {
+		e = &keyEntry{KeyCount: KeyCount{Table: p.table, Index: p.index, Key: display(p.key), Op: op}}
+		t.keys[k] = e
 	}
-	return kc
+	e.last = t.now
+	return &e.KeyCount
 }
 
-// add runs f on the counts under the lock.
-func (t *tally) add(f func(c *Counts, key func(part, string) *KeyCount)) {
+// add runs f on the counts under the lock, at now.
+func (t *tally) add(now time.Time, f func(c *Counts, key func(part, string) *KeyCount)) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.now = now
 	f(&t.c, t.key)
+	if now.Sub(t.swept) >= 10*time.Second {
+		t.swept = now
+		for k, e := range t.keys {
+			if e.Throttled == 0 && e.Unprocessed == 0 && e.Conflicts == 0 && now.Sub(e.last) > idleKey {
+				delete(t.keys, k)
+			}
+		}
+	}
 }
 
 func (t *tally) counts() Counts {
@@ -85,9 +111,9 @@ func (t *tally) counts() Counts {
 	defer t.mu.Unlock()
 	c := t.c
 	c.Keys = nil
-	for _, kc := range t.keys {
-		if kc.Throttled > 0 || kc.Unprocessed > 0 || kc.Conflicts > 0 {
-			c.Keys = append(c.Keys, *kc)
+	for _, e := range t.keys {
+		if e.Throttled > 0 || e.Unprocessed > 0 || e.Conflicts > 0 {
+			c.Keys = append(c.Keys, e.KeyCount)
 		}
 	}
 	slices.SortFunc(c.Keys, func(a, b KeyCount) int {

@@ -34,8 +34,8 @@
 // runs transactions one at a time, so it never cancels one for a conflict.
 // A Limiter in front of it does all of these as DynamoDB documents them
 // (per-partition units at a Scale of AWS's, unprocessed batch keys,
-// conflicts from transactions really under way at once, GetRecords calls a
-// second per shard), and counts what it did: a test that claims its
+// conflicts from transactions really under way at once, readers of a shard
+// and their GetRecords calls a second), and counts what it did: a test that claims its
 // consumer is exact turns it on.
 //
 //	lim := ddblocal.Limit(t, ddblocal.Limits{Scale: 0.01, Unprocessed: 0.1, Seed: 1})

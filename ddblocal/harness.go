@@ -113,6 +113,17 @@ func SetupLimited(ctx context.Context, l Limits) (string, error) {
 	return ep, nil
 }
 
+// DirectEndpoint is the DynamoDB Local of Setup or SetupLimited itself,
+// behind no Limiter: for a test that measures the process (its memory, say)
+// and must not count the Limiter's own state, never for one that claims
+// a consumer is exact.
+func DirectEndpoint() string {
+	if limiter != nil {
+		return limiter.Backend()
+	}
+	return Endpoint()
+}
+
 // Limited is the Limiter SetupLimited (MainLimited) put in front of
 // DynamoDB Local, nil without: its Counts are what the tests met.
 func Limited() *Limiter { return limiter }

@@ -32,8 +32,8 @@ import (
 //     TransactionCanceledException (TransactionConflict on that item, None
 //     on the others), and a single write of an item in a transaction under
 //     way with TransactionConflictException;
-//   - more than Limits.StreamReads GetRecords calls a second on one shard
-//     with LimitExceededException.
+//   - a third reader of a stream's shard, and more than Limits.StreamReads
+//     GetRecords calls a second by one reader, with LimitExceededException.
 //
 // Counts says what it did, per partition key and operation. Point any
 // client at Endpoint (Clients(l.Endpoint)); every request goes on to
@@ -80,8 +80,8 @@ func NewLimiter(backend string, l Limits) (*Limiter, error) {
 		limits: l, backend: strings.TrimRight(backend, "/"), client: &http.Client{Transport: tr},
 		schemas: schemas{db: db, m: map[string]*schema{}},
 		flight:  inflight{tx: map[string]int{}, single: map[string]int{}},
-		tally:   tally{keys: map[keyOp]*KeyCount{}},
-		reads:   shardReads{iters: map[string]shardIter{}, calls: map[string][]time.Time{}},
+		tally:   tally{keys: map[keyOp]*keyEntry{}},
+		reads:   shardReads{iters: map[string]shardIter{}, shards: map[string]map[uint64][]time.Time{}},
 		cap: capacity{write: PartitionWriteUnits * l.Scale, read: PartitionReadUnits * l.Scale,
 			buckets: map[meter]*bucket{}},
 		rnd: rand.New(rand.NewPCG(l.Seed, l.Seed^0x9e3779b97f4a7c15)),
@@ -112,6 +112,9 @@ func Limit(t testing.TB, l Limits) *Limiter {
 	t.Cleanup(func() { _ = lim.Close() })
 	return lim
 }
+
+// Backend is the DynamoDB Local it is in front of.
+func (l *Limiter) Backend() string { return l.backend }
 
 // Limits are the limits it holds to, defaults filled in.
 func (l *Limiter) Limits() Limits { return l.limits }
@@ -209,7 +212,7 @@ func (l *Limiter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	service, op, _ := strings.Cut(r.Header.Get("X-Amz-Target"), ".")
-	l.tally.add(func(c *Counts, _ func(part, string) *KeyCount) { c.Requests++ })
+	l.tally.add(l.limits.Now(), func(c *Counts, _ func(part, string) *KeyCount) { c.Requests++ })
 	var rp *reply
 	switch {
 	case strings.HasPrefix(service, "DynamoDBStreams_"):

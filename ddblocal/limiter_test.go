@@ -471,13 +471,15 @@ func TestLimiterNoConflicts(t *testing.T) {
 	}
 }
 
-// More than Limits.StreamReads GetRecords calls a second on one shard
-// answer LimitExceededException. AWS documents the readers per shard ("More
-// than 2 processes are reading from the same streams shard at the same
-// time. Exceeding this limit may result in request throttling":
-// APIReference/API_streams_LimitExceededException.html) and not a rate; 5
-// calls a second a shard is Kinesis Data Streams' GetRecords limit
-// (kinesis/latest/APIReference/API_GetRecords.html), the Limiter's default.
+// A shard is read by two readers at most: a third one's GetRecords calls
+// answer LimitExceededException while two others are reading ("More than 2
+// processes are reading from the same streams shard at the same time.
+// Exceeding this limit may result in request throttling":
+// APIReference/API_streams_LimitExceededException.html). AWS documents no
+// rate per reader; a reader makes at most Limits.StreamReads (5) calls a
+// second here, Kinesis Data Streams' GetRecords limit
+// (kinesis/latest/APIReference/API_GetRecords.html), above Lambda's 4 polls
+// a second (lambda/latest/dg/with-ddb.html).
 func TestLimiterLimitsGetRecordsPerShard(t *testing.T) {
 	t.Parallel()
 	l := newLimited(t, ddblocal.Schema("PK", "SK"), ddblocal.Limits{})
@@ -487,30 +489,47 @@ func TestLimiterLimitsGetRecordsPerShard(t *testing.T) {
 		t.Fatal(err)
 	}
 	shard := aws.ToString(desc.StreamDescription.Shards[0].ShardId)
-	it, err := l.streams.GetShardIterator(ctx, &dynamodbstreams.GetShardIteratorInput{StreamArn: aws.String(l.tbl.StreamARN), ShardId: aws.String(shard), ShardIteratorType: streamtypes.ShardIteratorTypeTrimHorizon})
-	if err != nil {
-		t.Fatal(err)
-	}
-	iter := it.ShardIterator
-	for i := range 5 {
-		out, err := l.streams.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: iter})
+	reader := func() *string {
+		it, err := l.streams.GetShardIterator(ctx, &dynamodbstreams.GetShardIteratorInput{StreamArn: aws.String(l.tbl.StreamARN), ShardId: aws.String(shard), ShardIteratorType: streamtypes.ShardIteratorTypeTrimHorizon})
 		if err != nil {
+			t.Fatal(err)
+		}
+		return it.ShardIterator
+	}
+	read := func(iter **string) error {
+		out, err := l.streams.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: *iter})
+		if err == nil {
+			*iter = out.NextShardIterator
+		}
+		return err
+	}
+	var le *streamtypes.LimitExceededException
+	a := reader()
+	for i := range 5 {
+		if err := read(&a); err != nil {
 			t.Fatalf("call %d: %v", i+1, err)
 		}
-		iter = out.NextShardIterator
 	}
-	_, err = l.streams.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: iter})
-	var le *streamtypes.LimitExceededException
-	if !errors.As(err, &le) {
-		t.Fatalf("the 6th call in a second: %v, want LimitExceededException", err)
+	if err := read(&a); !errors.As(err, &le) {
+		t.Fatalf("a reader's 6th call in a second: %v, want LimitExceededException", err)
+	}
+	b, c := reader(), reader()
+	if err := read(&b); err != nil {
+		t.Fatalf("a second reader: %v", err)
+	}
+	if err := read(&c); !errors.As(err, &le) {
+		t.Fatalf("a third reader while two read: %v, want LimitExceededException", err)
 	}
 	l.clock.Add(time.Second)
-	if _, err := l.streams.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: iter}); err != nil {
-		t.Fatalf("a second later: %v", err)
+	if err := read(&c); err != nil {
+		t.Fatalf("the third reader a second later, the others idle: %v", err)
 	}
-	c := l.lim.Counts()
-	if c.StreamLimited != 1 || len(c.Keys) != 1 || c.Keys[0].Index != "stream" || c.Keys[0].Key != shard || c.Keys[0].Requests != 7 {
-		t.Fatalf("counts %+v", c)
+	if err := read(&a); err != nil {
+		t.Fatalf("the first reader again, one other reading: %v", err)
+	}
+	cs := l.lim.Counts()
+	if cs.StreamLimited != 2 || len(cs.Keys) != 1 || cs.Keys[0].Index != "stream" || cs.Keys[0].Key != shard || cs.Keys[0].Requests != 10 || cs.Keys[0].Throttled != 2 {
+		t.Fatalf("counts %+v", cs)
 	}
 }
 
@@ -552,5 +571,30 @@ func TestParseScale(t *testing.T) {
 	}
 	if got := (ddblocal.Limits{Scale: 0.01}).String(); got != "1/100 of AWS's per-partition limits" {
 		t.Errorf("String: %q", got)
+	}
+}
+
+// A key that met no limit and took no request for a minute is forgotten,
+// so a long run's counts hold its busy keys only: a key's requests are
+// counted from when it was last idle (the Limiter's own bookkeeping: AWS
+// documents nothing of it).
+func TestLimiterForgetsIdleKeys(t *testing.T) {
+	t.Parallel()
+	l := newLimited(t, ddblocal.Schema("PK", "SK"), ddblocal.Limits{Scale: 0.01})
+	for i := range 5 {
+		if err := l.put("a", fmt.Sprint(i), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.clock.Add(61 * time.Second)
+	if err := l.put("b", "x", nil); err != nil { // the sweep
+		t.Fatal(err)
+	}
+	for i := range 11 {
+		_ = l.put("a", fmt.Sprint("again", i), nil)
+	}
+	c := l.lim.Counts()
+	if len(c.Keys) != 1 || c.Keys[0].Key != "a" || c.Keys[0].Requests != 11 || c.Keys[0].Throttled != 1 {
+		t.Fatalf("keys %+v, want a with the 11 requests since it was idle, 1 throttled", c.Keys)
 	}
 }

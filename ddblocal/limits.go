@@ -36,13 +36,21 @@ type Limits struct {
 	// reasons), drawn from Seed.
 	Unprocessed float64
 	Seed        uint64
-	// StreamReads is how many GetRecords calls a second one shard answers
-	// (more get LimitExceededException); 0 means 5, negative no limit. AWS
-	// documents the reading processes per DynamoDB Streams shard (at most
-	// 2: "Exceeding this limit may result in request throttling", the
-	// LimitExceededException of the DynamoDB Streams API); 5 calls a second
-	// is Kinesis Data Streams' documented GetRecords limit per shard, the
-	// stricter reading.
+	// StreamReaders is how many readers (iterator chains) may read one
+	// shard at once: a third one's GetRecords calls get
+	// LimitExceededException while two others are reading ("More than 2
+	// processes are reading from the same streams shard at the same time.
+	// Exceeding this limit may result in request throttling": the DynamoDB
+	// Streams API's LimitExceededException). 0 means 2, negative no limit.
+	// A reader is reading while it made a call in the last second.
+	StreamReaders int
+	// StreamReads is how many GetRecords calls a second one reader of a
+	// shard makes before LimitExceededException; 0 means 5, negative no
+	// limit. AWS documents no rate for DynamoDB Streams; Lambda polls a
+	// shard 4 times a second per mapping (lambda/latest/dg/with-ddb.html),
+	// and 5 a second is Kinesis Data Streams' GetRecords limit per shard:
+	// a reader that polls in a loop meets it, two mappings at Lambda's
+	// rate do not.
 	StreamReads int
 	// NoConflicts lets overlapping transactions through, as DynamoDB Local
 	// does (for a test that compares).
@@ -66,6 +74,9 @@ func (l Limits) withDefaults() (Limits, error) {
 	}
 	if l.StreamReads == 0 {
 		l.StreamReads = 5
+	}
+	if l.StreamReaders == 0 {
+		l.StreamReaders = 2
 	}
 	if l.Now == nil {
 		l.Now = time.Now

@@ -43,7 +43,7 @@ func (l *Limiter) admit(op string, costs []units) *units {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	over := l.cap.admit(costs, l.limits.Now())
-	l.tally.add(func(c *Counts, key func(part, string) *KeyCount) {
+	l.tally.add(l.limits.Now(), func(c *Counts, key func(part, string) *KeyCount) {
 		seen := map[part]bool{}
 		for _, u := range costs {
 			if !seen[u.p] {
@@ -112,7 +112,7 @@ func (l *Limiter) overMessage(u *units) string {
 
 // conflict counts a conflict on the partitions of parts for op.
 func (l *Limiter) conflict(op string, parts []part) {
-	l.tally.add(func(c *Counts, key func(part, string) *KeyCount) {
+	l.tally.add(l.limits.Now(), func(c *Counts, key func(part, string) *KeyCount) {
 		c.Conflicts++
 		seen := map[part]bool{}
 		for _, p := range parts {

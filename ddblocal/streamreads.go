@@ -9,20 +9,33 @@ import (
 	"time"
 )
 
-// shardReads counts the GetRecords calls on each shard: the shard of an
-// iterator is learnt from the GetShardIterator that gave it and carried to
-// each NextShardIterator (an iterator lives 15 minutes: "A shard iterator
-// expires 15 minutes after it is retrieved", API_streams_GetShardIterator).
+// shardReads counts the GetRecords calls on each shard, by reader: a
+// reader is an iterator chain (a GetShardIterator's iterator and each
+// NextShardIterator after it), learnt as they are handed out (an iterator
+// lives 15 minutes: "A shard iterator expires 15 minutes after it is
+// retrieved", API_streams_GetShardIterator). A reader is reading while it
+// made a call in the last second.
 type shardReads struct {
-	mu    sync.Mutex
-	iters map[string]shardIter
-	calls map[string][]time.Time // shard → its calls in the last second
-	swept time.Time
+	mu     sync.Mutex
+	iters  map[string]shardIter
+	shards map[string]map[uint64][]time.Time // shard → reader → its calls in the last second
+	chains uint64
+	swept  time.Time
 }
 
 type shardIter struct {
 	table, shard string
+	chain        uint64
 	at           time.Time
+}
+
+// start is a new reader's first iterator.
+func (s *shardReads) start(iter string, si shardIter) {
+	s.mu.Lock()
+	s.chains++
+	si.chain = s.chains
+	s.mu.Unlock()
+	s.remember(iter, si)
 }
 
 func (s *shardReads) remember(iter string, si shardIter) {
@@ -42,26 +55,41 @@ func (s *shardReads) remember(iter string, si shardIter) {
 	}
 }
 
-// take counts a call on iter's shard at now, unless limit calls were made
-// on it in the second before (false). An iterator it never saw is not
-// counted.
-func (s *shardReads) take(iter string, now time.Time, limit int) (shardIter, bool) {
+// take counts a call with iter at now, unless its reader made perReader
+// calls in the second before, or it is a third reader of a shard that
+// readers others are reading (why, and false). An iterator it never saw is
+// not counted.
+func (s *shardReads) take(iter string, now time.Time, perReader, readers int) (shardIter, string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	si, ok := s.iters[iter]
-	if !ok || limit < 0 {
-		return si, true
+	if !ok {
+		return si, ""
 	}
-	calls := s.calls[si.shard]
-	for len(calls) > 0 && now.Sub(calls[0]) >= time.Second {
-		calls = calls[1:]
+	active := s.shards[si.shard]
+	if active == nil {
+		active = map[uint64][]time.Time{}
+		s.shards[si.shard] = active
 	}
-	if len(calls) >= limit {
-		s.calls[si.shard] = calls
-		return si, false
+	for chain, calls := range active {
+		for len(calls) > 0 && now.Sub(calls[0]) >= time.Second {
+			calls = calls[1:]
+		}
+		if len(calls) == 0 {
+			delete(active, chain)
+		} else {
+			active[chain] = calls
+		}
 	}
-	s.calls[si.shard] = append(calls, now)
-	return si, true
+	calls, reading := active[si.chain]
+	switch {
+	case !reading && readers >= 0 && len(active) >= readers:
+		return si, fmt.Sprintf("more than %d processes are reading from shard %s at the same time", readers, si.shard)
+	case perReader >= 0 && len(calls) >= perReader:
+		return si, fmt.Sprintf("more than %d GetRecords calls a second by one reader of shard %s", perReader, si.shard)
+	}
+	active[si.chain] = append(calls, now)
+	return si, ""
 }
 
 // streamTable is the table of a stream ARN (…:table/<name>/stream/<label>).
@@ -81,25 +109,25 @@ func (l *Limiter) stream(r *http.Request, op string, body []byte) *reply {
 		rp := l.call(r, body)
 		var out struct{ ShardIterator string }
 		if rp.status == http.StatusOK && json.Unmarshal(rp.body, &out) == nil {
-			l.reads.remember(out.ShardIterator, shardIter{streamTable(in.StreamArn), in.ShardId, now})
+			l.reads.start(out.ShardIterator, shardIter{table: streamTable(in.StreamArn), shard: in.ShardId, at: now})
 		}
 		return rp
 	case "GetRecords":
 		var in struct{ ShardIterator string }
 		_ = json.Unmarshal(body, &in)
-		si, ok := l.reads.take(in.ShardIterator, now, l.limits.StreamReads)
+		si, why := l.reads.take(in.ShardIterator, now, l.limits.StreamReads, l.limits.StreamReaders)
 		p := part{table: si.table, index: "stream", key: si.shard}
-		if !ok {
-			l.tally.add(func(c *Counts, key func(part, string) *KeyCount) {
+		if why != "" {
+			l.tally.add(l.limits.Now(), func(c *Counts, key func(part, string) *KeyCount) {
 				c.StreamLimited++
 				kc := key(p, "GetRecords")
 				kc.Requests++
 				kc.Throttled++
 			})
-			return refusal("LimitExceededException", fmt.Sprintf("ddblocal limiter: more than %d GetRecords calls a second on shard %s", l.limits.StreamReads, si.shard), nil)
+			return refusal("LimitExceededException", "ddblocal limiter: "+why, nil)
 		}
 		if si.shard != "" {
-			l.tally.add(func(_ *Counts, key func(part, string) *KeyCount) { key(p, "GetRecords").Requests++ })
+			l.tally.add(l.limits.Now(), func(_ *Counts, key func(part, string) *KeyCount) { key(p, "GetRecords").Requests++ })
 		}
 		rp := l.call(r, body)
 		var out struct{ NextShardIterator string }

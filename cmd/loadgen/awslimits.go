@@ -61,7 +61,7 @@ func awsLimitsOf(l *ddblocal.Limiter) *AWSLimitsReport {
 	type where struct{ table, index, key string }
 	throttled := map[where]bool{}
 	for _, k := range c.Keys {
-		if k.Throttled > 0 {
+		if k.Throttled > 0 && k.Index != "stream" { // a shard's refused reads are StreamLimited
 			throttled[where{k.Table, k.Index, k.Key}] = true
 		}
 		if len(r.Keys) < maxLimitKeys {

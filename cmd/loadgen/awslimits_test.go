@@ -21,8 +21,8 @@ import (
 func TestAWSLimitsFlag(t *testing.T) {
 	for _, v := range []string{"0.01", "1/100"} {
 		c, err := parseFlags([]string{"-aws-limits", v})
-		if err != nil || c.awsLimits != 0.01 {
-			t.Errorf("-aws-limits %s: %v %v", v, c.awsLimits, err)
+		if err != nil || c.limits == nil || c.limits.Scale != 0.01 {
+			t.Errorf("-aws-limits %s: %+v %v", v, c.limits, err)
 		}
 	}
 	for _, args := range [][]string{{"-aws-limits", "0"}, {"-aws-limits", "lots"}, {"-aws-limits", "0.01", "-writer", "http://127.0.0.1:9", "-dynamodb", "http://127.0.0.1:9"}} {

@@ -72,6 +72,11 @@ func newSuite(t *testing.T, rate float64, duration, drain time.Duration) (uint64
 	}
 	c.programEnv = map[string][]string{"notifier": {"MAIL_SES=true", "MAIL_FROM=noreply@example.com", "SES_ENDPOINT=" + ses.srv.URL,
 		"EVENT_BUS_NAME=dynastream", "EVENTBRIDGE_ENDPOINT=" + bus.srv.URL}}
+	// The programs meet DynamoDB as AWS runs it (throttles, unprocessed
+	// batch keys, transaction conflicts), as the replay suites do.
+	limits := ddbtest.Limits
+	limits.Seed = seed
+	c.limits = &limits
 	return seed, c, ses, bus
 }
 

@@ -71,9 +71,10 @@ type config struct {
 	catchupOf      []string // the consumers, in turn
 	prices         Prices   // the bill's (bill.go)
 	soak           time.Duration
-	// awsLimits, above 0, puts DynamoDB's per-partition limits at this
-	// scale between the programs and DynamoDB Local (-aws-limits).
-	awsLimits float64
+	// limits, when set, puts DynamoDB's limits between the programs and
+	// DynamoDB Local (-aws-limits: its Scale; the run's seed when it has
+	// none).
+	limits *ddblocal.Limits
 	// programEnv is added to one program's environment (tests).
 	programEnv map[string][]string
 	// after, when set, runs once the last phase drained, while the local
@@ -129,7 +130,7 @@ func parseFlags(args []string) (config, error) {
 	fs.DurationVar(&c.soak, "soak", 0, "instead of the phases: one phase at the first rate for this long (e.g. 30m), sampling every program's memory; prints \"soak: <program> <start> MB → <end> MB over <minutes> min (<growth> MB/h)\" per program")
 	pricesFile := fs.String("prices", "", "a prices file for the bill per million writes, in the shape of cmd/loadgen/prices.json (default: that file's, us-east-1)")
 	catchupOf := fs.String("catchup-consumers", "projector,notifier", "the consumers -catchup pauses, in turn")
-	awsLimits := fs.String("aws-limits", "", "put DynamoDB as AWS runs it between the programs and DynamoDB Local, at this scale of AWS's per-partition limits (0.01 or 1/100: a key takes 10 write and 30 read units a second, so 100 writes/s meet what 10,000 meet on AWS): throttles, unprocessed batch keys, transaction conflicts, 5 GetRecords a second a shard; the report says what the programs met")
+	awsLimits := fs.String("aws-limits", "", "put DynamoDB as AWS runs it between the programs and DynamoDB Local, at this scale of AWS's per-partition limits (0.01 or 1/100: a key takes 10 write and 30 read units a second, so 100 writes/s meet what 10,000 meet on AWS): throttles, unprocessed batch keys, transaction conflicts, two readers a shard and 5 GetRecords calls a second a reader; the report says what the programs met")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -138,9 +139,11 @@ func parseFlags(args []string) (config, error) {
 		return c, err
 	}
 	if *awsLimits != "" {
-		if c.awsLimits, err = ddblocal.ParseScale(*awsLimits); err != nil {
+		scale, err := ddblocal.ParseScale(*awsLimits)
+		if err != nil {
 			return c, fmt.Errorf("-aws-limits: %w", err)
 		}
+		c.limits = &ddblocal.Limits{Scale: scale}
 	}
 	for _, s := range strings.Split(*catchupOf, ",") {
 		switch s = strings.TrimSpace(s); s {
@@ -236,7 +239,7 @@ func parseFlags(args []string) (config, error) {
 		return c, errors.New("-soak needs -rates (its first is the soak's rate) and takes neither -step nor -catchup")
 	case c.writer != "" && c.dynamodb == "":
 		return c, errors.New("-writer needs -dynamodb (the observer reads the table's stream)")
-	case c.writer != "" && c.awsLimits > 0:
+	case c.writer != "" && c.limits != nil:
 		return c, errors.New("-aws-limits needs the local stack loadgen starts (not -writer)")
 	}
 	if c.soak > 0 {
@@ -303,8 +306,10 @@ func run(ctx context.Context, c config, log *slog.Logger, progress io.Writer) (*
 		"rates": c.rates, "duration": c.duration.String(), "warmup": c.warmup.String(), "step": c.step, "stepBy": c.stepBy, "seed": c.seed,
 		"catchup": c.catchup.String(), "catchupBacklog": c.catchupBacklog, "catchupPF": c.catchupPF, "catchupConsumers": c.catchupOf, "soak": c.soak.String(),
 		"rooms": c.rooms, "resources": c.resources, "locations": c.locations, "workers": c.workers, "env": c.env, "programEnv": c.programEnv, "mix": mix, "skip": c.skip, "criteriaShare": c.criteriaShare,
-		"awsLimits": c.awsLimits,
 	}}
+	if c.limits != nil {
+		rep.Config["awsLimits"] = c.limits.String()
+	}
 	rep.Machine.CPUs, rep.Machine.OS, rep.Machine.Go = runtime.NumCPU(), runtime.GOOS+"/"+runtime.GOARCH, runtime.Version()
 	// Last (deferred first), once the EMF lines are read: the bill.
 	defer func() { rep.Cost = billOf(rep, c.prices) }()
@@ -347,8 +352,12 @@ func run(ctx context.Context, c config, log *slog.Logger, progress io.Writer) (*
 		}
 		penv["writer"] = append([]string{"INVITES_PER_USER=1000000", "INVITES_PER_RESOURCE=1000000"}, penv["writer"]...)
 		var limits *ddblocal.Limits
-		if c.awsLimits > 0 {
-			limits = &ddblocal.Limits{Scale: c.awsLimits, Seed: c.seed}
+		if c.limits != nil {
+			l := *c.limits
+			if l.Seed == 0 {
+				l.Seed = c.seed
+			}
+			limits = &l
 		}
 		s, err := stack.Start(ctx, stack.Options{
 			BinDir: c.bin, LocalDir: c.localDir, Table: "load", WriterAddr: fmt.Sprintf("127.0.0.1:%d", port), Limits: limits,

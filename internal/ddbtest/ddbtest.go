@@ -35,13 +35,16 @@ func Clients(t testing.TB) *ddb.Clients {
 }
 
 // ClientsWith returns clients for DynamoDB Local configured by c (its
-// Endpoint is set here), e.g. with Faults.
+// Endpoint, when empty, is the test endpoint: the Limiter's in a
+// MainLimited package), e.g. with Faults.
 func ClientsWith(t testing.TB, c ddb.Config) *ddb.Clients {
 	t.Helper()
 	if ddblocal.Endpoint() == "" {
 		t.Fatal("ddbtest: no endpoint: call ddbtest.Main from TestMain")
 	}
-	c.Endpoint = ddblocal.Endpoint()
+	if c.Endpoint == "" {
+		c.Endpoint = ddblocal.Endpoint()
+	}
 	// The replay kit's crash schedules crash a handler between two of its
 	// requests through this (outside a replay it only passes them on).
 	c.APIOptions = append(c.APIOptions, replay.APIOption)
@@ -59,7 +62,19 @@ func Name(t testing.TB) string { return ddblocal.TableName(t.Name()) }
 // clients, its name and its stream ARN; the table is deleted at cleanup.
 func Table(t testing.TB) (c *ddb.Clients, name, streamARN string) {
 	t.Helper()
-	c = Clients(t)
+	return table(t, Clients(t))
+}
+
+// TableDirect is Table with clients for DynamoDB Local itself, behind no
+// Limiter (ddblocal.DirectEndpoint): for a test that measures the process
+// (the heap tests), whose figures must not hold the Limiter's own counts.
+func TableDirect(t testing.TB) (c *ddb.Clients, name, streamARN string) {
+	t.Helper()
+	return table(t, ClientsWith(t, ddb.Config{Endpoint: ddblocal.DirectEndpoint()}))
+}
+
+func table(t testing.TB, c *ddb.Clients) (_ *ddb.Clients, name, streamARN string) {
+	t.Helper()
 	name = Name(t)
 	ctx := context.Background()
 	arn, err := store.EnsureTable(ctx, c.DB, name)
