@@ -106,6 +106,17 @@ func (t *tally) add(now time.Time, f func(c *Counts, key func(part, string) *Key
 	}
 }
 
+// all is every key's counts, those that met no limit too, in no order.
+func (t *tally) all() []KeyCount {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make([]KeyCount, 0, len(t.keys))
+	for _, e := range t.keys {
+		out = append(out, e.KeyCount)
+	}
+	return out
+}
+
 func (t *tally) counts() Counts {
 	t.mu.Lock()
 	defer t.mu.Unlock()

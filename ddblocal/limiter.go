@@ -117,10 +117,41 @@ func Limit(t testing.TB, l Limits) *Limiter {
 func (l *Limiter) Backend() string { return l.backend }
 
 // Limits are the limits it holds to, defaults filled in.
-func (l *Limiter) Limits() Limits { return l.limits }
+func (l *Limiter) Limits() Limits {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.limits
+}
+
+// SetScale changes Limits.Scale from now on (a load's set-up at AWS's own
+// limits, say, then its measured phases at a fraction of them). Each key's
+// units a second change at once; what a key holds is kept, up to its new
+// second's worth.
+func (l *Limiter) SetScale(scale float64) error {
+	if !(scale > 0) {
+		return fmt.Errorf("ddblocal: scale %v is not above 0", scale)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.limits.Scale = scale
+	l.cap.write, l.cap.read = PartitionWriteUnits*scale, PartitionReadUnits*scale
+	for k, b := range l.cap.buckets {
+		rate := l.cap.read
+		if k.write {
+			rate = l.cap.write
+		}
+		b.tokens = min(b.tokens, rate)
+	}
+	return nil
+}
 
 // Counts returns what it did so far.
 func (l *Limiter) Counts() Counts { return l.tally.counts() }
+
+// KeyCounts returns every partition key's counts per operation, those that
+// met no limit too (a key idle for a minute is forgotten), in no order:
+// what a caller takes apart from Counts.Keys to see a phase's shares.
+func (l *Limiter) KeyCounts() []KeyCount { return l.tally.all() }
 
 // Close stops it; requests under way are ended.
 func (l *Limiter) Close() error {

@@ -598,3 +598,32 @@ func TestLimiterForgetsIdleKeys(t *testing.T) {
 		t.Fatalf("keys %+v, want a with the 11 requests since it was idle, 1 throttled", c.Keys)
 	}
 }
+
+// SetScale changes each key's units a second at once: a load's set-up at
+// AWS's own limits, its measured phases at a fraction of them.
+func TestLimiterSetScale(t *testing.T) {
+	t.Parallel()
+	l := newLimited(t, ddblocal.Schema("PK", "SK"), ddblocal.Limits{})
+	for i := range 20 {
+		if err := l.put("k", fmt.Sprint(i), nil); err != nil {
+			t.Fatalf("at AWS's limits, write %d: %v", i, err)
+		}
+	}
+	if err := l.lim.SetScale(0.01); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10 {
+		if err := l.put("k", fmt.Sprint("x", i), nil); err != nil {
+			t.Fatalf("after SetScale(0.01), write %d: %v", i, err)
+		}
+	}
+	if err := l.put("k", "y", nil); err == nil {
+		t.Fatal("after SetScale(0.01) the key had more than 10 units in the second")
+	}
+	if l.lim.Limits().Scale != 0.01 {
+		t.Errorf("Limits().Scale %v", l.lim.Limits().Scale)
+	}
+	if err := l.lim.SetScale(0); err == nil {
+		t.Error("SetScale(0) taken")
+	}
+}

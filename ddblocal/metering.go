@@ -98,16 +98,18 @@ func (l *Limiter) throttle(u *units) *reply {
 
 // overMessage says which key is over which limit.
 func (l *Limiter) overMessage(u *units) string {
-	kind, limit := "read", l.cap.read
+	l.mu.Lock()
+	limits, kind, limit := l.limits, "read", l.cap.read
 	if u.write {
 		kind, limit = "write", l.cap.write
 	}
+	l.mu.Unlock()
 	where := "table " + u.p.table
 	if u.p.index != "" {
 		where = "index " + u.p.index + " of " + where
 	}
 	return fmt.Sprintf("Throughput exceeds the current capacity of your table or index (ddblocal limiter, %s: partition key %q of %s is over its %g %s units a second)",
-		l.limits, display(u.p.key), where, limit, kind)
+		limits, display(u.p.key), where, limit, kind)
 }
 
 // conflict counts a conflict on the partitions of parts for op.

@@ -1,11 +1,15 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/dynastream/dynastream/ddblocal"
+	"github.com/dynastream/dynastream/internal/store"
 )
 
 // AWSLimitsReport is what the programs met behind the Limiter (-aws-limits):
@@ -29,6 +33,14 @@ type AWSLimitsReport struct {
 	// Keys are the partition keys that met a limit, per operation, most
 	// throttled first (at most maxLimitKeys).
 	Keys []LimitKey `json:"keys,omitempty"`
+	// Steady are the keys that met a limit in the measured phases (from
+	// the warm-up's end to the last phase's drained), with those phases'
+	// counts; Over those of them that take the growth (a key per month,
+	// week, method or item type, or one the workload pins) and were
+	// throttled for more than 1% of their requests. Nil when the run
+	// ended before its drain.
+	Steady []LimitKey `json:"steady,omitempty"`
+	Over   []LimitKey `json:"over,omitempty"`
 }
 
 // LimitKey is what one operation met on one partition key.
@@ -41,7 +53,17 @@ type LimitKey struct {
 	Throttled   int64  `json:"throttled,omitempty"`
 	Unprocessed int64  `json:"unprocessed,omitempty"`
 	Conflicts   int64  `json:"conflicts,omitempty"`
+	// Pattern and Per are the key's shape (store.ShapeOf); TakesGrowth
+	// says its rate grows with the write rate (one key for all, or pinned
+	// by the workload) rather than spreading over more keys.
+	Pattern     string `json:"pattern,omitempty"`
+	Per         string `json:"per,omitempty"`
+	TakesGrowth bool   `json:"takesGrowth,omitempty"`
 }
+
+// overShare is the share of a key's requests that may be throttled in
+// the steady phases when its rate grows with the write rate.
+const overShare = 0.01
 
 // ThrottledShare is the share of the key's requests of Op throttled.
 func (k LimitKey) ThrottledShare() float64 {
@@ -53,8 +75,10 @@ func (k LimitKey) ThrottledShare() float64 {
 
 const maxLimitKeys = 50
 
-// awsLimitsOf reads a Limiter's counts into the report.
-func awsLimitsOf(l *ddblocal.Limiter) *AWSLimitsReport {
+// awsLimitsOf reads a Limiter's counts into the report: the whole run's,
+// and the measured phases' (steady: the key counts at their start and end)
+// with each key's shape (pins: the keys the workload pins, and why).
+func awsLimitsOf(l *ddblocal.Limiter, steady [2][]ddblocal.KeyCount, pins map[string]string) *AWSLimitsReport {
 	c := l.Counts()
 	r := &AWSLimitsReport{Scale: l.Limits().Scale, Limits: l.Limits().String(), Requests: c.Requests, Throttled: c.Throttled,
 		Unprocessed: c.Unprocessed, Conflicts: c.Conflicts, StreamLimited: c.StreamLimited}
@@ -65,12 +89,75 @@ func awsLimitsOf(l *ddblocal.Limiter) *AWSLimitsReport {
 			throttled[where{k.Table, k.Index, k.Key}] = true
 		}
 		if len(r.Keys) < maxLimitKeys {
-			r.Keys = append(r.Keys, LimitKey{Table: k.Table, Index: k.Index, Key: k.Key, Op: k.Op, Requests: k.Requests,
-				Throttled: k.Throttled, Unprocessed: k.Unprocessed, Conflicts: k.Conflicts})
+			r.Keys = append(r.Keys, limitKey(k, pins))
 		}
 	}
 	r.ThrottledKeys = len(throttled)
+	if steady[1] == nil {
+		return r
+	}
+	type keyOp struct{ table, index, key, op string }
+	before := map[keyOp]ddblocal.KeyCount{}
+	for _, k := range steady[0] {
+		before[keyOp{k.Table, k.Index, k.Key, k.Op}] = k
+	}
+	for _, k := range steady[1] {
+		b := before[keyOp{k.Table, k.Index, k.Key, k.Op}]
+		if k.Requests < b.Requests { // forgotten while idle: counted anew since
+			b = ddblocal.KeyCount{}
+		}
+		k.Requests, k.Throttled, k.Unprocessed, k.Conflicts = k.Requests-b.Requests, k.Throttled-b.Throttled, k.Unprocessed-b.Unprocessed, k.Conflicts-b.Conflicts
+		if k.Throttled == 0 && k.Unprocessed == 0 && k.Conflicts == 0 {
+			continue
+		}
+		lk := limitKey(k, pins)
+		r.Steady = append(r.Steady, lk)
+		if lk.TakesGrowth && lk.ThrottledShare() > overShare {
+			r.Over = append(r.Over, lk)
+		}
+	}
+	busiest := func(a, b LimitKey) int {
+		return cmp.Or(cmp.Compare(b.ThrottledShare(), a.ThrottledShare()), cmp.Compare(b.Throttled, a.Throttled), cmp.Compare(b.Unprocessed, a.Unprocessed),
+			cmp.Compare(b.Conflicts, a.Conflicts), cmp.Compare(a.Key, b.Key), cmp.Compare(a.Op, b.Op))
+	}
+	slices.SortFunc(r.Steady, busiest)
+	slices.SortFunc(r.Over, busiest)
+	if len(r.Steady) > maxLimitKeys {
+		r.Steady = r.Steady[:maxLimitKeys]
+	}
 	return r
+}
+
+// limitKey is a key's counts with its shape.
+func limitKey(k ddblocal.KeyCount, pins map[string]string) LimitKey {
+	lk := LimitKey{Table: k.Table, Index: k.Index, Key: k.Key, Op: k.Op, Requests: k.Requests,
+		Throttled: k.Throttled, Unprocessed: k.Unprocessed, Conflicts: k.Conflicts}
+	if k.Index == "stream" {
+		lk.Pattern, lk.Per = "shard", "shard of the table's stream (readers, not writes)"
+		return lk
+	}
+	shape := store.ShapeOf(k.Key)
+	lk.Pattern, lk.Per, lk.TakesGrowth = shape.Pattern, shape.Per, !shape.Grows
+	if why := pins[k.Key]; why != "" {
+		lk.Per, lk.TakesGrowth = why, true
+	}
+	return lk
+}
+
+// steadyLine says whether a key that takes the growth was throttled for
+// more than 1% of its requests in the measured phases.
+func (r *AWSLimitsReport) steadyLine() string {
+	if r.Steady == nil {
+		return ""
+	}
+	if len(r.Over) == 0 {
+		return fmt.Sprintf("aws limits, measured phases: %d keys met a limit; no key whose rate grows with the write rate was throttled for more than 1%% of its requests", len(r.Steady))
+	}
+	var names []string
+	for _, k := range r.Over {
+		names = append(names, fmt.Sprintf("%s %s %s (%.1f%%, %s)", k.Index, k.Key, k.Op, 100*k.ThrottledShare(), k.Per))
+	}
+	return fmt.Sprintf("aws limits, measured phases: %d keys whose rate grows with the write rate were throttled for more than 1%% of their requests: %s", len(r.Over), strings.Join(names, "; "))
 }
 
 // line is the run's one line of what the limits did.
@@ -85,17 +172,25 @@ func (r *AWSLimitsReport) print(w io.Writer) {
 		fmt.Fprintf(w, "; %d GetRecords calls refused", r.StreamLimited)
 	}
 	fmt.Fprintln(w)
+	if l := r.steadyLine(); l != "" {
+		fmt.Fprintln(w, l)
+	}
 	if len(r.Keys) == 0 {
 		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  table\tindex\tkey\toperation\trequests\tthrottled\tunprocessed\tconflicts\t")
-	for i, k := range r.Keys {
+	keys, what := r.Keys, "the whole run"
+	if r.Steady != nil {
+		keys, what = r.Steady, "the measured phases"
+	}
+	fmt.Fprintf(w, "  the keys that met a limit in %s, most throttled first:\n", what)
+	fmt.Fprintln(tw, "  table\tindex\tkey\toperation\trequests\tthrottled\tunprocessed\tconflicts\tone per\t")
+	for i, k := range keys {
 		if i == 20 {
-			fmt.Fprintf(tw, "  … %d more in the JSON report\n", len(r.Keys)-i)
+			fmt.Fprintf(tw, "  … %d more in the JSON report\n", len(keys)-i)
 			break
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%d\t%d (%.1f%%)\t%d\t%d\t\n", k.Table, k.Index, k.Key, k.Op, k.Requests, k.Throttled, 100*k.ThrottledShare(), k.Unprocessed, k.Conflicts)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%d\t%d (%.1f%%)\t%d\t%d\t%s\t\n", k.Table, k.Index, k.Key, k.Op, k.Requests, k.Throttled, 100*k.ThrottledShare(), k.Unprocessed, k.Conflicts, k.Per)
 	}
 	tw.Flush()
 }

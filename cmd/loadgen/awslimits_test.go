@@ -57,7 +57,7 @@ func TestAWSLimitsReport(t *testing.T) {
 		_, _ = db.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String("load"),
 			Item: map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: "RECIPE#hot"}}})
 	}
-	r := awsLimitsOf(lim)
+	r := awsLimitsOf(lim, [2][]ddblocal.KeyCount{}, nil)
 	if want := "aws limits: 1/100 of AWS's per-partition limits: 2 throttled requests on 1 keys, 0 unprocessed keys retried, 0 transaction conflicts retried"; r.line() != want {
 		t.Errorf("line %q\nwant %q", r.line(), want)
 	}
@@ -68,6 +68,23 @@ func TestAWSLimitsReport(t *testing.T) {
 	r.print(&b)
 	if !strings.Contains(b.String(), "RECIPE#hot") || !strings.Contains(b.String(), "2 (16.7%)") {
 		t.Errorf("printed:\n%s", b.String())
+	}
+	// the measured phases: a second later, the hot recipe (pinned) and a
+	// week's key (one for all) each written 12 times, 2 throttled
+	before := lim.KeyCounts()
+	now = now.Add(time.Second)
+	for _, pk := range []string{"RECIPE#hot", "TRENDING#2026-W02"} {
+		for range 12 {
+			_, _ = db.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String("load"),
+				Item: map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: pk}}})
+		}
+	}
+	r = awsLimitsOf(lim, [2][]ddblocal.KeyCount{before, lim.KeyCounts()}, map[string]string{"RECIPE#hot": "the hot recipe"})
+	if len(r.Steady) != 2 || len(r.Over) != 2 || r.Steady[0].Requests != 12 || r.Steady[0].Throttled != 2 || !r.Over[0].TakesGrowth {
+		t.Fatalf("steady %+v\nover %+v", r.Steady, r.Over)
+	}
+	if l := r.steadyLine(); !strings.Contains(l, "2 keys whose rate grows with the write rate were throttled for more than 1%") || !strings.Contains(l, "the hot recipe") || !strings.Contains(l, "week") {
+		t.Errorf("steady line %q", l)
 	}
 	rep := &Report{AWSLimits: r}
 	b.Reset()

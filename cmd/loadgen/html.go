@@ -395,10 +395,11 @@ th:first-child,td:first-child{text-align:left} svg.chart{display:block;margin:8p
 {{range .Keys}}<tr><td>{{.Where}}</td><td>{{.Key}}</td><td>{{.Pattern}}</td><td>{{if .Pinned}}{{.Pinned}}{{else}}{{.Per}}{{end}}</td><td>{{printf "%.1f" .Write}}</td><td>{{printf "%.1f" .Read}}</td><td>{{printf "%.0f" .ProjectedWrite}}</td><td>{{printf "%.0f" .ProjectedRead}}</td><td>{{printf "%.0f%%" (pct .Use)}}</td><td>{{if .BreaksAt}}{{printf "%.0f/s" .BreaksAt}}{{else}}never{{end}}</td></tr>
 {{end}}</table>{{end}}
 {{with .AWSLimits}}<h2 style="font-size:16px">DynamoDB's limits at {{.Limits}}</h2>
-<p class="meta">The programs called DynamoDB Local through a ddblocal.Limiter (-aws-limits): {{.Requests}} requests; {{.StreamLimited}} GetRecords calls refused. The keys that met a limit, most throttled first:</p>
+<p class="meta">The programs called DynamoDB Local through a ddblocal.Limiter (-aws-limits; the set-up at AWS's own limits): {{.Requests}} requests; {{.StreamLimited}} GetRecords calls refused. The keys that met a limit in {{$.AWSLimitsWhen}}, most throttled first; a key that takes the growth is one whose rate grows with the write rate (one key for all, or pinned by the workload).</p>
 <p class="verdict">{{$.AWSLimitsLine}}</p>
-<table><tr><th>table</th><th>index</th><th>key</th><th>operation</th><th>requests</th><th>throttled</th><th>share</th><th>unprocessed</th><th>conflicts</th></tr>
-{{range .Keys}}<tr><td>{{.Table}}</td><td>{{.Index}}</td><td>{{.Key}}</td><td>{{.Op}}</td><td>{{.Requests}}</td><td>{{.Throttled}}</td><td>{{printf "%.1f%%" (pct .ThrottledShare)}}</td><td>{{.Unprocessed}}</td><td>{{.Conflicts}}</td></tr>
+{{with $.AWSSteadyLine}}<p class="verdict">{{.}}</p>{{end}}
+<table><tr><th>table</th><th>index</th><th>key</th><th>operation</th><th>requests</th><th>throttled</th><th>share</th><th>unprocessed</th><th>conflicts</th><th>one per</th><th>takes the growth</th></tr>
+{{range $.AWSLimitsKeys}}<tr><td>{{.Table}}</td><td>{{.Index}}</td><td>{{.Key}}</td><td>{{.Op}}</td><td>{{.Requests}}</td><td>{{.Throttled}}</td><td>{{printf "%.1f%%" (pct .ThrottledShare)}}</td><td>{{.Unprocessed}}</td><td>{{.Conflicts}}</td><td>{{.Per}}</td><td>{{if .TakesGrowth}}yes{{end}}</td></tr>
 {{end}}</table>{{end}}
 {{with .Cost}}<h2 style="font-size:16px">The bill per million user writes on AWS</h2>
 <p class="meta">Measured in the phase at {{printf "%.0f" .Phase}}/s; on-demand prices of {{.Prices.Region}} on {{.Prices.Date}} (cmd/loadgen/prices.json, or a file of your region's with -prices).</p>
@@ -435,6 +436,9 @@ func (rep *Report) html(w *bytes.Buffer) error {
 		CostLine       string
 		AWSLimits      *AWSLimitsReport
 		AWSLimitsLine  string
+		AWSSteadyLine  string
+		AWSLimitsKeys  []LimitKey
+		AWSLimitsWhen  string
 	}{
 		Title: fmt.Sprintf("started %s · %d CPUs, %s, %s · DynamoDB Local raw PutItem rate %.0f writes/s",
 			rep.StartedAt.UTC().Format("2006-01-02 15:04:05 UTC"), rep.Machine.CPUs, rep.Machine.OS, rep.Machine.Go, rep.DynamoDBLocalWritesPerSec),
@@ -447,8 +451,12 @@ func (rep *Report) html(w *bytes.Buffer) error {
 	if rep.Cost != nil {
 		data.Cost, data.CostLine = rep.Cost, rep.Cost.line()
 	}
-	if rep.AWSLimits != nil {
-		data.AWSLimits, data.AWSLimitsLine = rep.AWSLimits, rep.AWSLimits.line()
+	if a := rep.AWSLimits; a != nil {
+		data.AWSLimits, data.AWSLimitsLine, data.AWSSteadyLine = a, a.line(), a.steadyLine()
+		data.AWSLimitsKeys, data.AWSLimitsWhen = a.Keys, "the whole run"
+		if a.Steady != nil {
+			data.AWSLimitsKeys, data.AWSLimitsWhen = a.Steady, "the measured phases"
+		}
 	}
 	for _, p := range rep.Phases {
 		data.Phases = append(data.Phases, phaseRow{p, sum(p.Missing)})

@@ -319,6 +319,11 @@ func run(ctx context.Context, c config, log *slog.Logger, progress io.Writer) (*
 	var exited <-chan string
 	var ddbCPU func() (float64, error)
 	var st *stack.Stack
+	// limitsSteady are the Limiter's key counts at the first measured
+	// phase's start and after the last one's drain; pins the keys the
+	// workload pins (-aws-limits).
+	var limitsSteady [2][]ddblocal.KeyCount
+	var pins map[string]string
 	admin := c.admin
 	if c.writer == "" {
 		if err := os.MkdirAll(c.localDir, 0o755); err != nil {
@@ -353,7 +358,10 @@ func run(ctx context.Context, c config, log *slog.Logger, progress io.Writer) (*
 		penv["writer"] = append([]string{"INVITES_PER_USER=1000000", "INVITES_PER_RESOURCE=1000000"}, penv["writer"]...)
 		var limits *ddblocal.Limits
 		if c.limits != nil {
+			// The set-up (a burst that makes the world) runs at AWS's own
+			// limits; the phases from the warm-up on at -aws-limits'.
 			l := *c.limits
+			l.Scale = 1
 			if l.Seed == 0 {
 				l.Seed = c.seed
 			}
@@ -370,7 +378,7 @@ func run(ctx context.Context, c config, log *slog.Logger, progress io.Writer) (*
 		defer s.Stop()
 		if s.Limiter != nil {
 			// after verify (deferred later, so run earlier), before Stop
-			defer func() { rep.AWSLimits = awsLimitsOf(s.Limiter) }()
+			defer func() { rep.AWSLimits = awsLimitsOf(s.Limiter, limitsSteady, pins) }()
 		}
 		clients, streamARN, writer, outbox, admin = s.Clients, s.StreamARN, s.WriterURL, s.Outbox, s.Admin
 		exited = s.Exited()
@@ -464,6 +472,13 @@ func run(ctx context.Context, c config, log *slog.Logger, progress io.Writer) (*
 	}
 	// Let the set-up's own derivations settle before measuring.
 	settle(ctx, e, admin, 30*time.Second)
+	if st != nil && st.Limiter != nil {
+		if err := st.Limiter.SetScale(c.limits.Scale); err != nil {
+			return nil, err
+		}
+		pins = w.pinned()
+		fmt.Fprintf(progress, "the programs meet %s from here on\n", st.Limiter.Limits())
+	}
 	if c.warmup > 0 && ctx.Err() == nil {
 		rate := 50.0
 		if len(c.rates) > 0 {
@@ -476,6 +491,9 @@ func run(ctx context.Context, c config, log *slog.Logger, progress io.Writer) (*
 	if err := measureRaw(); err != nil {
 		return nil, err
 	}
+	if st != nil && st.Limiter != nil {
+		limitsSteady[0] = st.Limiter.KeyCounts()
+	}
 
 	if st != nil {
 		// Last, with everything drained: the strongest end-to-end check of
@@ -485,6 +503,9 @@ func run(ctx context.Context, c config, log *slog.Logger, progress io.Writer) (*
 				return
 			}
 			settle(ctx, e, admin, c.drain)
+			if st.Limiter != nil {
+				limitsSteady[1] = st.Limiter.KeyCounts()
+			}
 			fmt.Fprintf(progress, "projector verify: checking the derived items against the core items\n")
 			rep.Verify = runVerify(ctx, c.bin, st.Endpoint, "load", append(slices.Clone(c.env), c.programEnv["projector"]...))
 		}()
