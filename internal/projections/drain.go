@@ -69,7 +69,7 @@ func (b *batch) projectDrains(ctx context.Context, ds []*Drain, group, rec int) 
 		return nil
 	}
 	d := ds[0]
-	a, err := b.p.Store.Combiner.DrainPending(ctx, d.RecipeID)
+	a, err := (store.Combiner{Store: b.p.Store}).DrainPending(ctx, d.RecipeID)
 	if err != nil {
 		return fmt.Errorf("drain the pending counts of recipe %s: %w", d.RecipeID, err)
 	}

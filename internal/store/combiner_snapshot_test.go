@@ -110,7 +110,7 @@ func TestDrainReadsASnapshot(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := drainer.Combiner.DrainPending(ctx, "pho"); err != nil {
+	if _, err := (store.Combiner{Store: drainer}).DrainPending(ctx, "pho"); err != nil {
 		t.Fatal(err)
 	}
 	r, err := direct.Cooking.GetRecipe(ctx, "pho")
@@ -119,7 +119,7 @@ func TestDrainReadsASnapshot(t *testing.T) {
 	}
 	// whatever is left, later drains move
 	for range 3 {
-		if _, err := direct.Combiner.DrainPending(ctx, "pho"); err != nil {
+		if _, err := (store.Combiner{Store: direct}).DrainPending(ctx, "pho"); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -165,7 +165,7 @@ func TestDrainNeverClamps(t *testing.T) {
 	st := newStore(t)
 	createPho(t, st)
 	putPending(t, st, 3, map[string]int{"2026-W02": -1, "2026-W03": 1}, -1, -4)
-	a, err := st.Combiner.DrainPending(ctx, "pho")
+	a, err := (store.Combiner{Store: st}).DrainPending(ctx, "pho")
 	if err != nil || a.Applied != 1 {
 		t.Fatalf("drain: %+v, %v", a, err)
 	}
@@ -181,7 +181,7 @@ func TestDrainNeverClamps(t *testing.T) {
 	}
 	// what they lacked comes: all is moved, to nothing
 	putPending(t, st, 6, map[string]int{"2026-W02": 1}, 1, 4)
-	if _, err := st.Combiner.DrainPending(ctx, "pho"); err != nil {
+	if _, err := (store.Combiner{Store: st}).DrainPending(ctx, "pho"); err != nil {
 		t.Fatal(err)
 	}
 	if held := pendingHolding(t, st, "pho"); len(held) != 0 {
@@ -218,7 +218,7 @@ func TestDrainPastItsCap(t *testing.T) {
 	}
 	putPending(t, st, 1, a, 0, 0)
 	putPending(t, st, 6, map[string]int{weeks[80]: 1}, 0, 0)
-	if _, err := st.Combiner.DrainPending(ctx, "pho"); err != nil {
+	if _, err := (store.Combiner{Store: st}).DrainPending(ctx, "pho"); err != nil {
 		t.Fatal(err)
 	}
 	if held := pendingHolding(t, st, "pho"); len(held) != 0 {
@@ -250,7 +250,7 @@ func TestDrainLeavesWhatCameMeanwhile(t *testing.T) {
 		}
 	}}
 	db := dynamodb.New(direct.DB.Options(), func(o *dynamodb.Options) { o.HTTPClient = &http.Client{Transport: hook} })
-	if _, err := store.New(db, direct.Table).Combiner.DrainPending(ctx, "pho"); err != nil {
+	if _, err := (store.Combiner{Store: store.New(db, direct.Table)}).DrainPending(ctx, "pho"); err != nil {
 		t.Fatal(err)
 	}
 	if r, _ := direct.Cooking.GetRecipe(ctx, "pho"); r.Rating.RatingCount != 1 || r.Rating.RatingSum != 5 {
@@ -260,7 +260,7 @@ func TestDrainLeavesWhatCameMeanwhile(t *testing.T) {
 	if p := held[4]; len(held) != 1 || p.RatingCount != 1 || p.RatingSum != 3 || p.Weeks["2026-W02"] != 1 {
 		t.Fatalf("pending after the drain: %+v; want binh's cooking on item 4", held)
 	}
-	if _, err := direct.Combiner.DrainPending(ctx, "pho"); err != nil {
+	if _, err := (store.Combiner{Store: direct}).DrainPending(ctx, "pho"); err != nil {
 		t.Fatal(err)
 	}
 	if r, _ := direct.Cooking.GetRecipe(ctx, "pho"); r.Rating.RatingCount != 2 || r.Rating.RatingSum != 8 {
@@ -299,7 +299,7 @@ func TestConcurrentDrainsMoveEachDeltaOnce(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Go(func() {
-			if _, err := limited.Combiner.DrainPending(ctx, "pho"); err != nil {
+			if _, err := (store.Combiner{Store: limited}).DrainPending(ctx, "pho"); err != nil {
 				t.Error(err)
 			}
 		})

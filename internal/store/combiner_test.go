@@ -105,7 +105,7 @@ func TestDrainNeverBelowZero(t *testing.T) {
 	if !negative {
 		t.Fatalf("no pending item alone counts below 0: %v", held)
 	}
-	a, err := st.Combiner.DrainPending(ctx, "pho")
+	a, err := (store.Combiner{Store: st}).DrainPending(ctx, "pho")
 	if err != nil || a.Applied != 1 {
 		t.Fatalf("drain: %+v, %v", a, err)
 	}
@@ -147,14 +147,14 @@ func TestDrainLeavesWhatItCannotRead(t *testing.T) {
 	k := store.PendingKey("pho", bad)
 	put(map[string]types.AttributeValue{"PK": s(k.PK), "SK": s(k.SK), "itemType": s(store.TypeCookingPending),
 		"derived": &types.AttributeValueMemberBOOL{Value: true}, "w#not-a-week": &types.AttributeValueMemberN{Value: "1"}})
-	a, err := st.Combiner.DrainPending(ctx, "pho")
+	a, err := (store.Combiner{Store: st}).DrainPending(ctx, "pho")
 	if err == nil || !strings.Contains(err.Error(), k.PK) || a.Applied != 1 {
 		t.Fatalf("drain: %+v, %v; want the good item drained and the bad one named", a, err)
 	}
 	if r, _ := st.Cooking.GetRecipe(ctx, "pho"); r.Rating.RatingCount != 1 || r.Rating.RatingSum != 5 {
 		t.Errorf("rating: %+v", r.Rating)
 	}
-	if a, err := st.Combiner.DrainPending(ctx, "pho"); err == nil || a.Applied != 0 {
+	if a, err := (store.Combiner{Store: st}).DrainPending(ctx, "pho"); err == nil || a.Applied != 0 {
 		t.Errorf("second drain: %+v, %v; want nothing moved and the bad item named", a, err)
 	}
 	// An unreadable recipe item: an error, and its pending partitions stay.
@@ -162,7 +162,7 @@ func TestDrainLeavesWhatItCannotRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	put(map[string]types.AttributeValue{"PK": s("RECIPE#pho"), "SK": s("METADATA"), "itemType": s(store.TypeRecipe), "recipeId": &types.AttributeValueMemberN{Value: "7"}})
-	if a, err := st.Combiner.DrainPending(ctx, "pho"); err == nil || a.Gone {
+	if a, err := (store.Combiner{Store: st}).DrainPending(ctx, "pho"); err == nil || a.Gone {
 		t.Errorf("drain of an unreadable recipe: %+v, %v; want an error, not a cascade", a, err)
 	}
 	if held := pendingHolding(t, st, "pho"); len(held) != 1 {
@@ -181,7 +181,7 @@ func TestDrainOfADeletedRecipe(t *testing.T) {
 	if _, err := st.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(st.Table), Key: store.RecipeKey("pho").AV()}); err != nil {
 		t.Fatal(err)
 	}
-	a, err := st.Combiner.DrainPending(ctx, "pho")
+	a, err := (store.Combiner{Store: st}).DrainPending(ctx, "pho")
 	if err != nil || !a.Gone {
 		t.Fatalf("drain: %+v, %v", a, err)
 	}

@@ -286,7 +286,7 @@ func TestApplyCookingWritesTheRecipeOncePerCall(t *testing.T) {
 	if recipeID, _, ok := store.PendingOf(pk); !ok || recipeID != "hot" {
 		t.Fatalf("pending key %q", pk)
 	}
-	a, err := st.Combiner.DrainPending(ctx, "hot")
+	a, err := (store.Combiner{Store: st}).DrainPending(ctx, "hot")
 	if err != nil || a.Applied != 1 || !slices.Equal(a.Raised, []string{"2026-W02"}) {
 		t.Fatalf("drain: %+v, %v", a, err)
 	}
@@ -303,7 +303,7 @@ func TestApplyCookingWritesTheRecipeOncePerCall(t *testing.T) {
 		t.Errorf("the week's trending: %+v, %v", top, err)
 	}
 	// A drain delivered again moves nothing and writes nothing.
-	if a, err := st.Combiner.DrainPending(ctx, "hot"); err != nil || a.Applied != 0 {
+	if a, err := (store.Combiner{Store: st}).DrainPending(ctx, "hot"); err != nil || a.Applied != 0 {
 		t.Errorf("second drain: %+v, %v", a, err)
 	}
 	if inRecipe, inPending, _, _ := count(); len(inRecipe)+len(inPending) != 0 {

@@ -30,7 +30,11 @@ type Cooking struct{ *Store }
 
 // Combiner is a recipe's totals' combiner: what a projector call counts
 // goes to pending items first, and drains move it into the totals
-// (combiner.go, whose doc comment states the invariants it rests on).
+// (combiner.go, whose doc comment states the invariants it rests on). It
+// is not a field of Store, as the other domains are: made where it is used
+// (store.Combiner{Store: st}), it is not linked into the programs that
+// never drain (a field's type and its methods are, for reflection: the
+// notifier's Lambda bootstrap went over its 10 MiB with it).
 type Combiner struct{ *Store }
 
 // Collab is seed 004's collaboration: resources, access items, invites,

@@ -530,7 +530,7 @@ func resourceOf(pk string) (collab.ResourceType, string, bool) {
 // moved anything the repair is not made (ErrChangedMeanwhile: verify
 // again); a pending item it cannot read is the drain's error.
 func (s Upkeep) noPending(ctx context.Context, recipeID string) error {
-	a, err := s.Combiner.DrainPending(ctx, recipeID)
+	a, err := (Combiner{s.Store}).DrainPending(ctx, recipeID)
 	if err != nil {
 		return fmt.Errorf("store: drain recipe %s's pending counts before its repair: %w", recipeID, err)
 	}

@@ -57,7 +57,6 @@ type Store struct {
 	Locations Locations
 	Chat      Chat
 	Cooking   Cooking
-	Combiner  Combiner
 	Collab    Collab
 	Requests  Requests
 	Upkeep    Upkeep
@@ -88,7 +87,7 @@ func New(db *dynamodb.Client, table string) *Store {
 	})
 	s := &Store{DB: tracked, Table: table, Quarantine: &Quarantine{}, Sharding: DefaultSharding}
 	s.Rooms, s.Locations, s.Chat, s.Cooking = Rooms{s}, Locations{s}, Chat{s}, Cooking{s}
-	s.Combiner, s.Collab, s.Requests, s.Upkeep = Combiner{s}, Collab{s}, Requests{s}, Upkeep{s}
+	s.Collab, s.Requests, s.Upkeep = Collab{s}, Requests{s}, Upkeep{s}
 	return s
 }
 
