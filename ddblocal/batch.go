@@ -65,6 +65,35 @@ func (l *Limiter) record(op string, all []sorted, whole bool) {
 	})
 }
 
+// fates gathers a batch's keys (or items) by what they met: kept, and
+// left (unprocessed) per table.
+type fates[T any] struct {
+	keep, left  map[string][]T
+	all         []sorted
+	over        *units // a partition over its units that left one
+	kept, drawn bool
+}
+
+func newFates[T any]() *fates[T] {
+	return &fates[T]{keep: map[string][]T{}, left: map[string][]T{}}
+}
+
+func (f *fates[T]) add(table string, x T, st sorted) {
+	f.all = append(f.all, st)
+	switch st.fate {
+	case kept:
+		f.keep[table], f.kept = append(f.keep[table], x), true
+	case overUnits:
+		f.left[table], f.over = append(f.left[table], x), st.over
+	case drawn:
+		f.left[table], f.drawn = append(f.left[table], x), true
+	}
+}
+
+// whole says the call processes nothing, every key for its partition's
+// units: DynamoDB then fails it.
+func (f *fates[T]) whole() bool { return len(f.left) > 0 && !f.kept && !f.drawn }
+
 // batchGet is BatchGetItem.
 func (l *Limiter) batchGet(r *http.Request, body []byte) (*reply, error) {
 	var top map[string]json.RawMessage
@@ -75,10 +104,7 @@ func (l *Limiter) batchGet(r *http.Request, body []byte) (*reply, error) {
 		return nil, errUnread
 	}
 	tables := map[string]batchTable{}
-	keep, left := map[string][]item{}, map[string][]item{}
-	var over *units
-	var all []sorted
-	anyDrawn, anyKept := false, false
+	f := newFates[item]()
 	for _, name := range sortedKeys(in.RequestItems) {
 		ka := in.RequestItems[name]
 		var keys []item
@@ -95,26 +121,16 @@ func (l *Limiter) batchGet(r *http.Request, body []byte) (*reply, error) {
 		l.mu.Lock()
 		for _, k := range keys {
 			hv, _ := k.keyValue(sc.hash)
-			st := l.sort([]units{{p: part{table: name, key: hv}}})
-			all = append(all, st)
-			switch st.fate {
-			case kept:
-				keep[name], anyKept = append(keep[name], k), true
-			case overUnits:
-				left[name], over = append(left[name], k), st.over
-			case drawn:
-				left[name], anyDrawn = append(left[name], k), true
-			}
+			f.add(name, k, l.sort([]units{{p: part{table: name, key: hv}}}))
 		}
 		l.mu.Unlock()
 	}
-	whole := len(left) > 0 && !anyKept && !anyDrawn
-	l.record("BatchGetItem", all, whole)
+	l.record("BatchGetItem", f.all, f.whole())
 	switch {
-	case len(left) == 0:
+	case len(f.left) == 0:
 		return l.paidGet(r, body, tables), nil
-	case whole:
-		return l.throttle(over), nil
+	case f.whole():
+		return l.throttle(f.over), nil
 	}
 	// What is left goes back with the table's other settings (projection,
 	// names, consistency), as DynamoDB gives UnprocessedKeys.
@@ -131,8 +147,8 @@ func (l *Limiter) batchGet(r *http.Request, body []byte) (*reply, error) {
 		return out
 	}
 	var rp *reply
-	if anyKept {
-		top["RequestItems"], _ = json.Marshal(with(keep))
+	if f.kept {
+		top["RequestItems"], _ = json.Marshal(with(f.keep))
 		fwd, _ := json.Marshal(top)
 		if rp = l.paidGet(r, fwd, tables); rp.status != http.StatusOK {
 			return rp, nil
@@ -144,7 +160,7 @@ func (l *Limiter) batchGet(r *http.Request, body []byte) (*reply, error) {
 	if json.Unmarshal(rp.body, &out) != nil {
 		return rp, nil
 	}
-	unprocessed := with(left)
+	unprocessed := with(f.left)
 	var theirs map[string]map[string]json.RawMessage
 	_ = json.Unmarshal(out["UnprocessedKeys"], &theirs)
 	for name, ka := range theirs {
@@ -200,11 +216,8 @@ func (l *Limiter) batchWrite(r *http.Request, body []byte) (*reply, error) {
 	if json.Unmarshal(body, &top) != nil || json.Unmarshal(body, &in) != nil {
 		return nil, errUnread
 	}
-	keep, left := map[string][]json.RawMessage{}, map[string][]json.RawMessage{}
+	f := newFates[json.RawMessage]()
 	var ids []string
-	var over *units
-	var all []sorted
-	anyDrawn, anyKept := false, false
 	for _, name := range sortedKeys(in.RequestItems) {
 		sc, err := l.schemas.get(r.Context(), name)
 		if err != nil {
@@ -229,33 +242,26 @@ func (l *Limiter) batchWrite(r *http.Request, body []byte) (*reply, error) {
 			key, id := w.target(sc)
 			costs := writeCosts(name, sc, key, w.Item, "", nil, nil, false)
 			st := l.sort(costs)
-			all = append(all, st)
-			switch st.fate {
-			case kept:
-				keep[name], anyKept = append(keep[name], raw), true
+			if st.fate == kept {
 				ids = append(ids, id)
 				l.cap.pay(costs, l.limits.Now())
-			case overUnits:
-				left[name], over = append(left[name], raw), st.over
-			case drawn:
-				left[name], anyDrawn = append(left[name], raw), true
 			}
+			f.add(name, raw, st)
 		}
 		l.mu.Unlock()
 	}
-	whole := len(left) > 0 && !anyKept && !anyDrawn
-	l.record("BatchWriteItem", all, whole)
-	if whole {
-		return l.throttle(over), nil
+	l.record("BatchWriteItem", f.all, f.whole())
+	if f.whole() {
+		return l.throttle(f.over), nil
 	}
 	end := l.flight.hold(ids)
 	defer end()
-	if len(left) == 0 {
+	if len(f.left) == 0 {
 		return l.call(r, body), nil
 	}
 	rp := &reply{status: http.StatusOK, header: http.Header{"Content-Type": {"application/x-amz-json-1.0"}}, body: []byte(`{}`)}
-	if anyKept {
-		top["RequestItems"], _ = json.Marshal(keep)
+	if f.kept {
+		top["RequestItems"], _ = json.Marshal(f.keep)
 		fwd, _ := json.Marshal(top)
 		if rp = l.call(r, fwd); rp.status != http.StatusOK {
 			return rp, nil
@@ -268,9 +274,9 @@ func (l *Limiter) batchWrite(r *http.Request, body []byte) (*reply, error) {
 	var theirs map[string][]json.RawMessage
 	_ = json.Unmarshal(out["UnprocessedItems"], &theirs)
 	for name, reqs := range theirs {
-		left[name] = append(left[name], reqs...)
+		f.left[name] = append(f.left[name], reqs...)
 	}
-	out["UnprocessedItems"], _ = json.Marshal(left)
+	out["UnprocessedItems"], _ = json.Marshal(f.left)
 	b, _ := json.Marshal(out)
 	return rp.rewrite(b), nil
 }
