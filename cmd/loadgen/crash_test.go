@@ -41,6 +41,10 @@ func TestCrashSuite(t *testing.T) {
 	// A kill of the writer mid-request leaves its key held: the client's
 	// retry runs it again once the hold ends (shorter here too).
 	c.programEnv["writer"] = append(c.programEnv["writer"], "IDEMPOTENCY_HOLD=2s")
+	// Both ParallelizationFactors the suites promise, behind the Limiter:
+	// here the projector at 10 and the notifier at 1; the fault suite the
+	// other way round.
+	c.programEnv["projector"] = append(c.programEnv["projector"], "STREAM_PARALLELIZATION_FACTOR=10")
 	// The mix's chat messages go over sockets that a writer's kill closes
 	// (a client would reconnect and send again): left out.
 	if c.skip == nil {

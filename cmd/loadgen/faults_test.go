@@ -130,7 +130,9 @@ func TestFaultSuite(t *testing.T) {
 	// never came, sent again by the SDK, must recognise its own success.
 	c.programEnv["writer"] = []string{fmt.Sprintf("DYNAMODB_FAULTS=0.1,seed=%d,after", seed)}
 	c.programEnv["projector"] = []string{consumerFaults}
-	c.programEnv["notifier"] = append(c.programEnv["notifier"], consumerFaults)
+	// The notifier at ParallelizationFactor 10, the projector at 1 (the
+	// crash suite the other way round).
+	c.programEnv["notifier"] = append(c.programEnv["notifier"], consumerFaults, "STREAM_PARALLELIZATION_FACTOR=10")
 	var verdict faultVerdict
 	c.after = func(ctx context.Context, clients *ddb.Clients, arn string) error {
 		return verdict.check(ctx, t, clients, arn, "load", ses, bus)
