@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"time"
 
@@ -162,23 +163,26 @@ func sleep(ctx context.Context, d time.Duration) error {
 }
 
 // read returns the records added since the last read, shard by shard
-// (parents before children).
+// (parents before children). It moves f's place only when it returns
+// records: a call that fails part way leaves f where it was, so the next
+// call reads again what this one read and did not return.
 func (f *follower) read(ctx context.Context) ([]events.DynamoDBEventRecord, error) {
 	shards, err := stream.Shards(ctx, f.api, f.arn)
 	if err != nil {
 		return nil, fmt.Errorf("replay: %w", err)
 	}
+	iters, last, closed := maps.Clone(f.iters), maps.Clone(f.last), maps.Clone(f.closed)
 	var out []events.DynamoDBEventRecord
 	for _, s := range shards {
 		id := aws.ToString(s.ShardId)
-		if f.closed[id] {
+		if closed[id] {
 			continue
 		}
-		iter := f.iters[id]
+		iter := iters[id]
 		for {
 			if iter == nil {
 				in := &dynamodbstreams.GetShardIteratorInput{StreamArn: aws.String(f.arn), ShardId: s.ShardId, ShardIteratorType: types.ShardIteratorTypeTrimHorizon}
-				if seq, ok := f.last[id]; ok {
+				if seq, ok := last[id]; ok {
 					in.ShardIteratorType, in.SequenceNumber = types.ShardIteratorTypeAfterSequenceNumber, aws.String(seq)
 				}
 				it, err := f.api.GetShardIterator(ctx, in)
@@ -202,19 +206,20 @@ func (f *follower) read(ctx context.Context) ([]events.DynamoDBEventRecord, erro
 					return nil, fmt.Errorf("replay: %w", err)
 				}
 				out = append(out, lr)
-				f.last[id] = aws.ToString(r.Dynamodb.SequenceNumber)
+				last[id] = aws.ToString(r.Dynamodb.SequenceNumber)
 			}
 			iter = page.NextShardIterator
 			if iter == nil {
-				f.closed[id] = true
-				delete(f.iters, id)
+				closed[id] = true
+				delete(iters, id)
 				break
 			}
 			if len(page.Records) == 0 {
-				f.iters[id] = iter
+				iters[id] = iter
 				break
 			}
 		}
 	}
+	f.iters, f.last, f.closed = iters, last, closed
 	return out, nil
 }

@@ -2,6 +2,7 @@ package replay_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -10,6 +11,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+	streamtypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 
 	"github.com/dynastream/dynastream/ddblocal"
 	"github.com/dynastream/dynastream/replay"
@@ -122,5 +125,62 @@ func TestFollowStopsAHandlerThatNeverSettles(t *testing.T) {
 	}, replay.AsCaptured)
 	if err == nil || !strings.Contains(err.Error(), "still made records") || rounds != replay.MaxFollows {
 		t.Fatalf("after %d rounds: %v", rounds, err)
+	}
+}
+
+// expiring is a stream.API whose iterators, once read, expire (as AWS's do
+// after 15 minutes: "A shard iterator expires 15 minutes after it is
+// returned to the requester", amazondynamodb/latest/APIReference/
+// API_streams_GetShardIterator.html), and whose first read after a page of
+// records fails, once.
+type expiring struct {
+	stream.API
+	read         map[string]bool
+	fail, failed bool
+}
+
+func (e *expiring) GetRecords(ctx context.Context, in *dynamodbstreams.GetRecordsInput, o ...func(*dynamodbstreams.Options)) (*dynamodbstreams.GetRecordsOutput, error) {
+	if e.fail {
+		e.fail = false
+		return nil, errors.New("connection reset")
+	}
+	it := aws.ToString(in.ShardIterator)
+	if e.read[it] {
+		return nil, &streamtypes.ExpiredIteratorException{Message: aws.String("expired")}
+	}
+	e.read[it] = true
+	out, err := e.API.GetRecords(ctx, in, o...)
+	if err == nil && len(out.Records) > 0 && !e.failed {
+		e.fail, e.failed = true, true // the read after records fails
+	}
+	return out, err
+}
+
+// A follow that fails part way returns nothing and moves nowhere: the next
+// one returns what the failed one had read, though the shard's iterator
+// expired meanwhile.
+func TestFollowLosesNothingWhenACallFails(t *testing.T) {
+	tbl := ddblocal.NewTable(t, ddblocal.Schema("PK", ""))
+	ctx := context.Background()
+	api := &expiring{API: tbl.Streams, read: map[string]bool{}}
+	follow, err := replay.Follower(ctx, api, tbl.StreamARN, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if _, err := tbl.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(tbl.Name),
+			Item: map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: fmt.Sprint(i)}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if recs, err := follow(ctx); err == nil {
+		t.Fatalf("the failing call returned %d records and no error", len(recs))
+	}
+	recs, err := follow(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 3 {
+		t.Fatalf("after a failed call: %d records, want the 3 it had read", len(recs))
 	}
 }
