@@ -40,6 +40,7 @@ func (l *Limiter) sort(costs []units) sorted {
 		fate = overUnits
 	case l.limits.Unprocessed > 0 && l.rnd.Float64() < l.limits.Unprocessed:
 		fate = drawn
+		l.cap.refund(costs, l.limits.Now()) // it is not done, so not charged
 	}
 	return sorted{costs, fate, over}
 }
@@ -121,7 +122,7 @@ func (l *Limiter) batchGet(r *http.Request, body []byte) (*reply, error) {
 		l.mu.Lock()
 		for _, k := range keys {
 			hv, _ := k.keyValue(sc.hash)
-			f.add(name, k, l.sort([]units{{p: part{table: name, key: hv}}}))
+			f.add(name, k, l.sort([]units{{p: part{table: name, key: hv}, n: readUnits(0, consistent, false)}}))
 		}
 		l.mu.Unlock()
 	}
@@ -200,7 +201,7 @@ func (l *Limiter) paidGet(r *http.Request, body []byte, tables map[string]batchT
 		}
 		for _, it := range items {
 			hv, _ := it.keyValue(t.sc.hash)
-			costs = append(costs, units{p: part{table: name, key: hv}, n: readUnits(it.size(), t.consistent, false)})
+			costs = append(costs, units{p: part{table: name, key: hv}, n: readUnits(it.size(), t.consistent, false) - readUnits(0, t.consistent, false)})
 		}
 	}
 	l.pay(costs)
@@ -244,7 +245,6 @@ func (l *Limiter) batchWrite(r *http.Request, body []byte) (*reply, error) {
 			st := l.sort(costs)
 			if st.fate == kept {
 				ids = append(ids, id)
-				l.cap.pay(costs, l.limits.Now())
 			}
 			f.add(name, raw, st)
 		}

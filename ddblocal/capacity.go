@@ -104,7 +104,12 @@ func (c *capacity) bucket(p part, write bool, now time.Time) (*bucket, float64) 
 	return b, rate
 }
 
-// admit reports whether every partition key of costs has units left now.
+// admit lets costs in when every partition key of them has units left
+// now, and takes costs off them in the same step, so that requests that
+// meet a key at once cannot all pass on the units one of them was let in
+// on; else it returns the key that has none. A read's cost is not known
+// before it ran: its caller admits its least cost and pays the rest after
+// (see settle).
 func (c *capacity) admit(costs []units, now time.Time) (over *units) {
 	c.sweep(now)
 	for i := range costs {
@@ -112,6 +117,7 @@ func (c *capacity) admit(costs []units, now time.Time) (over *units) {
 			return &costs[i]
 		}
 	}
+	c.pay(costs, now)
 	return nil
 }
 
@@ -120,6 +126,14 @@ func (c *capacity) pay(costs []units, now time.Time) {
 	for _, u := range costs {
 		b, _ := c.bucket(u.p, u.write, now)
 		b.tokens -= u.n
+	}
+}
+
+// refund gives back what admit took for costs.
+func (c *capacity) refund(costs []units, now time.Time) {
+	for _, u := range costs {
+		b, _ := c.bucket(u.p, u.write, now)
+		b.tokens += u.n
 	}
 }
 

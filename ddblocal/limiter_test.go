@@ -149,6 +149,51 @@ func TestLimiterThrottlesAPartitionKeyOverItsWriteUnits(t *testing.T) {
 	}
 }
 
+// Requests that meet one key at the same moment share its units: of 40
+// writes at once on a key of 10 write units a second, 10 pass; of 60
+// strongly consistent reads of a small item at once on a key of 30 read
+// units, 30 pass; however they interleave. Each takes its units as it is
+// let in (a read its least, one unit for a consistent read of up to 4 KB),
+// not after DynamoDB Local answered.
+func TestLimiterLetsInOnlyWhatAKeyHoldsUnderConcurrency(t *testing.T) {
+	t.Parallel()
+	l := newLimited(t, ddblocal.Schema("PK", "SK"), ddblocal.Limits{Scale: 0.01, NoConflicts: true})
+	at := func(n int, call func(i int) error) (passed, throttled int) {
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				err := call(i)
+				var te *types.ThrottlingException
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case err == nil:
+					passed++
+				case errors.As(err, &te):
+					throttled++
+				default:
+					t.Errorf("call %d: %v", i, err)
+				}
+			}()
+		}
+		wg.Wait()
+		return passed, throttled
+	}
+	if p, th := at(40, func(i int) error { return l.put("hot", fmt.Sprint(i), nil) }); p != 10 || th != 30 {
+		t.Errorf("%d passed and %d throttled of 40 writes at once on a key of 10 units, want 10 and 30", p, th)
+	}
+	p, th := at(60, func(i int) error {
+		_, err := l.db.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(l.tbl.Name), Key: key("hot", "0"), ConsistentRead: aws.Bool(true)})
+		return err
+	})
+	if p != 30 || th != 30 {
+		t.Errorf("%d passed and %d throttled of 60 consistent reads at once on a key of 30 units, want 30 and 30", p, th)
+	}
+}
+
 // A provisioned table answers ProvisionedThroughputExceededException
 // (API_ThrottlingReason: KeyRangeThroughputExceeded "in both modes").
 func TestLimiterAnswersAsAProvisionedTable(t *testing.T) {

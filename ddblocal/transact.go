@@ -129,7 +129,6 @@ func (l *Limiter) transactWrite(r *http.Request, body []byte) (*reply, error) {
 		}
 		defer end()
 	}
-	l.pay(costs)
 	return l.call(r, body), nil
 }
 
@@ -161,7 +160,7 @@ func (l *Limiter) transactGet(r *http.Request, body []byte) (*reply, error) {
 	ids, costs, owners, err := l.txItems(r, tables, keys, func(i int, sc *schema) []units {
 		schemas[i] = sc
 		hv, _ := keys[i].keyValue(sc.hash)
-		return []units{{p: part{table: tables[i], key: hv}}}
+		return []units{{p: part{table: tables[i], key: hv}, n: readUnits(0, true, true)}}
 	})
 	if err != nil {
 		return nil, err
@@ -178,7 +177,7 @@ func (l *Limiter) transactGet(r *http.Request, body []byte) (*reply, error) {
 	var out struct{ Responses []struct{ Item item } }
 	if rp.status == http.StatusOK && json.Unmarshal(rp.body, &out) == nil && len(out.Responses) == n {
 		for i := range costs {
-			costs[i].n = readUnits(out.Responses[owners[i]].Item.size(), true, true)
+			costs[i].n = readUnits(out.Responses[owners[i]].Item.size(), true, true) - readUnits(0, true, true)
 		}
 		l.pay(costs)
 	}
