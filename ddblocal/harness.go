@@ -97,6 +97,9 @@ func startOrReuse(ctx context.Context) (string, error) {
 // of the process's tests meets DynamoDB's limits as l sets them.
 func SetupLimited(ctx context.Context, l Limits) (string, error) {
 	if p := endpoint.Load(); p != nil {
+		if limiter == nil {
+			return "", fmt.Errorf("ddblocal: SetupLimited after Setup: this process's DynamoDB Local (%s) has no limiter in front of it", *p)
+		}
 		return *p, nil
 	}
 	ep, err := startOrReuse(ctx)

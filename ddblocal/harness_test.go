@@ -49,6 +49,17 @@ func TestNewTable(t *testing.T) {
 }
 
 // The input's own settings are kept; only the name is made unique.
+// A process set up without a limiter (Main) is told so when it asks for
+// one, rather than handed DynamoDB Local unlimited.
+func TestSetupLimitedAfterSetupIsRefused(t *testing.T) {
+	if _, err := ddblocal.SetupLimited(context.Background(), ddblocal.Limits{Scale: 0.01}); err == nil || !strings.Contains(err.Error(), "no limiter") {
+		t.Fatalf("SetupLimited after Setup: %v, want an error saying there is no limiter", err)
+	}
+	if ddblocal.Limited() != nil {
+		t.Fatal("Limited() is not nil after Setup")
+	}
+}
+
 func TestNewTableKeepsTheInput(t *testing.T) {
 	in := ddblocal.Schema("PK", "SK")
 	in.TableName = aws.String("orders")

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -14,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 )
 
 // A Limiter is DynamoDB as AWS runs it, in front of a DynamoDB Local: an
@@ -75,9 +78,11 @@ func NewLimiter(backend string, l Limits) (*Limiter, error) {
 	}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = 256
+	client := &http.Client{Transport: tr}
 	db, _ := Clients(backend)
+	db = dynamodb.New(db.Options(), func(o *dynamodb.Options) { o.HTTPClient = client })
 	lim := &Limiter{
-		limits: l, backend: strings.TrimRight(backend, "/"), client: &http.Client{Transport: tr},
+		limits: l, backend: strings.TrimRight(backend, "/"), client: client,
 		schemas: schemas{db: db, m: map[string]*schema{}},
 		flight:  inflight{tx: map[string]int{}, single: map[string]int{}},
 		tally:   tally{keys: map[keyOp]*keyEntry{}},
@@ -128,7 +133,7 @@ func (l *Limiter) Limits() Limits {
 // units a second change at once; what a key holds is kept, up to its new
 // second's worth.
 func (l *Limiter) SetScale(scale float64) error {
-	if !(scale > 0) {
+	if !(scale > 0) || math.IsInf(scale, 1) {
 		return fmt.Errorf("ddblocal: scale %v is not above 0", scale)
 	}
 	l.mu.Lock()
@@ -153,10 +158,12 @@ func (l *Limiter) Counts() Counts { return l.tally.counts() }
 // what a caller takes apart from Counts.Keys to see a phase's shares.
 func (l *Limiter) KeyCounts() []KeyCount { return l.tally.all() }
 
-// Close stops it; requests under way are ended.
+// Close stops it; requests under way are ended, and its connections to
+// DynamoDB Local closed.
 func (l *Limiter) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
+	defer l.client.CloseIdleConnections()
 	if err := l.srv.Shutdown(ctx); err != nil {
 		return l.srv.Close()
 	}

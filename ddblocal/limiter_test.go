@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -592,14 +593,25 @@ func TestLimiterPassesOnWhatItDoesNotMeter(t *testing.T) {
 	if !errors.As(err, &nf) {
 		t.Fatalf("a put to a missing table: %v, want DynamoDB Local's ResourceNotFoundException", err)
 	}
-	resp, err := http.Post(l.lim.Endpoint, "application/x-amz-json-1.0", strings.NewReader("{not json"))
-	if err != nil {
-		t.Fatal(err)
+	// A PutItem whose body is not JSON: the Limiter cannot meter it and
+	// hands it on, so its caller gets what DynamoDB Local answers it.
+	send := func(endpoint string) (int, string) {
+		req, _ := http.NewRequest(http.MethodPost, endpoint, strings.NewReader("{not json"))
+		req.Header.Set("Content-Type", "application/x-amz-json-1.0")
+		req.Header.Set("X-Amz-Target", "DynamoDB_20120810.PutItem")
+		req.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential=local/20261205/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=00")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode, string(b)
 	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusBadRequest {
-		t.Fatalf("a body that is not JSON: %d %s", resp.StatusCode, b)
+	code, body := send(l.lim.Endpoint)
+	wantCode, wantBody := send(l.lim.Backend())
+	if code != wantCode || body != wantBody || code < 400 {
+		t.Fatalf("a PutItem whose body is not JSON, through the Limiter: %d %s; DynamoDB Local's own answer: %d %s", code, body, wantCode, wantBody)
 	}
 }
 
@@ -616,6 +628,28 @@ func TestParseScale(t *testing.T) {
 	}
 	if got := (ddblocal.Limits{Scale: 0.01}).String(); got != "1/100 of AWS's per-partition limits" {
 		t.Errorf("String: %q", got)
+	}
+}
+
+// Limits a Limiter cannot hold to are refused when it starts, not met as
+// a key that never throttles (NaN compares false with everything).
+func TestNewLimiterRefusesLimitsItCannotHold(t *testing.T) {
+	nan, inf := math.NaN(), math.Inf(1)
+	for _, l := range []ddblocal.Limits{{Scale: -1}, {Scale: nan}, {Scale: inf}, {Unprocessed: -0.1}, {Unprocessed: 1.5}, {Unprocessed: nan}} {
+		if lim, err := ddblocal.NewLimiter("http://127.0.0.1:1", l); err == nil {
+			_ = lim.Close()
+			t.Errorf("NewLimiter took %+v", l)
+		}
+	}
+	lim, err := ddblocal.NewLimiter("http://127.0.0.1:1", ddblocal.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lim.Close()
+	for _, sc := range []float64{0, -1, nan, inf} {
+		if lim.SetScale(sc) == nil {
+			t.Errorf("SetScale(%v) took it", sc)
+		}
 	}
 }
 

@@ -64,9 +64,9 @@ type Limits struct {
 // cannot be used.
 func (l Limits) withDefaults() (Limits, error) {
 	switch {
-	case l.Scale < 0:
-		return l, fmt.Errorf("ddblocal: Limits.Scale %v is below 0", l.Scale)
-	case l.Unprocessed < 0 || l.Unprocessed > 1:
+	case math.IsNaN(l.Scale) || math.IsInf(l.Scale, 0) || l.Scale < 0:
+		return l, fmt.Errorf("ddblocal: Limits.Scale %v is not a number from 0 up", l.Scale)
+	case !(l.Unprocessed >= 0 && l.Unprocessed <= 1):
 		return l, fmt.Errorf("ddblocal: Limits.Unprocessed %v is not a share between 0 and 1", l.Unprocessed)
 	}
 	if l.Scale == 0 {

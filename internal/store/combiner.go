@@ -59,7 +59,8 @@ import (
 //     go below 0 stays pending (TestDrainNeverClamps); what a transaction's
 //     80 weeks and notifications leave is drained by the same call
 //     (TestDrainPastItsCap), since the record of a pending item a drain
-//     emptied asks for nothing.
+//     emptied asks for nothing; weeks stuck below 0 take none of the 80
+//     places (TestDrainCapSkipsStuckWeeks).
 //   - The drain of the last change leaves nothing behind: it reads the
 //     items after that change.
 
@@ -419,39 +420,48 @@ func (s Combiner) tryDrain(ctx context.Context, recipeID string) (out CookingApp
 			cand = append(cand, w)
 		}
 	}
-	if len(cand) > maxDrained {
-		cand, more = cand[:maxDrained], true
-	}
-	trending := make([]Key, 0, len(cand))
-	for _, w := range cand {
-		trending = append(trending, TrendingKey(recipeID, w))
-	}
+	// The weeks it moves: up to maxDrained whose total does not go below
+	// 0, read maxDrained at a time so that weeks stuck below 0 (they wait
+	// for what they lack) never take the places of weeks that can move.
 	counts := map[string]int{}
-	if err := s.batchGet(ctx, trending, true, func(it map[string]types.AttributeValue) error {
-		var t Trending
-		if itemTypeOf(it) == TypeTrending && s.decode(it, &t) {
-			counts[t.Week] = t.Count
+	var plan drainPlan
+	for start := 0; start < len(cand) && !more; start += maxDrained {
+		chunk := cand[start:min(start+maxDrained, len(cand))]
+		trending := make([]Key, 0, len(chunk))
+		for _, w := range chunk {
+			trending = append(trending, TrendingKey(recipeID, w))
 		}
-		return nil
-	}); err != nil {
-		return out, false, fmt.Errorf("store: read recipe %s's weeks: %w", recipeID, err)
+		if err := s.batchGet(ctx, trending, true, func(it map[string]types.AttributeValue) error {
+			var t Trending
+			if itemTypeOf(it) == TypeTrending && s.decode(it, &t) {
+				counts[t.Week] = t.Count
+			}
+			return nil
+		}); err != nil {
+			return out, false, fmt.Errorf("store: read recipe %s's weeks: %w", recipeID, err)
+		}
+		for _, w := range chunk {
+			if counts[w]+total.Weeks[w] < 0 {
+				continue
+			}
+			if len(plan.weeks) == maxDrained {
+				more = true
+				break
+			}
+			plan.weeks = append(plan.weeks, w)
+		}
 	}
-	plan := drainPlan{rating: holds(func(p Pending) bool { return p.RatingCount != 0 || p.RatingSum != 0 })}
+	plan.rating = holds(func(p Pending) bool { return p.RatingCount != 0 || p.RatingSum != 0 })
 	before := recipe.Rating
 	after := before.Add(total.RatingCount, total.RatingSum)
 	if after.RatingCount < 0 || after.RatingSum < 0 {
 		plan.rating, after = false, before // stays pending: never clamped
 	}
-	for _, w := range cand {
-		if counts[w]+total.Weeks[w] >= 0 {
-			plan.weeks = append(plan.weeks, w)
-		}
-	}
 	for _, id := range slices.Sorted(maps.Keys(total.Notes)) {
 		if !holds(func(p Pending) bool { return p.Notes[id] != 0 }) {
 			continue
 		}
-		if len(cand)+len(plan.notes) >= maxDrained {
+		if len(plan.weeks)+len(plan.notes) >= maxDrained {
 			more = true
 			break
 		}
