@@ -24,12 +24,6 @@ type part struct {
 	table, index, key string
 }
 
-// meter is a partition key's read or write units.
-type meter struct {
-	p     part
-	write bool
-}
-
 // units is what a request costs on one partition key.
 type units struct {
 	p     part
@@ -37,10 +31,13 @@ type units struct {
 	n     float64
 }
 
-// bucket holds one partition key's read or write units: it fills at its
-// rate up to one second's worth, and a request is let in while it holds
-// any (then pays what it cost, which may take it below 0: an item larger
-// than a second's units is written, then the key waits).
+// bucket holds one partition key's units, reads and writes together ("up
+// to 3,000 read request units or 1,000 write request units, or a linear
+// combination of both"): counted in read units, a write unit taking
+// readsPerWrite of them. It fills at its rate up to one second's worth,
+// and a request is let in while it holds any (then pays what it cost,
+// which may take it below 0: an item larger than a second's units is
+// written, then the key waits).
 type bucket struct {
 	tokens float64
 	last   time.Time
@@ -82,38 +79,43 @@ func readUnits(size int, consistent, transactional bool) float64 {
 	return n
 }
 
+// readsPerWrite is what a write unit takes of a partition's read units.
+const readsPerWrite = PartitionReadUnits / PartitionWriteUnits
+
 // capacity is the buckets of every partition key met so far.
 type capacity struct {
-	write, read float64 // units a second per partition key
-	buckets     map[meter]*bucket
+	write, read float64 // units a second per partition key, each alone
+	buckets     map[part]*bucket
 	swept       time.Time
 }
 
-func (c *capacity) bucket(p part, write bool, now time.Time) (*bucket, float64) {
-	rate := c.read
-	if write {
-		rate = c.write
-	}
-	k := meter{p, write}
-	b := c.buckets[k]
+func (c *capacity) bucket(p part, now time.Time) *bucket {
+	b := c.buckets[p]
 	if b == nil {
 		b = &bucket{}
-		c.buckets[k] = b
+		c.buckets[p] = b
 	}
-	b.fill(now, rate)
-	return b, rate
+	b.fill(now, c.read)
+	return b
+}
+
+// cost is what u takes of its partition's bucket, in read units.
+func (u units) cost() float64 {
+	if u.write {
+		return u.n * readsPerWrite
+	}
+	return u.n
 }
 
 // admit lets costs in when every partition key of them has units left
 // now, and takes costs off them in the same step, so that requests that
 // meet a key at once cannot all pass on the units one of them was let in
 // on; else it returns the key that has none. A read's cost is not known
-// before it ran: its caller admits its least cost and pays the rest after
-// (see settle).
+// before it ran: its caller admits its least cost and pays the rest after.
 func (c *capacity) admit(costs []units, now time.Time) (over *units) {
 	c.sweep(now)
 	for i := range costs {
-		if b, _ := c.bucket(costs[i].p, costs[i].write, now); b.tokens <= 0 {
+		if b := c.bucket(costs[i].p, now); b.tokens <= 0 {
 			return &costs[i]
 		}
 	}
@@ -124,16 +126,14 @@ func (c *capacity) admit(costs []units, now time.Time) (over *units) {
 // pay takes costs off their buckets.
 func (c *capacity) pay(costs []units, now time.Time) {
 	for _, u := range costs {
-		b, _ := c.bucket(u.p, u.write, now)
-		b.tokens -= u.n
+		c.bucket(u.p, now).tokens -= u.cost()
 	}
 }
 
 // refund gives back what admit took for costs.
 func (c *capacity) refund(costs []units, now time.Time) {
 	for _, u := range costs {
-		b, _ := c.bucket(u.p, u.write, now)
-		b.tokens += u.n
+		c.bucket(u.p, now).tokens += u.cost()
 	}
 }
 
@@ -145,11 +145,7 @@ func (c *capacity) sweep(now time.Time) {
 	}
 	c.swept = now
 	for k, b := range c.buckets {
-		rate := c.read
-		if k.write {
-			rate = c.write
-		}
-		if b.tokens+now.Sub(b.last).Seconds()*rate >= rate {
+		if rate := c.read; b.tokens+now.Sub(b.last).Seconds()*rate >= rate {
 			delete(c.buckets, k)
 		}
 	}

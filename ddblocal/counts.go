@@ -52,6 +52,11 @@ type KeyCount struct {
 	// counts here, as Unprocessed too), Unprocessed the batch keys left
 	// unprocessed, Conflicts the conflicts met on it.
 	Requests, Throttled, Unprocessed, Conflicts int64
+	// Since is when it was first counted after it was last forgotten (by
+	// the Limiter's clock): two KeyCounts of one key and operation with the
+	// same Since count the same requests, the later more of them, and may
+	// be subtracted; with different ones, the later counts anew.
+	Since time.Time
 }
 
 // keyOp is a KeyCount's identity.
@@ -76,14 +81,18 @@ type keyEntry struct {
 }
 
 // idleKey is how long a key that met no limit is kept after its last
-// request.
-const idleKey = time.Minute
+// request; past maxKeys keys, one that met a limit is forgotten too (the
+// Counts' totals keep what it met).
+const (
+	idleKey = time.Minute
+	maxKeys = 50_000
+)
 
 func (t *tally) key(p part, op string) *KeyCount {
 	k := keyOp{p, op}
 	e := t.keys[k]
 	if e == nil {
-		e = &keyEntry{KeyCount: KeyCount{Table: p.table, Index: p.index, Key: display(p.key), Op: op}}
+		e = &keyEntry{KeyCount: KeyCount{Table: p.table, Index: p.index, Key: display(p.key), Op: op, Since: t.now}}
 		t.keys[k] = e
 	}
 	e.last = t.now
@@ -98,8 +107,9 @@ func (t *tally) add(now time.Time, f func(c *Counts, key func(part, string) *Key
 	f(&t.c, t.key)
 	if now.Sub(t.swept) >= 10*time.Second {
 		t.swept = now
+		crowded := len(t.keys) > maxKeys
 		for k, e := range t.keys {
-			if e.Throttled == 0 && e.Unprocessed == 0 && e.Conflicts == 0 && now.Sub(e.last) > idleKey {
+			if now.Sub(e.last) > idleKey && (crowded || e.Throttled == 0 && e.Unprocessed == 0 && e.Conflicts == 0) {
 				delete(t.keys, k)
 			}
 		}

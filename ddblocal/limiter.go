@@ -88,7 +88,7 @@ func NewLimiter(backend string, l Limits) (*Limiter, error) {
 		tally:   tally{keys: map[keyOp]*keyEntry{}},
 		reads:   shardReads{iters: map[string]shardIter{}, shards: map[string]map[uint64][]time.Time{}},
 		cap: capacity{write: PartitionWriteUnits * l.Scale, read: PartitionReadUnits * l.Scale,
-			buckets: map[meter]*bucket{}},
+			buckets: map[part]*bucket{}},
 		rnd: rand.New(rand.NewPCG(l.Seed, l.Seed^0x9e3779b97f4a7c15)),
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -140,12 +140,8 @@ func (l *Limiter) SetScale(scale float64) error {
 	defer l.mu.Unlock()
 	l.limits.Scale = scale
 	l.cap.write, l.cap.read = PartitionWriteUnits*scale, PartitionReadUnits*scale
-	for k, b := range l.cap.buckets {
-		rate := l.cap.read
-		if k.write {
-			rate = l.cap.write
-		}
-		b.tokens = min(b.tokens, rate)
+	for _, b := range l.cap.buckets {
+		b.tokens = min(b.tokens, l.cap.read)
 	}
 	return nil
 }

@@ -144,6 +144,10 @@ func TestLimiterThrottlesAPartitionKeyOverItsWriteUnits(t *testing.T) {
 		{Table: l.tbl.Name, Index: "byG", Key: "shared", Op: "PutItem", Requests: 11, Throttled: 1},
 	}
 	for i, w := range want {
+		if c.Keys[i].Since.IsZero() {
+			t.Errorf("key %d: no Since", i)
+		}
+		c.Keys[i].Since = time.Time{}
 		if c.Keys[i] != w {
 			t.Errorf("key %d: %+v, want %+v", i, c.Keys[i], w)
 		}
@@ -186,12 +190,44 @@ func TestLimiterLetsInOnlyWhatAKeyHoldsUnderConcurrency(t *testing.T) {
 	if p, th := at(40, func(i int) error { return l.put("hot", fmt.Sprint(i), nil) }); p != 10 || th != 30 {
 		t.Errorf("%d passed and %d throttled of 40 writes at once on a key of 10 units, want 10 and 30", p, th)
 	}
+	l.clock.Add(time.Second)
 	p, th := at(60, func(i int) error {
 		_, err := l.db.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(l.tbl.Name), Key: key("hot", "0"), ConsistentRead: aws.Bool(true)})
 		return err
 	})
 	if p != 30 || th != 30 {
 		t.Errorf("%d passed and %d throttled of 60 consistent reads at once on a key of 30 units, want 30 and 30", p, th)
+	}
+}
+
+// A partition key's reads and writes share its units: "up to 3,000 read
+// request units or 1,000 write request units, or a linear combination of
+// both" (bp-partition-key-design.html). At 1/100, a key written 5 times
+// in a second (half its 10 write units) takes 15 strongly consistent reads
+// of a small item more (half its 30 read units), not 30.
+func TestLimiterSharesAKeysUnitsBetweenReadsAndWrites(t *testing.T) {
+	t.Parallel()
+	l := newLimited(t, ddblocal.Schema("PK", "SK"), ddblocal.Limits{Scale: 0.01})
+	for i := range 5 {
+		if err := l.put("mixed", fmt.Sprint(i), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	get := func() error {
+		_, err := l.db.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(l.tbl.Name), Key: key("mixed", "0"), ConsistentRead: aws.Bool(true)})
+		return err
+	}
+	for i := range 15 {
+		if err := get(); err != nil {
+			t.Fatalf("read %d of 15: %v", i, err)
+		}
+	}
+	var te *types.ThrottlingException
+	if err := get(); !errors.As(err, &te) || aws.ToString(te.ThrottlingReasons[0].Reason) != "TableReadKeyRangeThroughputExceeded" {
+		t.Fatalf("the 16th read: %v, want ThrottlingException, TableReadKeyRangeThroughputExceeded", err)
+	}
+	if err := l.put("mixed", "5", nil); !errors.As(err, &te) || aws.ToString(te.ThrottlingReasons[0].Reason) != "TableWriteKeyRangeThroughputExceeded" {
+		t.Fatalf("a write after them: %v, want ThrottlingException, TableWriteKeyRangeThroughputExceeded", err)
 	}
 }
 
@@ -235,8 +271,9 @@ func TestLimiterMetersReads(t *testing.T) {
 		}
 		return n
 	}
-	if n := count(true); n != 30 {
-		t.Errorf("%d consistent reads in a second, want 30", n)
+	// the put took 3 of the key's 30 read units (a write unit is three)
+	if n := count(true); n != 27 {
+		t.Errorf("%d consistent reads in the put's second, want 27", n)
 	}
 	// a query reads its key condition's partition
 	out, err := l.db.Query(ctx, &dynamodb.QueryInput{TableName: aws.String(l.tbl.Name), KeyConditionExpression: aws.String("#pk = :pk AND begins_with(SK, :a)"),
@@ -301,6 +338,7 @@ func TestLimiterAnswersBatchesInPart(t *testing.T) {
 	if _, err := l.db.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{l.tbl.Name: left}}); err == nil {
 		t.Fatal("a batch of spent keys only was processed")
 	}
+	l.clock.Add(time.Second)
 	for i := range 30 { // spends "hot"'s read units
 		if _, err := l.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(l.tbl.Name), Key: key("hot", "0"), ConsistentRead: aws.Bool(true)}); err != nil {
 			t.Fatalf("read %d: %v", i, err)

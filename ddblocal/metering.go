@@ -11,7 +11,12 @@ import (
 
 // writeCosts are the units a write of one item takes: on its partition key
 // and on each global secondary index whose key the write gives (a put's
-// item, an update's SET of the index's key). An index's partition over its
+// item, an update's SET of the index's key). An update is charged the size
+// of its key and values and a delete that of its key, where DynamoDB
+// charges the larger of the item's sizes before and after: the Limiter
+// does not read the item first, so it undercharges updates of large items
+// and deletes (known, and left: this project's large items are written
+// whole). An index's partition over its
 // units throttles the write, as DynamoDB's "IndexWriteKeyRangeThroughputExceeded"
 // does the table's.
 func writeCosts(table string, sc *schema, key, it item, update string, names map[string]string, values item, tx bool) []units {

@@ -20,7 +20,8 @@ type shardReads struct {
 	iters  map[string]shardIter
 	shards map[string]map[uint64][]time.Time // shard → reader → its calls in the last second
 	chains uint64
-	swept  time.Time
+	swept  time.Time // iters
+	pruned time.Time // shards
 }
 
 type shardIter struct {
@@ -56,12 +57,20 @@ func (s *shardReads) remember(iter string, si shardIter) {
 }
 
 // take counts a call with iter at now, unless its reader made perReader
-// calls in the second before, or it is a third reader of a shard that
-// readers others are reading (why, and false). An iterator it never saw is
-// not counted.
+// calls in the second before, or it is a reader of a shard that readers
+// others are reading: then it says why. An iterator it never saw is not
+// counted.
 func (s *shardReads) take(iter string, now time.Time, perReader, readers int) (shardIter, string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if now.Sub(s.pruned) > time.Minute { // shards no one reads any more
+		s.pruned = now
+		for shard, active := range s.shards {
+			if prune(active, now); len(active) == 0 {
+				delete(s.shards, shard)
+			}
+		}
+	}
 	si, ok := s.iters[iter]
 	if !ok {
 		return si, ""
@@ -71,6 +80,21 @@ func (s *shardReads) take(iter string, now time.Time, perReader, readers int) (s
 		active = map[uint64][]time.Time{}
 		s.shards[si.shard] = active
 	}
+	prune(active, now)
+	calls, reading := active[si.chain]
+	switch {
+	case !reading && readers >= 0 && len(active) >= readers:
+		return si, fmt.Sprintf("more than %d processes are reading from shard %s at the same time", readers, si.shard)
+	case perReader >= 0 && len(calls) >= perReader:
+		return si, fmt.Sprintf("more than %d GetRecords calls a second by one reader of shard %s", perReader, si.shard)
+	}
+	active[si.chain] = append(calls, now)
+	return si, ""
+}
+
+// prune forgets a shard's calls of more than a second ago, and its
+// readers that made none since.
+func prune(active map[uint64][]time.Time, now time.Time) {
 	for chain, calls := range active {
 		for len(calls) > 0 && now.Sub(calls[0]) >= time.Second {
 			calls = calls[1:]
@@ -81,15 +105,6 @@ func (s *shardReads) take(iter string, now time.Time, perReader, readers int) (s
 			active[chain] = calls
 		}
 	}
-	calls, reading := active[si.chain]
-	switch {
-	case !reading && readers >= 0 && len(active) >= readers:
-		return si, fmt.Sprintf("more than %d processes are reading from shard %s at the same time", readers, si.shard)
-	case perReader >= 0 && len(calls) >= perReader:
-		return si, fmt.Sprintf("more than %d GetRecords calls a second by one reader of shard %s", perReader, si.shard)
-	}
-	active[si.chain] = append(calls, now)
-	return si, ""
 }
 
 // streamTable is the table of a stream ARN (…:table/<name>/stream/<label>).

@@ -37,10 +37,12 @@ type AWSLimitsReport struct {
 	// the warm-up's end to the last phase's drained), with those phases'
 	// counts; Over those of them that take the growth (a key per month,
 	// week, method or item type, or one the workload pins) and were
-	// throttled for more than 1% of their requests. Nil when the run
-	// ended before its drain.
-	Steady []LimitKey `json:"steady,omitempty"`
-	Over   []LimitKey `json:"over,omitempty"`
+	// throttled for more than 1% of their requests. Measured says the
+	// run reached its drain, so Steady and Over were measured (and empty
+	// when nothing met a limit).
+	Measured bool       `json:"measured"`
+	Steady   []LimitKey `json:"steady,omitempty"`
+	Over     []LimitKey `json:"over,omitempty"`
 }
 
 // LimitKey is what one operation met on one partition key.
@@ -96,6 +98,7 @@ func awsLimitsOf(l *ddblocal.Limiter, steady [2][]ddblocal.KeyCount, pins map[st
 	if steady[1] == nil {
 		return r
 	}
+	r.Measured = true
 	type keyOp struct{ table, index, key, op string }
 	before := map[keyOp]ddblocal.KeyCount{}
 	for _, k := range steady[0] {
@@ -103,7 +106,7 @@ func awsLimitsOf(l *ddblocal.Limiter, steady [2][]ddblocal.KeyCount, pins map[st
 	}
 	for _, k := range steady[1] {
 		b := before[keyOp{k.Table, k.Index, k.Key, k.Op}]
-		if k.Requests < b.Requests { // forgotten while idle: counted anew since
+		if !k.Since.Equal(b.Since) { // forgotten while idle: counted anew since
 			b = ddblocal.KeyCount{}
 		}
 		k.Requests, k.Throttled, k.Unprocessed, k.Conflicts = k.Requests-b.Requests, k.Throttled-b.Throttled, k.Unprocessed-b.Unprocessed, k.Conflicts-b.Conflicts
@@ -147,7 +150,7 @@ func limitKey(k ddblocal.KeyCount, pins map[string]string) LimitKey {
 // steadyLine says whether a key that takes the growth was throttled for
 // more than 1% of its requests in the measured phases.
 func (r *AWSLimitsReport) steadyLine() string {
-	if r.Steady == nil {
+	if !r.Measured {
 		return ""
 	}
 	if len(r.Over) == 0 {
@@ -175,14 +178,14 @@ func (r *AWSLimitsReport) print(w io.Writer) {
 	if l := r.steadyLine(); l != "" {
 		fmt.Fprintln(w, l)
 	}
-	if len(r.Keys) == 0 {
+	keys, what := r.Keys, "the whole run"
+	if r.Measured {
+		keys, what = r.Steady, "the measured phases"
+	}
+	if len(keys) == 0 {
 		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	keys, what := r.Keys, "the whole run"
-	if r.Steady != nil {
-		keys, what = r.Steady, "the measured phases"
-	}
 	fmt.Fprintf(w, "  the keys that met a limit in %s, most throttled first:\n", what)
 	fmt.Fprintln(tw, "  table\tindex\tkey\toperation\trequests\tthrottled\tunprocessed\tconflicts\tone per\t")
 	for i, k := range keys {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"html/template"
 	"net/http"
 	"net/http/httptest"
@@ -90,5 +91,32 @@ func TestAWSLimitsReport(t *testing.T) {
 	b.Reset()
 	if err := rep.html(&b); err != nil || !strings.Contains(b.String(), template.HTMLEscapeString(r.line())) || !strings.Contains(b.String(), "16.7%") {
 		t.Errorf("the HTML page lacks the line or the key (%v)", err)
+	}
+
+	put := func(pk string, n int) {
+		for range n {
+			_, _ = db.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String("load"),
+				Item: map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: pk}}})
+		}
+	}
+	// measured phases in which nothing met a limit are told apart from a
+	// run that never reached its drain
+	now = now.Add(time.Second)
+	before = lim.KeyCounts()
+	put("RECIPE#cold", 5)
+	r = awsLimitsOf(lim, [2][]ddblocal.KeyCount{before, lim.KeyCounts()}, nil)
+	if js, _ := json.Marshal(r); !r.Measured || len(r.Steady) != 0 || !strings.Contains(string(js), `"measured":true`) ||
+		!strings.Contains(r.steadyLine(), "0 keys met a limit") {
+		t.Errorf("a quiet measured phase: %s; line %q", js, r.steadyLine())
+	}
+	// a key forgotten while idle and counted anew is not subtracted from
+	// its old counts: 12 requests of the new count, 5 of the old
+	before = lim.KeyCounts()
+	now = now.Add(2 * time.Minute)
+	put("OTHER", 1) // the Limiter forgets idle keys as it counts
+	put("RECIPE#cold", 12)
+	r = awsLimitsOf(lim, [2][]ddblocal.KeyCount{before, lim.KeyCounts()}, nil)
+	if len(r.Steady) != 1 || r.Steady[0].Key != "RECIPE#cold" || r.Steady[0].Requests != 12 || r.Steady[0].Throttled != 2 {
+		t.Errorf("a key counted anew: %+v, want RECIPE#cold with 12 requests, 2 throttled", r.Steady)
 	}
 }

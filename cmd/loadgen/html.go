@@ -454,7 +454,7 @@ func (rep *Report) html(w *bytes.Buffer) error {
 	if a := rep.AWSLimits; a != nil {
 		data.AWSLimits, data.AWSLimitsLine, data.AWSSteadyLine = a, a.line(), a.steadyLine()
 		data.AWSLimitsKeys, data.AWSLimitsWhen = a.Keys, "the whole run"
-		if a.Steady != nil {
+		if a.Measured {
 			data.AWSLimitsKeys, data.AWSLimitsWhen = a.Steady, "the measured phases"
 		}
 	}
