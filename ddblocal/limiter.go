@@ -39,15 +39,19 @@ import (
 //     GetRecords calls a second by one reader, with LimitExceededException.
 //
 // Counts says what it did, per partition key and operation. Point any
-// client at Endpoint (Clients(l.Endpoint)); every request goes on to
-// DynamoDB Local unchanged, or is answered here and never reaches it.
+// client at Endpoint (Clients(l.Endpoint)); a request goes on to DynamoDB
+// Local unchanged, or is answered here and never reaches it, or (a batch
+// with some keys or items left unprocessed) goes on with only the others,
+// and its answer carries the left ones in UnprocessedKeys or
+// UnprocessedItems.
 //
 // What it meters is read from the requests and responses: an item's size
 // and index keys for a put, a query's partition from its key condition,
 // the items a read returned. An update is metered from what it names (its
 // key and values; its index keys where its SET assigns them a value), as
 // DynamoDB's own metering of the item before and after would need a read;
-// a Scan is not metered (it spans partitions). Each partition key is
+// a Scan is not metered (it spans partitions). A key's reads and writes
+// share its units (a write unit is three read units). Each partition key is
 // metered alone: DynamoDB's partitions hold many keys, so this is the
 // strictest reading of its limits short of knowing how a table is split.
 type Limiter struct {

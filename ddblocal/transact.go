@@ -32,7 +32,7 @@ func cancelled(reasons []string) *reply {
 	return rp
 }
 
-// txCosts reads a transaction's items: their identities, their tables'
+// txItems reads a transaction's items: their identities, their tables'
 // schemas, and what each costs (the item's index in costs' owners).
 func (l *Limiter) txItems(r *http.Request, tables []string, keys []item, each func(i int, sc *schema) []units) (ids []string, costs []units, owners []int, err error) {
 	for i, name := range tables {

@@ -14,7 +14,8 @@ import (
 // responses are JSON 1.0 bodies whose items are maps of attribute names to
 // attribute values ({"S": "…"}, {"N": "…"}, {"M": {…}}, …). The Limiter
 // reads what it needs (keys, sizes, expressions) and passes the bodies on
-// as they came.
+// as they came, but for a batch it answers in part: that one goes on with
+// the keys or items it lets through, and its answer gains the others.
 
 // item is an item (or a key) on the wire.
 type item map[string]json.RawMessage
