@@ -195,17 +195,20 @@ func testLogger(t testing.TB) *slog.Logger {
 	return slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
 }
 
-// newRunner is a Runner tuned for tests: short poll, tiny backoff, memory
-// checkpoints and dead letters; it does not bisect (NoBisect), so a failed
-// batch is retried as it is, and tests of bisection turn it back on.
+// newRunner is a Runner tuned for tests: short poll and no limit on its
+// reads a second (DynamoDB Local sets none; TestReadsPerSecond tests it),
+// tiny backoff, memory checkpoints and dead letters; it does not bisect
+// (NoBisect), so a failed batch is retried as it is, and tests of
+// bisection turn it back on.
 func newRunner(t testing.TB, api stream.API, arn, consumer string) *stream.Runner {
 	return &stream.Runner{
 		Config: stream.Config{
-			StreamARN:    arn,
-			Consumer:     consumer,
-			PollInterval: 20 * time.Millisecond,
-			RetryBackoff: time.Millisecond,
-			NoBisect:     true,
+			StreamARN:      arn,
+			Consumer:       consumer,
+			PollInterval:   20 * time.Millisecond,
+			ReadsPerSecond: -1,
+			RetryBackoff:   time.Millisecond,
+			NoBisect:       true,
 			// a checkpoint as soon as it moves, as tests wait for them
 			CheckpointInterval: time.Millisecond,
 		},

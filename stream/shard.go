@@ -494,6 +494,9 @@ func (r *Runner) runShard(ctx context.Context, log *slog.Logger, h Handler, shar
 				break
 			}
 		}
+		if !rd.spaceRead(ctx) {
+			break
+		}
 		readStart := r.Now()
 		out, step := rd.getRecords(ctx)
 		if step == readAgain {
@@ -557,6 +560,28 @@ type shardReader struct {
 	firstBuffered time.Time
 	// tipReadAt is the start of the last read that reached the shard's end.
 	tipReadAt time.Time
+	// lastCall is when the last GetRecords call was made (wall clock: it
+	// paces real calls).
+	lastCall time.Time
+}
+
+// spaceRead waits until a GetRecords call keeps the shard's reads within
+// ReadsPerSecond: its calls start a tenth more than 1/ReadsPerSecond
+// apart, so that calls that reach DynamoDB a little unevenly still keep
+// to the rate. False: ctx ended.
+func (rd *shardReader) spaceRead(ctx context.Context) bool {
+	if n := rd.r.ReadsPerSecond; n > 0 && !rd.lastCall.IsZero() {
+		gap := time.Second / time.Duration(n)
+		if wait := gap + gap/10 - time.Since(rd.lastCall); wait > 0 {
+			select {
+			case <-ctx.Done():
+				return false
+			case <-time.After(wait):
+			}
+		}
+	}
+	rd.lastCall = time.Now()
+	return true
 }
 
 // readStep is what runShard's loop does after one of its steps.

@@ -66,6 +66,18 @@ const (
 // DynamoDB, raise it if GetRecords is throttled.
 const DefaultPollInterval = 100 * time.Millisecond
 
+// DefaultReadsPerSecond is ReadsPerSecond's default: five GetRecords calls
+// a second per shard. AWS documents no rate for DynamoDB Streams' GetRecords,
+// only that it may answer LimitExceededException (API_streams_GetRecords;
+// earlier editions of the page: "Your request rate is too high"); five a
+// second is
+// Kinesis Data Streams' GetRecords limit per shard, Lambda polls a
+// DynamoDB stream's shard four times a second, and the ddblocal Limiter
+// refuses a reader's sixth call in a second. A read returns up to 1,000
+// records, so five a second outruns any shard (a shard takes about 1,000
+// writes a second).
+const DefaultReadsPerSecond = 5
+
 // DefaultCheckpointInterval is CheckpointInterval's default: a shard's
 // checkpoint is written at most once a second while it is read.
 const DefaultCheckpointInterval = time.Second
@@ -105,6 +117,11 @@ type Config struct {
 	// PollInterval is the pause after an empty read of an open shard
 	// (default DefaultPollInterval, 100 ms; Lambda waits 250 ms).
 	PollInterval time.Duration
+	// ReadsPerSecond is the most GetRecords calls a second the Runner
+	// makes on one shard, whatever it read (default DefaultReadsPerSecond,
+	// 5; negative: no limit). With PollInterval below its spacing, an idle
+	// shard is read at this rate.
+	ReadsPerSecond int
 	// MaxRetries is how often a failing batch is retried before its records
 	// are dead-lettered, spelled as the event source mapping's
 	// MaximumRetryAttempts: Retries(0) dead-letters on the first failure
@@ -231,6 +248,9 @@ func (c *Config) applySettings() error {
 	}
 	if c.PollInterval < 0 {
 		return fmt.Errorf("stream: PollInterval %s is negative", c.PollInterval)
+	}
+	if c.ReadsPerSecond == 0 {
+		c.ReadsPerSecond = DefaultReadsPerSecond
 	}
 	if _, err := RetryLimit(c.MaxRetries); err != nil {
 		return err

@@ -273,7 +273,7 @@ func LoadCommon() (Common, error) {
 var settingEnv = strings.NewReplacer(
 	"BatchSize", "STREAM_BATCH_SIZE", "BatchWindow", "STREAM_BATCH_WINDOW",
 	"ParallelizationFactor", "STREAM_PARALLELIZATION_FACTOR", "MaxRetries", "STREAM_MAX_RETRIES",
-	"PollInterval", "STREAM_POLL_INTERVAL", "StuckAfter", "STREAM_STUCK_AFTER",
+	"PollInterval", "STREAM_POLL_INTERVAL", "ReadsPerSecond", "STREAM_READS_PER_SECOND", "StuckAfter", "STREAM_STUCK_AFTER",
 	"CheckpointInterval", "STREAM_CHECKPOINT_INTERVAL", "MaxRecordAge", "STREAM_MAX_RECORD_AGE")
 
 // DefaultParallelizationFactor is the programs' ParallelizationFactor
@@ -303,6 +303,7 @@ func LoadRunner(table string) (Runner, error) {
 			MaxRetries:            stream.Retries(retries),
 			NoBisect:              !e.bool("STREAM_BISECT", true),
 			PollInterval:          e.dur("STREAM_POLL_INTERVAL", stream.DefaultPollInterval),
+			ReadsPerSecond:        e.int("STREAM_READS_PER_SECOND", stream.DefaultReadsPerSecond),
 			StuckAfter:            e.dur("STREAM_STUCK_AFTER", stream.DefaultStuckAfter),
 			CheckpointInterval:    e.dur("STREAM_CHECKPOINT_INTERVAL", stream.DefaultCheckpointInterval),
 			MaxRecordAge:          e.dur("STREAM_MAX_RECORD_AGE", 0),
@@ -319,7 +320,8 @@ func LoadRunner(table string) (Runner, error) {
 		zero bool
 	}{
 		{"STREAM_BATCH_SIZE", r.Stream.BatchSize == 0}, {"STREAM_PARALLELIZATION_FACTOR", r.Stream.ParallelizationFactor == 0},
-		{"STREAM_POLL_INTERVAL", r.Stream.PollInterval == 0}, {"STREAM_STUCK_AFTER", r.Stream.StuckAfter == 0},
+		{"STREAM_POLL_INTERVAL", r.Stream.PollInterval == 0}, {"STREAM_READS_PER_SECOND", r.Stream.ReadsPerSecond == 0},
+		{"STREAM_STUCK_AFTER", r.Stream.StuckAfter == 0},
 		{"STREAM_CHECKPOINT_INTERVAL", r.Stream.CheckpointInterval == 0},
 	} { // in this order, so the error reads the same every time
 		if z.zero {

@@ -1,0 +1,58 @@
+package stream_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+)
+
+// callTimes is a stream API that keeps when each GetRecords call was made.
+type callTimes struct {
+	*dynamodbstreams.Client
+	mu    sync.Mutex
+	calls []time.Time
+}
+
+func (c *callTimes) GetRecords(ctx context.Context, in *dynamodbstreams.GetRecordsInput, optFns ...func(*dynamodbstreams.Options)) (*dynamodbstreams.GetRecordsOutput, error) {
+	c.mu.Lock()
+	c.calls = append(c.calls, time.Now())
+	c.mu.Unlock()
+	return c.Client.GetRecords(ctx, in, optFns...)
+}
+
+// A Runner reads a shard at most ReadsPerSecond times a second, however
+// fast records come and its handler returns, and idle or not: the ddblocal
+// Limiter (and Kinesis Data Streams, five a second a shard) refuse more,
+// and AWS may answer DynamoDB Streams' GetRecords LimitExceededException
+// (API_streams_GetRecords). A slow machine can only make fewer calls, so
+// the bound is what is asserted, and every record is still delivered.
+func TestReadsPerSecond(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	api := &callTimes{Client: f.c.Streams}
+	rec := &recorder{}
+	r := newRunner(t, api, f.arn, "paced")
+	r.PollInterval, r.ReadsPerSecond = time.Millisecond, 5
+	run := start(t, r, rec.handle)
+	const n = 30
+	for i := range n { // a trickle: a record or two per read
+		putItems(t, f.c.DB, f.table, i, i+1)
+		time.Sleep(40 * time.Millisecond)
+	}
+	waitFor(t, "every record", func() bool { return len(rec.delivered()) >= n })
+	run.stop()
+
+	api.mu.Lock()
+	defer api.mu.Unlock()
+	if len(api.calls) < 3 {
+		t.Fatalf("%d GetRecords calls", len(api.calls))
+	}
+	for i := 5; i < len(api.calls); i++ {
+		if d := api.calls[i].Sub(api.calls[i-5]); d < time.Second {
+			t.Fatalf("6 GetRecords calls within %s (calls %d to %d of %d), want at most 5 a second", d, i-5, i, len(api.calls))
+		}
+	}
+}
