@@ -86,7 +86,11 @@ func main() {
 	}
 	app.EnsureBookkeeping(c, clients, log)
 	dl := app.DeadLetters(c, clients, "projector")
-	p := &projections.Projector{Store: st, Logger: log, DeadLetters: dl}
+	every, err := app.Duration("PROJECTOR_DRAIN_EVERY", projections.DefaultDrainEvery)
+	if err != nil {
+		app.Fatal(log, "bad configuration", err)
+	}
+	p := &projections.Projector{Store: st, Logger: log, DeadLetters: dl, DrainEvery: every}
 	cons := app.Consumer{Name: "projector", Handler: p.Handle, DeadLetters: dl, Quarantine: st.Quarantine,
 		Filter: projections.Filter(), Skip: projections.Skip}
 	if path := os.Getenv("AUDIT_LOG"); path != "" {

@@ -229,7 +229,10 @@ type raisedWeeks struct {
 // raised. A recipe in it gets its author's notification, dated the week's
 // Monday with an id from the recipe and the week, so it is one per recipe
 // and week however often the recipe climbs; the notifications of the batch
-// go out in shared batch writes (writing one again is harmless). Whether a recipe is in the top 10 depends on
+// go out in shared batch writes, those not stored yet (writing one again
+// is harmless, but the hot recipe's author took a write per drain that
+// raised it: Collab.NotificationsMissing reads them first, for a sixth
+// of a write). Whether a recipe is in the top 10 depends on
 // the other recipes' counts when it is read: unlike every other derived
 // item, this one depends on how far the stream had been processed. A failed
 // query or write fails the record that raised the count.
@@ -253,6 +256,28 @@ func (b *batch) topTens(ctx context.Context) []failure {
 		}
 		notes, asked = append(notes, ns...), append(asked, in...)
 	}
+	if len(notes) == 0 {
+		return fails
+	}
+	missing, err := b.p.Store.Collab.NotificationsMissing(ctx, notes)
+	if err != nil {
+		for _, r := range asked {
+			fails = append(fails, failure{r.group, r.rec, fmt.Errorf("top-10 notification: %w", err)})
+		}
+		return fails
+	}
+	write := map[[2]string]bool{}
+	for _, n := range missing {
+		write[[2]string{n.UserID, n.NotificationID}] = true
+	}
+	var toWrite []collab.Notification
+	var askedWrite []raisedWeeks
+	for i, n := range notes {
+		if write[[2]string{n.UserID, n.NotificationID}] {
+			toWrite, askedWrite = append(toWrite, n), append(askedWrite, asked[i])
+		}
+	}
+	notes, asked = toWrite, askedWrite
 	items, err := store.NotificationItems(notes)
 	if err != nil {
 		for _, r := range asked {

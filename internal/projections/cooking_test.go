@@ -431,6 +431,67 @@ func TestCookingReplayExactCounts(t *testing.T) {
 	}
 }
 
+// A recipe's top-10 notification is written once, not at every drain that
+// raises the recipe in that week (the hot recipe's author took a write per
+// drain): the projector reads which are stored first. A mark put on the
+// stored notification survives the recipe's next raise (a put would have
+// replaced the item); a notification gone from the table is written again.
+func TestTopTenNotificationWrittenOnce(t *testing.T) {
+	t.Parallel()
+	c, table, arn := ddbtest.Table(t)
+	st := store.New(c.DB, table)
+	ctx := context.Background()
+	k := &kitchen{t: t, st: st, now: time.Now().UTC().Add(-time.Hour).Truncate(time.Second)}
+	if err := st.Cooking.CreateIngredient(ctx, cooking.Ingredient{IngredientID: "i-rice", Name: "Rice", NormalizedName: "rice", CreatedAt: store.Timestamp(k.tick())}); err != nil {
+		t.Fatal(err)
+	}
+	r := k.recipe("chef", "boil", []string{"i-rice"})
+	day := time.Now().UTC().Format(cooking.CookDateLayout)
+	week, _ := cooking.Week(day)
+	start, _ := cooking.WeekStart(week)
+	noteKey := store.NotificationKey("chef", store.Timestamp(start), "top10-"+week+"-"+r.RecipeID)
+	follow := ddbtest.FollowPending(t, c.Streams, arn)
+	p := &projections.Projector{Store: st}
+	project := func() {
+		ev, err := replay.Capture(ctx, c.Streams, arn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := replay.Deliver(ctx, ev, replay.Target{Handler: p.Handle, Follow: follow}, replay.AsCaptured); err != nil {
+			t.Fatal(err)
+		}
+	}
+	note := func() map[string]types.AttributeValue {
+		out, err := c.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), Key: noteKey.AV(), ConsistentRead: aws.Bool(true)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out.Item
+	}
+	k.cook("eater", r, day, 0, false)
+	project()
+	if note() == nil {
+		t.Fatal("no top-10 notification after the recipe's first cooking")
+	}
+	if _, err := c.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(table), Key: noteKey.AV(),
+		UpdateExpression: aws.String("SET probe = :p"), ExpressionAttributeValues: map[string]types.AttributeValue{":p": &types.AttributeValueMemberS{Value: "kept"}}}); err != nil {
+		t.Fatal(err)
+	}
+	k.cook("eater", r, day, 0, false)
+	project()
+	if it := note(); it == nil || it["probe"] == nil {
+		t.Errorf("the top-10 notification was written again when the recipe climbed: %v", it)
+	}
+	if _, err := c.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(table), Key: noteKey.AV()}); err != nil {
+		t.Fatal(err)
+	}
+	k.cook("eater", r, day, 0, false)
+	project()
+	if note() == nil {
+		t.Error("a top-10 notification gone from the table was not written again at the recipe's next raise")
+	}
+}
+
 // A recipe's author hears when it enters a week's top 10, once, and not
 // while it is 11th.
 func TestTopTenNotification(t *testing.T) {

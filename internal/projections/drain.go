@@ -2,11 +2,14 @@ package projections
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/dynastream/dynastream/internal/ddb"
 	"github.com/dynastream/dynastream/internal/store"
 	"github.com/dynastream/dynastream/stream"
 )
@@ -16,6 +19,8 @@ import (
 // (store.DrainPending drains all of a recipe's pending items at once).
 type Drain struct {
 	RecipeID string
+	// N is the record's pending item (PENDING#<recipeId>#<n>).
+	N int
 	// Empty: the record's item holds no delta (a drain's own write, or the
 	// item's removal): there is nothing to move.
 	Empty bool
@@ -38,8 +43,8 @@ func DrainOf(c stream.Change) (Drain, bool, error) {
 	if sk == nil || !store.IsPendingKey(pk.Value, sk.Value) {
 		return Drain{}, false, nil // not a pending item (a ledger beside one)
 	}
-	recipeID, _, _ := store.PendingOf(pk.Value)
-	d := Drain{RecipeID: recipeID}
+	recipeID, n, _ := store.PendingOf(pk.Value)
+	d := Drain{RecipeID: recipeID, N: n}
 	if c.Kind == stream.Remove || c.Kind == stream.TTLRemove {
 		d.Empty = true
 		return d, true, nil
@@ -55,9 +60,34 @@ func DrainOf(c stream.Change) (Drain, bool, error) {
 	return d, true, nil
 }
 
+// DefaultDrainEvery is the projector program's DrainEvery
+// (PROJECTOR_DRAIN_EVERY): a recipe's totals are written at most once a
+// second per projector. A drain costs its recipe's partition about 8 read
+// units (its snapshot read, 2; its transaction's write, 2 write units of 3
+// read units each); at a drain per call, as Lambda's four polls a second
+// and the calls of two lanes allow, the hot recipe's partition took 30
+// read units a second of drains alone: all of a partition's at a hundredth
+// of AWS's limits (make load -aws-limits 0.01).
+const DefaultDrainEvery = time.Second
+
+// drainAttempts is how often a drain's requests are made before a drain
+// that meets throttling is owed rather than waited for.
+const drainAttempts = 2
+
 // projectDrains drains a recipe's pending items once for a run of their
 // records (the group is the recipe's), and has the weeks they raised
 // checked for the top 10. rec is the run's first record in the group.
+//
+// A drain that meets its recipe's partition over its throughput (after
+// drainAttempts tries), or comes sooner than DrainEvery after the recipe's
+// last, is owed, not failed: the pending items of the run's
+// records that hold deltas are nudged (store.Combiner.Nudge), so their
+// records come again and the drain runs in a later call. A recipe whose
+// drains come faster than its partition takes them (the hot recipe at a
+// small share of AWS's limits: a drain per call is set by the poll rate,
+// not by the writes) is then drained as often as it can be, each drain
+// moving all that waits, and its throttling holds up no other record of
+// the call, which a failed call and its retries would.
 func (b *batch) projectDrains(ctx context.Context, ds []*Drain, group, rec int) error {
 	var raised []string
 	todo := false
@@ -69,7 +99,13 @@ func (b *batch) projectDrains(ctx context.Context, ds []*Drain, group, rec int) 
 		return nil
 	}
 	d := ds[0]
-	a, err := (store.Combiner{Store: b.p.Store}).DrainPending(ctx, d.RecipeID)
+	if !b.p.drainDue(d.RecipeID) {
+		return b.oweDrain(ctx, ds, errSpaced)
+	}
+	a, err := (store.Combiner{Store: b.p.drainStore()}).DrainPending(ctx, d.RecipeID)
+	if err != nil && ddb.Transient(err) && ctx.Err() == nil {
+		return b.oweDrain(ctx, ds, err)
+	}
 	if err != nil {
 		return fmt.Errorf("drain the pending counts of recipe %s: %w", d.RecipeID, err)
 	}
@@ -84,5 +120,51 @@ func (b *batch) projectDrains(ctx context.Context, ds []*Drain, group, rec int) 
 		b.raised = append(b.raised, raisedWeeks{a, group, rec})
 		b.mu.Unlock()
 	}
+	return nil
+}
+
+// errSpaced is why a drain is owed that came sooner than DrainEvery after
+// the recipe's last.
+var errSpaced = errors.New("drained less than DrainEvery ago")
+
+// drainDue reports whether a drain of recipeID may run now (DrainEvery),
+// and if so takes its turn.
+func (p *Projector) drainDue(recipeID string) bool {
+	if p.DrainEvery <= 0 {
+		return true
+	}
+	now := time.Now()
+	if p.Now != nil {
+		now = p.Now()
+	}
+	p.lastMu.Lock()
+	defer p.lastMu.Unlock()
+	if last, ok := p.lastDrain[recipeID]; ok && now.Sub(last) < p.DrainEvery {
+		return false
+	}
+	if p.lastDrain == nil || len(p.lastDrain) >= seenSetMax {
+		p.lastDrain = map[string]time.Time{} // a hint: forgetting drains one sooner
+	}
+	p.lastDrain[recipeID] = now
+	return true
+}
+
+// oweDrain nudges the pending items of ds that hold deltas, once each, so
+// that their drain runs in a later call (see projectDrains); the weeks
+// they raised are checked then, with the drain. A nudge that fails fails
+// the records, as the drain's error.
+func (b *batch) oweDrain(ctx context.Context, ds []*Drain, cause error) error {
+	nudged := map[int]bool{}
+	for _, d := range ds {
+		if d.Empty || nudged[d.N] {
+			continue
+		}
+		nudged[d.N] = true
+		if err := (store.Combiner{Store: b.p.Store}).Nudge(ctx, d.RecipeID, d.N); err != nil {
+			return fmt.Errorf("drain the pending counts of recipe %s: %w (and owing it: %w)", d.RecipeID, cause, err)
+		}
+	}
+	b.p.owed.Add(1)
+	b.p.logger().Debug("projector: drain owed", "recipe", ds[0].RecipeID, "err", cause)
 	return nil
 }

@@ -3,13 +3,16 @@ package projections_test
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/dynastream/dynastream/ddblocal"
 	"github.com/dynastream/dynastream/internal/cooking"
 	"github.com/dynastream/dynastream/internal/ddbtest"
 	"github.com/dynastream/dynastream/internal/projections"
@@ -65,5 +68,177 @@ func TestProjectorDrainsOncePerCall(t *testing.T) {
 	top, _, err := st.Cooking.TrendingRecipes(ctx, "2026-W02", store.Page{Limit: 10})
 	if err != nil || len(top) != 1 || top[0].Count != store.PendingShards {
 		t.Errorf("the week: %s, %v", fmt.Sprint(top), err)
+	}
+}
+
+// A drain that meets its recipe's partition over its throughput is owed,
+// not failed: the call succeeds, the pending items of its records are
+// nudged so that their records come again, and the drain runs when they
+// do (AWS: a partition takes up to 1,000 write and 3,000 read units a
+// second, bp-partition-key-design.html; the ddblocal Limiter holds
+// DynamoDB Local to a hundredth of it here, on a clock the test moves).
+// Nothing is lost and nothing counted twice; no other record of the call
+// waits for the throttled recipe.
+func TestProjectorOwesAThrottledDrain(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c, table, arn := ddbtest.Table(t)
+	direct := store.New(c.DB, table)
+	if err := direct.Cooking.CreateRecipe(ctx, cooking.Recipe{RecipeID: "pho", AuthorID: "chef", Title: "Pho", Method: "simmer", Servings: 2, CreatedAt: "2025-10-01T08:00:00.000Z"}); err != nil {
+		t.Fatal(err)
+	}
+	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+	for _, n := range []int{0, 3} { // a week's +1 on two pending items
+		k := store.PendingKey("pho", n)
+		if _, err := c.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: map[string]types.AttributeValue{
+			"PK": s(k.PK), "SK": s(k.SK), "itemType": s(store.TypeCookingPending), "derived": &types.AttributeValueMemberBOOL{Value: true},
+			"recipeId": s("pho"), "w#2026-W02": &types.AttributeValueMemberN{Value: "1"}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clock := &fixedClock{t: time.Date(2026, 1, 7, 12, 0, 0, 0, time.UTC)}
+	lim := ddblocal.Limit(t, ddblocal.Limits{Scale: 0.01, Now: clock.Now}) // 30 read units a second a key
+	db, _ := ddblocal.Clients(lim.Endpoint)
+	p := &projections.Projector{Store: store.New(db, table)}
+	for range 30 { // the recipe's partition has spent its second
+		if _, err := db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), Key: store.RecipeKey("pho").AV(), ConsistentRead: aws.Bool(true)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pendingRecords := func(seen int) []events.DynamoDBEventRecord {
+		ev, err := replay.Capture(ctx, c.Streams, arn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []events.DynamoDBEventRecord
+		for _, r := range ev.Records {
+			if store.IsPendingKey(r.Change.Keys["PK"].String(), r.Change.Keys["SK"].String()) {
+				out = append(out, r)
+			}
+		}
+		return out[seen:]
+	}
+	week := func() int {
+		top, _, err := direct.Cooking.TrendingRecipes(ctx, "2026-W02", store.Page{Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(top) == 0 {
+			return 0
+		}
+		return top[0].Count
+	}
+
+	first := pendingRecords(0)
+	out, err := p.Handle(ctx, events.DynamoDBEvent{Records: first})
+	if err != nil || len(out.BatchItemFailures) > 0 {
+		t.Fatalf("the call with the throttled drain: %+v %v; want it to succeed", out, err)
+	}
+	if p.Owed() != 1 || week() != 0 {
+		t.Fatalf("%d drains owed, the week at %d; want 1 owed and nothing moved yet", p.Owed(), week())
+	}
+	nudges := pendingRecords(len(first))
+	if len(nudges) != 2 {
+		t.Fatalf("%d records of the pending items after the owed drain, want their 2 nudges", len(nudges))
+	}
+
+	clock.Add(time.Second) // the partition's units are back
+	if out, err := p.Handle(ctx, events.DynamoDBEvent{Records: nudges}); err != nil || len(out.BatchItemFailures) > 0 {
+		t.Fatalf("the nudges' call: %+v %v", out, err)
+	}
+	if week() != 2 || p.Owed() != 1 {
+		t.Fatalf("the week at %d after the owed drain ran (%d owed), want 2", week(), p.Owed())
+	}
+	// delivered again, as at-least-once allows: nothing moves twice
+	if _, err := p.Handle(ctx, events.DynamoDBEvent{Records: append(first, nudges...)}); err != nil || week() != 2 {
+		t.Fatalf("the week at %d after the records came again (%v), want 2", week(), err)
+	}
+}
+
+// fixedClock is a clock that moves only when the test moves it.
+type fixedClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fixedClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fixedClock) Add(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// A projector with DrainEvery drains a recipe at most once per DrainEvery:
+// a drain asked for sooner is owed (its pending item nudged) and runs when
+// the nudge's record comes after DrainEvery; nothing is lost (the
+// project's own bound: a drain per call took all of the hot recipe's
+// partition at a hundredth of AWS's limits).
+func TestProjectorSpacesARecipesDrains(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c, table, arn := ddbtest.Table(t)
+	st := store.New(c.DB, table)
+	if err := st.Cooking.CreateRecipe(ctx, cooking.Recipe{RecipeID: "pho", AuthorID: "chef", Title: "Pho", Method: "simmer", Servings: 2, CreatedAt: "2025-10-01T08:00:00.000Z"}); err != nil {
+		t.Fatal(err)
+	}
+	clock := &fixedClock{t: time.Date(2026, 1, 7, 12, 0, 0, 0, time.UTC)}
+	p := &projections.Projector{Store: st, DrainEvery: time.Second, Now: clock.Now}
+	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+	add := func(n int) { // a week's +1 on pending item n
+		k := store.PendingKey("pho", n)
+		if _, err := c.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(table), Key: k.AV(),
+			UpdateExpression:          aws.String("SET itemType = :t, derived = :d, recipeId = :r ADD #w :one"),
+			ExpressionAttributeNames:  map[string]string{"#w": "w#2026-W02"},
+			ExpressionAttributeValues: map[string]types.AttributeValue{":t": s(store.TypeCookingPending), ":d": &types.AttributeValueMemberBOOL{Value: true}, ":r": s("pho"), ":one": &types.AttributeValueMemberN{Value: "1"}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seen := 0
+	deliverNew := func() {
+		ev, err := replay.Capture(ctx, c.Streams, arn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var recs []events.DynamoDBEventRecord
+		for _, r := range ev.Records {
+			if store.IsPendingKey(r.Change.Keys["PK"].String(), r.Change.Keys["SK"].String()) {
+				recs = append(recs, r)
+			}
+		}
+		recs, seen = recs[seen:], len(recs)
+		if out, err := p.Handle(ctx, events.DynamoDBEvent{Records: recs}); err != nil || len(out.BatchItemFailures) > 0 {
+			t.Fatalf("%+v %v", out, err)
+		}
+	}
+	week := func() int {
+		top, _, err := st.Cooking.TrendingRecipes(ctx, "2026-W02", store.Page{Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(top) == 0 {
+			return 0
+		}
+		return top[0].Count
+	}
+	add(1)
+	deliverNew()
+	if week() != 1 || p.Owed() != 0 {
+		t.Fatalf("first drain: the week at %d, %d owed; want 1 and none", week(), p.Owed())
+	}
+	clock.Add(500 * time.Millisecond)
+	add(2)
+	deliverNew() // the add's record and the first drain's own: too soon
+	if week() != 1 || p.Owed() != 1 {
+		t.Fatalf("half a second later: the week at %d, %d owed; want 1 and the drain owed", week(), p.Owed())
+	}
+	clock.Add(500 * time.Millisecond)
+	deliverNew() // the nudge's record, a second after the first drain
+	if week() != 2 || p.Owed() != 1 {
+		t.Fatalf("a second after the first drain: the week at %d, %d owed; want 2", week(), p.Owed())
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -36,10 +37,36 @@ type Projector struct {
 	// their room; nil: they fail like any other record.
 	DeadLetters stream.DeadLetters
 
+	// DrainEvery spaces a recipe's drains: a drain asked for sooner than
+	// DrainEvery after this projector's last one of the recipe is owed
+	// (projectDrains), so a hot recipe's partition takes at most one drain
+	// per DrainEvery per projector rather than one per call (0: a drain in
+	// every call that asks). Its totals then lag its pending items by up to
+	// DrainEvery. Now is its clock (nil: time.Now).
+	DrainEvery time.Duration
+	Now        func() time.Time
+	lastDrain  map[string]time.Time
+	lastMu     sync.Mutex
+
 	// counted remembers comments whose counts map exists (it is never
 	// deleted), so their next count tries the cheaper update first.
 	counted seenSet
+
+	drains     *store.Store // Store with drainAttempts (drainStore)
+	drainsOnce sync.Once
+	owed       atomic.Int64 // drains owed (Owed)
 }
+
+// drainStore is Store making its requests at most drainAttempts times.
+func (p *Projector) drainStore() *store.Store {
+	p.drainsOnce.Do(func() { p.drains = p.Store.WithAttempts(drainAttempts) })
+	return p.drains
+}
+
+// Owed is how many drains this projector owed so far: drains that met
+// their recipe's partition over its throughput and were asked again
+// (projectDrains).
+func (p *Projector) Owed() int64 { return p.owed.Load() }
 
 // seenSet is a bounded set of strings, safe for concurrent use: a hint,
 // never a source of truth (it forgets everything when full). It keeps a

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/dynastream/dynastream/internal/collab"
@@ -63,6 +64,10 @@ import (
 //     places (TestDrainCapSkipsStuckWeeks).
 //   - The drain of the last change leaves nothing behind: it reads the
 //     items after that change.
+//   - Owed, never lost. A drain that meets its recipe's partition over its
+//     throughput is owed: the projector nudges the pending items that asked
+//     (Nudge) before their records are passed, and their records come again
+//     (TestProjectorOwesAThrottledDrain).
 
 // Pending items of a recipe's counts.
 const (
@@ -330,6 +335,30 @@ func (s Combiner) DrainPending(ctx context.Context, recipeID string) (CookingApp
 			return out, err
 		}
 	}
+}
+
+// attrNudged counts the nudges of a pending item (Nudge).
+const attrNudged = "nudged"
+
+// Nudge asks again for a drain of recipe's pending item n that could not
+// run now (its recipe's partition was over its throughput): it adds 1 to
+// the item's nudge count, so the item's stream record comes again and the
+// projector drains it then, as it would have. The drain is owed, not lost:
+// the nudge is written before the record that asked is passed, and a
+// crash between them delivers that record again. An item that is gone
+// (drained and deleted meanwhile) is not nudged. The nudge count is not a
+// delta: PendingFrom ignores it, and a drain leaves it.
+func (s Combiner) Nudge(ctx context.Context, recipeID string, n int) error {
+	_, err := s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &s.Table, Key: PendingKey(recipeID, n).AV(),
+		UpdateExpression:          aws.String("ADD #n :one"),
+		ConditionExpression:       aws.String("attribute_exists(PK)"),
+		ExpressionAttributeNames:  map[string]string{"#n": attrNudged},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":one": num(1)}})
+	var ccf *types.ConditionalCheckFailedException
+	if err != nil && !errors.As(err, &ccf) {
+		return fmt.Errorf("store: nudge %s: %w", PendingPK(recipeID, n), err)
+	}
+	return nil
 }
 
 // pendingRead is a pending item as a drain read it.

@@ -91,6 +91,18 @@ func New(db *dynamodb.Client, table string) *Store {
 	return s
 }
 
+// WithAttempts is a copy of s whose requests are made at most n times
+// (the SDK's retries of throttling and conflicts included): for work that
+// has somewhere better to go than a long retry, such as a drain that can
+// be owed (Combiner.Nudge).
+func (s *Store) WithAttempts(n int) *Store {
+	c := *s
+	c.DB = dynamodb.New(s.DB.Options(), func(o *dynamodb.Options) { o.RetryMaxAttempts = n })
+	c.Rooms, c.Locations, c.Chat, c.Cooking = Rooms{&c}, Locations{&c}, Chat{&c}, Cooking{&c}
+	c.Collab, c.Requests, c.Upkeep = Collab{&c}, Requests{&c}, Upkeep{&c}
+	return &c
+}
+
 // Page asks for one page of a list.
 type Page struct {
 	Limit  int32
