@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+
+	"github.com/dynastream/dynastream/ddblocal"
 )
 
 // callTimes is a stream API that keeps when each GetRecords call was made.
@@ -54,5 +56,34 @@ func TestReadsPerSecond(t *testing.T) {
 		if d := api.calls[i].Sub(api.calls[i-5]); d < time.Second {
 			t.Fatalf("6 GetRecords calls within %s (calls %d to %d of %d), want at most 5 a second", d, i-5, i, len(api.calls))
 		}
+	}
+}
+
+// A GetRecords call refused for its rate (LimitExceededException) is not
+// retried by the SDK within the same second, where it is refused again
+// (the standard retryer would, with 25 ms pauses): the reader waits a
+// second and reads again, and every record still comes. Behind a ddblocal
+// Limiter that lets a reader make one call a second, an unpaced Runner is
+// refused about once a second, not a burst of refusals at each.
+func TestReaderWaitsOutARefusedRead(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	lim := ddblocal.Limit(t, ddblocal.Limits{StreamReads: 1})
+	_, streams := ddblocal.Clients(lim.Endpoint)
+	rec := &recorder{}
+	r := newRunner(t, streams, f.arn, "refused")
+	r.PollInterval = time.Millisecond // ReadsPerSecond -1: no pacing of its own
+	began := time.Now()
+	run := start(t, r, rec.handle)
+	const n = 10
+	for i := range n {
+		putItems(t, f.c.DB, f.table, i, i+1)
+		time.Sleep(100 * time.Millisecond)
+	}
+	waitFor(t, "every record", func() bool { return len(rec.delivered()) >= n })
+	run.stop()
+	seconds := int64(time.Since(began)/time.Second) + 1
+	if refused := lim.Counts().StreamLimited; refused == 0 || refused > seconds+1 {
+		t.Fatalf("%d GetRecords calls refused in %d s, want about one a second (a refused call waits the second out)", refused, seconds)
 	}
 }

@@ -626,11 +626,24 @@ func (rd *shardReader) renewIterator(ctx context.Context) readStep {
 // a pause. A success resets the pause.
 func (rd *shardReader) getRecords(ctx context.Context) (*dynamodbstreams.GetRecordsOutput, readStep) {
 	r := rd.r
-	out, err := r.API.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: rd.iter, Limit: aws.Int32(fullRead)})
+	out, err := r.API.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: rd.iter, Limit: aws.Int32(fullRead)}, noRetryOfLimits)
 	if err == nil {
 		rd.backoff = r.RetryBackoff
 		r.counters.polls.Add(1)
 		return out, readOn
+	}
+	var limited *types.LimitExceededException
+	if errors.As(err, &limited) {
+		// The shard's reads are over their rate: another call within the
+		// second would be refused too (the SDK's quick retries were), so
+		// the reader waits it out. Not an error: said at Info.
+		rd.log.Info("get records refused for its rate; reading again in a second", "err", err)
+		select {
+		case <-ctx.Done():
+			return nil, readStop
+		case <-time.After(time.Second):
+		}
+		return nil, readAgain
 	}
 	var expired *types.ExpiredIteratorException
 	if errors.As(err, &expired) {
@@ -860,4 +873,21 @@ func (sr *shardRun) closeWindow() bool {
 		}
 		sr.r.sleep(sr.ctx, &backoff)
 	}
+}
+
+// noRetryOfLimits has the SDK hand a GetRecords call refused for its rate
+// (LimitExceededException) back at once rather than retry it within the
+// same second, where it is refused again; the reader waits instead.
+func noRetryOfLimits(o *dynamodbstreams.Options) {
+	if o.Retryer != nil {
+		o.Retryer = limitsNotRetried{o.Retryer}
+	}
+}
+
+// limitsNotRetried is a retryer that does not retry LimitExceededException.
+type limitsNotRetried struct{ aws.Retryer }
+
+func (r limitsNotRetried) IsErrorRetryable(err error) bool {
+	var limited *types.LimitExceededException
+	return !errors.As(err, &limited) && r.Retryer.IsErrorRetryable(err)
 }
