@@ -24,7 +24,7 @@ const (
 )
 
 type cookState struct {
-	chef    string   // the recipes' author
+	chefs   []string // the recipes' authors, one each
 	recipes []string // recipes[0] is the hot one
 	users   []*cookUser
 }
@@ -42,11 +42,13 @@ type historyState struct {
 	hot          bool // of the hot recipe
 }
 
-// setupCooking creates an ingredient and the recipes (by one chef).
+// setupCooking creates an ingredient and the recipes, each by an author
+// of its own (a world at scale has many authors: one author of all the
+// recipes would take every recipe's folded notifications on one
+// partition, which no user's share of the writes does), and the cooks
+// (w.cooks, default cookUsers).
 func (w *world) setupCooking(ctx context.Context, seed uint64) error {
-	chef := w.freshUser()
-	w.cooking.chef = chef
-	tok, err := w.token(ctx, chef)
+	tok, err := w.token(ctx, w.freshUser())
 	if err != nil {
 		return err
 	}
@@ -55,6 +57,12 @@ func (w *world) setupCooking(ctx context.Context, seed uint64) error {
 		return fmt.Errorf("create ingredient: %w", err)
 	}
 	for i := range cookRecipes {
+		chef := w.freshUser()
+		tok, err := w.token(ctx, chef)
+		if err != nil {
+			return err
+		}
+		w.cooking.chefs = append(w.cooking.chefs, chef)
 		var r cooking.Recipe
 		body := map[string]any{"title": fmt.Sprintf("Load dish %d", i), "method": cooking.Methods[i%len(cooking.Methods)], "servings": 2,
 			"steps": []string{"Cook"}, "ingredients": []map[string]any{{"ingredientId": in.IngredientID, "quantity": 100, "unit": "g"}}}
@@ -63,7 +71,11 @@ func (w *world) setupCooking(ctx context.Context, seed uint64) error {
 		}
 		w.cooking.recipes = append(w.cooking.recipes, r.RecipeID)
 	}
-	for i := range cookUsers {
+	cooks := w.cooks
+	if cooks == 0 {
+		cooks = cookUsers
+	}
+	for i := range cooks {
 		w.cooking.users = append(w.cooking.users, &cookUser{id: w.freshUser(), rng: rand.New(rand.NewPCG(seed, uint64(3_000_000+i)))})
 	}
 	return nil

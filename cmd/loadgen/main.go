@@ -42,6 +42,7 @@ type config struct {
 	rooms      int
 	resources  int
 	locations  int
+	cooks      int
 	workers    int
 	drain      time.Duration
 	out        string
@@ -105,6 +106,7 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&c.rooms, "rooms", 50, "search rooms in the workload")
 	fs.IntVar(&c.resources, "resources", 20, "collaboration resources in the workload")
 	fs.IntVar(&c.locations, "locations", 10, "locations in the workload")
+	fs.IntVar(&c.cooks, "cooks", cookUsers, "users who cook the workload's recipes (each recipe has an author of its own besides)")
 	fs.IntVar(&c.workers, "workers", 64, "concurrent HTTP clients")
 	fs.DurationVar(&c.drain, "drain", 30*time.Second, "how long to wait after a phase for what it derives")
 	fs.StringVar(&c.out, "out", "", "JSON report path (default .local/load/report-<time>.json); the HTML report goes beside it (.html)")
@@ -231,8 +233,8 @@ func parseFlags(args []string) (config, error) {
 		return c, errors.New("nothing to do: give -rates or -step")
 	case c.duration <= 0 || c.drain <= 0:
 		return c, errors.New("-duration and -drain must be positive")
-	case c.rooms < 1 || c.resources < 1 || c.locations < 1 || c.workers < 1:
-		return c, errors.New("-rooms, -resources, -locations and -workers must be at least 1")
+	case c.rooms < 1 || c.resources < 1 || c.locations < 1 || c.cooks < 1 || c.workers < 1:
+		return c, errors.New("-rooms, -resources, -locations, -cooks and -workers must be at least 1")
 	case (c.catchup != 0 || c.catchupBacklog != 0) && (c.catchup < 0 || c.catchupBacklog < 0 || len(c.catchupPF) == 0 || len(c.catchupOf) == 0 || c.step || c.writer != "" || len(c.rates) == 0):
 		return c, errors.New("-catchup and -catchup-backlog need a positive value, -rates (the first is the catch-up's rate), -catchup-pf, -catchup-consumers and the local stack loadgen starts (not -step, not -writer)")
 	case c.soak < 0 || (c.soak > 0 && (c.step || c.catchup != 0 || c.catchupBacklog != 0 || len(c.rates) == 0)):
@@ -305,7 +307,7 @@ func run(ctx context.Context, c config, log *slog.Logger, progress io.Writer) (*
 	rep := &Report{StartedAt: time.Now().UTC(), Config: map[string]any{
 		"rates": c.rates, "duration": c.duration.String(), "warmup": c.warmup.String(), "step": c.step, "stepBy": c.stepBy, "seed": c.seed,
 		"catchup": c.catchup.String(), "catchupBacklog": c.catchupBacklog, "catchupPF": c.catchupPF, "catchupConsumers": c.catchupOf, "soak": c.soak.String(),
-		"rooms": c.rooms, "resources": c.resources, "locations": c.locations, "workers": c.workers, "env": c.env, "programEnv": c.programEnv, "mix": mix, "skip": c.skip, "criteriaShare": c.criteriaShare,
+		"rooms": c.rooms, "resources": c.resources, "locations": c.locations, "cooks": c.cooks, "workers": c.workers, "env": c.env, "programEnv": c.programEnv, "mix": mix, "skip": c.skip, "criteriaShare": c.criteriaShare,
 	}}
 	if c.limits != nil {
 		rep.Config["awsLimits"] = c.limits.String()
@@ -466,7 +468,8 @@ func run(ctx context.Context, c config, log *slog.Logger, progress io.Writer) (*
 		})
 	}
 
-	fmt.Fprintf(progress, "setting up %d rooms, %d resources, %d locations\n", c.rooms, c.resources, c.locations)
+	fmt.Fprintf(progress, "setting up %d rooms, %d resources, %d locations, %d cooks\n", c.rooms, c.resources, c.locations, c.cooks)
+	w.cooks = c.cooks
 	if err := w.setup(ctx, c.rooms, c.resources, c.locations, c.seed); err != nil {
 		return nil, fmt.Errorf("set-up: %w", err)
 	}

@@ -192,6 +192,7 @@ type world struct {
 
 	mu       sync.Mutex
 	nextUser int
+	cooks    int // users who cook (0: cookUsers)
 	nextLoc  int
 }
 
@@ -685,7 +686,7 @@ func (w *world) pinned() map[string]string {
 	if len(w.cooking.recipes) > 0 {
 		out[store.RecipePK(w.cooking.recipes[0])] = fmt.Sprintf("the hot recipe: %.0f%% of cookings", 100*hotShare)
 		// notified of every cooking of it by someone else
-		out[store.UserPK(w.cooking.chef)] = "the hot recipe's author"
+		out[store.UserPK(w.cooking.chefs[0])] = "the hot recipe's author"
 	}
 	chatPins(out)
 	return out
