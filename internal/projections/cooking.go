@@ -224,99 +224,102 @@ type raisedWeeks struct {
 
 // topTens checks, once the whole batch's counts are written, whether the
 // recipes whose weekly counts it raised are in those weeks' top 10 (so a
-// batch's order among recipes does not matter): one Query of each raised
-// week's top (GSI3, descending), however many of its recipes the batch
-// raised. A recipe in it gets its author's notification, dated the week's
-// Monday with an id from the recipe and the week, so it is one per recipe
-// and week however often the recipe climbs; the notifications of the batch
-// go out in shared batch writes, those not stored yet (writing one again
-// is harmless, but the hot recipe's author took a write per drain that
-// raised it: Collab.NotificationsMissing reads them first, for a sixth
-// of a write). Whether a recipe is in the top 10 depends on
-// the other recipes' counts when it is read: unlike every other derived
-// item, this one depends on how far the stream had been processed. A failed
-// query or write fails the record that raised the count.
+// batch's order among recipes does not matter). A recipe in it gets its
+// author's notification, dated the week's Monday with an id from the
+// recipe and the week, so it is one per recipe and week however often the
+// recipe climbs. The notifications already stored are read first
+// (Collab.NotificationsMissing: half a read unit each, on the authors'
+// partitions); only a week with a raised recipe whose notification is not
+// stored is queried (one Query of its top, GSI3, descending, however many
+// of its recipes the batch raised), and only those are written, in shared
+// batch writes. Before, every drain that raised a recipe queried the week's
+// key and wrote the notification again: the week's key and the hot
+// recipe's author took one each per drain. Whether a recipe is in the top
+// 10 depends on the other recipes' counts when it is read: unlike every
+// other derived item, this one depends on how far the stream had been
+// processed. A failed read or write fails the record that raised the
+// count.
 func (b *batch) topTens(ctx context.Context) []failure {
-	byWeek := map[string][]raisedWeeks{}
-	for _, r := range b.raised {
-		for _, w := range r.a.Raised {
-			byWeek[w] = append(byWeek[w], r)
-		}
-	}
-	var notes []collab.Notification
-	var asked []raisedWeeks
 	var fails []failure
-	for week, raised := range byWeek {
-		ns, in, err := b.topTenNotes(ctx, week, raised)
-		if err != nil {
-			for _, r := range raised {
-				fails = append(fails, failure{r.group, r.rec, err})
-			}
-			continue
-		}
-		notes, asked = append(notes, ns...), append(asked, in...)
-	}
-	if len(notes) == 0 {
-		return fails
-	}
-	missing, err := b.p.Store.Collab.NotificationsMissing(ctx, notes)
-	if err != nil {
-		for _, r := range asked {
+	failAll := func(rs []raisedWeeks, err error) {
+		for _, r := range rs {
 			fails = append(fails, failure{r.group, r.rec, fmt.Errorf("top-10 notification: %w", err)})
 		}
+	}
+	// Each raised recipe's notification for each raised week, if it is in
+	// the week's top 10; those already stored need no query of the top 10
+	// (the week's GSI3 key, which every recipe's raise would read).
+	var cands []collab.Notification
+	var asked []raisedWeeks
+	for _, r := range b.raised {
+		for _, w := range r.a.Raised {
+			n, err := topTenNote(r.a.Recipe, w)
+			if err != nil {
+				failAll([]raisedWeeks{r}, err)
+				continue
+			}
+			cands, asked = append(cands, n), append(asked, r)
+		}
+	}
+	if len(cands) == 0 {
 		return fails
 	}
-	write := map[[2]string]bool{}
-	for _, n := range missing {
-		write[[2]string{n.UserID, n.NotificationID}] = true
+	missing, err := b.p.Store.Collab.NotificationsMissing(ctx, cands)
+	if err != nil {
+		failAll(asked, err)
+		return fails
 	}
-	var toWrite []collab.Notification
-	var askedWrite []raisedWeeks
-	for i, n := range notes {
-		if write[[2]string{n.UserID, n.NotificationID}] {
-			toWrite, askedWrite = append(toWrite, n), append(askedWrite, asked[i])
+	unstored := map[[2]string]bool{}
+	for _, n := range missing {
+		unstored[[2]string{n.UserID, n.NotificationID}] = true
+	}
+	tops := map[string][]store.Trending{}
+	topErr := map[string]error{}
+	var notes []collab.Notification
+	var of []raisedWeeks
+	for i, n := range cands {
+		if !unstored[[2]string{n.UserID, n.NotificationID}] {
+			continue
+		}
+		top, read := tops[n.Week]
+		if !read && topErr[n.Week] == nil {
+			top, _, err = b.p.Store.Cooking.TrendingRecipes(ctx, n.Week, store.Page{Limit: cooking.TopTen})
+			if err != nil {
+				topErr[n.Week] = fmt.Errorf("top of %s: %w", n.Week, err)
+			}
+			tops[n.Week] = top
+		}
+		if err := topErr[n.Week]; err != nil {
+			failAll([]raisedWeeks{asked[i]}, err)
+			continue
+		}
+		if slices.ContainsFunc(top, func(t store.Trending) bool { return t.RecipeID == n.ResourceID }) {
+			notes, of = append(notes, n), append(of, asked[i])
 		}
 	}
-	notes, asked = toWrite, askedWrite
 	items, err := store.NotificationItems(notes)
 	if err != nil {
-		for _, r := range asked {
-			fails = append(fails, failure{r.group, r.rec, err})
-		}
+		failAll(of, err)
 		return fails
 	}
 	for i, err := range b.p.Store.PutEach(ctx, items) {
 		if err != nil {
-			fails = append(fails, failure{asked[i].group, asked[i].rec, fmt.Errorf("top-10 notification: %w", err)})
+			fails = append(fails, failure{of[i].group, of[i].rec, fmt.Errorf("top-10 notification: %w", err)})
 		}
 	}
 	return fails
 }
 
-// topTenNotes reads a week's top 10 and returns the notifications of the
-// raised recipes in it, with the raises that asked for them.
-func (b *batch) topTenNotes(ctx context.Context, week string, raised []raisedWeeks) ([]collab.Notification, []raisedWeeks, error) {
-	top, _, err := b.p.Store.Cooking.TrendingRecipes(ctx, week, store.Page{Limit: cooking.TopTen})
-	if err != nil {
-		return nil, nil, fmt.Errorf("top of %s: %w", week, err)
-	}
+// topTenNote is the notification of recipe rc's being in week's top 10:
+// dated the week's Monday, with an id from the recipe and the week.
+func topTenNote(rc cooking.Recipe, week string) (collab.Notification, error) {
 	start, err := cooking.WeekStart(week)
 	if err != nil {
-		return nil, nil, err
+		return collab.Notification{}, err
 	}
-	var notes []collab.Notification
-	var in []raisedWeeks
-	for _, r := range raised {
-		rc := r.a.Recipe
-		if !slices.ContainsFunc(top, func(t store.Trending) bool { return t.RecipeID == rc.RecipeID }) {
-			continue
-		}
-		notes = append(notes, collab.Notification{UserID: rc.AuthorID, NotificationID: "top10-" + week + "-" + rc.RecipeID, Type: collab.NotifyRecipeTop10,
-			CreatedAt: store.Timestamp(start), ResourceType: collab.ResourceRecipe, ResourceID: rc.RecipeID, Week: week,
-			TTL: start.Add(7*24*time.Hour + collab.NotificationTTL).Unix()})
-		in = append(in, r)
-	}
-	return notes, in, nil
+	return collab.Notification{UserID: rc.AuthorID, NotificationID: "top10-" + week + "-" + rc.RecipeID, Type: collab.NotifyRecipeTop10,
+		CreatedAt: store.Timestamp(start), ResourceType: collab.ResourceRecipe, ResourceID: rc.RecipeID, Week: week,
+		TTL: start.Add(7*24*time.Hour + collab.NotificationTTL).Unix()}, nil
 }
 
 // suggestions are the users whose suggestions the batch's changes ask
