@@ -9,7 +9,9 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/dynastream/dynastream/internal/cooking"
 	"github.com/dynastream/dynastream/internal/ddb"
+	"github.com/dynastream/dynastream/internal/errs"
 	"github.com/dynastream/dynastream/internal/store"
 	"github.com/dynastream/dynastream/stream"
 )
@@ -21,6 +23,9 @@ type Drain struct {
 	RecipeID string
 	// N is the record's pending item (PENDING#<recipeId>#<n>).
 	N int
+	// AuthorID is the recipe's author, as the item says ("": an item
+	// written before it said).
+	AuthorID string
 	// Empty: the record's item holds no delta (a drain's own write, or the
 	// item's removal): there is nothing to move.
 	Empty bool
@@ -51,6 +56,9 @@ func DrainOf(c stream.Change) (Drain, bool, error) {
 	}
 	if c.New == nil {
 		return d, true, nil // keys only: the drain reads what there is
+	}
+	if a, ok := c.New[store.AttrPendingAuthor].(*types.AttributeValueMemberS); ok {
+		d.AuthorID = a.Value
 	}
 	p, err := store.PendingFrom(c.New)
 	if err != nil {
@@ -100,19 +108,27 @@ func (b *batch) projectDrains(ctx context.Context, ds []*Drain, group, rec int) 
 	}
 	d := ds[0]
 	if !b.p.drainDue(d.RecipeID) {
-		return b.oweDrain(ctx, ds, errSpaced)
+		return b.owe(ctx, ds, raised, errSpaced, group, rec)
 	}
 	a, err := (store.Combiner{Store: b.p.drainStore()}).DrainPending(ctx, d.RecipeID)
+	raised = append(raised, a.Raised...) // a round may have moved weeks before an error
 	if err != nil && ddb.Transient(err) && ctx.Err() == nil {
-		return b.oweDrain(ctx, ds, err)
+		return b.owe(ctx, ds, raised, err, group, rec)
 	}
 	if err != nil {
 		return fmt.Errorf("drain the pending counts of recipe %s: %w", d.RecipeID, err)
 	}
+	b.p.drained(d.RecipeID)
 	if a.Gone {
 		return nil
 	}
-	raised = append(raised, a.Raised...)
+	b.checkTopTen(a, raised, group, rec)
+	return nil
+}
+
+// checkTopTen has the weeks raised checked for a's recipe's top-10
+// notification once the batch's counts are written (topTens).
+func (b *batch) checkTopTen(a store.CookingApplied, raised []string, group, rec int) {
 	slices.Sort(raised)
 	if raised = slices.Compact(raised); len(raised) > 0 {
 		a.Raised = raised
@@ -120,6 +136,35 @@ func (b *batch) projectDrains(ctx context.Context, ds []*Drain, group, rec int) 
 		b.raised = append(b.raised, raisedWeeks{a, group, rec})
 		b.mu.Unlock()
 	}
+}
+
+// owe owes the drain of ds (oweDrain) and still has the weeks its records
+// raised checked for the top 10: a record that comes again after its drain
+// moved the counts (its top-10 check failed) finds the drain owed, and
+// the nudge's record of an item that drain emptied raises nothing, so the
+// check would be lost. The recipe's author is the records' (their items
+// say it); only items written before they did make it read the recipe.
+func (b *batch) owe(ctx context.Context, ds []*Drain, raised []string, cause error, group, rec int) error {
+	if err := b.oweDrain(ctx, ds, cause); err != nil {
+		return err
+	}
+	if len(raised) == 0 {
+		return nil
+	}
+	for _, d := range ds {
+		if d.AuthorID != "" {
+			b.checkTopTen(store.CookingApplied{Recipe: cooking.Recipe{RecipeID: d.RecipeID, AuthorID: d.AuthorID}}, raised, group, rec)
+			return nil
+		}
+	}
+	r, err := b.p.Store.Cooking.GetRecipe(ctx, ds[0].RecipeID)
+	if errs.Is(err, errs.NotFound) {
+		return nil // deleted: its cascade has its counts
+	}
+	if err != nil {
+		return fmt.Errorf("top-10 check of recipe %s: %w", ds[0].RecipeID, err)
+	}
+	b.checkTopTen(store.CookingApplied{Recipe: r}, raised, group, rec)
 	return nil
 }
 
@@ -127,26 +172,38 @@ func (b *batch) projectDrains(ctx context.Context, ds []*Drain, group, rec int) 
 // the recipe's last.
 var errSpaced = errors.New("drained less than DrainEvery ago")
 
-// drainDue reports whether a drain of recipeID may run now (DrainEvery),
-// and if so takes its turn.
+// drainDue reports whether a drain of recipeID may run now: DrainEvery
+// has passed since this projector's last drain of it that succeeded (one
+// that failed spaces nothing, so a drain that keeps failing is retried,
+// and dead-lettered in the end, as any failing record).
 func (p *Projector) drainDue(recipeID string) bool {
 	if p.DrainEvery <= 0 {
 		return true
 	}
-	now := time.Now()
-	if p.Now != nil {
-		now = p.Now()
+	p.lastMu.Lock()
+	defer p.lastMu.Unlock()
+	last, ok := p.lastDrain[recipeID]
+	return !ok || p.now().Sub(last) >= p.DrainEvery
+}
+
+// drained notes a drain of recipeID that succeeded.
+func (p *Projector) drained(recipeID string) {
+	if p.DrainEvery <= 0 {
+		return
 	}
 	p.lastMu.Lock()
 	defer p.lastMu.Unlock()
-	if last, ok := p.lastDrain[recipeID]; ok && now.Sub(last) < p.DrainEvery {
-		return false
-	}
 	if p.lastDrain == nil || len(p.lastDrain) >= seenSetMax {
 		p.lastDrain = map[string]time.Time{} // a hint: forgetting drains one sooner
 	}
-	p.lastDrain[recipeID] = now
-	return true
+	p.lastDrain[recipeID] = p.now()
+}
+
+func (p *Projector) now() time.Time {
+	if p.Now != nil {
+		return p.Now()
+	}
+	return time.Now()
 }
 
 // oweDrain nudges the pending items of ds that hold deltas, once each, so

@@ -249,12 +249,13 @@ func PendingFrom(it map[string]types.AttributeValue) (Pending, error) {
 // pendingAdd adds a call's deltas to a pending item: an ADD per delta (they
 // commute with each other and with a drain's), the notifications' fields
 // set where not there yet. Nil when there is nothing to add.
-func (s Combiner) pendingAdd(recipeID string, n int, p Pending) (*types.Update, error) {
-	names := map[string]string{}
+func (s Combiner) pendingAdd(recipeID, authorID string, n int, p Pending) (*types.Update, error) {
+	names := map[string]string{"#au": AttrPendingAuthor}
 	vals := map[string]types.AttributeValue{":t": &types.AttributeValueMemberS{Value: TypeCookingPending},
-		":d": &types.AttributeValueMemberBOOL{Value: true}, ":r": &types.AttributeValueMemberS{Value: recipeID}}
+		":d": &types.AttributeValueMemberBOOL{Value: true}, ":r": &types.AttributeValueMemberS{Value: recipeID},
+		":au": &types.AttributeValueMemberS{Value: authorID}}
 	var adds []string
-	set := []string{"itemType = :t", "derived = :d", "recipeId = :r"}
+	set := []string{"itemType = :t", "derived = :d", "recipeId = :r", "#au = :au"}
 	add := func(attr string, v int) {
 		if v == 0 {
 			return
@@ -339,6 +340,11 @@ func (s Combiner) DrainPending(ctx context.Context, recipeID string) (CookingApp
 
 // attrNudged counts the nudges of a pending item (Nudge).
 const attrNudged = "nudged"
+
+// AttrPendingAuthor is a pending item's recipe's author (a recipe's
+// author never changes): a projector that owes a drain reads it from the
+// record to check the top 10 without a read of the recipe's partition.
+const AttrPendingAuthor = "authorId"
 
 // Nudge asks again for a drain of recipe's pending item n that could not
 // run now (its recipe's partition was over its throughput): it adds 1 to

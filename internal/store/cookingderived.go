@@ -293,7 +293,7 @@ func (s Cooking) tryApplyCooking(ctx context.Context, recipeID string, deltas []
 	} else if ok {
 		items = append(items, put(s.Table, it, ""))
 	}
-	if u, err := (Combiner{s.Store}).pendingAdd(recipeID, n, p); err != nil {
+	if u, err := (Combiner{s.Store}).pendingAdd(recipeID, recipe.AuthorID, n, p); err != nil {
 		return out, err
 	} else if u != nil {
 		items = append(items, types.TransactWriteItem{Update: u})
