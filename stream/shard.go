@@ -887,6 +887,15 @@ func noRetryOfLimits(o *dynamodbstreams.Options) {
 // limitsNotRetried is a retryer that does not retry LimitExceededException.
 type limitsNotRetried struct{ aws.Retryer }
 
+// GetAttemptToken passes the wrapped retryer's own on (aws.RetryerV2:
+// the adaptive mode's client-side rate limit is kept).
+func (r limitsNotRetried) GetAttemptToken(ctx context.Context) (func(error) error, error) {
+	if v2, ok := r.Retryer.(aws.RetryerV2); ok {
+		return v2.GetAttemptToken(ctx)
+	}
+	return r.Retryer.GetInitialToken(), nil
+}
+
 func (r limitsNotRetried) IsErrorRetryable(err error) bool {
 	var limited *types.LimitExceededException
 	return !errors.As(err, &limited) && r.Retryer.IsErrorRetryable(err)
