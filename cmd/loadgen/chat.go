@@ -232,7 +232,7 @@ func openChat(ctx context.Context, writer, room string, n int, tokens []string) 
 			defer func() { <-sem }()
 			dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 			defer cancel()
-			c, _, err := websocket.Dial(dctx, ws+tokens[i%len(tokens)], nil)
+			c, err := dialChat(dctx, ws+tokens[i%len(tokens)])
 			if err != nil {
 				dialErr.Store(err)
 				return
@@ -246,6 +246,23 @@ func openChat(ctx context.Context, writer, room string, n int, tokens []string) 
 		return clients, fmt.Errorf("chat: connect to %s: %w", room, err)
 	}
 	return clients, nil
+}
+
+// dialChat opens one connection, again after a 503: the writer answers a
+// $connect it could not record now (DynamoDB busy, throttled: a fault
+// suite injects both) with 503, which says to try again.
+func dialChat(ctx context.Context, url string) (*websocket.Conn, error) {
+	for attempt := 0; ; attempt++ {
+		c, resp, err := websocket.Dial(ctx, url, nil)
+		if err == nil || resp == nil || resp.StatusCode != http.StatusServiceUnavailable || attempt == 5 {
+			return c, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(time.Duration(50<<attempt) * time.Millisecond):
+		}
+	}
 }
 
 func closeChat(clients []*chatClient) {
