@@ -3,7 +3,6 @@ package projections_test
 import (
 	"context"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +17,7 @@ import (
 	"github.com/dynastream/dynastream/internal/projections"
 	"github.com/dynastream/dynastream/internal/store"
 	"github.com/dynastream/dynastream/replay"
+	"github.com/dynastream/dynastream/stream"
 )
 
 // A call holding records of all eight of a recipe's pending items drains
@@ -30,28 +30,11 @@ func TestProjectorDrainsOncePerCall(t *testing.T) {
 	ctx := context.Background()
 	c, table, arn := ddbtest.Table(t)
 	st := store.New(c.DB, table)
-	if err := st.Cooking.CreateRecipe(ctx, cooking.Recipe{RecipeID: "pho", AuthorID: "chef", Title: "Pho", Method: "simmer", Servings: 2, CreatedAt: "2025-10-01T08:00:00.000Z"}); err != nil {
-		t.Fatal(err)
-	}
-	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+	createPho(t, st)
 	for n := range store.PendingShards { // a week's +1 on each pending item
-		k := store.PendingKey("pho", n)
-		if _, err := c.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: map[string]types.AttributeValue{
-			"PK": s(k.PK), "SK": s(k.SK), "itemType": s(store.TypeCookingPending), "derived": &types.AttributeValueMemberBOOL{Value: true},
-			"recipeId": s("pho"), "w#2026-W02": &types.AttributeValueMemberN{Value: "1"}}}); err != nil {
-			t.Fatal(err)
-		}
+		putWeekPending(t, c.DB, table, n, "")
 	}
-	ev, err := replay.Capture(ctx, c.Streams, arn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var pending []events.DynamoDBEventRecord
-	for _, r := range ev.Records {
-		if store.IsPendingKey(r.Change.Keys["PK"].String(), r.Change.Keys["SK"].String()) {
-			pending = append(pending, r)
-		}
-	}
+	pending := pendingRecords(t, c.Streams, arn)
 	if len(pending) != store.PendingShards {
 		t.Fatalf("%d pending records, want %d", len(pending), store.PendingShards)
 	}
@@ -84,19 +67,11 @@ func TestProjectorOwesAThrottledDrain(t *testing.T) {
 	ctx := context.Background()
 	c, table, arn := ddbtest.Table(t)
 	direct := store.New(c.DB, table)
-	if err := direct.Cooking.CreateRecipe(ctx, cooking.Recipe{RecipeID: "pho", AuthorID: "chef", Title: "Pho", Method: "simmer", Servings: 2, CreatedAt: "2025-10-01T08:00:00.000Z"}); err != nil {
-		t.Fatal(err)
-	}
-	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+	createPho(t, direct)
 	for _, n := range []int{0, 3} { // a week's +1 on two pending items
-		k := store.PendingKey("pho", n)
-		if _, err := c.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: map[string]types.AttributeValue{
-			"PK": s(k.PK), "SK": s(k.SK), "itemType": s(store.TypeCookingPending), "derived": &types.AttributeValueMemberBOOL{Value: true},
-			"recipeId": s("pho"), store.AttrPendingAuthor: s("chef"), "w#2026-W02": &types.AttributeValueMemberN{Value: "1"}}}); err != nil {
-			t.Fatal(err)
-		}
+		putWeekPending(t, c.DB, table, n, "chef")
 	}
-	clock := &fixedClock{t: time.Date(2026, 1, 7, 12, 0, 0, 0, time.UTC)}
+	clock := ddbtest.NewClock(time.Date(2026, 1, 7, 12, 0, 0, 0, time.UTC))
 	lim := ddblocal.Limit(t, ddblocal.Limits{Scale: 0.01, Now: clock.Now}) // 30 read units a second a key
 	db, _ := ddblocal.Clients(lim.Endpoint)
 	p := &projections.Projector{Store: store.New(db, table)}
@@ -105,31 +80,9 @@ func TestProjectorOwesAThrottledDrain(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	pendingRecords := func(seen int) []events.DynamoDBEventRecord {
-		ev, err := replay.Capture(ctx, c.Streams, arn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out []events.DynamoDBEventRecord
-		for _, r := range ev.Records {
-			if store.IsPendingKey(r.Change.Keys["PK"].String(), r.Change.Keys["SK"].String()) {
-				out = append(out, r)
-			}
-		}
-		return out[seen:]
-	}
-	week := func() int {
-		top, _, err := direct.Cooking.TrendingRecipes(ctx, "2026-W02", store.Page{Limit: 10})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(top) == 0 {
-			return 0
-		}
-		return top[0].Count
-	}
+	week := func() int { return weekCount(t, direct) }
 
-	first := pendingRecords(0)
+	first := pendingRecords(t, c.Streams, arn)
 	out, err := p.Handle(ctx, events.DynamoDBEvent{Records: first})
 	if err != nil || len(out.BatchItemFailures) > 0 {
 		t.Fatalf("the call with the throttled drain: %+v %v; want it to succeed", out, err)
@@ -137,7 +90,7 @@ func TestProjectorOwesAThrottledDrain(t *testing.T) {
 	if p.Owed() != 1 || week() != 0 {
 		t.Fatalf("%d drains owed, the week at %d; want 1 owed and nothing moved yet", p.Owed(), week())
 	}
-	nudges := pendingRecords(len(first))
+	nudges := pendingRecords(t, c.Streams, arn)[len(first):]
 	if len(nudges) != 2 {
 		t.Fatalf("%d records of the pending items after the owed drain, want their 2 nudges", len(nudges))
 	}
@@ -155,24 +108,6 @@ func TestProjectorOwesAThrottledDrain(t *testing.T) {
 	}
 }
 
-// fixedClock is a clock that moves only when the test moves it.
-type fixedClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fixedClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fixedClock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
 // A projector with DrainEvery drains a recipe at most once per DrainEvery:
 // a drain asked for sooner is owed (its pending item nudged) and runs when
 // the nudge's record comes after DrainEvery; nothing is lost (the
@@ -183,10 +118,8 @@ func TestProjectorSpacesARecipesDrains(t *testing.T) {
 	ctx := context.Background()
 	c, table, arn := ddbtest.Table(t)
 	st := store.New(c.DB, table)
-	if err := st.Cooking.CreateRecipe(ctx, cooking.Recipe{RecipeID: "pho", AuthorID: "chef", Title: "Pho", Method: "simmer", Servings: 2, CreatedAt: "2025-10-01T08:00:00.000Z"}); err != nil {
-		t.Fatal(err)
-	}
-	clock := &fixedClock{t: time.Date(2026, 1, 7, 12, 0, 0, 0, time.UTC)}
+	createPho(t, st)
+	clock := ddbtest.NewClock(time.Date(2026, 1, 7, 12, 0, 0, 0, time.UTC))
 	p := &projections.Projector{Store: st, DrainEvery: time.Second, Now: clock.Now}
 	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
 	add := func(n int) { // a week's +1 on pending item n
@@ -208,16 +141,7 @@ func TestProjectorSpacesARecipesDrains(t *testing.T) {
 			t.Fatalf("%+v %v", out, err)
 		}
 	}
-	week := func() int {
-		top, _, err := st.Cooking.TrendingRecipes(ctx, "2026-W02", store.Page{Limit: 10})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(top) == 0 {
-			return 0
-		}
-		return top[0].Count
-	}
+	week := func() int { return weekCount(t, st) }
 	add(1)
 	deliverNew()
 	if week() != 1 || p.Owed() != 0 {
@@ -246,27 +170,10 @@ func TestOwedDrainStillChecksTheTopTen(t *testing.T) {
 	ctx := context.Background()
 	c, table, arn := ddbtest.Table(t)
 	st := store.New(c.DB, table)
-	if err := st.Cooking.CreateRecipe(ctx, cooking.Recipe{RecipeID: "pho", AuthorID: "chef", Title: "Pho", Method: "simmer", Servings: 2, CreatedAt: "2025-10-01T08:00:00.000Z"}); err != nil {
-		t.Fatal(err)
-	}
-	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
-	k := store.PendingKey("pho", 1)
-	if _, err := c.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: map[string]types.AttributeValue{
-		"PK": s(k.PK), "SK": s(k.SK), "itemType": s(store.TypeCookingPending), "derived": &types.AttributeValueMemberBOOL{Value: true},
-		"recipeId": s("pho"), "w#2026-W02": &types.AttributeValueMemberN{Value: "1"}}}); err != nil {
-		t.Fatal(err)
-	}
-	ev, err := replay.Capture(ctx, c.Streams, arn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var recs []events.DynamoDBEventRecord
-	for _, r := range ev.Records {
-		if store.IsPendingKey(r.Change.Keys["PK"].String(), r.Change.Keys["SK"].String()) {
-			recs = append(recs, r)
-		}
-	}
-	clock := &fixedClock{t: time.Date(2026, 1, 7, 12, 0, 0, 0, time.UTC)}
+	createPho(t, st)
+	putWeekPending(t, c.DB, table, 1, "") // an item written before items named their author
+	recs := pendingRecords(t, c.Streams, arn)
+	clock := ddbtest.NewClock(time.Date(2026, 1, 7, 12, 0, 0, 0, time.UTC))
 	p := &projections.Projector{Store: st, DrainEvery: time.Second, Now: clock.Now}
 	start, _ := cooking.WeekStart("2026-W02")
 	note := store.NotificationKey("chef", store.Timestamp(start), "top10-2026-W02-pho")
@@ -290,4 +197,57 @@ func TestOwedDrainStillChecksTheTopTen(t *testing.T) {
 	if p.Owed() != 1 || !stored() {
 		t.Fatalf("redelivery within DrainEvery: %d owed, notification stored: %v; want the drain owed and the top 10 checked", p.Owed(), stored())
 	}
+}
+
+// createPho creates recipe pho, by chef.
+func createPho(t *testing.T, st *store.Store) {
+	t.Helper()
+	if err := st.Cooking.CreateRecipe(context.Background(), cooking.Recipe{RecipeID: "pho", AuthorID: "chef", Title: "Pho", Method: "simmer", Servings: 2, CreatedAt: "2025-10-01T08:00:00.000Z"}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// putWeekPending writes pho's pending item n holding a +1 of 2026-W02, as
+// a projector call adds it, with the recipe's author when author is set.
+func putWeekPending(t *testing.T, db *dynamodb.Client, table string, n int, author string) {
+	t.Helper()
+	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+	k := store.PendingKey("pho", n)
+	it := map[string]types.AttributeValue{"PK": s(k.PK), "SK": s(k.SK), "itemType": s(store.TypeCookingPending),
+		"derived": &types.AttributeValueMemberBOOL{Value: true}, "recipeId": s("pho"), "w#2026-W02": &types.AttributeValueMemberN{Value: "1"}}
+	if author != "" {
+		it[store.AttrPendingAuthor] = s(author)
+	}
+	if _, err := db.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(table), Item: it}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// pendingRecords are the pending items' records on the stream so far.
+func pendingRecords(t *testing.T, streams stream.API, arn string) []events.DynamoDBEventRecord {
+	t.Helper()
+	ev, err := replay.Capture(context.Background(), streams, arn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []events.DynamoDBEventRecord
+	for _, r := range ev.Records {
+		if store.IsPendingKey(r.Change.Keys["PK"].String(), r.Change.Keys["SK"].String()) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// weekCount is pho's count in 2026-W02's ranking (0: not in it).
+func weekCount(t *testing.T, st *store.Store) int {
+	t.Helper()
+	top, _, err := st.Cooking.TrendingRecipes(context.Background(), "2026-W02", store.Page{Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(top) == 0 {
+		return 0
+	}
+	return top[0].Count
 }

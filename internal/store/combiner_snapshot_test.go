@@ -17,26 +17,9 @@ import (
 
 	"github.com/dynastream/dynastream/ddblocal"
 	"github.com/dynastream/dynastream/internal/ddb"
+	"github.com/dynastream/dynastream/internal/ddbtest"
 	"github.com/dynastream/dynastream/internal/store"
 )
-
-// testClock is a clock the Limiter's units fill by.
-type testClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *testClock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
 
 // afterFirstRead runs then once, after the first answer to a read of
 // several items (BatchGetItem or TransactGetItems) it carries, and keeps
@@ -102,7 +85,7 @@ func TestDrainReadsASnapshot(t *testing.T) {
 	createPho(t, direct)
 	ins, rem := sourceIn(t, "ev-insert-", 2), sourceIn(t, "ev-remove-", 5)
 
-	clock := &testClock{t: time.Date(2026, 1, 7, 12, 0, 0, 0, time.UTC)}
+	clock := ddbtest.NewClock(time.Date(2026, 1, 7, 12, 0, 0, 0, time.UTC))
 	lim := ddblocal.Limit(t, ddblocal.Limits{Scale: 0.01, Now: clock.Now}) // 30 read units a second a key
 	hook := &afterFirstRead{then: func() {
 		// between the drain's first read and its next: the cooking, then
