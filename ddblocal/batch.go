@@ -47,8 +47,8 @@ func (l *Limiter) sort(costs []units) sorted {
 
 // record counts a batch call's keys or items: whole says the call was
 // refused as a whole (a throttle, no key left unprocessed).
-func (l *Limiter) record(op string, all []sorted, whole bool) {
-	l.tally.add(l.limits.Now(), func(c *Counts, key func(part, string) *KeyCount) {
+func (l *Limiter) record(op callOp, all []sorted, whole bool) {
+	l.tally.add(l.limits.Now(), func(c *Counts, key func(part, callOp) *KeyCount) {
 		if whole {
 			c.Throttled++
 		}
@@ -126,7 +126,7 @@ func (l *Limiter) batchGet(r *http.Request, body []byte) (*reply, error) {
 		}
 		l.mu.Unlock()
 	}
-	l.record("BatchGetItem", f.all, f.whole())
+	l.record(callOp{"BatchGetItem", appOf(r)}, f.all, f.whole())
 	switch {
 	case len(f.left) == 0:
 		return l.paidGet(r, body, tables), nil
@@ -250,7 +250,7 @@ func (l *Limiter) batchWrite(r *http.Request, body []byte) (*reply, error) {
 		}
 		l.mu.Unlock()
 	}
-	l.record("BatchWriteItem", f.all, f.whole())
+	l.record(callOp{"BatchWriteItem", appOf(r)}, f.all, f.whole())
 	if f.whole() {
 		return l.throttle(f.over), nil
 	}

@@ -2,7 +2,9 @@ package ddblocal
 
 import (
 	"cmp"
+	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -43,6 +45,12 @@ type KeyCount struct {
 	Key string
 	// Op is the operation (PutItem, BatchGetItem, GetRecords, …).
 	Op string
+	// App is the caller's application id, as its SDK names it in the
+	// User-Agent (app/<id>: the AWS SDK for Go's Options.AppID, the
+	// AWS_SDK_UA_APP_ID setting), "" when it names none: the same key and
+	// operation are counted apart per App, so a report can tell one part
+	// of a program's requests from another.
+	App string
 	// Requests is the requests of Op that read or wrote this key (each
 	// batch key or transaction item once) since it was last idle: a key
 	// that met no limit and took no request for a minute is forgotten, so
@@ -62,7 +70,21 @@ type KeyCount struct {
 // keyOp is a KeyCount's identity.
 type keyOp struct {
 	p  part
-	op string
+	op callOp
+}
+
+// callOp is an operation as a caller made it: its name and the caller's
+// application id (KeyCount.App).
+type callOp struct{ name, app string }
+
+// appOf is the application id a request's User-Agent names (app/<id>).
+func appOf(r *http.Request) string {
+	for f := range strings.FieldsSeq(r.Header.Get("User-Agent")) {
+		if id, ok := strings.CutPrefix(f, "app/"); ok {
+			return id
+		}
+	}
+	return ""
 }
 
 // tally keeps the Counts.
@@ -88,11 +110,11 @@ const (
 	maxKeys = 50_000
 )
 
-func (t *tally) key(p part, op string) *KeyCount {
+func (t *tally) key(p part, op callOp) *KeyCount {
 	k := keyOp{p, op}
 	e := t.keys[k]
 	if e == nil {
-		e = &keyEntry{KeyCount: KeyCount{Table: p.table, Index: p.index, Key: display(p.key), Op: op, Since: t.now}}
+		e = &keyEntry{KeyCount: KeyCount{Table: p.table, Index: p.index, Key: display(p.key), Op: op.name, App: op.app, Since: t.now}}
 		t.keys[k] = e
 	}
 	e.last = t.now
@@ -100,7 +122,7 @@ func (t *tally) key(p part, op string) *KeyCount {
 }
 
 // add runs f on the counts under the lock, at now.
-func (t *tally) add(now time.Time, f func(c *Counts, key func(part, string) *KeyCount)) {
+func (t *tally) add(now time.Time, f func(c *Counts, key func(part, callOp) *KeyCount)) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.now = now
@@ -140,7 +162,7 @@ func (t *tally) counts() Counts {
 	slices.SortFunc(c.Keys, func(a, b KeyCount) int {
 		return cmp.Or(cmp.Compare(b.Throttled, a.Throttled), cmp.Compare(b.Unprocessed, a.Unprocessed),
 			cmp.Compare(b.Conflicts, a.Conflicts), cmp.Compare(a.Table, b.Table), cmp.Compare(a.Index, b.Index),
-			cmp.Compare(a.Key, b.Key), cmp.Compare(a.Op, b.Op))
+			cmp.Compare(a.Key, b.Key), cmp.Compare(a.Op, b.Op), cmp.Compare(a.App, b.App))
 	})
 	return c
 }

@@ -250,7 +250,7 @@ func (l *Limiter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	service, op, _ := strings.Cut(r.Header.Get("X-Amz-Target"), ".")
-	l.tally.add(l.limits.Now(), func(c *Counts, _ func(part, string) *KeyCount) { c.Requests++ })
+	l.tally.add(l.limits.Now(), func(c *Counts, _ func(part, callOp) *KeyCount) { c.Requests++ })
 	var rp *reply
 	switch {
 	case strings.HasPrefix(service, "DynamoDBStreams_"):

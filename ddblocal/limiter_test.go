@@ -749,3 +749,33 @@ func TestLimiterSetScale(t *testing.T) {
 		t.Error("SetScale(0) taken")
 	}
 }
+
+// A caller that names itself in the User-Agent (the SDK's AppID, sent as
+// app/<id>: "Application ID", the AWS SDKs and Tools reference guide,
+// feature-appid.html) is counted apart on the same key and operation, so
+// a report can tell one part of a program's requests from another (a
+// projector's drains, set by its polls, from its per-change writes).
+func TestLimiterCountsEachCallerApart(t *testing.T) {
+	t.Parallel()
+	l := newLimited(t, ddblocal.Schema("PK", "SK"), ddblocal.Limits{Scale: 0.01})
+	drains := dynamodb.New(l.db.Options(), func(o *dynamodb.Options) { o.AppID = "drain" })
+	for i := range 3 {
+		if err := l.put("a", fmt.Sprint(i), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 2 {
+		if _, err := drains.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(l.tbl.Name), Item: key("a", fmt.Sprint("d", i))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := map[string]int64{}
+	for _, k := range l.lim.KeyCounts() {
+		if k.Key == "a" && k.Op == "PutItem" {
+			got[k.App] += k.Requests
+		}
+	}
+	if len(got) != 2 || got[""] != 3 || got["drain"] != 2 {
+		t.Fatalf("PutItem requests on a by caller: %v, want 3 of no app and 2 of drain", got)
+	}
+}

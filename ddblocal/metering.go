@@ -45,11 +45,11 @@ func writeCosts(table string, sc *schema, key, it item, update string, names map
 // admit counts a request of op on the partitions of costs and takes
 // costs off their units; when one of them has no units left, it takes
 // nothing, counts the throttle and returns it.
-func (l *Limiter) admit(op string, costs []units) *units {
+func (l *Limiter) admit(op callOp, costs []units) *units {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	over := l.cap.admit(costs, l.limits.Now())
-	l.tally.add(l.limits.Now(), func(c *Counts, key func(part, string) *KeyCount) {
+	l.tally.add(l.limits.Now(), func(c *Counts, key func(part, callOp) *KeyCount) {
 		seen := map[part]bool{}
 		for _, u := range costs {
 			if !seen[u.p] {
@@ -120,8 +120,8 @@ func (l *Limiter) overMessage(u *units) string {
 }
 
 // conflict counts a conflict on the partitions of parts for op.
-func (l *Limiter) conflict(op string, parts []part) {
-	l.tally.add(l.limits.Now(), func(c *Counts, key func(part, string) *KeyCount) {
+func (l *Limiter) conflict(op callOp, parts []part) {
+	l.tally.add(l.limits.Now(), func(c *Counts, key func(part, callOp) *KeyCount) {
 		c.Conflicts++
 		seen := map[part]bool{}
 		for _, p := range parts {
@@ -164,7 +164,7 @@ func (l *Limiter) write(r *http.Request, op string, body []byte) (*reply, error)
 	}
 	key, id := in.target(sc)
 	costs := writeCosts(in.TableName, sc, key, in.Item, in.UpdateExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues, false)
-	if over := l.admit(op, costs); over != nil {
+	if over := l.admit(callOp{op, appOf(r)}, costs); over != nil {
 		return l.throttle(over), nil
 	}
 	// A write refused for a conflict keeps what it was charged: AWS
@@ -173,7 +173,7 @@ func (l *Limiter) write(r *http.Request, op string, body []byte) (*reply, error)
 	if !l.limits.NoConflicts {
 		end, at := l.flight.begin([]string{id}, singleWrite)
 		if at != nil {
-			l.conflict(op, []part{costs[0].p})
+			l.conflict(callOp{op, appOf(r)}, []part{costs[0].p})
 			return refusal("TransactionConflictException", "Operation was rejected because there is an ongoing transaction for the item.", nil), nil
 		}
 		defer end()
@@ -199,7 +199,7 @@ func (l *Limiter) getItem(r *http.Request, body []byte) (*reply, error) {
 	hv, _ := in.Key.keyValue(sc.hash)
 	least := readUnits(0, in.ConsistentRead, false)
 	costs := []units{{p: part{table: in.TableName, key: hv}, n: least}}
-	if over := l.admit("GetItem", costs); over != nil {
+	if over := l.admit(callOp{"GetItem", appOf(r)}, costs); over != nil {
 		return l.throttle(over), nil
 	}
 	rp := l.call(r, body)
@@ -248,7 +248,7 @@ func (l *Limiter) query(r *http.Request, body []byte) (*reply, error) {
 	consistent := in.ConsistentRead && in.IndexName == ""
 	least := readUnits(0, consistent, false)
 	costs := []units{{p: part{in.TableName, in.IndexName, hv}, n: least}}
-	if over := l.admit("Query", costs); over != nil {
+	if over := l.admit(callOp{"Query", appOf(r)}, costs); over != nil {
 		return l.throttle(over), nil
 	}
 	rp := l.call(r, body)

@@ -133,16 +133,16 @@ func (l *Limiter) stream(r *http.Request, op string, body []byte) *reply {
 		si, why := l.reads.take(in.ShardIterator, now, l.limits.StreamReads, l.limits.StreamReaders)
 		p := part{table: si.table, index: "stream", key: si.shard}
 		if why != "" {
-			l.tally.add(l.limits.Now(), func(c *Counts, key func(part, string) *KeyCount) {
+			l.tally.add(l.limits.Now(), func(c *Counts, key func(part, callOp) *KeyCount) {
 				c.StreamLimited++
-				kc := key(p, "GetRecords")
+				kc := key(p, callOp{"GetRecords", appOf(r)})
 				kc.Requests++
 				kc.Throttled++
 			})
 			return refusal("LimitExceededException", "ddblocal limiter: "+why, nil)
 		}
 		if si.shard != "" {
-			l.tally.add(l.limits.Now(), func(_ *Counts, key func(part, string) *KeyCount) { key(p, "GetRecords").Requests++ })
+			l.tally.add(l.limits.Now(), func(_ *Counts, key func(part, callOp) *KeyCount) { key(p, callOp{"GetRecords", appOf(r)}).Requests++ })
 		}
 		rp := l.call(r, body)
 		var out struct{ NextShardIterator string }

@@ -69,7 +69,7 @@ func (l *Limiter) throttledTx(n, i int) *reply {
 }
 
 // conflictTx is a transaction cancelled for conflicts on items at.
-func (l *Limiter) conflictTx(op string, n int, at []int, costs []units, owners []int) *reply {
+func (l *Limiter) conflictTx(op callOp, n int, at []int, costs []units, owners []int) *reply {
 	reasons := make([]string, n)
 	var parts []part
 	for _, i := range at {
@@ -119,13 +119,13 @@ func (l *Limiter) transactWrite(r *http.Request, body []byte) (*reply, error) {
 	if err != nil {
 		return nil, err
 	}
-	if over := l.admit("TransactWriteItems", costs); over != nil {
+	if over := l.admit(callOp{"TransactWriteItems", appOf(r)}, costs); over != nil {
 		return l.throttledTx(n, owner(costs, owners, over)), nil
 	}
 	if !l.limits.NoConflicts {
 		end, at := l.flight.begin(ids, txWrite)
 		if at != nil {
-			return l.conflictTx("TransactWriteItems", n, at, costs, owners), nil
+			return l.conflictTx(callOp{"TransactWriteItems", appOf(r)}, n, at, costs, owners), nil
 		}
 		defer end()
 	}
@@ -165,12 +165,12 @@ func (l *Limiter) transactGet(r *http.Request, body []byte) (*reply, error) {
 	if err != nil {
 		return nil, err
 	}
-	if over := l.admit("TransactGetItems", costs); over != nil {
+	if over := l.admit(callOp{"TransactGetItems", appOf(r)}, costs); over != nil {
 		return l.throttledTx(n, owner(costs, owners, over)), nil
 	}
 	if !l.limits.NoConflicts {
 		if _, at := l.flight.begin(ids, txRead); at != nil {
-			return l.conflictTx("TransactGetItems", n, at, costs, owners), nil
+			return l.conflictTx(callOp{"TransactGetItems", appOf(r)}, n, at, costs, owners), nil
 		}
 	}
 	rp := l.call(r, body)
