@@ -264,7 +264,8 @@ func (b *batch) topTens(ctx context.Context) []failure {
 	if len(cands) == 0 {
 		return fails
 	}
-	missing, err := b.p.Store.Collab.NotificationsMissing(ctx, cands)
+	cadence, _ := b.p.drainStores() // a check per call that raised a week
+	missing, err := cadence.Collab.NotificationsMissing(ctx, cands)
 	if err != nil {
 		failAll(asked, err)
 		return fails
@@ -283,7 +284,7 @@ func (b *batch) topTens(ctx context.Context) []failure {
 		}
 		top, read := tops[n.Week]
 		if !read && topErr[n.Week] == nil {
-			top, _, err = b.p.Store.Cooking.TrendingRecipes(ctx, n.Week, store.Page{Limit: cooking.TopTen})
+			top, _, err = cadence.Cooking.TrendingRecipes(ctx, n.Week, store.Page{Limit: cooking.TopTen})
 			if err != nil {
 				topErr[n.Week] = fmt.Errorf("top of %s: %w", n.Week, err)
 			}
@@ -302,7 +303,7 @@ func (b *batch) topTens(ctx context.Context) []failure {
 		failAll(of, err)
 		return fails
 	}
-	for i, err := range b.p.Store.PutEach(ctx, items) {
+	for i, err := range cadence.PutEach(ctx, items) {
 		if err != nil {
 			fails = append(fails, failure{of[i].group, of[i].rec, fmt.Errorf("top-10 notification: %w", err)})
 		}

@@ -88,9 +88,9 @@ const drainAttempts = 2
 //
 // A drain that meets its recipe's partition over its throughput (after
 // drainAttempts tries), or comes sooner than DrainEvery after the recipe's
-// last, is owed, not failed: the pending items of the run's
-// records that hold deltas are nudged (store.Combiner.Nudge), so their
-// records come again and the drain runs in a later call. A recipe whose
+// last, is owed, not failed: one pending item of the run's records that
+// holds deltas is nudged (oweDrain, store.Combiner.Nudge), so its record
+// comes again and the drain runs in a later call. A recipe whose
 // drains come faster than its partition takes them (the hot recipe at a
 // small share of AWS's limits: a drain per call is set by the poll rate,
 // not by the writes) is then drained as often as it can be, each drain
@@ -110,7 +110,8 @@ func (b *batch) projectDrains(ctx context.Context, ds []*Drain, group, rec int) 
 	if !b.p.drainDue(d.RecipeID) {
 		return b.owe(ctx, ds, raised, errSpaced, group, rec)
 	}
-	a, err := (store.Combiner{Store: b.p.drainStore()}).DrainPending(ctx, d.RecipeID)
+	_, drains := b.p.drainStores()
+	a, err := (store.Combiner{Store: drains}).DrainPending(ctx, d.RecipeID)
 	raised = append(raised, a.Raised...) // a round may have moved weeks before an error
 	if err != nil && ddb.Transient(err) && ctx.Err() == nil {
 		return b.owe(ctx, ds, raised, err, group, rec)
@@ -157,7 +158,8 @@ func (b *batch) owe(ctx context.Context, ds []*Drain, raised []string, cause err
 			return nil
 		}
 	}
-	r, err := b.p.Store.Cooking.GetRecipe(ctx, ds[0].RecipeID)
+	cadence, _ := b.p.drainStores()
+	r, err := cadence.Cooking.GetRecipe(ctx, ds[0].RecipeID)
 	if errs.Is(err, errs.NotFound) {
 		return nil // deleted: its cascade has its counts
 	}
@@ -206,19 +208,31 @@ func (p *Projector) now() time.Time {
 	return time.Now()
 }
 
-// oweDrain nudges the pending items of ds that hold deltas, once each, so
-// that their drain runs in a later call (see projectDrains); the weeks
-// they raised are checked then, with the drain. A nudge that fails fails
-// the records, as the drain's error.
+// oweDrain nudges one pending item of ds that holds deltas and is still
+// there, so that the recipe's drain runs in a later call (see
+// projectDrains); the weeks they raised are checked then, with the drain.
+// One is enough: a drain reads all of the recipe's pending items, so the
+// nudge's record asks for every delta written before it. Nudging each
+// item that asked would write up to store.PendingShards items a call while
+// the drain is owed (a hot recipe's items ask in every call), each record
+// of which comes again to be owed again until DrainEvery has passed. An
+// item that is gone (its recipe deleted: the cascade takes its counts) is
+// passed over for the next. A nudge that fails fails the records, as the
+// drain's error.
 func (b *batch) oweDrain(ctx context.Context, ds []*Drain, cause error) error {
-	nudged := map[int]bool{}
+	cadence, _ := b.p.drainStores()
+	tried := map[int]bool{}
 	for _, d := range ds {
-		if d.Empty || nudged[d.N] {
+		if d.Empty || tried[d.N] {
 			continue
 		}
-		nudged[d.N] = true
-		if err := (store.Combiner{Store: b.p.Store}).Nudge(ctx, d.RecipeID, d.N); err != nil {
+		tried[d.N] = true
+		nudged, err := (store.Combiner{Store: cadence}).Nudge(ctx, d.RecipeID, d.N)
+		if err != nil {
 			return fmt.Errorf("drain the pending counts of recipe %s: %w (and owing it: %w)", d.RecipeID, cause, err)
+		}
+		if nudged {
+			break
 		}
 	}
 	b.p.owed.Add(1)

@@ -52,15 +52,28 @@ type Projector struct {
 	// deleted), so their next count tries the cheaper update first.
 	counted seenSet
 
-	drains     *store.Store // Store with drainAttempts (drainStore)
+	cadence    *store.Store // Store naming DrainApp (drainStores)
+	drains     *store.Store // cadence with drainAttempts
 	drainsOnce sync.Once
 	owed       atomic.Int64 // drains owed (Owed)
 }
 
-// drainStore is Store making its requests at most drainAttempts times.
-func (p *Projector) drainStore() *store.Store {
-	p.drainsOnce.Do(func() { p.drains = p.Store.WithAttempts(drainAttempts) })
-	return p.drains
+// DrainApp is the application id that the projector's drains, their
+// nudges and the top-10 checks they ask for name in their requests'
+// User-Agent (app/drain, store.Store.WithApp): requests whose rate the
+// polls set, not the changes (a drain per recipe per DrainEvery, a check
+// per call that raised a week), which a report tells apart from the rest
+// (make load -aws-limits; CloudTrail's userAgent on AWS).
+const DrainApp = "drain"
+
+// drainStores are Store naming DrainApp (cadence), and the same making
+// its requests at most drainAttempts times (drains).
+func (p *Projector) drainStores() (cadence, drains *store.Store) {
+	p.drainsOnce.Do(func() {
+		p.cadence = p.Store.WithApp(DrainApp)
+		p.drains = p.cadence.WithAttempts(drainAttempts)
+	})
+	return p.cadence, p.drains
 }
 
 // Owed is how many drains this projector owed so far: drains that met

@@ -65,8 +65,10 @@ import (
 //   - The drain of the last change leaves nothing behind: it reads the
 //     items after that change.
 //   - Owed, never lost. A drain that meets its recipe's partition over its
-//     throughput is owed: the projector nudges the pending items that asked
-//     (Nudge) before their records are passed, and their records come again
+//     throughput is owed: the projector nudges one pending item that asked
+//     and is still there (Nudge) before the records are passed, and its
+//     record comes again; a drain reads all of a recipe's items, so one
+//     record after the nudge asks for every delta written before it
 //     (TestProjectorOwesAThrottledDrain).
 
 // Pending items of a recipe's counts.
@@ -352,19 +354,22 @@ const AttrPendingAuthor = "authorId"
 // projector drains it then, as it would have. The drain is owed, not lost:
 // the nudge is written before the record that asked is passed, and a
 // crash between them delivers that record again. An item that is gone
-// (drained and deleted meanwhile) is not nudged. The nudge count is not a
-// delta: PendingFrom ignores it, and a drain leaves it.
-func (s Combiner) Nudge(ctx context.Context, recipeID string, n int) error {
+// (its recipe deleted meanwhile) is not nudged: false. The nudge count is
+// not a delta: PendingFrom ignores it, and a drain leaves it.
+func (s Combiner) Nudge(ctx context.Context, recipeID string, n int) (bool, error) {
 	_, err := s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &s.Table, Key: PendingKey(recipeID, n).AV(),
 		UpdateExpression:          aws.String("ADD #n :one"),
 		ConditionExpression:       aws.String("attribute_exists(PK)"),
 		ExpressionAttributeNames:  map[string]string{"#n": attrNudged},
 		ExpressionAttributeValues: map[string]types.AttributeValue{":one": num(1)}})
 	var ccf *types.ConditionalCheckFailedException
-	if err != nil && !errors.As(err, &ccf) {
-		return fmt.Errorf("store: nudge %s: %w", PendingPK(recipeID, n), err)
+	if errors.As(err, &ccf) {
+		return false, nil
 	}
-	return nil
+	if err != nil {
+		return false, fmt.Errorf("store: nudge %s: %w", PendingPK(recipeID, n), err)
+	}
+	return true, nil
 }
 
 // pendingRead is a pending item as a drain read it.
