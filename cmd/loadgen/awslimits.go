@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/dynastream/dynastream/ddblocal"
+	"github.com/dynastream/dynastream/internal/projections"
 	"github.com/dynastream/dynastream/internal/store"
 )
 
@@ -43,6 +44,16 @@ type AWSLimitsReport struct {
 	Measured bool       `json:"measured"`
 	Steady   []LimitKey `json:"steady,omitempty"`
 	Over     []LimitKey `json:"over,omitempty"`
+	// Cadence are the keys that met a limit in the measured phases under
+	// requests whose rate the consumers' polls set, not the writes (the
+	// projector's drains, their nudges and top-10 checks: app/drain,
+	// projections.DrainApp), listed apart from Steady: their rate does not
+	// shrink with the scale, so at 1/100 they meet 100 times their share
+	// of a key's units. Each carries its rate, the same at full scale.
+	Cadence []LimitKey `json:"cadence,omitempty"`
+	// MeasuredSeconds is how long the measured phases ran, drains
+	// included (the rates' denominator).
+	MeasuredSeconds float64 `json:"measuredSeconds,omitempty"`
 }
 
 // LimitKey is what one operation met on one partition key.
@@ -61,6 +72,13 @@ type LimitKey struct {
 	Pattern     string `json:"pattern,omitempty"`
 	Per         string `json:"per,omitempty"`
 	TakesGrowth bool   `json:"takesGrowth,omitempty"`
+	// App is the caller's application id (ddblocal.KeyCount.App);
+	// Cadence says the requests' rate is set by the polls (app/drain),
+	// and PerSecond is then their rate in the measured phases, which is
+	// the rate they would have at full scale too.
+	App       string  `json:"app,omitempty"`
+	Cadence   bool    `json:"cadence,omitempty"`
+	PerSecond float64 `json:"perSecond,omitempty"`
 }
 
 // overShare is the share of a key's requests that may be throttled in
@@ -78,9 +96,10 @@ func (k LimitKey) ThrottledShare() float64 {
 const maxLimitKeys = 50
 
 // awsLimitsOf reads a Limiter's counts into the report: the whole run's,
-// and the measured phases' (steady: the key counts at their start and end)
-// with each key's shape (pins: the keys the workload pins, and why).
-func awsLimitsOf(l *ddblocal.Limiter, steady [2][]ddblocal.KeyCount, pins map[string]string) *AWSLimitsReport {
+// and the measured phases' (steady: the key counts at their start and
+// end, secs apart) with each key's shape (pins: the keys the workload
+// pins, and why).
+func awsLimitsOf(l *ddblocal.Limiter, steady [2][]ddblocal.KeyCount, secs float64, pins map[string]string) *AWSLimitsReport {
 	c := l.Counts()
 	r := &AWSLimitsReport{Scale: l.Limits().Scale, Limits: l.Limits().String(), Requests: c.Requests, Throttled: c.Throttled,
 		Unprocessed: c.Unprocessed, Conflicts: c.Conflicts, StreamLimited: c.StreamLimited}
@@ -98,14 +117,14 @@ func awsLimitsOf(l *ddblocal.Limiter, steady [2][]ddblocal.KeyCount, pins map[st
 	if steady[1] == nil {
 		return r
 	}
-	r.Measured = true
-	type keyOp struct{ table, index, key, op string }
+	r.Measured, r.MeasuredSeconds = true, secs
+	type keyOp struct{ table, index, key, op, app string }
 	before := map[keyOp]ddblocal.KeyCount{}
 	for _, k := range steady[0] {
-		before[keyOp{k.Table, k.Index, k.Key, k.Op}] = k
+		before[keyOp{k.Table, k.Index, k.Key, k.Op, k.App}] = k
 	}
 	for _, k := range steady[1] {
-		b := before[keyOp{k.Table, k.Index, k.Key, k.Op}]
+		b := before[keyOp{k.Table, k.Index, k.Key, k.Op, k.App}]
 		if !k.Since.Equal(b.Since) { // forgotten while idle: counted anew since
 			b = ddblocal.KeyCount{}
 		}
@@ -114,6 +133,13 @@ func awsLimitsOf(l *ddblocal.Limiter, steady [2][]ddblocal.KeyCount, pins map[st
 			continue
 		}
 		lk := limitKey(k, pins)
+		if lk.Cadence {
+			if secs > 0 {
+				lk.PerSecond = float64(lk.Requests) / secs
+			}
+			r.Cadence = append(r.Cadence, lk)
+			continue
+		}
 		r.Steady = append(r.Steady, lk)
 		if lk.TakesGrowth && lk.ThrottledShare() > overShare {
 			r.Over = append(r.Over, lk)
@@ -125,8 +151,12 @@ func awsLimitsOf(l *ddblocal.Limiter, steady [2][]ddblocal.KeyCount, pins map[st
 	}
 	slices.SortFunc(r.Steady, busiest)
 	slices.SortFunc(r.Over, busiest)
+	slices.SortFunc(r.Cadence, busiest)
 	if len(r.Steady) > maxLimitKeys {
 		r.Steady = r.Steady[:maxLimitKeys]
+	}
+	if len(r.Cadence) > maxLimitKeys {
+		r.Cadence = r.Cadence[:maxLimitKeys]
 	}
 	return r
 }
@@ -134,7 +164,7 @@ func awsLimitsOf(l *ddblocal.Limiter, steady [2][]ddblocal.KeyCount, pins map[st
 // limitKey is a key's counts with its shape.
 func limitKey(k ddblocal.KeyCount, pins map[string]string) LimitKey {
 	lk := LimitKey{Table: k.Table, Index: k.Index, Key: k.Key, Op: k.Op, Requests: k.Requests,
-		Throttled: k.Throttled, Unprocessed: k.Unprocessed, Conflicts: k.Conflicts}
+		Throttled: k.Throttled, Unprocessed: k.Unprocessed, Conflicts: k.Conflicts, App: k.App, Cadence: k.App == projections.DrainApp}
 	if k.Index == "stream" {
 		lk.Pattern, lk.Per = "shard", "shard of the table's stream (readers, not writes)"
 		return lk
@@ -143,6 +173,9 @@ func limitKey(k ddblocal.KeyCount, pins map[string]string) LimitKey {
 	lk.Pattern, lk.Per, lk.TakesGrowth = shape.Pattern, shape.Per, !shape.Grows
 	if why := pins[k.Key]; why != "" {
 		lk.Per, lk.TakesGrowth = why, true
+	}
+	if lk.Cadence { // set by the polls: the same rate at any write rate
+		lk.TakesGrowth = false
 	}
 	return lk
 }
@@ -154,13 +187,21 @@ func (r *AWSLimitsReport) steadyLine() string {
 		return ""
 	}
 	if len(r.Over) == 0 {
-		return fmt.Sprintf("aws limits, measured phases: %d keys met a limit; no key whose rate grows with the write rate was throttled for more than 1%% of its requests", len(r.Steady))
+		return fmt.Sprintf("aws limits, measured phases: %d keys met a limit; no key whose rate grows with the write rate was throttled for more than 1%% of its requests%s", len(r.Steady), r.cadenceNote())
 	}
 	var names []string
 	for _, k := range r.Over {
 		names = append(names, fmt.Sprintf("%s %s %s (%.1f%%, %s)", k.Index, k.Key, k.Op, 100*k.ThrottledShare(), k.Per))
 	}
-	return fmt.Sprintf("aws limits, measured phases: %d keys whose rate grows with the write rate were throttled for more than 1%% of their requests: %s", len(r.Over), strings.Join(names, "; "))
+	return fmt.Sprintf("aws limits, measured phases: %d keys whose rate grows with the write rate were throttled for more than 1%% of their requests: %s%s", len(r.Over), strings.Join(names, "; "), r.cadenceNote())
+}
+
+// cadenceNote is the steady line's word on the keys set by the polls.
+func (r *AWSLimitsReport) cadenceNote() string {
+	if len(r.Cadence) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %d met a limit under requests set by the polls, not the writes (listed apart)", len(r.Cadence))
 }
 
 // line is the run's one line of what the limits did.
@@ -182,6 +223,7 @@ func (r *AWSLimitsReport) print(w io.Writer) {
 	if r.Measured {
 		keys, what = r.Steady, "the measured phases"
 	}
+	defer r.printCadence(w)
 	if len(keys) == 0 {
 		return
 	}
@@ -194,6 +236,26 @@ func (r *AWSLimitsReport) print(w io.Writer) {
 			break
 		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%d\t%d (%.1f%%)\t%d\t%d\t%s\t\n", k.Table, k.Index, k.Key, k.Op, k.Requests, k.Throttled, 100*k.ThrottledShare(), k.Unprocessed, k.Conflicts, k.Per)
+	}
+	tw.Flush()
+}
+
+// printCadence lists the keys that met a limit under requests set by the
+// polls, with their rate: the same at full scale, where a key takes
+// 1/Scale times the units it takes here.
+func (r *AWSLimitsReport) printCadence(w io.Writer) {
+	if len(r.Cadence) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "  set by the polls, not the writes (app/%s: the projector's drains, their nudges and top-10 checks): their rate is the same at full scale,\n  where each key takes %.0f times the units it takes here:\n", projections.DrainApp, 1/r.Scale)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  table\tindex\tkey\toperation\trequests/s (here and at full scale)\tthrottled here\tone per\t")
+	for i, k := range r.Cadence {
+		if i == 20 {
+			fmt.Fprintf(tw, "  … %d more in the JSON report\n", len(r.Cadence)-i)
+			break
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%.1f\t%d (%.1f%%)\t%s\t\n", k.Table, k.Index, k.Key, k.Op, k.PerSecond, k.Throttled, 100*k.ThrottledShare(), k.Per)
 	}
 	tw.Flush()
 }

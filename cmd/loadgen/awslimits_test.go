@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/dynastream/dynastream/ddblocal"
+	"github.com/dynastream/dynastream/internal/projections"
 )
 
 // -aws-limits takes a scale as 0.01 or 1/100, and the local stack only.
@@ -58,7 +59,7 @@ func TestAWSLimitsReport(t *testing.T) {
 		_, _ = db.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String("load"),
 			Item: map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: "RECIPE#hot"}}})
 	}
-	r := awsLimitsOf(lim, [2][]ddblocal.KeyCount{}, nil)
+	r := awsLimitsOf(lim, [2][]ddblocal.KeyCount{}, 0, nil)
 	if want := "aws limits: 1/100 of AWS's per-partition limits: 2 throttled requests on 1 keys, 0 unprocessed keys retried, 0 transaction conflicts retried"; r.line() != want {
 		t.Errorf("line %q\nwant %q", r.line(), want)
 	}
@@ -80,7 +81,7 @@ func TestAWSLimitsReport(t *testing.T) {
 				Item: map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: pk}}})
 		}
 	}
-	r = awsLimitsOf(lim, [2][]ddblocal.KeyCount{before, lim.KeyCounts()}, map[string]string{"RECIPE#hot": "the hot recipe"})
+	r = awsLimitsOf(lim, [2][]ddblocal.KeyCount{before, lim.KeyCounts()}, 1, map[string]string{"RECIPE#hot": "the hot recipe"})
 	if len(r.Steady) != 2 || len(r.Over) != 2 || r.Steady[0].Requests != 12 || r.Steady[0].Throttled != 2 || !r.Over[0].TakesGrowth {
 		t.Fatalf("steady %+v\nover %+v", r.Steady, r.Over)
 	}
@@ -104,7 +105,7 @@ func TestAWSLimitsReport(t *testing.T) {
 	now = now.Add(time.Second)
 	before = lim.KeyCounts()
 	put("RECIPE#cold", 5)
-	r = awsLimitsOf(lim, [2][]ddblocal.KeyCount{before, lim.KeyCounts()}, nil)
+	r = awsLimitsOf(lim, [2][]ddblocal.KeyCount{before, lim.KeyCounts()}, 1, nil)
 	if js, _ := json.Marshal(r); !r.Measured || len(r.Steady) != 0 || !strings.Contains(string(js), `"measured":true`) ||
 		!strings.Contains(r.steadyLine(), "0 keys met a limit") {
 		t.Errorf("a quiet measured phase: %s; line %q", js, r.steadyLine())
@@ -115,8 +116,38 @@ func TestAWSLimitsReport(t *testing.T) {
 	now = now.Add(2 * time.Minute)
 	put("OTHER", 1) // the Limiter forgets idle keys as it counts
 	put("RECIPE#cold", 12)
-	r = awsLimitsOf(lim, [2][]ddblocal.KeyCount{before, lim.KeyCounts()}, nil)
+	r = awsLimitsOf(lim, [2][]ddblocal.KeyCount{before, lim.KeyCounts()}, 1, nil)
 	if len(r.Steady) != 1 || r.Steady[0].Key != "RECIPE#cold" || r.Steady[0].Requests != 12 || r.Steady[0].Throttled != 2 {
 		t.Errorf("a key counted anew: %+v, want RECIPE#cold with 12 requests, 2 throttled", r.Steady)
+	}
+
+	// requests whose rate the polls set (app/drain: the projector's
+	// drains) are listed apart with their rate, the same at full scale,
+	// and never count against the 1% of a key that takes the growth
+	drains := dynamodb.New(db.Options(), func(o *dynamodb.Options) { o.AppID = projections.DrainApp })
+	now = now.Add(time.Second)
+	before = lim.KeyCounts()
+	for range 12 {
+		_, _ = drains.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String("load"),
+			Item: map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: "RECIPE#hot"}}})
+	}
+	r = awsLimitsOf(lim, [2][]ddblocal.KeyCount{before, lim.KeyCounts()}, 4, map[string]string{"RECIPE#hot": "the hot recipe"})
+	if len(r.Cadence) != 1 || len(r.Steady) != 0 || len(r.Over) != 0 {
+		t.Fatalf("cadence %+v\nsteady %+v\nover %+v; want the drains' key apart", r.Cadence, r.Steady, r.Over)
+	}
+	if k := r.Cadence[0]; k.Key != "RECIPE#hot" || k.App != projections.DrainApp || k.PerSecond != 3 || k.Throttled != 2 || k.TakesGrowth {
+		t.Errorf("the drains' key %+v, want RECIPE#hot at 3 requests/s, 2 throttled, not taking the growth", k)
+	}
+	if l := r.steadyLine(); !strings.Contains(l, "no key whose rate grows") || !strings.Contains(l, "1 met a limit under requests set by the polls") {
+		t.Errorf("steady line %q", l)
+	}
+	b.Reset()
+	r.print(&b)
+	if !strings.Contains(b.String(), "set by the polls") || !strings.Contains(b.String(), "100 times the units") || !strings.Contains(b.String(), "3.0") {
+		t.Errorf("printed:\n%s", b.String())
+	}
+	b.Reset()
+	if err := (&Report{AWSLimits: r}).html(&b); err != nil || !strings.Contains(b.String(), "Set by the polls") || !strings.Contains(b.String(), "takes 100 times") {
+		t.Errorf("the HTML page lacks the keys set by the polls (%v)", err)
 	}
 }

@@ -365,7 +365,7 @@ func (rep *Report) charts() []chart {
 	return out
 }
 
-var page = template.Must(template.New("report").Funcs(template.FuncMap{"pct": func(v float64) float64 { return 100 * v }}).Parse(`<!doctype html>
+var page = template.Must(template.New("report").Funcs(template.FuncMap{"pct": func(v float64) float64 { return 100 * v }, "inv": func(v float64) float64 { return 1 / v }}).Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>make load: {{.Title}}</title>
 <style>
 body{font-family:system-ui,sans-serif;margin:24px;color:#212529;max-width:1160px}
@@ -400,7 +400,11 @@ th:first-child,td:first-child{text-align:left} svg.chart{display:block;margin:8p
 {{with $.AWSSteadyLine}}<p class="verdict">{{.}}</p>{{end}}
 <table><tr><th>table</th><th>index</th><th>key</th><th>operation</th><th>requests</th><th>throttled</th><th>share</th><th>unprocessed</th><th>conflicts</th><th>one per</th><th>takes the growth</th></tr>
 {{range $.AWSLimitsKeys}}<tr><td>{{.Table}}</td><td>{{.Index}}</td><td>{{.Key}}</td><td>{{.Op}}</td><td>{{.Requests}}</td><td>{{.Throttled}}</td><td>{{printf "%.1f%%" (pct .ThrottledShare)}}</td><td>{{.Unprocessed}}</td><td>{{.Conflicts}}</td><td>{{.Per}}</td><td>{{if .TakesGrowth}}yes{{end}}</td></tr>
-{{end}}</table>{{end}}
+{{end}}</table>
+{{with .Cadence}}<p class="meta">Set by the polls, not the writes (app/drain: the projector's drains, their nudges and top-10 checks): their rate is the same at full scale, where each key takes {{printf "%.0f" (inv $.AWSLimits.Scale)}} times the units it takes here.</p>
+<table><tr><th>table</th><th>index</th><th>key</th><th>operation</th><th>requests/s (here and at full scale)</th><th>throttled here</th><th>share</th><th>one per</th></tr>
+{{range .}}<tr><td>{{.Table}}</td><td>{{.Index}}</td><td>{{.Key}}</td><td>{{.Op}}</td><td>{{printf "%.1f" .PerSecond}}</td><td>{{.Throttled}}</td><td>{{printf "%.1f%%" (pct .ThrottledShare)}}</td><td>{{.Per}}</td></tr>
+{{end}}</table>{{end}}{{end}}
 {{with .Cost}}<h2 style="font-size:16px">The bill per million user writes on AWS</h2>
 <p class="meta">Measured in the phase at {{printf "%.0f" .Phase}}/s; on-demand prices of {{.Prices.Region}} on {{.Prices.Date}} (cmd/loadgen/prices.json, or a file of your region's with -prices).</p>
 <p class="verdict">{{$.CostLine}}</p>

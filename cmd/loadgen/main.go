@@ -325,6 +325,7 @@ func run(ctx context.Context, c config, log *slog.Logger, progress io.Writer) (*
 	// phase's start and after the last one's drain; pins the keys the
 	// workload pins (-aws-limits).
 	var limitsSteady [2][]ddblocal.KeyCount
+	var limitsAt [2]time.Time // when limitsSteady were read
 	var pins map[string]string
 	admin := c.admin
 	if c.writer == "" {
@@ -380,7 +381,9 @@ func run(ctx context.Context, c config, log *slog.Logger, progress io.Writer) (*
 		defer s.Stop()
 		if s.Limiter != nil {
 			// after verify (deferred later, so run earlier), before Stop
-			defer func() { rep.AWSLimits = awsLimitsOf(s.Limiter, limitsSteady, pins) }()
+			defer func() {
+				rep.AWSLimits = awsLimitsOf(s.Limiter, limitsSteady, limitsAt[1].Sub(limitsAt[0]).Seconds(), pins)
+			}()
 		}
 		clients, streamARN, writer, outbox, admin = s.Clients, s.StreamARN, s.WriterURL, s.Outbox, s.Admin
 		exited = s.Exited()
@@ -495,7 +498,7 @@ func run(ctx context.Context, c config, log *slog.Logger, progress io.Writer) (*
 		return nil, err
 	}
 	if st != nil && st.Limiter != nil {
-		limitsSteady[0] = st.Limiter.KeyCounts()
+		limitsSteady[0], limitsAt[0] = st.Limiter.KeyCounts(), time.Now()
 	}
 
 	if st != nil {
@@ -507,7 +510,7 @@ func run(ctx context.Context, c config, log *slog.Logger, progress io.Writer) (*
 			}
 			settle(ctx, e, admin, c.drain)
 			if st.Limiter != nil {
-				limitsSteady[1] = st.Limiter.KeyCounts()
+				limitsSteady[1], limitsAt[1] = st.Limiter.KeyCounts(), time.Now()
 			}
 			fmt.Fprintf(progress, "projector verify: checking the derived items against the core items\n")
 			rep.Verify = runVerify(ctx, c.bin, st.Endpoint, "load", append(slices.Clone(c.env), c.programEnv["projector"]...))
