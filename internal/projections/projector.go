@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/dynastream/dynastream/internal/ddb"
@@ -60,7 +61,7 @@ type Projector struct {
 
 // DrainApp is the application id that the projector's drains, their
 // nudges and the top-10 checks they ask for name in their requests'
-// User-Agent (app/drain, store.Store.WithApp): requests whose rate the
+// User-Agent (app/drain, store.Store.WithOptions): requests whose rate the
 // polls set, not the changes (a drain per recipe per DrainEvery, a check
 // per call that raised a week), which a report tells apart from the rest
 // (make load -aws-limits; CloudTrail's userAgent on AWS).
@@ -70,8 +71,8 @@ const DrainApp = "drain"
 // its requests at most drainAttempts times (drains).
 func (p *Projector) drainStores() (cadence, drains *store.Store) {
 	p.drainsOnce.Do(func() {
-		p.cadence = p.Store.WithApp(DrainApp)
-		p.drains = p.cadence.WithAttempts(drainAttempts)
+		p.cadence = p.Store.WithOptions(func(o *dynamodb.Options) { o.AppID = DrainApp })
+		p.drains = p.cadence.WithOptions(func(o *dynamodb.Options) { o.RetryMaxAttempts = drainAttempts })
 	})
 	return p.cadence, p.drains
 }

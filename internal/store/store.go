@@ -91,26 +91,16 @@ func New(db *dynamodb.Client, table string) *Store {
 	return s
 }
 
-// WithAttempts is a copy of s whose requests are made at most n times
-// (the SDK's retries of throttling and conflicts included): for work that
-// has somewhere better to go than a long retry, such as a drain that can
-// be owed (Combiner.Nudge).
-func (s *Store) WithAttempts(n int) *Store {
-	return s.with(func(o *dynamodb.Options) { o.RetryMaxAttempts = n })
-}
-
-// WithApp is a copy of s whose requests name app in their User-Agent
-// (app/<app>: the SDK's AppID), so that what they cost can be told from
-// the rest of a program's requests: in CloudTrail's userAgent on AWS, in a
-// ddblocal Limiter's counts (KeyCount.App) locally.
-func (s *Store) WithApp(app string) *Store {
-	return s.with(func(o *dynamodb.Options) { o.AppID = app })
-}
-
-// with is a copy of s with a client of its own, its options changed by opt.
-func (s *Store) with(opt func(*dynamodb.Options)) *Store {
+// WithOptions is a copy of s with a client of its own, its options
+// changed by opts: requests made at most n times (RetryMaxAttempts), for
+// work that has somewhere better to go than a long retry, such as a drain
+// that can be owed (Combiner.Nudge); or naming an application in their
+// User-Agent (AppID: app/<id>), so that what they cost can be told from
+// the rest of a program's requests, in CloudTrail's userAgent on AWS and
+// in a ddblocal Limiter's counts (KeyCount.App) locally.
+func (s *Store) WithOptions(opts ...func(*dynamodb.Options)) *Store {
 	c := *s
-	c.DB = dynamodb.New(s.DB.Options(), opt)
+	c.DB = dynamodb.New(s.DB.Options(), opts...)
 	c.Rooms, c.Locations, c.Chat, c.Cooking = Rooms{&c}, Locations{&c}, Chat{&c}, Cooking{&c}
 	c.Collab, c.Requests, c.Upkeep = Collab{&c}, Requests{&c}, Upkeep{&c}
 	return &c
