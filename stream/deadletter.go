@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -243,4 +244,53 @@ func (t *TableDeadLetters) Delete(ctx context.Context, dl DeadLetter) error {
 		return fmt.Errorf("stream: delete dead letter: %w", err)
 	}
 	return nil
+}
+
+// deadLetter hands records to the sink, retrying until it takes them: a
+// record leaves the shard only through the handler or the sink.
+func (r *Runner) deadLetter(ctx context.Context, log *slog.Logger, shardID string, recs []events.DynamoDBEventRecord, attempts int, cause error, raw ...json.RawMessage) bool {
+	return r.putDeadLetter(ctx, log, r.newDeadLetter(shardID, recs, attempts, cause, raw...))
+}
+
+func (r *Runner) newDeadLetter(shardID string, recs []events.DynamoDBEventRecord, attempts int, cause error, raw ...json.RawMessage) DeadLetter {
+	dl := DeadLetter{
+		Consumer: r.Consumer, StreamARN: r.StreamARN, ShardID: shardID,
+		Error: cause.Error(), Attempts: attempts, FailedAt: r.Now().UTC(),
+		Event: events.DynamoDBEvent{Records: recs}, Unconverted: raw,
+	}
+	if len(recs) > 0 {
+		dl.FirstSequenceNumber = recs[0].Change.SequenceNumber
+		dl.LastSequenceNumber = recs[len(recs)-1].Change.SequenceNumber
+	}
+	return dl
+}
+
+func (r *Runner) putDeadLetter(ctx context.Context, log *slog.Logger, dl DeadLetter) bool {
+	backoff := r.RetryBackoff
+	waiting := 0 // its id in r.sink once the sink refused it
+	defer func() {
+		if waiting != 0 { // taken, or the run ended first: its records are read again after a restart
+			r.sink.done(waiting)
+		}
+	}()
+	for {
+		err := r.DeadLetters.Put(context.WithoutCancel(ctx), dl)
+		if err == nil {
+			n := int64(max(len(dl.Event.Records), 1))
+			r.counters.deadLettered.Add(n)
+			if dl.Condition == RecordAgeExceeded {
+				r.counters.expired.Add(n)
+			}
+			log.Error("records dead-lettered", "records", len(dl.Event.Records), "first", dl.FirstSequenceNumber, "last", dl.LastSequenceNumber,
+				"attempts", dl.Attempts, "condition", dl.condition(), "err", dl.Error)
+			return true
+		}
+		r.counters.destinationFailures.Add(1)
+		waiting = r.sink.refused(waiting, r.Now(), err)
+		log.Error("dead-letter sink failed; retrying (the shard waits)", "err", err)
+		if ctx.Err() != nil {
+			return false
+		}
+		r.sleep(ctx, &backoff)
+	}
 }
