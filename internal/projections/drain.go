@@ -208,17 +208,18 @@ func (p *Projector) now() time.Time {
 	return time.Now()
 }
 
-// oweDrain nudges one pending item of ds that holds deltas and is still
-// there, so that the recipe's drain runs in a later call (see
-// projectDrains); the weeks they raised are checked then, with the drain.
-// One is enough: a drain reads all of the recipe's pending items, so the
-// nudge's record asks for every delta written before it. Nudging each
-// item that asked would write up to store.PendingShards items a call while
-// the drain is owed (a hot recipe's items ask in every call), each record
-// of which comes again to be owed again until DrainEvery has passed. An
-// item that is gone (its recipe deleted: the cascade takes its counts) is
-// passed over for the next. A nudge that fails fails the records, as the
-// drain's error.
+// oweDrain nudges the pending items of ds that held deltas, in turn, until
+// one still holds deltas after its nudge, so that the recipe's drain runs
+// in a later call (see projectDrains); the weeks they raised are checked
+// then, with the drain. One such item is enough: a drain reads all of the
+// recipe's pending items, so its nudge's record asks for every delta
+// written before it. Nudging each item that asked would write up to
+// store.PendingShards items a call while the drain is owed (a hot recipe's
+// items ask in every call), each record of which comes again to be owed
+// again until DrainEvery has passed. An item nudged empty (a drain moved
+// its deltas since its record: that drain took them) or gone (its recipe
+// deleted: the cascade takes its counts) asks for nothing, and the next is
+// nudged. A nudge that fails fails the records, as the drain's error.
 func (b *batch) oweDrain(ctx context.Context, ds []*Drain, cause error) error {
 	cadence, _ := b.p.drainStores()
 	tried := map[int]bool{}
@@ -227,11 +228,11 @@ func (b *batch) oweDrain(ctx context.Context, ds []*Drain, cause error) error {
 			continue
 		}
 		tried[d.N] = true
-		nudged, err := (store.Combiner{Store: cadence}).Nudge(ctx, d.RecipeID, d.N)
+		asks, err := (store.Combiner{Store: cadence}).Nudge(ctx, d.RecipeID, d.N)
 		if err != nil {
 			return fmt.Errorf("drain the pending counts of recipe %s: %w (and owing it: %w)", d.RecipeID, cause, err)
 		}
-		if nudged {
+		if asks {
 			break
 		}
 	}

@@ -122,16 +122,7 @@ func TestProjectorSpacesARecipesDrains(t *testing.T) {
 	createPho(t, st)
 	clock := ddbtest.NewClock(time.Date(2026, 1, 7, 12, 0, 0, 0, time.UTC))
 	p := &projections.Projector{Store: st, DrainEvery: time.Second, Now: clock.Now}
-	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
-	add := func(n int) { // a week's +1 on pending item n
-		k := store.PendingKey("pho", n)
-		if _, err := c.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(table), Key: k.AV(),
-			UpdateExpression:          aws.String("SET itemType = :t, derived = :d, recipeId = :r ADD #w :one"),
-			ExpressionAttributeNames:  map[string]string{"#w": "w#2026-W02"},
-			ExpressionAttributeValues: map[string]types.AttributeValue{":t": s(store.TypeCookingPending), ":d": &types.AttributeValueMemberBOOL{Value: true}, ":r": s("pho"), ":one": &types.AttributeValueMemberN{Value: "1"}}}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	add := func(n int) { addWeek(t, c.DB, table, n) }
 	next := ddbtest.FollowPending(t, c.Streams, arn) // one reader, reading on
 	deliverNew := func() {
 		recs, err := next(ctx)
@@ -158,6 +149,55 @@ func TestProjectorSpacesARecipesDrains(t *testing.T) {
 	deliverNew() // the nudge's record, a second after the first drain
 	if week() != 2 || p.Owed() != 1 {
 		t.Fatalf("a second after the first drain: the week at %d, %d owed; want 2", week(), p.Owed())
+	}
+}
+
+// An owed drain nudges the items that asked until one still holds deltas:
+// an item a drain emptied since its record gives a record that asks for
+// nothing, so nudging it alone would leave the others' deltas until the
+// recipe's next change (the project's own rule: the drain of the last
+// change leaves nothing behind).
+func TestOwedDrainNudgesPastAnEmptiedItem(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c, table, arn := ddbtest.Table(t)
+	st := store.New(c.DB, table)
+	createPho(t, st)
+	clock := ddbtest.NewClock(time.Date(2026, 1, 7, 12, 0, 0, 0, time.UTC))
+	p := &projections.Projector{Store: st, DrainEvery: time.Second, Now: clock.Now}
+	other := &projections.Projector{Store: st} // another lane's or instance's
+	next := ddbtest.FollowPending(t, c.Streams, arn)
+	read := func() []events.DynamoDBEventRecord {
+		recs, err := next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return recs
+	}
+	handle := func(p *projections.Projector, recs []events.DynamoDBEventRecord) {
+		if out, err := p.Handle(ctx, events.DynamoDBEvent{Records: recs}); err != nil || len(out.BatchItemFailures) > 0 {
+			t.Fatalf("%+v %v", out, err)
+		}
+	}
+	week := func() int { return weekCount(t, st) }
+	addWeek(t, c.DB, table, 0)
+	handle(p, read()) // p's drain: the week at 1
+	clock.Add(100 * time.Millisecond)
+	addWeek(t, c.DB, table, 1)
+	first := read() // item 1 holds +1
+	handle(other, first)
+	if week() != 2 {
+		t.Fatalf("the other projector's drain: the week at %d, want 2", week())
+	}
+	addWeek(t, c.DB, table, 2)
+	handle(p, append(first, read()...)) // item 1's record again (emptied since), item 2's: owed
+	if p.Owed() != 1 {
+		t.Fatalf("%d drains owed, want 1", p.Owed())
+	}
+	clock.Add(time.Second)
+	handle(p, read()) // the nudges' records
+	if week() != 3 {
+		t.Fatalf("after the owed drain: the week at %d, want 3: item 2's +1 was left behind", week())
 	}
 }
 
@@ -220,6 +260,19 @@ func putWeekPending(t *testing.T, db *dynamodb.Client, table string, n int, auth
 		it[store.AttrPendingAuthor] = s(author)
 	}
 	if _, err := db.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(table), Item: it}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// addWeek adds a week's +1 to pho's pending item n, as a projector call
+// does.
+func addWeek(t *testing.T, db *dynamodb.Client, table string, n int) {
+	t.Helper()
+	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+	if _, err := db.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{TableName: aws.String(table), Key: store.PendingKey("pho", n).AV(),
+		UpdateExpression:          aws.String("SET itemType = :t, derived = :d, recipeId = :r ADD #w :one"),
+		ExpressionAttributeNames:  map[string]string{"#w": "w#2026-W02"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":t": s(store.TypeCookingPending), ":d": &types.AttributeValueMemberBOOL{Value: true}, ":r": s("pho"), ":one": &types.AttributeValueMemberN{Value: "1"}}}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -65,11 +65,13 @@ import (
 //   - The drain of the last change leaves nothing behind: it reads the
 //     items after that change.
 //   - Owed, never lost. A drain that meets its recipe's partition over its
-//     throughput is owed: the projector nudges one pending item that asked
-//     and is still there (Nudge) before the records are passed, and its
-//     record comes again; a drain reads all of a recipe's items, so one
-//     record after the nudge asks for every delta written before it
-//     (TestProjectorOwesAThrottledDrain).
+//     throughput is owed: the projector nudges the pending items that
+//     asked (Nudge) before the records are passed, until one of them still
+//     holds deltas, and that one's record comes again; a drain reads all of
+//     a recipe's items, so that record asks for every delta written before
+//     it. An item nudged empty (a drain moved its deltas after its record)
+//     gives a record that asks for nothing, and the next is nudged
+//     (TestProjectorOwesAThrottledDrain, TestOwedDrainNudgesPastAnEmptiedItem).
 
 // Pending items of a recipe's counts.
 const (
@@ -353,15 +355,19 @@ const AttrPendingAuthor = "authorId"
 // the item's nudge count, so the item's stream record comes again and the
 // projector drains it then, as it would have. The drain is owed, not lost:
 // the nudge is written before the record that asked is passed, and a
-// crash between them delivers that record again. An item that is gone
-// (its recipe deleted meanwhile) is not nudged: false. The nudge count is
-// not a delta: PendingFrom ignores it, and a drain leaves it.
+// crash between them delivers that record again. It reports whether the
+// nudged item holds deltas: only then does its record ask for a drain (an
+// item a drain emptied meanwhile gives a record that asks for nothing).
+// An item that is gone (its recipe deleted meanwhile) is not nudged:
+// false. The nudge count is not a delta: PendingFrom ignores it, and a
+// drain leaves it.
 func (s Combiner) Nudge(ctx context.Context, recipeID string, n int) (bool, error) {
-	_, err := s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &s.Table, Key: PendingKey(recipeID, n).AV(),
+	out, err := s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &s.Table, Key: PendingKey(recipeID, n).AV(),
 		UpdateExpression:          aws.String("ADD #n :one"),
 		ConditionExpression:       aws.String("attribute_exists(PK)"),
 		ExpressionAttributeNames:  map[string]string{"#n": attrNudged},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":one": num(1)}})
+		ExpressionAttributeValues: map[string]types.AttributeValue{":one": num(1)},
+		ReturnValues:              types.ReturnValueAllNew})
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {
 		return false, nil
@@ -369,7 +375,11 @@ func (s Combiner) Nudge(ctx context.Context, recipeID string, n int) (bool, erro
 	if err != nil {
 		return false, fmt.Errorf("store: nudge %s: %w", PendingPK(recipeID, n), err)
 	}
-	return true, nil
+	p, err := PendingFrom(out.Attributes)
+	if err != nil {
+		return false, nil // unreadable: its record fails in the drain, loudly; nudge the next
+	}
+	return !p.Empty(), nil
 }
 
 // pendingRead is a pending item as a drain read it.
