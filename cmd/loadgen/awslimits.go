@@ -81,6 +81,15 @@ type LimitKey struct {
 	PerSecond float64 `json:"perSecond,omitempty"`
 }
 
+// opName is the operation, with the caller's app when it named one: the
+// Limiter counts each caller apart.
+func (k LimitKey) opName() string {
+	if k.App == "" {
+		return k.Op
+	}
+	return k.Op + " (app/" + k.App + ")"
+}
+
 // overShare is the share of a key's requests that may be throttled in
 // the steady phases when its rate grows with the write rate.
 const overShare = 0.01
@@ -235,7 +244,7 @@ func (r *AWSLimitsReport) print(w io.Writer) {
 			fmt.Fprintf(tw, "  … %d more in the JSON report\n", len(keys)-i)
 			break
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%d\t%d (%.1f%%)\t%d\t%d\t%s\t\n", k.Table, k.Index, k.Key, k.Op, k.Requests, k.Throttled, 100*k.ThrottledShare(), k.Unprocessed, k.Conflicts, k.Per)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%d\t%d (%.1f%%)\t%d\t%d\t%s\t\n", k.Table, k.Index, k.Key, k.opName(), k.Requests, k.Throttled, 100*k.ThrottledShare(), k.Unprocessed, k.Conflicts, k.Per)
 	}
 	tw.Flush()
 }

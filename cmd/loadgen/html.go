@@ -399,7 +399,7 @@ th:first-child,td:first-child{text-align:left} svg.chart{display:block;margin:8p
 <p class="verdict">{{$.AWSLimitsLine}}</p>
 {{with $.AWSSteadyLine}}<p class="verdict">{{.}}</p>{{end}}
 <table><tr><th>table</th><th>index</th><th>key</th><th>operation</th><th>requests</th><th>throttled</th><th>share</th><th>unprocessed</th><th>conflicts</th><th>one per</th><th>takes the growth</th></tr>
-{{range $.AWSLimitsKeys}}<tr><td>{{.Table}}</td><td>{{.Index}}</td><td>{{.Key}}</td><td>{{.Op}}</td><td>{{.Requests}}</td><td>{{.Throttled}}</td><td>{{printf "%.1f%%" (pct .ThrottledShare)}}</td><td>{{.Unprocessed}}</td><td>{{.Conflicts}}</td><td>{{.Per}}</td><td>{{if .TakesGrowth}}yes{{end}}</td></tr>
+{{range $.AWSLimitsKeys}}<tr><td>{{.Table}}</td><td>{{.Index}}</td><td>{{.Key}}</td><td>{{.Op}}{{with .App}} (app/{{.}}){{end}}</td><td>{{.Requests}}</td><td>{{.Throttled}}</td><td>{{printf "%.1f%%" (pct .ThrottledShare)}}</td><td>{{.Unprocessed}}</td><td>{{.Conflicts}}</td><td>{{.Per}}</td><td>{{if .TakesGrowth}}yes{{end}}</td></tr>
 {{end}}</table>
 {{with .Cadence}}<p class="meta">Set by the polls, not the writes (app/drain: the projector's drains, their nudges and top-10 checks): their rate is the same at full scale, where each key takes {{printf "%.0f" (inv $.AWSLimits.Scale)}} times the units it takes here.</p>
 <table><tr><th>table</th><th>index</th><th>key</th><th>operation</th><th>requests/s (here and at full scale)</th><th>throttled here</th><th>share</th><th>one per</th></tr>
