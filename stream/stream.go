@@ -92,7 +92,8 @@ type Runner struct {
 	// minute (DynamoDB's, to the second; DynamoDB Local's are to the
 	// minute). See shardReader.created.
 	fineTimes atomic.Bool
-	// windows is RunWindows' handler (nil: Run's).
+	// windows is the running RunWindows' handler (nil: Run's); run sets
+	// it for each run.
 	windows WindowHandler
 	// partitionKey is the table's partition key attribute, from
 	// DescribeStream ("" until known: records are then keyed by item).
@@ -127,7 +128,14 @@ const shardEnd = "SHARD_END"
 // written. With Checkpoints that are Leases, it first takes the consumer's
 // lease, waiting as a standby while another Runner holds it, and returns
 // ErrLeaseLost if it loses the lease while running.
-func (r *Runner) Run(ctx context.Context, h Handler) (err error) {
+func (r *Runner) Run(ctx context.Context, h Handler) error {
+	return r.run(ctx, h, nil)
+}
+
+// run is Run with h, or RunWindows with windows: the window handler is
+// this run's (r.windows, which the shards read), never left for the next.
+func (r *Runner) run(ctx context.Context, h Handler, windows WindowHandler) (err error) {
+	r.windows = windows
 	if err := r.setUp(); err != nil {
 		return err
 	}
@@ -253,8 +261,7 @@ func (r *Runner) RunWindows(ctx context.Context, h WindowHandler) error {
 	if r.TumblingWindow <= 0 {
 		return errors.New("stream: RunWindows needs Config.TumblingWindow (TumblingWindowInSeconds)")
 	}
-	r.windows = h
-	return r.Run(ctx, nil)
+	return r.run(ctx, nil, h)
 }
 
 // setUp validates the configuration and fills in defaults, under shardMu:

@@ -588,3 +588,35 @@ func TestRunWindowsWithoutReportBatchItemFailures(t *testing.T) {
 		t.Errorf("final totals (-want +got):\n%s", diff)
 	}
 }
+
+// A Runner that ran windows runs the handler its next Run is given: the
+// window handler of RunWindows is that run's, not kept in the Runner for
+// the next (issue: a later Run(ctx, h) ran the old window handler instead
+// of h). With TumblingWindow still set, Run refuses, as it does on a
+// Runner that never ran windows; with it cleared, h gets the records.
+func TestRunAfterRunWindowsRunsItsOwnHandler(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	r := newRunner(t, f.c.Streams, f.arn, "reused")
+	r.TumblingWindow = time.Minute
+	windows := &windowCalls{}
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := r.RunWindows(ended, windows.handle); err != nil {
+		t.Fatal(err)
+	}
+	bounded, stop := context.WithTimeout(context.Background(), 10*time.Second) // a bound on a wrong run, not a timing
+	defer stop()
+	if err := r.Run(bounded, (&recorder{}).handle); err == nil || !strings.Contains(err.Error(), "use RunWindows") {
+		t.Fatalf("Run with TumblingWindow after RunWindows: %v, want the refusal a new Runner gives", err)
+	}
+	r.TumblingWindow = 0
+	rec := &recorder{}
+	run := start(t, r, rec.handle)
+	putItems(t, f.c.DB, f.table, 0, 3)
+	waitFor(t, "the records at the plain handler", func() bool { return len(rec.delivered()) >= 3 })
+	run.stop()
+	if n := len(windows.finalsNow()); n != 0 {
+		t.Errorf("the window handler made %d final calls after its run ended", n)
+	}
+}
