@@ -88,9 +88,9 @@ const drainAttempts = 2
 //
 // A drain that meets its recipe's partition over its throughput (after
 // drainAttempts tries), or comes sooner than DrainEvery after the recipe's
-// last, is owed, not failed: one pending item of the run's records that
-// holds deltas is nudged (oweDrain, store.Combiner.Nudge), so its record
-// comes again and the drain runs in a later call. A recipe whose
+// last, is owed, not failed: the run's pending items are nudged in turn
+// until one still holds deltas (oweDrain, store.Combiner.Nudge), so its
+// record comes again and the drain runs in a later call. A recipe whose
 // drains come faster than its partition takes them (the hot recipe at a
 // small share of AWS's limits: a drain per call is set by the poll rate,
 // not by the writes) is then drained as often as it can be, each drain

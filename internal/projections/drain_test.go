@@ -13,6 +13,7 @@ import (
 
 	"github.com/dynastream/dynastream/ddblocal"
 	"github.com/dynastream/dynastream/internal/cooking"
+	"github.com/dynastream/dynastream/internal/ddb"
 	"github.com/dynastream/dynastream/internal/ddbtest"
 	"github.com/dynastream/dynastream/internal/projections"
 	"github.com/dynastream/dynastream/internal/store"
@@ -116,24 +117,11 @@ func TestProjectorOwesAThrottledDrain(t *testing.T) {
 // partition at a hundredth of AWS's limits).
 func TestProjectorSpacesARecipesDrains(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	c, table, arn := ddbtest.Table(t)
-	st := store.New(c.DB, table)
-	createPho(t, st)
-	clock := ddbtest.NewClock(time.Date(2026, 1, 7, 12, 0, 0, 0, time.UTC))
-	p := &projections.Projector{Store: st, DrainEvery: time.Second, Now: clock.Now}
-	add := func(n int) { addWeek(t, c.DB, table, n) }
-	next := ddbtest.FollowPending(t, c.Streams, arn) // one reader, reading on
-	deliverNew := func() {
-		recs, err := next(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if out, err := p.Handle(ctx, events.DynamoDBEvent{Records: recs}); err != nil || len(out.BatchItemFailures) > 0 {
-			t.Fatalf("%+v %v", out, err)
-		}
-	}
-	week := func() int { return weekCount(t, st) }
+	f := newSpacedDrains(t)
+	p, clock := f.p, f.clock
+	add := func(n int) { addWeek(t, f.c.DB, f.table, n) }
+	deliverNew := func() { handleAll(t, p, f.read()) }
+	week := func() int { return weekCount(t, f.st) }
 	add(1)
 	deliverNew()
 	if week() != 1 || p.Owed() != 0 {
@@ -159,27 +147,11 @@ func TestProjectorSpacesARecipesDrains(t *testing.T) {
 // change leaves nothing behind).
 func TestOwedDrainNudgesPastAnEmptiedItem(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	c, table, arn := ddbtest.Table(t)
-	st := store.New(c.DB, table)
-	createPho(t, st)
-	clock := ddbtest.NewClock(time.Date(2026, 1, 7, 12, 0, 0, 0, time.UTC))
-	p := &projections.Projector{Store: st, DrainEvery: time.Second, Now: clock.Now}
-	other := &projections.Projector{Store: st} // another lane's or instance's
-	next := ddbtest.FollowPending(t, c.Streams, arn)
-	read := func() []events.DynamoDBEventRecord {
-		recs, err := next(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return recs
-	}
-	handle := func(p *projections.Projector, recs []events.DynamoDBEventRecord) {
-		if out, err := p.Handle(ctx, events.DynamoDBEvent{Records: recs}); err != nil || len(out.BatchItemFailures) > 0 {
-			t.Fatalf("%+v %v", out, err)
-		}
-	}
-	week := func() int { return weekCount(t, st) }
+	f := newSpacedDrains(t)
+	p, clock, read, c, table := f.p, f.clock, f.read, f.c, f.table
+	other := &projections.Projector{Store: f.st} // another lane's or instance's
+	handle := func(p *projections.Projector, recs []events.DynamoDBEventRecord) { handleAll(t, p, recs) }
+	week := func() int { return weekCount(t, f.st) }
 	addWeek(t, c.DB, table, 0)
 	handle(p, read()) // p's drain: the week at 1
 	clock.Add(100 * time.Millisecond)
@@ -261,6 +233,44 @@ func putWeekPending(t *testing.T, db *dynamodb.Client, table string, n int, auth
 	}
 	if _, err := db.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(table), Item: it}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// spacedDrains is the set-up of the DrainEvery tests: recipe pho, a
+// projector that drains it at most once a second on a test clock, and a
+// reader of the pending items' records that reads on from its last call.
+type spacedDrains struct {
+	c     *ddb.Clients
+	table string
+	st    *store.Store
+	clock *ddbtest.Clock
+	p     *projections.Projector
+	read  func() []events.DynamoDBEventRecord
+}
+
+func newSpacedDrains(t *testing.T) spacedDrains {
+	t.Helper()
+	c, table, arn := ddbtest.Table(t)
+	st := store.New(c.DB, table)
+	createPho(t, st)
+	clock := ddbtest.NewClock(time.Date(2026, 1, 7, 12, 0, 0, 0, time.UTC))
+	next := ddbtest.FollowPending(t, c.Streams, arn)
+	read := func() []events.DynamoDBEventRecord {
+		recs, err := next(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return recs
+	}
+	return spacedDrains{c, table, st, clock, &projections.Projector{Store: st, DrainEvery: time.Second, Now: clock.Now}, read}
+}
+
+// handleAll hands recs to p in one call and fails the test unless every
+// record succeeds.
+func handleAll(t *testing.T, p *projections.Projector, recs []events.DynamoDBEventRecord) {
+	t.Helper()
+	if out, err := p.Handle(context.Background(), events.DynamoDBEvent{Records: recs}); err != nil || len(out.BatchItemFailures) > 0 {
+		t.Fatalf("%+v %v", out, err)
 	}
 }
 
