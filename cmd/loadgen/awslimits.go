@@ -236,15 +236,23 @@ func (r *AWSLimitsReport) print(w io.Writer) {
 	if len(keys) == 0 {
 		return
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(w, "  the keys that met a limit in %s, most throttled first:\n", what)
-	fmt.Fprintln(tw, "  table\tindex\tkey\toperation\trequests\tthrottled\tunprocessed\tconflicts\tone per\t")
+	printKeys(w, "table\tindex\tkey\toperation\trequests\tthrottled\tunprocessed\tconflicts\tone per", keys, func(k LimitKey) string {
+		return fmt.Sprintf("%s\t%s\t%s\t%s\t%d\t%d (%.1f%%)\t%d\t%d\t%s", k.Table, k.Index, k.Key, k.opName(), k.Requests, k.Throttled, 100*k.ThrottledShare(), k.Unprocessed, k.Conflicts, k.Per)
+	})
+}
+
+// printKeys prints a table of keys, a row each (the first 20; the JSON
+// report has them all).
+func printKeys(w io.Writer, head string, keys []LimitKey, row func(LimitKey) string) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "  %s\t\n", head)
 	for i, k := range keys {
 		if i == 20 {
 			fmt.Fprintf(tw, "  … %d more in the JSON report\n", len(keys)-i)
 			break
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%d\t%d (%.1f%%)\t%d\t%d\t%s\t\n", k.Table, k.Index, k.Key, k.opName(), k.Requests, k.Throttled, 100*k.ThrottledShare(), k.Unprocessed, k.Conflicts, k.Per)
+		fmt.Fprintf(tw, "  %s\t\n", row(k))
 	}
 	tw.Flush()
 }
@@ -257,14 +265,7 @@ func (r *AWSLimitsReport) printCadence(w io.Writer) {
 		return
 	}
 	fmt.Fprintf(w, "  set by the polls, not the writes (app/%s: the projector's drains, their nudges and top-10 checks): their rate is the same at full scale,\n  where each key takes %.0f times the units it takes here:\n", projections.DrainApp, 1/r.Scale)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  table\tindex\tkey\toperation\trequests/s (here and at full scale)\tthrottled here\tone per\t")
-	for i, k := range r.Cadence {
-		if i == 20 {
-			fmt.Fprintf(tw, "  … %d more in the JSON report\n", len(r.Cadence)-i)
-			break
-		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%.1f\t%d (%.1f%%)\t%s\t\n", k.Table, k.Index, k.Key, k.Op, k.PerSecond, k.Throttled, 100*k.ThrottledShare(), k.Per)
-	}
-	tw.Flush()
+	printKeys(w, "table\tindex\tkey\toperation\trequests/s (here and at full scale)\tthrottled here\tone per", r.Cadence, func(k LimitKey) string {
+		return fmt.Sprintf("%s\t%s\t%s\t%s\t%.1f\t%d (%.1f%%)\t%s", k.Table, k.Index, k.Key, k.Op, k.PerSecond, k.Throttled, 100*k.ThrottledShare(), k.Per)
+	})
 }
