@@ -594,6 +594,8 @@ func TestRunWindowsWithoutReportBatchItemFailures(t *testing.T) {
 // the next (issue: a later Run(ctx, h) ran the old window handler instead
 // of h). With TumblingWindow still set, Run refuses, as it does on a
 // Runner that never ran windows; with it cleared, h gets the records.
+// The Runner's own API: AWS documents nothing of it (a mapping's
+// TumblingWindowInSeconds is set on the mapping, which has one function).
 func TestRunAfterRunWindowsRunsItsOwnHandler(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
