@@ -2,6 +2,7 @@ package filter_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -122,6 +123,14 @@ func TestLambdaRefuses(t *testing.T) {
 		{`{"dynamodb":{"Keys":{"n":{"N":[{"numeric":["=",5]}]}}}}`, "(https://docs.aws.amazon.com/lambda/latest/dg/with-ddb-filtering.html)", true},
 		{`{"dynamodb":{"OldImage":{"m":{"M":{"n":{"N":[{"numeric":["=",5]}]}}}}}}`, "dynamodb.OldImage.m.M.n.N: numeric: a numeric rule on an attribute value", true},
 		{`{"dynamodb":{"$or":[{"NewImage":{"n":{"N":[{"numeric":["=",5]}]}}},{"SizeBytes":[1]}]}}`, "dynamodb.$or[0].NewImage.n.N: numeric", true},
+		// "DynamoDB event filtering doesn't support the use of numeric
+		// operators (numeric equals and numeric range)" (with-ddb-filtering):
+		// not on the record's own numbers either, where AWS's sample record
+		// has SizeBytes a number and ApproximateCreationDateTime a string.
+		{`{"dynamodb":{"SizeBytes":[{"numeric":[">",100]}]}}`, "dynamodb.SizeBytes: numeric: DynamoDB event filtering does not support numeric operators", true},
+		{`{"dynamodb":{"ApproximateCreationDateTime":[{"numeric":[">=",1678831218]}]}}`, "dynamodb.ApproximateCreationDateTime: numeric: DynamoDB event filtering does not support numeric operators, numeric equals or numeric range (https://docs.aws.amazon.com/lambda/latest/dg/with-ddb-filtering.html)", true},
+		{`{"dynamodb":{"$or":[{"SizeBytes":[{"numeric":["=",5]}]},{"SizeBytes":[1]}]}}`, "dynamodb.$or[0].SizeBytes: numeric: DynamoDB event filtering", true},
+		{`{"eventVersion":[{"numeric":["=",1]}]}`, "eventVersion: numeric: DynamoDB event filtering", true},
 		// Refused in both: AWS's matcher refuses these, or reads them in
 		// a way AWS documents nothing for.
 		{`{"dynamodb":{"NewImage":{"f":{"S":[{"anything-but":["a",5]}]}}}}`, "not both (AWS's matcher refuses a mixed list)", false},
@@ -155,12 +164,6 @@ func TestParseRefuses(t *testing.T) {
 		{`{"a":[{"bogus":1}]}`, "a: bogus: unknown operator"},
 		{`{"a":[{"prefix":"x","suffix":"y"}]}`, "exactly one operator"},
 		{`{"a":[{"exists":"yes"}]}`, "a: exists: want true or false"},
-		{`{"a":[{"numeric":["<",5,">",1]}]}`, `operator "<" out of place`},
-		{`{"a":[{"numeric":[">",5,"<",1]}]}`, "empty range"},
-		{`{"a":[{"numeric":["=",6e9]}]}`, "out of range"},
-		{`{"a":[{"numeric":["=",1.1234567]}]}`, "six decimals"},
-		{`{"a":[{"numeric":[">","5"]}]}`, "wants a number"},
-
 		{`{"a":[{"cidr":"10.0.0.0/24"}]}`, "no cidr"},
 		{`{"a":[{"anything-but":[true]}]}`, "a list of strings or of numbers, not a boolean"},
 		{`{"$or":[{"a":["x"]}]}`, "at least two alternatives"},
@@ -173,6 +176,11 @@ func TestParseRefuses(t *testing.T) {
 		}
 	}
 	for _, c := range []struct{ pattern, want string }{
+		{`{"a":[{"numeric":["<",5,">",1]}]}`, `operator "<" out of place`},
+		{`{"a":[{"numeric":[">",5,"<",1]}]}`, "empty range"},
+		{`{"a":[{"numeric":["=",6e9]}]}`, "out of range"},
+		{`{"a":[{"numeric":["=",1.1234567]}]}`, "six decimals"},
+		{`{"a":[{"numeric":[">","5"]}]}`, "wants a number"},
 		{`{"a":[{"wildcard":"a**b"}]}`, "consecutive wildcards"},
 		{`{"a":[{"wildcard":"a\\b"}]}`, `escapes only`},
 		{`{"a":[{"anything-but":{"prefix":""}}]}`, "empty prefix"},
@@ -184,12 +192,46 @@ func TestParseRefuses(t *testing.T) {
 			t.Errorf("EventBridge.Parse(%.60s) = %v, want an error with %q", c.pattern, err, c.want)
 		}
 	}
-	six := make([]string, filter.MaxFilters+1)
-	for i := range six {
-		six[i] = `{"a":["x"]}`
+}
+
+// TestCriteriaQuota: "By default, you can define up to five different
+// filters for a single event source mapping … you can request a quota
+// increase for up to 10 filters for each event source"
+// (https://docs.aws.amazon.com/lambda/latest/dg/invocation-eventfiltering.html):
+// five by default, up to ten when the user says the quota is raised, no
+// more than the quota said, and no quota AWS does not grant.
+func TestCriteriaQuota(t *testing.T) {
+	patterns := func(n int) []string {
+		ps := make([]string, n)
+		for i := range ps {
+			ps[i] = fmt.Sprintf(`{"dynamodb":{"Keys":{"PK":{"S":["k%d"]}}}}`, i)
+		}
+		return ps
 	}
-	if _, err := filter.ParseCriteria(six...); err == nil {
-		t.Errorf("ParseCriteria took %d patterns", len(six))
+	if c, err := filter.ParseCriteria(patterns(filter.MaxFilters)...); err != nil || len(c) != 5 {
+		t.Errorf("ParseCriteria(5 patterns) = %d, %v", len(c), err)
+	}
+	if _, err := filter.ParseCriteria(patterns(6)...); err == nil || !contains(err.Error(), "6 patterns; a mapping takes 5 (Lambda's default quota; raised on request, say so with CriteriaQuota") {
+		t.Errorf("ParseCriteria(6 patterns): %v", err)
+	}
+	if _, err := filter.Lambda.Criteria(patterns(6)...); err == nil {
+		t.Error("Lambda.Criteria took 6 patterns")
+	}
+	c, err := filter.Lambda.CriteriaQuota(filter.MaxFiltersRaised, patterns(10)...)
+	if err != nil || len(c) != 10 {
+		t.Fatalf("CriteriaQuota(10, 10 patterns) = %d, %v", len(c), err)
+	}
+	rec := events.DynamoDBEventRecord{Change: events.DynamoDBStreamRecord{Keys: map[string]events.DynamoDBAttributeValue{"PK": events.NewStringAttribute("k9")}}}
+	if !c.Match(rec) {
+		t.Error("the tenth pattern of a raised quota does not match its record")
+	}
+	if _, err := filter.Lambda.CriteriaQuota(7, patterns(8)...); err == nil || !contains(err.Error(), "8 patterns; a mapping takes 7 (the quota said raised") {
+		t.Errorf("CriteriaQuota(7, 8 patterns): %v", err)
+	}
+	for _, q := range []int{0, 4, 11} {
+		if _, err := filter.Lambda.CriteriaQuota(q, patterns(1)...); err == nil || !contains(err.Error(), "by default and 10 at most") {
+			t.Errorf("CriteriaQuota(%d): %v", q, err)
+		}
 	}
 }
 

@@ -18,10 +18,28 @@ type Criteria []Pattern
 // syntax.
 func ParseCriteria(patterns ...string) (Criteria, error) { return Lambda.Criteria(patterns...) }
 
-// Criteria parses patterns with the syntax, as ParseCriteria does.
+// Criteria parses patterns with the syntax, as ParseCriteria does: at
+// most MaxFilters, Lambda's default quota.
 func (s Syntax) Criteria(patterns ...string) (Criteria, error) {
-	if len(patterns) > MaxFilters {
-		return nil, fmt.Errorf("filter: %d patterns; a mapping takes %d (Lambda's default quota)", len(patterns), MaxFilters)
+	return s.CriteriaQuota(MaxFilters, patterns...)
+}
+
+// CriteriaQuota parses patterns with the syntax for a mapping whose
+// account has the filters quota AWS raised on request: at most quota
+// patterns, quota from MaxFilters (the default) to MaxFiltersRaised (the
+// most AWS raises it to). A quota outside that range is an error: Lambda
+// refuses a mapping of more patterns than the account's quota, so say only
+// what the account has.
+func (s Syntax) CriteriaQuota(quota int, patterns ...string) (Criteria, error) {
+	if quota < MaxFilters || quota > MaxFiltersRaised {
+		return nil, fmt.Errorf("filter: a quota of %d patterns; Lambda's is %d by default and %d at most when raised on request (%s)", quota, MaxFilters, MaxFiltersRaised, lambdaQuotaPage)
+	}
+	if len(patterns) > quota {
+		how := "Lambda's default quota; raised on request, say so with CriteriaQuota"
+		if quota > MaxFilters {
+			how = "the quota said raised"
+		}
+		return nil, fmt.Errorf("filter: %d patterns; a mapping takes %d (%s; %s)", len(patterns), quota, how, lambdaQuotaPage)
 	}
 	c := make(Criteria, 0, len(patterns))
 	for i, pat := range patterns {

@@ -19,8 +19,6 @@
 //	{"prefix": "a"}  {"suffix": "a"}     begins or ends with
 //	{"anything-but": ["a", "b"] | [5]}   a value present and none of these
 //	                                     (strings only or numbers only)
-//	{"numeric": [">", 0, "<=", 5]}       a number in range; ["=", 5] equals
-//	                                     (not on attribute values: refused)
 //	{"exists": true | false}             the field is there, or not
 //
 // and in EventBridge's (filter.EventBridge.Parse, for patterns meant for
@@ -31,7 +29,14 @@
 //	{"anything-but": "a" | 5}            a single value
 //	{"anything-but": {"prefix": "a"}}    also suffix, equals-ignore-case and
 //	                                     wildcard (with a string or a list)
-//	numeric rules anywhere
+//	{"numeric": [">", 0, "<=", 5]}       a number in range; ["=", 5] equals
+//
+// Lambda's syntax table has numeric rules, but its DynamoDB page says
+// "DynamoDB event filtering doesn't support the use of numeric operators
+// (numeric equals and numeric range)": Lambda's syntax here refuses them
+// everywhere in the record, SizeBytes and ApproximateCreationDateTime too
+// (AWS's sample record has the first a number, the second a string, so a
+// numeric rule on them may keep other records on AWS than here).
 //
 // Parse refuses, naming the operator, its place and the page, what
 // Lambda's syntax does not have; a mapping that would take it is not
@@ -63,14 +68,14 @@
 // an object (NewImage, an M or L attribute) finds nothing there, so
 // {"exists": true} never matches it and {"exists": false} always does;
 // write the path down to a typed leaf (NewImage.PK.S). Numbers in items are
-// strings ({"N": "5"}): Lambda's syntax refuses numeric rules on them,
-// EventBridge's takes them and they match none (match them as strings, or
-// filter on SizeBytes and ApproximateCreationDateTime, which are numbers);
-// a binary is its base64 text.
+// strings ({"N": "5"}): EventBridge's syntax takes numeric rules on them
+// and they match none (match them as strings); a binary is its base64
+// text.
 //
 // Limits, as Lambda's: a pattern of at most 4096 characters, at most five
-// patterns per mapping (the default quota), numbers within ±5.0e9 with six
-// decimals at most. Parse refuses what Lambda refuses (an unknown operator,
+// patterns per mapping (the default quota; up to ten with
+// Syntax.CriteriaQuota where AWS raised it on request), numbers within
+// ±5.0e9 with six decimals at most. Parse refuses what Lambda refuses (an unknown operator,
 // an empty list, a misplaced numeric operator, "**" in a wildcard, cidr, a
 // mixed anything-but list), naming the place. Lambda also documents that a
 // DynamoDB mapping filters on the "dynamodb" key only; this package

@@ -38,14 +38,14 @@ func Example() {
 // Parse names what is wrong and where, before a deploy does; by default
 // it takes only what Lambda documents for a DynamoDB mapping.
 func ExampleParse() {
-	_, err := filter.Parse(`{"dynamodb":{"SizeBytes":[{"numeric":["<",5,">",1]}]}}`)
+	_, err := filter.Parse(`{"dynamodb":{"NewImage":{"status":{"S":[{"anything-but":"DRAFT"}]}}}}`)
 	fmt.Println(err)
 	_, err = filter.Parse(`{"dynamodb":{"NewImage":{"file":{"S":[{"wildcard":"*.png"}]}}}}`)
 	fmt.Println(err)
 	_, err = filter.EventBridge.Parse(`{"dynamodb":{"NewImage":{"file":{"S":[{"wildcard":"*.png"}]}}}}`)
 	fmt.Println(err)
 	// Output:
-	// filter: dynamodb.SizeBytes: numeric: operator "<" out of place (a range is a lower bound > or >= first, then an upper < or <=)
+	// filter: dynamodb.NewImage.status.S: anything-but: a single value (write ["DRAFT"]) is not in Lambda's filter rule syntax (https://docs.aws.amazon.com/lambda/latest/dg/invocation-eventfiltering.html#filtering-syntax); for an EventBridge rule or a Pipe, parse with filter.EventBridge
 	// filter: dynamodb.NewImage.file.S: wildcard: wildcard is not in Lambda's filter rule syntax (https://docs.aws.amazon.com/lambda/latest/dg/invocation-eventfiltering.html#filtering-syntax); for an EventBridge rule or a Pipe, parse with filter.EventBridge
 	// <nil>
 }

@@ -19,8 +19,13 @@ const (
 	// Filter.Pattern length constraint).
 	MaxPatternLength = 4096
 	// MaxFilters is how many patterns one mapping's FilterCriteria holds
-	// by default (a quota AWS can raise to 10 on request).
+	// by default: "By default, you can define up to five different
+	// filters for a single event source mapping" (Lambda event filtering).
 	MaxFilters = 5
+	// MaxFiltersRaised is the most a mapping holds once AWS raised the
+	// quota on request ("you can request a quota increase for up to 10").
+	// Say so with Syntax.CriteriaQuota.
+	MaxFiltersRaised = 10
 	// MaxNumeric bounds the numbers a numeric rule can name: ±5.0e9, with
 	// at most six digits after the decimal point, as the event pattern
 	// language has it. Values outside it never match a numeric rule.
@@ -98,8 +103,10 @@ const (
 	// function", its filter rule syntax table, and "Using event filtering
 	// with a DynamoDB event source"): equals, null, empty,
 	// equals-ignore-case, prefix, suffix, anything-but with a list of
-	// strings or a list of numbers, numeric (on the record's own numbers,
-	// not on attribute values), exists and $or. It is the default: a
+	// strings or a list of numbers, exists and $or. The syntax table lists
+	// numeric rules, but the DynamoDB page says "DynamoDB event filtering
+	// doesn't support the use of numeric operators (numeric equals and
+	// numeric range)", so they are refused everywhere in a DynamoDB record. It is the default: a
 	// mapping's FilterCriteria is refused locally for what Lambda may
 	// refuse or evaluate otherwise, before a deploy.
 	Lambda Syntax = iota
@@ -124,6 +131,7 @@ func (s Syntax) String() string {
 const (
 	lambdaSyntaxPage = "https://docs.aws.amazon.com/lambda/latest/dg/invocation-eventfiltering.html#filtering-syntax"
 	lambdaDDBPage    = "https://docs.aws.amazon.com/lambda/latest/dg/with-ddb-filtering.html"
+	lambdaQuotaPage  = "https://docs.aws.amazon.com/lambda/latest/dg/invocation-eventfiltering.html"
 )
 
 // Parse parses one filter pattern with Lambda's syntax and limits (the
@@ -391,8 +399,11 @@ func (p parser) rule(v any, at string, pl place) (rule, error) {
 		}
 		return rule{kind: ruleExists, b: b}, nil
 	case "numeric":
-		if lambda && pl == placeItem {
-			return rule{}, fmt.Errorf("filter: %s: a numeric rule on an attribute value: the value is a string in the record ({\"N\": \"5\"}) and Lambda's DynamoDB filtering page does not support numeric filtering of attribute values (%s); match its text, or compare in the handler", at, lambdaDDBPage)
+		switch {
+		case lambda && pl == placeItem:
+			return rule{}, fmt.Errorf("filter: %s: a numeric rule on an attribute value: the value is a string in the record ({\"N\": \"5\"}) and DynamoDB event filtering does not support numeric operators (%s); match its text, or compare in the handler", at, lambdaDDBPage)
+		case lambda:
+			return rule{}, fmt.Errorf("filter: %s: DynamoDB event filtering does not support numeric operators, numeric equals or numeric range (%s); AWS's sample record has SizeBytes a number but ApproximateCreationDateTime a string, so a numeric rule may keep or drop other records there than here; compare in the handler, or parse with filter.EventBridge for a rule or a Pipe", at, lambdaDDBPage)
 		}
 		return parseNumeric(arg, at)
 	case "anything-but":
