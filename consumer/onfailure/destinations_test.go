@@ -142,6 +142,27 @@ func TestS3DestinationRedrivesWithoutTheStream(t *testing.T) {
 	if err := json.Unmarshal(body, &raw); err != nil || raw["payload"] == nil || raw["DDBStreamBatchInfo"] == nil || raw["requestContext"] == nil {
 		t.Fatalf("object's fields: %s", body)
 	}
+	// "the payload field contains the original invocation record as an
+	// escaped JSON string" (Lambda, "Retain discarded records for a
+	// DynamoDB event source", Example Amazon S3 invocation record,
+	// https://docs.aws.amazon.com/lambda/latest/dg/services-dynamodb-errors.html):
+	// a tool that reads AWS's objects reads these.
+	var payload string
+	if err := json.Unmarshal(raw["payload"], &payload); err != nil {
+		t.Fatalf("payload is not a JSON string: %v: %.80s", err, raw["payload"])
+	}
+	var event events.DynamoDBEvent
+	if err := json.Unmarshal([]byte(payload), &event); err != nil || len(event.Records) != 1 || event.Records[0].Change.Keys["PK"].String() != "POISON" {
+		t.Fatalf("payload's event: %v: %.200s", err, payload)
+	}
+	// and the object form this package wrote before reads as well
+	var object map[string]json.RawMessage
+	_ = json.Unmarshal(body, &object)
+	object["payload"] = json.RawMessage(payload)
+	old, _ := json.Marshal(object)
+	if rec, err := onfailure.ReadS3Record(old); err != nil || len(rec.Payload.Records) != 1 || rec.Payload.Records[0].Change.Keys["PK"].String() != "POISON" {
+		t.Fatalf("an object payload: %v", err)
+	}
 
 	// the halves of a bisected batch that expire together share their
 	// last call's request id and second: two objects all the same

@@ -35,21 +35,28 @@ type S3API interface {
 // So a redrive from S3 needs no stream: it works after the stream has
 // trimmed the records (24 hours).
 //
-// The page shows the payload as "<Whole Event>" without saying whether it
-// is the event's JSON or a string holding it: S3 writes the event as JSON
-// (an object, {"Records": […]}), and ReadS3Record reads either.
+// Its example names the form: "the payload field contains the original
+// invocation record as an escaped JSON string" (Example Amazon S3
+// invocation record): MarshalJSON writes the event's JSON as a string,
+// "payload":"{\"Records\":[…]}", and ReadS3Record reads that or the
+// event as an object (what this package wrote before v0.1.0).
 type S3Record struct {
 	stream.FailureRecord
 	Payload events.DynamoDBEvent
 }
 
-// MarshalJSON writes the failure record's fields and "payload".
+// MarshalJSON writes the failure record's fields and "payload": the
+// event's JSON as an escaped JSON string, as Lambda writes it.
 func (r S3Record) MarshalJSON() ([]byte, error) {
 	head, err := json.Marshal(r.FailureRecord)
 	if err != nil {
 		return nil, err
 	}
-	payload, err := json.Marshal(r.Payload)
+	event, err := json.Marshal(r.Payload)
+	if err != nil {
+		return nil, err
+	}
+	payload, err := json.Marshal(string(event))
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +68,8 @@ func (r S3Record) MarshalJSON() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// ReadS3Record reads an object an S3 destination holds.
+// ReadS3Record reads an object an S3 destination holds: its payload an
+// escaped JSON string, as Lambda writes it, or a JSON object.
 func ReadS3Record(body []byte) (S3Record, error) {
 	var raw struct {
 		stream.FailureRecord
