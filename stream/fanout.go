@@ -21,41 +21,50 @@ import (
 // Each branch is a consumer of its own:
 //   - its own Filter and Skip: it is handed only the records they keep, in
 //     stream order;
-//   - its own failure handling: a record it fails is retried (the whole
-//     Fanout reports the lowest record a branch has not finished, so the
-//     reader hands that record and those after it again), and after
-//     MaxAttempts failed calls on it the branch gives up on it into its own
-//     DeadLetters and goes on;
+//   - its own failure handling: a record it fails is handed to it again
+//     within the same call of the Fanout, after RetryDelay (doubled each
+//     time), and after MaxAttempts failed calls on it the branch gives up
+//     on it into its own DeadLetters and goes on with the records after
+//     it. A branch's failure never reaches the reader: it uses up none of
+//     the reader's retries (Lambda's MaximumRetryAttempts), so the reader
+//     never gives up on a batch, for every branch, that no branch gave up
+//     on; and since the count lives in one call, a new Fanout (a crash, a
+//     Lambda cold start, another execution environment) counts the same.
+//     Only when the call's context ends, or a dead letter cannot be put,
+//     does the Fanout report the lowest record a branch has not finished,
+//     so the reader hands that record and those after it again;
 //   - it does not repeat what it finished: a record a branch finished is
-//     not handed to it again when another branch's failure brings the
-//     batch back, so a failing branch never makes the others repeat their
-//     effects, and it holds them up only while it retries (MaxAttempts
-//     calls at most);
+//     not handed to it again when the batch comes back (a crash, another
+//     consumer's failure in the same function), so a branch never makes
+//     the others repeat their effects;
 //   - its own counts (Stats).
 //
 // A branch's Filter and Skip narrow what the reader hands the Fanout; they
 // cannot widen it (a reader that skips derived records skips them for
-// every branch). A branch gives a record up inside the Fanout's call, and
-// is handed the records after it at once, so giving up costs the reader
-// no retry; but every failure before that does, and the reader's retries
-// are shared by the branches: with the reader's bisection on (the
-// Runner's default, BisectBatchOnFunctionError), each half has its own.
+// every branch). A branch's retries hold the other branches' next batch up
+// for their waits (100 ms and 200 ms by default), as the reader's own
+// retries would, and count toward a Lambda function's timeout.
 //
 // What a branch finished is remembered in memory, per record, until every
 // branch has finished the record, and at most MaxRemembered records
 // (then forgotten at once). A record can therefore come again to a branch
 // that had finished it after a restart (a Lambda cold start, or a retry
-// that Lambda sends to another execution environment), after the
-// reader's own retries give up on a batch (set MaxAttempts below the
-// reader's attempts: Lambda's MaximumRetryAttempts + 1, the Runner's
-// MaxRetries + 1, 4 by default), or past MaxRemembered: delivery stays at
-// least once, as every consumer's must be.
+// that Lambda sends to another execution environment) or past
+// MaxRemembered: delivery stays at least once, as every consumer's must
+// be.
 type Fanout struct {
 	Branches []Branch
 	// MaxRemembered bounds the records remembered (default 100,000).
 	MaxRemembered int
-	// Now is the clock of the dead letters' FailedAt (default time.Now).
+	// RetryDelay is the wait before a branch's next call on a record it
+	// failed, doubled at each failure of the record (default 100 ms;
+	// negative: none).
+	RetryDelay time.Duration
+	// Now is the clock of the dead letters' FailedAt (default time.Now),
+	// and Sleep waits out a RetryDelay, returning early with the context's
+	// error (default: a timer).
 	Now    func() time.Time
+	Sleep  func(context.Context, time.Duration) error
 	Logger *slog.Logger
 
 	mu    sync.Mutex
@@ -74,8 +83,8 @@ type Branch struct {
 	// Skip is SkipDerived).
 	Filter filter.Criteria
 	Skip   SkipFunc
-	// MaxAttempts is how many failed calls on one record the branch makes
-	// before it gives up on it (default 3).
+	// MaxAttempts is how many failed calls on one record the branch makes,
+	// within one call of the Fanout, before it gives up on it (default 3).
 	MaxAttempts int
 	// DeadLetters receives the records it gave up on, one dead letter per
 	// record (required).
@@ -106,6 +115,7 @@ type fanState struct {
 const (
 	defaultBranchAttempts = 3
 	defaultMaxRemembered  = 100_000
+	defaultFanRetryDelay  = 100 * time.Millisecond
 )
 
 // Handler is the Fanout as one Handler: for a Runner, for LambdaHandler or
@@ -205,29 +215,54 @@ func (f *Fanout) handle(ctx context.Context, ev events.DynamoDBEvent) (events.Dy
 
 // run hands branch b its records (indexes idx into recs) and returns the
 // lowest index it did not finish, len(recs) if it finished them all. A
-// record the branch gives up on (MaxAttempts) is dead-lettered and the
-// branch is handed the records after it at once, in the same call of the
-// Fanout: giving up costs the reader no retry.
+// record the branch fails is handed again (with those after it) after a
+// wait; one it gives up on (MaxAttempts) is dead-lettered and the branch is
+// handed the records after it at once. It returns early, with the record
+// unfinished, only when ctx ends or a dead letter cannot be put.
 func (f *Fanout) run(ctx context.Context, b int, recs []events.DynamoDBEventRecord, idx []int) int {
+	wait := f.RetryDelay
+	if wait == 0 {
+		wait = defaultFanRetryDelay
+	}
+	delay, failing := wait, -1
 	for len(idx) > 0 {
-		at, deadLettered := f.runOnce(ctx, b, recs, idx)
-		if at == len(idx) {
+		at, next := f.runOnce(ctx, b, recs, idx)
+		switch next {
+		case branchDone:
 			return len(recs)
-		}
-		if !deadLettered {
+		case branchGaveUp:
+			idx = idx[at+1:]
+			continue
+		case branchStuck:
 			return idx[at]
 		}
-		idx = idx[at+1:]
+		if idx[at] != failing { // another record: its first wait
+			delay, failing = wait, idx[at]
+		}
+		if err := f.sleep(ctx, delay); err != nil {
+			return idx[at] // the reader hands it again
+		}
+		idx, delay = idx[at:], 2*delay
 	}
 	return len(recs)
 }
 
+// branchNext is what a branch does after one call.
+type branchNext uint8
+
+const (
+	branchDone   branchNext = iota // it finished every record it was handed
+	branchRetry                    // it failed a record: again, after a wait
+	branchGaveUp                   // it gave the record up (dead-lettered it)
+	branchStuck                    // the record stays unfinished: the reader's
+)
+
 // runOnce calls branch b once with its records (idx) and returns the
 // position in idx of the first it did not finish (len(idx): none) and
-// whether it gave that one up (dead-lettered it): the records before the
-// lowest its handler reports failed are finished; the failed one counts
-// an attempt, and at MaxAttempts goes to the branch's dead letters.
-func (f *Fanout) runOnce(ctx context.Context, b int, recs []events.DynamoDBEventRecord, idx []int) (int, bool) {
+// what the branch does next: the records before the lowest its handler
+// reports failed are finished; the failed one counts an attempt, and at
+// MaxAttempts goes to the branch's dead letters.
+func (f *Fanout) runOnce(ctx context.Context, b int, recs []events.DynamoDBEventRecord, idx []int) (int, branchNext) {
 	br := f.Branches[b]
 	mine := make([]events.DynamoDBEventRecord, len(idx))
 	for j, i := range idx {
@@ -253,7 +288,7 @@ func (f *Fanout) runOnce(ctx context.Context, b int, recs []events.DynamoDBEvent
 	f.stats[b].Handled += int64(failed)
 	if failed == len(mine) {
 		f.mu.Unlock()
-		return failed, false
+		return failed, branchDone
 	}
 	f.stats[b].FailedCalls++
 	r := mine[failed]
@@ -266,8 +301,11 @@ func (f *Fanout) runOnce(ctx context.Context, b int, recs []events.DynamoDBEvent
 	if limit <= 0 {
 		limit = defaultBranchAttempts
 	}
-	if attempts < limit {
-		return failed, false
+	switch {
+	case ctx.Err() != nil: // stopping: not the record's fault
+		return failed, branchStuck
+	case attempts < limit:
+		return failed, branchRetry
 	}
 	now := time.Now
 	if f.Now != nil {
@@ -277,8 +315,8 @@ func (f *Fanout) runOnce(ctx context.Context, b int, recs []events.DynamoDBEvent
 		LastSequenceNumber: r.Change.SequenceNumber, Attempts: attempts, Error: err.Error(), FailedAt: now().UTC(),
 		Event: events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{r}}, Condition: RetryAttemptsExhausted}
 	if perr := br.DeadLetters.Put(ctx, dl); perr != nil {
-		f.logger().Error("stream: fan-out branch could not dead-letter a record; it is retried", "branch", br.Name, "seq", r.Change.SequenceNumber, "err", perr)
-		return failed, false
+		f.logger().Error("stream: fan-out branch could not dead-letter a record; the reader hands it again", "branch", br.Name, "seq", r.Change.SequenceNumber, "err", perr)
+		return failed, branchStuck
 	}
 	f.logger().Error("stream: fan-out branch gave up on a record (dead-lettered)", "branch", br.Name, "seq", r.Change.SequenceNumber, "attempts", attempts, "err", err)
 	f.mu.Lock()
@@ -286,7 +324,25 @@ func (f *Fanout) runOnce(ctx context.Context, b int, recs []events.DynamoDBEvent
 	f.stats[b].DeadLettered++
 	f.stats[b].Handled++
 	f.mu.Unlock()
-	return failed, true
+	return failed, branchGaveUp
+}
+
+// sleep waits d (none when d is negative), or until ctx ends.
+func (f *Fanout) sleep(ctx context.Context, d time.Duration) error {
+	if d < 0 {
+		return ctx.Err()
+	}
+	if f.Sleep != nil {
+		return f.Sleep(ctx, d)
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // stateOf is a record's state, made if new (f.mu held).

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -48,10 +49,11 @@ func (l *branchLog) snapshot() (map[string]int, []string) {
 // Three consumers on one reader, on a real stream: "effects" succeeds on
 // everything, "flaky" fails one record twice and then succeeds, "poison"
 // fails one record always. The first is handed each record exactly once
-// although the others' failures bring batches back; flaky handles its
-// record on the third call; poison gives up on its record into its own dead
-// letters after 3 calls and goes on; the reader's own dead letters stay
-// empty and its checkpoint reaches the stream's end. A branch's filter
+// although the others fail; flaky handles its record on the third call;
+// poison gives up on its record into its own dead letters after 3 calls
+// and goes on; the others' failures never reach the reader (no batch comes
+// back, none is dead-lettered whole), and its checkpoint reaches the
+// stream's end. A branch's filter
 // keeps it to its records.
 func TestFanoutBranchesOnOneReader(t *testing.T) {
 	t.Parallel()
@@ -136,7 +138,7 @@ func TestFanoutBranchesOnOneReader(t *testing.T) {
 		t.Errorf("evens was handed %d records, want the %d its filter keeps", len(handed), items/2)
 	}
 	st := fan.Stats()
-	if st[0].Handled != items || st[0].NotRepeated == 0 || st[2].DeadLettered != 1 || st[3].FilteredOut != items/2 || st[1].FailedCalls != 2 {
+	if st[0].Handled != items || st[0].NotRepeated != 0 || st[2].DeadLettered != 1 || st[3].FilteredOut != items/2 || st[1].FailedCalls != 2 {
 		t.Errorf("stats %+v", st)
 	}
 }
@@ -173,52 +175,94 @@ func TestFanoutRefusesBadBranches(t *testing.T) {
 		t.Fatal(err)
 	}
 	ev := events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{{EventID: "1", Change: events.DynamoDBStreamRecord{SequenceNumber: "100"}}}}
-	for want, wantFailed := range []bool{true, false} {
-		resp, err := h(context.Background(), ev)
-		if err != nil || (len(resp.BatchItemFailures) > 0) != wantFailed {
-			t.Errorf("call %d: %+v, %v; want failed %v", want+1, resp, err, wantFailed)
-		}
+	if resp, err := h(context.Background(), ev); err != nil || len(resp.BatchItemFailures) > 0 {
+		t.Errorf("call: %+v, %v; want the record given up on within it", resp, err)
 	}
-	if got := dl.All(); len(got) != 1 || !strings.Contains(got[0].Error, "poison") {
-		t.Errorf("dead letters %+v, want the record after its panic", got)
+	if got := dl.All(); calls != 2 || len(got) != 1 || !strings.Contains(got[0].Error, "poison") {
+		t.Errorf("%d calls, dead letters %+v; want the record after its panic, the second call", calls, got)
 	}
 }
 
-// A branch that gives up on a record is handed the records after it in the
-// same call: the giving up costs the reader no retry.
-func TestFanoutGivesUpWithoutARetry(t *testing.T) {
+// A branch that fails a record is handed it again within the same call of
+// the Fanout, after RetryDelay doubled at each failure; when it gives up,
+// it is handed the records after it at once. The reader sees no failure:
+// the branch's give-up uses up none of its retries, so a new Fanout (a
+// crash, a cold start) cannot turn the branch's failures into the
+// reader's dead letter for every branch.
+func TestFanoutRetriesWithinACall(t *testing.T) {
 	dl := &stream.MemoryDeadLetters{}
 	var handed [][]string
-	fan := &stream.Fanout{Branches: []stream.Branch{{Name: "a", DeadLetters: dl, MaxAttempts: 2,
-		Handler: func(_ context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
-			var seqs []string
-			for _, r := range ev.Records {
-				seqs = append(seqs, r.Change.SequenceNumber)
-			}
-			handed = append(handed, seqs)
-			if ev.Records[0].Change.SequenceNumber == "100" {
-				return events.DynamoDBEventResponse{BatchItemFailures: []events.DynamoDBBatchItemFailure{{ItemIdentifier: "100"}}}, nil
-			}
-			return events.DynamoDBEventResponse{}, nil
-		}}}}
-	h, err := fan.Handler()
-	if err != nil {
-		t.Fatal(err)
+	var waits []time.Duration
+	newFanout := func() stream.Handler {
+		fan := &stream.Fanout{RetryDelay: 50 * time.Millisecond,
+			Sleep: func(_ context.Context, d time.Duration) error { waits = append(waits, d); return nil },
+			Branches: []stream.Branch{{Name: "a", DeadLetters: dl,
+				Handler: func(_ context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+					var seqs []string
+					for _, r := range ev.Records {
+						seqs = append(seqs, r.Change.SequenceNumber)
+					}
+					handed = append(handed, seqs)
+					if ev.Records[0].Change.SequenceNumber == "100" {
+						return events.DynamoDBEventResponse{BatchItemFailures: []events.DynamoDBBatchItemFailure{{ItemIdentifier: "100"}}}, nil
+					}
+					return events.DynamoDBEventResponse{}, nil
+				}}}}
+		h, err := fan.Handler()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
 	}
 	rec := func(seq string) events.DynamoDBEventRecord {
 		return events.DynamoDBEventRecord{EventID: "id" + seq, Change: events.DynamoDBStreamRecord{SequenceNumber: seq}}
 	}
 	ev := events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{rec("100"), rec("101"), rec("102")}}
-	if resp, _ := h(context.Background(), ev); len(resp.BatchItemFailures) != 1 {
-		t.Fatalf("first call: %+v, want record 100 failed", resp)
+	if resp, err := newFanout()(context.Background(), ev); err != nil || len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("call: %+v, %v; want none failed: 100 given up on, 101 and 102 handled", resp, err)
 	}
-	if resp, _ := h(context.Background(), ev); len(resp.BatchItemFailures) != 0 {
-		t.Errorf("second call: %+v, want none failed: 100 given up on, 101 and 102 handled", resp)
-	}
-	if got := fmt.Sprint(handed); got != "[[100 101 102] [100 101 102] [101 102]]" {
+	if got := fmt.Sprint(handed); got != "[[100 101 102] [100 101 102] [100 101 102] [101 102]]" {
 		t.Errorf("the branch was handed %s", got)
 	}
-	if n := len(dl.All()); n != 1 {
-		t.Errorf("%d dead letters, want 1", n)
+	if got := fmt.Sprint(waits); got != "[50ms 100ms]" {
+		t.Errorf("waits %s, want 50ms then 100ms", got)
+	}
+	if got := dl.All(); len(got) != 1 || got[0].Attempts != 3 || got[0].FirstSequenceNumber != "100" {
+		t.Errorf("dead letters %+v, want record 100 after 3 attempts", got)
+	}
+
+	// a new Fanout, as after a crash: the same, so a reader retrying the
+	// batch under any MaximumRetryAttempts never gives up on it
+	handed, waits = nil, nil
+	pol := stream.Policy{MaxRetries: 0, Bisect: false}
+	resp, _ := newFanout()(context.Background(), ev)
+	failedAt := -1
+	if len(resp.BatchItemFailures) > 0 {
+		failedAt = 0
+	}
+	if _, dead, next := pol.After(stream.Pending{Records: ev.Records}, failedAt, true); dead != nil || next != nil {
+		t.Errorf("the reader (MaxRetries 0) dead-lettered %d records, has %d pending: a branch's failure reached it", len(dead), len(next))
+	}
+	if n := len(dl.All()); n != 2 {
+		t.Errorf("%d dead letters, want the branch's second, from the new Fanout", n)
+	}
+
+	// the call's context ends during a wait: the record is the reader's
+	// again, not given up on
+	handed = nil
+	ctx, cancel := context.WithCancel(context.Background())
+	fan := &stream.Fanout{Sleep: func(ctx context.Context, _ time.Duration) error { cancel(); return ctx.Err() },
+		Branches: []stream.Branch{{Name: "a", DeadLetters: dl, Handler: func(_ context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+			return events.DynamoDBEventResponse{}, errors.New("down")
+		}}}}
+	h, err := fan.Handler()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp, _ := h(ctx, ev); len(resp.BatchItemFailures) != 1 || resp.BatchItemFailures[0].ItemIdentifier != "100" {
+		t.Errorf("a call whose context ended: %+v, want record 100 failed", resp)
+	}
+	if n := len(dl.All()); n != 2 {
+		t.Errorf("%d dead letters after the context ended, want still 2", n)
 	}
 }
