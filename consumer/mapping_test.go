@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -110,5 +112,70 @@ func TestMappingMetrics(t *testing.T) {
 	doc = nil
 	if err := json.Unmarshal(out.Bytes(), &doc); err != nil || doc[consumer.MetricPolled] != 0.0 {
 		t.Errorf("after an empty poll: %s (%v), want PolledEventCount 0", out.String(), err)
+	}
+}
+
+// Under a Runner, Instrument's IteratorAge (the EMF lines' IteratorAge) is
+// the Runner's own, from the creation times it knows best: on DynamoDB
+// Local, which rounds a record's ApproximateCreationDateTime down to the
+// minute, a consumer that keeps up reads within a poll of its records,
+// not up to 60 s behind (Lambda's IteratorAge, "the age of the last
+// record in the event",
+// https://docs.aws.amazon.com/lambda/latest/dg/monitoring-metrics-types.html).
+func TestInstrumentTakesTheRunnersIteratorAge(t *testing.T) {
+	tbl := ddblocal.NewTable(t, ddblocal.Schema("PK", "SK"))
+	ctx := context.Background()
+	var mu sync.Mutex
+	var calls []consumer.Call
+	var batches []stream.BatchStats
+	h := consumer.Instrument(func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+		return events.DynamoDBEventResponse{}, nil
+	}, "ages", func(c consumer.Call) { mu.Lock(); calls = append(calls, c); mu.Unlock() })
+	r := &stream.Runner{Config: stream.Config{StreamARN: tbl.StreamARN, Consumer: "ages", PollInterval: 20 * time.Millisecond, Skip: stream.SkipNone},
+		API: tbl.Streams, Checkpoints: &stream.MemoryCheckpoints{}, DeadLetters: &stream.MemoryDeadLetters{}}
+	r.OnBatch = func(b stream.BatchStats) { mu.Lock(); batches = append(batches, b); mu.Unlock() }
+	rctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- r.Run(rctx, h) }()
+	defer func() {
+		stop()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	for deadline := time.Now().Add(30 * time.Second); r.Stats().Polls < 2; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no poll")
+		}
+	}
+	if s := time.Now().Second(); s < 3 { // the rounding would hide little: wait for it to matter
+		time.Sleep(time.Duration(3-s) * time.Second)
+	}
+	for i := range 3 {
+		if _, err := tbl.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(tbl.Name), Item: map[string]ddbtypes.AttributeValue{
+			"PK": &ddbtypes.AttributeValueMemberS{Value: fmt.Sprint("P", i)}, "SK": &ddbtypes.AttributeValueMemberS{Value: "X"}}}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		mu.Lock()
+		n := min(len(calls), len(batches))
+		mu.Unlock()
+		if n >= 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d calls", n)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for i, c := range calls {
+		// a poll is 20 ms here; a second leaves room for a slow machine,
+		// and the rounded creation times alone would say 3 s or more
+		if c.IteratorAge != batches[i].IteratorAge || c.IteratorAge < 0 || c.IteratorAge > time.Second {
+			t.Errorf("call %d: Instrument's iterator age %s, the Runner's %s; want the Runner's, within a second", i, c.IteratorAge, batches[i].IteratorAge)
+		}
 	}
 }

@@ -28,9 +28,11 @@ type Call struct {
 	// batch's newest record (the last one) when the handler got the batch,
 	// from its ApproximateCreationDateTime — how far behind the stream's
 	// head the consumer reads. It does not include the handler's time.
-	// DynamoDB rounds the record's time down to the second (DynamoDB
-	// Local to the minute), so it reads up to that much high; 0 when the
-	// records carry no time.
+	// DynamoDB rounds the record's time down to the second, so in Lambda
+	// it reads up to that much high; 0 when the records carry no time.
+	// Under a stream.Runner it is the Runner's own (stream.IteratorAgeOf),
+	// from the creation times it knows best: DynamoDB Local rounds a
+	// record's time down to the minute, which alone would read up to 60 s.
 	IteratorAge time.Duration
 }
 
@@ -44,7 +46,11 @@ func Instrument(h stream.Handler, consumer string, observe func(Call)) stream.Ha
 		if err != nil {
 			c.Failed = len(ev.Records)
 		}
-		c.IteratorAge = IteratorAge(ev, start)
+		if age, ok := stream.IteratorAgeOf(ctx); ok {
+			c.IteratorAge = age
+		} else {
+			c.IteratorAge = IteratorAge(ev, start)
+		}
 		observe(c)
 		return resp, err
 	}

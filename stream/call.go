@@ -48,7 +48,7 @@ func (r *Runner) call(ctx context.Context, sr *shardRun, recs []events.DynamoDBE
 				Failed: failedAt >= 0, IteratorAge: age, Duration: end.Sub(start)})
 		}
 	}()
-	hctx, reason := WithFailureReasons(ctx)
+	hctx, reason := WithFailureReasons(withIteratorAge(ctx, age))
 	resp, err := safeCall(hctx, h, events.DynamoDBEvent{Records: recs})
 	if err != nil {
 		out.functionError = "Unhandled"

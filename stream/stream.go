@@ -27,30 +27,6 @@ type API interface {
 	GetRecords(ctx context.Context, in *dynamodbstreams.GetRecordsInput, optFns ...func(*dynamodbstreams.Options)) (*dynamodbstreams.GetRecordsOutput, error)
 }
 
-// IteratorAge is Lambda's IteratorAge metric of a batch handed to the
-// handler at at: the age of its newest record (by created), how far
-// behind the stream's head the consumer reads; never negative, 0 when no
-// record has a time. The Runner's created is the best it knows (see
-// Stats); ApproximateCreation is the records' own, which DynamoDB rounds
-// down to the second (DynamoDB Local to the minute).
-func IteratorAge(recs []events.DynamoDBEventRecord, at time.Time, created func(events.DynamoDBEventRecord) time.Time) time.Duration {
-	var newest time.Time
-	for _, r := range recs {
-		if t := created(r); t.After(newest) {
-			newest = t
-		}
-	}
-	if newest.IsZero() {
-		return 0
-	}
-	return max(at.Sub(newest), 0)
-}
-
-// ApproximateCreation is a record's ApproximateCreationDateTime.
-func ApproximateCreation(r events.DynamoDBEventRecord) time.Time {
-	return r.Change.ApproximateCreationDateTime.Time
-}
-
 // BatchStats describes one handler call, for metrics.
 type BatchStats struct {
 	Consumer string

@@ -169,9 +169,9 @@ func (e *EMFReport) print(w io.Writer) {
 			fms(c.Duration.P50Ms), fms(c.Duration.P99Ms), fms(c.IteratorAge.P99Ms))
 	}
 	tw.Flush()
-	fmt.Fprintln(w, "(EMF's IteratorAge, Lambda's: the newest record's age when its batch reached the handler, from its\n"+
-		"ApproximateCreationDateTime, which DynamoDB Local rounds down to the minute (AWS to the second): locally it reads\n"+
-		"up to 60 s high. The lag table above counts from each write's answer to its derived item.)")
+	fmt.Fprintln(w, "(EMF's IteratorAge, Lambda's: the newest record's age when its batch reached the handler; locally the\n"+
+		"Runner's, from the creation times it knows best, since DynamoDB Local rounds ApproximateCreationDateTime down to\n"+
+		"the minute. The lag table above counts from each write's answer to its derived item.)")
 	fmt.Fprintf(w, "writer: %d requests", e.Writer.Requests)
 	for _, s := range slices.Sorted(maps.Keys(e.Writer.ByStatus)) {
 		fmt.Fprintf(w, ", %s: %d", s, e.Writer.ByStatus[s])
