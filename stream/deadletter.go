@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -265,6 +266,17 @@ func (r *Runner) newDeadLetter(shardID string, recs []events.DynamoDBEventRecord
 	return dl
 }
 
+// ErrTooLarge is what a DeadLetters returns (wrapped) for a dead letter
+// too large for its destination, as SQS and SNS refuse a message over 256
+// KB: the Runner and Bootstrap then put each half of its records as a dead
+// letter of its own, rather than retry it for ever (a Bootstrap dead
+// letter names each item's key, so a large batch given up whole outgrows
+// a message).
+var ErrTooLarge = errors.New("stream: the dead letter is too large for its destination")
+
+// putDeadLetter puts dl, retrying (the shard waits) until the sink takes
+// it or ctx ends; a dl the sink finds too large (ErrTooLarge) is split in
+// halves, each put in turn. False: ctx ended first.
 func (r *Runner) putDeadLetter(ctx context.Context, log *slog.Logger, dl DeadLetter) bool {
 	backoff := r.RetryBackoff
 	waiting := 0 // its id in r.sink once the sink refused it
@@ -285,6 +297,10 @@ func (r *Runner) putDeadLetter(ctx context.Context, log *slog.Logger, dl DeadLet
 				"attempts", dl.Attempts, "condition", dl.condition(), "err", dl.Error)
 			return true
 		}
+		if first, second, ok := dl.halves(); ok && errors.Is(err, ErrTooLarge) {
+			log.Warn("dead letter too large for its destination: put in halves", "records", len(dl.Event.Records), "err", err)
+			return r.putDeadLetter(ctx, log, first) && r.putDeadLetter(ctx, log, second)
+		}
 		r.counters.destinationFailures.Add(1)
 		waiting = r.sink.refused(waiting, r.Now(), err)
 		log.Error("dead-letter sink failed; retrying (the shard waits)", "err", err)
@@ -293,4 +309,20 @@ func (r *Runner) putDeadLetter(ctx context.Context, log *slog.Logger, dl DeadLet
 		}
 		r.sleep(ctx, &backoff)
 	}
+}
+
+// halves splits a dead letter of two records or more in two, each naming
+// its own range; false for one record, or records that were not converted.
+func (dl DeadLetter) halves() (DeadLetter, DeadLetter, bool) {
+	recs := dl.Event.Records
+	if len(recs) < 2 || len(dl.Unconverted) > 0 {
+		return dl, dl, false
+	}
+	half := func(part []events.DynamoDBEventRecord) DeadLetter {
+		h := dl
+		h.Event = events.DynamoDBEvent{Records: part}
+		h.FirstSequenceNumber, h.LastSequenceNumber = part[0].Change.SequenceNumber, part[len(part)-1].Change.SequenceNumber
+		return h
+	}
+	return half(recs[:len(recs)/2]), half(recs[len(recs)/2:]), true
 }

@@ -23,6 +23,11 @@ type FailureRecord struct {
 	// are its items' keys, for a redrive to read them again (ReadItems):
 	// Lambda never writes it, as it never bootstraps.
 	BootstrapKeys []map[string]events.DynamoDBAttributeValue `json:"bootstrapKeys,omitempty"`
+	// BootstrapEventIDs are, key by key, the eventIDs of the records
+	// Bootstrap gave up on: a hash of the item as the scan read it
+	// (SnapshotRecord), so a redrive tells an item that changed since from
+	// one that did not (ReadBootstrap).
+	BootstrapEventIDs []string `json:"bootstrapEventIds,omitempty"`
 	// Window and WindowState, on the record of a tumbling window whose
 	// final call was given up on (DeadLetter.Window), are the window and
 	// its state, to make the final call again by hand; BatchSize is 0, the
@@ -106,6 +111,7 @@ func (dl DeadLetter) FailureRecord(functionARN string) (fr FailureRecord, ok boo
 	if dl.ShardID == BootstrapShard {
 		for _, r := range recs {
 			fr.BootstrapKeys = append(fr.BootstrapKeys, r.Change.Keys)
+			fr.BootstrapEventIDs = append(fr.BootstrapEventIDs, r.EventID)
 		}
 	}
 	switch {
@@ -137,9 +143,10 @@ func (fr FailureRecord) MarshalJSON() ([]byte, error) {
 		Timestamp          string                                     `json:"timestamp"`
 		BatchInfo          StreamBatchInfo                            `json:"DDBStreamBatchInfo"`
 		BootstrapKeys      []map[string]events.DynamoDBAttributeValue `json:"bootstrapKeys,omitempty"`
+		BootstrapEventIDs  []string                                   `json:"bootstrapEventIds,omitempty"`
 		Window             *events.Window                             `json:"window,omitempty"`
 		WindowState        map[string]string                          `json:"windowState,omitempty"`
 		WindowStateDropped bool                                       `json:"windowStateDropped,omitempty"`
 	}{fr.RequestContext, fr.ResponseContext, fr.Version, fr.Timestamp.UTC().Format("2006-01-02T15:04:05.000Z07:00"), fr.BatchInfo,
-		fr.BootstrapKeys, fr.Window, fr.WindowState, fr.WindowStateDropped})
+		fr.BootstrapKeys, fr.BootstrapEventIDs, fr.Window, fr.WindowState, fr.WindowStateDropped})
 }

@@ -80,18 +80,39 @@ type GetItemAPI interface {
 // whose item is gone is left out and counted in gone (the stream carries
 // its removal to the consumer).
 func ReadItems(ctx context.Context, db GetItemAPI, streamARN string, keys []map[string]events.DynamoDBAttributeValue) (recs []events.DynamoDBEventRecord, gone int, err error) {
+	recs, gone, _, err = readItems(ctx, db, streamARN, keys, nil)
+	return recs, gone, err
+}
+
+// ReadBootstrap reads again the items of a failure record Bootstrap wrote
+// (shard BootstrapShard), as ReadItems does, and hands back only those
+// that are as the scan read them: an item whose image changed since
+// (another eventID than BootstrapEventIDs names) is left out and counted
+// in changed, as one that is gone is in gone. Handing a consumer that adds
+// up differences the item as it is now, as an INSERT, would count the
+// change the stream carried twice; a record written before eventIDs were
+// kept is read as it is now.
+func ReadBootstrap(ctx context.Context, db GetItemAPI, fr FailureRecord) (recs []events.DynamoDBEventRecord, gone, changed int, err error) {
+	ids := fr.BootstrapEventIDs
+	if ids != nil && len(ids) != len(fr.BootstrapKeys) {
+		return nil, 0, 0, fmt.Errorf("stream: a bootstrap failure record names %d keys and %d eventIDs", len(fr.BootstrapKeys), len(ids))
+	}
+	return readItems(ctx, db, fr.BatchInfo.StreamARN, fr.BootstrapKeys, ids)
+}
+
+func readItems(ctx context.Context, db GetItemAPI, streamARN string, keys []map[string]events.DynamoDBAttributeValue, ids []string) (recs []events.DynamoDBEventRecord, gone, changed int, err error) {
 	table, err := TableOf(streamARN)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, 0, err
 	}
-	for _, k := range keys {
+	for i, k := range keys {
 		key, err := attr.FromLambdaMap(k)
 		if err != nil {
-			return nil, 0, fmt.Errorf("stream: read items: a key: %w", err)
+			return nil, 0, 0, fmt.Errorf("stream: read items: a key: %w", err)
 		}
 		out, err := db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), Key: key, ConsistentRead: aws.Bool(true)})
 		if err != nil {
-			return nil, 0, fmt.Errorf("stream: read items of %s: %w", table, err)
+			return nil, 0, 0, fmt.Errorf("stream: read items of %s: %w", table, err)
 		}
 		if out.Item == nil {
 			gone++
@@ -103,11 +124,15 @@ func ReadItems(ctx context.Context, db GetItemAPI, streamARN string, keys []map[
 		}
 		rec, err := snapshotRecord(out.Item, names, streamARN)
 		if err != nil {
-			return nil, 0, err
+			return nil, 0, 0, err
+		}
+		if ids != nil && rec.EventID != ids[i] {
+			changed++
+			continue
 		}
 		recs = append(recs, rec)
 	}
-	return recs, gone, nil
+	return recs, gone, changed, nil
 }
 
 // TableOf is the table a stream ARN belongs to

@@ -81,7 +81,12 @@ type Report struct {
 	Others int
 	// Gone counts items of Bootstrap's records that no longer exist (the
 	// stream carried their removal): nothing to hand over for them.
-	Gone int
+	// Changed counts those whose item changed since the scan read it (the
+	// stream carried the change): handed over as it is now, as an INSERT,
+	// it would count that change twice, so it is logged with its key and
+	// left out (stream.ReadBootstrap); reconcile it by hand if the failed
+	// record mattered.
+	Gone, Changed int
 	// Windows are messages of tumbling windows whose final call was given
 	// up on (kept): their records were handled; make the final call again
 	// with the WindowHandler, from the message's window and state.
@@ -189,9 +194,13 @@ func Redrive(ctx context.Context, o Options) (Report, error) {
 			b := msg.Record.BatchInfo
 			var recs []events.DynamoDBEventRecord
 			if b.ShardID == stream.BootstrapShard {
-				var gone int
-				recs, gone, err = bootstrapRecords(ctx, o.Items, msg.Record)
+				var gone, changed int
+				recs, gone, changed, err = bootstrapRecords(ctx, o.Items, msg.Record)
 				rep.Gone += gone
+				rep.Changed += changed
+				if changed > 0 {
+					log.Warn("items of Bootstrap's records changed since the scan: left out, not handed over as they are now", "message", msg.ID, "changed", changed)
+				}
 			} else {
 				recs, err = stream.ReadRange(ctx, o.Streams, b)
 				if err == nil && len(recs) < b.BatchSize { // before the handler sees any of it
@@ -250,14 +259,14 @@ func failureRecord(body string) (stream.FailureRecord, error) {
 }
 
 // bootstrapRecords reads again the items of a record Bootstrap gave up on.
-func bootstrapRecords(ctx context.Context, items stream.GetItemAPI, fr stream.FailureRecord) ([]events.DynamoDBEventRecord, int, error) {
+func bootstrapRecords(ctx context.Context, items stream.GetItemAPI, fr stream.FailureRecord) ([]events.DynamoDBEventRecord, int, int, error) {
 	if len(fr.BootstrapKeys) == 0 {
-		return nil, 0, errors.New("a record of Bootstrap's without its items' keys (bootstrapKeys)")
+		return nil, 0, 0, errors.New("a record of Bootstrap's without its items' keys (bootstrapKeys)")
 	}
 	if items == nil {
-		return nil, 0, errors.New("a record of Bootstrap's: its items are read again from the table, and Options.Items is not set")
+		return nil, 0, 0, errors.New("a record of Bootstrap's: its items are read again from the table, and Options.Items is not set")
 	}
-	return stream.ReadItems(ctx, items, fr.BatchInfo.StreamARN, fr.BootstrapKeys)
+	return stream.ReadBootstrap(ctx, items, fr)
 }
 
 // errWindow is why a window's on-failure record is not redriven.
@@ -268,12 +277,19 @@ const maxMessage = 256 << 10
 
 // message is the failure record as a message body; a window's state that
 // would not fit is left out (WindowStateDropped), as Lambda drops a
-// payload that does not fit an SNS destination.
+// payload that does not fit an SNS destination. A record still too large
+// (a Bootstrap dead letter names every item's key) is stream.ErrTooLarge:
+// the Runner puts it in halves.
 func message(fr stream.FailureRecord) ([]byte, error) {
 	body, err := json.Marshal(fr)
-	if err != nil || len(body) <= maxMessage || fr.WindowState == nil {
+	if err != nil || len(body) <= maxMessage {
 		return body, err
 	}
-	fr.WindowState, fr.WindowStateDropped = nil, true
-	return json.Marshal(fr)
+	if fr.WindowState != nil {
+		fr.WindowState, fr.WindowStateDropped = nil, true
+		if body, err = json.Marshal(fr); err != nil || len(body) <= maxMessage {
+			return body, err
+		}
+	}
+	return nil, fmt.Errorf("onfailure: a failure record of %d bytes (%d records); a message takes %d: %w", len(body), fr.BatchInfo.BatchSize, maxMessage, stream.ErrTooLarge)
 }
