@@ -26,12 +26,12 @@ func (sr *shardRun) deliver(batch []events.DynamoDBEventRecord) bool {
 			case <-time.After(min(backoff, 30*time.Second)):
 			}
 		}
-		if !r.gate.enter(ctx) {
+		if !r.pause.enter(ctx) {
 			return false
 		}
 		var ok bool
 		queue, ok = sr.attempt(queue)
-		r.gate.exit()
+		r.pause.exit()
 		if !ok {
 			return false
 		}

@@ -30,7 +30,7 @@ func (r *Runner) runShard(ctx context.Context, log *slog.Logger, h Handler, shar
 	rd := &shardReader{r: r, sr: sr, log: log, shardID: shardID,
 		lastRead: sr.done, from: types.ShardIteratorType(r.StartingPosition), backoff: r.RetryBackoff}
 	for ctx.Err() == nil && !rd.ended {
-		if !r.gate.wait(ctx) { // paused: read nothing
+		if !r.pause.wait(ctx) { // paused: read nothing
 			break
 		}
 		if rd.iter == nil {
@@ -50,7 +50,7 @@ func (r *Runner) runShard(ctx context.Context, log *slog.Logger, h Handler, shar
 		} else if step == readStop {
 			break
 		}
-		if r.gate.isPaused() {
+		if r.pause.isPaused() {
 			// Paused while the read was under way: take nothing in. The
 			// same iterator reads these records again on resume (or, if it
 			// has expired by then, one renewed after lastRead).

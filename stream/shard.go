@@ -29,7 +29,7 @@ type shardRun struct {
 
 	// The Runner's lock order (docs/design.md §3): cpMu, then mu, then the
 	// Windows' own lock (Snapshot under cpMu, never under mu); the
-	// Runner's shardMu and gate.mu are each taken alone, with no other
+	// Runner's shardMu and pause.mu are each taken alone, with no other
 	// lock held, and neither is held while taking another.
 	mu      sync.Mutex
 	cond    *sync.Cond // signalled when records arrive, finish, or ctx ends
@@ -335,11 +335,11 @@ func (sr *shardRun) windowDue() {
 	if !idle {
 		return
 	}
-	if !sr.r.gate.enter(sr.ctx) { // paused: no call
+	if !sr.r.pause.enter(sr.ctx) { // paused: no call
 		return
 	}
 	made, err := sr.win.Due(sr.ctx, sr.r.Now())
-	sr.r.gate.exit()
+	sr.r.pause.exit()
 	if err != nil {
 		sr.log.Error("final call of an ended window failed; retrying at the next poll", "err", err)
 	}

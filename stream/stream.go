@@ -75,7 +75,7 @@ type Runner struct {
 	// DescribeStream ("" until known: records are then keyed by item).
 	partitionKey atomic.Value
 
-	gate gate
+	pause pauseGate
 	// shardMu guards the shard runs under way (for Health and Pause) and
 	// the stream's description failures. It is taken alone (the lock
 	// order: shardRun.mu).
