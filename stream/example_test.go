@@ -266,8 +266,9 @@ func ExampleGate() {
 // ExampleFanout puts a third consumer on a reader the projector already
 // has, instead of a third reader on the stream: each branch gets its own
 // records, retries its own failures and dead-letters its own poison. Here
-// the audit branch fails once; it is handed the batch again within the
-// same call, the projection is not, and the reader sees no failure.
+// the audit branch fails once as a whole; it is handed the batch again
+// within the same call, in halves (a whole failure names no record), the
+// projection is not, and the reader sees no failure.
 func ExampleFanout() {
 	record := func(seq, pk string) events.DynamoDBEventRecord {
 		return events.DynamoDBEventRecord{EventID: "id-" + seq, EventName: "INSERT", Change: events.DynamoDBStreamRecord{
@@ -313,7 +314,7 @@ func ExampleFanout() {
 	// failures the reader sees: 0
 	// projected: [101 102]
 	// audited: [101 102]
-	// audit calls: 2 failed: 1
+	// audit calls: 3 failed: 1
 }
 
 // A consumer with an effect per change (here a webhook) keeps it off

@@ -21,18 +21,29 @@ import (
 // Each branch is a consumer of its own:
 //   - its own Filter and Skip: it is handed only the records they keep, in
 //     stream order;
-//   - its own failure handling: a record it fails is handed to it again
-//     within the same call of the Fanout, after RetryDelay (doubled each
-//     time), and after MaxAttempts failed calls on it the branch gives up
-//     on it into its own DeadLetters and goes on with the records after
-//     it. A branch's failure never reaches the reader: it uses up none of
-//     the reader's retries (Lambda's MaximumRetryAttempts), so the reader
-//     never gives up on a batch, for every branch, that no branch gave up
-//     on; and since the count lives in one call, a new Fanout (a crash, a
-//     Lambda cold start, another execution environment) counts the same.
-//     Only when the call's context ends, or a dead letter cannot be put,
-//     does the Fanout report the lowest record a branch has not finished,
-//     so the reader hands that record and those after it again;
+//   - its own failure handling: a call that fails as a whole (an error, a
+//     panic) on several records is split, as Lambda bisects a batch: the
+//     branch is handed the first half alone, down to one record, so that
+//     one poison record never takes its neighbours with it. A failure
+//     pinned on one record (reported by the handler, or a call of that
+//     record alone) is an attempt: the record is handed again within the
+//     same call of the Fanout, after RetryDelay (doubled each time, at
+//     most 30 s), and after MaxAttempts failed calls on it the branch
+//     gives up on it into its own DeadLetters and goes on with the
+//     records after it. A branch's failure never reaches the reader: it
+//     uses up none of the reader's retries (Lambda's
+//     MaximumRetryAttempts), so the reader never gives up on a batch, for
+//     every branch, that no branch gave up on; and since attempts are
+//     counted within one call only, a new Fanout (a crash, a Lambda cold
+//     start, another execution environment) counts the same. Only when
+//     the call's context ends (or a wait would outlast its deadline), or
+//     a dead letter cannot be put, does the Fanout report the lowest
+//     record a branch has not finished, so the reader hands that record
+//     and those after it again. A dependency that is down longer than a
+//     record's waits (300 ms by default) therefore dead-letters every
+//     record it meets: size RetryDelay and MaxAttempts to the outages you
+//     ride out, or let the handler report the record failed only once it
+//     knows it is the record's fault;
 //   - it does not repeat what it finished: a record a branch finished is
 //     not handed to it again when the batch comes back (a crash, another
 //     consumer's failure in the same function), so a branch never makes
@@ -57,8 +68,8 @@ type Fanout struct {
 	// MaxRemembered bounds the records remembered (default 100,000).
 	MaxRemembered int
 	// RetryDelay is the wait before a branch's next call on a record it
-	// failed, doubled at each failure of the record (default 100 ms;
-	// negative: none).
+	// failed, doubled at each failure of the record up to 30 s (default
+	// 100 ms; negative: none).
 	RetryDelay time.Duration
 	// Now is the clock of the dead letters' FailedAt (default time.Now),
 	// and Sleep waits out a RetryDelay, returning early with the context's
@@ -83,8 +94,9 @@ type Branch struct {
 	// Skip is SkipDerived).
 	Filter filter.Criteria
 	Skip   SkipFunc
-	// MaxAttempts is how many failed calls on one record the branch makes,
-	// within one call of the Fanout, before it gives up on it (default 3).
+	// MaxAttempts is how many failed calls pinned on one record the branch
+	// makes, within one call of the Fanout, before it gives up on it
+	// (default 3). The calls of a split batch count none.
 	MaxAttempts int
 	// DeadLetters receives the records it gave up on, one dead letter per
 	// record (required).
@@ -106,16 +118,17 @@ type BranchStats struct {
 	DeadLettered int64 `json:"deadLettered"`
 }
 
-// fanState is what the branches did with one record.
+// fanState is what the branches did with one record: done[b] once
+// branch b finished it.
 type fanState struct {
-	done     []bool
-	attempts []int
+	done []bool
 }
 
 const (
 	defaultBranchAttempts = 3
 	defaultMaxRemembered  = 100_000
 	defaultFanRetryDelay  = 100 * time.Millisecond
+	maxFanRetryDelay      = 30 * time.Second
 )
 
 // Handler is the Fanout as one Handler: for a Runner, for LambdaHandler or
@@ -214,55 +227,84 @@ func (f *Fanout) handle(ctx context.Context, ev events.DynamoDBEvent) (events.Dy
 }
 
 // run hands branch b its records (indexes idx into recs) and returns the
-// lowest index it did not finish, len(recs) if it finished them all. A
-// record the branch fails is handed again (with those after it) after a
-// wait; one it gives up on (MaxAttempts) is dead-lettered and the branch is
-// handed the records after it at once. It returns early, with the record
-// unfinished, only when ctx ends or a dead letter cannot be put.
+// lowest index it did not finish, len(recs) if it finished them all.
+//
+// A call that fails as a whole (an error, a panic) on more than one
+// record blames none of them: the branch is handed the first half alone,
+// at once, and so on down to one record, as Lambda bisects a batch. A
+// failure pinned on one record (a failure the handler reported, or a call
+// of that record alone) counts an attempt on it, in this call of the
+// Fanout only; the record is handed again (with those after it) after a
+// wait, doubled at each failure up to maxFanRetryDelay, and at MaxAttempts
+// it is dead-lettered and the branch is handed the records after it at
+// once. run returns early, with the record unfinished, only when ctx ends
+// (or a wait would outlast its deadline) or a dead letter cannot be put.
 func (f *Fanout) run(ctx context.Context, b int, recs []events.DynamoDBEventRecord, idx []int) int {
-	wait := f.RetryDelay
-	if wait == 0 {
-		wait = defaultFanRetryDelay
+	first := f.RetryDelay
+	if first == 0 {
+		first = defaultFanRetryDelay
 	}
-	delay, failing := wait, -1
+	limit := f.Branches[b].MaxAttempts
+	if limit <= 0 {
+		limit = defaultBranchAttempts
+	}
+	attempts := map[int]int{} // by index in recs
+	width := len(idx)         // records handed per call
 	for len(idx) > 0 {
-		at, next := f.runOnce(ctx, b, recs, idx)
-		switch next {
-		case branchDone:
-			return len(recs)
-		case branchGaveUp:
-			idx = idx[at+1:]
+		n := min(width, len(idx))
+		at, err := f.runOnce(ctx, b, recs, idx[:n])
+		switch {
+		case err == nil: // the n records finished
+			idx, width = idx[n:], len(idx)-n
 			continue
-		case branchStuck:
+		case ctx.Err() != nil: // stopping: not the record's fault
 			return idx[at]
+		case at < 0 && n > 1: // a whole call failed: halve it
+			width = n / 2
+			continue
 		}
-		if idx[at] != failing { // another record: its first wait
-			delay, failing = wait, idx[at]
+		at = max(at, 0)
+		i := idx[at]
+		attempts[i]++
+		if attempts[i] >= limit {
+			if !f.giveUp(ctx, b, recs[i], attempts[i], err) {
+				return i // the reader hands it again
+			}
+			idx = idx[at+1:]
+			width = len(idx)
+			continue
 		}
-		if err := f.sleep(ctx, delay); err != nil {
-			return idx[at] // the reader hands it again
+		if !f.sleep(ctx, retryDelay(first, attempts[i])) {
+			return i
 		}
-		idx, delay = idx[at:], 2*delay
+		idx = idx[at:]
+		width = max(width-at, 1)
 	}
 	return len(recs)
 }
 
-// branchNext is what a branch does after one call.
-type branchNext uint8
+// retryDelay is the wait after a record's attempt-th failure: first,
+// doubled at each failure, at most maxFanRetryDelay (negative: none).
+func retryDelay(first time.Duration, attempt int) time.Duration {
+	if first < 0 {
+		return first
+	}
+	d := first
+	for range attempt - 1 {
+		if d >= maxFanRetryDelay/2 {
+			return maxFanRetryDelay
+		}
+		d *= 2
+	}
+	return min(d, maxFanRetryDelay)
+}
 
-const (
-	branchDone   branchNext = iota // it finished every record it was handed
-	branchRetry                    // it failed a record: again, after a wait
-	branchGaveUp                   // it gave the record up (dead-lettered it)
-	branchStuck                    // the record stays unfinished: the reader's
-)
-
-// runOnce calls branch b once with its records (idx) and returns the
-// position in idx of the first it did not finish (len(idx): none) and
-// what the branch does next: the records before the lowest its handler
-// reports failed are finished; the failed one counts an attempt, and at
-// MaxAttempts goes to the branch's dead letters.
-func (f *Fanout) runOnce(ctx context.Context, b int, recs []events.DynamoDBEventRecord, idx []int) (int, branchNext) {
+// runOnce calls branch b once with the records idx and marks the ones it
+// finished: those before the lowest its handler reports failed, all of
+// them when the call succeeds. It returns nil, or the call's failure and
+// the position in idx of the record it is pinned on (-1: the whole call
+// failed, no record is to blame).
+func (f *Fanout) runOnce(ctx context.Context, b int, recs []events.DynamoDBEventRecord, idx []int) (int, error) {
 	br := f.Branches[b]
 	mine := make([]events.DynamoDBEventRecord, len(idx))
 	for j, i := range idx {
@@ -276,72 +318,75 @@ func (f *Fanout) runOnce(ctx context.Context, b int, recs []events.DynamoDBEvent
 			err = fmt.Errorf("handler reported %d failed item(s)", len(resp.BatchItemFailures))
 		}
 	}
-	if err != nil && failed == len(mine) {
-		failed = 0 // the whole call failed
+	whole := err != nil && failed == len(mine)
+	if whole {
+		failed = 0
 	}
 
 	f.mu.Lock()
+	defer f.mu.Unlock()
 	f.stats[b].Calls++
 	for _, r := range mine[:failed] {
 		f.stateOf(r.EventID).done[b] = true
 	}
 	f.stats[b].Handled += int64(failed)
-	if failed == len(mine) {
-		f.mu.Unlock()
-		return failed, branchDone
+	if err == nil {
+		return failed, nil
 	}
 	f.stats[b].FailedCalls++
-	r := mine[failed]
-	st := f.stateOf(r.EventID)
-	st.attempts[b]++
-	attempts := st.attempts[b]
-	f.mu.Unlock()
+	if whole {
+		return -1, err
+	}
+	return failed, err
+}
 
-	limit := br.MaxAttempts
-	if limit <= 0 {
-		limit = defaultBranchAttempts
-	}
-	switch {
-	case ctx.Err() != nil: // stopping: not the record's fault
-		return failed, branchStuck
-	case attempts < limit:
-		return failed, branchRetry
-	}
+// giveUp puts r into branch b's dead letters and marks it finished; false
+// if the dead letter could not be put.
+func (f *Fanout) giveUp(ctx context.Context, b int, r events.DynamoDBEventRecord, attempts int, cause error) bool {
+	br := f.Branches[b]
 	now := time.Now
 	if f.Now != nil {
 		now = f.Now
 	}
 	dl := DeadLetter{Consumer: br.Name, StreamARN: r.EventSourceArn, FirstSequenceNumber: r.Change.SequenceNumber,
-		LastSequenceNumber: r.Change.SequenceNumber, Attempts: attempts, Error: err.Error(), FailedAt: now().UTC(),
+		LastSequenceNumber: r.Change.SequenceNumber, Attempts: attempts, Error: cause.Error(), FailedAt: now().UTC(),
 		Event: events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{r}}, Condition: RetryAttemptsExhausted}
-	if perr := br.DeadLetters.Put(ctx, dl); perr != nil {
-		f.logger().Error("stream: fan-out branch could not dead-letter a record; the reader hands it again", "branch", br.Name, "seq", r.Change.SequenceNumber, "err", perr)
-		return failed, branchStuck
+	if err := br.DeadLetters.Put(ctx, dl); err != nil {
+		f.logger().Error("stream: fan-out branch could not dead-letter a record; the reader hands it again", "branch", br.Name, "seq", r.Change.SequenceNumber, "err", err)
+		return false
 	}
-	f.logger().Error("stream: fan-out branch gave up on a record (dead-lettered)", "branch", br.Name, "seq", r.Change.SequenceNumber, "attempts", attempts, "err", err)
+	f.logger().Error("stream: fan-out branch gave up on a record (dead-lettered)", "branch", br.Name, "seq", r.Change.SequenceNumber, "attempts", attempts, "err", cause)
 	f.mu.Lock()
-	st.done[b] = true
+	f.stateOf(r.EventID).done[b] = true
 	f.stats[b].DeadLettered++
 	f.stats[b].Handled++
 	f.mu.Unlock()
-	return failed, branchGaveUp
+	return true
 }
 
-// sleep waits d (none when d is negative), or until ctx ends.
-func (f *Fanout) sleep(ctx context.Context, d time.Duration) error {
-	if d < 0 {
-		return ctx.Err()
+// sleep waits d (none when d is negative) and reports whether the call
+// goes on: false when ctx ends first, or would end before d has passed
+// (the reader then hands the record again, rather than the call time out).
+func (f *Fanout) sleep(ctx context.Context, d time.Duration) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	if d <= 0 {
+		return true
+	}
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < d {
+		return false
 	}
 	if f.Sleep != nil {
-		return f.Sleep(ctx, d)
+		return f.Sleep(ctx, d) == nil
 	}
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:
-		return nil
+		return true
 	case <-ctx.Done():
-		return ctx.Err()
+		return false
 	}
 }
 
@@ -349,7 +394,7 @@ func (f *Fanout) sleep(ctx context.Context, d time.Duration) error {
 func (f *Fanout) stateOf(eventID string) *fanState {
 	st, ok := f.state[eventID]
 	if !ok {
-		st = &fanState{done: make([]bool, len(f.Branches)), attempts: make([]int, len(f.Branches))}
+		st = &fanState{done: make([]bool, len(f.Branches))}
 		f.state[eventID] = st
 	}
 	return st

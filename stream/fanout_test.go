@@ -266,3 +266,126 @@ func TestFanoutRetriesWithinACall(t *testing.T) {
 		t.Errorf("%d dead letters after the context ended, want still 2", n)
 	}
 }
+
+// A call that fails as a whole blames no record: the branch is handed
+// halves of it until the failure is pinned on one record, as Lambda
+// bisects a batch ("If the function returns an error, split the batch in
+// two and retry": Lambda API Reference, CreateEventSourceMapping,
+// BisectBatchOnFunctionError). Records 100–109, a handler that
+// errors (or panics) whenever 105 is in its batch: only 105 is
+// dead-lettered, every other record finishes once, and 105's attempts are
+// only the calls of it alone.
+func TestFanoutSplitsAWholeFailure(t *testing.T) {
+	for _, how := range []string{"error", "panic"} {
+		t.Run(how, func(t *testing.T) {
+			dl := &stream.MemoryDeadLetters{}
+			var handed []string
+			finished := map[string]int{}
+			fan := &stream.Fanout{RetryDelay: -1, Branches: []stream.Branch{{Name: "a", DeadLetters: dl,
+				Handler: func(_ context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+					var seqs []string
+					for _, r := range ev.Records {
+						seqs = append(seqs, r.Change.SequenceNumber)
+					}
+					handed = append(handed, strings.Join(seqs, ","))
+					for _, r := range ev.Records {
+						if r.Change.SequenceNumber == "105" {
+							if how == "panic" {
+								panic("poison")
+							}
+							return events.DynamoDBEventResponse{}, errors.New("poison")
+						}
+					}
+					for _, s := range seqs {
+						finished[s]++
+					}
+					return events.DynamoDBEventResponse{}, nil
+				}}}}
+			h, err := fan.Handler()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ev events.DynamoDBEvent
+			for i := 100; i < 110; i++ {
+				seq := fmt.Sprint(i)
+				ev.Records = append(ev.Records, events.DynamoDBEventRecord{EventID: "id" + seq, Change: events.DynamoDBStreamRecord{SequenceNumber: seq}})
+			}
+			if resp, err := h(context.Background(), ev); err != nil || len(resp.BatchItemFailures) != 0 {
+				t.Fatalf("call: %+v, %v; want none failed", resp, err)
+			}
+			got := dl.All()
+			if len(got) != 1 || got[0].FirstSequenceNumber != "105" || got[0].Attempts != 3 {
+				t.Fatalf("dead letters %+v, want 105 alone after 3 attempts", got)
+			}
+			for i := 100; i < 110; i++ {
+				if seq := fmt.Sprint(i); seq != "105" && finished[seq] != 1 {
+					t.Errorf("record %s finished %d times, want once", seq, finished[seq])
+				}
+			}
+			want := "100,101,102,103,104,105,106,107,108,109 | 100,101,102,103,104 | 105,106,107,108,109 | 105,106 | 105 | 105 | 105 | 106,107,108,109"
+			if g := strings.Join(handed, " | "); g != want {
+				t.Errorf("calls\n%s\nwant\n%s", g, want)
+			}
+			if st := fan.Stats()[0]; st.DeadLettered != 1 || st.Handled != 10 {
+				t.Errorf("stats %+v, want 10 handled, 1 of them dead-lettered", st)
+			}
+		})
+	}
+}
+
+// A record's waits double up to 30 s, no further; a wait that would
+// outlast the call's deadline is not started: the record goes back to the
+// reader, not given up on. Attempts are counted within one call: a record
+// a call handed back is given its MaxAttempts again in the next call.
+func TestFanoutWaitsAreBounded(t *testing.T) {
+	dl := &stream.MemoryDeadLetters{}
+	var waits []time.Duration
+	calls := 0
+	var sleep func(context.Context, time.Duration) error
+	fan := &stream.Fanout{RetryDelay: 10 * time.Second,
+		Sleep: func(ctx context.Context, d time.Duration) error { waits = append(waits, d); return sleep(ctx, d) },
+		Branches: []stream.Branch{{Name: "a", DeadLetters: dl, MaxAttempts: 5,
+			Handler: func(_ context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+				calls++
+				return events.DynamoDBEventResponse{}, errors.New("down")
+			}}}}
+	h, err := fan.Handler()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{{EventID: "id100", Change: events.DynamoDBStreamRecord{SequenceNumber: "100"}}}}
+
+	// the context ends in the second wait: handed back after 2 calls
+	ctx, cancel := context.WithCancel(context.Background())
+	sleep = func(ctx context.Context, _ time.Duration) error {
+		if len(waits) == 2 {
+			cancel()
+			return ctx.Err()
+		}
+		return nil
+	}
+	if resp, _ := h(ctx, ev); len(resp.BatchItemFailures) != 1 || calls != 2 || len(dl.All()) != 0 {
+		t.Fatalf("a call whose context ended: %+v after %d calls, %d dead letters; want 100 handed back after 2, none", resp, calls, len(dl.All()))
+	}
+
+	// the next call counts from 0: 5 calls, waits 10, 20, 30, 30 s
+	calls, waits = 0, nil
+	sleep = func(context.Context, time.Duration) error { return nil }
+	if resp, _ := h(context.Background(), ev); len(resp.BatchItemFailures) != 0 || calls != 5 {
+		t.Fatalf("the next call: %+v after %d calls, want 100 given up on after 5", resp, calls)
+	}
+	if got := fmt.Sprint(waits); got != "[10s 20s 30s 30s]" {
+		t.Errorf("waits %s, want [10s 20s 30s 30s]", got)
+	}
+	if got := dl.All(); len(got) != 1 || got[0].Attempts != 5 {
+		t.Errorf("dead letters %+v, want one after 5 attempts", got)
+	}
+
+	// a deadline nearer than the wait: handed back at once, no wait begun
+	calls, waits = 0, nil
+	dctx, dcancel := context.WithTimeout(context.Background(), time.Second)
+	defer dcancel()
+	if resp, _ := h(dctx, ev); len(resp.BatchItemFailures) != 1 || calls != 1 || len(waits) != 0 {
+		t.Errorf("a wait past the deadline: %+v after %d calls and waits %v; want 100 handed back after 1 call, no wait", resp, calls, waits)
+	}
+}
