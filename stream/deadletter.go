@@ -271,12 +271,16 @@ func (r *Runner) newDeadLetter(shardID string, recs []events.DynamoDBEventRecord
 // KB: the Runner and Bootstrap then put each half of its records as a dead
 // letter of its own, rather than retry it for ever (a Bootstrap dead
 // letter names each item's key, so a large batch given up whole outgrows
-// a message).
+// a message). A dead letter of one record that is still too large is
+// given up on: its error log line ("dead letter too large for its
+// destination even alone") carries it whole, as JSON, and is the only
+// copy of it.
 var ErrTooLarge = errors.New("stream: the dead letter is too large for its destination")
 
 // putDeadLetter puts dl, retrying (the shard waits) until the sink takes
 // it or ctx ends; a dl the sink finds too large (ErrTooLarge) is split in
-// halves, each put in turn. False: ctx ended first.
+// halves, each put in turn, and one that cannot be split is logged whole
+// instead (see ErrTooLarge). False: ctx ended first.
 func (r *Runner) putDeadLetter(ctx context.Context, log *slog.Logger, dl DeadLetter) bool {
 	backoff := r.RetryBackoff
 	waiting := 0 // its id in r.sink once the sink refused it
@@ -297,9 +301,21 @@ func (r *Runner) putDeadLetter(ctx context.Context, log *slog.Logger, dl DeadLet
 				"attempts", dl.Attempts, "condition", dl.condition(), "err", dl.Error)
 			return true
 		}
-		if first, second, ok := dl.halves(); ok && errors.Is(err, ErrTooLarge) {
-			log.Warn("dead letter too large for its destination: put in halves", "records", len(dl.Event.Records), "err", err)
-			return r.putDeadLetter(ctx, log, first) && r.putDeadLetter(ctx, log, second)
+		if errors.Is(err, ErrTooLarge) {
+			if waiting != 0 { // not waiting on the sink while the halves are put
+				r.sink.done(waiting)
+				waiting = 0
+			}
+			if first, second, ok := dl.halves(); ok {
+				log.Warn("dead letter too large for its destination: put in halves", "records", len(dl.Event.Records), "err", err)
+				return r.putDeadLetter(ctx, log, first) && r.putDeadLetter(ctx, log, second)
+			}
+			r.counters.destinationFailures.Add(1)
+			r.counters.deadLettered.Add(int64(max(len(dl.Event.Records), 1)))
+			body, _ := json.Marshal(dl)
+			log.Error("dead letter too large for its destination even alone: given up on, and this line is the only copy of it",
+				"first", dl.FirstSequenceNumber, "condition", dl.condition(), "err", err, "deadLetter", string(body))
+			return true
 		}
 		r.counters.destinationFailures.Add(1)
 		waiting = r.sink.refused(waiting, r.Now(), err)

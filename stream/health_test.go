@@ -2,8 +2,11 @@ package stream_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -395,5 +398,68 @@ func TestHealthShowsARefusingDeadLetterSink(t *testing.T) {
 	waitFor(t, "Health clear", func() bool { h := r.Health(); return h.DeadLettersWaiting == 0 && h.Status != stream.Stuck })
 	if st := r.Stats(); st.DeadLettered != 1 {
 		t.Errorf("stats %+v", st)
+	}
+}
+
+// tooLargeSink finds every dead letter too large for its destination, as
+// a message over SQS's 256 KB is.
+type tooLargeSink struct{ puts atomic.Int64 }
+
+func (s *tooLargeSink) Put(context.Context, stream.DeadLetter) error {
+	s.puts.Add(1)
+	return fmt.Errorf("the queue takes 262,144 bytes: %w", stream.ErrTooLarge)
+}
+
+// A dead letter that its destination finds too large is put in halves;
+// one of a single record cannot be split and would never fit: it is given
+// up on, its error log line carries it whole, and the shard goes on,
+// never retrying it for ever. (The handler fails the first of two
+// records, and with no retries and no bisect both are dead-lettered
+// together.)
+func TestDeadLetterTooLargeAloneIsLogged(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	r := newRunner(t, f.c.Streams, f.arn, "toolarge")
+	logs := &syncBuffer{}
+	sink := &tooLargeSink{}
+	r.Logger = slog.New(slog.NewJSONHandler(logs, nil))
+	r.DeadLetters, r.MaxRetries = sink, stream.Retries(0)
+	putItem(t, f.c.DB, f.table, testItem(1, "1"))
+	putItem(t, f.c.DB, f.table, testItem(2, "2"))
+	oracle := rawSeqs(readStream(t, f.c.Streams, f.arn, 2))
+	start(t, r, func(_ context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+		for _, rec := range ev.Records {
+			if rec.Change.SequenceNumber == oracle[0] {
+				return events.DynamoDBEventResponse{BatchItemFailures: []events.DynamoDBBatchItemFailure{{ItemIdentifier: oracle[0]}}}, nil
+			}
+		}
+		return events.DynamoDBEventResponse{}, nil
+	})
+	waitCheckpoint(t, r.Checkpoints, "toolarge", f.shard, oracle[1])
+	if n := sink.puts.Load(); n != 3 {
+		t.Errorf("%d puts, want 3: the pair, then each record once", n)
+	}
+	var logged []string
+	for _, l := range strings.Split(logs.String(), "\n") {
+		if !strings.Contains(l, "too large for its destination even alone") {
+			continue
+		}
+		var line struct {
+			DeadLetter string `json:"deadLetter"`
+		}
+		var dl stream.DeadLetter
+		if err := json.Unmarshal([]byte(l), &line); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal([]byte(line.DeadLetter), &dl); err != nil || len(dl.Event.Records) != 1 || dl.Event.Records[0].Change.NewImage == nil {
+			t.Fatalf("the log line's dead letter %q (%v), want one record whole", line.DeadLetter, err)
+		}
+		logged = append(logged, dl.Event.Records[0].Change.SequenceNumber)
+	}
+	if !slices.Equal(logged, oracle) {
+		t.Errorf("records logged %v, want %v", logged, oracle)
+	}
+	if st := r.Stats(); st.DeadLettered != 2 || st.DestinationFailures != 2 {
+		t.Errorf("stats %+v, want 2 dead-lettered, 2 destination failures", st)
 	}
 }
