@@ -87,32 +87,35 @@ func ReadItems(ctx context.Context, db GetItemAPI, streamARN string, keys []map[
 // ReadBootstrap reads again the items of a failure record Bootstrap wrote
 // (shard BootstrapShard), as ReadItems does, and hands back only those
 // that are as the scan read them: an item whose image changed since
-// (another eventID than BootstrapEventIDs names) is left out and counted
-// in changed, as one that is gone is in gone. Handing a consumer that adds
-// up differences the item as it is now, as an INSERT, would count the
-// change the stream carried twice; a record written before eventIDs were
-// kept is read as it is now.
-func ReadBootstrap(ctx context.Context, db GetItemAPI, fr FailureRecord) (recs []events.DynamoDBEventRecord, gone, changed int, err error) {
+// (another eventID than BootstrapEventIDs names) is left out and its key
+// returned in changed, as one that is gone is counted in gone. Handing a
+// consumer that adds up differences the item as it is now, as an INSERT,
+// would count the change the stream carried twice; a record written
+// before eventIDs were kept is read as it is now.
+func ReadBootstrap(ctx context.Context, db GetItemAPI, fr FailureRecord) (recs []events.DynamoDBEventRecord, gone int, changed []map[string]events.DynamoDBAttributeValue, err error) {
 	ids := fr.BootstrapEventIDs
 	if ids != nil && len(ids) != len(fr.BootstrapKeys) {
-		return nil, 0, 0, fmt.Errorf("stream: a bootstrap failure record names %d keys and %d eventIDs", len(fr.BootstrapKeys), len(ids))
+		return nil, 0, nil, fmt.Errorf("stream: a bootstrap failure record names %d keys and %d eventIDs", len(fr.BootstrapKeys), len(ids))
 	}
 	return readItems(ctx, db, fr.BatchInfo.StreamARN, fr.BootstrapKeys, ids)
 }
 
-func readItems(ctx context.Context, db GetItemAPI, streamARN string, keys []map[string]events.DynamoDBAttributeValue, ids []string) (recs []events.DynamoDBEventRecord, gone, changed int, err error) {
+// readItems reads the items of keys as records; with ids, the eventIDs
+// the records had, those of the items whose image changed since are left
+// out and their keys returned in changed.
+func readItems(ctx context.Context, db GetItemAPI, streamARN string, keys []map[string]events.DynamoDBAttributeValue, ids []string) (recs []events.DynamoDBEventRecord, gone int, changed []map[string]events.DynamoDBAttributeValue, err error) {
 	table, err := TableOf(streamARN)
 	if err != nil {
-		return nil, 0, 0, err
+		return nil, 0, nil, err
 	}
 	for i, k := range keys {
 		key, err := attr.FromLambdaMap(k)
 		if err != nil {
-			return nil, 0, 0, fmt.Errorf("stream: read items: a key: %w", err)
+			return nil, 0, nil, fmt.Errorf("stream: read items: a key: %w", err)
 		}
 		out, err := db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), Key: key, ConsistentRead: aws.Bool(true)})
 		if err != nil {
-			return nil, 0, 0, fmt.Errorf("stream: read items of %s: %w", table, err)
+			return nil, 0, nil, fmt.Errorf("stream: read items of %s: %w", table, err)
 		}
 		if out.Item == nil {
 			gone++
@@ -124,10 +127,10 @@ func readItems(ctx context.Context, db GetItemAPI, streamARN string, keys []map[
 		}
 		rec, err := snapshotRecord(out.Item, names, streamARN)
 		if err != nil {
-			return nil, 0, 0, err
+			return nil, 0, nil, err
 		}
 		if ids != nil && rec.EventID != ids[i] {
-			changed++
+			changed = append(changed, k)
 			continue
 		}
 		recs = append(recs, rec)

@@ -1,11 +1,13 @@
 package onfailure_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"regexp"
 	"strings"
 	"sync"
@@ -294,12 +296,21 @@ func TestBootstrapRedriveReportsAChangedItem(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.fix()
-	rep, err := onfailure.Redrive(ctx, onfailure.Options{Queue: q, QueueURL: queueURL, Streams: p.tbl.Streams, Handler: p.handle, Items: p.tbl.DB, Visibility: 1})
+	var logs bytes.Buffer
+	rep, err := onfailure.Redrive(ctx, onfailure.Options{Queue: q, QueueURL: queueURL, Streams: p.tbl.Streams, Handler: p.handle, Items: p.tbl.DB,
+		Visibility: 1, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Changed != 1 || rep.Records != 0 || p.took() != "" {
-		t.Fatalf("report %+v, handed %q; want the item reported changed, nothing handed over", rep, p.took())
+	if rep.Changed != 1 || rep.Records != 0 || p.took() != "" || rep.Redriven != 0 || len(rep.Reconcile) != 1 {
+		t.Fatalf("report %+v, handed %q; want the item reported changed, its message kept, nothing handed over", rep, p.took())
+	}
+	if !strings.Contains(logs.String(), "changed since the scan") || !strings.Contains(logs.String(), `POISON`) {
+		t.Errorf("the log does not name the changed item's key:\n%s", logs.String())
+	}
+	again, err := q.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(queueURL), WaitTimeSeconds: 5})
+	if err != nil || len(again.Messages) != 1 || aws.ToString(again.Messages[0].MessageId) != rep.Reconcile[0].ID {
+		t.Errorf("the queue after the redrive: %+v, %v; want the message kept", again, err)
 	}
 }
 

@@ -70,7 +70,8 @@ func messageOf(ctx context.Context, undec stream.DeadLetters, dl stream.DeadLett
 // Report is what Redrive did, message by message.
 type Report struct {
 	// Redriven counts messages whose records all succeeded (deleted), and
-	// Records those records.
+	// Records the records handed over that succeeded (theirs, and those
+	// of Reconcile's messages).
 	Redriven, Records int
 	// Failed are messages whose records failed again (kept), Lost those
 	// whose records the stream no longer has (kept: purge them once
@@ -83,10 +84,15 @@ type Report struct {
 	// stream carried their removal): nothing to hand over for them.
 	// Changed counts those whose item changed since the scan read it (the
 	// stream carried the change): handed over as it is now, as an INSERT,
-	// it would count that change twice, so it is logged with its key and
-	// left out (stream.ReadBootstrap); reconcile it by hand if the failed
-	// record mattered.
+	// it would count that change twice, so it is left out
+	// (stream.ReadBootstrap) and logged with its key.
 	Gone, Changed int
+	// Reconcile are the messages of those changed items (kept, once
+	// their other items were handed over): the consumer never saw the
+	// scan's image of such an item, so reconcile it by hand if the failed
+	// record mattered, then purge the message. A rerun hands the other
+	// items over again.
+	Reconcile []Message
 	// Windows are messages of tumbling windows whose final call was given
 	// up on (kept): their records were handled; make the final call again
 	// with the WindowHandler, from the message's window and state.
@@ -193,13 +199,16 @@ func Redrive(ctx context.Context, o Options) (Report, error) {
 			}
 			b := msg.Record.BatchInfo
 			var recs []events.DynamoDBEventRecord
+			var changed []map[string]events.DynamoDBAttributeValue
 			if b.ShardID == stream.BootstrapShard {
-				var gone, changed int
+				var gone int
 				recs, gone, changed, err = bootstrapRecords(ctx, o.Items, msg.Record)
 				rep.Gone += gone
-				rep.Changed += changed
-				if changed > 0 {
-					log.Warn("items of Bootstrap's records changed since the scan: left out, not handed over as they are now", "message", msg.ID, "changed", changed)
+				rep.Changed += len(changed)
+				for _, k := range changed {
+					key, _ := json.Marshal(k)
+					log.Warn("an item of Bootstrap's record changed since the scan: left out, not handed over as it is now; reconcile it by hand (message kept)",
+						"message", msg.ID, "key", string(key))
 				}
 			} else {
 				recs, err = stream.ReadRange(ctx, o.Streams, b)
@@ -222,6 +231,11 @@ func Redrive(ctx context.Context, o Options) (Report, error) {
 				msg.Err = err
 				rep.Failed = append(rep.Failed, msg)
 				log.Error("redriven records failed again (message kept)", "message", msg.ID, "first", b.StartSequenceNumber, "err", err)
+				continue
+			case len(changed) > 0:
+				msg.Err = fmt.Errorf("%d item(s) changed since the scan: %w", len(changed), errChanged)
+				rep.Reconcile = append(rep.Reconcile, msg)
+				rep.Records += n
 				continue
 			}
 			if _, err := o.Queue.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(o.QueueURL), ReceiptHandle: m.ReceiptHandle}); err != nil {
@@ -259,15 +273,18 @@ func failureRecord(body string) (stream.FailureRecord, error) {
 }
 
 // bootstrapRecords reads again the items of a record Bootstrap gave up on.
-func bootstrapRecords(ctx context.Context, items stream.GetItemAPI, fr stream.FailureRecord) ([]events.DynamoDBEventRecord, int, int, error) {
+func bootstrapRecords(ctx context.Context, items stream.GetItemAPI, fr stream.FailureRecord) ([]events.DynamoDBEventRecord, int, []map[string]events.DynamoDBAttributeValue, error) {
 	if len(fr.BootstrapKeys) == 0 {
-		return nil, 0, 0, errors.New("a record of Bootstrap's without its items' keys (bootstrapKeys)")
+		return nil, 0, nil, errors.New("a record of Bootstrap's without its items' keys (bootstrapKeys)")
 	}
 	if items == nil {
-		return nil, 0, 0, errors.New("a record of Bootstrap's: its items are read again from the table, and Options.Items is not set")
+		return nil, 0, nil, errors.New("a record of Bootstrap's: its items are read again from the table, and Options.Items is not set")
 	}
 	return stream.ReadBootstrap(ctx, items, fr)
 }
+
+// errChanged is why a Bootstrap message with changed items is kept.
+var errChanged = errors.New("handed over as they are now they would count the stream's change twice: reconcile them by hand, then purge the message")
 
 // errWindow is why a window's on-failure record is not redriven.
 var errWindow = errors.New("a tumbling window's final call was given up on; its records were handled: make the final call again with the window handler, from the record's window and state")

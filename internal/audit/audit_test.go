@@ -26,8 +26,6 @@ import (
 
 func TestMain(m *testing.M) { ddbtest.MainLimited(m) }
 
-// flaky fails every third Append whole, as a trail on a disk that is
-// sometimes full would.
 // flaky fails every third call of its sink (a call of any lane), but
 // never three calls in a row that start at one entry: the Fanout's branch
 // would give that entry up into its dead letters (MaxAttempts 3), as it

@@ -64,13 +64,14 @@ func redrive(log *slog.Logger, c Common, clients *ddb.Clients, name string, h st
 	// the queue may be shared (the template's is): only this consumer's
 	// messages, by the function named in each
 	rep, err := onfailure.Redrive(ctx, onfailure.Options{Queue: rc.SQS(clients.AWS), QueueURL: queue, Streams: clients.Streams,
-		Handler: h, Function: onfailure.FunctionNamed(name), Logger: log})
+		Handler: h, Function: onfailure.FunctionNamed(name), Items: clients.DB, Logger: log})
 	if err != nil {
 		Fatal(log, "redrive", err)
 	}
-	left := len(rep.Failed) + len(rep.Lost) + len(rep.Unreadable)
+	left := len(rep.Failed) + len(rep.Lost) + len(rep.Unreadable) + len(rep.Windows) + len(rep.Reconcile)
 	log.Info("redrive done", "redriven", rep.Redriven, "records", rep.Records, "failedAgain", len(rep.Failed), "lost", len(rep.Lost),
-		"unreadable", len(rep.Unreadable), "otherConsumers", rep.Others)
+		"unreadable", len(rep.Unreadable), "windows", len(rep.Windows), "toReconcile", len(rep.Reconcile), "itemsGone", rep.Gone,
+		"itemsChanged", rep.Changed, "otherConsumers", rep.Others)
 	if left > 0 {
 		os.Exit(1)
 	}
