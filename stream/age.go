@@ -36,9 +36,13 @@ type iteratorAgeKey struct{}
 // IteratorAgeOf is the iterator age the Runner measured for the handler
 // call whose context ctx is (BatchStats.IteratorAge): from the creation
 // times it knows best, which on DynamoDB Local are finer than the records'
-// own minute-rounded ApproximateCreationDateTime. False outside a
-// Runner's call (in Lambda, where a record's time is to the second,
-// compute it from the records: IteratorAge with ApproximateCreation).
+// own minute-rounded ApproximateCreationDateTime. It is the age of the
+// batch's newest record when the call began; a window handler's calls
+// within that batch (Windows.Handle) carry the batch's age, and a final
+// call made with no batch (Windows.Close, Windows.Due) carries none.
+// False outside a Runner's call (in Lambda, where a record's time is to
+// the second, compute it from the records: IteratorAge with
+// ApproximateCreation).
 // Metrics hooks that wrap a handler (consumer.Instrument) read it so that
 // their IteratorAge is the Runner's.
 func IteratorAgeOf(ctx context.Context) (time.Duration, bool) {
