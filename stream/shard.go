@@ -27,7 +27,7 @@ type shardRun struct {
 	ctx     context.Context
 	limit   int // most records held at once (read and not yet past the checkpoint)
 
-	// The Runner's lock order (docs/design.md §3): cpMu, then mu, then the
+	// The Runner's lock order (DESIGN.md, Locks): cpMu, then mu, then the
 	// Windows' own lock (Snapshot under cpMu, never under mu); the
 	// Runner's shardMu and pause.mu are each taken alone, with no other
 	// lock held, and neither is held while taking another.
