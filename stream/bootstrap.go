@@ -37,8 +37,9 @@ type ScanAPI interface {
 // The table's stream must have NEW_AND_OLD_IMAGES (the Gate compares old
 // images). While Run runs, the Gate sees every record first, then the
 // consumer's Filter and Skip; shards without a checkpoint are read from
-// TRIM_HORIZON, and no record expires (MaxRecordAge): the settings are the
-// Runner's again when it returns. Run the Runner of the consumer nowhere
+// TRIM_HORIZON, and no record expires (MaxRecordAge): Run changes the
+// Runner's own copy of its Config for that, never the Config you gave it.
+// Run the Runner of the consumer nowhere
 // else meanwhile (Run writes its checkpoints before it takes its lease).
 //
 // Every item the table holds reaches the handler as an INSERT record of
@@ -98,14 +99,14 @@ func (b *Bootstrap) Run(ctx context.Context, h Handler) (BootstrapStats, error) 
 	if r == nil || b.DB == nil || b.Table == "" || h == nil {
 		return st, errors.New("stream: Bootstrap needs a Runner, DB, Table and a handler")
 	}
-	if err := r.setUp(); err != nil {
+	if err := r.setUp(nil); err != nil {
 		return st, err
 	}
-	if r.TumblingWindow > 0 {
+	if r.cfg.TumblingWindow > 0 {
 		return st, errors.New("stream: Bootstrap does not start windowed consumers")
 	}
-	log := r.Logger.With("consumer", r.Consumer, "bootstrap", b.Table)
-	keys, view, err := keyNames(ctx, r.API, r.StreamARN)
+	log := r.logger.With("consumer", r.cfg.Consumer, "bootstrap", b.Table)
+	keys, view, err := keyNames(ctx, r.API, r.cfg.StreamARN)
 	if err != nil {
 		return st, err
 	}
@@ -114,7 +115,7 @@ func (b *Bootstrap) Run(ctx context.Context, h Handler) (BootstrapStats, error) 
 	}
 	// 1. the position: every shard to its end, before the scan
 	taken := time.Now()
-	if st.Shards, err = positions(ctx, r.API, r.StreamARN, nil); err != nil {
+	if st.Shards, err = positions(ctx, r.API, r.cfg.StreamARN, nil); err != nil {
 		return st, err
 	}
 	log.Info("bootstrap: stream position taken; scanning the table", "shards", len(st.Shards))
@@ -133,7 +134,7 @@ func (b *Bootstrap) Run(ctx context.Context, h Handler) (BootstrapStats, error) 
 		return st, ctx.Err()
 	case <-time.After(streamSettle):
 	}
-	until, err := positions(ctx, r.API, r.StreamARN, st.Shards)
+	until, err := positions(ctx, r.API, r.cfg.StreamARN, st.Shards)
 	if err != nil {
 		return st, err
 	}
@@ -141,7 +142,7 @@ func (b *Bootstrap) Run(ctx context.Context, h Handler) (BootstrapStats, error) 
 		if seq == "" {
 			continue // an empty shard: its records (all after the position) from TRIM_HORIZON
 		}
-		if err := r.Checkpoints.Put(ctx, r.Consumer, shard, seq); err != nil {
+		if err := r.Checkpoints.Put(ctx, r.cfg.Consumer, shard, seq); err != nil {
 			return st, fmt.Errorf("stream: bootstrap: checkpoint %s: %w", shard, err)
 		}
 	}
@@ -151,18 +152,18 @@ func (b *Bootstrap) Run(ctx context.Context, h Handler) (BootstrapStats, error) 
 	// after it, so a record they drop still tells the Gate where its item
 	// is), every shard without a checkpoint is read from its start, and no
 	// record expires meanwhile
-	saved := r.Config
-	r.Filter, r.Skip, r.StartingPosition, r.MaxRecordAge = nil, SkipNone, TrimHorizon, 0
-	defer func() {
-		r.Config.Filter, r.Config.Skip, r.Config.StartingPosition, r.Config.MaxRecordAge = saved.Filter, saved.Skip, saved.StartingPosition, saved.MaxRecordAge
-	}()
+	cfg := r.cfg
 	rctx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
-	go func() { done <- r.Run(rctx, gate.Handler(Filter(saved.Filter, Skip(saved.Skip, h)))) }()
+	go func() {
+		done <- r.run(rctx, gate.Handler(Filter(cfg.Filter, Skip(cfg.Skip, h))), nil, func(c *Config) {
+			c.Filter, c.Skip, c.StartingPosition, c.MaxRecordAge = nil, SkipNone, TrimHorizon, 0
+		})
+	}()
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		caught, err := b.reached(ctx, until)
+		caught, err := b.reached(ctx, cfg.Consumer, until)
 		if err == nil && caught {
 			break
 		}
@@ -189,14 +190,13 @@ func (b *Bootstrap) Run(ctx context.Context, h Handler) (BootstrapStats, error) 
 	return st, nil
 }
 
-// reached reports whether the consumer's checkpoints have passed until.
-func (b *Bootstrap) reached(ctx context.Context, until map[string]string) (bool, error) {
-	r := b.Runner
+// reached reports whether consumer's checkpoints have passed until.
+func (b *Bootstrap) reached(ctx context.Context, consumer string, until map[string]string) (bool, error) {
 	for shard, seq := range until {
 		if seq == "" {
 			continue
 		}
-		cp, err := r.Checkpoints.Get(ctx, r.Consumer, shard)
+		cp, err := b.Runner.Checkpoints.Get(ctx, consumer, shard)
 		if err != nil {
 			return false, err
 		}
@@ -252,20 +252,20 @@ func (b *Bootstrap) scan(ctx context.Context, log *slog.Logger, h Handler, keys 
 				}
 				var batch []events.DynamoDBEventRecord
 				for _, item := range out.Items {
-					rec, err := snapshotRecord(item, keys, r.StreamARN)
+					rec, err := snapshotRecord(item, keys, r.cfg.StreamARN)
 					if err != nil {
 						errs[seg] = err
 						cancel(err)
 						return
 					}
 					gate.Saw(rec.Change.Keys, rec.Change.NewImage)
-					if r.Filter.Match(rec) && !r.Skip(rec) {
+					if r.cfg.Filter.Match(rec) && !r.cfg.Skip(rec) {
 						batch = append(batch, rec)
 					}
 				}
 				n := scanned.Add(int64(len(out.Items)))
 				for len(batch) > 0 {
-					k := min(len(batch), r.BatchSize)
+					k := min(len(batch), r.cfg.BatchSize)
 					if err := b.deliver(ctx, h, batch[:k]); err != nil {
 						errs[seg] = err
 						cancel(err)
@@ -296,7 +296,7 @@ func (b *Bootstrap) deliver(ctx context.Context, h Handler, recs []events.Dynamo
 			select {
 			case <-ctx.Done():
 				return ctx.Err()
-			case <-time.After(min(r.RetryBackoff<<min(p.attempts-1, 8), 30*time.Second)):
+			case <-time.After(min(r.cfg.RetryBackoff<<min(p.attempts-1, 8), 30*time.Second)):
 			}
 		}
 		p.attempts++
@@ -304,9 +304,9 @@ func (b *Bootstrap) deliver(ctx context.Context, h Handler, recs []events.Dynamo
 		if failedAt >= 0 && ctx.Err() != nil {
 			return ctx.Err()
 		}
-		_, dead, next := r.Policy().After(p.Pending, failedAt, true)
+		_, dead, next := r.cfg.Policy().After(p.Pending, failedAt, true)
 		if dead != nil {
-			if !r.putDeadLetter(ctx, r.Logger, r.newDeadLetter(BootstrapShard, dead, p.attempts, err)) {
+			if !r.putDeadLetter(ctx, r.logger, r.newDeadLetter(BootstrapShard, dead, p.attempts, err)) {
 				return ctx.Err()
 			}
 		}

@@ -20,7 +20,7 @@ type callOutcome struct {
 // out is the call's id and, when it failed, how.
 func (r *Runner) call(ctx context.Context, sr *shardRun, recs []events.DynamoDBEventRecord, attempt int, out *callOutcome) (failedAt int, err error) {
 	h, shardID := sr.h, sr.shardID
-	start := r.Now()
+	start := r.clock()
 	*out = callOutcome{requestID: r.invocationID()}
 	// As Lambda's IteratorAge: the newest record's age when the batch is
 	// handed to the function, not counting the handler. Its creation time
@@ -34,7 +34,7 @@ func (r *Runner) call(ctx context.Context, sr *shardRun, recs []events.DynamoDBE
 	r.counters.invoked.Add(int64(len(recs)))
 	r.counters.iteratorAge.Store(int64(age))
 	defer func() {
-		end := r.Now()
+		end := r.clock()
 		sr.noteCall(age, err, end)
 		if failedAt >= 0 {
 			r.counters.failedCalls.Add(1)
@@ -44,7 +44,7 @@ func (r *Runner) call(ctx context.Context, sr *shardRun, recs []events.DynamoDBE
 			r.counters.handled.Add(int64(len(recs)))
 		}
 		if r.OnBatch != nil {
-			r.OnBatch(BatchStats{Consumer: r.Consumer, ShardID: shardID, Records: len(recs), Attempt: attempt,
+			r.OnBatch(BatchStats{Consumer: r.cfg.Consumer, ShardID: shardID, Records: len(recs), Attempt: attempt,
 				Failed: failedAt >= 0, IteratorAge: age, Duration: end.Sub(start)})
 		}
 	}()
@@ -57,14 +57,14 @@ func (r *Runner) call(ctx context.Context, sr *shardRun, recs []events.DynamoDBE
 	if len(resp.BatchItemFailures) == 0 {
 		return -1, nil
 	}
-	if r.NoReportBatchItemFailures && r.windows != nil {
+	if r.cfg.NoReportBatchItemFailures && r.windows != nil {
 		// Windows says a window call failed this way: without
 		// ReportBatchItemFailures, Lambda retries a failed window
 		// function's whole batch (its state comes back by position)
 		out.functionError = "Unhandled"
 		return 0, fmt.Errorf("a window call failed (ReportBatchItemFailures is off: the whole batch is retried): %s", resp.BatchItemFailures[0].ItemIdentifier)
 	}
-	if r.NoReportBatchItemFailures {
+	if r.cfg.NoReportBatchItemFailures {
 		sr.log.Warn("the handler reported failed items, but ReportBatchItemFailures is off: as Lambda, the call succeeded whole and they are not retried",
 			"items", len(resp.BatchItemFailures), "first", resp.BatchItemFailures[0].ItemIdentifier)
 		return -1, nil

@@ -17,7 +17,7 @@ func (sr *shardRun) checkpointer() {
 			return
 		case <-sr.kick:
 		}
-		if wait := sr.r.CheckpointInterval - time.Since(last); wait > 0 {
+		if wait := sr.r.cfg.CheckpointInterval - time.Since(last); wait > 0 {
 			select {
 			case <-sr.stopCP:
 				return
@@ -34,7 +34,7 @@ func (sr *shardRun) checkpointer() {
 func (sr *shardRun) writeCheckpoint() bool {
 	sr.cpMu.Lock()
 	defer sr.cpMu.Unlock()
-	backoff := sr.r.RetryBackoff
+	backoff := sr.r.cfg.RetryBackoff
 	for {
 		sr.mu.Lock()
 		target := sr.done
@@ -48,7 +48,7 @@ func (sr *shardRun) writeCheckpoint() bool {
 		if target == "" || value == sr.written {
 			return true
 		}
-		err := sr.r.Checkpoints.Put(context.WithoutCancel(sr.ctx), sr.r.Consumer, sr.shardID, value)
+		err := sr.r.Checkpoints.Put(context.WithoutCancel(sr.ctx), sr.r.cfg.Consumer, sr.shardID, value)
 		if err == nil {
 			sr.written = value
 			sr.r.counters.checkpoints.Add(1)

@@ -207,8 +207,7 @@ func (c Config) Settings() (Config, error) {
 }
 
 // applySettings sets the defaults of the settings not set, and checks
-// them. It writes only what it changes (a running Runner's settings are
-// read concurrently).
+// them (on a copy: Settings', or a run's in Runner.setUp).
 func (c *Config) applySettings() error {
 	if c.BatchSize == 0 {
 		c.BatchSize = DefaultBatchSize

@@ -255,8 +255,8 @@ func (r *Runner) deadLetter(ctx context.Context, log *slog.Logger, shardID strin
 
 func (r *Runner) newDeadLetter(shardID string, recs []events.DynamoDBEventRecord, attempts int, cause error, raw ...json.RawMessage) DeadLetter {
 	dl := DeadLetter{
-		Consumer: r.Consumer, StreamARN: r.StreamARN, ShardID: shardID,
-		Error: cause.Error(), Attempts: attempts, FailedAt: r.Now().UTC(),
+		Consumer: r.cfg.Consumer, StreamARN: r.cfg.StreamARN, ShardID: shardID,
+		Error: cause.Error(), Attempts: attempts, FailedAt: r.clock().UTC(),
 		Event: events.DynamoDBEvent{Records: recs}, Unconverted: raw,
 	}
 	if len(recs) > 0 {
@@ -282,7 +282,7 @@ var ErrTooLarge = errors.New("stream: the dead letter is too large for its desti
 // halves, each put in turn, and one that cannot be split is logged whole
 // instead (see ErrTooLarge). False: ctx ended first.
 func (r *Runner) putDeadLetter(ctx context.Context, log *slog.Logger, dl DeadLetter) bool {
-	backoff := r.RetryBackoff
+	backoff := r.cfg.RetryBackoff
 	waiting := 0 // its id in r.sink once the sink refused it
 	defer func() {
 		if waiting != 0 { // taken, or the run ended first: its records are read again after a restart
@@ -318,7 +318,7 @@ func (r *Runner) putDeadLetter(ctx context.Context, log *slog.Logger, dl DeadLet
 			return true
 		}
 		r.counters.destinationFailures.Add(1)
-		waiting = r.sink.refused(waiting, r.Now(), err)
+		waiting = r.sink.refused(waiting, r.clock(), err)
 		log.Error("dead-letter sink failed; retrying (the shard waits)", "err", err)
 		if ctx.Err() != nil {
 			return false

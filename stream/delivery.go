@@ -19,7 +19,7 @@ func (sr *shardRun) deliver(batch []events.DynamoDBEventRecord) bool {
 	for len(queue) > 0 {
 		p := &queue[0]
 		if p.attempts > 0 {
-			backoff := r.RetryBackoff << min(p.attempts-1, 8)
+			backoff := r.cfg.RetryBackoff << min(p.attempts-1, 8)
 			select {
 			case <-ctx.Done():
 				return false
@@ -61,14 +61,14 @@ func (p *pendingBatch) deadLetter(r *Runner, shardID string, recs []events.Dynam
 func (sr *shardRun) attempt(queue []pendingBatch) ([]pendingBatch, bool) {
 	r, ctx, log := sr.r, sr.ctx, sr.log
 	p := &queue[0]
-	now := r.Now()
-	if expired, rest := r.Policy().Expired(p.Records, sr.created, now); expired != nil {
+	now := r.clock()
+	if expired, rest := r.cfg.Policy().Expired(p.Records, sr.created, now); expired != nil {
 		// No call, but the records were read this late: IteratorAge says
 		// so, as it does for a batch handed over.
 		age := IteratorAge(expired[len(expired)-1:], now, sr.created)
 		r.counters.iteratorAge.Store(int64(age))
 		sr.noteAge(age)
-		dl := p.deadLetter(r, sr.shardID, expired, fmt.Errorf("%d record(s) older than MaxRecordAge %s", len(expired), r.MaxRecordAge))
+		dl := p.deadLetter(r, sr.shardID, expired, fmt.Errorf("%d record(s) older than MaxRecordAge %s", len(expired), r.cfg.MaxRecordAge))
 		dl.Condition = RecordAgeExceeded
 		if !r.putDeadLetter(ctx, log, dl) {
 			return queue, false
@@ -85,7 +85,7 @@ func (sr *shardRun) attempt(queue []pendingBatch) ([]pendingBatch, bool) {
 	if failedAt >= 0 && ctx.Err() != nil {
 		return queue, false
 	}
-	finished, dead, next := r.Policy().After(p.Pending, failedAt, true)
+	finished, dead, next := r.cfg.Policy().After(p.Pending, failedAt, true)
 	sr.finish(finished)
 	if failedAt < 0 {
 		return queue[1:], true

@@ -203,12 +203,12 @@ func (sr *shardRun) report(now time.Time, stuckAfter time.Duration, paused bool)
 // Health reports the Runner's progress and whether it is stuck. It is safe
 // to call at any time, before Run too.
 func (r *Runner) Health() Health {
-	clock, stuckAfter, _ := r.settings()
+	clock, stuckAfter, _, consumer := r.settings()
 	now := clock()
 	r.pause.mu.Lock()
 	paused, since := r.pause.paused, r.pause.since
 	r.pause.mu.Unlock()
-	h := Health{Consumer: r.Consumer, StuckAfter: stuckAfter, Stats: r.Stats(), Shards: []ShardHealth{}}
+	h := Health{Consumer: consumer, StuckAfter: stuckAfter, Stats: r.Stats(), Shards: []ShardHealth{}}
 	if paused {
 		h.PausedSince = since
 	}
@@ -261,14 +261,17 @@ func (r *Runner) shardRuns() []*shardRun {
 
 // now is the Runner's clock; shard runs call it only after Run set it up,
 // others through settings.
-func (r *Runner) now() time.Time { return r.Now() }
+func (r *Runner) now() time.Time { return r.clock() }
 
 // settings reads what Health, Pause and Resume need, which Run may be
-// setting up at the same time.
-func (r *Runner) settings() (now func() time.Time, stuckAfter time.Duration, log *slog.Logger) {
+// setting up at the same time (before Run: the caller's, or defaults).
+func (r *Runner) settings() (now func() time.Time, stuckAfter time.Duration, log *slog.Logger, consumer string) {
 	r.shardMu.Lock()
 	defer r.shardMu.Unlock()
-	now, stuckAfter, log = r.Now, r.StuckAfter, r.Logger
+	now, stuckAfter, log, consumer = r.clock, r.cfg.StuckAfter, r.logger, r.cfg.Consumer
+	if consumer == "" {
+		consumer = r.Config.Consumer
+	}
 	if now == nil {
 		now = time.Now
 	}
@@ -278,7 +281,7 @@ func (r *Runner) settings() (now func() time.Time, stuckAfter time.Duration, log
 	if log == nil {
 		log = slog.Default()
 	}
-	return now, stuckAfter, log
+	return now, stuckAfter, log, consumer
 }
 
 // sinkHealth is the dead-letter sink's part of Health: dead letters it

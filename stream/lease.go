@@ -228,11 +228,11 @@ func (c *TableCheckpoints) Release(ctx context.Context, consumer string, me Owne
 // is lost (cause ErrLeaseLost) and a function that stops the renewals and
 // releases it; ok is false when ctx ended first.
 func (r *Runner) holdLease(ctx context.Context, log *slog.Logger, leases Leases) (context.Context, func(), bool) {
-	me, d := r.owner, r.Lease
+	me, d := r.owner, r.cfg.Lease
 	warned := false
 	for {
-		now := r.Now()
-		l, ok, err := leases.Acquire(ctx, r.Consumer, me, now, now.Add(d))
+		now := r.clock()
+		l, ok, err := leases.Acquire(ctx, r.cfg.Consumer, me, now, now.Add(d))
 		if err == nil && ok {
 			if warned {
 				log.Warn("lease taken over; this runner is the consumer's now", "owner", me.String())
@@ -261,7 +261,7 @@ func (r *Runner) holdLease(ctx context.Context, log *slog.Logger, leases Leases)
 	lctx, cancel := context.WithCancelCause(ctx)
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		until := r.Now().Add(d)
+		until := r.clock().Add(d)
 		t := time.NewTicker(d / 3)
 		defer t.Stop()
 		for {
@@ -274,8 +274,8 @@ func (r *Runner) holdLease(ctx context.Context, log *slog.Logger, leases Leases)
 			// every twentieth of the lease until it succeeds, or until the
 			// lease is about to expire and another runner may take it.
 			for {
-				next := r.Now().Add(d)
-				err := leases.Renew(lctx, r.Consumer, me, next)
+				next := r.clock().Add(d)
+				err := leases.Renew(lctx, r.cfg.Consumer, me, next)
 				if err == nil {
 					until = next
 					break
@@ -288,7 +288,7 @@ func (r *Runner) holdLease(ctx context.Context, log *slog.Logger, leases Leases)
 					cancel(ErrLeaseLost)
 					return
 				}
-				if !r.Now().Before(until.Add(-d / 6)) {
+				if !r.clock().Before(until.Add(-d / 6)) {
 					log.Error("lease expiring without renewal; stopping so that no two runners handle the stream", "owner", me.String(), "err", err)
 					cancel(ErrLeaseLost)
 					return
@@ -305,7 +305,7 @@ func (r *Runner) holdLease(ctx context.Context, log *slog.Logger, leases Leases)
 	release := func() {
 		cancel(nil) // stops the renewals (a lost lease's cause stays)
 		wg.Wait()
-		if err := leases.Release(context.WithoutCancel(ctx), r.Consumer, me); err != nil {
+		if err := leases.Release(context.WithoutCancel(ctx), r.cfg.Consumer, me); err != nil {
 			log.Warn("lease not released (it expires by itself)", "err", err)
 		}
 	}

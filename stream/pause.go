@@ -82,7 +82,7 @@ func (g *pauseGate) exit() {
 // The local programs pause on SIGUSR1 and POST /pause (see docs/operations.md); in
 // Lambda the same is done by disabling the event source mapping.
 func (r *Runner) Pause(ctx context.Context) error {
-	now, _, log := r.settings()
+	now, _, log, consumer := r.settings()
 	g := &r.pause
 	g.mu.Lock()
 	if !g.paused {
@@ -106,14 +106,14 @@ func (r *Runner) Pause(ctx context.Context) error {
 	for _, sr := range r.shardRuns() {
 		sr.writeCheckpoint()
 	}
-	log.Info("paused", "consumer", r.Consumer)
+	log.Info("paused", "consumer", consumer)
 	return nil
 }
 
 // Resume undoes Pause: reading and handler calls carry on where they
 // stopped. The time spent paused does not count toward Stuck.
 func (r *Runner) Resume() {
-	now, _, log := r.settings()
+	now, _, log, consumer := r.settings()
 	g := &r.pause
 	g.mu.Lock()
 	if !g.paused {
@@ -132,5 +132,5 @@ func (r *Runner) Resume() {
 		}
 		sr.mu.Unlock()
 	}
-	log.Info("resumed", "consumer", r.Consumer)
+	log.Info("resumed", "consumer", consumer)
 }

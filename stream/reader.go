@@ -28,7 +28,7 @@ const fullRead = 1000
 func (r *Runner) runShard(ctx context.Context, log *slog.Logger, h Handler, shardID, checkpoint string) bool {
 	sr := r.newShardRun(ctx, log, h, shardID, checkpoint)
 	rd := &shardReader{r: r, sr: sr, log: log, shardID: shardID,
-		lastRead: sr.done, from: types.ShardIteratorType(r.StartingPosition), backoff: r.RetryBackoff}
+		lastRead: sr.done, from: types.ShardIteratorType(r.cfg.StartingPosition), backoff: r.cfg.RetryBackoff}
 	for ctx.Err() == nil && !rd.ended {
 		if !r.pause.wait(ctx) { // paused: read nothing
 			break
@@ -43,7 +43,7 @@ func (r *Runner) runShard(ctx context.Context, log *slog.Logger, h Handler, shar
 		if !rd.spaceRead(ctx) {
 			break
 		}
-		readStart := r.Now()
+		readStart := r.clock()
 		out, step := rd.getRecords(ctx)
 		if step == readAgain {
 			continue
@@ -76,7 +76,7 @@ func (r *Runner) runShard(ctx context.Context, log *slog.Logger, h Handler, shar
 	if sr.win != nil && !sr.closeWindow() {
 		return false
 	}
-	if err := r.Checkpoints.Put(context.WithoutCancel(ctx), r.Consumer, shardID, shardEnd); err != nil {
+	if err := r.Checkpoints.Put(context.WithoutCancel(ctx), r.cfg.Consumer, shardID, shardEnd); err != nil {
 		log.Error("checkpoint shard end failed", "err", err)
 	}
 	log.Info("shard drained")
@@ -116,7 +116,7 @@ type shardReader struct {
 // apart, so that calls that reach DynamoDB a little unevenly still keep
 // to the rate. False: ctx ended.
 func (rd *shardReader) spaceRead(ctx context.Context) bool {
-	if n := rd.r.ReadsPerSecond; n > 0 && !rd.lastCall.IsZero() {
+	if n := rd.r.cfg.ReadsPerSecond; n > 0 && !rd.lastCall.IsZero() {
 		gap := time.Second / time.Duration(n)
 		if wait := gap + gap/10 - time.Since(rd.lastCall); wait > 0 {
 			select {
@@ -174,7 +174,7 @@ func (rd *shardReader) getRecords(ctx context.Context) (*dynamodbstreams.GetReco
 	r := rd.r
 	out, err := r.API.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: rd.iter, Limit: aws.Int32(fullRead)}, noRetryOfLimits)
 	if err == nil {
-		rd.backoff = r.RetryBackoff
+		rd.backoff = r.cfg.RetryBackoff
 		r.counters.polls.Add(1)
 		return out, readOn
 	}
@@ -244,7 +244,7 @@ func (rd *shardReader) take(ctx context.Context, recs []types.Record) bool {
 		}
 	}
 	for _, rec := range recs {
-		lr, err := attr.LambdaRecord(rec, r.StreamARN)
+		lr, err := attr.LambdaRecord(rec, r.cfg.StreamARN)
 		if err != nil {
 			if !rd.flush() {
 				return false
@@ -259,10 +259,10 @@ func (rd *shardReader) take(ctx context.Context, recs []types.Record) bool {
 		}
 		// Lambda filters as it builds a batch: BatchSize and the batching
 		// window count the records the filter keeps.
-		keep := r.Filter.Match(lr)
+		keep := r.cfg.Filter.Match(lr)
 		if keep {
 			if rd.kept == 0 {
-				rd.firstBuffered = r.Now()
+				rd.firstBuffered = r.clock()
 			}
 			rd.kept++
 		}
@@ -315,8 +315,8 @@ func (rd *shardReader) advance(out *dynamodbstreams.GetRecordsOutput, readStart 
 // is gathered. False: the shard run is closing.
 func (rd *shardReader) flushIfDue() bool {
 	r := rd.r
-	if len(rd.buf) > 0 && (rd.ended || rd.kept == 0 || rd.kept >= r.BatchSize || len(rd.buf) >= rd.sr.limit ||
-		r.Now().Sub(rd.firstBuffered) >= r.BatchWindow) {
+	if len(rd.buf) > 0 && (rd.ended || rd.kept == 0 || rd.kept >= r.cfg.BatchSize || len(rd.buf) >= rd.sr.limit ||
+		r.clock().Sub(rd.firstBuffered) >= r.cfg.BatchWindow) {
 		return rd.flush()
 	}
 	return true
@@ -347,16 +347,16 @@ func (rd *shardReader) pace(ctx context.Context, read int) {
 		if len(rd.buf) == 0 {
 			rd.sr.windowDue()
 		}
-		wait := r.PollInterval
+		wait := r.cfg.PollInterval
 		if len(rd.buf) > 0 {
-			wait = min(wait, r.BatchWindow-r.Now().Sub(rd.firstBuffered))
+			wait = min(wait, r.cfg.BatchWindow-r.clock().Sub(rd.firstBuffered))
 		}
 		select {
 		case <-ctx.Done():
 		case <-time.After(max(wait, time.Millisecond)):
 		}
 	default:
-		rd.sr.waitFinished(r.PollInterval)
+		rd.sr.waitFinished(r.cfg.PollInterval)
 	}
 }
 

@@ -67,8 +67,8 @@ type tracked struct {
 func (r *Runner) newShardRun(ctx context.Context, log *slog.Logger, h Handler, shardID, checkpoint string) *shardRun {
 	var win *Windows
 	if r.windows != nil {
-		win = &Windows{Size: r.TumblingWindow, Handler: r.windows, ShardID: shardID, StreamARN: r.StreamARN, Logger: log, RetryBackoff: r.RetryBackoff}
-		if limit, _ := RetryLimit(r.MaxRetries); limit != Forever {
+		win = &Windows{Size: r.cfg.TumblingWindow, Handler: r.windows, ShardID: shardID, StreamARN: r.cfg.StreamARN, Logger: log, RetryBackoff: r.cfg.RetryBackoff}
+		if limit, _ := RetryLimit(r.cfg.MaxRetries); limit != Forever {
 			// a final call that keeps failing is given up on as the
 			// window's, before the records after it would be
 			win.FinalAttempts = limit + 1
@@ -93,10 +93,10 @@ func (r *Runner) newShardRun(ctx context.Context, log *slog.Logger, h Handler, s
 		log.Warn("the checkpoint holds a windowed consumer's state, which Run does not use (RunWindows does)", "state bytes", len(state))
 		checkpoint = seq
 	}
-	pf := r.ParallelizationFactor
+	pf := r.cfg.ParallelizationFactor
 	sr := &shardRun{
 		r: r, h: h, log: log, shardID: shardID, key: r.keyFunc(), ctx: ctx,
-		limit: max(2*pf*r.BatchSize, 1000),
+		limit: max(2*pf*r.cfg.BatchSize, 1000),
 		lanes: make([][]events.DynamoDBEventRecord, pf), bySeq: map[string]*tracked{},
 		done: checkpoint, written: checkpoint, win: win,
 		kick: make(chan struct{}, 1), stopCP: make(chan struct{}), cpDone: make(chan struct{}),
@@ -182,7 +182,7 @@ func (sr *shardRun) add(recs []gathered) bool {
 			sr.r.counters.filteredOut.Add(1)
 			continue
 		}
-		if sr.r.Skip(rec) { // the loop guard
+		if sr.r.cfg.Skip(rec) { // the loop guard
 			t.finished, skipped = true, true
 			sr.r.counters.skipped.Add(1)
 			continue
@@ -254,7 +254,7 @@ func (sr *shardRun) lane(i int) {
 			sr.mu.Unlock()
 			return
 		}
-		n := min(len(sr.lanes[i]), sr.r.BatchSize)
+		n := min(len(sr.lanes[i]), sr.r.cfg.BatchSize)
 		batch := sr.lanes[i][:n:n]
 		sr.lanes[i] = sr.lanes[i][n:]
 		sr.mu.Unlock()
@@ -338,7 +338,7 @@ func (sr *shardRun) windowDue() {
 	if !sr.r.pause.enter(sr.ctx) { // paused: no call
 		return
 	}
-	made, err := sr.win.Due(sr.ctx, sr.r.Now())
+	made, err := sr.win.Due(sr.ctx, sr.r.clock())
 	sr.r.pause.exit()
 	if err != nil {
 		sr.log.Error("final call of an ended window failed; retrying at the next poll", "err", err)
@@ -351,9 +351,9 @@ func (sr *shardRun) windowDue() {
 // closeWindow makes the final call of the window open at the shard's end,
 // retrying until it succeeds or ctx ends (false).
 func (sr *shardRun) closeWindow() bool {
-	backoff := sr.r.RetryBackoff
+	backoff := sr.r.cfg.RetryBackoff
 	for {
-		err := sr.win.Close(sr.ctx, sr.r.Now())
+		err := sr.win.Close(sr.ctx, sr.r.clock())
 		if err == nil {
 			return true
 		}

@@ -10,7 +10,7 @@ import (
 )
 
 func (r *Runner) shards(ctx context.Context) ([]types.Shard, error) {
-	shards, hashKey, err := describe(ctx, r.API, r.StreamARN)
+	shards, hashKey, err := describe(ctx, r.API, r.cfg.StreamARN)
 	if hashKey != "" {
 		r.partitionKey.Store(hashKey)
 	}

@@ -41,7 +41,10 @@ type BatchStats struct {
 }
 
 // Runner polls a table's stream and calls a Handler, as Lambda's event
-// source mapping does. Run one Runner per Consumer.
+// source mapping does. Run one Runner per Consumer. Each run goes by its
+// own copy of the Config (with its defaults, Config.Settings shows them),
+// Logger and Now, taken when it starts: the Runner never writes to them,
+// and changing them while it runs has no effect until the next run.
 type Runner struct {
 	Config
 	// API reads the stream (a DynamoDB Streams client). Required.
@@ -61,6 +64,14 @@ type Runner struct {
 	// InvocationID names each handler call, as Lambda's request id does
 	// (default a random UUID); a dead letter keeps the last one's.
 	InvocationID func() string
+
+	// cfg, logger and clock are what a run goes by: the Config with its
+	// defaults (and, under Bootstrap, its changes), Logger and Now or
+	// their defaults. setUp makes them from the caller's fields, which the
+	// Runner never writes to.
+	cfg    Config
+	logger *slog.Logger
+	clock  func() time.Time
 
 	counters counters
 	sink     sinkHealth
@@ -105,21 +116,22 @@ const shardEnd = "SHARD_END"
 // lease, waiting as a standby while another Runner holds it, and returns
 // ErrLeaseLost if it loses the lease while running.
 func (r *Runner) Run(ctx context.Context, h Handler) error {
-	return r.run(ctx, h, nil)
+	return r.run(ctx, h, nil, nil)
 }
 
 // run is Run with h, or RunWindows with windows: the window handler is
 // this run's (r.windows, which the shards read), never left for the next.
-func (r *Runner) run(ctx context.Context, h Handler, windows WindowHandler) (err error) {
+// adjust, if set, changes this run's copy of the Config (Bootstrap's).
+func (r *Runner) run(ctx context.Context, h Handler, windows WindowHandler, adjust func(*Config)) (err error) {
 	r.windows = windows
-	if err := r.setUp(); err != nil {
+	if err := r.setUp(adjust); err != nil {
 		return err
 	}
-	if r.TumblingWindow > 0 && r.windows == nil {
+	if r.cfg.TumblingWindow > 0 && r.windows == nil {
 		return errors.New("stream: a Runner with TumblingWindow runs a WindowHandler: use RunWindows")
 	}
-	log := r.Logger.With("consumer", r.Consumer)
-	if leases, ok := r.Checkpoints.(Leases); ok && r.Lease > 0 {
+	log := r.logger.With("consumer", r.cfg.Consumer)
+	if leases, ok := r.Checkpoints.(Leases); ok && r.cfg.Lease > 0 {
 		lctx, release, ok := r.holdLease(ctx, log, leases)
 		if !ok {
 			return nil // ctx ended while waiting as a standby
@@ -145,7 +157,7 @@ func (r *Runner) run(ctx context.Context, h Handler, windows WindowHandler) (err
 		if err == nil {
 			r.describeFailingSince, r.describeErr = time.Time{}, ""
 		} else if r.describeFailingSince.IsZero() {
-			r.describeFailingSince = r.Now()
+			r.describeFailingSince = r.clock()
 		}
 		if err != nil {
 			r.describeErr = errText(err)
@@ -170,7 +182,7 @@ func (r *Runner) run(ctx context.Context, h Handler, windows WindowHandler) (err
 			if skip {
 				continue
 			}
-			cp, err := r.Checkpoints.Get(ctx, r.Consumer, id) // with RunWindows, "<seq>\n<window state>"
+			cp, err := r.Checkpoints.Get(ctx, r.cfg.Consumer, id) // with RunWindows, "<seq>\n<window state>"
 			if err != nil {
 				log.Error("read checkpoint failed", "shard", id, "err", err)
 				continue
@@ -205,7 +217,7 @@ func (r *Runner) run(ctx context.Context, h Handler, windows WindowHandler) (err
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-time.After(r.ShardRefresh):
+		case <-time.After(r.cfg.ShardRefresh):
 		}
 	}
 }
@@ -234,20 +246,27 @@ func (r *Runner) RunWindows(ctx context.Context, h WindowHandler) error {
 	if h == nil {
 		return errors.New("stream: RunWindows needs a WindowHandler")
 	}
-	if r.TumblingWindow <= 0 {
+	if r.Config.TumblingWindow <= 0 {
 		return errors.New("stream: RunWindows needs Config.TumblingWindow (TumblingWindowInSeconds)")
 	}
-	return r.run(ctx, nil, h)
+	return r.run(ctx, nil, h, nil)
 }
 
-// setUp validates the configuration and fills in defaults, under shardMu:
-// Health, Pause and Resume may read them meanwhile.
-func (r *Runner) setUp() error {
-	r.shardMu.Lock()
-	defer r.shardMu.Unlock()
-	if err := r.Config.withDefaults(); err != nil {
+// setUp makes the run's settings (r.cfg, r.logger, r.clock) from the
+// caller's Config, changed by adjust if set, with the defaults filled in
+// and checked, under shardMu: Health, Pause and Resume may read them
+// meanwhile. The caller's fields are read, never written.
+func (r *Runner) setUp(adjust func(*Config)) error {
+	c := r.Config
+	if adjust != nil {
+		adjust(&c)
+	}
+	if err := c.withDefaults(); err != nil {
 		return err
 	}
+	r.shardMu.Lock()
+	defer r.shardMu.Unlock()
+	r.cfg = c
 	if r.API == nil || r.Checkpoints == nil || r.DeadLetters == nil {
 		var missing []string
 		if r.API == nil {
@@ -261,11 +280,12 @@ func (r *Runner) setUp() error {
 		}
 		return fmt.Errorf("stream: Runner needs API, Checkpoints and DeadLetters; %s not set: Run does not start", strings.Join(missing, ", "))
 	}
-	if r.Logger == nil {
-		r.Logger = slog.Default()
+	r.logger, r.clock = r.Logger, r.Now
+	if r.logger == nil {
+		r.logger = slog.Default()
 	}
-	if r.Now == nil {
-		r.Now = time.Now
+	if r.clock == nil {
+		r.clock = time.Now
 	}
 	if r.owner.ID == "" {
 		r.owner = newOwner()
@@ -284,7 +304,7 @@ func (r *Runner) keyFunc() KeyFunc {
 // iterator returns an iterator after the sequence number after or, when
 // after is "", at from (TRIM_HORIZON or LATEST).
 func (r *Runner) iterator(ctx context.Context, shardID, after string, from types.ShardIteratorType) (*string, error) {
-	in := &dynamodbstreams.GetShardIteratorInput{StreamArn: aws.String(r.StreamARN), ShardId: aws.String(shardID)}
+	in := &dynamodbstreams.GetShardIteratorInput{StreamArn: aws.String(r.cfg.StreamARN), ShardId: aws.String(shardID)}
 	if after != "" {
 		in.ShardIteratorType = types.ShardIteratorTypeAfterSequenceNumber
 		in.SequenceNumber = aws.String(after)
