@@ -30,8 +30,9 @@
 //     MaxRecordAge, records older than that are dead-lettered before a call
 //     (condition RecordAgeExceeded), as MaximumRecordAgeInSeconds does; a
 //     dead letter reads as the mapping's on-failure record
-//     (DeadLetter.FailureRecord), and ReadRange and Redrive read such a
-//     record's range back from the stream;
+//     (DeadLetter.FailureRecord), and ReadRange reads such a record's
+//     range back from the stream (consumer/onfailure redrives a queue of
+//     them);
 //   - checkpoints are kept by a Checkpoints store outside the streamed table,
 //     namespaced by Consumer, so a restarted runner resumes after the last
 //     record it finished; expired iterators are renewed from there;

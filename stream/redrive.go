@@ -99,20 +99,3 @@ func CompareSequenceNumbers(a, b string) int {
 	}
 	return 0
 }
-
-// Redrive hands the records a FailureRecord names to h once, read back from
-// the stream (ReadRange): nil when the handler took them all. Give it the
-// handler as the mapping calls it — behind the mapping's filter and the loop
-// guard (Filter, Skip) — as the range holds every record between its ends. It fails
-// with ErrTrimmed when they are no longer there (lost: say so), and with
-// the handler's error or failures otherwise.
-func Redrive(ctx context.Context, api API, h Handler, fr FailureRecord) (int, error) {
-	recs, err := ReadRange(ctx, api, fr.BatchInfo)
-	if err != nil {
-		return 0, err
-	}
-	if err := Resubmit(ctx, h, DeadLetter{Event: events.DynamoDBEvent{Records: recs}}); err != nil {
-		return len(recs), err
-	}
-	return len(recs), nil
-}
