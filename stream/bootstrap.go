@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -200,8 +199,7 @@ func (b *Bootstrap) reached(ctx context.Context, consumer string, until map[stri
 		if err != nil {
 			return false, err
 		}
-		cp, _, _ = strings.Cut(cp, "\n")
-		if cp != shardEnd && (cp == "" || CompareSequenceNumbers(cp, seq) < 0) {
+		if p := parsePosition(cp); !p.end && (p.seq == "" || CompareSequenceNumbers(p.seq, seq) < 0) {
 			return false, nil
 		}
 	}

@@ -25,8 +25,8 @@ import (
 const fullRead = 1000
 
 // runShard reads one shard until it ends (true) or ctx is done (false).
-func (r *Runner) runShard(ctx context.Context, log *slog.Logger, h Handler, shardID, checkpoint string) bool {
-	sr := r.newShardRun(ctx, log, h, shardID, checkpoint)
+func (r *Runner) runShard(ctx context.Context, log *slog.Logger, h Handler, shardID string, from position) bool {
+	sr := r.newShardRun(ctx, log, h, shardID, from)
 	rd := &shardReader{r: r, sr: sr, log: log, shardID: shardID,
 		lastRead: sr.done, from: types.ShardIteratorType(r.cfg.StartingPosition), backoff: r.cfg.RetryBackoff}
 	for ctx.Err() == nil && !rd.ended {
@@ -76,7 +76,7 @@ func (r *Runner) runShard(ctx context.Context, log *slog.Logger, h Handler, shar
 	if sr.win != nil && !sr.closeWindow() {
 		return false
 	}
-	if err := r.Checkpoints.Put(context.WithoutCancel(ctx), r.cfg.Consumer, shardID, shardEnd); err != nil {
+	if err := r.Checkpoints.Put(context.WithoutCancel(ctx), r.cfg.Consumer, shardID, position{end: true}.String()); err != nil {
 		log.Error("checkpoint shard end failed", "err", err)
 	}
 	log.Info("shard drained")

@@ -4,7 +4,6 @@ import (
 	"context"
 	"hash/fnv"
 	"log/slog"
-	"strings"
 	"sync"
 	"time"
 
@@ -64,7 +63,7 @@ type tracked struct {
 	created time.Time
 }
 
-func (r *Runner) newShardRun(ctx context.Context, log *slog.Logger, h Handler, shardID, checkpoint string) *shardRun {
+func (r *Runner) newShardRun(ctx context.Context, log *slog.Logger, h Handler, shardID string, from position) *shardRun {
 	var win *Windows
 	if r.windows != nil {
 		win = &Windows{Size: r.cfg.TumblingWindow, Handler: r.windows, ShardID: shardID, StreamARN: r.cfg.StreamARN, Logger: log, RetryBackoff: r.cfg.RetryBackoff}
@@ -82,23 +81,21 @@ func (r *Runner) newShardRun(ctx context.Context, log *slog.Logger, h Handler, s
 				return nil
 			}
 		}
-		seq, state, _ := strings.Cut(checkpoint, "\n")
-		if state != "" {
-			if err := win.Restore(state); err != nil {
+		if from.state != "" {
+			if err := win.Restore(from.state); err != nil {
 				log.Error("window state kept with the checkpoint cannot be read; the window starts again from nothing", "err", err)
 			}
 		}
-		checkpoint, h = seq, win.Handle
-	} else if seq, state, ok := strings.Cut(checkpoint, "\n"); ok {
-		log.Warn("the checkpoint holds a windowed consumer's state, which Run does not use (RunWindows does)", "state bytes", len(state))
-		checkpoint = seq
+		h = win.Handle
+	} else if from.state != "" {
+		log.Warn("the checkpoint holds a windowed consumer's state, which Run does not use (RunWindows does)", "state bytes", len(from.state))
 	}
 	pf := r.cfg.ParallelizationFactor
 	sr := &shardRun{
 		r: r, h: h, log: log, shardID: shardID, key: r.keyFunc(), ctx: ctx,
 		limit: max(2*pf*r.cfg.BatchSize, 1000),
 		lanes: make([][]events.DynamoDBEventRecord, pf), bySeq: map[string]*tracked{},
-		done: checkpoint, written: checkpoint, win: win,
+		done: from.seq, written: from.seq, win: win,
 		kick: make(chan struct{}, 1), stopCP: make(chan struct{}), cpDone: make(chan struct{}),
 	}
 	sr.cond = sync.NewCond(&sr.mu)

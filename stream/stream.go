@@ -107,9 +107,6 @@ func (r *Runner) setStandby(on bool, l Lease) {
 	r.standby, r.holder = on, l
 }
 
-// shardEnd marks a shard whose records have all been delivered.
-const shardEnd = "SHARD_END"
-
 // Run delivers the stream to h until ctx is done; it returns nil then. A
 // handler call under way when ctx ends is let finish, and its checkpoint is
 // written. With Checkpoints that are Leases, it first takes the consumer's
@@ -182,12 +179,13 @@ func (r *Runner) run(ctx context.Context, h Handler, windows WindowHandler, adju
 			if skip {
 				continue
 			}
-			cp, err := r.Checkpoints.Get(ctx, r.cfg.Consumer, id) // with RunWindows, "<seq>\n<window state>"
+			cp, err := r.Checkpoints.Get(ctx, r.cfg.Consumer, id)
 			if err != nil {
 				log.Error("read checkpoint failed", "shard", id, "err", err)
 				continue
 			}
-			if cp == shardEnd {
+			pos := parsePosition(cp)
+			if pos.end {
 				mu.Lock()
 				done[id] = true
 				mu.Unlock()
@@ -207,7 +205,7 @@ func (r *Runner) run(ctx context.Context, h Handler, windows WindowHandler, adju
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				finished := r.runShard(ctx, log.With("shard", id), h, id, cp)
+				finished := r.runShard(ctx, log.With("shard", id), h, id, pos)
 				mu.Lock()
 				running[id] = false
 				done[id] = finished
