@@ -264,7 +264,7 @@ func (b *Bootstrap) scan(ctx context.Context, log *slog.Logger, h Handler, keys 
 				n := scanned.Add(int64(len(out.Items)))
 				for len(batch) > 0 {
 					k := min(len(batch), r.cfg.BatchSize)
-					if err := b.deliver(ctx, h, batch[:k]); err != nil {
+					if err := b.handOver(ctx, h, batch[:k]); err != nil {
 						errs[seg] = err
 						cancel(err)
 						return
@@ -283,9 +283,9 @@ func (b *Bootstrap) scan(ctx context.Context, log *slog.Logger, h Handler, keys 
 	return errors.Join(errs...)
 }
 
-// deliver hands a batch of the scan's records to h as the Runner would:
+// handOver hands a batch of the scan's records to h as the Runner would:
 // retries, bisection and dead letters by the Runner's Policy.
-func (b *Bootstrap) deliver(ctx context.Context, h Handler, recs []events.DynamoDBEventRecord) error {
+func (b *Bootstrap) handOver(ctx context.Context, h Handler, recs []events.DynamoDBEventRecord) error {
 	r := b.Runner
 	queue := []pendingBatch{{Pending: Pending{Records: recs}}}
 	for len(queue) > 0 {

@@ -24,12 +24,12 @@ func (r *Runner) call(ctx context.Context, sr *shardRun, recs []events.DynamoDBE
 	*out = callOutcome{requestID: r.invocationID()}
 	// As Lambda's IteratorAge: the newest record's age when the batch is
 	// handed to the function, not counting the handler. Its creation time
-	// is the best the runner knows (sr.created): ApproximateCreationDateTime
+	// is the best the runner knows (sr.creationOf): ApproximateCreationDateTime
 	// alone is rounded down to the second, and to the minute on DynamoDB
 	// Local, which made local ages off by up to a minute.
 	// the batch's last record is its newest: a lane's records are in
 	// stream order (one lookup, not one per record)
-	age := IteratorAge(recs[len(recs)-1:], start, sr.created)
+	age := IteratorAge(recs[len(recs)-1:], start, sr.creationOf)
 	r.counters.calls.Add(1)
 	r.counters.invoked.Add(int64(len(recs)))
 	r.counters.iteratorAge.Store(int64(age))

@@ -43,7 +43,7 @@ func (sr *shardRun) writeCheckpoint() bool {
 		if sr.win != nil && target != "" && target != shardEnd {
 			// the window state moves without the position too (a final
 			// call): compare what would be written
-			value = position{seq: target, state: sr.win.Snapshot(target)}.String()
+			value = position{seq: target, state: sr.win.StateAt(target)}.String()
 		}
 		if target == "" || value == sr.written {
 			return true

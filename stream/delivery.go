@@ -49,7 +49,7 @@ type pendingBatch struct {
 }
 
 // deadLetter is a dead letter of some of p's records, with its last call.
-func (p *pendingBatch) deadLetter(r *Runner, shardID string, recs []events.DynamoDBEventRecord, cause error) DeadLetter {
+func (p *pendingBatch) deadLetterOf(r *Runner, shardID string, recs []events.DynamoDBEventRecord, cause error) DeadLetter {
 	dl := r.newDeadLetter(shardID, recs, p.attempts, cause)
 	dl.RequestID, dl.FunctionError = p.last.requestID, p.last.functionError
 	return dl
@@ -62,13 +62,13 @@ func (sr *shardRun) attempt(queue []pendingBatch) ([]pendingBatch, bool) {
 	r, ctx, log := sr.r, sr.ctx, sr.log
 	p := &queue[0]
 	now := r.clock()
-	if expired, rest := r.cfg.Policy().Expired(p.Records, sr.created, now); expired != nil {
+	if expired, rest := r.cfg.Policy().Expired(p.Records, sr.creationOf, now); expired != nil {
 		// No call, but the records were read this late: IteratorAge says
 		// so, as it does for a batch handed over.
-		age := IteratorAge(expired[len(expired)-1:], now, sr.created)
+		age := IteratorAge(expired[len(expired)-1:], now, sr.creationOf)
 		r.counters.iteratorAge.Store(int64(age))
 		sr.noteAge(age)
-		dl := p.deadLetter(r, sr.shardID, expired, fmt.Errorf("%d record(s) older than MaxRecordAge %s", len(expired), r.cfg.MaxRecordAge))
+		dl := p.deadLetterOf(r, sr.shardID, expired, fmt.Errorf("%d record(s) older than MaxRecordAge %s", len(expired), r.cfg.MaxRecordAge))
 		dl.Condition = RecordAgeExceeded
 		if !r.putDeadLetter(ctx, log, dl) {
 			return queue, false
@@ -95,7 +95,7 @@ func (sr *shardRun) attempt(queue []pendingBatch) ([]pendingBatch, bool) {
 	sr.writeCheckpoint()
 	log.Warn("batch failed", "records", len(p.Records)-failedAt, "attempt", p.attempts, "first", p.Records[failedAt].Change.SequenceNumber, "err", err)
 	if dead != nil {
-		if !r.putDeadLetter(ctx, log, p.deadLetter(r, sr.shardID, dead, err)) {
+		if !r.putDeadLetter(ctx, log, p.deadLetterOf(r, sr.shardID, dead, err)) {
 			return queue, false
 		}
 		sr.noteDeadLettered(len(dead))

@@ -9,7 +9,7 @@ import "strings"
 //	""              no checkpoint: the shard is read from StartingPosition
 //	"<seq>"         every record up to seq is finished
 //	"<seq>\n<state>" and a windowed consumer's open windows' state after it
-//	                (Windows.Snapshot, JSON)
+//	                (Windows.StateAt, JSON)
 //	"SHARD_END"     every record of the shard is finished
 //
 // TableCheckpoints keeps a value over 300 KB in parts of its own; that is

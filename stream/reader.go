@@ -266,12 +266,12 @@ func (rd *shardReader) take(ctx context.Context, recs []types.Record) bool {
 			}
 			rd.kept++
 		}
-		rd.buf = append(rd.buf, gathered{rec: lr, created: rd.created(lr.Change.ApproximateCreationDateTime.Time), kept: keep})
+		rd.buf = append(rd.buf, gathered{rec: lr, created: rd.bestCreation(lr.Change.ApproximateCreationDateTime.Time), kept: keep})
 	}
 	return true
 }
 
-// created is when a record whose ApproximateCreationDateTime is approx
+// bestCreation is when a record whose ApproximateCreationDateTime is approx
 // was created, as well as the reader knows it (tracked.created). DynamoDB
 // rounds approx down to the second, and that is what Lambda counts a
 // record's age from: the Runner takes it as it is. DynamoDB Local rounds
@@ -281,7 +281,7 @@ func (rd *shardReader) take(ctx context.Context, recs []types.Record) bool {
 // reached the shard's end without the record, but never more than the
 // minute approx stands for: a read cut short by GetRecords' 1 MB looks
 // like the shard's end, and must not make a backlog look new.
-func (rd *shardReader) created(approx time.Time) time.Time {
+func (rd *shardReader) bestCreation(approx time.Time) time.Time {
 	if rd.r.fineTimes.Load() || approx.IsZero() {
 		return approx
 	}

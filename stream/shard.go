@@ -27,7 +27,7 @@ type shardRun struct {
 	limit   int // most records held at once (read and not yet past the checkpoint)
 
 	// The Runner's lock order (DESIGN.md, Locks): cpMu, then mu, then the
-	// Windows' own lock (Snapshot under cpMu, never under mu); the
+	// Windows' own lock (StateAt under cpMu, never under mu); the
 	// Runner's shardMu and pause.mu are each taken alone, with no other
 	// lock held, and neither is held while taking another.
 	mu      sync.Mutex
@@ -160,7 +160,7 @@ func (sr *shardRun) add(recs []gathered) bool {
 		rec := g.rec
 		for len(sr.pending) >= sr.limit && sr.ctx.Err() == nil {
 			if skipped { // finished records may free the room
-				sr.advance()
+				sr.advanceDone()
 				skipped = false
 				continue
 			}
@@ -189,7 +189,7 @@ func (sr *shardRun) add(recs []gathered) bool {
 		sr.lanes[l] = append(sr.lanes[l], rec)
 	}
 	if skipped {
-		sr.advance()
+		sr.advanceDone()
 	}
 	sr.cond.Broadcast()
 	return true
@@ -202,7 +202,7 @@ func (sr *shardRun) addFinished(seq string) {
 	defer sr.mu.Unlock()
 	t := &tracked{seq: seq, finished: true, readAt: sr.r.now()}
 	sr.pending = append(sr.pending, t)
-	sr.advance()
+	sr.advanceDone()
 }
 
 // finish marks records finished and moves the checkpoint over every
@@ -216,11 +216,12 @@ func (sr *shardRun) finish(recs []events.DynamoDBEventRecord) {
 			delete(sr.bySeq, t.seq)
 		}
 	}
-	sr.advance()
+	sr.advanceDone()
 }
 
-// advance must be called with mu held.
-func (sr *shardRun) advance() {
+// advanceDone moves done (the checkpoint's position) over the finished
+// records at the front of pending. It must be called with mu held.
+func (sr *shardRun) advanceDone() {
 	n := 0
 	for n < len(sr.pending) && sr.pending[n].finished {
 		n++
@@ -301,9 +302,9 @@ func (sr *shardRun) close() bool {
 	return len(sr.pending) == 0
 }
 
-// created is when rec was created, as well as the runner knows it (see
+// creationOf is when rec was created, as well as the runner knows it (see
 // tracked.created).
-func (sr *shardRun) created(rec events.DynamoDBEventRecord) time.Time {
+func (sr *shardRun) creationOf(rec events.DynamoDBEventRecord) time.Time {
 	sr.mu.Lock()
 	defer sr.mu.Unlock()
 	if t, ok := sr.bySeq[rec.Change.SequenceNumber]; ok && !t.created.IsZero() {

@@ -77,7 +77,7 @@ type Runner struct {
 	sink     sinkHealth
 	// fineTimes: a record read had a creation time that is not a whole
 	// minute (DynamoDB's, to the second; DynamoDB Local's are to the
-	// minute). See shardReader.created.
+	// minute). See shardReader.bestCreation.
 	fineTimes atomic.Bool
 	// windows is the running RunWindows' handler (nil: Run's); run sets
 	// it for each run.

@@ -81,7 +81,7 @@ const WindowGrace = 5 * time.Second
 // state after record k"), so a batch redelivered from any earlier
 // position, after a crash or a bisection, starts from the state that
 // position had: a windowed aggregate comes out exact under retries,
-// crashes and re-batching. Snapshot and Restore carry it across a restart
+// crashes and re-batching. StateAt and Restore carry it across a restart
 // with the checkpoint.
 type Windows struct {
 	Size      time.Duration
@@ -143,10 +143,6 @@ func (w *Windows) LateRecords() int {
 	return w.late
 }
 
-func created(r events.DynamoDBEventRecord) time.Time {
-	return r.Change.ApproximateCreationDateTime.Time
-}
-
 // Handle is Windows as a Handler: the Runner's, or the replay kit's.
 func (w *Windows) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 	w.mu.Lock()
@@ -172,14 +168,14 @@ func (w *Windows) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.D
 	lastRun := 0 // where the last call's records start
 	for i := 0; i < len(recs); {
 		lastRun = i
-		win := WindowOf(created(recs[i]), w.Size)
+		win := WindowOf(ApproximateCreation(recs[i]), w.Size)
 		j := i + 1
-		for j < len(recs) && WindowOf(created(recs[j]), w.Size) == win {
+		for j < len(recs) && WindowOf(ApproximateCreation(recs[j]), w.Size) == win {
 			j++
 		}
 		// the windows the stream has passed by the grace get their final
 		// call before the records after them
-		if err := w.finalsDue(ctx, &cur, later(cur.Newest, created(recs[i]))); err != nil {
+		if err := w.finalsDue(ctx, &cur, later(cur.Newest, ApproximateCreation(recs[i]))); err != nil {
 			return failAt(i, err)
 		}
 		k := cur.find(win.Start.Time)
@@ -187,7 +183,7 @@ func (w *Windows) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.D
 		if k >= 0 {
 			o = cur.Open[k]
 		}
-		state, err := w.call(ctx, recs[i:j], win, o.State, false, false)
+		state, err := w.invoke(ctx, recs[i:j], win, o.State, false, false)
 		if err != nil {
 			return failAt(i, err)
 		}
@@ -201,7 +197,7 @@ func (w *Windows) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.D
 		o.State, o.Last = clonedState(state), recs[j-1].Change.SequenceNumber
 		next := cur.clone()
 		for _, r := range recs[i:j] {
-			next.Newest = later(next.Newest, created(r))
+			next.Newest = later(next.Newest, ApproximateCreation(r))
 		}
 		if k >= 0 {
 			next.Open[k] = o
@@ -269,7 +265,7 @@ func (w *Windows) finals(ctx context.Context, cur *windowMark, due func(openWind
 // the call is done with (nil).
 func (w *Windows) finalCall(ctx context.Context, o openWindow, early bool) error {
 	win := events.Window{Start: events.RFC3339EpochTime{Time: o.Start}, End: events.RFC3339EpochTime{Time: o.Start.Add(w.Size)}}
-	_, err := w.call(ctx, nil, win, o.State, true, early)
+	_, err := w.invoke(ctx, nil, win, o.State, true, early)
 	if err == nil {
 		delete(w.finalFails, o.Start)
 		delete(w.retryAt, o.Start)
@@ -299,9 +295,9 @@ func (w *Windows) maxState() int {
 	return MaxWindowState
 }
 
-// call makes one call of the handler and returns the state it answered
-// with; any failure is the call's.
-func (w *Windows) call(ctx context.Context, recs []events.DynamoDBEventRecord, win events.Window, state map[string]string, final, early bool) (map[string]string, error) {
+// invoke makes one call of the window handler and returns the state it
+// answered with; any failure is the call's.
+func (w *Windows) invoke(ctx context.Context, recs []events.DynamoDBEventRecord, win events.Window, state map[string]string, final, early bool) (map[string]string, error) {
 	ev := events.DynamoDBTimeWindowEvent{DynamoDBEvent: events.DynamoDBEvent{Records: recs}}
 	ev.Window, ev.State, ev.ShardID, ev.EventSourceARN = win, clonedState(state), w.ShardID, w.StreamARN
 	ev.IsFinalInvokeForWindow, ev.IsWindowTerminatedEarly = final, early

@@ -10,7 +10,7 @@ import (
 // The windows' state: what is open after each record (windowMark), kept
 // by position so a failed call leaves it as it was, forgotten as the
 // checkpoint moves, and written to and read from the checkpoint
-// (Snapshot, Restore).
+// (StateAt, Restore).
 
 // openWindow is a window that has records and no final call yet.
 type openWindow struct {
@@ -157,11 +157,11 @@ func (o openWindow) size() int {
 	return n
 }
 
-// Snapshot is the windows' state after the record seq of the shard (or,
+// StateAt is the windows' state after the record seq of the shard (or,
 // for a record no call had, after the last one before it in the shard),
 // as text to keep with the checkpoint; Restore reads it back as the state
 // before the records that follow.
-func (w *Windows) Snapshot(seq string) string {
+func (w *Windows) StateAt(seq string) string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var m windowMark
@@ -176,7 +176,7 @@ func (w *Windows) Snapshot(seq string) string {
 	return string(b)
 }
 
-// Restore sets the windows' state after a position from a Snapshot (or
+// Restore sets the windows' state after a position from a StateAt (or
 // from one window's, as a Runner kept it before): the state every record
 // handed over next starts from.
 func (w *Windows) Restore(snapshot string) error {
