@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -54,6 +53,9 @@ func (c *MemoryCheckpoints) Put(_ context.Context, consumer, shardID, seq string
 type TableCheckpoints struct {
 	DB    *dynamodb.Client
 	Table string
+
+	mu    sync.Mutex
+	known map[string]map[string]bool // by consumer and shard: the chunks its checkpoint has (chunks.go)
 }
 
 // CreateTable creates the checkpoint table if it is missing and waits for it.
@@ -88,13 +90,11 @@ func (c *TableCheckpoints) key(consumer, shardID string) map[string]types.Attrib
 	}
 }
 
-// A checkpoint longer than one item keeps (a windowed consumer's state,
-// up to MaxWindowState and the JSON around it) is kept in parts: the
-// item keeps its first inlineCheckpoint bytes, "parts" and "partsVersion",
-// and the rest is in items of their own, written before it, whose sort key
-// no shard id looks like: "#state#<shard>#<version>#<n>".
-const inlineCheckpoint = 300 << 10
-
+// A checkpoint written before chunks (chunks.go) that was longer than one
+// item keeps is in parts: the item kept its first 300 KB, "parts" and
+// "partsVersion", and the rest was in items of their own whose sort key no
+// shard id looks like: "#state#<shard>#<version>#<n>". Get still reads
+// it; the next Put replaces it and deletes its parts.
 func partsPrefix(shardID string) string { return "#state#" + shardID + "#" }
 
 // Get implements Checkpoints.
@@ -105,8 +105,18 @@ func (c *TableCheckpoints) Get(ctx context.Context, consumer, shardID string) (s
 	}
 	head, _ := out.Item["sequenceNumber"].(*types.AttributeValueMemberS)
 	if head == nil {
+		c.setKnown(consumer, shardID, nil)
 		return "", nil
 	}
+	if ids := chunkList(out.Item); len(ids) > 0 {
+		rest, err := c.getChunks(ctx, consumer, shardID, ids)
+		if err != nil {
+			return "", err
+		}
+		c.setKnown(consumer, shardID, ids)
+		return head.Value + rest, nil
+	}
+	c.setKnown(consumer, shardID, nil)
 	n, version := partsOf(out.Item)
 	if n == 0 {
 		return head.Value, nil
@@ -170,45 +180,42 @@ func (c *TableCheckpoints) parts(ctx context.Context, consumer, prefix string) (
 
 // Put implements Checkpoints.
 func (c *TableCheckpoints) Put(ctx context.Context, consumer, shardID, seq string) error {
+	if len(seq) > chunkAbove {
+		return c.putChunked(ctx, consumer, shardID, seq)
+	}
 	item := c.key(consumer, shardID)
-	head, rest := seq, ""
-	if len(seq) > inlineCheckpoint {
-		cut := inlineCheckpoint
-		for cut > 0 && !utf8.RuneStart(seq[cut]) { // the item's string stays UTF-8
-			cut--
-		}
-		head, rest = seq[:cut], seq[cut:]
-	}
-	version := ""
-	if rest != "" {
-		version = strconv.FormatInt(time.Now().UnixNano(), 36)
-		n := 0
-		for off := 0; off < len(rest); off += inlineCheckpoint {
-			part := c.key(consumer, fmt.Sprintf("%s%s#%05d", partsPrefix(shardID), version, n))
-			part["data"] = &types.AttributeValueMemberB{Value: []byte(rest[off:min(off+inlineCheckpoint, len(rest))])}
-			if _, err := c.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(c.Table), Item: part}); err != nil {
-				return fmt.Errorf("stream: put checkpoint %s/%s (part %d): %w", consumer, shardID, n, err)
-			}
-			n++
-		}
-		item["parts"] = &types.AttributeValueMemberN{Value: strconv.Itoa(n)}
-		item["partsVersion"] = &types.AttributeValueMemberS{Value: version}
-	}
-	item["sequenceNumber"] = &types.AttributeValueMemberS{Value: head}
+	item["sequenceNumber"] = &types.AttributeValueMemberS{Value: seq}
 	item["updatedAt"] = &types.AttributeValueMemberS{Value: time.Now().UTC().Format(time.RFC3339Nano)}
 	out, err := c.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(c.Table), Item: item, ReturnValues: types.ReturnValueAllOld})
 	if err != nil {
 		return fmt.Errorf("stream: put checkpoint %s/%s: %w", consumer, shardID, err)
 	}
-	if n, old := partsOf(out.Attributes); n > 0 && old != version {
-		// the parts of the checkpoint this one replaced: no longer read.
-		// Only those: another writer's parts (a runner handing its lease
-		// over) may be the ones the item names now. Best effort: a part
-		// left behind costs its storage, nothing else.
-		for i := range n {
-			_, _ = c.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(c.Table),
-				Key: c.key(consumer, fmt.Sprintf("%s%s#%05d", partsPrefix(shardID), old, i))})
-		}
+	c.setKnown(consumer, shardID, nil)
+	var gone []string
+	for _, id := range dedupe(chunkList(out.Attributes)) {
+		gone = append(gone, chunkKey(shardID, id))
 	}
+	c.deleteParts(ctx, consumer, shardID, out.Attributes, gone)
 	return nil
+}
+
+// deleteParts deletes what the checkpoint item old used and the one that
+// replaced it does not: its parts (written before chunks) and the chunk
+// items gone. Only those: another writer's chunks or parts (a runner
+// handing its lease over) may be the ones the item names now. Best
+// effort: an item left behind costs its storage, nothing else.
+func (c *TableCheckpoints) deleteParts(ctx context.Context, consumer, shardID string, old map[string]types.AttributeValue, gone []string) {
+	n, version := partsOf(old)
+	for i := range n {
+		gone = append(gone, fmt.Sprintf("%s%s#%05d", partsPrefix(shardID), version, i))
+	}
+	for len(gone) > 0 {
+		k := min(len(gone), 25)
+		reqs := make([]types.WriteRequest, k)
+		for i, sk := range gone[:k] {
+			reqs[i] = types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: c.key(consumer, sk)}}
+		}
+		_ = c.batchWrite(ctx, reqs)
+		gone = gone[k:]
+	}
 }

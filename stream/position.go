@@ -12,8 +12,8 @@ import "strings"
 //	                (Windows.StateAt, JSON)
 //	"SHARD_END"     every record of the shard is finished
 //
-// TableCheckpoints keeps a value over 300 KB in parts of its own; that is
-// the store's business, not the value's.
+// TableCheckpoints keeps a large value in chunks of its own (chunks.go);
+// that is the store's business, not the value's.
 type position struct {
 	seq   string // "" with end, or with no checkpoint
 	state string // a windowed consumer's; "" for others

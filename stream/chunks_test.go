@@ -1,0 +1,211 @@
+package stream_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go/middleware"
+
+	"github.com/dynastream/dynastream/stream"
+)
+
+// writeUnits counts the write capacity units a client's writes cost, by
+// DynamoDB's rule: one per KB of the item written, or of the item deleted
+// ("Write capacity units": a write of an item up to 1 KB costs one unit,
+// "For items larger than 1 KB, additional write capacity units are
+// required"; "a DeleteItem ... the size of the deleted item":
+// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/read-write-operations.html).
+type writeUnits struct {
+	mu    sync.Mutex
+	units int
+	sizes map[string]int // the size of each item written, by key
+}
+
+func itemSize(item map[string]ddbtypes.AttributeValue) int {
+	n := 0
+	for name, v := range item {
+		n += len(name)
+		switch v := v.(type) {
+		case *ddbtypes.AttributeValueMemberS:
+			n += len(v.Value)
+		case *ddbtypes.AttributeValueMemberB:
+			n += len(v.Value)
+		case *ddbtypes.AttributeValueMemberN:
+			n += len(v.Value)
+		case *ddbtypes.AttributeValueMemberL:
+			n += 3
+			for _, e := range v.Value {
+				n += 1 + itemSize(map[string]ddbtypes.AttributeValue{"": e})
+			}
+		}
+	}
+	return n
+}
+
+func keyOf(item map[string]ddbtypes.AttributeValue) string {
+	c, _ := item["consumer"].(*ddbtypes.AttributeValueMemberS)
+	s, _ := item["shardId"].(*ddbtypes.AttributeValueMemberS)
+	return c.Value + "\x00" + s.Value
+}
+
+func (w *writeUnits) put(item map[string]ddbtypes.AttributeValue) {
+	size := itemSize(item)
+	w.units += (size + 1023) / 1024
+	w.sizes[keyOf(item)] = size
+}
+
+func (w *writeUnits) del(key map[string]ddbtypes.AttributeValue) {
+	size := w.sizes[keyOf(key)]
+	w.units += max((size+1023)/1024, 1)
+	delete(w.sizes, keyOf(key))
+}
+
+func (w *writeUnits) option(stack *middleware.Stack) error {
+	return stack.Initialize.Add(middleware.InitializeMiddlewareFunc("writeUnits", func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+		w.mu.Lock()
+		switch v := in.Parameters.(type) {
+		case *dynamodb.PutItemInput:
+			w.put(v.Item)
+		case *dynamodb.DeleteItemInput:
+			w.del(v.Key)
+		case *dynamodb.BatchWriteItemInput:
+			for _, reqs := range v.RequestItems {
+				for _, r := range reqs {
+					if r.PutRequest != nil {
+						w.put(r.PutRequest.Item)
+					} else if r.DeleteRequest != nil {
+						w.del(r.DeleteRequest.Key)
+					}
+				}
+			}
+		}
+		w.mu.Unlock()
+		return next.HandleInitialize(ctx, in)
+	}), middleware.Before)
+}
+
+func (w *writeUnits) take() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := w.units
+	w.units = 0
+	return n
+}
+
+// windowState is a checkpoint value as a windowed consumer's is: a
+// sequence number and its open windows' state, here about 1 MB in 2,000
+// keys of one window, each an aggregate of its own (varied text: hashes).
+func windowState(seq int, changed map[int]int) string {
+	state := map[string]string{}
+	for k := range 2000 {
+		var agg strings.Builder
+		for j := range 7 {
+			sum := sha256.Sum256(fmt.Appendf(nil, "%d/%d", k, j))
+			fmt.Fprintf(&agg, "%x;", sum)
+		}
+		state[fmt.Sprintf("room-%04d", k)] = fmt.Sprintf("%d:%s", changed[k], agg.String())
+	}
+	b, _ := json.Marshal(map[string]any{"seq": fmt.Sprint(seq), "windows": []any{map[string]any{"start": "2026-12-06T00:00:00Z", "state": state}}})
+	return fmt.Sprintf("%021d\n%s", seq, b)
+}
+
+// A checkpoint of a megabyte of window state with one change a second
+// costs what changed: each Put writes the chunks around the change and
+// deletes the ones it replaced, at most a tenth of the write units of
+// writing the whole state (the stream issue's goal), and reads back
+// whole after every Put.
+func TestCheckpointCostsWhatChanged(t *testing.T) {
+	ctx := context.Background()
+	c, table, _ := newTable(t)
+	wu := &writeUnits{sizes: map[string]int{}}
+	db := dynamodb.New(c.DB.Options(), func(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, wu.option) })
+	tc := &stream.TableCheckpoints{DB: db, Table: table + "-checkpoints"}
+	if err := tc.CreateTable(ctx); err != nil {
+		t.Fatal(err)
+	}
+	changed := map[int]int{}
+	first := windowState(1, changed)
+	if err := tc.Put(ctx, "windows", "shard-1", first); err != nil {
+		t.Fatal(err)
+	}
+	whole := wu.take()
+	const seconds = 20
+	total := 0
+	for s := range seconds {
+		changed[(s*397)%2000]++ // one key's state changes a second
+		v := windowState(2+s, changed)
+		if err := tc.Put(ctx, "windows", "shard-1", v); err != nil {
+			t.Fatal(err)
+		}
+		total += wu.take()
+		if got, err := tc.Get(ctx, "windows", "shard-1"); err != nil || got != v {
+			t.Fatalf("second %d: read back %d bytes (want %d), %v", s, len(got), len(v), err)
+		}
+	}
+	perSecond := float64(total) / seconds
+	t.Logf("state %d bytes: the first checkpoint %d write units, then %.1f a second with one change a second (%.3f of the first)",
+		len(first), whole, perSecond, perSecond/float64(whole))
+	if whole < len(first)/1024 {
+		t.Fatalf("the first checkpoint cost %d units for %d bytes: the count is wrong", whole, len(first))
+	}
+	if perSecond > float64(whole)/10 {
+		t.Errorf("%.1f write units a second, over a tenth of the %d a whole state costs", perSecond, whole)
+	}
+	// a small checkpoint after: the chunks are deleted
+	if err := tc.Put(ctx, "windows", "shard-1", "000000000000000000099"); err != nil {
+		t.Fatal(err)
+	}
+	out, err := c.DB.Scan(ctx, &dynamodb.ScanInput{TableName: aws.String(tc.Table)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Items) != 1 {
+		t.Errorf("%d items after a small checkpoint, want the checkpoint's alone", len(out.Items))
+	}
+}
+
+// A checkpoint written in parts, as TableCheckpoints wrote one before
+// chunks (the item holding the first 300 KB, "parts" and "partsVersion",
+// the rest in "#state#<shard>#<version>#<n>"), still reads back whole; the
+// next Put replaces it and deletes its parts.
+func TestTableCheckpointsReadsParts(t *testing.T) {
+	ctx := context.Background()
+	c, table, _ := newTable(t)
+	tc := &stream.TableCheckpoints{DB: c.DB, Table: table + "-checkpoints"}
+	if err := tc.CreateTable(ctx); err != nil {
+		t.Fatal(err)
+	}
+	v := "seq-1\n" + strings.Repeat("é", 200<<10) // 400 KB: the item and one part
+	cut := 300 << 10
+	put := func(sk string, attrs map[string]ddbtypes.AttributeValue) {
+		attrs["consumer"] = &ddbtypes.AttributeValueMemberS{Value: "c"}
+		attrs["shardId"] = &ddbtypes.AttributeValueMemberS{Value: sk}
+		if _, err := c.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(tc.Table), Item: attrs}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("#state#shard-1#v1#00000", map[string]ddbtypes.AttributeValue{"data": &ddbtypes.AttributeValueMemberB{Value: []byte(v[cut:])}})
+	put("shard-1", map[string]ddbtypes.AttributeValue{"sequenceNumber": &ddbtypes.AttributeValueMemberS{Value: v[:cut]},
+		"parts": &ddbtypes.AttributeValueMemberN{Value: "1"}, "partsVersion": &ddbtypes.AttributeValueMemberS{Value: "v1"}})
+	if got, err := tc.Get(ctx, "c", "shard-1"); err != nil || got != v {
+		t.Fatalf("read back %d bytes (want %d), %v", len(got), len(v), err)
+	}
+	if err := tc.Put(ctx, "c", "shard-1", "seq-2"); err != nil {
+		t.Fatal(err)
+	}
+	out, err := c.DB.Scan(ctx, &dynamodb.ScanInput{TableName: aws.String(tc.Table)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Items) != 1 {
+		t.Errorf("%d items after the Put, want the checkpoint's alone", len(out.Items))
+	}
+}
