@@ -258,7 +258,7 @@ func (f *Fanout) run(ctx context.Context, b int, recs []events.DynamoDBEventReco
 			idx, width = idx[n:], len(idx)-n
 			continue
 		case ctx.Err() != nil: // stopping: not the record's fault
-			return idx[at]
+			return idx[max(at, 0)]
 		case at < 0 && n > 1: // a whole call failed: halve it
 			width = n / 2
 			continue
@@ -312,13 +312,15 @@ func (f *Fanout) runOnce(ctx context.Context, b int, recs []events.DynamoDBEvent
 	}
 	resp, err := safeCall(ctx, br.Handler, events.DynamoDBEvent{Records: mine})
 	failed := len(mine) // position in mine of the lowest failure
+	whole := err != nil
 	if err == nil && len(resp.BatchItemFailures) > 0 {
+		// an unknown item identifier fails the whole batch, as Lambda's
 		failed, err = lowestFailure(mine, resp)
+		whole = err != nil
 		if err == nil {
 			err = fmt.Errorf("handler reported %d failed item(s)", len(resp.BatchItemFailures))
 		}
 	}
-	whole := err != nil && failed == len(mine)
 	if whole {
 		failed = 0
 	}

@@ -389,3 +389,59 @@ func TestFanoutWaitsAreBounded(t *testing.T) {
 		t.Errorf("a wait past the deadline: %+v after %d calls and waits %v; want 100 handed back after 1 call, no wait", resp, calls, waits)
 	}
 }
+
+// A call that fails as a whole because its context ended (a Lambda
+// timeout, a shutdown: handlers return ctx.Err()) hands its first record
+// back to the reader, counted as nobody's attempt, on one record and on
+// several. And an unknown item identifier fails the call as a whole, as
+// Lambda treats it ("Lambda treats a batch as a complete failure if you
+// return any of the following: … itemIdentifier with a bad key name":
+// Configuring partial batch response with DynamoDB and Lambda): its first
+// record is not blamed.
+func TestFanoutContextEndsInAWholeFailure(t *testing.T) {
+	rec := func(seq string) events.DynamoDBEventRecord {
+		return events.DynamoDBEventRecord{EventID: "id" + seq, Change: events.DynamoDBStreamRecord{SequenceNumber: seq}}
+	}
+	for _, n := range []int{1, 3} {
+		dl := &stream.MemoryDeadLetters{}
+		ctx, cancel := context.WithCancel(context.Background())
+		fan := &stream.Fanout{Branches: []stream.Branch{{Name: "a", DeadLetters: dl,
+			Handler: func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+				cancel()
+				return events.DynamoDBEventResponse{}, ctx.Err()
+			}}}}
+		h, err := fan.Handler()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ev events.DynamoDBEvent
+		for i := range n {
+			ev.Records = append(ev.Records, rec(fmt.Sprint(100+i)))
+		}
+		resp, err := h(ctx, ev)
+		if err != nil || len(resp.BatchItemFailures) != 1 || resp.BatchItemFailures[0].ItemIdentifier != "100" || len(dl.All()) != 0 {
+			t.Errorf("%d records: %+v, %v, %d dead letters; want 100 handed back, none dead-lettered", n, resp, err, len(dl.All()))
+		}
+	}
+
+	dl := &stream.MemoryDeadLetters{}
+	var calls []int
+	fan := &stream.Fanout{RetryDelay: -1, Branches: []stream.Branch{{Name: "a", DeadLetters: dl,
+		Handler: func(_ context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+			calls = append(calls, len(ev.Records))
+			if len(ev.Records) > 1 {
+				return events.DynamoDBEventResponse{BatchItemFailures: []events.DynamoDBBatchItemFailure{{ItemIdentifier: "nonsense"}}}, nil
+			}
+			return events.DynamoDBEventResponse{}, nil
+		}}}}
+	h, err := fan.Handler()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp, err := h(context.Background(), events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{rec("100"), rec("101")}}); err != nil || len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("call: %+v, %v", resp, err)
+	}
+	if len(dl.All()) != 0 || fmt.Sprint(calls) != "[2 1 1]" {
+		t.Errorf("calls %v, %d dead letters; want the batch split ([2 1 1]), none dead-lettered", calls, len(dl.All()))
+	}
+}
