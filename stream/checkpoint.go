@@ -54,8 +54,8 @@ type TableCheckpoints struct {
 	DB    *dynamodb.Client
 	Table string
 
-	mu    sync.Mutex
-	known map[string]map[string]bool // by consumer and shard: the chunks its checkpoint has (chunks.go)
+	mu     sync.Mutex
+	states map[string]chunkState // by consumer and shard: what it knows of the checkpoint item (chunks.go)
 }
 
 // CreateTable creates the checkpoint table if it is missing and waits for it.
@@ -103,20 +103,21 @@ func (c *TableCheckpoints) Get(ctx context.Context, consumer, shardID string) (s
 	if err != nil {
 		return "", fmt.Errorf("stream: get checkpoint %s/%s: %w", consumer, shardID, err)
 	}
+	if st := c.stateOf(consumer, shardID); !st.seen || st.rev != revOf(out.Item) || st.rev == "" {
+		// not the item this store last wrote: its chunks are not ours
+		c.setState(consumer, shardID, chunkState{seen: true, rev: revOf(out.Item), gen: st.gen})
+	}
 	head, _ := out.Item["sequenceNumber"].(*types.AttributeValueMemberS)
 	if head == nil {
-		c.setKnown(consumer, shardID, nil)
 		return "", nil
 	}
-	if ids := chunkList(out.Item); len(ids) > 0 {
-		rest, err := c.getChunks(ctx, consumer, shardID, ids)
+	if gen, ids := chunksOf(out.Item); len(ids) > 0 {
+		rest, err := c.getChunks(ctx, consumer, shardID, gen, ids)
 		if err != nil {
 			return "", err
 		}
-		c.setKnown(consumer, shardID, ids)
 		return head.Value + rest, nil
 	}
-	c.setKnown(consumer, shardID, nil)
 	n, version := partsOf(out.Item)
 	if n == 0 {
 		return head.Value, nil
@@ -178,25 +179,9 @@ func (c *TableCheckpoints) parts(ctx context.Context, consumer, prefix string) (
 	return out, nil
 }
 
-// Put implements Checkpoints.
+// Put implements Checkpoints (a large value in chunks: chunks.go).
 func (c *TableCheckpoints) Put(ctx context.Context, consumer, shardID, seq string) error {
-	if len(seq) > chunkAbove {
-		return c.putChunked(ctx, consumer, shardID, seq)
-	}
-	item := c.key(consumer, shardID)
-	item["sequenceNumber"] = &types.AttributeValueMemberS{Value: seq}
-	item["updatedAt"] = &types.AttributeValueMemberS{Value: time.Now().UTC().Format(time.RFC3339Nano)}
-	out, err := c.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(c.Table), Item: item, ReturnValues: types.ReturnValueAllOld})
-	if err != nil {
-		return fmt.Errorf("stream: put checkpoint %s/%s: %w", consumer, shardID, err)
-	}
-	c.setKnown(consumer, shardID, nil)
-	var gone []string
-	for _, id := range dedupe(chunkList(out.Attributes)) {
-		gone = append(gone, chunkKey(shardID, id))
-	}
-	c.deleteParts(ctx, consumer, shardID, out.Attributes, gone)
-	return nil
+	return c.put(ctx, consumer, shardID, seq)
 }
 
 // deleteParts deletes what the checkpoint item old used and the one that

@@ -2,8 +2,10 @@ package stream
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -17,19 +19,38 @@ import (
 // is kept in chunks: its sequence number in the item, the rest cut where
 // its content says (content-defined chunking, so that a change in one
 // window's state changes the chunks around it and no others), each chunk
-// an item of its own named by a hash of its content,
-// "#state#<shard>#c#<hash>". The checkpoint item lists its chunks in
-// order ("chunks"). A Put writes only the chunks the checkpoint it
-// replaces did not have and then deletes those the new one no longer
-// has: a checkpoint costs what changed, not the whole state.
+// an item of its own named by its writer's generation and a hash of its
+// content, "#state#<shard>#c#<gen>#<hash>". The checkpoint item names its
+// generation ("chunkGen") and its chunks in order ("chunks"). A Put writes
+// only the chunks the checkpoint it replaces did not have, then the item,
+// then deletes the chunks of the item it replaced that it does not name:
+// a checkpoint costs what changed, not the whole state.
+//
+// Two writers of one shard (a runner handing its lease over) must never
+// leave an item that names a deleted chunk. Every item carries a "rev",
+// and a store puts the item only if the rev is the one it last wrote or
+// read: when another writer came between (the condition fails), it takes
+// a new generation and writes every chunk again before it puts. A writer
+// deletes only chunks of the item its put replaced, which no current
+// item names, and whose writer, if it writes again, fails its condition
+// and moves to a new generation. A crash between the chunks and the item,
+// or before the deletes, leaves chunks no item names: storage, nothing
+// else.
 const (
 	chunkAbove = 64 << 10
 	chunkMin   = 2 << 10
 	chunkMax   = 32 << 10
-	// chunkMask cuts a chunk after chunkMin where the rolling hash has
-	// its 13 low bits 0: about every 8 KB past chunkMin, in text that
-	// varies (a run of one byte is cut at chunkMax).
-	chunkMask = 1<<13 - 1
+	// chunkMask cuts a chunk after chunkMin where the rolling hash's top
+	// 13 bits (which depend on the last 64 bytes) are 0: about every 8 KB
+	// past chunkMin in text that varies; a run of one byte is cut at
+	// chunkMax.
+	chunkMask = uint64(1<<13-1) << 51
+	// putAttempts bounds a Put's tries when other writers keep coming
+	// between, and batchAttempts a batch's tries for what DynamoDB leaves
+	// unprocessed: the caller (the checkpointer) retries with its backoff
+	// and looks at its context.
+	putAttempts   = 4
+	batchAttempts = 8
 )
 
 // gear is the rolling hash's table: fixed (splitmix64 from 0), so that a
@@ -75,7 +96,7 @@ func chunkID(chunk string) string {
 	return hex.EncodeToString(sum[:16])
 }
 
-func chunkKey(shardID, id string) string { return partsPrefix(shardID) + "c#" + id }
+func chunkKey(shardID, gen, id string) string { return partsPrefix(shardID) + "c#" + gen + "#" + id }
 
 // splitHead is a value's sequence number, kept in the item, and the rest.
 func splitHead(v string) (head, rest string) {
@@ -85,105 +106,153 @@ func splitHead(v string) (head, rest string) {
 	return "", v
 }
 
-// chunkList is the chunk ids a checkpoint item names, in order.
-func chunkList(item map[string]types.AttributeValue) []string {
+// chunksOf is the generation and chunk ids a checkpoint item names.
+func chunksOf(item map[string]types.AttributeValue) (gen string, ids []string) {
 	l, _ := item["chunks"].(*types.AttributeValueMemberL)
-	if l == nil {
-		return nil
+	g, _ := item["chunkGen"].(*types.AttributeValueMemberS)
+	if l == nil || g == nil {
+		return "", nil
 	}
-	ids := make([]string, 0, len(l.Value))
+	ids = make([]string, 0, len(l.Value))
 	for _, v := range l.Value {
 		if s, ok := v.(*types.AttributeValueMemberS); ok {
 			ids = append(ids, s.Value)
 		}
 	}
-	return ids
+	return g.Value, ids
 }
 
-// knownChunks are the chunks of shardID's checkpoint as this store last
-// wrote or read it: they need not be written again.
-func (c *TableCheckpoints) knownChunks(consumer, shardID string) map[string]bool {
+func revOf(item map[string]types.AttributeValue) string {
+	r, _ := item["rev"].(*types.AttributeValueMemberS)
+	if r == nil {
+		return ""
+	}
+	return r.Value
+}
+
+// chunkState is what a store knows of a shard's checkpoint item: the rev
+// it last wrote or read (seen: it has), its own generation, and the chunks
+// of that generation the item names.
+type chunkState struct {
+	seen  bool
+	rev   string
+	gen   string
+	known map[string]bool
+}
+
+func randomID() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func (c *TableCheckpoints) stateOf(consumer, shardID string) chunkState {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.known[consumer+"\x00"+shardID]
+	st := c.states[consumer+"\x00"+shardID]
+	if st.gen == "" {
+		st.gen = randomID()
+	}
+	return st
 }
 
-func (c *TableCheckpoints) setKnown(consumer, shardID string, ids []string) {
-	set := make(map[string]bool, len(ids))
-	for _, id := range ids {
-		set[id] = true
-	}
+func (c *TableCheckpoints) setState(consumer, shardID string, st chunkState) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.known == nil {
-		c.known = map[string]map[string]bool{}
+	if c.states == nil {
+		c.states = map[string]chunkState{}
 	}
-	c.known[consumer+"\x00"+shardID] = set
+	c.states[consumer+"\x00"+shardID] = st
 }
 
-// putChunked writes v as a head and chunks: the chunks not known to be
-// there, then the item, then it deletes the chunks (and parts) of the
-// item it replaced that v does not use.
-func (c *TableCheckpoints) putChunked(ctx context.Context, consumer, shardID, v string) error {
-	head, rest := splitHead(v)
-	chunks := cutChunks(rest)
-	ids := make([]string, len(chunks))
+// put writes the checkpoint v: its chunks if it is large, then the item
+// on the condition that no other writer came between, then it deletes
+// what the item it replaced used and v does not.
+func (c *TableCheckpoints) put(ctx context.Context, consumer, shardID, v string) error {
+	head, rest := v, ""
+	if len(v) > chunkAbove {
+		head, rest = splitHead(v)
+	}
+	var ids []string
 	byID := map[string]string{}
-	for i, ch := range chunks {
-		ids[i] = chunkID(ch)
-		byID[ids[i]] = ch
+	for _, ch := range cutChunks(rest) {
+		id := chunkID(ch)
+		ids = append(ids, id)
+		byID[id] = ch
 	}
-	known := c.knownChunks(consumer, shardID)
-	var missing []string
-	for id := range byID {
-		if !known[id] {
-			missing = append(missing, id)
+	st := c.stateOf(consumer, shardID)
+	for attempt := 1; ; attempt++ {
+		var missing []string
+		for id := range byID {
+			if !st.known[id] {
+				missing = append(missing, id)
+			}
 		}
-	}
-	if err := c.writeChunks(ctx, consumer, shardID, missing, byID); err != nil {
-		return err
-	}
-	list := make([]types.AttributeValue, len(ids))
-	for i, id := range ids {
-		list[i] = &types.AttributeValueMemberS{Value: id}
-	}
-	item := c.key(consumer, shardID)
-	item["sequenceNumber"] = &types.AttributeValueMemberS{Value: head}
-	item["chunks"] = &types.AttributeValueMemberL{Value: list}
-	item["updatedAt"] = &types.AttributeValueMemberS{Value: time.Now().UTC().Format(time.RFC3339Nano)}
-	out, err := c.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(c.Table), Item: item, ReturnValues: types.ReturnValueAllOld})
-	if err != nil {
-		return fmt.Errorf("stream: put checkpoint %s/%s: %w", consumer, shardID, err)
-	}
-	old := chunkList(out.Attributes)
-	if !sameKnown(known, old) {
-		// another writer's checkpoint came between (a runner handing its
-		// lease over): it may have deleted chunks this one counted on, so
-		// write them all (a chunk's content is its name: the same item)
-		if err := c.writeChunks(ctx, consumer, shardID, keys(byID), byID); err != nil {
+		if err := c.writeChunks(ctx, consumer, shardID, st.gen, missing, byID); err != nil {
 			return err
 		}
-	}
-	c.setKnown(consumer, shardID, ids)
-	var gone []string
-	for _, id := range dedupe(old) {
-		if _, ok := byID[id]; !ok {
-			gone = append(gone, chunkKey(shardID, id))
+		rev := randomID()
+		item := c.key(consumer, shardID)
+		item["sequenceNumber"] = &types.AttributeValueMemberS{Value: head}
+		item["rev"] = &types.AttributeValueMemberS{Value: rev}
+		item["updatedAt"] = &types.AttributeValueMemberS{Value: time.Now().UTC().Format(time.RFC3339Nano)}
+		if len(ids) > 0 {
+			list := make([]types.AttributeValue, len(ids))
+			for i, id := range ids {
+				list[i] = &types.AttributeValueMemberS{Value: id}
+			}
+			item["chunks"] = &types.AttributeValueMemberL{Value: list}
+			item["chunkGen"] = &types.AttributeValueMemberS{Value: st.gen}
 		}
-	}
-	c.deleteParts(ctx, consumer, shardID, out.Attributes, gone)
-	return nil
-}
-
-func sameKnown(known map[string]bool, ids []string) bool {
-	n := 0
-	for _, id := range ids {
-		if !known[id] {
-			return false
+		in := &dynamodb.PutItemInput{TableName: aws.String(c.Table), Item: item, ReturnValues: types.ReturnValueAllOld}
+		if st.seen { // unseen (no Get or Put yet, as Bootstrap's first): written whole, unconditionally
+			in.ExpressionAttributeNames = map[string]string{"#r": "rev"}
+			if st.rev == "" {
+				in.ConditionExpression = aws.String("attribute_not_exists(#r)")
+			} else {
+				in.ConditionExpression = aws.String("#r = :r")
+				in.ExpressionAttributeValues = map[string]types.AttributeValue{":r": &types.AttributeValueMemberS{Value: st.rev}}
+			}
 		}
-		n++
+		out, err := c.DB.PutItem(ctx, in)
+		var cond *types.ConditionalCheckFailedException
+		if errors.As(err, &cond) && attempt < putAttempts {
+			// another writer came between: the chunks just written are
+			// named by no item (the one this store wrote before is
+			// replaced, its chunks deleted by its replacer); then its rev,
+			// a new generation, and every chunk written again
+			var orphans []string
+			for _, id := range missing {
+				orphans = append(orphans, chunkKey(shardID, st.gen, id))
+			}
+			c.deleteParts(ctx, consumer, shardID, nil, orphans)
+			cur, gerr := c.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(c.Table), Key: c.key(consumer, shardID), ConsistentRead: aws.Bool(true)})
+			if gerr != nil {
+				return fmt.Errorf("stream: put checkpoint %s/%s: %w", consumer, shardID, gerr)
+			}
+			st = chunkState{seen: true, rev: revOf(cur.Item), gen: randomID()}
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("stream: put checkpoint %s/%s: %w", consumer, shardID, err)
+		}
+		known := make(map[string]bool, len(byID))
+		newKeys := make(map[string]bool, len(byID))
+		for id := range byID {
+			known[id] = true
+			newKeys[chunkKey(shardID, st.gen, id)] = true
+		}
+		c.setState(consumer, shardID, chunkState{seen: true, rev: rev, gen: st.gen, known: known})
+		var gone []string
+		oldGen, oldIDs := chunksOf(out.Attributes)
+		for _, id := range dedupe(oldIDs) {
+			if k := chunkKey(shardID, oldGen, id); !newKeys[k] {
+				gone = append(gone, k)
+			}
+		}
+		c.deleteParts(ctx, consumer, shardID, out.Attributes, gone)
+		return nil
 	}
-	return len(known) <= n
 }
 
 // dedupe is ids without repeats (a value can hold one chunk twice), in
@@ -200,22 +269,14 @@ func dedupe(ids []string) []string {
 	return out
 }
 
-func keys(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
-}
-
 // writeChunks puts the chunks ids, 25 to a BatchWriteItem, retrying what
 // DynamoDB leaves unprocessed.
-func (c *TableCheckpoints) writeChunks(ctx context.Context, consumer, shardID string, ids []string, byID map[string]string) error {
+func (c *TableCheckpoints) writeChunks(ctx context.Context, consumer, shardID, gen string, ids []string, byID map[string]string) error {
 	for len(ids) > 0 {
 		n := min(len(ids), 25)
 		reqs := make([]types.WriteRequest, n)
 		for i, id := range ids[:n] {
-			it := c.key(consumer, chunkKey(shardID, id))
+			it := c.key(consumer, chunkKey(shardID, gen, id))
 			it["data"] = &types.AttributeValueMemberB{Value: []byte(byID[id])}
 			reqs[i] = types.WriteRequest{PutRequest: &types.PutRequest{Item: it}}
 		}
@@ -227,11 +288,11 @@ func (c *TableCheckpoints) writeChunks(ctx context.Context, consumer, shardID st
 	return nil
 }
 
-// batchWrite writes reqs (at most 25), again and again for what DynamoDB
-// leaves unprocessed, with a growing wait.
+// batchWrite writes reqs (at most 25), again for what DynamoDB leaves
+// unprocessed, with a growing wait, batchAttempts times at most.
 func (c *TableCheckpoints) batchWrite(ctx context.Context, reqs []types.WriteRequest) error {
 	wait := 50 * time.Millisecond
-	for len(reqs) > 0 {
+	for attempt := 1; ; attempt++ {
 		out, err := c.DB.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{c.Table: reqs}})
 		if err != nil {
 			return err
@@ -240,26 +301,28 @@ func (c *TableCheckpoints) batchWrite(ctx context.Context, reqs []types.WriteReq
 		if len(reqs) == 0 {
 			return nil
 		}
+		if attempt == batchAttempts {
+			return fmt.Errorf("%d item(s) still unprocessed after %d tries", len(reqs), attempt)
+		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(wait):
 		}
-		wait = min(2*wait, 5*time.Second)
+		wait = min(2*wait, 2*time.Second)
 	}
-	return nil
 }
 
 // getChunks reads the chunks ids (100 to a BatchGetItem) and returns them
 // joined in order.
-func (c *TableCheckpoints) getChunks(ctx context.Context, consumer, shardID string, ids []string) (string, error) {
+func (c *TableCheckpoints) getChunks(ctx context.Context, consumer, shardID, gen string, ids []string) (string, error) {
 	data := map[string][]byte{}
 	var want []map[string]types.AttributeValue
 	seen := map[string]bool{}
 	for _, id := range ids {
 		if !seen[id] {
 			seen[id] = true
-			want = append(want, c.key(consumer, chunkKey(shardID, id)))
+			want = append(want, c.key(consumer, chunkKey(shardID, gen, id)))
 		}
 	}
 	wait := 50 * time.Millisecond
@@ -274,7 +337,7 @@ func (c *TableCheckpoints) getChunks(ctx context.Context, consumer, shardID stri
 			k, _ := it["shardId"].(*types.AttributeValueMemberS)
 			d, _ := it["data"].(*types.AttributeValueMemberB)
 			if k != nil && d != nil {
-				data[strings.TrimPrefix(k.Value, chunkKey(shardID, ""))] = d.Value
+				data[strings.TrimPrefix(k.Value, chunkKey(shardID, gen, ""))] = d.Value
 			}
 		}
 		want = append(want[n:], out.UnprocessedKeys[c.Table].Keys...)

@@ -209,3 +209,50 @@ func TestTableCheckpointsReadsParts(t *testing.T) {
 		t.Errorf("%d items after the Put, want the checkpoint's alone", len(out.Items))
 	}
 }
+
+// Two stores writing one shard's checkpoint in turn (a runner handing its
+// lease over, and the old one writing once more) never leave an item that
+// names a chunk the other deleted: each write reads back whole from a
+// third store, and once done only the current item's chunks are left.
+func TestChunkedCheckpointTwoWriters(t *testing.T) {
+	ctx := context.Background()
+	c, table, _ := newTable(t)
+	a := &stream.TableCheckpoints{DB: c.DB, Table: table + "-checkpoints"}
+	if err := a.CreateTable(ctx); err != nil {
+		t.Fatal(err)
+	}
+	b := &stream.TableCheckpoints{DB: c.DB, Table: a.Table}
+	reader := &stream.TableCheckpoints{DB: c.DB, Table: a.Table}
+	changed := map[int]int{}
+	for i, w := range []*stream.TableCheckpoints{a, b, a, a, b, a, b, b} {
+		if i == 1 {
+			if _, err := b.Get(ctx, "windows", "shard-1"); err != nil { // b starts from what a wrote
+				t.Fatal(err)
+			}
+		}
+		changed[i*7]++
+		v := windowState(i+1, changed)
+		if err := w.Put(ctx, "windows", "shard-1", v); err != nil {
+			t.Fatalf("write %d: %v", i, err)
+		}
+		if got, err := reader.Get(ctx, "windows", "shard-1"); err != nil || got != v {
+			t.Fatalf("write %d: read back %d bytes (want %d), %v", i, len(got), len(v), err)
+		}
+	}
+	out, err := c.DB.Scan(ctx, &dynamodb.ScanInput{TableName: aws.String(a.Table)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	item, err := c.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(a.Table), Key: map[string]ddbtypes.AttributeValue{
+		"consumer": &ddbtypes.AttributeValueMemberS{Value: "windows"}, "shardId": &ddbtypes.AttributeValueMemberS{Value: "shard-1"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	named := map[string]bool{}
+	for _, id := range item.Item["chunks"].(*ddbtypes.AttributeValueMemberL).Value {
+		named[id.(*ddbtypes.AttributeValueMemberS).Value] = true
+	}
+	if len(out.Items) != 1+len(named) {
+		t.Errorf("%d items in the table, want the checkpoint and its %d chunks", len(out.Items), len(named))
+	}
+}

@@ -269,8 +269,8 @@ func (r *Runner) settings() (now func() time.Time, stuckAfter time.Duration, log
 	r.shardMu.Lock()
 	defer r.shardMu.Unlock()
 	now, stuckAfter, log, consumer = r.clock, r.cfg.StuckAfter, r.logger, r.cfg.Consumer
-	if consumer == "" {
-		consumer = r.Config.Consumer
+	if now == nil { // before a run: the caller's
+		now, stuckAfter, log, consumer = r.Now, r.Config.StuckAfter, r.Logger, r.Config.Consumer
 	}
 	if now == nil {
 		now = time.Now
