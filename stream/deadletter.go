@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -272,9 +273,9 @@ func (r *Runner) newDeadLetter(shardID string, recs []events.DynamoDBEventRecord
 // letter of its own, rather than retry it for ever (a Bootstrap dead
 // letter names each item's key, so a large batch given up whole outgrows
 // a message). A dead letter of one record that is still too large is
-// given up on: its error log line ("dead letter too large for its
-// destination even alone") carries it whole, as JSON, and is the only
-// copy of it.
+// given up on: its error log lines ("dead letter too large for its
+// destination even alone") carry it whole, as JSON in parts, and are the
+// only copy of it.
 var ErrTooLarge = errors.New("stream: the dead letter is too large for its destination")
 
 // putDeadLetter puts dl, retrying (the shard waits) until the sink takes
@@ -312,9 +313,7 @@ func (r *Runner) putDeadLetter(ctx context.Context, log *slog.Logger, dl DeadLet
 			}
 			r.counters.destinationFailures.Add(1)
 			r.counters.deadLettered.Add(int64(max(len(dl.Event.Records), 1)))
-			body, _ := json.Marshal(dl)
-			log.Error("dead letter too large for its destination even alone: given up on, and this line is the only copy of it",
-				"first", dl.FirstSequenceNumber, "condition", dl.condition(), "err", err, "deadLetter", string(body))
+			logWhole(log, dl, err)
 			return true
 		}
 		r.counters.destinationFailures.Add(1)
@@ -324,6 +323,31 @@ func (r *Runner) putDeadLetter(ctx context.Context, log *slog.Logger, dl DeadLet
 			return false
 		}
 		r.sleep(ctx, &backoff)
+	}
+}
+
+// maxLogPart is the most of a dead letter one log line carries: a
+// CloudWatch Logs event holds 256 KB ("Maximum event size": CloudWatch
+// Logs quotas), less the line's other fields.
+const maxLogPart = 200 << 10
+
+// logWhole logs dl, which no sink takes, as the only copy of it: its JSON
+// in lines of at most maxLogPart bytes ("part" i of "parts"), to be
+// joined in order.
+func logWhole(log *slog.Logger, dl DeadLetter, cause error) {
+	body, _ := json.Marshal(dl)
+	var parts []string
+	for len(body) > 0 {
+		n := min(len(body), maxLogPart)
+		for n < len(body) && n > 0 && !utf8.RuneStart(body[n]) { // a line's text stays UTF-8
+			n--
+		}
+		parts = append(parts, string(body[:n]))
+		body = body[n:]
+	}
+	for i, part := range parts {
+		log.Error("dead letter too large for its destination even alone: given up on, and these lines are the only copy of it",
+			"first", dl.FirstSequenceNumber, "condition", dl.condition(), "err", cause, "part", i+1, "parts", len(parts), "deadLetter", part)
 	}
 }
 
