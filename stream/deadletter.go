@@ -326,9 +326,9 @@ func (r *Runner) putDeadLetter(ctx context.Context, log *slog.Logger, dl DeadLet
 	}
 }
 
-// maxLogPart is the most of a dead letter one log line carries: a
-// CloudWatch Logs event holds 256 KB ("Maximum event size": CloudWatch
-// Logs quotas), less the line's other fields.
+// maxLogPart is the most of a dead letter one log line carries: "Each log
+// event can be no larger than 256 KB" (CloudWatch Logs API Reference,
+// PutLogEvents), less the line's other fields.
 const maxLogPart = 200 << 10
 
 // logWhole logs dl, which no sink takes, as the only copy of it: its JSON
