@@ -14,6 +14,7 @@ import (
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go/middleware"
 
+	"github.com/dynastream/dynastream/ddblocal"
 	"github.com/dynastream/dynastream/stream"
 )
 
@@ -254,5 +255,50 @@ func TestChunkedCheckpointTwoWriters(t *testing.T) {
 	}
 	if len(out.Items) != 1+len(named) {
 		t.Errorf("%d items in the table, want the checkpoint and its %d chunks", len(out.Items), len(named))
+	}
+}
+
+// Behind DynamoDB as AWS runs it (a ddblocal Limiter: a seventh of every
+// batch's keys left unprocessed, as "DynamoDB may leave any of them" for
+// reasons of its own: BatchWriteItem and BatchGetItem, UnprocessedItems and
+// UnprocessedKeys), two writers taking turns still never leave a
+// checkpoint that does not read back whole. A Put that fails (its bounded
+// retries spent) is tried again, as the checkpointer does.
+func TestChunkedCheckpointUnderAWSLimits(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	_, table, _ := newTable(t)
+	lim := ddblocal.Limit(t, ddblocal.Limits{Unprocessed: 0.15, Seed: 7})
+	db, _ := ddblocal.Clients(lim.Endpoint)
+	a := &stream.TableCheckpoints{DB: db, Table: table + "-checkpoints"}
+	if err := a.CreateTable(ctx); err != nil {
+		t.Fatal(err)
+	}
+	b := &stream.TableCheckpoints{DB: db, Table: a.Table}
+	reader := &stream.TableCheckpoints{DB: db, Table: a.Table}
+	put := func(w *stream.TableCheckpoints, v string) {
+		t.Helper()
+		var err error
+		for range 20 {
+			if err = w.Put(ctx, "windows", "shard-1", v); err == nil {
+				return
+			}
+		}
+		t.Fatalf("Put failed 20 times: %v", err)
+	}
+	changed := map[int]int{}
+	for i, w := range []*stream.TableCheckpoints{a, a, b, a, b} {
+		changed[i*11]++
+		v := windowState(i+1, changed)
+		put(w, v)
+		got, err := reader.Get(ctx, "windows", "shard-1")
+		if err != nil || got != v {
+			t.Fatalf("write %d: read back %d bytes (want %d), %v", i, len(got), len(v), err)
+		}
+	}
+	if c := lim.Counts(); c.Unprocessed == 0 {
+		t.Fatalf("the limiter left no batch key unprocessed: %d requests", c.Requests)
+	} else {
+		t.Logf("limiter: %d requests, %d batch keys unprocessed, %d throttled", c.Requests, c.Unprocessed, c.Throttled)
 	}
 }
