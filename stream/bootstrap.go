@@ -294,7 +294,7 @@ func (b *Bootstrap) handOver(ctx context.Context, h Handler, recs []events.Dynam
 			select {
 			case <-ctx.Done():
 				return ctx.Err()
-			case <-time.After(min(r.cfg.RetryBackoff<<min(p.attempts-1, 8), 30*time.Second)):
+			case <-time.After(retryWait(r.cfg.RetryBackoff, p.attempts)):
 			}
 		}
 		p.attempts++

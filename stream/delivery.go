@@ -19,11 +19,10 @@ func (sr *shardRun) deliver(batch []events.DynamoDBEventRecord) bool {
 	for len(queue) > 0 {
 		p := &queue[0]
 		if p.attempts > 0 {
-			backoff := r.cfg.RetryBackoff << min(p.attempts-1, 8)
 			select {
 			case <-ctx.Done():
 				return false
-			case <-time.After(min(backoff, 30*time.Second)):
+			case <-time.After(retryWait(r.cfg.RetryBackoff, p.attempts)):
 			}
 		}
 		if !r.pause.enter(ctx) {

@@ -128,7 +128,6 @@ const (
 	defaultBranchAttempts = 3
 	defaultMaxRemembered  = 100_000
 	defaultFanRetryDelay  = 100 * time.Millisecond
-	maxFanRetryDelay      = 30 * time.Second
 )
 
 // Handler is the Fanout as one Handler: for a Runner, for LambdaHandler or
@@ -235,7 +234,7 @@ func (f *Fanout) handle(ctx context.Context, ev events.DynamoDBEvent) (events.Dy
 // failure pinned on one record (a failure the handler reported, or a call
 // of that record alone) counts an attempt on it, in this call of the
 // Fanout only; the record is handed again (with those after it) after a
-// wait, doubled at each failure up to maxFanRetryDelay, and at MaxAttempts
+// wait, doubled at each failure up to maxRetryWait, and at MaxAttempts
 // it is dead-lettered and the branch is handed the records after it at
 // once. run returns early, with the record unfinished, only when ctx ends
 // (or a wait would outlast its deadline) or a dead letter cannot be put.
@@ -274,29 +273,13 @@ func (f *Fanout) run(ctx context.Context, b int, recs []events.DynamoDBEventReco
 			width = len(idx)
 			continue
 		}
-		if !f.sleep(ctx, retryDelay(first, attempts[i])) {
+		if !f.sleep(ctx, retryWait(first, attempts[i])) {
 			return i
 		}
 		idx = idx[at:]
 		width = max(width-at, 1)
 	}
 	return len(recs)
-}
-
-// retryDelay is the wait after a record's attempt-th failure: first,
-// doubled at each failure, at most maxFanRetryDelay (negative: none).
-func retryDelay(first time.Duration, attempt int) time.Duration {
-	if first < 0 {
-		return first
-	}
-	d := first
-	for range attempt - 1 {
-		if d >= maxFanRetryDelay/2 {
-			return maxFanRetryDelay
-		}
-		d *= 2
-	}
-	return min(d, maxFanRetryDelay)
 }
 
 // runOnce calls branch b once with the records idx and marks the ones it

@@ -30,6 +30,20 @@ type Policy struct {
 	MaxRecordAge time.Duration
 }
 
+// maxRetryWait caps every wait before a retry: the Runner's, Bootstrap's,
+// a window's final call's and a Fanout branch's.
+const maxRetryWait = 30 * time.Second
+
+// retryWait is the wait before the attempt after the attempt-th failure:
+// first doubled at each failure, at most maxRetryWait (first negative or
+// zero: none).
+func retryWait(first time.Duration, attempt int) time.Duration {
+	if first <= 0 {
+		return first
+	}
+	return min(first<<min(max(attempt-1, 0), 16), maxRetryWait)
+}
+
 // Expired splits recs, before a call, into the records older than
 // MaxRecordAge at now (created says when each was created) and the rest,
 // each in order: the mapping hands the expired ones not to the function but

@@ -321,5 +321,5 @@ func (r *Runner) sleep(ctx context.Context, backoff *time.Duration) {
 	case <-ctx.Done():
 	case <-time.After(*backoff):
 	}
-	*backoff = min(*backoff*2, 30*time.Second)
+	*backoff = min(*backoff*2, maxRetryWait)
 }

@@ -355,7 +355,7 @@ func (w *Windows) Due(ctx context.Context, now time.Time) (bool, error) {
 		if w.retryAt == nil {
 			w.retryAt = map[time.Time]time.Time{}
 		}
-		w.retryAt[*failed] = now.Add(min(backoff<<min(w.finalFails[*failed]-1, 16), 30*time.Second))
+		w.retryAt[*failed] = now.Add(retryWait(backoff, w.finalFails[*failed]))
 	}
 	return len(cur.Open) < open, err
 }
