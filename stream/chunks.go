@@ -192,43 +192,17 @@ func (c *TableCheckpoints) put(ctx context.Context, consumer, shardID, v string)
 			return err
 		}
 		rev := randomID()
-		item := c.key(consumer, shardID)
-		item["sequenceNumber"] = &types.AttributeValueMemberS{Value: head}
-		item["rev"] = &types.AttributeValueMemberS{Value: rev}
-		item["updatedAt"] = &types.AttributeValueMemberS{Value: time.Now().UTC().Format(time.RFC3339Nano)}
-		if len(ids) > 0 {
-			list := make([]types.AttributeValue, len(ids))
-			for i, id := range ids {
-				list[i] = &types.AttributeValueMemberS{Value: id}
-			}
-			item["chunks"] = &types.AttributeValueMemberL{Value: list}
-			item["chunkGen"] = &types.AttributeValueMemberS{Value: st.gen}
-		}
-		in := &dynamodb.PutItemInput{TableName: aws.String(c.Table), Item: item, ReturnValues: types.ReturnValueAllOld}
-		if st.seen { // unseen (no Get or Put yet, as Bootstrap's first): written whole, unconditionally
-			in.ExpressionAttributeNames = map[string]string{"#r": "rev"}
-			if st.rev == "" {
-				in.ConditionExpression = aws.String("attribute_not_exists(#r)")
-			} else {
-				in.ConditionExpression = aws.String("#r = :r")
-				in.ExpressionAttributeValues = map[string]types.AttributeValue{":r": &types.AttributeValueMemberS{Value: st.rev}}
-			}
-		}
-		out, err := c.DB.PutItem(ctx, in)
+		out, err := c.DB.PutItem(ctx, c.itemInput(consumer, shardID, head, rev, ids, st))
 		var cond *types.ConditionalCheckFailedException
 		if errors.As(err, &cond) && attempt < putAttempts {
 			// another writer came between: the chunks just written are
 			// named by no item (the one this store wrote before is
 			// replaced, its chunks deleted by its replacer); then its rev,
 			// a new generation, and every chunk written again
-			var orphans []string
-			for _, id := range missing {
-				orphans = append(orphans, chunkKey(shardID, st.gen, id))
-			}
-			c.deleteParts(ctx, consumer, shardID, nil, orphans)
-			cur, gerr := c.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(c.Table), Key: c.key(consumer, shardID), ConsistentRead: aws.Bool(true)})
-			if gerr != nil {
-				return fmt.Errorf("stream: put checkpoint %s/%s: %w", consumer, shardID, gerr)
+			c.deleteParts(ctx, consumer, shardID, nil, chunkKeys(shardID, st.gen, missing))
+			cur, err := c.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(c.Table), Key: c.key(consumer, shardID), ConsistentRead: aws.Bool(true)})
+			if err != nil {
+				return fmt.Errorf("stream: put checkpoint %s/%s: %w", consumer, shardID, err)
 			}
 			st = chunkState{seen: true, rev: revOf(cur.Item), gen: randomID()}
 			continue
@@ -237,22 +211,59 @@ func (c *TableCheckpoints) put(ctx context.Context, consumer, shardID, v string)
 			return fmt.Errorf("stream: put checkpoint %s/%s: %w", consumer, shardID, err)
 		}
 		known := make(map[string]bool, len(byID))
-		newKeys := make(map[string]bool, len(byID))
 		for id := range byID {
 			known[id] = true
-			newKeys[chunkKey(shardID, st.gen, id)] = true
 		}
 		c.setState(consumer, shardID, chunkState{seen: true, rev: rev, gen: st.gen, known: known})
 		var gone []string
 		oldGen, oldIDs := chunksOf(out.Attributes)
 		for _, id := range dedupe(oldIDs) {
-			if k := chunkKey(shardID, oldGen, id); !newKeys[k] {
-				gone = append(gone, k)
+			if oldGen != st.gen || !known[id] {
+				gone = append(gone, chunkKey(shardID, oldGen, id))
 			}
 		}
 		c.deleteParts(ctx, consumer, shardID, out.Attributes, gone)
 		return nil
 	}
+}
+
+// itemInput is the put of the checkpoint item: head, rev and the chunks
+// ids of generation st.gen, on the condition that the item's rev is
+// st.rev (none when the store has not seen the item: Bootstrap's first
+// write).
+func (c *TableCheckpoints) itemInput(consumer, shardID, head, rev string, ids []string, st chunkState) *dynamodb.PutItemInput {
+	item := c.key(consumer, shardID)
+	item["sequenceNumber"] = &types.AttributeValueMemberS{Value: head}
+	item["rev"] = &types.AttributeValueMemberS{Value: rev}
+	item["updatedAt"] = &types.AttributeValueMemberS{Value: time.Now().UTC().Format(time.RFC3339Nano)}
+	if len(ids) > 0 {
+		list := make([]types.AttributeValue, len(ids))
+		for i, id := range ids {
+			list[i] = &types.AttributeValueMemberS{Value: id}
+		}
+		item["chunks"] = &types.AttributeValueMemberL{Value: list}
+		item["chunkGen"] = &types.AttributeValueMemberS{Value: st.gen}
+	}
+	in := &dynamodb.PutItemInput{TableName: aws.String(c.Table), Item: item, ReturnValues: types.ReturnValueAllOld}
+	switch {
+	case !st.seen:
+	case st.rev == "":
+		in.ConditionExpression = aws.String("attribute_not_exists(#r)")
+		in.ExpressionAttributeNames = map[string]string{"#r": "rev"}
+	default:
+		in.ConditionExpression = aws.String("#r = :r")
+		in.ExpressionAttributeNames = map[string]string{"#r": "rev"}
+		in.ExpressionAttributeValues = map[string]types.AttributeValue{":r": &types.AttributeValueMemberS{Value: st.rev}}
+	}
+	return in
+}
+
+func chunkKeys(shardID, gen string, ids []string) []string {
+	keys := make([]string, len(ids))
+	for i, id := range ids {
+		keys[i] = chunkKey(shardID, gen, id)
+	}
+	return keys
 }
 
 // dedupe is ids without repeats (a value can hold one chunk twice), in
