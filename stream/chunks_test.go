@@ -258,12 +258,13 @@ func TestChunkedCheckpointTwoWriters(t *testing.T) {
 	}
 }
 
-// Behind DynamoDB as AWS runs it (a ddblocal Limiter: a seventh of every
-// batch's keys left unprocessed, as "DynamoDB may leave any of them" for
-// reasons of its own: BatchWriteItem and BatchGetItem, UnprocessedItems and
-// UnprocessedKeys), two writers taking turns still never leave a
-// checkpoint that does not read back whole. A Put that fails (its bounded
-// retries spent) is tried again, as the checkpointer does.
+// Behind DynamoDB as AWS runs it (a ddblocal Limiter leaving 15% of
+// every batch's keys unprocessed: "If DynamoDB returns any unprocessed
+// items, you should retry the batch operation on those items": DynamoDB
+// API Reference, BatchWriteItem; BatchGetItem's UnprocessedKeys alike),
+// two writers taking turns still never leave a checkpoint that does not
+// read back whole. A Put that fails (its bounded retries spent) is tried
+// again, as the checkpointer does.
 func TestChunkedCheckpointUnderAWSLimits(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()

@@ -402,7 +402,9 @@ func TestHealthShowsARefusingDeadLetterSink(t *testing.T) {
 }
 
 // tooLargeSink finds every dead letter too large for its destination, as
-// a message over SQS's 256 KB is.
+// SQS finds a message over 256 KB ("The minimum message size is 1 byte (1
+// character). The maximum is 262,144 bytes (256 KiB)": SQS API Reference,
+// SendMessage, MessageBody).
 type tooLargeSink struct{ puts atomic.Int64 }
 
 func (s *tooLargeSink) Put(context.Context, stream.DeadLetter) error {
