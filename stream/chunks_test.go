@@ -258,48 +258,82 @@ func TestChunkedCheckpointTwoWriters(t *testing.T) {
 	}
 }
 
-// Behind DynamoDB as AWS runs it (a ddblocal Limiter leaving 15% of
-// every batch's keys unprocessed: "If DynamoDB returns any unprocessed
-// items, you should retry the batch operation on those items": DynamoDB
-// API Reference, BatchWriteItem; BatchGetItem's UnprocessedKeys alike),
-// two writers taking turns still never leave a checkpoint that does not
-// read back whole. A Put that fails (its bounded retries spent) is tried
+// Behind DynamoDB as AWS runs it, two writers taking turns never leave a
+// checkpoint that does not read back whole, in two cases: a ddblocal
+// Limiter leaving 15% of every batch's keys unprocessed ("If DynamoDB
+// returns any unprocessed items, you should retry the batch operation on
+// those items": DynamoDB API Reference, BatchWriteItem; BatchGetItem's
+// UnprocessedKeys alike), and the checkpoint table's one partition key
+// held to 500 write units a second (Scale 0.5 of the 1,000 a partition
+// takes: "Throughput capacity per partition", DynamoDB Developer Guide,
+// Partitions and data distribution), so that a megabyte of chunks is
+// mostly answered unprocessed (and a PutItem that comes while the units
+// are spent throttled, ThrottlingException) until the partition's units
+// fill again. A Put that fails (its bounded retries spent) is tried
 // again, as the checkpointer does.
 func TestChunkedCheckpointUnderAWSLimits(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	_, table, _ := newTable(t)
-	lim := ddblocal.Limit(t, ddblocal.Limits{Unprocessed: 0.15, Seed: 7})
-	db, _ := ddblocal.Clients(lim.Endpoint)
-	a := &stream.TableCheckpoints{DB: db, Table: table + "-checkpoints"}
-	if err := a.CreateTable(ctx); err != nil {
-		t.Fatal(err)
-	}
-	b := &stream.TableCheckpoints{DB: db, Table: a.Table}
-	reader := &stream.TableCheckpoints{DB: db, Table: a.Table}
-	put := func(w *stream.TableCheckpoints, v string) {
-		t.Helper()
-		var err error
-		for range 20 {
-			if err = w.Put(ctx, "windows", "shard-1", v); err == nil {
-				return
+	for _, tc := range []struct {
+		name   string
+		limits ddblocal.Limits
+		turns  string // which writer puts, in turn
+		met    func(ddblocal.Counts) bool
+	}{
+		{"unprocessed", ddblocal.Limits{Unprocessed: 0.15, Seed: 7}, "aabab", func(c ddblocal.Counts) bool { return c.Unprocessed > 0 }},
+		// each turn of writer writes the whole megabyte again: three
+		// turns, not five, keep it to seconds
+		{"throttled", ddblocal.Limits{Scale: 0.5, Seed: 7}, "aab", func(c ddblocal.Counts) bool { return c.Unprocessed+c.Throttled > 0 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			_, table, _ := newTable(t)
+			lim := ddblocal.Limit(t, tc.limits)
+			db, _ := ddblocal.Clients(lim.Endpoint)
+			a := &stream.TableCheckpoints{DB: db, Table: table + "-checkpoints"}
+			if err := a.CreateTable(ctx); err != nil {
+				t.Fatal(err)
 			}
-		}
-		t.Fatalf("Put failed 20 times: %v", err)
-	}
-	changed := map[int]int{}
-	for i, w := range []*stream.TableCheckpoints{a, a, b, a, b} {
-		changed[i*11]++
-		v := windowState(i+1, changed)
-		put(w, v)
-		got, err := reader.Get(ctx, "windows", "shard-1")
-		if err != nil || got != v {
-			t.Fatalf("write %d: read back %d bytes (want %d), %v", i, len(got), len(v), err)
-		}
-	}
-	if c := lim.Counts(); c.Unprocessed == 0 {
-		t.Fatalf("the limiter left no batch key unprocessed: %d requests", c.Requests)
-	} else {
-		t.Logf("limiter: %d requests, %d batch keys unprocessed, %d throttled", c.Requests, c.Unprocessed, c.Throttled)
+			b := &stream.TableCheckpoints{DB: db, Table: a.Table}
+			reader := &stream.TableCheckpoints{DB: db, Table: a.Table}
+			put := func(w *stream.TableCheckpoints, v string) {
+				t.Helper()
+				var err error
+				for range 20 {
+					if err = w.Put(ctx, "windows", "shard-1", v); err == nil {
+						return
+					}
+				}
+				t.Fatalf("Put failed 20 times: %v", err)
+			}
+			get := func() (string, error) {
+				var got string
+				var err error
+				for range 20 {
+					if got, err = reader.Get(ctx, "windows", "shard-1"); err == nil {
+						break
+					}
+				}
+				return got, err
+			}
+			changed := map[int]int{}
+			for i, turn := range tc.turns {
+				w := a
+				if turn == 'b' {
+					w = b
+				}
+				changed[i*11]++
+				v := windowState(i+1, changed)
+				put(w, v)
+				if got, err := get(); err != nil || got != v {
+					t.Fatalf("write %d: read back %d bytes (want %d), %v", i, len(got), len(v), err)
+				}
+			}
+			c := lim.Counts()
+			if !tc.met(c) {
+				t.Fatalf("the limiter let every request through: %+v", c)
+			}
+			t.Logf("limiter: %d requests, %d batch keys unprocessed, %d throttled", c.Requests, c.Unprocessed, c.Throttled)
+		})
 	}
 }
