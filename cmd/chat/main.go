@@ -121,10 +121,16 @@ func run(base, token, room string, in io.Reader, out io.Writer) error {
 	}
 }
 
-// finish waits, at the end of input, for every frame sent to be answered,
-// then closes the connection.
+// answerWait is how long, at the end of input, the client waits for the
+// answers to the frames it sent before it closes anyway: a server that
+// does not answer must not keep it open for ever. Tests raise it, so that
+// a machine slowed by other work does not cut their answers short.
+var answerWait = 5 * time.Second
+
+// finish waits, at the end of input, for every frame sent to be answered
+// (answerWait at most), then closes the connection.
 func finish(ctx context.Context, c *websocket.Conn, done <-chan error, answered <-chan struct{}, pending int) error {
-	for wait := time.After(5 * time.Second); pending > 0; pending-- {
+	for wait := time.After(answerWait); pending > 0; pending-- {
 		select {
 		case <-answered:
 		case <-wait:

@@ -42,7 +42,14 @@ func (r room) Message(_ context.Context, id string, frame []byte) []byte {
 	return chat.Outbound{Type: chat.FrameSent, Message: m}.Encode()
 }
 
+// The client prints what it is pushed, once per message, and the local
+// answers to commands; at the end of input it waits for every answer
+// before it closes (answerWait raised: its 5 s ran out once on a machine
+// busy with the other tests, before the pushes queued ahead of the
+// answers were read).
 func TestClient(t *testing.T) {
+	defer func(w time.Duration) { answerWait = w }(answerWait)
+	answerWait = 5 * time.Minute
 	gw := &gateway.Local{NewID: func() string { return "c1" },
 		Refuse: func(err error) (int, http.Header, []byte) {
 			return http.StatusUnauthorized, nil, []byte(`{"detail":"invalid token"}`)
