@@ -179,13 +179,11 @@ func TestBackoffWaitCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(20*time.Millisecond, cancel)
 	b := awserr.Backoff{Base: time.Hour, Max: time.Hour, Jitter: func(d time.Duration) time.Duration { return d }}
-	start := time.Now()
+	// an hour's wait ends in the test's lifetime only if the
+	// cancellation ends it: its error says so (no wall-clock bound)
 	err := b.Wait(ctx, 0)
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("err = %v, want context.Canceled", err)
-	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("Wait returned after %v, want promptly after cancel", d)
 	}
 }
 

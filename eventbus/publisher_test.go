@@ -572,16 +572,14 @@ func TestPublishCancelDuringBackoff(t *testing.T) {
 	f.onCall = func(int) { time.AfterFunc(50*time.Millisecond, cancel) }
 	p := f.publisher(nil, &logBuffer{})
 	p.Sleep = nil // the real, cancellable sleep
-	p.Backoff = time.Minute
+	p.Backoff = time.Hour
 	var entries []eventbus.Entry
 	for i := range 15 { // two chunks
 		entries = append(entries, entry(i))
 	}
-	start := time.Now()
+	// Publish ends within the hour's backoff only if the cancellation
+	// ends it: every entry's error says so (no wall-clock bound).
 	errs := p.Publish(ctx, entries)
-	if d := time.Since(start); d > 10*time.Second {
-		t.Errorf("Publish took %v after the cancellation", d)
-	}
 	for i, err := range errs {
 		if !errors.Is(err, context.Canceled) {
 			t.Errorf("entry %d: %v, want context.Canceled", i, err)
