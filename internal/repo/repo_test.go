@@ -98,3 +98,46 @@ func TestExampleTemplateFiltersWithLoopGuard(t *testing.T) {
 		t.Errorf("stream/skip.go documents\n%s\nstream.LoopGuard(\"PK\") is\n%s", strings.Join(doc, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// Every test the Makefile leaves out of make test (LONG_TESTS) is a test
+// of one of LONG_PKGS, where make test-long runs it, and docs/testing.md
+// names it with its time: a renamed test would otherwise leave make test
+// and make test-long both, and nobody would notice.
+func TestLongTestsExistAndAreDocumented(t *testing.T) {
+	mk := read(t, "Makefile")
+	value := func(name string) string {
+		t.Helper()
+		for _, line := range strings.Split(mk, "\n") {
+			if v, ok := strings.CutPrefix(line, name); ok {
+				if v, ok := strings.CutPrefix(strings.TrimLeft(v, " "), ":="); ok {
+					return strings.TrimSpace(v)
+				}
+			}
+		}
+		t.Fatalf("no %s in the Makefile", name)
+		return ""
+	}
+	var sources strings.Builder
+	for _, pkg := range strings.Fields(value("LONG_PKGS")) {
+		files, err := filepath.Glob(filepath.Join(root, pkg, "*_test.go"))
+		if err != nil || len(files) == 0 {
+			t.Fatalf("LONG_PKGS: %s has no tests (%v)", pkg, err)
+		}
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sources.Write(b)
+		}
+	}
+	doc := read(t, "docs/testing.md")
+	for _, name := range strings.Split(value("LONG_TESTS"), "|") {
+		if !strings.Contains(sources.String(), "\nfunc "+name+"(t *testing.T) {") {
+			t.Errorf("LONG_TESTS names %s, which no package of LONG_PKGS has", name)
+		}
+		if !strings.Contains(doc, "`"+name+"`") {
+			t.Errorf("docs/testing.md does not name %s, which make test leaves to make test-long", name)
+		}
+	}
+}
