@@ -67,20 +67,25 @@ TESTLOG   := $(CURDIR)/$(BIN)/testlog
 gotest     = $(TESTLOG) run -log $(CURDIR)/$(TEST_LOGS)/$(1).json --
 # The tests make test leaves to make test-long, each with its time on a
 # two-core machine (docs/testing.md).
-LONG_TESTS := TestCrashSuite|TestFaultSuite|TestShortLoad|TestBootstrapSizes|TestDeployRehearsal|TestProjectorHeapStaysFlat|TestCookingReplayExactCounts
+LONG_TESTS := TestCrashSuite|TestFaultSuite|TestShortLoad|TestBootstrapSizes|TestDeployRehearsal|TestProjectorHeapStaysFlat|TestCookingReplayExactCounts|FuzzWriterAtLimits
 LONG_SKIP  := ^($(LONG_TESTS))$$
-LONG_PKGS  := ./cmd/loadgen ./cmd/lambdatest ./infra ./internal/projections
+LONG_PKGS  := ./cmd/loadgen ./cmd/lambdatest ./infra ./internal/projections ./internal/api
 # The packages that run handlers concurrently: make test-long runs them
 # under the race detector (make test runs them without it).
 RACE_PKGS     := ./internal/projections ./internal/notify
 RACE_LIBRARY  := stream,replay
 LIB_PKGS      := $(foreach m,$(LIB_MODULES),./$(m)/...)
 
+# The application's and the library's packages run in one go test, so
+# that its two at a time keep both cores busy to the end; examples/orders
+# (a module of its own) beside it. -short narrows the replay sweeps that
+# test-long's race run makes whole.
 test: dynamodb-local vet fmt-check lint-if-present browser-note $(BIN)/testlog
-	@rm -f $(TEST_LOGS)/*.json
-	$(call gotest,app) -count=1 -skip '$(LONG_SKIP)' ./...
-	$(call gotest,library) -count=1 -skip '$(LONG_SKIP)' $(LIB_PKGS)
-	cd $(USER_MODULE) && GOWORK=off $(call gotest,orders) -count=1 ./...
+	@mkdir -p $(TEST_LOGS) && rm -f $(TEST_LOGS)/*.json $(TEST_LOGS)/orders.txt
+	@(cd $(USER_MODULE) && GOWORK=off $(call gotest,orders) -count=1 ./... > $(CURDIR)/$(TEST_LOGS)/orders.txt 2>&1) & orders=$$!; \
+	$(call gotest,test) -count=1 -short -skip '$(LONG_SKIP)' ./... $(LIB_PKGS); rc=$$?; \
+	wait $$orders; orc=$$?; echo "examples/orders (GOWORK=off):"; cat $(TEST_LOGS)/orders.txt; \
+	[ $$rc = 0 ] && [ $$orc = 0 ]
 
 # The library's tests in the workspace (make test runs them too).
 test-library: dynamodb-local $(BIN)/testlog

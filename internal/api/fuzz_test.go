@@ -64,7 +64,17 @@ var fuzzRoutes = []string{
 // answers below 500, and every error is a problem+json document. It runs
 // the real handler on DynamoDB Local; the seeds are valid-looking
 // requests, so that mutations reach past validation.
-func FuzzWriter(f *testing.F) {
+func FuzzWriter(f *testing.F) { fuzzWriter(f, false) }
+
+// FuzzWriterAtLimits is FuzzWriter seeded with every field of every
+// seed's request at each of DynamoDB's limits in turn (limitClasses): a
+// sweep of thousands of requests, which make test leaves to make
+// test-long.
+func FuzzWriterAtLimits(f *testing.F) { fuzzWriter(f, true) }
+
+// fuzzWriter is FuzzWriter, with the limit classes' seeds when atLimits
+// (and only those).
+func fuzzWriter(f *testing.F, atLimits bool) {
 	c, table, _ := ddbtest.Table(f)
 	st := store.New(c.DB, table)
 	st.Bookkeeping = ddbtest.Bookkeeping(f, c, table)
@@ -129,26 +139,32 @@ func FuzzWriter(f *testing.F) {
 		case strings.Contains(r, "{sessionId}"):
 			id = "id000006"
 		}
-		f.Add(uint8(i), uint8(0), id, "limit=2", []byte(seeds[r]), uint8(0), uint8(0))
+		if !atLimits {
+			f.Add(uint8(i), uint8(0), id, "limit=2", []byte(seeds[r]), uint8(0), uint8(0))
+		}
 	}
-	f.Add(uint8(22), uint8(0), "id000001", "after=2026-01-01T00:00:00.000Z&cursor=eyJQSyI6IlJPT00jaWQwMDAwMDEiLCJTSyI6IkFDVElWSVRZIzIwMDAifQ", []byte(nil), uint8(0), uint8(0))
-	f.Add(uint8(2), uint8(0), strings.Repeat("a", 3000), "", []byte(nil), uint8(0), uint8(0))
+	if !atLimits {
+		f.Add(uint8(22), uint8(0), "id000001", "after=2026-01-01T00:00:00.000Z&cursor=eyJQSyI6IlJPT00jaWQwMDAwMDEiLCJTSyI6IkFDVElWSVRZIzIwMDAifQ", []byte(nil), uint8(0), uint8(0))
+		f.Add(uint8(2), uint8(0), strings.Repeat("a", 3000), "", []byte(nil), uint8(0), uint8(0))
+	}
 	// The limit classes: each value of each seed's body, query and id in
 	// turn made a number at DynamoDB's limits or a multi-byte text at
 	// keys' limits (limitClasses), so that every field meets them.
-	for i, r := range fuzzRoutes {
-		body, query := seeds[r], "limit=2"
-		if r == "GET /ingredients" {
-			query = "name=x"
-		}
-		n := len(limitLeaves(body, query))
-		for leaf := range n + 1 { // n: the id
-			for class := range limitClassCount {
-				f.Add(uint8(i), uint8(0), "id000001", query, []byte(body), uint8(leaf+1), uint8(class))
+	if atLimits {
+		for i, r := range fuzzRoutes {
+			body, query := seeds[r], "limit=2"
+			if r == "GET /ingredients" {
+				query = "name=x"
+			}
+			n := len(limitLeaves(body, query))
+			for leaf := range n + 1 { // n: the id
+				for class := range limitClassCount {
+					f.Add(uint8(i), uint8(0), "id000001", query, []byte(body), uint8(leaf+1), uint8(class))
+				}
 			}
 		}
+		f.Add(uint8(slices.Index(fuzzRoutes, "GET /ingredients")), uint8(0), "id000001", "prefix=x", []byte(nil), uint8(1), uint8(limitClassCount-1))
 	}
-	f.Add(uint8(slices.Index(fuzzRoutes, "GET /ingredients")), uint8(0), "id000001", "prefix=x", []byte(nil), uint8(1), uint8(limitClassCount-1))
 	f.Fuzz(func(t *testing.T, ri, ci uint8, id, query string, body []byte, leaf, class uint8) {
 		if leaf > 0 {
 			body, query, id = atLimit(body, query, id, int(leaf)-1, int(class))

@@ -66,7 +66,7 @@ func TestChatMessageActivities(t *testing.T) {
 	p := &projections.Projector{Store: st}
 	ts := replay.TableState{DB: c.DB, Table: table, Derived: replay.DerivedFlag}
 	rep, err := replay.Check(ctx, ev, replay.Target{Handler: p.Handle, Reset: ts.Reset, State: ts.State},
-		append(replay.Schedules(2002, 12), replay.Parallel(replay.Schedules(2003, 12), 10)...))
+		append(replay.Schedules(2002, schedules(12)), replay.Parallel(replay.Schedules(2003, schedules(12)), 10)...))
 	must(err)
 	must(rep.Err())
 

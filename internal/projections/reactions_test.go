@@ -58,7 +58,7 @@ func TestReactionCountsExact(t *testing.T) {
 	}
 	p := &projections.Projector{Store: st}
 	tsState := replay.TableState{DB: c.DB, Table: table, Derived: replay.DerivedFlag}
-	rep, err := replay.Check(ctx, ev, replay.Target{Handler: p.Handle, Reset: tsState.Reset, State: tsState.State}, append(replay.Schedules(7, 10), replay.Parallel(replay.Schedules(8, 10), 10)...))
+	rep, err := replay.Check(ctx, ev, replay.Target{Handler: p.Handle, Reset: tsState.Reset, State: tsState.State}, append(replay.Schedules(7, schedules(10)), replay.Parallel(replay.Schedules(8, schedules(10)), 10)...))
 	if err != nil {
 		t.Fatal(err)
 	}

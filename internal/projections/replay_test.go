@@ -35,6 +35,17 @@ type scenario struct {
 	t   *testing.T
 }
 
+// schedules is how many replay schedules of each kind (sequential,
+// parallel) a sweep runs: n, or 4 under -short, as make test runs them
+// (make test-long runs this package whole under the race detector,
+// without -short). Four of each still shuffle, duplicate, fail and crash.
+func schedules(n int) int {
+	if testing.Short() {
+		return min(n, 4)
+	}
+	return n
+}
+
 func (s *scenario) tick() string {
 	s.now = s.now.Add(time.Second)
 	return store.Timestamp(s.now)
@@ -139,7 +150,7 @@ func TestProjectorReplayEquivalence(t *testing.T) {
 
 	p := &projections.Projector{Store: st}
 	ts := replay.TableState{DB: c.DB, Table: table, Derived: replay.DerivedFlag}
-	rep, err := replay.Check(ctx, ev, replay.Target{Handler: p.Handle, Reset: ts.Reset, State: ts.State}, append(replay.Schedules(20261121, 12), replay.Parallel(replay.Schedules(20261122, 12), 10)...))
+	rep, err := replay.Check(ctx, ev, replay.Target{Handler: p.Handle, Reset: ts.Reset, State: ts.State}, append(replay.Schedules(20261121, schedules(12)), replay.Parallel(replay.Schedules(20261122, schedules(12)), 10)...))
 	if err != nil {
 		t.Fatal(err)
 	}

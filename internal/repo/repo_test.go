@@ -133,7 +133,7 @@ func TestLongTestsExistAndAreDocumented(t *testing.T) {
 	}
 	doc := read(t, "docs/testing.md")
 	for _, name := range strings.Split(value("LONG_TESTS"), "|") {
-		if !strings.Contains(sources.String(), "\nfunc "+name+"(t *testing.T) {") {
+		if !strings.Contains(sources.String(), "\nfunc "+name+"(t *testing.T) {") && !strings.Contains(sources.String(), "\nfunc "+name+"(f *testing.F) {") {
 			t.Errorf("LONG_TESTS names %s, which no package of LONG_PKGS has", name)
 		}
 		if !strings.Contains(doc, "`"+name+"`") {
