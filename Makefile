@@ -76,14 +76,18 @@ RACE_PKGS     := ./internal/projections ./internal/notify
 RACE_LIBRARY  := stream,replay
 LIB_PKGS      := $(foreach m,$(LIB_MODULES),./$(m)/...)
 
-# The application's and the library's packages run in one go test, so
-# that its two at a time keep both cores busy to the end; examples/orders
-# (a module of its own) beside it. -short narrows the replay sweeps that
-# test-long's race run makes whole.
+# The application's and the library's packages run in one go test, four
+# packages at a time (TEST_P: most of a package's time is spent waiting on
+# its DynamoDB Local, so two at a time left a core idle a third of the
+# time), and examples/orders (a module of its own) beside it. -short
+# narrows the replay sweeps that test-long's race run makes whole; the
+# test binaries are linked without DWARF (-w: a debugger's tables, which
+# a test run never reads, and a third of a link's time).
+TEST_P ?= 4
 test: dynamodb-local vet fmt-check lint-if-present browser-note $(BIN)/testlog
 	@mkdir -p $(TEST_LOGS) && rm -f $(TEST_LOGS)/*.json $(TEST_LOGS)/orders.txt
 	@(cd $(USER_MODULE) && GOWORK=off $(call gotest,orders) -count=1 ./... > $(CURDIR)/$(TEST_LOGS)/orders.txt 2>&1) & orders=$$!; \
-	$(call gotest,test) -count=1 -short -skip '$(LONG_SKIP)' ./... $(LIB_PKGS); rc=$$?; \
+	$(call gotest,test) -p $(TEST_P) -ldflags=-w -count=1 -short -skip '$(LONG_SKIP)' ./... $(LIB_PKGS); rc=$$?; \
 	wait $$orders; orc=$$?; echo "examples/orders (GOWORK=off):"; cat $(TEST_LOGS)/orders.txt; \
 	[ $$rc = 0 ] && [ $$orc = 0 ]
 
