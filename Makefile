@@ -84,11 +84,14 @@ LIB_PKGS      := $(foreach m,$(LIB_MODULES),./$(m)/...)
 # debugger's tables, which a test run never reads, and a third of a
 # link's time).
 TEST_P ?= 2
-# The packages whose tests take longest, first, so that they do not end
-# the run alone while the quick ones are long done.
+# The test binaries are built first (go test -exec true: built and
+# linked, not run; the run finds them in the build cache), so that no
+# build waits for a slot behind two long test runs. The packages whose
+# tests take longest run first, so that they do not end the run alone.
 SLOW_PKGS := ./internal/api ./internal/projections ./stream ./replay ./cmd/devstack
 test: dynamodb-local vet fmt-check lint-if-present browser-note $(BIN)/testlog
 	@mkdir -p $(TEST_LOGS) && rm -f $(TEST_LOGS)/*.json $(TEST_LOGS)/orders.txt
+	@echo "building the test binaries"; $(GO) test -exec true -ldflags=-w $(SLOW_PKGS) ./... $(LIB_PKGS) > $(TEST_LOGS)/build.txt 2>&1 || { cat $(TEST_LOGS)/build.txt; exit 1; }
 	@(cd $(USER_MODULE) && GOWORK=off $(call gotest,orders) -count=1 ./... > $(CURDIR)/$(TEST_LOGS)/orders.txt 2>&1) & orders=$$!; \
 	$(call gotest,test) -p $(TEST_P) -ldflags=-w -count=1 -short -skip '$(LONG_SKIP)' $(SLOW_PKGS) ./... $(LIB_PKGS); rc=$$?; \
 	wait $$orders; orc=$$?; echo "examples/orders (GOWORK=off):"; cat $(TEST_LOGS)/orders.txt; \
