@@ -67,7 +67,7 @@ TESTLOG   := $(CURDIR)/$(BIN)/testlog
 gotest     = $(TESTLOG) run -log $(CURDIR)/$(TEST_LOGS)/$(1).json --
 # The tests make test leaves to make test-long, each with its time on a
 # two-core machine (docs/testing.md).
-LONG_TESTS := TestCrashSuite|TestFaultSuite|TestShortLoad|TestBootstrapSizes|TestProjectorBigBatchAndDeadline|TestDeployRehearsal|TestProjectorHeapStaysFlat|TestCookingReplayExactCounts|FuzzWriterAtLimits
+LONG_TESTS := TestCrashSuite|TestFaultSuite|TestShortLoad|TestBootstrapSizes|TestProjectorBigBatchAndDeadline|TestDeployRehearsal|TestProjectorHeapStaysFlat|TestCookingReplayExactCounts|FuzzWriterAtLimits|TestAuthorizationMatrix
 LONG_SKIP  := ^($(LONG_TESTS))$$
 LONG_PKGS  := ./cmd/loadgen ./cmd/lambdatest ./infra ./internal/projections ./internal/api
 # The packages that run handlers concurrently: make test-long runs them
@@ -79,8 +79,8 @@ LIB_PKGS      := $(foreach m,$(LIB_MODULES),./$(m)/...)
 # The application's and the library's packages run in one go test (two
 # packages at a time: TEST_P; four made each slower than the time they
 # saved, 373 s against 347 s), and examples/orders (a module of its
-# own) beside it. -short narrows the replay sweeps that test-long's race
-# run makes whole; the test binaries are linked without DWARF (-w: a
+# own) beside it. -short narrows the replay sweeps that test-long makes
+# whole (the race run's, and examples/orders run again); the test binaries are linked without DWARF (-w: a
 # debugger's tables, which a test run never reads, and a third of a
 # link's time).
 TEST_P ?= 2
@@ -92,7 +92,7 @@ SLOW_PKGS := ./internal/api ./internal/projections ./stream ./replay ./cmd/devst
 test: dynamodb-local vet fmt-check lint-if-present browser-note $(BIN)/testlog
 	@mkdir -p $(TEST_LOGS) && rm -f $(TEST_LOGS)/*.json $(TEST_LOGS)/orders.txt
 	@echo "building the test binaries"; $(GO) test -exec true -ldflags=-w $(SLOW_PKGS) ./... $(LIB_PKGS) > $(TEST_LOGS)/build.txt 2>&1 || { cat $(TEST_LOGS)/build.txt; exit 1; }
-	@(cd $(USER_MODULE) && GOWORK=off $(call gotest,orders) -count=1 ./... > $(CURDIR)/$(TEST_LOGS)/orders.txt 2>&1) & orders=$$!; \
+	@(cd $(USER_MODULE) && GOWORK=off $(call gotest,orders) -count=1 -short ./... > $(CURDIR)/$(TEST_LOGS)/orders.txt 2>&1) & orders=$$!; \
 	$(call gotest,test) -p $(TEST_P) -ldflags=-w -count=1 -short -skip '$(LONG_SKIP)' $(SLOW_PKGS) ./... $(LIB_PKGS); rc=$$?; \
 	wait $$orders; orc=$$?; echo "examples/orders (GOWORK=off):"; cat $(TEST_LOGS)/orders.txt; \
 	[ $$rc = 0 ] && [ $$orc = 0 ]
@@ -109,6 +109,7 @@ test-library: dynamodb-local $(BIN)/testlog
 test-long: dynamodb-local cross rehearsal-note $(BIN)/testlog
 	$(call gotest,long) -count=1 -run '$(LONG_SKIP)' $(LONG_PKGS)
 	$(call gotest,race) -count=1 -race -skip '$(LONG_SKIP)' $(RACE_PKGS)
+	cd $(USER_MODULE) && GOWORK=off $(call gotest,orders-long) -count=1 ./...
 	$(GO) run ./cmd/libtest -race $(RACE_LIBRARY)
 
 # Where the last make test (and make test-long) spent its time.

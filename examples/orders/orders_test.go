@@ -131,7 +131,12 @@ func TestTotalsUnderReplay(t *testing.T) {
 	// client (replay.APIOption; it does nothing outside a replay)
 	db := dynamodb.New(tbl.DB.Options(), func(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, replay.APIOption) })
 	p := &orders.Totals{DB: db, Table: tbl.Name}
-	schedules := append(replay.Schedules(7, 10), replay.Parallel(replay.Schedules(8, 6), 4)...)
+	// 16 schedules; 8 under -short (a quick run's: make test's)
+	seq, par := 10, 6
+	if testing.Short() {
+		seq, par = 4, 4
+	}
+	schedules := append(replay.Schedules(7, seq), replay.Parallel(replay.Schedules(8, par), 4)...)
 	rep, err := replay.Check(ctx, ev, target(tbl, p.Handler(), want), schedules)
 	if err != nil {
 		t.Fatal(err)
