@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/dynastream/dynastream/internal/collab"
 	"github.com/dynastream/dynastream/internal/cooking"
 	"github.com/dynastream/dynastream/internal/ddbtest"
 	"github.com/dynastream/dynastream/internal/projections"
@@ -499,7 +500,12 @@ func TestTopTenNotification(t *testing.T) {
 	c, table, arn := ddbtest.Table(t)
 	st := store.New(c.DB, table)
 	ctx := context.Background()
-	k := &kitchen{t: t, st: st, now: time.Now().UTC().Add(-time.Hour).Truncate(time.Second)}
+	// One instant for the cookings' dates and the kitchen's clock: 01:00
+	// UTC of today, or of yesterday before 02:00, so that no date of the
+	// test falls on either side of a midnight (it failed once just after
+	// one, its dates read from the clock at different times).
+	base := time.Now().UTC().Add(-2 * time.Hour).Truncate(24 * time.Hour).Add(time.Hour)
+	k := &kitchen{t: t, st: st, now: base}
 	if err := st.Cooking.CreateIngredient(ctx, cooking.Ingredient{IngredientID: "i-rice", Name: "Rice", NormalizedName: "rice", CreatedAt: store.Timestamp(k.tick())}); err != nil {
 		t.Fatal(err)
 	}
@@ -509,7 +515,7 @@ func TestTopTenNotification(t *testing.T) {
 	}
 	// This week: a top-10 notification lives 30 days after its week's
 	// Monday (one about a long-gone week is expired at once).
-	now := time.Now().UTC()
+	now := base
 	day := now.Format(cooking.CookDateLayout)
 	week, _ := cooking.Week(day)
 	for _, r := range rs[:10] {
@@ -561,8 +567,13 @@ func TestTopTenNotification(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(notes) != 2 || notes[0].Type != "recipe-cooked" || notes[0].Count != 3 || notes[0].ActorID != "" || notes[0].ResourceID != rs[10].RecipeID ||
-		notes[0].NotificationID != "cooked-"+rs[10].RecipeID+"-"+time.Now().UTC().Format("2006-01-02") {
+	// Found by type, not by place: the list is newest first, and on a
+	// Monday the top-10 one (dated its week's Monday) and the cooked one
+	// (dated its day) have the same time. The cooked one's id has the
+	// cooking's day, as the test wrote it.
+	cooked := slices.IndexFunc(notes, func(n collab.Notification) bool { return n.Type == "recipe-cooked" })
+	if len(notes) != 2 || cooked < 0 || notes[cooked].Count != 3 || notes[cooked].ActorID != "" || notes[cooked].ResourceID != rs[10].RecipeID ||
+		notes[cooked].NotificationID != "cooked-"+rs[10].RecipeID+"-"+now.Format("2006-01-02") {
 		t.Errorf("author10's notifications: %+v", notes)
 	}
 }
