@@ -38,8 +38,8 @@ import (
 // no SES configuration set (it accepts them and creates nothing), and
 // ignores a table's TimeToLiveSpecification and a function's
 // Architectures: those are checked on the template alone (the other tests
-// of this package, and cfn-lint). `make test` runs it when moto_server is
-// on PATH and says so when it is not.
+// of this package, and cfn-lint). `make test-long` runs it when
+// moto_server is on PATH and says so when it is not.
 
 // moto is a moto_server on a free loopback port, stopped at the end.
 type moto struct {
