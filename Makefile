@@ -59,9 +59,9 @@ $(DDB_LOCAL_STAMP):
 # the library as a user's module gets it. .ci/run runs both; so should
 # a change to what they cover.
 #
-# Each go test runs through cmd/testlog, which prints what go test prints
-# without -v and keeps its events in .local/test/<run>.json:
-# `make test-times` tables them.
+# The test runs go through cmd/testlog, which prints what go test prints
+# without -v and keeps the events in .local/test/<run>.json: `make
+# test-times` tables them.
 TEST_LOGS := .local/test
 TESTLOG   := $(CURDIR)/$(BIN)/testlog
 gotest     = $(TESTLOG) run -log $(CURDIR)/$(TEST_LOGS)/$(1).json --
@@ -80,9 +80,9 @@ LIB_PKGS      := $(foreach m,$(LIB_MODULES),./$(m)/...)
 # packages at a time: TEST_P; four made each slower than the time they
 # saved, 373 s against 347 s), and examples/orders (a module of its
 # own) beside it. -short narrows the replay sweeps that test-long makes
-# whole (the race run's, and examples/orders run again); the test binaries are linked without DWARF (-w: a
-# debugger's tables, which a test run never reads, and a third of a
-# link's time).
+# whole (its race run, and examples/orders run again); the test binaries
+# are linked without DWARF (-w: a debugger's tables, which a test run
+# never reads, and a third of a link's time).
 TEST_P ?= 2
 # The test binaries are built first (go test -exec true: built and
 # linked, not run; the run finds them in the build cache), so that no
