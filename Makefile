@@ -80,20 +80,15 @@ LIB_PKGS      := $(foreach m,$(LIB_MODULES),./$(m)/...)
 # packages at a time: TEST_P; four made each slower than the time they
 # saved, 373 s against 347 s), and examples/orders (a module of its
 # own) beside it. -short narrows the replay sweeps that test-long makes
-# whole (its race run, and examples/orders run again); the test binaries
-# are linked without DWARF (-w: a debugger's tables, which a test run
-# never reads, and a third of a link's time).
+# whole (its race run, and examples/orders run again).
 TEST_P ?= 2
-# The test binaries are built first (go test -exec true: built and
-# linked, not run; the run finds them in the build cache), so that no
-# build waits for a slot behind two long test runs. The packages whose
-# tests take longest run first, so that they do not end the run alone.
+# The packages whose tests take longest run first, so that they do not
+# end the run alone.
 SLOW_PKGS := ./internal/api ./internal/projections ./stream ./replay ./cmd/devstack
 test: dynamodb-local vet fmt-check lint-if-present browser-note $(BIN)/testlog
 	@mkdir -p $(TEST_LOGS) && rm -f $(TEST_LOGS)/*.json $(TEST_LOGS)/orders.txt
-	@echo "building the test binaries"; $(GO) test -exec true -ldflags=-w $(SLOW_PKGS) ./... $(LIB_PKGS) > $(TEST_LOGS)/build.txt 2>&1 || { cat $(TEST_LOGS)/build.txt; exit 1; }
 	@(cd $(USER_MODULE) && GOWORK=off $(call gotest,orders) -count=1 -short ./... > $(CURDIR)/$(TEST_LOGS)/orders.txt 2>&1) & orders=$$!; \
-	$(call gotest,test) -p $(TEST_P) -ldflags=-w -count=1 -short -skip '$(LONG_SKIP)' $(SLOW_PKGS) ./... $(LIB_PKGS); rc=$$?; \
+	$(call gotest,test) -p $(TEST_P) -count=1 -short -skip '$(LONG_SKIP)' $(SLOW_PKGS) ./... $(LIB_PKGS); rc=$$?; \
 	wait $$orders; orc=$$?; echo "examples/orders (GOWORK=off):"; cat $(TEST_LOGS)/orders.txt; \
 	[ $$rc = 0 ] && [ $$orc = 0 ]
 
@@ -197,7 +192,8 @@ load: build dynamodb-local
 
 # Each fuzz target for FUZZTIME; what parses: record conversions, what a
 # change means, cursors, and every writer operation on DynamoDB Local. Their
-# seed corpora (and any crash found, kept in testdata/fuzz) run in `make test`.
+# seed corpora (and any crash found, kept in testdata/fuzz) run in `make test`
+# (FuzzWriterAtLimits's, the limit classes, in `make test-long`).
 FUZZTIME     ?= 45s
 FUZZ_TARGETS := ./attr:FuzzRecordConversions ./stream/internal/lambdajson:FuzzDecodeEvent ./internal/events:FuzzChangeMeaning ./internal/store:FuzzCursor ./internal/api:FuzzWriter
 

@@ -10,7 +10,7 @@
 // requirement a go.mod forgot, all fail here, while they pass in the
 // repository's workspace.
 //
-// Usage (make test runs it):
+// Usage (make test-long runs it):
 //
 //	go run ./cmd/libtest [-race stream,replay]
 //

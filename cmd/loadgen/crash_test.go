@@ -34,7 +34,10 @@ import (
 func TestCrashSuite(t *testing.T) {
 	const kills = 20
 	duration := 20 * time.Second
-	seed, c, ses, bus := newSuite(t, 0, duration, 15*time.Second)
+	// The drain waits up to a minute: the kills the phase left no time
+	// for go on while it waits (below); it ends as soon as nothing is
+	// missing.
+	seed, c, ses, bus := newSuite(t, 0, duration, time.Minute)
 	// A kill between claiming an e-mail and completing it leaves the claim
 	// held: the restarted notifier takes the send over when the hold ends
 	// (30 s by default; shorter here, so that it shows within the drain).
@@ -71,8 +74,9 @@ func TestCrashSuite(t *testing.T) {
 		gap := duration / kills / 2 // leaves time for the restarts
 		// The kills are paced over the phase, each after the last
 		// restart; those its writes left no time for (a loaded machine
-		// restarts slower) follow back to back once they end, before the
-		// drain, so that every run has all of them whatever the machine.
+		// restarts slower) follow back to back once they end, while the
+		// phase waits for what they derive, so that every run has all of
+		// them whatever the machine.
 		for i := range kills {
 			select {
 			case <-ctx.Done():

@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -50,6 +52,7 @@ func run(log string, args []string, out, errOut io.Writer) (int, error) {
 		return 0, err
 	}
 	copyErr := filter(io.TeeReader(stdout, f), out)
+	_, _ = io.Copy(io.Discard, stdout) // the log could not be written: go test must not block
 	err = cmd.Wait()
 	var exit *exec.ExitError
 	switch {
@@ -77,6 +80,12 @@ func filter(r io.Reader, w io.Writer) error {
 			continue
 		}
 		if e.Test == "" {
+			if e.Action == "fail" || e.Action == "output" && strings.HasPrefix(e.Output, "FAIL") {
+				// the package ends with tests that never ended (a
+				// timeout, a goroutine's panic, os.Exit): what they said
+				// is why
+				flush(w, trees, e.Package)
+			}
 			switch {
 			case e.Action == "build-output":
 				io.WriteString(w, e.Output)
@@ -105,7 +114,27 @@ func filter(r io.Reader, w io.Writer) error {
 			delete(trees, key)
 		}
 	}
+	flush(w, trees, "")
 	return sc.Err()
+}
+
+// flush prints the whole output of every test of pkg ("": of every
+// package) that has not ended, and forgets it.
+func flush(w io.Writer, trees map[string]*tree, pkg string) {
+	for _, key := range slices.Sorted(maps.Keys(trees)) {
+		if p, _, _ := strings.Cut(key, "\x00"); pkg != "" && p != pkg {
+			continue
+		}
+		tr := trees[key]
+		for test := range tr.failed {
+			delete(tr.failed, test)
+		}
+		for _, test := range tr.order {
+			tr.failed[test] = true
+		}
+		tr.print(w)
+		delete(trees, key)
+	}
 }
 
 // tree is the output of one top-level test and its subtests.

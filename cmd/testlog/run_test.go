@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -40,5 +41,26 @@ func TestFilterKeepsOtherLines(t *testing.T) {
 	var got bytes.Buffer
 	if err := filter(bytes.NewReader([]byte("not json\n")), &got); err != nil || got.String() != "not json\n" {
 		t.Fatalf("%q %v", got.String(), err)
+	}
+}
+
+// Tests that never end — a timeout, a panic in a goroutine of their own —
+// fail their package without a fail event of their own: what they said
+// is printed with the package's FAIL, not dropped (testdata/crash.json,
+// a real go test -json run of both; testdata/crash.plain.txt is what
+// go test printed without -json).
+func TestFilterPrintsTestsThatNeverEnded(t *testing.T) {
+	in, err := os.ReadFile("testdata/crash.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got bytes.Buffer
+	if err := filter(bytes.NewReader(in), &got); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"panic: a handler goroutine panicked", "panic: test timed out after 2s", "TestHangs", "FAIL\texample.com/jm2/gopanic", "FAIL\texample.com/jm2/hang"} {
+		if !strings.Contains(got.String(), want) {
+			t.Errorf("filter printed no %q:\n%s", want, got.String())
+		}
 	}
 }
