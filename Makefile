@@ -51,7 +51,7 @@ $(DDB_LOCAL_STAMP):
 	@touch $@
 
 # make test is a change's check: every package's tests, against a
-# DynamoDB Local the tests start themselves, in five to six minutes on two
+# DynamoDB Local the tests start themselves, in about five minutes on two
 # cores (docs/testing.md has where its time goes). make test-long is what
 # takes longer: the whole stack under crashes, faults and load, the
 # soaks, the Lambda bootstraps built for arm64, the race detector on the
