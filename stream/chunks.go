@@ -200,11 +200,15 @@ func (c *TableCheckpoints) put(ctx context.Context, consumer, shardID, v string)
 			// replaced, its chunks deleted by its replacer); then its rev,
 			// a new generation, and every chunk written again
 			c.deleteParts(ctx, consumer, shardID, nil, chunkKeys(shardID, st.gen, missing))
-			cur, err := c.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(c.Table), Key: c.key(consumer, shardID), ConsistentRead: aws.Bool(true)})
-			if err != nil {
-				return fmt.Errorf("stream: put checkpoint %s/%s: %w", consumer, shardID, err)
+			cur := cond.Item // ReturnValuesOnConditionCheckFailure: the item as it is
+			if cur == nil {  // none: it is gone, or the answer did not carry it
+				out, err := c.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(c.Table), Key: c.key(consumer, shardID), ConsistentRead: aws.Bool(true)})
+				if err != nil {
+					return fmt.Errorf("stream: put checkpoint %s/%s: %w", consumer, shardID, err)
+				}
+				cur = out.Item
 			}
-			st = chunkState{seen: true, rev: revOf(cur.Item), gen: randomID()}
+			st = chunkState{seen: true, rev: revOf(cur), gen: randomID()}
 			continue
 		}
 		if err != nil {
@@ -248,9 +252,11 @@ func (c *TableCheckpoints) itemInput(consumer, shardID, head, rev string, ids []
 	switch {
 	case !st.seen:
 	case st.rev == "":
+		in.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
 		in.ConditionExpression = aws.String("attribute_not_exists(#r)")
 		in.ExpressionAttributeNames = map[string]string{"#r": "rev"}
 	default:
+		in.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
 		in.ConditionExpression = aws.String("#r = :r")
 		in.ExpressionAttributeNames = map[string]string{"#r": "rev"}
 		in.ExpressionAttributeValues = map[string]types.AttributeValue{":r": &types.AttributeValueMemberS{Value: st.rev}}
@@ -302,7 +308,6 @@ func (c *TableCheckpoints) writeChunks(ctx context.Context, consumer, shardID, g
 // batchWrite writes reqs (at most 25), again for what DynamoDB leaves
 // unprocessed, with a growing wait, batchAttempts times at most.
 func (c *TableCheckpoints) batchWrite(ctx context.Context, reqs []types.WriteRequest) error {
-	wait := 50 * time.Millisecond
 	for attempt := 1; ; attempt++ {
 		out, err := c.DB.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{c.Table: reqs}})
 		if err != nil {
@@ -315,12 +320,24 @@ func (c *TableCheckpoints) batchWrite(ctx context.Context, reqs []types.WriteReq
 		if attempt == batchAttempts {
 			return fmt.Errorf("%d item(s) still unprocessed after %d tries", len(reqs), attempt)
 		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(wait):
+		if err := unprocessedWait(ctx, attempt); err != nil {
+			return err
 		}
-		wait = min(2*wait, 2*time.Second)
+	}
+}
+
+// unprocessedWait waits before a batch's try after its attempt-th left
+// keys unprocessed: 50 ms doubled at each, at most 2 s ("If DynamoDB
+// returns any unprocessed items, you should retry the batch operation on
+// those items. However, we strongly recommend that you use an
+// exponential backoff algorithm": DynamoDB API Reference,
+// BatchWriteItem).
+func unprocessedWait(ctx context.Context, attempt int) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(min(retryWait(50*time.Millisecond, attempt), 2*time.Second)):
+		return nil
 	}
 }
 
@@ -336,8 +353,7 @@ func (c *TableCheckpoints) getChunks(ctx context.Context, consumer, shardID, gen
 			want = append(want, c.key(consumer, chunkKey(shardID, gen, id)))
 		}
 	}
-	wait := 50 * time.Millisecond
-	for len(want) > 0 {
+	for attempt := 1; len(want) > 0; {
 		n := min(len(want), 100)
 		out, err := c.DB.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{
 			c.Table: {Keys: want[:n], ConsistentRead: aws.Bool(true)}}})
@@ -351,14 +367,16 @@ func (c *TableCheckpoints) getChunks(ctx context.Context, consumer, shardID, gen
 				data[strings.TrimPrefix(k.Value, chunkKey(shardID, gen, ""))] = d.Value
 			}
 		}
-		want = append(want[n:], out.UnprocessedKeys[c.Table].Keys...)
-		if len(out.UnprocessedKeys[c.Table].Keys) > 0 {
-			select {
-			case <-ctx.Done():
-				return "", ctx.Err()
-			case <-time.After(wait):
+		left := out.UnprocessedKeys[c.Table].Keys
+		want = append(want[n:], left...)
+		if len(left) > 0 {
+			if attempt == batchAttempts {
+				return "", fmt.Errorf("stream: read checkpoint chunks %s/%s: %d key(s) still unprocessed after %d tries", consumer, shardID, len(left), attempt)
 			}
-			wait = min(2*wait, 5*time.Second)
+			if err := unprocessedWait(ctx, attempt); err != nil {
+				return "", err
+			}
+			attempt++
 		}
 	}
 	var b strings.Builder
