@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -258,6 +259,20 @@ func TestChunkedCheckpointTwoWriters(t *testing.T) {
 	}
 }
 
+// steppedClock is a clock for a Limiter that moves step at each reading,
+// not with real time: the partition's units fill by the requests made,
+// so what is throttled does not depend on the machine's speed.
+func steppedClock(step time.Duration) func() time.Time {
+	var mu sync.Mutex
+	now := time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)
+	return func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		now = now.Add(step)
+		return now
+	}
+}
+
 // Behind DynamoDB as AWS runs it, two writers taking turns never leave a
 // checkpoint that does not read back whole, in two cases: a ddblocal
 // Limiter leaving 15% of every batch's keys unprocessed ("If DynamoDB
@@ -282,7 +297,7 @@ func TestChunkedCheckpointUnderAWSLimits(t *testing.T) {
 		{"unprocessed", ddblocal.Limits{Unprocessed: 0.15, Seed: 7}, "aabab", func(c ddblocal.Counts) bool { return c.Unprocessed > 0 }},
 		// each turn of writer writes the whole megabyte again: three
 		// turns, not five, keep it to seconds
-		{"throttled", ddblocal.Limits{Scale: 0.5, Seed: 7}, "aab", func(c ddblocal.Counts) bool { return c.Unprocessed+c.Throttled > 0 }},
+		{"throttled", ddblocal.Limits{Scale: 0.5, Seed: 7, Now: steppedClock(10 * time.Millisecond)}, "aab", func(c ddblocal.Counts) bool { return c.Unprocessed+c.Throttled > 0 }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
