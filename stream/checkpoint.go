@@ -56,6 +56,9 @@ type TableCheckpoints struct {
 
 	mu     sync.Mutex
 	states map[string]chunkState // by consumer and shard: what it knows of the checkpoint item (chunks.go)
+	// sleep is the wait before a batch is tried again for what it left
+	// unprocessed (nil: real time; tests set a clock's: export_test.go)
+	sleep func(context.Context, time.Duration) error
 }
 
 // CreateTable creates the checkpoint table if it is missing and waits for it.
@@ -200,7 +203,7 @@ func (c *TableCheckpoints) deleteParts(ctx context.Context, consumer, shardID st
 		for i, sk := range gone[:k] {
 			reqs[i] = types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: c.key(consumer, sk)}}
 		}
-		_ = c.batchWrite(ctx, reqs)
+		_, _ = c.batchWrite(ctx, reqs)
 		gone = gone[k:]
 	}
 }

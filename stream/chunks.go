@@ -22,7 +22,8 @@ import (
 // an item of its own named by its writer's generation and a hash of its
 // content, "#state#<shard>#c#<gen>#<hash>". The checkpoint item names its
 // generation ("chunkGen") and its chunks in order ("chunks"). A Put writes
-// only the chunks the checkpoint it replaces did not have, then the item,
+// only the chunks the checkpoint it replaces did not have (nor an earlier
+// try of its own that failed wrote), then the item,
 // then deletes the chunks of the item it replaced that it does not name:
 // a checkpoint costs what changed, not the whole state.
 //
@@ -188,7 +189,17 @@ func (c *TableCheckpoints) put(ctx context.Context, consumer, shardID, v string)
 				missing = append(missing, id)
 			}
 		}
-		if err := c.writeChunks(ctx, consumer, shardID, st.gen, missing, byID); err != nil {
+		written, err := c.writeChunks(ctx, consumer, shardID, st.gen, missing, byID)
+		if len(written) > 0 {
+			// the chunks written are in the table whether or not the item
+			// that names them follows: a Put tried again (the
+			// checkpointer's next try) writes only the rest. Writing them
+			// all again at each try, a partition throttled by the first
+			// try's megabyte would throttle every try after it.
+			st.known = withIDs(st.known, written)
+		}
+		if err != nil {
+			c.setState(consumer, shardID, st)
 			return err
 		}
 		rev := randomID()
@@ -212,6 +223,7 @@ func (c *TableCheckpoints) put(ctx context.Context, consumer, shardID, v string)
 			continue
 		}
 		if err != nil {
+			c.setState(consumer, shardID, st)
 			return fmt.Errorf("stream: put checkpoint %s/%s: %w", consumer, shardID, err)
 		}
 		known := make(map[string]bool, len(byID))
@@ -287,8 +299,9 @@ func dedupe(ids []string) []string {
 }
 
 // writeChunks puts the chunks ids, 25 to a BatchWriteItem, retrying what
-// DynamoDB leaves unprocessed.
-func (c *TableCheckpoints) writeChunks(ctx context.Context, consumer, shardID, gen string, ids []string, byID map[string]string) error {
+// DynamoDB leaves unprocessed. It returns the ids it wrote, those of a
+// batch it gave up on included.
+func (c *TableCheckpoints) writeChunks(ctx context.Context, consumer, shardID, gen string, ids []string, byID map[string]string) (written []string, err error) {
 	for len(ids) > 0 {
 		n := min(len(ids), 25)
 		reqs := make([]types.WriteRequest, n)
@@ -297,31 +310,57 @@ func (c *TableCheckpoints) writeChunks(ctx context.Context, consumer, shardID, g
 			it["data"] = &types.AttributeValueMemberB{Value: []byte(byID[id])}
 			reqs[i] = types.WriteRequest{PutRequest: &types.PutRequest{Item: it}}
 		}
-		if err := c.batchWrite(ctx, reqs); err != nil {
-			return fmt.Errorf("stream: put checkpoint %s/%s (chunks): %w", consumer, shardID, err)
+		if left, err := c.batchWrite(ctx, reqs); err != nil {
+			notWritten := map[string]bool{}
+			for _, r := range left {
+				if k, ok := r.PutRequest.Item["shardId"].(*types.AttributeValueMemberS); ok {
+					notWritten[strings.TrimPrefix(k.Value, chunkKey(shardID, gen, ""))] = true
+				}
+			}
+			for _, id := range ids[:n] {
+				if !notWritten[id] {
+					written = append(written, id)
+				}
+			}
+			return written, fmt.Errorf("stream: put checkpoint %s/%s (chunks): %w", consumer, shardID, err)
 		}
+		written = append(written, ids[:n]...)
 		ids = ids[n:]
 	}
-	return nil
+	return written, nil
+}
+
+// withIDs is known with ids added, in a new map (known may be a stored
+// state's).
+func withIDs(known map[string]bool, ids []string) map[string]bool {
+	out := make(map[string]bool, len(known)+len(ids))
+	for id := range known {
+		out[id] = true
+	}
+	for _, id := range ids {
+		out[id] = true
+	}
+	return out
 }
 
 // batchWrite writes reqs (at most 25), again for what DynamoDB leaves
-// unprocessed, with a growing wait, batchAttempts times at most.
-func (c *TableCheckpoints) batchWrite(ctx context.Context, reqs []types.WriteRequest) error {
+// unprocessed, with a growing wait, batchAttempts times at most. When it
+// fails it returns the requests it does not know to be written.
+func (c *TableCheckpoints) batchWrite(ctx context.Context, reqs []types.WriteRequest) (left []types.WriteRequest, err error) {
 	for attempt := 1; ; attempt++ {
 		out, err := c.DB.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{c.Table: reqs}})
 		if err != nil {
-			return err
+			return reqs, err
 		}
 		reqs = out.UnprocessedItems[c.Table]
 		if len(reqs) == 0 {
-			return nil
+			return nil, nil
 		}
 		if attempt == batchAttempts {
-			return fmt.Errorf("%d item(s) still unprocessed after %d tries", len(reqs), attempt)
+			return reqs, fmt.Errorf("%d item(s) still unprocessed after %d tries", len(reqs), attempt)
 		}
-		if err := unprocessedWait(ctx, attempt); err != nil {
-			return err
+		if err := c.unprocessedWait(ctx, attempt); err != nil {
+			return reqs, err
 		}
 	}
 }
@@ -332,11 +371,15 @@ func (c *TableCheckpoints) batchWrite(ctx context.Context, reqs []types.WriteReq
 // those items. However, we strongly recommend that you use an
 // exponential backoff algorithm": DynamoDB API Reference,
 // BatchWriteItem).
-func unprocessedWait(ctx context.Context, attempt int) error {
+func (c *TableCheckpoints) unprocessedWait(ctx context.Context, attempt int) error {
+	d := min(retryWait(50*time.Millisecond, attempt), 2*time.Second)
+	if c.sleep != nil {
+		return c.sleep(ctx, d)
+	}
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
-	case <-time.After(min(retryWait(50*time.Millisecond, attempt), 2*time.Second)):
+	case <-time.After(d):
 		return nil
 	}
 }
@@ -373,7 +416,7 @@ func (c *TableCheckpoints) getChunks(ctx context.Context, consumer, shardID, gen
 			if attempt == batchAttempts {
 				return "", fmt.Errorf("stream: read checkpoint chunks %s/%s: %d key(s) still unprocessed after %d tries", consumer, shardID, len(left), attempt)
 			}
-			if err := unprocessedWait(ctx, attempt); err != nil {
+			if err := c.unprocessedWait(ctx, attempt); err != nil {
 				return "", err
 			}
 			attempt++

@@ -259,18 +259,30 @@ func TestChunkedCheckpointTwoWriters(t *testing.T) {
 	}
 }
 
-// steppedClock is a clock for a Limiter that moves step at each reading,
-// not with real time: the partition's units fill by the requests made,
-// so what is throttled does not depend on the machine's speed.
-func steppedClock(step time.Duration) func() time.Time {
-	var mu sync.Mutex
-	now := time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)
-	return func() time.Time {
-		mu.Lock()
-		defer mu.Unlock()
-		now = now.Add(step)
-		return now
-	}
+// waitClock is a clock that moves only when its user waits (sleep), as
+// a ddblocal Limiter's Now: a partition's units fill by the waits the
+// writer makes, not by how fast the machine answers, so what is throttled
+// is the same on every machine.
+type waitClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newWaitClock() *waitClock {
+	return &waitClock{now: time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)}
+}
+
+func (c *waitClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *waitClock) sleep(ctx context.Context, d time.Duration) error {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+	return ctx.Err()
 }
 
 // Behind DynamoDB as AWS runs it, two writers taking turns never leave a
@@ -284,8 +296,10 @@ func steppedClock(step time.Duration) func() time.Time {
 // Partitions and data distribution), so that a megabyte of chunks is
 // mostly answered unprocessed (and a PutItem that comes while the units
 // are spent throttled, ThrottlingException) until the partition's units
-// fill again. A Put that fails (its bounded retries spent) is tried
-// again, as the checkpointer does.
+// fill again. The Limiter's clock moves only by the writers' waits (a
+// waitClock), so what is throttled does not depend on the machine's
+// speed. A Put that fails (its bounded retries spent) is tried again a
+// second later, as the checkpointer does.
 func TestChunkedCheckpointUnderAWSLimits(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -297,20 +311,27 @@ func TestChunkedCheckpointUnderAWSLimits(t *testing.T) {
 		{"unprocessed", ddblocal.Limits{Unprocessed: 0.15, Seed: 7}, "aabab", func(c ddblocal.Counts) bool { return c.Unprocessed > 0 }},
 		// each turn of writer writes the whole megabyte again: three
 		// turns, not five, keep it to seconds
-		{"throttled", ddblocal.Limits{Scale: 0.5, Seed: 7, Now: steppedClock(10 * time.Millisecond)}, "aab", func(c ddblocal.Counts) bool { return c.Unprocessed+c.Throttled > 0 }},
+		{"throttled", ddblocal.Limits{Scale: 0.5, Seed: 7}, "aab", func(c ddblocal.Counts) bool { return c.Unprocessed > 0 }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
 			_, table, _ := newTable(t)
+			clock := newWaitClock()
+			tc.limits.Now = clock.Now
 			lim := ddblocal.Limit(t, tc.limits)
 			db, _ := ddblocal.Clients(lim.Endpoint)
-			a := &stream.TableCheckpoints{DB: db, Table: table + "-checkpoints"}
+			store := func() *stream.TableCheckpoints {
+				c := &stream.TableCheckpoints{DB: db, Table: table + "-checkpoints"}
+				stream.SetSleep(c, clock.sleep)
+				return c
+			}
+			a, b, reader := store(), store(), store()
 			if err := a.CreateTable(ctx); err != nil {
 				t.Fatal(err)
 			}
-			b := &stream.TableCheckpoints{DB: db, Table: a.Table}
-			reader := &stream.TableCheckpoints{DB: db, Table: a.Table}
+			// a try that fails is made again a second later, as the
+			// checkpointer does (its backoff)
 			put := func(w *stream.TableCheckpoints, v string) {
 				t.Helper()
 				var err error
@@ -318,6 +339,7 @@ func TestChunkedCheckpointUnderAWSLimits(t *testing.T) {
 					if err = w.Put(ctx, "windows", "shard-1", v); err == nil {
 						return
 					}
+					_ = clock.sleep(ctx, time.Second)
 				}
 				t.Fatalf("Put failed 20 times: %v", err)
 			}
@@ -328,6 +350,7 @@ func TestChunkedCheckpointUnderAWSLimits(t *testing.T) {
 					if got, err = reader.Get(ctx, "windows", "shard-1"); err == nil {
 						break
 					}
+					_ = clock.sleep(ctx, time.Second)
 				}
 				return got, err
 			}
@@ -351,4 +374,68 @@ func TestChunkedCheckpointUnderAWSLimits(t *testing.T) {
 			t.Logf("limiter: %d requests, %d batch keys unprocessed, %d throttled", c.Requests, c.Unprocessed, c.Throttled)
 		})
 	}
+}
+
+// A Put that gives up with its partition's units spent leaves the chunks
+// it wrote, and knows it: tried again, it writes only the rest. (Were
+// every try to write the whole state again, a partition throttled by the
+// first try's megabyte would throttle every try after it.)
+func TestChunkedCheckpointTriedAgainWritesOnlyTheRest(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	_, table, _ := newTable(t)
+	clock := newWaitClock() // never moved: the units spent stay spent
+	lim := ddblocal.Limit(t, ddblocal.Limits{Scale: 0.5, Seed: 7, Now: clock.Now})
+	limited, _ := ddblocal.Clients(lim.Endpoint)
+	// one try a call: the SDK's own retries of a throttle wait real time
+	limited = dynamodb.New(limited.Options(), func(o *dynamodb.Options) { o.RetryMaxAttempts = 1 })
+	c := &stream.TableCheckpoints{DB: limited, Table: table + "-checkpoints"}
+	stream.SetSleep(c, func(ctx context.Context, _ time.Duration) error { return ctx.Err() })
+	if err := c.CreateTable(ctx); err != nil {
+		t.Fatal(err)
+	}
+	v := windowState(1, map[int]int{})
+	// its chunks are left unprocessed once the units are spent, and then
+	// a batch of them all is throttled whole ("If none of the items can
+	// be processed due to insufficient provisioned throughput …":
+	// BatchWriteItem)
+	if err := c.Put(ctx, "windows", "shard-1", v); err == nil {
+		t.Fatal("a Put of a megabyte on a partition whose units never fill succeeded")
+	}
+	direct, _ := ddblocal.Clients(ddblocal.DirectEndpoint())
+	count := func() int {
+		n := 0
+		p := dynamodb.NewQueryPaginator(direct, &dynamodb.QueryInput{
+			TableName: aws.String(c.Table), ConsistentRead: aws.Bool(true), Select: ddbtypes.SelectCount,
+			KeyConditionExpression:    aws.String("consumer = :c"),
+			ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":c": &ddbtypes.AttributeValueMemberS{Value: "windows"}},
+		})
+		for p.HasMorePages() {
+			out, err := p.NextPage(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n += int(out.Count)
+		}
+		return n
+	}
+	first := count()
+	if first == 0 {
+		t.Fatal("the first Put wrote no chunk: the partition had no units to begin with")
+	}
+
+	// tried again where nothing is throttled, counting what it writes
+	wu := &writeUnits{sizes: map[string]int{}}
+	c.DB = dynamodb.New(direct.Options(), func(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, wu.option) })
+	if err := c.Put(ctx, "windows", "shard-1", v); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := c.Get(ctx, "windows", "shard-1"); err != nil || got != v {
+		t.Fatalf("read back %d bytes (want %d), %v", len(got), len(v), err)
+	}
+	all := count() - 1 // the chunks, without the checkpoint item
+	if again := len(wu.sizes) - 1; again != all-first {
+		t.Errorf("tried again, the Put wrote %d chunks: want the %d of %d the first try had not written", again, all-first, all)
+	}
+	t.Logf("first try: %d of %d chunks written; second: %d", first, all, len(wu.sizes)-1)
 }
