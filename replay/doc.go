@@ -16,7 +16,10 @@
 // always runs the Fixed schedules (duplicates only, batch size 1, a failure
 // after every batch's effects, a crash after each request in turn) before
 // the ones it is given, typically Schedules(seed, n): n random
-// combinations, the same for the same seed.
+// combinations, the same for the same seed. KinesisSchedules(seed, n) add
+// what a Kinesis data stream for DynamoDB may do and DynamoDB Streams does
+// not: one item's records repeated and out of order (Reorder, Repeat);
+// Check says when a handler assumes that order (Run.AssumesOrder).
 //
 // Failures around whole calls cannot see the order of a handler's effects
 // within a call. Build the handler's clients with APIOption (AWS SDK) and

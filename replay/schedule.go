@@ -1,9 +1,11 @@
 package replay
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -77,6 +79,23 @@ type Schedule struct {
 	// complete failure or a success, as the rule says), instead of failing
 	// the delivery with a *ContractError.
 	SkipContractCheck bool
+	// Reorder and Repeat deliver the stream as a Kinesis data stream for
+	// DynamoDB may ("Change data capture for Kinesis Data Streams with
+	// DynamoDB", DynamoDB Developer Guide: its records "might appear in a
+	// different order than when the item changes occurred", and "the same
+	// item notifications might also appear more than once"). Reorder moves
+	// each of an item's records up to that many places from its place
+	// among the item's records; Repeat is the chance that a record comes
+	// again (as DynamoDB wrote it: the same eventID and images), up to
+	// Reorder+1 places later among its item's. Under either, every record
+	// delivered carries a sequence number of its own, increasing in the
+	// order of delivery, as a Kinesis shard numbers what it is given: a
+	// repeat is told apart by it, and a handler that compares sequence
+	// numbers compares arrival, not writes. KinesisSchedules makes such
+	// schedules; Check says when a run that differs agrees with the
+	// baseline once each item's order is kept (Run.AssumesOrder).
+	Reorder int
+	Repeat  float64
 	// Bootstrap starts the consumer from a scan of the table, as
 	// stream.Bootstrap does, instead of the stream's beginning: the
 	// position is cut at a random record, each item is read by the "scan"
@@ -130,6 +149,9 @@ func (s Schedule) Describe() string {
 	}
 	if s.Bootstrap {
 		parts = append(parts, "bootstrapped from a scan")
+	}
+	if s.kinesis() {
+		parts = append(parts, fmt.Sprintf("Kinesis: %.0f%% of records repeated, one item's records up to %d places out of order", s.Repeat*100, s.Reorder))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -207,13 +229,39 @@ func Schedules(seed uint64, n int) []Schedule {
 	return out
 }
 
+// KinesisSchedules returns n random schedules derived from seed, as
+// Schedules does, each delivering the stream as a Kinesis data stream for
+// DynamoDB may: records repeated (Repeat 10% or 30%) and one item's
+// records out of order by up to 1–4 places (Reorder). They are what a
+// consumer of a Kinesis source runs; Schedules keeps its meaning, the
+// order DynamoDB Streams keeps.
+func KinesisSchedules(seed uint64, n int) []Schedule {
+	rng := rand.New(rand.NewPCG(seed, 0x4b1e))
+	out := Schedules(seed, n)
+	for i := range out {
+		out[i].Repeat = []float64{0.1, 0.3}[rng.IntN(2)]
+		out[i].Reorder = 1 + rng.IntN(4)
+		out[i].Name = fmt.Sprintf("kinesis #%d (seed %d)", i+1, out[i].Seed)
+	}
+	return out
+}
+
+// kinesis says whether s delivers as a Kinesis data stream may.
+func (s Schedule) kinesis() bool { return s.Reorder > 0 || s.Repeat > 0 }
+
 // Order returns the records of ev in the order a schedule delivers them.
 func Order(ev events.DynamoDBEvent, s Schedule) []events.DynamoDBEventRecord {
+	return order(ev, s, 0)
+}
+
+// order is Order, a Kinesis schedule's sequence numbers starting after
+// from (a Follow round's after the rounds before it).
+func order(ev events.DynamoDBEvent, s Schedule, from int) []events.DynamoDBEventRecord {
 	recs := append([]events.DynamoDBEventRecord(nil), ev.Records...)
 	if s.Duplicate {
 		recs = append(recs, ev.Records...)
 	}
-	if !s.Shuffle {
+	if !s.Shuffle && !s.kinesis() {
 		return recs
 	}
 	rng := rand.New(rand.NewPCG(s.Seed, 1))
@@ -226,7 +274,29 @@ func Order(ev events.DynamoDBEvent, s Schedule) []events.DynamoDBEventRecord {
 		}
 		queues[k] = append(queues[k], r)
 	}
+	if s.kinesis() {
+		krng := rand.New(rand.NewPCG(s.Seed, 0x4b1e))
+		for _, k := range keys {
+			queues[k] = kinesisOrder(queues[k], s, krng)
+		}
+	}
 	out := make([]events.DynamoDBEventRecord, 0, len(recs))
+	if !s.Shuffle { // each item's records in the places its records had
+		last := map[string]int{}
+		for i, r := range recs {
+			last[itemKey(r)] = i
+		}
+		for i, r := range recs {
+			k := itemKey(r)
+			n := 1
+			if last[k] == i { // its last place takes the repeats too
+				n = len(queues[k])
+			}
+			out = append(out, queues[k][:n]...)
+			queues[k] = queues[k][n:]
+		}
+		return renumber(out, from)
+	}
 	for len(keys) > 0 {
 		i := rng.IntN(len(keys))
 		k := keys[i]
@@ -236,7 +306,50 @@ func Order(ev events.DynamoDBEvent, s Schedule) []events.DynamoDBEventRecord {
 			keys = keys[:len(keys)-1]
 		}
 	}
+	if s.kinesis() {
+		return renumber(out, from)
+	}
 	return out
+}
+
+// kinesisOrder is one item's records as s's Kinesis delivery gives them:
+// each repeated with probability s.Repeat (the copy next to it), then
+// each moved up to s.Reorder places: sorted by its place plus a draw from
+// [0, Reorder+1), a record is passed only by the Reorder after it.
+func kinesisOrder(recs []events.DynamoDBEventRecord, s Schedule, rng *rand.Rand) []events.DynamoDBEventRecord {
+	var out []events.DynamoDBEventRecord
+	for _, r := range recs {
+		out = append(out, r)
+		if s.Repeat > 0 && rng.Float64() < s.Repeat {
+			out = append(out, r)
+		}
+	}
+	if s.Reorder <= 0 {
+		return out
+	}
+	type placed struct {
+		at float64
+		r  events.DynamoDBEventRecord
+	}
+	ps := make([]placed, len(out))
+	for i, r := range out {
+		ps[i] = placed{float64(i) + rng.Float64()*float64(s.Reorder+1), r}
+	}
+	slices.SortStableFunc(ps, func(a, b placed) int { return cmp.Compare(a.at, b.at) })
+	for i := range ps {
+		out[i] = ps[i].r
+	}
+	return out
+}
+
+// renumber gives each record a sequence number of its own in the order
+// given, as a Kinesis shard numbers the records put to it (56 digits, as
+// Kinesis's are); the eventID and the images stay DynamoDB's.
+func renumber(recs []events.DynamoDBEventRecord, from int) []events.DynamoDBEventRecord {
+	for i := range recs {
+		recs[i].Change.SequenceNumber = fmt.Sprintf("4959%052d", from+i+1)
+	}
+	return recs
 }
 
 func itemKey(r events.DynamoDBEventRecord) string {

@@ -45,6 +45,9 @@ type history struct {
 	mu    sync.Mutex
 	steps []step // core records, each once, by sequence number
 	at    int    // steps[:at] are applied
+	// seqOf is each record's sequence number in the stream captured, by
+	// eventID: a Kinesis schedule's records carry numbers of their own
+	seqOf map[string]string
 }
 
 // step is one record of the history and its sequence number as a number.
@@ -57,8 +60,11 @@ func newHistory(src SourceTable, ev events.DynamoDBEvent) (*history, error) {
 	if src.Skip == nil {
 		src.Skip = stream.SkipDerived
 	}
-	h := &history{src: src}
+	h := &history{src: src, seqOf: map[string]string{}}
 	seen := map[string]bool{}
+	for _, r := range ev.Records {
+		h.seqOf[r.EventID] = r.Change.SequenceNumber
+	}
 	for _, r := range ev.Records {
 		if src.Skip(r) || seen[r.Change.SequenceNumber] {
 			continue
@@ -190,12 +196,16 @@ func batchWrite(ctx context.Context, db *dynamodb.Client, table string, reqs []t
 }
 
 // newest is the batch's highest sequence number.
-func newest(batch []events.DynamoDBEventRecord) string {
+func (h *history) newest(batch []events.DynamoDBEventRecord) string {
 	best, bestN := "", (*big.Int)(nil)
 	for _, r := range batch {
-		n, ok := new(big.Int).SetString(r.Change.SequenceNumber, 10)
+		seq, ok := h.seqOf[r.EventID]
+		if !ok { // a record Follow brought: its own
+			seq = r.Change.SequenceNumber
+		}
+		n, ok := new(big.Int).SetString(seq, 10)
 		if ok && (bestN == nil || n.Cmp(bestN) > 0) {
-			best, bestN = r.Change.SequenceNumber, n
+			best, bestN = seq, n
 		}
 	}
 	return best

@@ -1,0 +1,124 @@
+package replay_test
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/dynastream/dynastream/replay"
+)
+
+// streamOf is n versions of each of items, written in turn (A1 B1 A2 B2 …).
+func streamOf(n int, items ...string) events.DynamoDBEvent {
+	var ev events.DynamoDBEvent
+	seq := 0
+	for v := 1; v <= n; v++ {
+		for _, pk := range items {
+			seq++
+			ev.Records = append(ev.Records, record(seq, pk, v))
+		}
+	}
+	return ev
+}
+
+// A Kinesis schedule delivers every record at least once, as DynamoDB
+// wrote it, some twice, one item's records out of order by no more than
+// Reorder places among the item's (a later version passes an earlier one
+// by at most Reorder versions), and numbers what it delivers anew, in the
+// order delivered, as a Kinesis shard numbers what is put to it.
+// ("Change data capture for Kinesis Data Streams with DynamoDB", DynamoDB
+// Developer Guide: the records "might appear in a different order than
+// when the item changes occurred", and the same item notifications "might
+// also appear more than once".)
+func TestKinesisOrder(t *testing.T) {
+	ev := streamOf(12, "A", "B", "C")
+	byID := map[string]events.DynamoDBEventRecord{}
+	for _, r := range ev.Records {
+		byID[r.EventID] = r
+	}
+	var repeated, reordered int
+	for _, s := range replay.KinesisSchedules(7, 50) {
+		s.Duplicate = false // the whole stream again would pass every version back
+		got := replay.Order(ev, s)
+		seen := map[string]int{}
+		prev := ""
+		for _, r := range got {
+			seen[r.EventID]++
+			orig := byID[r.EventID]
+			if r.Change.NewImage["version"] != orig.Change.NewImage["version"] || r.EventName != orig.EventName {
+				t.Fatalf("%s: record %s changed on the way", s.Name, r.EventID)
+			}
+			if len(r.Change.SequenceNumber) != 56 || r.Change.SequenceNumber <= prev {
+				t.Fatalf("%s: sequence number %q after %q: want 56 digits, increasing", s.Name, r.Change.SequenceNumber, prev)
+			}
+			prev = r.Change.SequenceNumber
+		}
+		for id := range byID {
+			if seen[id] == 0 {
+				t.Fatalf("%s: record %s never delivered", s.Name, id)
+			}
+			if seen[id] > 1 {
+				repeated++
+			}
+		}
+		for pk, vs := range versions(got) {
+			for i := range vs {
+				for j := i + 1; j < len(vs); j++ {
+					if vs[i] > vs[j] {
+						reordered++
+						if vs[i]-vs[j] > s.Reorder {
+							t.Fatalf("%s: item %s got version %d before %d (Reorder %d): %v", s.Name, pk, vs[i], vs[j], s.Reorder, vs)
+						}
+					}
+				}
+			}
+		}
+	}
+	if repeated == 0 || reordered == 0 {
+		t.Fatalf("50 Kinesis schedules: %d records repeated, %d pairs out of order: want both", repeated, reordered)
+	}
+}
+
+// Check, given Kinesis schedules, catches a handler that assumes one
+// item's records come in order, and says so; the same handler passes
+// every schedule of DynamoDB Streams' order.
+func TestCheckSaysWhichHandlerAssumesOrder(t *testing.T) {
+	ev := streamOf(5, "A", "B", "C")
+	latest := map[string]int{}
+	lastWins := func(_ context.Context, e events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+		for _, r := range e.Records {
+			v, _ := strconv.Atoi(r.Change.NewImage["version"].Number())
+			latest[r.Change.Keys["PK"].String()] = v // the last record read wins
+		}
+		return events.DynamoDBEventResponse{}, nil
+	}
+	target := replay.Target{Handler: lastWins, NoRequests: true,
+		Reset: func(context.Context) error { clear(latest); return nil },
+		State: func(context.Context) (any, error) {
+			return fmt.Sprint(latest["A"], latest["B"], latest["C"]), nil
+		},
+	}
+	rep, err := replay.Check(context.Background(), ev, target, replay.Schedules(3, 10))
+	if err != nil || rep.Err() != nil {
+		t.Fatalf("in DynamoDB Streams' order: %v, %v", err, rep.Err())
+	}
+	rep, err = replay.Check(context.Background(), ev, target, replay.KinesisSchedules(3, 10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Err() == nil {
+		t.Fatal("10 Kinesis schedules found nothing wrong with a handler whose last record read wins")
+	}
+	for _, run := range rep.Differing() {
+		if !run.AssumesOrder {
+			t.Errorf("%s differs, and AssumesOrder is false: %s", run.Schedule, run.Diff)
+		}
+	}
+	if msg := rep.Err().Error(); !strings.Contains(msg, "assumes one item's records come in order") {
+		t.Errorf("the report does not say the handler assumes order:\n%s", msg)
+	}
+}
