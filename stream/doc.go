@@ -1,6 +1,10 @@
 // Package stream runs a DynamoDB Streams consumer outside Lambda with the
 // semantics of Lambda's event source mapping, so one handler serves both:
-// in Lambda pass it to lambda.Start; locally give it to a Runner.
+// in Lambda pass it to lambda.Start; locally give it to a Runner. In
+// Lambda, LambdaHandler also takes the events of a Kinesis data stream a
+// table writes its changes to (DecodeKinesisEvent), where one item's
+// records may come out of order and more than once: a handler for that
+// source must not assume their order (replay.KinesisSchedules prove it).
 //
 // What a Runner guarantees, as the event source mapping does:
 //   - at-least-once delivery: a record is handed to the handler until the

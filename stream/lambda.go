@@ -23,16 +23,22 @@ import (
 // record is reported in batchItemFailures, so Lambda retries from it and,
 // after the event source mapping's retries, sends it to the on-failure
 // destination. The handler's context ends a little before the
-// invocation's deadline (beforeDeadline). Only a payload that is not a
-// DynamoDB stream event (StreamEvent says why: {}, an SQS or a Kinesis
-// event, a record without a sequence number to report it by) fails the
-// invocation, with an error that says so.
+// invocation's deadline (beforeDeadline). A Kinesis event from a data
+// stream a table writes its changes to is read as well
+// (DecodeKinesisEvent): the same handler runs on either source. Only a
+// payload that is not a table's changes (StreamEvent says why: {}, an SQS
+// event, a Kinesis event of another producer's, a record without a
+// sequence number to report it by) fails the invocation, with an error
+// that says so.
 func LambdaHandler(h Handler, dl DeadLetters, consumer string, log *slog.Logger) func(context.Context, json.RawMessage) (events.DynamoDBEventResponse, error) {
 	if log == nil {
 		log = slog.Default()
 	}
 	return func(ctx context.Context, payload json.RawMessage) (events.DynamoDBEventResponse, error) {
 		ev, bad, err := DecodeLambdaEvent(payload)
+		if err == nil && IsKinesisEvent(ev) { // a table's changes through Kinesis
+			ev, bad, err = DecodeKinesisEvent(payload)
+		}
 		if err == nil {
 			err = StreamEvent(ev, bad)
 		}
@@ -91,8 +97,8 @@ var ErrNotStreamEvent = errors.New("stream: not a DynamoDB stream event")
 // StreamEvent checks that a decoded payload is what Lambda's event source
 // mapping for a DynamoDB stream sends: at least one record (it never sends
 // an empty batch: {} and {"hello":"world"} decode to none), each from
-// aws:dynamodb (an SQS or Kinesis event's records are not) with a sequence
-// number to report it by. The error wraps ErrNotStreamEvent and says what
+// aws:dynamodb (an SQS event's records are not, nor a Kinesis event's
+// before DecodeKinesisEvent) with a sequence number to report it by. The error wraps ErrNotStreamEvent and says what
 // is wrong; a handler that gets such a payload was wired to the wrong
 // event source, and failing the invocation says so at once.
 func StreamEvent(ev events.DynamoDBEvent, bad []BadRecord) error {

@@ -1,0 +1,192 @@
+package stream
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+)
+
+// A table can stream its changes into a Kinesis data stream ("Change data
+// capture for Kinesis Data Streams with DynamoDB", DynamoDB Developer
+// Guide). Lambda's event source mapping on that stream invokes with a
+// Kinesis event whose records each carry, base64 in kinesis.data, the
+// change as DynamoDB wrote it: awsRegion, eventID, eventName,
+// userIdentity, recordFormat, tableName, eventSource and the dynamodb
+// object (Keys, NewImage, OldImage, SizeBytes and
+// ApproximateCreationDateTime, in milliseconds or, with
+// ApproximateCreationDateTimePrecision MICROSECOND, microseconds; no
+// SequenceNumber or StreamViewType). DecodeKinesisEvent makes of it the
+// DynamoDB event a Handler takes, so that one handler runs on either
+// source. What differs, and what a handler must not assume on Kinesis:
+//
+//   - Change.SequenceNumber is the Kinesis record's (what Lambda's
+//     batchItemFailures name on a Kinesis source): it orders the shard's
+//     records, not one item's writes, which "might appear in a different
+//     order than when the item changes occurred" and "more than once".
+//     The eventID is DynamoDB's, the same in a repeat.
+//   - ApproximateCreationDateTime keeps its precision (milliseconds or
+//     microseconds, not DynamoDB Streams' seconds).
+//   - EventSourceArn is the Kinesis stream's ARN.
+
+// kinesisChange is what DynamoDB writes into a Kinesis record's data.
+type kinesisChange struct {
+	AWSRegion    string                       `json:"awsRegion"`
+	EventID      string                       `json:"eventID"`
+	EventName    string                       `json:"eventName"`
+	UserIdentity *events.DynamoDBUserIdentity `json:"userIdentity"`
+	RecordFormat string                       `json:"recordFormat"`
+	TableName    string                       `json:"tableName"`
+	EventSource  string                       `json:"eventSource"`
+	Change       struct {
+		ApproximateCreationDateTime          json.Number                              `json:"ApproximateCreationDateTime"`
+		ApproximateCreationDateTimePrecision string                                   `json:"ApproximateCreationDateTimePrecision"`
+		Keys                                 map[string]events.DynamoDBAttributeValue `json:"Keys"`
+		NewImage                             map[string]events.DynamoDBAttributeValue `json:"NewImage"`
+		OldImage                             map[string]events.DynamoDBAttributeValue `json:"OldImage"`
+		SizeBytes                            int64                                    `json:"SizeBytes"`
+	} `json:"dynamodb"`
+}
+
+// kinesisSource is a Lambda Kinesis event's eventSource.
+const kinesisSource = "aws:kinesis"
+
+// IsKinesisEvent says whether a decoded Lambda event came from a Kinesis
+// data stream (its records' eventSource is aws:kinesis): DecodeLambdaEvent
+// reads such a payload without error, each record empty of a change.
+func IsKinesisEvent(ev events.DynamoDBEvent) bool {
+	return len(ev.Records) > 0 && ev.Records[0].EventSource == kinesisSource
+}
+
+// DecodeKinesisEvent decodes a Lambda Kinesis event from a Kinesis data
+// stream a DynamoDB table writes its changes to: the records whose data
+// is a DynamoDB change, as the DynamoDB event a Handler takes (see above
+// for what differs), and the ones that are not (bad base64, data that is
+// not JSON or not from aws:dynamodb, a recordFormat other than
+// application/json, a timestamp that is not a whole number), which
+// LambdaHandler dead-letters so that the shard moves on. The error, which
+// wraps ErrNotStreamEvent, is for a payload that is not a Kinesis event,
+// a record without a sequence number to report it by, or an event none of
+// whose records is a DynamoDB change (the function is wired to a stream
+// that some other producer writes).
+func DecodeKinesisEvent(payload []byte) (events.DynamoDBEvent, []BadRecord, error) {
+	var raw struct {
+		Records []json.RawMessage `json:"Records"`
+	}
+	if err := json.Unmarshal(payload, &raw); err != nil {
+		return events.DynamoDBEvent{}, nil, fmt.Errorf("%w: %w", ErrNotStreamEvent, err)
+	}
+	ev := events.DynamoDBEvent{Records: make([]events.DynamoDBEventRecord, 0, len(raw.Records))}
+	var bad []BadRecord
+	var foreign []error // the records that are some other producer's
+	for i, r := range raw.Records {
+		var head struct {
+			EventID        string `json:"eventID"`
+			EventSource    string `json:"eventSource"`
+			EventSourceARN string `json:"eventSourceARN"`
+			Kinesis        struct {
+				SequenceNumber string          `json:"sequenceNumber"`
+				Data           json.RawMessage `json:"data"`
+			} `json:"kinesis"`
+		}
+		if err := json.Unmarshal(r, &head); err != nil || head.Kinesis.SequenceNumber == "" {
+			return events.DynamoDBEvent{}, nil, fmt.Errorf("%w: record %d of %d: no kinesis.sequenceNumber to report it by (%v)", ErrNotStreamEvent, i+1, len(raw.Records), err)
+		}
+		if head.EventSource != kinesisSource {
+			return events.DynamoDBEvent{}, nil, fmt.Errorf("%w: record %d of %d comes from %q in a Kinesis event", ErrNotStreamEvent, i+1, len(raw.Records), head.EventSource)
+		}
+		rec, err := kinesisRecord(head.Kinesis.Data, head.Kinesis.SequenceNumber, head.EventSourceARN)
+		if err != nil {
+			if errors.Is(err, errForeign) {
+				foreign = append(foreign, err)
+			}
+			bad = append(bad, BadRecord{EventID: head.EventID, SequenceNumber: head.Kinesis.SequenceNumber, StreamARN: head.EventSourceARN, Raw: r,
+				Err: fmt.Errorf("stream: Kinesis record %s cannot be decoded: %w", head.EventID, err)})
+			continue
+		}
+		ev.Records = append(ev.Records, rec)
+	}
+	if len(foreign) > 0 && len(foreign) == len(raw.Records) { // not one record is a table's change
+		return events.DynamoDBEvent{}, nil, fmt.Errorf("%w: a Kinesis event none of whose %d record(s) is a DynamoDB change: the first's %w", ErrNotStreamEvent, len(raw.Records), foreign[0])
+	}
+	return ev, bad, nil
+}
+
+// errForeign is the error of a Kinesis record that is not a DynamoDB
+// change at all (some other producer's).
+var errForeign = errors.New("not a DynamoDB change")
+
+// kinesisRecord is the DynamoDB record a Kinesis record's data (a JSON
+// string of base64) carries, with the Kinesis record's sequence number
+// and stream.
+func kinesisRecord(data json.RawMessage, seq, streamARN string) (events.DynamoDBEventRecord, error) {
+	var blob []byte // encoding/json reads base64 into a []byte
+	if err := json.Unmarshal(data, &blob); err != nil {
+		return events.DynamoDBEventRecord{}, fmt.Errorf("kinesis.data: %w", err)
+	}
+	var c kinesisChange
+	if err := json.Unmarshal(blob, &c); err != nil {
+		var head struct {
+			EventSource string `json:"eventSource"`
+		}
+		if json.Unmarshal(blob, &head) != nil || head.EventSource != "aws:dynamodb" {
+			return events.DynamoDBEventRecord{}, fmt.Errorf("kinesis.data is %w (%v)", errForeign, err)
+		}
+		return events.DynamoDBEventRecord{}, fmt.Errorf("kinesis.data: %w", err)
+	}
+	if c.EventSource != "aws:dynamodb" {
+		return events.DynamoDBEventRecord{}, fmt.Errorf("kinesis.data is %w: its eventSource is %q, not aws:dynamodb", errForeign, c.EventSource)
+	}
+	if c.RecordFormat != "" && c.RecordFormat != "application/json" {
+		return events.DynamoDBEventRecord{}, fmt.Errorf("recordFormat %q: only application/json is read", c.RecordFormat)
+	}
+	at, err := kinesisTime(c.Change.ApproximateCreationDateTime, c.Change.ApproximateCreationDateTimePrecision)
+	if err != nil {
+		return events.DynamoDBEventRecord{}, err
+	}
+	return events.DynamoDBEventRecord{
+		AWSRegion:      c.AWSRegion,
+		EventID:        c.EventID,
+		EventName:      c.EventName,
+		EventSource:    c.EventSource,
+		EventSourceArn: streamARN,
+		UserIdentity:   c.UserIdentity,
+		Change: events.DynamoDBStreamRecord{
+			ApproximateCreationDateTime: events.SecondsEpochTime{Time: at},
+			Keys:                        c.Change.Keys,
+			NewImage:                    c.Change.NewImage,
+			OldImage:                    c.Change.OldImage,
+			SequenceNumber:              seq,
+			SizeBytes:                   c.Change.SizeBytes,
+		},
+	}, nil
+}
+
+// kinesisTime reads a Kinesis record's ApproximateCreationDateTime: an
+// epoch in microseconds with precision MICROSECOND, in milliseconds with
+// MILLISECOND; without one (a record written before the setting existed,
+// in milliseconds) by its size: above 10^14 it can only be microseconds
+// (10^14 ms is the year 5138).
+func kinesisTime(n json.Number, precision string) (time.Time, error) {
+	if n == "" {
+		return time.Time{}, nil
+	}
+	v, err := n.Int64()
+	if err != nil || v < 0 {
+		return time.Time{}, fmt.Errorf("dynamodb.ApproximateCreationDateTime %q: want a whole epoch time", string(n))
+	}
+	switch precision {
+	case "MICROSECOND":
+		return time.UnixMicro(v).UTC(), nil
+	case "MILLISECOND":
+		return time.UnixMilli(v).UTC(), nil
+	case "":
+		if v > 1e14 {
+			return time.UnixMicro(v).UTC(), nil
+		}
+		return time.UnixMilli(v).UTC(), nil
+	}
+	return time.Time{}, fmt.Errorf("dynamodb.ApproximateCreationDateTimePrecision %q: want MILLISECOND or MICROSECOND", precision)
+}
