@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 )
@@ -86,8 +87,10 @@ type Schedule struct {
 	// item notifications might also appear more than once"). Reorder moves
 	// each of an item's records up to that many places from its place
 	// among the item's records; Repeat is the chance that a record comes
-	// again (as DynamoDB wrote it: the same eventID and images), up to
-	// Reorder+1 places later among its item's. Under either, every record
+	// again (as DynamoDB wrote it: the same eventID, images and time), up
+	// to Reorder+1 places later among its item's. Under either, each
+	// record's ApproximateCreationDateTime is to the microsecond and
+	// increases in the order of the writes (see stampMicros), and every record
 	// delivered carries a sequence number of its own, increasing in the
 	// order of delivery, as a Kinesis shard numbers what it is given: a
 	// repeat is told apart by it, and a handler that compares sequence
@@ -257,9 +260,13 @@ func Order(ev events.DynamoDBEvent, s Schedule) []events.DynamoDBEventRecord {
 // order is Order, a Kinesis schedule's sequence numbers starting after
 // from (a Follow round's after the rounds before it).
 func order(ev events.DynamoDBEvent, s Schedule, from int) []events.DynamoDBEventRecord {
-	recs := append([]events.DynamoDBEventRecord(nil), ev.Records...)
+	stream := ev.Records
+	if s.kinesis() {
+		stream = stampMicros(stream)
+	}
+	recs := append([]events.DynamoDBEventRecord(nil), stream...)
 	if s.Duplicate {
-		recs = append(recs, ev.Records...)
+		recs = append(recs, stream...)
 	}
 	if !s.Shuffle && !s.kinesis() {
 		return recs
@@ -338,6 +345,28 @@ func kinesisOrder(recs []events.DynamoDBEventRecord, s Schedule, rng *rand.Rand)
 	slices.SortStableFunc(ps, func(a, b placed) int { return cmp.Compare(a.at, b.at) })
 	for i := range ps {
 		out[i] = ps[i].r
+	}
+	return out
+}
+
+// stampMicros is recs, copied, each with an ApproximateCreationDateTime
+// to the microsecond, as Kinesis Data Streams for DynamoDB gives it (the
+// default ApproximateCreationDateTimePrecision, MICROSECOND): its own
+// time (DynamoDB Streams' second, DynamoDB Local's minute), or a
+// microsecond after the record before it when that is not later, so that
+// one item's records, captured in the order of its writes, have times in
+// that order, as AWS's do. A handler that orders one item's records by
+// their time, as AWS advises for this source, can then be checked.
+func stampMicros(recs []events.DynamoDBEventRecord) []events.DynamoDBEventRecord {
+	out := append([]events.DynamoDBEventRecord(nil), recs...)
+	var last time.Time
+	for i := range out {
+		t := out[i].Change.ApproximateCreationDateTime.Time.Truncate(time.Microsecond)
+		if i > 0 && !t.After(last) {
+			t = last.Add(time.Microsecond)
+		}
+		out[i].Change.ApproximateCreationDateTime = events.SecondsEpochTime{Time: t}
+		last = t
 	}
 	return out
 }
