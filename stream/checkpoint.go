@@ -107,8 +107,11 @@ func (c *TableCheckpoints) Get(ctx context.Context, consumer, shardID string) (s
 		return "", fmt.Errorf("stream: get checkpoint %s/%s: %w", consumer, shardID, err)
 	}
 	if st := c.stateOf(consumer, shardID); !st.seen || st.rev != revOf(out.Item) || st.rev == "" {
-		// not the item this store last wrote: its chunks are not ours
-		c.setState(consumer, shardID, chunkState{seen: true, rev: revOf(out.Item), gen: st.gen})
+		// not the item this store last wrote: its chunks are not ours, and
+		// the writer that replaced ours may still be deleting ours: a
+		// generation of our own, so that no chunk we write next has the
+		// key of one it deletes
+		c.setState(consumer, shardID, chunkState{seen: true, rev: revOf(out.Item), gen: randomID()})
 	}
 	head, _ := out.Item["sequenceNumber"].(*types.AttributeValueMemberS)
 	if head == nil {

@@ -34,7 +34,9 @@ import (
 // a new generation and writes every chunk again before it puts. A writer
 // deletes only chunks of the item its put replaced, which no current
 // item names, and whose writer, if it writes again, fails its condition
-// and moves to a new generation. A crash between the chunks and the item,
+// and moves to a new generation, or, having read the item that replaced
+// its own (Get), writes in a new generation already: chunks keyed by
+// content would otherwise have the keys of those still being deleted. A crash between the chunks and the item,
 // or before the deletes, leaves chunks no item names: storage, nothing
 // else.
 const (
@@ -313,6 +315,9 @@ func (c *TableCheckpoints) writeChunks(ctx context.Context, consumer, shardID, g
 		if left, err := c.batchWrite(ctx, reqs); err != nil {
 			notWritten := map[string]bool{}
 			for _, r := range left {
+				if r.PutRequest == nil {
+					continue
+				}
 				if k, ok := r.PutRequest.Item["shardId"].(*types.AttributeValueMemberS); ok {
 					notWritten[strings.TrimPrefix(k.Value, chunkKey(shardID, gen, ""))] = true
 				}
