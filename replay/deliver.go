@@ -206,7 +206,8 @@ func Deliver(ctx context.Context, ev events.DynamoDBEvent, t Target, s Schedule)
 		return Stats{}, err
 	}
 	d := delivery{h: t.Handler, s: s, policy: stream.Policy{MaxRetries: retries, Bisect: !t.OnFailure.NoBisect, MaxRecordAge: t.OnFailure.MaxRecordAge},
-		attempts: attempts, filter: t.Filter, window: t.Window, wh: t.WindowHandler, retryDelay: t.OnFailure.RetryDelay, restart: t.Restart}
+		attempts: attempts, filter: t.Filter, window: t.Window, wh: t.WindowHandler, retryDelay: t.OnFailure.RetryDelay, restart: t.Restart,
+		stamped: map[string]time.Time{}}
 	if d.retryDelay <= 0 {
 		d.retryDelay = time.Second
 	}
@@ -263,7 +264,7 @@ func (d delivery) follow(ctx context.Context, next func(context.Context) ([]even
 // deliver plays ev under d's schedule.
 func (d delivery) deliver(ctx context.Context, ev events.DynamoDBEvent) (Stats, error) {
 	s := d.s
-	recs := order(ev, s, d.round*followSeqs)
+	recs := order(ev, s, int64(d.round)*followSeqs, d.stamped)
 	filteredOut := 0
 	if len(d.filter) > 0 {
 		kept := recs[:0]
@@ -338,7 +339,8 @@ const followSeqs = 1_000_000_000
 
 // delivery is one Deliver's settings.
 type delivery struct {
-	round      int // the Follow round under way (0: the stream given)
+	round      int                  // the Follow round under way (0: the stream given)
+	stamped    map[string]time.Time // a Kinesis schedule's latest time by item, across rounds
 	h          stream.Handler
 	s          Schedule
 	policy     stream.Policy
@@ -491,7 +493,7 @@ func (d delivery) call(ctx context.Context, batch []events.DynamoDBEventRecord, 
 	}
 	st.Calls++
 	if d.src != nil { // the table is at least as new as the records handed over
-		if err := d.src.advance(ctx, d.src.newest(batch)); err != nil {
+		if err := d.src.advance(ctx, d.src.newest(batch, s.kinesis())); err != nil {
 			return outcome{}, err
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/dynastream/dynastream/replay"
 )
@@ -101,6 +102,22 @@ func TestKinesisOrder(t *testing.T) {
 			}
 		}
 	}
+	// the run in order Check makes of a differing one repeats the same
+	// records
+	for _, s := range replay.KinesisSchedules(9, 20) {
+		inOrder := s
+		inOrder.Reorder = 0
+		count := func(recs []events.DynamoDBEventRecord) map[string]int {
+			n := map[string]int{}
+			for _, r := range recs {
+				n[r.EventID]++
+			}
+			return n
+		}
+		if diff := cmp.Diff(count(replay.Order(ev, s)), count(replay.Order(ev, inOrder))); diff != "" {
+			t.Fatalf("%s: with Reorder 0 other records repeat (-reordered +in order):\n%s", s.Name, diff)
+		}
+	}
 	if repeated == 0 || reordered == 0 {
 		t.Fatalf("50 Kinesis schedules: %d records repeated, %d pairs out of order: want both", repeated, reordered)
 	}
@@ -176,6 +193,19 @@ func TestKinesisSchedulesTimeOrdersEachItem(t *testing.T) {
 		},
 		Expect: replay.Want("6 6 6"),
 	}, replay.KinesisSchedules(11, 12))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.Err(); err != nil {
+		t.Fatal(err)
+	}
+
+	// a state that keeps the time too is compared with a baseline of
+	// Kinesis's times, not DynamoDB Streams' seconds
+	rep, err = replay.Check(context.Background(), ev, replay.Target{Handler: byTime, NoRequests: true,
+		Reset: func(context.Context) error { clear(latest); return nil },
+		State: func(context.Context) (any, error) { return fmt.Sprint(latest), nil },
+	}, replay.KinesisSchedules(11, 6))
 	if err != nil {
 		t.Fatal(err)
 	}

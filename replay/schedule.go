@@ -90,7 +90,7 @@ type Schedule struct {
 	// again (as DynamoDB wrote it: the same eventID, images and time), up
 	// to Reorder+1 places later among its item's. Under either, each
 	// record's ApproximateCreationDateTime is to the microsecond and
-	// increases in the order of the writes (see stampMicros), and every record
+	// increases with one item's writes (see stampMicros), and every record
 	// delivered carries a sequence number of its own, increasing in the
 	// order of delivery, as a Kinesis shard numbers what it is given: a
 	// repeat is told apart by it, and a handler that compares sequence
@@ -99,6 +99,9 @@ type Schedule struct {
 	// baseline once each item's order is kept (Run.AssumesOrder).
 	Reorder int
 	Repeat  float64
+	// micros times the records as a Kinesis schedule does, and changes
+	// nothing else: the baseline Kinesis runs are compared with
+	micros bool
 	// Bootstrap starts the consumer from a scan of the table, as
 	// stream.Bootstrap does, instead of the stream's beginning: the
 	// position is cut at a random record, each item is read by the "scan"
@@ -254,15 +257,16 @@ func (s Schedule) kinesis() bool { return s.Reorder > 0 || s.Repeat > 0 }
 
 // Order returns the records of ev in the order a schedule delivers them.
 func Order(ev events.DynamoDBEvent, s Schedule) []events.DynamoDBEventRecord {
-	return order(ev, s, 0)
+	return order(ev, s, 0, map[string]time.Time{})
 }
 
 // order is Order, a Kinesis schedule's sequence numbers starting after
-// from (a Follow round's after the rounds before it).
-func order(ev events.DynamoDBEvent, s Schedule, from int) []events.DynamoDBEventRecord {
+// from and its times after each item's in stamped (a Follow round's after
+// the rounds before it).
+func order(ev events.DynamoDBEvent, s Schedule, from int64, stamped map[string]time.Time) []events.DynamoDBEventRecord {
 	stream := ev.Records
-	if s.kinesis() {
-		stream = stampMicros(stream)
+	if s.kinesis() || s.micros {
+		stream = stampMicros(stream, stamped)
 	}
 	recs := append([]events.DynamoDBEventRecord(nil), stream...)
 	if s.Duplicate {
@@ -282,9 +286,11 @@ func order(ev events.DynamoDBEvent, s Schedule, from int) []events.DynamoDBEvent
 		queues[k] = append(queues[k], r)
 	}
 	if s.kinesis() {
-		krng := rand.New(rand.NewPCG(s.Seed, 0x4b1e))
+		// repeats and places drawn apart: with Reorder 0 (Check's run in
+		// order) the same records repeat
+		repeats, places := rand.New(rand.NewPCG(s.Seed, 0x4b1e)), rand.New(rand.NewPCG(s.Seed, 0x4b1f))
 		for _, k := range keys {
-			queues[k] = kinesisOrder(queues[k], s, krng)
+			queues[k] = kinesisOrder(queues[k], s, repeats, places)
 		}
 	}
 	out := make([]events.DynamoDBEventRecord, 0, len(recs))
@@ -323,11 +329,11 @@ func order(ev events.DynamoDBEvent, s Schedule, from int) []events.DynamoDBEvent
 // each repeated with probability s.Repeat (the copy next to it), then
 // each moved up to s.Reorder places: sorted by its place plus a draw from
 // [0, Reorder+1), a record is passed only by the Reorder after it.
-func kinesisOrder(recs []events.DynamoDBEventRecord, s Schedule, rng *rand.Rand) []events.DynamoDBEventRecord {
+func kinesisOrder(recs []events.DynamoDBEventRecord, s Schedule, repeats, places *rand.Rand) []events.DynamoDBEventRecord {
 	var out []events.DynamoDBEventRecord
 	for _, r := range recs {
 		out = append(out, r)
-		if s.Repeat > 0 && rng.Float64() < s.Repeat {
+		if s.Repeat > 0 && repeats.Float64() < s.Repeat {
 			out = append(out, r)
 		}
 	}
@@ -340,7 +346,7 @@ func kinesisOrder(recs []events.DynamoDBEventRecord, s Schedule, rng *rand.Rand)
 	}
 	ps := make([]placed, len(out))
 	for i, r := range out {
-		ps[i] = placed{float64(i) + rng.Float64()*float64(s.Reorder+1), r}
+		ps[i] = placed{float64(i) + places.Float64()*float64(s.Reorder+1), r}
 	}
 	slices.SortStableFunc(ps, func(a, b placed) int { return cmp.Compare(a.at, b.at) })
 	for i := range ps {
@@ -353,20 +359,21 @@ func kinesisOrder(recs []events.DynamoDBEventRecord, s Schedule, rng *rand.Rand)
 // to the microsecond, as Kinesis Data Streams for DynamoDB gives it (the
 // default ApproximateCreationDateTimePrecision, MICROSECOND): its own
 // time (DynamoDB Streams' second, DynamoDB Local's minute), or a
-// microsecond after the record before it when that is not later, so that
-// one item's records, captured in the order of its writes, have times in
-// that order, as AWS's do. A handler that orders one item's records by
-// their time, as AWS advises for this source, can then be checked.
-func stampMicros(recs []events.DynamoDBEventRecord) []events.DynamoDBEventRecord {
+// microsecond after its item's record before it (in last, by item, which
+// it updates) when that is not later, so that one item's records,
+// captured in the order of its writes, have times in that order, as
+// AWS's do. A handler that orders one item's records by their time, as
+// AWS advises for this source, can then be checked.
+func stampMicros(recs []events.DynamoDBEventRecord, last map[string]time.Time) []events.DynamoDBEventRecord {
 	out := append([]events.DynamoDBEventRecord(nil), recs...)
-	var last time.Time
 	for i := range out {
+		k := itemKey(out[i])
 		t := out[i].Change.ApproximateCreationDateTime.Time.Truncate(time.Microsecond)
-		if i > 0 && !t.After(last) {
-			t = last.Add(time.Microsecond)
+		if prev, ok := last[k]; ok && !t.After(prev) {
+			t = prev.Add(time.Microsecond)
 		}
 		out[i].Change.ApproximateCreationDateTime = events.SecondsEpochTime{Time: t}
-		last = t
+		last[k] = t
 	}
 	return out
 }
@@ -374,9 +381,9 @@ func stampMicros(recs []events.DynamoDBEventRecord) []events.DynamoDBEventRecord
 // renumber gives each record a sequence number of its own in the order
 // given, as a Kinesis shard numbers the records put to it (56 digits, as
 // Kinesis's are); the eventID and the images stay DynamoDB's.
-func renumber(recs []events.DynamoDBEventRecord, from int) []events.DynamoDBEventRecord {
+func renumber(recs []events.DynamoDBEventRecord, from int64) []events.DynamoDBEventRecord {
 	for i := range recs {
-		recs[i].Change.SequenceNumber = fmt.Sprintf("4959%052d", from+i+1)
+		recs[i].Change.SequenceNumber = fmt.Sprintf("4959%052d", from+int64(i)+1)
 	}
 	return recs
 }

@@ -195,12 +195,14 @@ func batchWrite(ctx context.Context, db *dynamodb.Client, table string, reqs []t
 	return nil
 }
 
-// newest is the batch's highest sequence number.
-func (h *history) newest(batch []events.DynamoDBEventRecord) string {
+// newest is the batch's highest sequence number; under a Kinesis
+// schedule (kinesis), whose records carry numbers of their own, each
+// record's number in the stream captured, found by its eventID.
+func (h *history) newest(batch []events.DynamoDBEventRecord, kinesis bool) string {
 	best, bestN := "", (*big.Int)(nil)
 	for _, r := range batch {
 		seq, ok := h.seqOf[r.EventID]
-		if !ok { // a record Follow brought: its own
+		if !kinesis || !ok { // the record's own (under Kinesis: one Follow brought)
 			seq = r.Change.SequenceNumber
 		}
 		n, ok := new(big.Int).SetString(seq, 10)

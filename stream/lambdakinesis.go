@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -168,25 +169,35 @@ func kinesisRecord(data json.RawMessage, seq, streamARN string) (events.DynamoDB
 // epoch in microseconds with precision MICROSECOND, in milliseconds with
 // MILLISECOND; without one (a record written before the setting existed,
 // in milliseconds) by its size: above 10^14 it can only be microseconds
-// (10^14 ms is the year 5138).
+// (10^14 ms is the year 5138). A record's age and windows are reckoned
+// from it, so one without it, or past what time.Time holds in
+// nanoseconds (the year 2262), is refused.
 func kinesisTime(n json.Number, precision string) (time.Time, error) {
 	if n == "" {
-		return time.Time{}, nil
+		return time.Time{}, errors.New("no dynamodb.ApproximateCreationDateTime")
 	}
 	v, err := n.Int64()
 	if err != nil || v < 0 {
 		return time.Time{}, fmt.Errorf("dynamodb.ApproximateCreationDateTime %q: want a whole epoch time", string(n))
 	}
+	var t time.Time
 	switch precision {
 	case "MICROSECOND":
-		return time.UnixMicro(v).UTC(), nil
+		t = time.UnixMicro(v)
 	case "MILLISECOND":
-		return time.UnixMilli(v).UTC(), nil
+		t = time.UnixMilli(v)
 	case "":
-		if v > 1e14 {
-			return time.UnixMicro(v).UTC(), nil
+		if t = time.UnixMilli(v); v > 1e14 {
+			t = time.UnixMicro(v)
 		}
-		return time.UnixMilli(v).UTC(), nil
+	default:
+		return time.Time{}, fmt.Errorf("dynamodb.ApproximateCreationDateTimePrecision %q: want MILLISECOND or MICROSECOND", precision)
 	}
-	return time.Time{}, fmt.Errorf("dynamodb.ApproximateCreationDateTimePrecision %q: want MILLISECOND or MICROSECOND", precision)
+	if t.After(maxNanoTime) {
+		return time.Time{}, fmt.Errorf("dynamodb.ApproximateCreationDateTime %q (%s): after %d", string(n), precision, maxNanoTime.Year())
+	}
+	return t.UTC(), nil
 }
+
+// maxNanoTime is the last time UnixNano holds.
+var maxNanoTime = time.Unix(0, math.MaxInt64)

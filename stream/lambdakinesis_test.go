@@ -126,7 +126,8 @@ func ddbChange(pk string, extra string) []byte {
 
 // A Kinesis record that is not a DynamoDB change it can read (data that
 // is not JSON or some other producer's, a format or precision it does not
-// know, an attribute value that does not decode) goes to the dead letters
+// know, a time missing or past 2262, an attribute value that does not
+// decode) goes to the dead letters
 // with the raw record; the others reach the handler. An event none of
 // whose records is a DynamoDB change fails: the function reads a stream
 // some other producer writes.
@@ -138,6 +139,8 @@ func TestLambdaHandlerIsolatesKinesisRecordsItCannotRead(t *testing.T) {
 		kinesisRecordJSON("1004", ddbChange("b", `,"ApproximateCreationDateTimePrecision":"NANOSECOND"`)),
 		kinesisRecordJSON("1005", []byte(`{"eventSource":"aws:dynamodb","dynamodb":{"Keys":{"PK":{}}}}`)),
 		kinesisRecordJSON("1006", ddbChange("c", "")),
+		kinesisRecordJSON("1007", []byte(`{"eventSource":"aws:dynamodb","dynamodb":{"Keys":{"PK":{"S":"d"}}}}`)),
+		kinesisRecordJSON("1008", []byte(`{"eventSource":"aws:dynamodb","dynamodb":{"ApproximateCreationDateTime":9223372036854775807,"ApproximateCreationDateTimePrecision":"MICROSECOND","Keys":{"PK":{"S":"e"}}}}`)),
 	}, ",") + `]}`
 	var got []string
 	h := func(_ context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
@@ -161,7 +164,7 @@ func TestLambdaHandlerIsolatesKinesisRecordsItCannotRead(t *testing.T) {
 			t.Errorf("dead letter %+v: want the raw record and the stream", d)
 		}
 	}
-	if strings.Join(dead, ",") != "1002,1003,1004,1005" {
+	if strings.Join(dead, ",") != "1002,1003,1004,1005,1007,1008" {
 		t.Errorf("dead-lettered %v", dead)
 	}
 
