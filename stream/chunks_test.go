@@ -105,9 +105,12 @@ func (w *writeUnits) take() int {
 // windowState is a checkpoint value as a windowed consumer's is: a
 // sequence number and its open windows' state, here about 1 MB in 2,000
 // keys of one window, each an aggregate of its own (varied text: hashes).
-func windowState(seq int, changed map[int]int) string {
+func windowState(seq int, changed map[int]int) string { return windowStateOf(2000, seq, changed) }
+
+// windowStateOf is windowState with keys keys (about 470 bytes each).
+func windowStateOf(keys, seq int, changed map[int]int) string {
 	state := map[string]string{}
-	for k := range 2000 {
+	for k := range keys {
 		var agg strings.Builder
 		for j := range 7 {
 			sum := sha256.Sum256(fmt.Appendf(nil, "%d/%d", k, j))
@@ -321,6 +324,9 @@ func TestChunkedCheckpointUnderAWSLimits(t *testing.T) {
 			tc.limits.Now = clock.Now
 			lim := ddblocal.Limit(t, tc.limits)
 			db, _ := ddblocal.Clients(lim.Endpoint)
+			// one try a call: the SDK's own retries of a throttle wait
+			// real time; the test's tries wait on its clock
+			db = dynamodb.New(db.Options(), func(o *dynamodb.Options) { o.RetryMaxAttempts = 1 })
 			store := func() *stream.TableCheckpoints {
 				c := &stream.TableCheckpoints{DB: db, Table: table + "-checkpoints"}
 				stream.SetSleep(c, clock.sleep)
@@ -445,7 +451,8 @@ func TestChunkedCheckpointTriedAgainWritesOnlyTheRest(t *testing.T) {
 // a generation of its own: the late deletes cannot take chunks its item
 // names. (A lease handed back while the runner that took it is still
 // cleaning up: a's chunks of v1 and of v3 have the same content, and in
-// the same generation the same keys.)
+// the same generation the same keys. 140 KB of state: chunked, as any
+// value over 64 KB is.)
 func TestChunkedCheckpointReaderWritesAfterLateDeletes(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -472,21 +479,21 @@ func TestChunkedCheckpointReaderWritesAfterLateDeletes(t *testing.T) {
 	b := &stream.TableCheckpoints{DB: dynamodb.New(c.DB.Options(), func(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, holdDeletes) }), Table: a.Table}
 	reader := &stream.TableCheckpoints{DB: c.DB, Table: a.Table}
 
-	v1 := windowState(1, map[int]int{})
+	v1 := windowStateOf(300, 1, map[int]int{})
 	if err := a.Put(ctx, "windows", "shard-1", v1); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := b.Get(ctx, "windows", "shard-1"); err != nil {
 		t.Fatal(err)
 	}
-	v2 := windowState(2, map[int]int{5: 1})
+	v2 := windowStateOf(300, 2, map[int]int{5: 1})
 	bDone := make(chan error, 1)
 	go func() { bDone <- b.Put(ctx, "windows", "shard-1", v2) }() // replaces v1, then deletes v1's chunks: held
 	<-deleting
 	if got, err := a.Get(ctx, "windows", "shard-1"); err != nil || got != v2 {
 		t.Fatalf("a reads %d bytes (want b's %d), %v", len(got), len(v2), err)
 	}
-	v3 := windowState(3, map[int]int{})
+	v3 := windowStateOf(300, 3, map[int]int{})
 	if err := a.Put(ctx, "windows", "shard-1", v3); err != nil {
 		t.Fatal(err)
 	}
