@@ -53,12 +53,15 @@ func (c *MemoryCheckpoints) Put(_ context.Context, consumer, shardID, seq string
 type TableCheckpoints struct {
 	DB    *dynamodb.Client
 	Table string
+	// Now is the clock of the items' updatedAt (default time.Now), and
+	// Sleep waits before a batch is tried again for what DynamoDB left
+	// unprocessed, returning early with the context's error (default: a
+	// timer), as Fanout's.
+	Now   func() time.Time
+	Sleep func(context.Context, time.Duration) error
 
 	mu     sync.Mutex
 	states map[string]chunkState // by consumer and shard: what it knows of the checkpoint item (chunks.go)
-	// sleep is the wait before a batch is tried again for what it left
-	// unprocessed (nil: real time; tests set a clock's: export_test.go)
-	sleep func(context.Context, time.Duration) error
 }
 
 // CreateTable creates the checkpoint table if it is missing and waits for it.

@@ -36,9 +36,9 @@ import (
 // item names, and whose writer, if it writes again, fails its condition
 // and moves to a new generation, or, having read the item that replaced
 // its own (Get), writes in a new generation already: chunks keyed by
-// content would otherwise have the keys of those still being deleted. A crash between the chunks and the item,
-// or before the deletes, leaves chunks no item names: storage, nothing
-// else.
+// content would otherwise have the keys of those still being deleted. A
+// crash between the chunks and the item, or before the deletes, leaves
+// chunks no item names: storage, nothing else.
 const (
 	chunkAbove = 64 << 10
 	chunkMin   = 2 << 10
@@ -253,7 +253,11 @@ func (c *TableCheckpoints) itemInput(consumer, shardID, head, rev string, ids []
 	item := c.key(consumer, shardID)
 	item["sequenceNumber"] = &types.AttributeValueMemberS{Value: head}
 	item["rev"] = &types.AttributeValueMemberS{Value: rev}
-	item["updatedAt"] = &types.AttributeValueMemberS{Value: time.Now().UTC().Format(time.RFC3339Nano)}
+	now := time.Now
+	if c.Now != nil {
+		now = c.Now
+	}
+	item["updatedAt"] = &types.AttributeValueMemberS{Value: now().UTC().Format(time.RFC3339Nano)}
 	if len(ids) > 0 {
 		list := make([]types.AttributeValue, len(ids))
 		for i, id := range ids {
@@ -378,13 +382,15 @@ func (c *TableCheckpoints) batchWrite(ctx context.Context, reqs []types.WriteReq
 // BatchWriteItem).
 func (c *TableCheckpoints) unprocessedWait(ctx context.Context, attempt int) error {
 	d := min(retryWait(50*time.Millisecond, attempt), 2*time.Second)
-	if c.sleep != nil {
-		return c.sleep(ctx, d)
+	if c.Sleep != nil {
+		return c.Sleep(ctx, d)
 	}
+	t := time.NewTimer(d)
+	defer t.Stop()
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
-	case <-time.After(d):
+	case <-t.C:
 		return nil
 	}
 }

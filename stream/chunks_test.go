@@ -262,8 +262,8 @@ func TestChunkedCheckpointTwoWriters(t *testing.T) {
 	}
 }
 
-// waitClock is a clock that moves only when its user waits (sleep), as
-// a ddblocal Limiter's Now: a partition's units fill by the waits the
+// waitClock is a clock that moves only when its user waits (sleep: a
+// TableCheckpoints' Sleep), as a ddblocal Limiter's Now: a partition's units fill by the waits the
 // writer makes, not by how fast the machine answers, so what is throttled
 // is the same on every machine.
 type waitClock struct {
@@ -328,9 +328,7 @@ func TestChunkedCheckpointUnderAWSLimits(t *testing.T) {
 			// real time; the test's tries wait on its clock
 			db = dynamodb.New(db.Options(), func(o *dynamodb.Options) { o.RetryMaxAttempts = 1 })
 			store := func() *stream.TableCheckpoints {
-				c := &stream.TableCheckpoints{DB: db, Table: table + "-checkpoints"}
-				stream.SetSleep(c, clock.sleep)
-				return c
+				return &stream.TableCheckpoints{DB: db, Table: table + "-checkpoints", Sleep: clock.sleep}
 			}
 			a, b, reader := store(), store(), store()
 			if err := a.CreateTable(ctx); err != nil {
@@ -395,8 +393,8 @@ func TestChunkedCheckpointTriedAgainWritesOnlyTheRest(t *testing.T) {
 	limited, _ := ddblocal.Clients(lim.Endpoint)
 	// one try a call: the SDK's own retries of a throttle wait real time
 	limited = dynamodb.New(limited.Options(), func(o *dynamodb.Options) { o.RetryMaxAttempts = 1 })
-	c := &stream.TableCheckpoints{DB: limited, Table: table + "-checkpoints"}
-	stream.SetSleep(c, func(ctx context.Context, _ time.Duration) error { return ctx.Err() })
+	c := &stream.TableCheckpoints{DB: limited, Table: table + "-checkpoints",
+		Sleep: func(ctx context.Context, _ time.Duration) error { return ctx.Err() }}
 	if err := c.CreateTable(ctx); err != nil {
 		t.Fatal(err)
 	}
