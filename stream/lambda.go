@@ -35,10 +35,11 @@ func LambdaHandler(h Handler, dl DeadLetters, consumer string, log *slog.Logger)
 		log = slog.Default()
 	}
 	return func(ctx context.Context, payload json.RawMessage) (events.DynamoDBEventResponse, error) {
-		ev, bad, err := DecodeLambdaEvent(payload)
-		if err == nil && IsKinesisEvent(ev) { // a table's changes through Kinesis
-			ev, bad, err = DecodeKinesisEvent(payload)
+		decode := DecodeLambdaEvent
+		if lambdajson.Source(payload) == kinesisSource { // a table's changes through Kinesis
+			decode = DecodeKinesisEvent
 		}
+		ev, bad, err := decode(payload)
 		if err == nil {
 			err = StreamEvent(ev, bad)
 		}
@@ -98,15 +99,16 @@ var ErrNotStreamEvent = errors.New("stream: not a DynamoDB stream event")
 // mapping for a DynamoDB stream sends: at least one record (it never sends
 // an empty batch: {} and {"hello":"world"} decode to none), each from
 // aws:dynamodb (an SQS event's records are not, nor a Kinesis event's
-// before DecodeKinesisEvent) with a sequence number to report it by. The error wraps ErrNotStreamEvent and says what
-// is wrong; a handler that gets such a payload was wired to the wrong
-// event source, and failing the invocation says so at once.
+// before DecodeKinesisEvent) with a sequence number to report it by. The
+// error wraps ErrNotStreamEvent and says what is wrong; a handler that
+// gets such a payload was wired to the wrong event source, and failing
+// the invocation says so at once.
 func StreamEvent(ev events.DynamoDBEvent, bad []BadRecord) error {
 	if len(ev.Records)+len(bad) == 0 {
 		return fmt.Errorf("%w: it has no Records (Lambda's event source mapping never sends an empty batch)", ErrNotStreamEvent)
 	}
 	for i, r := range ev.Records {
-		if r.EventSource != "" && r.EventSource != "aws:dynamodb" {
+		if r.EventSource != "" && r.EventSource != dynamodbSource {
 			return fmt.Errorf("%w: record %d of %d comes from %q, not aws:dynamodb", ErrNotStreamEvent, i+1, len(ev.Records), r.EventSource)
 		}
 		if r.Change.SequenceNumber == "" {

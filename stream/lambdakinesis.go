@@ -25,8 +25,8 @@ import (
 //
 //   - Change.SequenceNumber is the Kinesis record's (what Lambda's
 //     batchItemFailures name on a Kinesis source): it orders the shard's
-//     records, not one item's writes, which "might appear in a different
-//     order than when the item changes occurred" and "more than once".
+//     records, not one item's writes, which may appear in another order
+//     than the changes and more than once (the same page).
 //     The eventID is DynamoDB's, the same in a repeat.
 //   - ApproximateCreationDateTime keeps its precision (milliseconds or
 //     microseconds, not DynamoDB Streams' seconds).
@@ -51,15 +51,12 @@ type kinesisChange struct {
 	} `json:"dynamodb"`
 }
 
-// kinesisSource is a Lambda Kinesis event's eventSource.
-const kinesisSource = "aws:kinesis"
-
-// IsKinesisEvent says whether a decoded Lambda event came from a Kinesis
-// data stream (its records' eventSource is aws:kinesis): DecodeLambdaEvent
-// reads such a payload without error, each record empty of a change.
-func IsKinesisEvent(ev events.DynamoDBEvent) bool {
-	return len(ev.Records) > 0 && ev.Records[0].EventSource == kinesisSource
-}
+// The eventSource of a Lambda Kinesis event's records, and of a DynamoDB
+// stream's (and of the change a Kinesis record's data carries).
+const (
+	kinesisSource  = "aws:kinesis"
+	dynamodbSource = "aws:dynamodb"
+)
 
 // DecodeKinesisEvent decodes a Lambda Kinesis event from a Kinesis data
 // stream a DynamoDB table writes its changes to: the records whose data
@@ -81,7 +78,8 @@ func DecodeKinesisEvent(payload []byte) (events.DynamoDBEvent, []BadRecord, erro
 	}
 	ev := events.DynamoDBEvent{Records: make([]events.DynamoDBEventRecord, 0, len(raw.Records))}
 	var bad []BadRecord
-	var foreign []error // the records that are some other producer's
+	var foreign int        // records that are some other producer's
+	var firstForeign error // the first one's error
 	for i, r := range raw.Records {
 		var head struct {
 			EventID        string `json:"eventID"`
@@ -101,7 +99,9 @@ func DecodeKinesisEvent(payload []byte) (events.DynamoDBEvent, []BadRecord, erro
 		rec, err := kinesisRecord(head.Kinesis.Data, head.Kinesis.SequenceNumber, head.EventSourceARN)
 		if err != nil {
 			if errors.Is(err, errForeign) {
-				foreign = append(foreign, err)
+				if foreign++; firstForeign == nil {
+					firstForeign = err
+				}
 			}
 			bad = append(bad, BadRecord{EventID: head.EventID, SequenceNumber: head.Kinesis.SequenceNumber, StreamARN: head.EventSourceARN, Raw: r,
 				Err: fmt.Errorf("stream: Kinesis record %s cannot be decoded: %w", head.EventID, err)})
@@ -109,8 +109,8 @@ func DecodeKinesisEvent(payload []byte) (events.DynamoDBEvent, []BadRecord, erro
 		}
 		ev.Records = append(ev.Records, rec)
 	}
-	if len(foreign) > 0 && len(foreign) == len(raw.Records) { // not one record is a table's change
-		return events.DynamoDBEvent{}, nil, fmt.Errorf("%w: a Kinesis event none of whose %d record(s) is a DynamoDB change: the first's %w", ErrNotStreamEvent, len(raw.Records), foreign[0])
+	if foreign > 0 && foreign == len(raw.Records) { // not one record is a table's change
+		return events.DynamoDBEvent{}, nil, fmt.Errorf("%w: a Kinesis event none of whose %d record(s) is a DynamoDB change: the first's %w", ErrNotStreamEvent, len(raw.Records), firstForeign)
 	}
 	return ev, bad, nil
 }
@@ -132,12 +132,12 @@ func kinesisRecord(data json.RawMessage, seq, streamARN string) (events.DynamoDB
 		var head struct {
 			EventSource string `json:"eventSource"`
 		}
-		if json.Unmarshal(blob, &head) != nil || head.EventSource != "aws:dynamodb" {
+		if json.Unmarshal(blob, &head) != nil || head.EventSource != dynamodbSource {
 			return events.DynamoDBEventRecord{}, fmt.Errorf("kinesis.data is %w (%v)", errForeign, err)
 		}
 		return events.DynamoDBEventRecord{}, fmt.Errorf("kinesis.data: %w", err)
 	}
-	if c.EventSource != "aws:dynamodb" {
+	if c.EventSource != dynamodbSource {
 		return events.DynamoDBEventRecord{}, fmt.Errorf("kinesis.data is %w: its eventSource is %q, not aws:dynamodb", errForeign, c.EventSource)
 	}
 	if c.RecordFormat != "" && c.RecordFormat != "application/json" {

@@ -53,7 +53,7 @@ func SnapshotRecord(keys, image map[string]events.DynamoDBAttributeValue, stream
 	sum := sha256.Sum256(b)
 	id := fmt.Sprintf("%x", sum[:8])
 	return events.DynamoDBEventRecord{
-		EventID: "bootstrap:" + id, EventName: "INSERT", EventSource: "aws:dynamodb", EventVersion: "1.1", EventSourceArn: streamARN,
+		EventID: "bootstrap:" + id, EventName: "INSERT", EventSource: dynamodbSource, EventVersion: "1.1", EventSourceArn: streamARN,
 		Change: events.DynamoDBStreamRecord{
 			ApproximateCreationDateTime: events.SecondsEpochTime{Time: at.UTC().Truncate(time.Second)},
 			Keys:                        keys, NewImage: image, SequenceNumber: "bootstrap-" + id,

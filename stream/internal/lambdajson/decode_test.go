@@ -239,5 +239,8 @@ func FuzzDecodeEvent(f *testing.F) {
 	for _, p := range edgeCases {
 		f.Add([]byte(p))
 	}
-	f.Fuzz(func(t *testing.T, payload []byte) { sameAsReference(t, payload) })
+	f.Fuzz(func(t *testing.T, payload []byte) {
+		sameAsReference(t, payload)
+		_ = Source(payload) // never panics, whatever the payload
+	})
 }
