@@ -32,6 +32,19 @@ func record(seq int, pk string, version int) events.DynamoDBEventRecord {
 	}
 }
 
+// streamOf is n versions of each of items, written in turn (A1 B1 A2 B2 …).
+func streamOf(n int, items ...string) events.DynamoDBEvent {
+	var ev events.DynamoDBEvent
+	seq := 0
+	for v := 1; v <= n; v++ {
+		for _, pk := range items {
+			seq++
+			ev.Records = append(ev.Records, record(seq, pk, v))
+		}
+	}
+	return ev
+}
+
 // A projection that keeps the highest version seen per item is idempotent
 // and convergent: duplicates, retries and reordering across items leave the
 // same state. Check proves it over many schedules.
@@ -222,14 +235,7 @@ func ExampleTarget_windows() {
 // which say that it assumes order; the one that keeps the highest version
 // passes both.
 func ExampleKinesisSchedules() {
-	var ev events.DynamoDBEvent
-	seq := 0
-	for v := 1; v <= 5; v++ {
-		for _, pk := range []string{"A", "B", "C"} {
-			seq++
-			ev.Records = append(ev.Records, record(seq, pk, v))
-		}
-	}
+	ev := streamOf(5, "A", "B", "C") // A1 B1 C1 A2 … C5
 	latest := map[string]int{}
 	target := func(apply func(pk string, v int)) replay.Target {
 		return replay.Target{

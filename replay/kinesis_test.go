@@ -14,29 +14,16 @@ import (
 	"github.com/dynastream/dynastream/replay"
 )
 
-// streamOf is n versions of each of items, written in turn (A1 B1 A2 B2 …).
-func streamOf(n int, items ...string) events.DynamoDBEvent {
-	var ev events.DynamoDBEvent
-	seq := 0
-	for v := 1; v <= n; v++ {
-		for _, pk := range items {
-			seq++
-			ev.Records = append(ev.Records, record(seq, pk, v))
-		}
-	}
-	return ev
-}
-
 // A Kinesis schedule delivers every record at least once, as DynamoDB
 // wrote it, some twice, with times to the microsecond in the order of one
 // item's writes (the records here all have the same, zero, time), one item's records out of order by no more than
 // Reorder places among the item's (a later version passes an earlier one
 // by at most Reorder versions), and numbers what it delivers anew, in the
 // order delivered, as a Kinesis shard numbers what is put to it.
-// ("Change data capture for Kinesis Data Streams with DynamoDB", DynamoDB
-// Developer Guide: the records "might appear in a different order than
-// when the item changes occurred", and the same item notifications "might
-// also appear more than once".)
+// (DynamoDB Developer Guide, "Change data capture for Kinesis Data
+// Streams with DynamoDB": one item's records may appear in another order
+// than its changes, and more than once; paraphrased, the page could not
+// be read here.)
 func TestKinesisOrder(t *testing.T) {
 	ev := streamOf(12, "A", "B", "C")
 	byID := map[string]events.DynamoDBEventRecord{}
@@ -125,7 +112,11 @@ func TestKinesisOrder(t *testing.T) {
 
 // Check, given Kinesis schedules, catches a handler that assumes one
 // item's records come in order, and says so; the same handler passes
-// every schedule of DynamoDB Streams' order.
+// every schedule of DynamoDB Streams' order, which AWS promises ("For each
+// item that is modified in a DynamoDB table, the stream records appear in
+// the same sequence as the actual modifications to the item": DynamoDB
+// Developer Guide, "Change data capture for DynamoDB Streams") and does
+// not for Kinesis (the page cited at TestKinesisOrder).
 func TestCheckSaysWhichHandlerAssumesOrder(t *testing.T) {
 	ev := streamOf(5, "A", "B", "C")
 	latest := map[string]int{}
@@ -163,8 +154,12 @@ func TestCheckSaysWhichHandlerAssumesOrder(t *testing.T) {
 	}
 }
 
-// A handler that does as AWS advises for a Kinesis source, and keeps for
-// each item the record with the latest ApproximateCreationDateTime,
+// A handler that does as AWS advises for a Kinesis source (tell one
+// item's order and its duplicates by ApproximateCreationDateTime: "Change
+// data capture for Kinesis Data Streams with DynamoDB", paraphrased; its
+// precision is microseconds by default: the CDK's
+// ApproximateCreationDateTimePrecision), and keeps for each item the
+// record with the latest time,
 // passes the Kinesis schedules, though the records' captured times (here
 // all the same, as DynamoDB Local's minute makes them) say nothing: the
 // kit gives them the microseconds Kinesis would. (In the baseline, in

@@ -18,17 +18,7 @@ import (
 	"github.com/dynastream/dynastream/stream"
 )
 
-func stream3x4() events.DynamoDBEvent {
-	var ev events.DynamoDBEvent
-	seq := 0
-	for v := 1; v <= 4; v++ {
-		for _, pk := range []string{"A", "B", "C"} {
-			seq++
-			ev.Records = append(ev.Records, record(seq, pk, v))
-		}
-	}
-	return ev
-}
+func stream3x4() events.DynamoDBEvent { return streamOf(4, "A", "B", "C") }
 
 func versions(recs []events.DynamoDBEventRecord) map[string][]int {
 	out := map[string][]int{}

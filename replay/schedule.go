@@ -81,10 +81,9 @@ type Schedule struct {
 	// the delivery with a *ContractError.
 	SkipContractCheck bool
 	// Reorder and Repeat deliver the stream as a Kinesis data stream for
-	// DynamoDB may ("Change data capture for Kinesis Data Streams with
-	// DynamoDB", DynamoDB Developer Guide: its records "might appear in a
-	// different order than when the item changes occurred", and "the same
-	// item notifications might also appear more than once"). Reorder moves
+	// DynamoDB may (DynamoDB Developer Guide, "Change data capture for
+	// Kinesis Data Streams with DynamoDB": one item's records may appear
+	// in another order than its changes, and more than once). Reorder moves
 	// each of an item's records up to that many places from its place
 	// among the item's records; Repeat is the chance that a record comes
 	// again (as DynamoDB wrote it: the same eventID, images and time), up
@@ -308,15 +307,15 @@ func order(ev events.DynamoDBEvent, s Schedule, from int64, stamped map[string]t
 			out = append(out, queues[k][:n]...)
 			queues[k] = queues[k][n:]
 		}
-		return renumber(out, from)
-	}
-	for len(keys) > 0 {
-		i := rng.IntN(len(keys))
-		k := keys[i]
-		out = append(out, queues[k][0])
-		if queues[k] = queues[k][1:]; len(queues[k]) == 0 {
-			keys[i] = keys[len(keys)-1]
-			keys = keys[:len(keys)-1]
+	} else {
+		for len(keys) > 0 {
+			i := rng.IntN(len(keys))
+			k := keys[i]
+			out = append(out, queues[k][0])
+			if queues[k] = queues[k][1:]; len(queues[k]) == 0 {
+				keys[i] = keys[len(keys)-1]
+				keys = keys[:len(keys)-1]
+			}
 		}
 	}
 	if s.kinesis() {
