@@ -14,43 +14,36 @@ import (
 // names match as encoding/json matches them.
 func Source(payload []byte) string {
 	dec := jsontext.NewDecoder(bytes.NewReader(payload), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
-	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+	if !opens(dec, '{') || !member(dec, "Records") || !opens(dec, '[') || !opens(dec, '{') || !member(dec, "eventSource") || dec.PeekKind() != '"' {
 		return ""
 	}
+	tok, err := dec.ReadToken()
+	if err != nil {
+		return ""
+	}
+	return tok.String()
+}
+
+// opens reads the token that opens an object ('{') or an array ('[').
+func opens(dec *jsontext.Decoder, kind jsontext.Kind) bool {
+	tok, err := dec.ReadToken()
+	return err == nil && tok.Kind() == kind
+}
+
+// member reads an object's members up to the one named name, leaving its
+// value next; false when the object ends without it.
+func member(dec *jsontext.Decoder, name string) bool {
 	for dec.PeekKind() == '"' {
-		name, err := dec.ReadToken()
+		tok, err := dec.ReadToken()
 		if err != nil {
-			return ""
+			return false
 		}
-		if !fieldIs(name.String(), "Records") {
-			if dec.SkipValue() != nil {
-				return ""
-			}
-			continue
+		if fieldIs(tok.String(), name) {
+			return true
 		}
-		if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '[' {
-			return ""
+		if dec.SkipValue() != nil {
+			return false
 		}
-		if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
-			return ""
-		}
-		for dec.PeekKind() == '"' {
-			name, err := dec.ReadToken()
-			if err != nil {
-				return ""
-			}
-			if fieldIs(name.String(), "eventSource") && dec.PeekKind() == '"' {
-				tok, err := dec.ReadToken()
-				if err != nil {
-					return ""
-				}
-				return tok.String()
-			}
-			if dec.SkipValue() != nil {
-				return ""
-			}
-		}
-		return ""
 	}
-	return ""
+	return false
 }
