@@ -63,6 +63,10 @@ type Target struct {
 	// makes one from the stream.
 	Follow func(ctx context.Context) ([]events.DynamoDBEventRecord, error)
 	// State reads the derived state; runs are compared with go-cmp.
+	// Check calls it once after each delivery: the baseline's, every
+	// schedule's, and the extra ones a Kinesis schedule brings (the
+	// baseline with Kinesis's times, a differing run again in order).
+	// Delivered(ctx) says which delivery it is called after.
 	State func(ctx context.Context) (any, error)
 	// NoRequests says the handler makes no requests the kit could crash
 	// between (it computes in memory, say): its crash schedules then
@@ -225,7 +229,7 @@ func Check(ctx context.Context, ev events.DynamoDBEvent, t Target, schedules []S
 		if err != nil {
 			return nil, st, err
 		}
-		state, err := t.State(ctx)
+		state, err := t.State(context.WithValue(ctx, deliveredKey{}, Delivery{s, st}))
 		if err != nil {
 			return nil, st, fmt.Errorf("replay: read state: %w", err)
 		}
@@ -279,6 +283,24 @@ func Check(ctx context.Context, ev events.DynamoDBEvent, t Target, schedules []S
 		rep.Runs = append(rep.Runs, run)
 	}
 	return rep, nil
+}
+
+type deliveredKey struct{}
+
+// Delivery is one delivery Check made: its schedule and what it did.
+type Delivery struct {
+	Schedule Schedule
+	Stats    Stats
+}
+
+// Delivered returns, in a Target's State, the delivery whose state it
+// reads (the zero Delivery elsewhere), whichever run Check is at: what a
+// State needs that checks an effect against the run's own faults (e-mails
+// sent again only after as many crashes), or that reads an order the
+// source gives (Schedule.Kinesis).
+func Delivered(ctx context.Context) Delivery {
+	d, _ := ctx.Value(deliveredKey{}).(Delivery)
+	return d
 }
 
 func listOrNone(ids []string) string {

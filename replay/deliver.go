@@ -85,6 +85,10 @@ type Stats struct {
 	// HandlerFailures counts calls the handler itself failed (an error, a
 	// panic, or records it reported failed).
 	HandlerFailures int
+	// Repeated and Reordered count what a Kinesis schedule did (Repeat,
+	// Reorder): the records it delivered again, and those it delivered
+	// after a later record of their item.
+	Repeated, Reordered int
 	// DeadLetters are the batches given up on, in stream order, each with
 	// the handler's last error and the records, ready for
 	// stream.Resubmit.
@@ -133,6 +137,8 @@ func (s *Stats) add(o Stats) {
 	s.InjectedFailures += o.InjectedFailures
 	s.Crashes += o.Crashes
 	s.HandlerFailures += o.HandlerFailures
+	s.Repeated += o.Repeated
+	s.Reordered += o.Reordered
 	s.DeadLetters = append(s.DeadLetters, o.DeadLetters...)
 }
 
@@ -207,7 +213,7 @@ func Deliver(ctx context.Context, ev events.DynamoDBEvent, t Target, s Schedule)
 	}
 	d := delivery{h: t.Handler, s: s, policy: stream.Policy{MaxRetries: retries, Bisect: !t.OnFailure.NoBisect, MaxRecordAge: t.OnFailure.MaxRecordAge},
 		attempts: attempts, filter: t.Filter, window: t.Window, wh: t.WindowHandler, retryDelay: t.OnFailure.RetryDelay, restart: t.Restart,
-		stamped: map[string]time.Time{}}
+		stamped: new(stamp)}
 	if d.retryDelay <= 0 {
 		d.retryDelay = time.Second
 	}
@@ -264,7 +270,16 @@ func (d delivery) follow(ctx context.Context, next func(context.Context) ([]even
 // deliver plays ev under d's schedule.
 func (d delivery) deliver(ctx context.Context, ev events.DynamoDBEvent) (Stats, error) {
 	s := d.s
-	recs := order(ev, s, int64(d.round)*followSeqs, d.stamped)
+	recs, counts := order(ev, s, int64(d.round)*followSeqs, d.stamped)
+	st, err := d.deliverOrdered(ctx, ev, recs)
+	st.Repeated, st.Reordered = counts.repeated, counts.reordered
+	return st, err
+}
+
+// deliverOrdered delivers recs, ev's records in the order the schedule
+// gives them.
+func (d delivery) deliverOrdered(ctx context.Context, ev events.DynamoDBEvent, recs []events.DynamoDBEventRecord) (Stats, error) {
+	s := d.s
 	filteredOut := 0
 	if len(d.filter) > 0 {
 		kept := recs[:0]
@@ -339,8 +354,8 @@ const followSeqs = 1_000_000_000
 
 // delivery is one Deliver's settings.
 type delivery struct {
-	round      int                  // the Follow round under way (0: the stream given)
-	stamped    map[string]time.Time // a Kinesis schedule's latest time by item, across rounds
+	round      int    // the Follow round under way (0: the stream given)
+	stamped    *stamp // a Kinesis schedule's latest time, across rounds
 	h          stream.Handler
 	s          Schedule
 	policy     stream.Policy

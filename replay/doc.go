@@ -63,6 +63,9 @@
 // A Target says how to reset and read the derived state; TableState does
 // both for derived items kept in a DynamoDB table, reading them with Values
 // so that numbers compare exactly (all 38 digits; a float64 would not).
+// Check may read the state more often than once per schedule (a Kinesis
+// schedule's baseline, a differing run again in order): a State that
+// needs to know which delivery it reads after asks Delivered.
 //
 // Failures are treated as the event source mapping and stream.Runner treat
 // them (Target.OnFailure), by the same code: stream.Policy decides, after

@@ -208,3 +208,42 @@ func TestKinesisSchedulesTimeOrdersEachItem(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A Kinesis run's Stats count what its schedule did: Repeated, the records
+// delivered again; Reordered, those delivered after a later version of
+// their item, as the handler saw them.
+func TestKinesisStatsCountWhatTheHandlerSaw(t *testing.T) {
+	ev := streamOf(10, "A", "B", "C")
+	var total replay.Stats
+	for _, s := range replay.KinesisSchedules(11, 20) {
+		s.Duplicate, s.FailureRate, s.CrashBetweenRequests = false, 0, false // each record delivered as ordered, once
+		var got []events.DynamoDBEventRecord
+		h := func(_ context.Context, e events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+			got = append(got, e.Records...)
+			return events.DynamoDBEventResponse{}, nil
+		}
+		st, err := replay.Deliver(context.Background(), ev, replay.Target{Handler: h}, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reordered := 0
+		for _, vs := range versions(got) {
+			highest := 0
+			for _, v := range vs {
+				if v < highest {
+					reordered++
+				}
+				highest = max(highest, v)
+			}
+		}
+		if st.Repeated != len(got)-len(ev.Records) || st.Reordered != reordered {
+			t.Fatalf("%s: Stats say %d repeated and %d reordered; the handler saw %d records of %d and %d after a later version",
+				s.Name, st.Repeated, st.Reordered, len(got), len(ev.Records), reordered)
+		}
+		total.Repeated += st.Repeated
+		total.Reordered += st.Reordered
+	}
+	if total.Repeated == 0 || total.Reordered == 0 {
+		t.Fatalf("20 Kinesis schedules: %d repeated, %d reordered: want both", total.Repeated, total.Reordered)
+	}
+}

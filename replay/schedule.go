@@ -89,7 +89,7 @@ type Schedule struct {
 	// again (as DynamoDB wrote it: the same eventID, images and time), up
 	// to Reorder+1 places later among its item's. Under either, each
 	// record's ApproximateCreationDateTime is to the microsecond and
-	// increases with one item's writes (see stampMicros), and every record
+	// increases in the order of the writes (see stampMicros), and every record
 	// delivered carries a sequence number of its own, increasing in the
 	// order of delivery, as a Kinesis shard numbers what it is given: a
 	// repeat is told apart by it, and a handler that compares sequence
@@ -254,15 +254,25 @@ func KinesisSchedules(seed uint64, n int) []Schedule {
 // kinesis says whether s delivers as a Kinesis data stream may.
 func (s Schedule) kinesis() bool { return s.Reorder > 0 || s.Repeat > 0 }
 
+// Kinesis reports whether s delivers records as a Kinesis data stream for
+// DynamoDB numbers and times them (Reorder or Repeat, or the baseline
+// Check compares such runs with): each with a sequence number of its own
+// (a repeat another) and a time to the microsecond, in the order of the
+// writes. A State that reads an order from the records reads it by time
+// then, and by sequence number otherwise.
+func (s Schedule) Kinesis() bool { return s.kinesis() || s.micros }
+
 // Order returns the records of ev in the order a schedule delivers them.
 func Order(ev events.DynamoDBEvent, s Schedule) []events.DynamoDBEventRecord {
-	return order(ev, s, 0, map[string]time.Time{})
+	recs, _ := order(ev, s, 0, new(stamp))
+	return recs
 }
 
 // order is Order, a Kinesis schedule's sequence numbers starting after
-// from and its times after each item's in stamped (a Follow round's after
-// the rounds before it).
-func order(ev events.DynamoDBEvent, s Schedule, from int64, stamped map[string]time.Time) []events.DynamoDBEventRecord {
+// from and its times after the time in stamped (a Follow round's after
+// the rounds before it), and the records it repeated and moved out of
+// order (Stats.Repeated, Stats.Reordered).
+func order(ev events.DynamoDBEvent, s Schedule, from int64, stamped *stamp) ([]events.DynamoDBEventRecord, kinesisCounts) {
 	stream := ev.Records
 	if s.kinesis() || s.micros {
 		stream = stampMicros(stream, stamped)
@@ -271,8 +281,9 @@ func order(ev events.DynamoDBEvent, s Schedule, from int64, stamped map[string]t
 	if s.Duplicate {
 		recs = append(recs, stream...)
 	}
+	var counts kinesisCounts
 	if !s.Shuffle && !s.kinesis() {
-		return recs
+		return recs, counts
 	}
 	rng := rand.New(rand.NewPCG(s.Seed, 1))
 	queues := map[string][]events.DynamoDBEventRecord{}
@@ -289,7 +300,7 @@ func order(ev events.DynamoDBEvent, s Schedule, from int64, stamped map[string]t
 		// order) the same records repeat
 		repeats, places := rand.New(rand.NewPCG(s.Seed, 0x4b1e)), rand.New(rand.NewPCG(s.Seed, 0x4b1f))
 		for _, k := range keys {
-			queues[k] = kinesisOrder(queues[k], s, repeats, places)
+			queues[k] = kinesisOrder(queues[k], s, repeats, places, &counts)
 		}
 	}
 	out := make([]events.DynamoDBEventRecord, 0, len(recs))
@@ -319,37 +330,49 @@ func order(ev events.DynamoDBEvent, s Schedule, from int64, stamped map[string]t
 		}
 	}
 	if s.kinesis() {
-		return renumber(out, from)
+		return renumber(out, from), counts
 	}
-	return out
+	return out, counts
 }
+
+// kinesisCounts are what a Kinesis schedule did to the records.
+type kinesisCounts struct{ repeated, reordered int }
 
 // kinesisOrder is one item's records as s's Kinesis delivery gives them:
 // each repeated with probability s.Repeat (the copy next to it), then
 // each moved up to s.Reorder places: sorted by its place plus a draw from
-// [0, Reorder+1), a record is passed only by the Reorder after it.
-func kinesisOrder(recs []events.DynamoDBEventRecord, s Schedule, repeats, places *rand.Rand) []events.DynamoDBEventRecord {
+// [0, Reorder+1), a record is passed only by the Reorder after it. It adds
+// to n the copies it made and the records it put after a later one.
+func kinesisOrder(recs []events.DynamoDBEventRecord, s Schedule, repeats, places *rand.Rand, n *kinesisCounts) []events.DynamoDBEventRecord {
 	var out []events.DynamoDBEventRecord
-	for _, r := range recs {
-		out = append(out, r)
+	var src []int // each one's place in recs
+	for i, r := range recs {
+		out, src = append(out, r), append(src, i)
 		if s.Repeat > 0 && repeats.Float64() < s.Repeat {
-			out = append(out, r)
+			out, src = append(out, r), append(src, i)
+			n.repeated++
 		}
 	}
 	if s.Reorder <= 0 {
 		return out
 	}
 	type placed struct {
-		at float64
-		r  events.DynamoDBEventRecord
+		at  float64
+		src int
+		r   events.DynamoDBEventRecord
 	}
 	ps := make([]placed, len(out))
 	for i, r := range out {
-		ps[i] = placed{float64(i) + places.Float64()*float64(s.Reorder+1), r}
+		ps[i] = placed{float64(i) + places.Float64()*float64(s.Reorder+1), src[i], r}
 	}
 	slices.SortStableFunc(ps, func(a, b placed) int { return cmp.Compare(a.at, b.at) })
+	latest := -1
 	for i := range ps {
 		out[i] = ps[i].r
+		if ps[i].src < latest {
+			n.reordered++
+		}
+		latest = max(latest, ps[i].src)
 	}
 	return out
 }
@@ -358,23 +381,30 @@ func kinesisOrder(recs []events.DynamoDBEventRecord, s Schedule, repeats, places
 // to the microsecond, as Kinesis Data Streams for DynamoDB gives it (the
 // default ApproximateCreationDateTimePrecision, MICROSECOND): its own
 // time (DynamoDB Streams' second, DynamoDB Local's minute), or a
-// microsecond after its item's record before it (in last, by item, which
-// it updates) when that is not later, so that one item's records,
-// captured in the order of its writes, have times in that order, as
-// AWS's do. A handler that orders one item's records by their time, as
-// AWS advises for this source, can then be checked.
-func stampMicros(recs []events.DynamoDBEventRecord, last map[string]time.Time) []events.DynamoDBEventRecord {
+// microsecond after the record before it (last, which it updates) when
+// that is not later. The records, captured in the order of the writes,
+// then have times in that order, as AWS's do: one item's in the order of
+// its writes, and different items' as far apart as the writes were. A
+// handler that orders one item's records by their time, as AWS advises
+// for this source, can then be checked, and so can a consumer that orders
+// what a handler derives from several items by that time.
+func stampMicros(recs []events.DynamoDBEventRecord, last *stamp) []events.DynamoDBEventRecord {
 	out := append([]events.DynamoDBEventRecord(nil), recs...)
 	for i := range out {
-		k := itemKey(out[i])
 		t := out[i].Change.ApproximateCreationDateTime.Time.Truncate(time.Microsecond)
-		if prev, ok := last[k]; ok && !t.After(prev) {
-			t = prev.Add(time.Microsecond)
+		if last.given && !t.After(last.at) {
+			t = last.at.Add(time.Microsecond)
 		}
 		out[i].Change.ApproximateCreationDateTime = events.SecondsEpochTime{Time: t}
-		last[k] = t
+		last.at, last.given = t, true
 	}
 	return out
+}
+
+// stamp is the latest time stampMicros gave (none until given).
+type stamp struct {
+	at    time.Time
+	given bool
 }
 
 // renumber gives each record a sequence number of its own in the order
