@@ -10,7 +10,7 @@
 // subscribers can dedupe on the id. Event.Entry encodes it as the neutral
 // Entry (Source, DetailType, JSON Detail, Time, Resources, TraceHeader)
 // with the envelope {"id", "occurredAt", "version", "sequenceNumber",
-// "data"}; callers with an envelope of their own build Entry directly.
+// "changedAt", "data"}; callers with an envelope of their own build Entry directly.
 // Publisher.Publish takes a batch of entries and returns one error per
 // entry in input order.
 //
@@ -82,7 +82,8 @@
 // "id", derived from the stream eventID). Order is kept when cutting calls,
 // but a retried entry is published after entries that followed it, and
 // EventBridge does not guarantee order anyway: consumers order by the
-// envelope (sequenceNumber, occurredAt), not by arrival. With InOrder, a
+// envelope (sequenceNumber on a DynamoDB stream, changedAt on a Kinesis
+// data stream for DynamoDB), not by arrival. With InOrder, a
 // call that leaves an entry failed (to be sent again) stops the Publish:
 // the later calls' entries are not sent (ErrNotSent), so none of them goes
 // out before it; within that one call, EventBridge may still have accepted

@@ -47,7 +47,7 @@ func TestEventFromRecordOnTheWire(t *testing.T) {
 	if string(e1.Detail) != string(e2.Detail) {
 		t.Errorf("two deliveries, two details:\n%s\n%s", e1.Detail, e2.Detail)
 	}
-	want := `{"id":"a1b2-0","occurredAt":"2026-11-26T08:30:00.000Z","version":1,"sequenceNumber":"100","data":{"orderId":"o-1","cents":1250}}`
+	want := `{"id":"a1b2-0","occurredAt":"2026-11-26T08:30:00.000Z","version":1,"sequenceNumber":"100","changedAt":"2026-11-26T08:30:00.000000Z","data":{"orderId":"o-1","cents":1250}}`
 	if string(e1.Detail) != want {
 		t.Errorf("detail\n%s\nwant\n%s", e1.Detail, want)
 	}

@@ -92,5 +92,5 @@ func ExampleFromRecord() {
 	fmt.Println(string(entry.Detail))
 	// Output:
 	// shop.orders OrderPlaced
-	// {"id":"7f3a-0","occurredAt":"2026-11-26T08:30:00.000Z","version":1,"sequenceNumber":"4200","data":{"orderId":"o-1"}}
+	// {"id":"7f3a-0","occurredAt":"2026-11-26T08:30:00.000Z","version":1,"sequenceNumber":"4200","changedAt":"2026-11-26T08:30:00.000000Z","data":{"orderId":"o-1"}}
 }

@@ -161,8 +161,8 @@ func Markdown() string {
 	b.WriteString("# Domain event catalogue\n\n")
 	b.WriteString("Generated from `internal/events` by `go test ./internal/events -run TestCatalogueDocument -update`; do not edit.\n\n")
 	b.WriteString("Every event is published to the EventBridge bus with `Source` and `DetailType` as below and this `Detail`:\n\n")
-	b.WriteString("```json\n{\"id\": \"<stream eventID>-<n>\", \"occurredAt\": \"2026-01-02T15:04:05.000Z\", \"version\": 1, \"sequenceNumber\": \"<stream sequence number>\", \"data\": { … }}\n```\n\n")
-	b.WriteString("`id` is deterministic (a redelivered change yields the same id: dedupe on it); `sequenceNumber` orders the events of one item; `version` is the version of `data`'s schema.\n\n")
+	b.WriteString("```json\n{\"id\": \"<stream eventID>-<n>\", \"occurredAt\": \"2026-01-02T15:04:05.000Z\", \"version\": 1, \"sequenceNumber\": \"<stream sequence number>\", \"changedAt\": \"2026-01-02T15:04:05.123456Z\", \"data\": { … }}\n```\n\n")
+	b.WriteString("`id` is deterministic (a redelivered change yields the same id: dedupe on it); `version` is the version of `data`'s schema. On a DynamoDB stream, `sequenceNumber` orders the events of one item. On a Kinesis data stream for DynamoDB, which may repeat a change and deliver one item's changes out of order, `sequenceNumber` is the Kinesis record's (a repeat has another) and `changedAt`, the change's creation time to the microsecond, orders them, as AWS advises (DynamoDB Developer Guide, *Change data capture for Kinesis Data Streams with DynamoDB*).\n\n")
 	src := ""
 	for _, d := range Catalogue() {
 		if d.Source != src {

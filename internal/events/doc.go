@@ -12,7 +12,12 @@
 //
 // Delivery guarantees: an event's id is the stream record's eventID plus
 // its index within the change, so a redelivered or replayed record yields
-// the same ids and consumers dedupe on them; sequenceNumber orders the
-// events of one item; occurredAt is the item's own timestamp when it has
-// one, else the record's creation time. No event carries an e-mail address.
+// the same ids and consumers dedupe on them. On a DynamoDB stream,
+// sequenceNumber orders the events of one item. On a Kinesis data stream
+// for DynamoDB, which may repeat a change and deliver one item's changes
+// out of order, sequenceNumber is the Kinesis record's (a repeat has
+// another) and changedAt, the change's creation time to the microsecond,
+// orders them, as AWS advises. occurredAt is the item's own timestamp when
+// it has one, else the record's creation time. No event carries an e-mail
+// address.
 package events

@@ -18,8 +18,16 @@ type Event struct {
 	Version        int    `json:"version"`
 	OccurredAt     string `json:"occurredAt"`
 	SequenceNumber string `json:"sequenceNumber"`
-	Data           any    `json:"data"`
+	// ChangedAt is the source change's approximate creation time, to the
+	// microsecond where the source gives it (a Kinesis data stream for
+	// DynamoDB does): what orders one item's events on a source that may
+	// deliver them out of order (ChangedAtLayout).
+	ChangedAt string `json:"changedAt"`
+	Data      any    `json:"data"`
 }
+
+// ChangedAtLayout is ChangedAt's layout: UTC, microseconds.
+const ChangedAtLayout = "2006-01-02T15:04:05.000000Z"
 
 // Detail is the JSON that goes in a PutEvents entry's Detail: the envelope
 // without Source and DetailType (EventBridge carries those itself).
@@ -29,8 +37,9 @@ func (e Event) Detail() ([]byte, error) {
 		OccurredAt     string `json:"occurredAt"`
 		Version        int    `json:"version"`
 		SequenceNumber string `json:"sequenceNumber"`
+		ChangedAt      string `json:"changedAt"`
 		Data           any    `json:"data"`
-	}{e.ID, e.OccurredAt, e.Version, e.SequenceNumber, e.Data})
+	}{e.ID, e.OccurredAt, e.Version, e.SequenceNumber, e.ChangedAt, e.Data})
 }
 
 // Kind of change, as the stream says.
@@ -131,7 +140,7 @@ func Map(c Change) ([]Event, error) {
 		}
 		out = append(out, Event{
 			ID: fmt.Sprintf("%s-%d", c.EventID, i), Source: def.Source, DetailType: def.Name, Version: def.Version,
-			OccurredAt: occurredAt(d, c), SequenceNumber: c.SequenceNumber, Data: d,
+			OccurredAt: occurredAt(d, c), SequenceNumber: c.SequenceNumber, ChangedAt: c.At.UTC().Format(ChangedAtLayout), Data: d,
 		})
 	}
 	return out, nil

@@ -171,9 +171,25 @@ func TestDetailEnvelope(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"id":"ev-0","occurredAt":"2026-03-01T08:00:00.000Z","version":1,"sequenceNumber":"000042","data":{"roomId":"r1","userId":"bob","role":"member","joinedAt":"2026-03-01T08:00:00.000Z"}}`
+	want := `{"id":"ev-0","occurredAt":"2026-03-01T08:00:00.000Z","version":1,"sequenceNumber":"000042","changedAt":"2026-03-01T09:00:00.000000Z","data":{"roomId":"r1","userId":"bob","role":"member","joinedAt":"2026-03-01T08:00:00.000Z"}}`
 	if string(d) != want {
 		t.Fatalf("detail\n%s\nwant\n%s", d, want)
+	}
+}
+
+// changedAt keeps the microseconds of a Kinesis record's time, what orders
+// one item's events there ("ApproximateCreationDateTime … in microsecond
+// precision", DynamoDB Developer Guide, Change data capture for Kinesis
+// Data Streams with DynamoDB); a time with nanoseconds is cut, not rounded.
+func TestChangedAtMicroseconds(t *testing.T) {
+	c := change("Member", events.Insert, nil, map[string]any{"roomId": "r1", "userId": "bob", "role": "member", "joinedAt": "2026-03-01T08:00:00.000Z"})
+	c.At = time.Date(2026, 3, 1, 9, 0, 0, 123456999, time.FixedZone("CET", 3600))
+	evs, err := events.Map(c)
+	if err != nil || len(evs) != 1 {
+		t.Fatal(evs, err)
+	}
+	if got, want := evs[0].ChangedAt, "2026-03-01T08:00:00.123456Z"; got != want {
+		t.Fatalf("changedAt %s, want %s", got, want)
 	}
 }
 

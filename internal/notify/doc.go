@@ -14,7 +14,8 @@
 // (a record's events wait for its own step, not for the batch's slowest
 // group). Events of one key may reach
 // EventBridge out of order after a retry (EventBridge keeps no order
-// anyway): their envelope's sequenceNumber orders them.
+// anyway): their envelope's sequenceNumber orders them on a DynamoDB
+// stream, its changedAt on a Kinesis data stream for DynamoDB.
 //
 // Delivery: events at least once — their ids come from the record's
 // eventID, so a redelivered record republishes the same ids and consumers

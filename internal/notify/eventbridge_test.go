@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -44,6 +45,7 @@ type received struct {
 	Detail             struct {
 		ID             string          `json:"id"`
 		SequenceNumber string          `json:"sequenceNumber"`
+		ChangedAt      string          `json:"changedAt"`
 		Version        int             `json:"version"`
 		OccurredAt     string          `json:"occurredAt"`
 		Data           json.RawMessage `json:"data"`
@@ -100,7 +102,11 @@ func (b *bus) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // deduped returns the events received, one per id, as "source detailType
 // id seq data", sorted by id.
-func (b *bus) deduped() (lines []string, perItem map[string][]string) {
+// deduped returns the events received, once per id, and per item their
+// names in order: by sequence number, as on a DynamoDB stream; or, with
+// kinesis, by changedAt, as on a Kinesis data stream for DynamoDB, where a
+// repeated record has another sequence number (left out of the lines).
+func (b *bus) deduped(kinesis bool) (lines []string, perItem map[string][]string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	byID := map[string]received{}
@@ -112,7 +118,11 @@ func (b *bus) deduped() (lines []string, perItem map[string][]string) {
 	}
 	items := map[string][]ev{}
 	for id, r := range byID {
-		line := fmt.Sprintf("%s %s %s %s %s", r.Source, r.DetailType, id, r.Detail.SequenceNumber, r.Detail.Data)
+		order := r.Detail.SequenceNumber
+		if kinesis {
+			order = r.Detail.ChangedAt
+		}
+		line := fmt.Sprintf("%s %s %s %s %s", r.Source, r.DetailType, id, order, r.Detail.Data)
 		lines = append(lines, line)
 		// The item: what the event is about, for per-item order.
 		var d map[string]any
@@ -124,12 +134,14 @@ func (b *bus) deduped() (lines []string, perItem map[string][]string) {
 			}
 		}
 		key := strings.Join(parts, ",")
-		items[key] = append(items[key], ev{r.Detail.SequenceNumber, id, r.DetailType})
+		items[key] = append(items[key], ev{order, id, r.DetailType})
+
 	}
 	sort.Strings(lines)
 	perItem = map[string][]string{}
 	for k, evs := range items {
-		// By sequence number, then by index within one change (ids end in -<n>).
+		// By sequence number (changedAt), then by index within one change
+		// (ids end in -<n>).
 		sort.Slice(evs, func(i, j int) bool {
 			if evs[i].seq != evs[j].seq {
 				return evs[i].seq < evs[j].seq
@@ -237,8 +249,8 @@ func TestDomainEventsToEventBridge(t *testing.T) {
 			b.received, b.rng, b.failRate = nil, rand.New(rand.NewPCG(uint64(len(rejected)), 9)), 0.15
 			return nil
 		},
-		State: func(context.Context) (any, error) {
-			lines, items := b.deduped()
+		State: func(ctx context.Context) (any, error) {
+			lines, items := b.deduped(replay.Delivered(ctx).Schedule.Kinesis())
 			if perItem == nil {
 				perItem = items
 			} else if fmt.Sprint(items) != fmt.Sprint(perItem) {
@@ -247,7 +259,11 @@ func TestDomainEventsToEventBridge(t *testing.T) {
 			return lines, nil
 		},
 	}
-	rep, err := replay.Check(ctx, ev, target, append(replay.Schedules(5, 10), replay.Parallel(replay.Schedules(6, 10), 10)...))
+	rep, err := replay.Check(ctx, ev, target, slices.Concat(replay.Schedules(5, 10), replay.Parallel(replay.Schedules(6, 10), 10),
+		// as a Kinesis data stream for DynamoDB delivers: records repeated,
+		// one item's out of order; the same events, each once by id, and
+		// changedAt (the record's time to the microsecond) orders each item's
+		replay.KinesisSchedules(7, 4), replay.Parallel(replay.KinesisSchedules(8, 4), 10)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,6 +288,14 @@ func TestDomainEventsToEventBridge(t *testing.T) {
 	// Per item, in sequence order: the listing of r1 was pinned, seen, then moved.
 	if got := perItem["roomId=r1,listingId=l-r1"]; fmt.Sprint(got) != "[ListingPinned ListingStatusChanged ListingSeen ListingStatusChanged]" {
 		t.Errorf("r1's listing events in order: %v", got)
+	}
+	repeated, reordered := 0, 0
+	for _, r := range rep.Runs {
+		repeated += r.Stats.Repeated
+		reordered += r.Stats.Reordered
+	}
+	if repeated == 0 || reordered == 0 {
+		t.Fatalf("the Kinesis schedules repeated %d records and reordered %d: want both", repeated, reordered)
 	}
 }
 
@@ -302,7 +326,7 @@ func TestOversizeEventDeadLettered(t *testing.T) {
 	if fmt.Sprint(rejected) != "[b-0]" {
 		t.Fatalf("rejected %v", rejected)
 	}
-	if lines, _ := b.deduped(); len(lines) != 1 || !strings.Contains(lines[0], "RoomDeleted a-0") {
+	if lines, _ := b.deduped(false); len(lines) != 1 || !strings.Contains(lines[0], "RoomDeleted a-0") {
 		t.Fatalf("published %v", lines)
 	}
 }
