@@ -41,7 +41,8 @@ func (c CookingChange) key() string {
 // pure: the delta's marker is the record's eventID, its recent item's key
 // comes from the history entry.
 //
-//   - A history entry inserted: its recent item, +1 on the cook date's ISO
+//   - A history entry inserted: its recent item (written while the entry
+//     exists: Cooking.ApplyCooking reads it), +1 on the cook date's ISO
 //     week, its rating (if any) added to the recipe's; suggestions again.
 //   - Changed: the rating's difference (added, changed or removed); a
 //     change of favourite also refreshes the suggestions; notes alone ask

@@ -197,3 +197,29 @@ func TestDrainOfADeletedRecipe(t *testing.T) {
 		t.Errorf("the recent item outlived its recipe: %v, %v", got.Item, err)
 	}
 }
+
+// A history entry's removal counted before its insertion, as a Kinesis data
+// stream for DynamoDB may deliver one item's records ("Change data capture
+// for Kinesis Data Streams with DynamoDB": out of order, more than once):
+// the insertion still counts (+1 after −1), but its recent item, whose
+// entry is gone, is not written back; an entry that exists gets its own.
+func TestRecentItemNotBackAfterItsRemoval(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := newStore(t)
+	createPho(t, st)
+	removal, insert := cookDelta("ev-remove", "an", -1, 4, true), cookDelta("ev-insert", "an", 1, 4, false)
+	other := cookDelta("ev-other", "bao", 1, 0, false)
+	putHistory(t, st, *other.Recent) // bao's entry exists; an's is gone
+	for _, d := range []store.CookingDelta{removal, insert, other} {
+		if a, err := st.Cooking.ApplyCooking(ctx, "pho", []store.CookingDelta{d}, time.Hour); err != nil || a.Applied != 1 {
+			t.Fatalf("%s: applied %d, %v", d.SourceID, a.Applied, err)
+		}
+	}
+	if it := getItem(t, st, store.RecentKey("an", insert.Recent.CookDate, insert.Recent.HistoryID)); it != nil {
+		t.Error("an's recent item is back after its removal")
+	}
+	if it := getItem(t, st, store.RecentKey("bao", other.Recent.CookDate, other.Recent.HistoryID)); it == nil {
+		t.Error("bao's recent item is not written, though the entry exists")
+	}
+}

@@ -129,7 +129,10 @@ const maxDeltasPerTransaction = 32
 // ApplyCooking counts deltas of one recipe exactly once each: it reads the
 // recipe and the deltas' markers in one consistent BatchGetItem, leaves out
 // the deltas whose marker exists, and writes the rest in one transaction:
-// their markers and recent items (in their cooks' partitions), a ledger
+// their markers and recent items (in their cooks' partitions; an inserted
+// entry's only while the entry exists, read in the same BatchGetItem, so
+// that its insertion delivered after its removal, as a Kinesis data stream
+// may deliver them, does not bring the recent item back), a ledger
 // naming the recent items written, and their deltas added to one of the
 // recipe's pending items (combiner.go), whose own record asks the
 // projector to move them into the recipe's totals (DrainPending). The
@@ -203,9 +206,13 @@ func (s Cooking) tryApplyCooking(ctx context.Context, recipeID string, deltas []
 		for _, pk := range s.Layout.markerPKs(recipeID, d) {
 			keys = append(keys, itemKey(s.counted(TypeCookingMarker, d.At, markerTTL).MarkerKeyIn(pk, d.SourceID)))
 		}
+		if r := d.Recent; r != nil && !d.Remove {
+			keys = append(keys, HistoryKey(r.UserID, r.CookDate, r.HistoryID))
+		}
 	}
 	var recipe *cooking.Recipe
 	marked := map[string]bool{}
+	histories := map[Key]bool{} // the entries whose recent items may be written: those that still exist
 	err := s.batchGet(ctx, keys, true, func(it map[string]types.AttributeValue) error {
 		switch itemTypeOf(it) {
 		case TypeRecipe:
@@ -215,6 +222,8 @@ func (s Cooking) tryApplyCooking(ctx context.Context, recipeID string, deltas []
 			}
 		case TypeCookingMarker:
 			marked[itemKey(it).SK[len(SKPrefixCounted):]] = true
+		case TypeCookingHistory:
+			histories[itemKey(it)] = true
 		}
 		return nil
 	})
@@ -270,6 +279,13 @@ func (s Cooking) tryApplyCooking(ctx context.Context, recipeID string, deltas []
 				if s.Layout.LegacyRecents {
 					items = append(items, types.TransactWriteItem{Delete: &types.Delete{TableName: &s.Table, Key: LegacyRecentKey(recipeID, r.CookDate, r.HistoryID).AV()}})
 				}
+				continue
+			}
+			if !histories[HistoryKey(r.UserID, r.CookDate, r.HistoryID)] {
+				// Removed since: its removal's record, here or still to
+				// come, deletes the recent item, and an insertion read
+				// after it (a Kinesis data stream may deliver one item's
+				// records out of order) must not write it again.
 				continue
 			}
 			it, err := recentItem(*r, s.Sharding.Recent)

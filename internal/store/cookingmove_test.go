@@ -115,6 +115,7 @@ func TestCookingMoveInPlace(t *testing.T) {
 	// after it, in its cook's.
 	h3 := store.RecentCooking{RecipeID: "pho", HistoryID: "h3", UserID: "chi", CookDate: "2026-01-07T12:00:00Z", Title: "Pho"}
 	h4 := store.RecentCooking{RecipeID: "pho", HistoryID: "h4", UserID: "dao", CookDate: "2026-01-08T12:00:00Z", Title: "Pho"}
+	putHistory(t, st, h3, h4)
 	a, err := st.Cooking.ApplyCooking(ctx, "pho", []store.CookingDelta{
 		delta("old-h1", deploy.Add(-time.Minute), old[0], false),
 		delta("new-h3", deploy.Add(time.Minute), h3, false),
@@ -199,6 +200,23 @@ func TestCookingMoveInPlace(t *testing.T) {
 func s(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
 func n(v string) types.AttributeValue { return &types.AttributeValueMemberN{Value: v} }
 
+// putHistory writes the history entry a recent item comes from:
+// ApplyCooking writes an inserted entry's recent item only while the entry
+// exists.
+func putHistory(t *testing.T, st *store.Store, rcs ...store.RecentCooking) {
+	t.Helper()
+	for _, rc := range rcs {
+		k := store.HistoryKey(rc.UserID, rc.CookDate, rc.HistoryID)
+		_, err := st.DB.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(st.Table), Item: map[string]types.AttributeValue{
+			"PK": &types.AttributeValueMemberS{Value: k.PK}, "SK": &types.AttributeValueMemberS{Value: k.SK},
+			"itemType": &types.AttributeValueMemberS{Value: store.TypeCookingHistory}, "historyId": &types.AttributeValueMemberS{Value: rc.HistoryID},
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 func getItem(t *testing.T, st *store.Store, k store.Key) map[string]types.AttributeValue {
 	t.Helper()
 	out, err := st.DB.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(st.Table), Key: k.AV(), ConsistentRead: aws.Bool(true)})
@@ -256,6 +274,7 @@ func TestApplyCookingWritesTheRecipeOncePerCall(t *testing.T) {
 		cook := fmt.Sprintf("cook%d", i)
 		deltas = append(deltas, store.CookingDelta{SourceID: fmt.Sprintf("ev%d", i), At: at, Cook: cook, Week: "2026-W02", WeekDelta: 1, RatingCount: 1, RatingSum: 4,
 			Recent: &store.RecentCooking{RecipeID: "hot", HistoryID: fmt.Sprintf("h%d", i), UserID: cook, CookDate: "2026-01-07T12:00:00Z", Title: "Hot"}})
+		putHistory(t, st, *deltas[i].Recent)
 	}
 	if a, err := st.Cooking.ApplyCooking(ctx, "hot", deltas, time.Hour); err != nil || a.Applied != 10 {
 		t.Fatalf("applied %d, %v", a.Applied, err)
