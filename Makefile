@@ -67,7 +67,7 @@ TESTLOG   := $(CURDIR)/$(BIN)/testlog
 gotest     = $(TESTLOG) run -log $(CURDIR)/$(TEST_LOGS)/$(1).json --
 # The tests make test leaves to make test-long, each with its time on a
 # two-core machine (docs/testing.md).
-LONG_TESTS := TestCrashSuite|TestFaultSuite|TestShortLoad|TestBootstrapSizes|TestProjectorBigBatchAndDeadline|TestDeployRehearsal|TestProjectorHeapStaysFlat|TestCookingReplayExactCounts|FuzzWriterAtLimits|TestAuthorizationMatrix
+LONG_TESTS := TestCrashSuite|TestFaultSuite|TestShortLoad|TestBootstrapSizes|TestProjectorBigBatchAndDeadline|TestDeployRehearsal|TestProjectorHeapStaysFlat|TestCookingReplayExactCounts|TestProjectorKinesisReplay|FuzzWriterAtLimits|TestAuthorizationMatrix
 LONG_SKIP  := ^($(LONG_TESTS))$$
 LONG_PKGS  := ./cmd/loadgen ./cmd/lambdatest ./infra ./internal/projections ./internal/api
 # The packages that run handlers concurrently: make test-long runs them

@@ -68,7 +68,9 @@ type Change struct {
 	EventID        string
 	SequenceNumber string
 	// At is the record's approximate creation time: rounded down to the
-	// second by DynamoDB, to the minute by DynamoDB Local.
+	// second by DynamoDB Streams, to the minute by DynamoDB Local; to the
+	// millisecond or microsecond on a Kinesis data stream for DynamoDB
+	// (ApproximateCreationDateTimePrecision).
 	At time.Time
 	// Keys' values are the image's own where the image holds the same key
 	// (the same pointers: treat both as read-only).

@@ -156,7 +156,10 @@ func TestFanoutProjectorAndTrail(t *testing.T) {
 			}
 			return nil
 		},
-	}, append(replay.Schedules(20261128, 10), replay.Parallel(replay.Schedules(20261129, 10), 10)...))
+	}, slices.Concat(replay.Schedules(20261128, 10), replay.Parallel(replay.Schedules(20261129, 10), 10),
+		// as a Kinesis data stream for DynamoDB delivers: repeated, one
+		// item's records out of order
+		replay.KinesisSchedules(20261130, 2), replay.Parallel(replay.KinesisSchedules(20261131, 2), 10)))
 	if err != nil {
 		t.Fatal(err)
 	}

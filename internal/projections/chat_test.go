@@ -3,6 +3,7 @@ package projections_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -66,7 +67,7 @@ func TestChatMessageActivities(t *testing.T) {
 	p := &projections.Projector{Store: st}
 	ts := replay.TableState{DB: c.DB, Table: table, Derived: replay.DerivedFlag}
 	rep, err := replay.Check(ctx, ev, replay.Target{Handler: p.Handle, Reset: ts.Reset, State: ts.State},
-		append(replay.Schedules(2002, schedules(12)), replay.Parallel(replay.Schedules(2003, schedules(12)), 10)...))
+		slices.Concat(replay.Schedules(2002, schedules(12)), replay.Parallel(replay.Schedules(2003, schedules(12)), 10), kinesisSchedules(2004)))
 	must(err)
 	must(rep.Err())
 

@@ -2,6 +2,7 @@ package projections_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -58,7 +59,7 @@ func TestReactionCountsExact(t *testing.T) {
 	}
 	p := &projections.Projector{Store: st}
 	tsState := replay.TableState{DB: c.DB, Table: table, Derived: replay.DerivedFlag}
-	rep, err := replay.Check(ctx, ev, replay.Target{Handler: p.Handle, Reset: tsState.Reset, State: tsState.State}, append(replay.Schedules(7, schedules(10)), replay.Parallel(replay.Schedules(8, schedules(10)), 10)...))
+	rep, err := replay.Check(ctx, ev, replay.Target{Handler: p.Handle, Reset: tsState.Reset, State: tsState.State}, slices.Concat(replay.Schedules(7, schedules(10)), replay.Parallel(replay.Schedules(8, schedules(10)), 10), kinesisSchedules(9)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,6 +46,17 @@ func schedules(n int) int {
 	return n
 }
 
+// kinesisSchedules are Kinesis's deliveries (replay.KinesisSchedules: one
+// item's records repeated and out of order) at ParallelizationFactor 1 and
+// 10: one of each with -short, three otherwise.
+func kinesisSchedules(seed uint64) []replay.Schedule {
+	n := 3
+	if testing.Short() {
+		n = 1
+	}
+	return append(replay.KinesisSchedules(seed, n), replay.Parallel(replay.KinesisSchedules(seed+1, n), 10)...)
+}
+
 func (s *scenario) tick() string {
 	s.now = s.now.Add(time.Second)
 	return store.Timestamp(s.now)
@@ -123,6 +134,43 @@ func runScenario(t *testing.T, st *store.Store) {
 	s.listing("r4", "l1r4", "ext-1", "bob")
 	if err := st.Rooms.DeleteRoom(ctx, "r4", s.tick()); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The projector's derived state is the same when the stream comes as a
+// Kinesis data stream for DynamoDB delivers it: one item's records
+// repeated and out of order (DynamoDB Developer Guide, "Change data capture
+// for Kinesis Data Streams with DynamoDB"), at ParallelizationFactor 1 and
+// 10. Its snapshots are computed "as of" their source change from the core
+// items, its activities and counts keyed by the change: none assumes one
+// item's order. (A long test: the kinesisSchedules of the other projector
+// tests are one of each under make test.)
+func TestProjectorKinesisReplay(t *testing.T) {
+	c, table, arn := ddbtest.Table(t)
+	st := store.New(c.DB, table)
+	runScenario(t, st)
+	ctx := context.Background()
+	ev, err := replay.Capture(ctx, c.Streams, arn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &projections.Projector{Store: st}
+	ts := replay.TableState{DB: c.DB, Table: table, Derived: replay.DerivedFlag}
+	rep, err := replay.Check(ctx, ev, replay.Target{Handler: p.Handle, Reset: ts.Reset, State: ts.State},
+		append(replay.KinesisSchedules(20261207, 6), replay.Parallel(replay.KinesisSchedules(20261208, 6), 10)...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.Err(); err != nil {
+		t.Fatal(err)
+	}
+	var total replay.Stats
+	for _, r := range rep.Runs {
+		total.Repeated += r.Stats.Repeated
+		total.Reordered += r.Stats.Reordered
+	}
+	if total.Repeated == 0 || total.Reordered == 0 {
+		t.Fatalf("the Kinesis schedules repeated %d records and reordered %d: want both", total.Repeated, total.Reordered)
 	}
 }
 
