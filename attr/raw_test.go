@@ -13,7 +13,8 @@ import (
 )
 
 // A record LambdaRecord refuses is still rendered whole, in DynamoDB JSON,
-// with the value it could not convert named: what a dead letter keeps.
+// with the value it could not convert named (an unknown member with its
+// tag and bytes, base64): what a dead letter keeps.
 func TestRawRecordKeepsWhatCannotBeConverted(t *testing.T) {
 	rec := streamtypes.Record{EventID: aws.String("e1"), EventName: streamtypes.OperationTypeInsert, Dynamodb: &streamtypes.StreamRecord{
 		SequenceNumber: aws.String("42"),
@@ -22,7 +23,7 @@ func TestRawRecordKeepsWhatCannotBeConverted(t *testing.T) {
 			"PK":   &streamtypes.AttributeValueMemberS{Value: "ROOM#r"},
 			"n":    &streamtypes.AttributeValueMemberN{Value: "1"},
 			"list": &streamtypes.AttributeValueMemberL{Value: []streamtypes.AttributeValue{&streamtypes.AttributeValueMemberBOOL{Value: true}}},
-			"odd":  &streamtypes.UnknownUnionMember{Tag: "Z"},
+			"odd":  &streamtypes.UnknownUnionMember{Tag: "Z", Value: []byte("raw")},
 		},
 	}}
 	if _, err := attr.LambdaRecord(rec, "arn"); err == nil {
@@ -33,7 +34,7 @@ func TestRawRecordKeepsWhatCannotBeConverted(t *testing.T) {
 	if err := json.Unmarshal(raw, &back); err != nil {
 		t.Fatalf("not JSON: %v: %s", err, raw)
 	}
-	for _, want := range []string{`"eventID":"e1"`, `"SequenceNumber":"42"`, `"PK":{"S":"ROOM#r"}`, `"n":{"N":"1"}`, `"list":{"L":[{"BOOL":true}]}`, `"odd":{"unknown":"*types.UnknownUnionMember"}`} {
+	for _, want := range []string{`"eventID":"e1"`, `"SequenceNumber":"42"`, `"PK":{"S":"ROOM#r"}`, `"n":{"N":"1"}`, `"list":{"L":[{"BOOL":true}]}`, `"odd":{"tag":"Z","unknown":"*types.UnknownUnionMember","value":"cmF3"}`} {
 		if !strings.Contains(string(raw), want) {
 			t.Errorf("raw record lacks %s: %s", want, raw)
 		}

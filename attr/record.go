@@ -185,7 +185,8 @@ func streamsToLambdaList(l []streamtypes.AttributeValue) ([]events.DynamoDBAttri
 // RawRecord renders a stream record that LambdaRecord could not convert as
 // JSON in DynamoDB's wire shape ({"S": "…"}, {"M": {…}}), keeping what can
 // be kept: a value of a type this package does not know becomes
-// {"unknown": "<Go type>"}, a nil one null. For dead letters, so the record
+// {"unknown": "<Go type>"} (an UnknownUnionMember with its "tag" and
+// "value", base64), a nil one null. For dead letters, so the record
 // can be read and repaired by hand.
 func RawRecord(r streamtypes.Record) json.RawMessage {
 	out := map[string]any{
@@ -248,6 +249,10 @@ func rawValue(v streamtypes.AttributeValue) any {
 			l[i] = rawValue(e)
 		}
 		return map[string]any{"L": l}
+	case *streamtypes.UnknownUnionMember:
+		if t != nil { // its tag and bytes (base64), which can be what a reader of another source could not read
+			return map[string]any{"unknown": fmt.Sprintf("%T", v), "tag": t.Tag, "value": t.Value}
+		}
 	}
 	return map[string]any{"unknown": fmt.Sprintf("%T", v)}
 }

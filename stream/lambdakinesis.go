@@ -119,14 +119,25 @@ func DecodeKinesisEvent(payload []byte) (events.DynamoDBEvent, []BadRecord, erro
 // change at all (some other producer's).
 var errForeign = errors.New("not a DynamoDB change")
 
-// kinesisRecord is the DynamoDB record a Kinesis record's data (a JSON
-// string of base64) carries, with the Kinesis record's sequence number
-// and stream.
+// kinesisRecord is the DynamoDB record a Lambda Kinesis record's data (a
+// JSON string of base64) carries, with the Kinesis record's sequence
+// number and stream.
 func kinesisRecord(data json.RawMessage, seq, streamARN string) (events.DynamoDBEventRecord, error) {
 	var blob []byte // encoding/json reads base64 into a []byte
 	if err := json.Unmarshal(data, &blob); err != nil {
 		return events.DynamoDBEventRecord{}, fmt.Errorf("kinesis.data: %w", err)
 	}
+	return KinesisChange(blob, seq, streamARN)
+}
+
+// KinesisChange decodes the data of a Kinesis record that a DynamoDB table
+// wrote to its Kinesis data stream (the bytes GetRecords returns, not
+// base64) into the DynamoDB record a Handler takes, as DecodeKinesisEvent
+// does for Lambda's records: with the Kinesis record's sequence number,
+// the stream's ARN, and the change's time in the precision it came with.
+// Data that is not a DynamoDB change in JSON, or one without a readable
+// time, is an error.
+func KinesisChange(blob []byte, seq, streamARN string) (events.DynamoDBEventRecord, error) {
 	var c kinesisChange
 	if err := json.Unmarshal(blob, &c); err != nil {
 		var head struct {

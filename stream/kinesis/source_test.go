@@ -1,0 +1,322 @@
+package kinesis_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+	streamtypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
+	sdk "github.com/aws/aws-sdk-go-v2/service/kinesis"
+	"github.com/aws/aws-sdk-go-v2/service/kinesis/types"
+
+	"github.com/dynastream/dynastream/stream"
+	"github.com/dynastream/dynastream/stream/kinesis"
+)
+
+// startMoto starts moto_server (pip's moto[server], which serves Kinesis
+// Data Streams) on a free loopback port and returns a Kinesis client of
+// it; the server stops at the end of the test.
+func startMoto(t *testing.T) *sdk.Client {
+	t.Helper()
+	bin, err := exec.LookPath("moto_server")
+	if err != nil {
+		t.Fatal("moto_server is not on PATH (pip install 'moto[server]==5.2.1'): the Kinesis source cannot be tested without it")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	var out bytes.Buffer
+	cmd := exec.Command(bin, "-H", "127.0.0.1", "-p", fmt.Sprint(port))
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	url := fmt.Sprintf("http://127.0.0.1:%d", port)
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		if resp, err := http.Get(url + "/moto-api/"); err == nil {
+			resp.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("moto_server did not answer within a minute:\n%s", out.String())
+		}
+	}
+	return sdk.New(sdk.Options{Region: "us-east-1", BaseEndpoint: aws.String(url),
+		Credentials: credentials.NewStaticCredentialsProvider("k", "s", "")})
+}
+
+// newStream creates a Kinesis data stream of n shards and returns its ARN.
+func newStream(t *testing.T, kc *sdk.Client, name string, n int32) string {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := kc.CreateStream(ctx, &sdk.CreateStreamInput{StreamName: aws.String(name), ShardCount: aws.Int32(n)}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := kc.DescribeStreamSummary(ctx, &sdk.DescribeStreamSummaryInput{StreamName: aws.String(name)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return aws.ToString(out.StreamDescriptionSummary.StreamARN)
+}
+
+// change is what DynamoDB writes into a Kinesis record's data for version
+// v of item pk (an INSERT for 1, a MODIFY after): AWS's format, with the
+// time in microseconds ("Change data capture for Kinesis Data Streams with
+// DynamoDB", DynamoDB Developer Guide).
+func change(pk string, v int, at time.Time) []byte {
+	name, old := "INSERT", ""
+	if v > 1 {
+		name, old = "MODIFY", fmt.Sprintf(`,"OldImage":{"PK":{"S":%q},"v":{"N":"%d"}}`, pk, v-1)
+	}
+	return fmt.Appendf(nil, `{"awsRegion":"us-east-1","eventID":"%s-%d","eventName":%q,"userIdentity":null,"recordFormat":"application/json","tableName":"t",`+
+		`"dynamodb":{"ApproximateCreationDateTime":%d,"ApproximateCreationDateTimePrecision":"MICROSECOND","Keys":{"PK":{"S":%q}},"NewImage":{"PK":{"S":%q},"v":{"N":"%d"}}%s,"SizeBytes":40},`+
+		`"eventSource":"aws:dynamodb"}`, pk, v, name, at.UnixMicro(), pk, pk, v, old)
+}
+
+// put writes versions from..to of each item, in turn, with the item's key
+// as the partition key, as DynamoDB does; it returns the eventIDs written.
+func put(t *testing.T, kc *sdk.Client, arn string, from, to int, items ...string) []string {
+	t.Helper()
+	var ids []string
+	at := time.Date(2026, 12, 7, 10, 0, 0, 123456000, time.UTC)
+	for v := from; v <= to; v++ {
+		for _, pk := range items {
+			_, err := kc.PutRecord(context.Background(), &sdk.PutRecordInput{StreamARN: aws.String(arn), PartitionKey: aws.String(pk),
+				Data: change(pk, v, at.Add(time.Duration(v)*time.Millisecond+time.Microsecond))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, fmt.Sprintf("%s-%d", pk, v))
+		}
+	}
+	return ids
+}
+
+// collector is a handler that keeps what it is given.
+type collector struct {
+	mu   sync.Mutex
+	recs []events.DynamoDBEventRecord
+}
+
+func (c *collector) handle(_ context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.recs = append(c.recs, ev.Records...)
+	return events.DynamoDBEventResponse{}, nil
+}
+
+func (c *collector) count() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.recs)
+}
+
+// run runs a Runner on the Kinesis stream until done says so (or a minute
+// passes), then stops it.
+func run(t *testing.T, r *stream.Runner, h stream.Handler, done func() bool) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { errc <- r.Run(ctx, h) }()
+	for deadline := time.Now().Add(time.Minute); !done(); time.Sleep(20 * time.Millisecond) {
+		select {
+		case err := <-errc:
+			cancel()
+			t.Fatalf("the Runner stopped: %v", err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			cancel()
+			t.Fatalf("not done within a minute: %v", <-errc)
+		}
+	}
+	cancel()
+	if err := <-errc; err != nil && ctx.Err() == nil {
+		t.Fatal(err)
+	}
+}
+
+func runner(kc *sdk.Client, arn string, dls stream.DeadLetters) *stream.Runner {
+	return &stream.Runner{
+		API:         &kinesis.Source{Client: kc, PartitionKey: "PK"},
+		Config:      stream.Config{StreamARN: arn, Consumer: "test", StartingPosition: stream.TrimHorizon, PollInterval: 10 * time.Millisecond, ShardRefresh: 50 * time.Millisecond},
+		Checkpoints: &stream.MemoryCheckpoints{}, DeadLetters: dls,
+	}
+}
+
+// A Runner on a Source reads what DynamoDB wrote to the Kinesis data
+// stream as it reads a DynamoDB stream: each change with its eventID,
+// images and time to the microsecond, the Kinesis record's sequence
+// number and the Kinesis stream's ARN; one shard's records in the shard's
+// order. A record whose data is not a DynamoDB change is dead-lettered
+// with its bytes, and the shard moves on past it.
+func TestSourceReadsWhatDynamoDBWrote(t *testing.T) {
+	kc := startMoto(t)
+	arn := newStream(t, kc, "changes", 1)
+	want := put(t, kc, arn, 1, 3, "A", "B")
+	if _, err := kc.PutRecord(context.Background(), &sdk.PutRecordInput{StreamARN: aws.String(arn), PartitionKey: aws.String("x"), Data: []byte("not a change")}); err != nil {
+		t.Fatal(err)
+	}
+	want = append(want, put(t, kc, arn, 4, 4, "A")...)
+	c, dls := &collector{}, &stream.MemoryDeadLetters{}
+	run(t, runner(kc, arn, dls), c.handle, func() bool { return c.count() >= len(want) && len(dls.All()) == 1 })
+
+	var got []string
+	prevSeq := ""
+	for _, r := range c.recs {
+		got = append(got, r.EventID)
+		if r.EventSourceArn != arn || r.EventSource != "aws:dynamodb" {
+			t.Errorf("%s: source %s %s, want aws:dynamodb from %s", r.EventID, r.EventSource, r.EventSourceArn, arn)
+		}
+		// (moto numbers a shard's records 1, 2, …; Kinesis with 56 digits)
+		if seq := r.Change.SequenceNumber; seq == "" || stream.CompareSequenceNumbers(seq, prevSeq) <= 0 {
+			t.Errorf("%s: Kinesis sequence number %q after %q: want increasing", r.EventID, seq, prevSeq)
+		}
+		prevSeq = r.Change.SequenceNumber
+		if at := r.Change.ApproximateCreationDateTime.Time; at.Nanosecond()%1000 != 0 || at.Nanosecond()/1000%1000 != 457 {
+			t.Errorf("%s: time %s, want its microseconds (…457)", r.EventID, at.Format(time.RFC3339Nano))
+		}
+		c, err := stream.Decode(r)
+		if err != nil {
+			t.Fatalf("%s: %v", r.EventID, err)
+		}
+		var img struct {
+			PK string `dynamodbav:"PK"`
+			V  int    `dynamodbav:"v"`
+		}
+		if err := c.DecodeNew(&img); err != nil || fmt.Sprintf("%s-%d", img.PK, img.V) != r.EventID {
+			t.Errorf("%s: new image %+v (%v)", r.EventID, img, err)
+		}
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("records in the shard's order:\n got %v\nwant %v", got, want)
+	}
+	dl := dls.All()[0]
+	if len(dl.Event.Records) != 0 || len(dl.Unconverted) != 1 || !strings.Contains(dl.Error, "unreadable Kinesis record") {
+		t.Fatalf("dead letter: %s (%d records, %d unconverted)", dl.Error, len(dl.Event.Records), len(dl.Unconverted))
+	}
+	var raw struct {
+		Dynamodb struct {
+			Keys map[string]struct {
+				Value []byte `json:"value"`
+			}
+		}
+	}
+	if err := json.Unmarshal(dl.Unconverted[0], &raw); err != nil || string(raw.Dynamodb.Keys["kinesis.data"].Value) != "not a change" {
+		t.Errorf("the dead letter does not carry the record's data: %s (%v)", dl.Unconverted[0], err)
+	}
+}
+
+// After a split ("the parent shard is closed ... its child shards receive
+// new records": Kinesis Data Streams Developer Guide, resharding), the
+// Runner reads the parent to its end before either child, as Lambda does.
+func TestSourceReadsParentsBeforeChildren(t *testing.T) {
+	kc := startMoto(t)
+	arn := newStream(t, kc, "split", 1)
+	ctx := context.Background()
+	want := put(t, kc, arn, 1, 3, "A", "B", "C", "D")
+	shards, err := kc.ListShards(ctx, &sdk.ListShardsInput{StreamARN: aws.String(arn)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	parent := aws.ToString(shards.Shards[0].ShardId)
+	if _, err := kc.SplitShard(ctx, &sdk.SplitShardInput{StreamARN: aws.String(arn), ShardToSplit: aws.String(parent),
+		NewStartingHashKey: aws.String("170141183460469231731687303715884105728")}); err != nil {
+		t.Fatal(err)
+	}
+	want = append(want, put(t, kc, arn, 4, 6, "A", "B", "C", "D")...)
+	desc, err := stream.Shards(ctx, &kinesis.Source{Client: kc}, arn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(desc) != 3 || aws.ToString(desc[0].ShardId) != parent || aws.ToString(desc[1].ParentShardId) != parent || aws.ToString(desc[2].ParentShardId) != parent {
+		t.Fatalf("shards %+v: want %s, then its two children", desc, parent)
+	}
+	c := &collector{}
+	run(t, runner(kc, arn, &stream.MemoryDeadLetters{}), c.handle, func() bool { return c.count() >= len(want) })
+
+	if len(c.recs) != len(want) {
+		t.Fatalf("%d records, want %d", len(c.recs), len(want))
+	}
+	versions := map[string][]string{}
+	for _, r := range c.recs {
+		pk, v, _ := strings.Cut(r.EventID, "-")
+		versions[pk] = append(versions[pk], v)
+	}
+	for pk, vs := range versions {
+		if fmt.Sprint(vs) != "[1 2 3 4 5 6]" {
+			t.Errorf("item %s's versions in the order read: %v (the parent's 1–3 first)", pk, vs)
+		}
+	}
+}
+
+// fault is a Kinesis client whose every call fails with err.
+type fault struct{ err error }
+
+func (f fault) ListShards(context.Context, *sdk.ListShardsInput, ...func(*sdk.Options)) (*sdk.ListShardsOutput, error) {
+	return nil, f.err
+}
+
+func (f fault) GetShardIterator(context.Context, *sdk.GetShardIteratorInput, ...func(*sdk.Options)) (*sdk.GetShardIteratorOutput, error) {
+	return nil, f.err
+}
+
+func (f fault) GetRecords(context.Context, *sdk.GetRecordsInput, ...func(*sdk.Options)) (*sdk.GetRecordsOutput, error) {
+	return nil, f.err
+}
+
+// Kinesis's errors reach the Runner as the DynamoDB Streams errors it acts
+// on: an expired iterator it renews, a stream or shard not found, a read
+// over the shard's limits it waits out (the errors the Kinesis API
+// Reference lists for GetRecords and GetShardIterator:
+// ExpiredIteratorException, ResourceNotFoundException,
+// ProvisionedThroughputExceededException; LimitExceededException for
+// ListShards). Others pass as they are.
+func TestSourceErrorsAreTheRunners(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		err  error
+		want any
+	}{
+		{&types.ExpiredIteratorException{Message: aws.String("old")}, new(*streamtypes.ExpiredIteratorException)},
+		{&types.ResourceNotFoundException{Message: aws.String("gone")}, new(*streamtypes.ResourceNotFoundException)},
+		{&types.ProvisionedThroughputExceededException{Message: aws.String("slow down")}, new(*streamtypes.LimitExceededException)},
+		{&types.LimitExceededException{Message: aws.String("slow down")}, new(*streamtypes.LimitExceededException)},
+		{&types.InvalidArgumentException{Message: aws.String("bad")}, new(*types.InvalidArgumentException)},
+	} {
+		src := &kinesis.Source{Client: fault{c.err}}
+		_, err1 := src.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: aws.String("it")})
+		_, err2 := src.GetShardIterator(ctx, &dynamodbstreams.GetShardIteratorInput{StreamArn: aws.String("arn"), ShardId: aws.String("s")})
+		_, err3 := src.DescribeStream(ctx, &dynamodbstreams.DescribeStreamInput{StreamArn: aws.String("arn")})
+		for _, err := range []error{err1, err2, err3} {
+			if !errors.As(err, c.want) || !strings.Contains(err.Error(), aws.ToString(messageOf(c.err))) {
+				t.Errorf("%T: got %T %v", c.err, err, err)
+			}
+		}
+	}
+}
+
+func messageOf(err error) *string {
+	var m interface{ ErrorMessage() string }
+	if errors.As(err, &m) {
+		return aws.String(m.ErrorMessage())
+	}
+	return aws.String("")
+}
