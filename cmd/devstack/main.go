@@ -21,6 +21,12 @@ Usage:
 Environment: DYNAMODB_TABLE_NAME (default search-room), DYNAMODB_LOCAL_PORT (default 8000), WRITER_ADDR
 (default 127.0.0.1:8080), ADMIN_PORT_BASE (default 9100; 0: no admin endpoints), BIN_DIR (default bin),
 LOCAL_DIR (default .local), and what the programs read (STREAM_*, LOG_LEVEL), passed through.
+
+STREAM_SOURCE=kinesis: the consumers read a Kinesis data stream on moto_server (which must be on PATH) that
+the table's changes are carried into in AWS's record format, as with a table's Kinesis Data Streams
+destination on AWS; KINESIS_REPEAT and KINESIS_REORDER (default 0.05 each) are the chances that a change
+is put twice or after a later change of its item, as AWS allows on that source, drawn from KINESIS_SEED
+(default 1); KINESIS_SHARDS (default 2).
 `
 
 func main() {
@@ -51,6 +57,11 @@ func main() {
 	}
 	// A third consumer of the stream without a third reader: the audit
 	// trail shares the projector's (stream.Fanout).
+	if k, err := kinesisOptions(); err != nil {
+		app.Fatal(log, "bad configuration", err)
+	} else {
+		o.Kinesis = k
+	}
 	trail := filepath.Join(o.LocalDir, "audit.jsonl")
 	o.ProgramEnv = map[string][]string{"projector": {"AUDIT_LOG=" + trail}}
 
@@ -69,4 +80,37 @@ func main() {
 	case name := <-s.Exited():
 		log.Error("a program exited; stopping the stack", "program", name)
 	}
+}
+
+// kinesisOptions reads STREAM_SOURCE and the KINESIS_* settings (nil: the
+// DynamoDB stream).
+func kinesisOptions() (*stack.Kinesis, error) {
+	switch src := app.Getenv("STREAM_SOURCE", app.SourceDynamoDB); src {
+	case app.SourceDynamoDB:
+		return nil, nil
+	case app.SourceKinesis:
+	default:
+		return nil, fmt.Errorf("STREAM_SOURCE=%q: want %s or %s", src, app.SourceDynamoDB, app.SourceKinesis)
+	}
+	k := &stack.Kinesis{}
+	for _, f := range []struct {
+		name string
+		to   *float64
+	}{{"KINESIS_REPEAT", &k.Faults.Repeat}, {"KINESIS_REORDER", &k.Faults.Reorder}} {
+		v, err := strconv.ParseFloat(app.Getenv(f.name, "0.05"), 64)
+		if err != nil || v < 0 || v > 1 {
+			return nil, fmt.Errorf("%s=%q: want a chance from 0 to 1", f.name, os.Getenv(f.name))
+		}
+		*f.to = v
+	}
+	seed, err := strconv.ParseUint(app.Getenv("KINESIS_SEED", "1"), 10, 64)
+	if err != nil {
+		return nil, fmt.Errorf("KINESIS_SEED=%q: want a whole number", os.Getenv("KINESIS_SEED"))
+	}
+	shards, err := strconv.Atoi(app.Getenv("KINESIS_SHARDS", "2"))
+	if err != nil || shards < 1 || shards > 50 {
+		return nil, fmt.Errorf("KINESIS_SHARDS=%q: want 1 to 50", os.Getenv("KINESIS_SHARDS"))
+	}
+	k.Seed, k.Shards = seed, int32(shards)
+	return k, nil
 }

@@ -485,9 +485,9 @@ func ServeStream(c Common, clients *ddb.Clients, log *slog.Logger, cons Consumer
 	}
 	ctx, stop := SignalContext()
 	defer stop()
-	arn, err := store.StreamARN(ctx, clients.DB, c.Table)
+	api, arn, err := streamSource(ctx, clients, c.Table)
 	if err != nil {
-		Fatal(log, "find the table's stream (is the table created? `make run` creates it)", err)
+		Fatal(log, "the stream to read", err)
 	}
 	cpRequests := &ddb.Counter{Capacity: c.DB.Capacity}
 	cps := &stream.TableCheckpoints{DB: clients.NewDB(cpRequests), Table: rc.CheckpointTable}
@@ -508,7 +508,7 @@ func ServeStream(c Common, clients *ddb.Clients, log *slog.Logger, cons Consumer
 			c.StreamARN, c.Consumer, c.Filter, c.Skip = arn, name, cons.Filter, cons.Skip
 			return c
 		}(),
-		API: clients.Streams, Checkpoints: cps, DeadLetters: dl, Logger: log,
+		API: api, Checkpoints: cps, DeadLetters: dl, Logger: log,
 	}
 	var prog progress
 	r.OnBatch = func(s stream.BatchStats) {

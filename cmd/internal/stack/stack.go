@@ -51,6 +51,10 @@ type Options struct {
 	// (throttles, unprocessed batch keys, transaction conflicts, GetRecords
 	// a second), and Stack.Limiter counts what they met.
 	Limits *ddblocal.Limits
+	// Kinesis, when set, has the consumers read a Kinesis data stream that
+	// the table's changes are carried into (kinesis.go), not the table's
+	// DynamoDB stream.
+	Kinesis *Kinesis
 	// Env is added to every program's environment (e.g. STREAM_* settings).
 	Env []string
 	// ProgramEnv is added to one program's environment, after Env.
@@ -71,6 +75,9 @@ type Stack struct {
 	Clients   *ddb.Clients
 	Table     string
 	StreamARN string
+	// KinesisARN is the Kinesis stream the consumers read (with
+	// Options.Kinesis).
+	KinesisARN string
 	// WriterURL is the writer's base URL.
 	WriterURL string
 	// Admin maps each program to its admin endpoint's base URL (with
@@ -85,6 +92,8 @@ type Stack struct {
 	bin    string
 	output io.Writer
 	envs   map[string][]string
+
+	kinesis *kinesisSide
 
 	mu    sync.Mutex
 	procs []*proc
@@ -182,6 +191,15 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 		"APP_BASE_URL="+app.LocalURL(o.WriterAddr), // the e-mails' links: the writer's /app/ pages
 		"AWS_LAMBDA_RUNTIME_API=",                  // never Lambda mode here
 	)
+	if o.Kinesis != nil {
+		kenv, err := s.startKinesis(ctx, o)
+		if err != nil {
+			return s, err
+		}
+		env = append(env, kenv...)
+	} else {
+		env = append(env, "STREAM_SOURCE=dynamodb") // whatever the caller's environment says
+	}
 	env = append(env, o.Env...)
 	for i, name := range Programs {
 		penv := append(append([]string(nil), env...), o.ProgramEnv[name]...)
@@ -362,6 +380,7 @@ func (s *Stack) Stop() {
 	for _, p := range procs {
 		s.waitOrKill(grace.Done(), p)
 	}
+	s.stopKinesis()
 	if s.Limiter != nil {
 		_ = s.Limiter.Close()
 	}

@@ -1,0 +1,210 @@
+package destination
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	sdk "github.com/aws/aws-sdk-go-v2/service/kinesis"
+	"github.com/aws/aws-sdk-go-v2/service/kinesis/types"
+
+	"github.com/dynastream/dynastream/stream"
+)
+
+// API is what Kinesis calls of a Kinesis Data Streams client.
+type API interface {
+	PutRecords(ctx context.Context, in *sdk.PutRecordsInput, optFns ...func(*sdk.Options)) (*sdk.PutRecordsOutput, error)
+}
+
+// Faults are what Entries injects, each a chance per change: Repeat, that
+// the change is put twice; Reorder, that it is put after a later change of
+// its item in the same batch.
+type Faults struct {
+	Repeat, Reorder float64
+}
+
+// Entry is one record to put: its partition key and data.
+type Entry struct {
+	PartitionKey string
+	Data         []byte
+	// EventID is the change's, to count and report by.
+	EventID string
+}
+
+// Counts are what Entries did.
+type Counts struct {
+	Changes, Repeated, Reordered int
+}
+
+// Entries returns the records to put for a batch of changes, in the order
+// to put them: each change as DynamoDB writes it to Kinesis, stamped with
+// at (in microseconds, one after the other in the batch's order: the
+// changes' order), with f's repeats and reorders drawn from rng.
+func Entries(batch []events.DynamoDBEventRecord, at func() time.Time, f Faults, rng *rand.Rand) ([]Entry, Counts, error) {
+	out := make([]Entry, 0, len(batch))
+	var n Counts
+	for _, r := range batch {
+		e, err := entry(r, at())
+		if err != nil {
+			return nil, n, err
+		}
+		out = append(out, e)
+		n.Changes++
+		if f.Repeat > 0 && rng.Float64() < f.Repeat {
+			out = append(out, e)
+			n.Repeated++
+		}
+	}
+	if f.Reorder > 0 {
+		// each change, by chance, goes after the next change of its item
+		for i := 0; i < len(out); i++ {
+			if rng.Float64() >= f.Reorder {
+				continue
+			}
+			for j := i + 1; j < len(out); j++ {
+				if out[j].PartitionKey == out[i].PartitionKey && out[j].EventID != out[i].EventID {
+					moved := out[i]
+					copy(out[i:j], out[i+1:j+1])
+					out[j] = moved
+					n.Reordered++
+					break
+				}
+			}
+		}
+	}
+	return out, n, nil
+}
+
+// change is a Kinesis record's data as DynamoDB writes it.
+type change struct {
+	AWSRegion    string                       `json:"awsRegion"`
+	EventID      string                       `json:"eventID"`
+	EventName    string                       `json:"eventName"`
+	UserIdentity *events.DynamoDBUserIdentity `json:"userIdentity"`
+	RecordFormat string                       `json:"recordFormat"`
+	TableName    string                       `json:"tableName"`
+	Dynamodb     struct {
+		ApproximateCreationDateTime          int64                                    `json:"ApproximateCreationDateTime"`
+		ApproximateCreationDateTimePrecision string                                   `json:"ApproximateCreationDateTimePrecision"`
+		Keys                                 map[string]events.DynamoDBAttributeValue `json:"Keys"`
+		NewImage                             map[string]events.DynamoDBAttributeValue `json:"NewImage,omitempty"`
+		OldImage                             map[string]events.DynamoDBAttributeValue `json:"OldImage,omitempty"`
+		SizeBytes                            int64                                    `json:"SizeBytes"`
+	} `json:"dynamodb"`
+	EventSource string `json:"eventSource"`
+}
+
+func entry(r events.DynamoDBEventRecord, at time.Time) (Entry, error) {
+	c := change{AWSRegion: r.AWSRegion, EventID: r.EventID, EventName: r.EventName, UserIdentity: r.UserIdentity,
+		RecordFormat: "application/json", TableName: tableOf(r.EventSourceArn), EventSource: "aws:dynamodb"}
+	if c.EventName == "UNKNOWN_TO_SDK_VERSION" { // DynamoDB Local's TTL deletions: a REMOVE by the TTL service
+		c.EventName = "REMOVE"
+	}
+	d := &c.Dynamodb
+	d.ApproximateCreationDateTime, d.ApproximateCreationDateTimePrecision = at.UnixMicro(), "MICROSECOND"
+	d.Keys, d.NewImage, d.OldImage, d.SizeBytes = r.Change.Keys, r.Change.NewImage, r.Change.OldImage, r.Change.SizeBytes
+	data, err := json.Marshal(c)
+	if err != nil {
+		return Entry{}, fmt.Errorf("destination: change %s: %w", r.EventID, err)
+	}
+	sum := sha256.Sum256([]byte(stream.ItemKey(r))) // Kinesis takes 256 characters at most
+	return Entry{PartitionKey: hex.EncodeToString(sum[:]), Data: data, EventID: r.EventID}, nil
+}
+
+// tableOf is the table's name in its stream's ARN
+// (arn:aws:dynamodb:region:account:table/NAME/stream/LABEL).
+func tableOf(streamARN string) string {
+	_, rest, ok := strings.Cut(streamARN, ":table/")
+	if !ok {
+		return ""
+	}
+	name, _, _ := strings.Cut(rest, "/")
+	return name
+}
+
+// Kinesis puts a DynamoDB stream's changes into a Kinesis data stream.
+type Kinesis struct {
+	Client    API
+	StreamARN string
+	Faults    Faults
+	// Seed draws the faults: the same seed, the same draws for the same
+	// batches.
+	Seed uint64
+	// Now is the clock the records' times come from (time.Now).
+	Now func() time.Time
+
+	once sync.Once
+	mu   sync.Mutex
+	rng  *rand.Rand
+	last time.Time
+	n    struct{ changes, repeated, reordered atomic.Int64 }
+}
+
+// Counts says what Kinesis put: the changes, the repeats and reorders it
+// injected (records put again by retries are not among them).
+func (k *Kinesis) Counts() Counts {
+	return Counts{Changes: int(k.n.changes.Load()), Repeated: int(k.n.repeated.Load()), Reordered: int(k.n.reordered.Load())}
+}
+
+// at is the next record's time: now, or a microsecond after the last one.
+func (k *Kinesis) at() time.Time {
+	now := time.Now
+	if k.Now != nil {
+		now = k.Now
+	}
+	t := now().UTC().Truncate(time.Microsecond)
+	if !t.After(k.last) {
+		t = k.last.Add(time.Microsecond)
+	}
+	k.last = t
+	return t
+}
+
+// Handle puts a batch's changes (a stream.Handler): the whole batch
+// again on any failure, so a record left unput by a partial failure of
+// PutRecords comes again with the rest (as repeats).
+func (k *Kinesis) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+	k.once.Do(func() { k.rng = rand.New(rand.NewPCG(k.Seed, 0x6b)) })
+	k.mu.Lock()
+	entries, n, err := Entries(ev.Records, k.at, k.Faults, k.rng)
+	k.mu.Unlock()
+	if err != nil {
+		return events.DynamoDBEventResponse{}, err
+	}
+	for start := 0; start < len(entries); start += 500 { // PutRecords takes 500 records a call
+		part := entries[start:min(start+500, len(entries))]
+		in := &sdk.PutRecordsInput{StreamARN: aws.String(k.StreamARN), Records: make([]types.PutRecordsRequestEntry, len(part))}
+		for i, e := range part {
+			in.Records[i] = types.PutRecordsRequestEntry{PartitionKey: aws.String(e.PartitionKey), Data: e.Data}
+		}
+		out, err := k.Client.PutRecords(ctx, in)
+		if err != nil {
+			return events.DynamoDBEventResponse{}, fmt.Errorf("destination: put %d records: %w", len(part), err)
+		}
+		if f := aws.ToInt32(out.FailedRecordCount); f > 0 {
+			return events.DynamoDBEventResponse{}, fmt.Errorf("destination: %d of %d records not put (%s)", f, len(part), firstFailure(out))
+		}
+	}
+	k.n.changes.Add(int64(n.Changes))
+	k.n.repeated.Add(int64(n.Repeated))
+	k.n.reordered.Add(int64(n.Reordered))
+	return events.DynamoDBEventResponse{}, nil
+}
+
+func firstFailure(out *sdk.PutRecordsOutput) string {
+	for _, r := range out.Records {
+		if r.ErrorCode != nil {
+			return aws.ToString(r.ErrorCode) + ": " + aws.ToString(r.ErrorMessage)
+		}
+	}
+	return "no reason given"
+}
