@@ -144,7 +144,7 @@ func (e *engine) check(o *op) (open []string, seen time.Time) {
 		look(kindEmail, "mail:"+fmt.Sprintf(f, o.link.eventID))
 	}
 	if e.events && o.link.hasEvents {
-		look(kindEvent, "evt:"+o.link.seq)
+		look(kindEvent, "evt:"+o.link.eventID)
 	}
 	return open, seen
 }

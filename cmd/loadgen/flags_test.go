@@ -65,3 +65,28 @@ func TestSoakFlag(t *testing.T) {
 		}
 	}
 }
+
+// -source kinesis has the stack carry the table's changes into a Kinesis
+// stream with 5% repeated and 5% reordered, drawn from -seed; it needs the
+// stack loadgen starts, and an unknown source is refused; the report's
+// line says what was injected.
+func TestSourceFlag(t *testing.T) {
+	c, err := parseFlags([]string{"-source", "kinesis", "-seed", "9"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k := c.kinesis; k == nil || k.Seed != 9 || k.Faults.Repeat != 0.05 || k.Faults.Reorder != 0.05 {
+		t.Fatalf("kinesis %+v", c.kinesis)
+	}
+	if c, err := parseFlags(nil); err != nil || c.kinesis != nil {
+		t.Fatalf("default: %+v %v, want the DynamoDB stream", c.kinesis, err)
+	}
+	for _, args := range [][]string{{"-source", "sqs"}, {"-source", "kinesis", "-writer", "http://127.0.0.1:9", "-dynamodb", "http://127.0.0.1:9"}} {
+		if _, err := parseFlags(args); err == nil || !strings.Contains(err.Error(), "-source") {
+			t.Errorf("%q: %v, want an error naming -source", args, err)
+		}
+	}
+	if got, want := (KinesisReport{Changes: 100, Repeated: 5, Reordered: 2}).line(), "kinesis: 5 duplicate and 2 reordered records injected over 100 records"; got != want {
+		t.Errorf("line %q, want %q", got, want)
+	}
+}

@@ -27,6 +27,7 @@ import (
 	"github.com/dynastream/dynastream/cmd/internal/stack"
 	"github.com/dynastream/dynastream/ddblocal"
 	"github.com/dynastream/dynastream/internal/ddb"
+	"github.com/dynastream/dynastream/internal/destination"
 	"github.com/dynastream/dynastream/internal/store"
 )
 
@@ -76,6 +77,9 @@ type config struct {
 	// DynamoDB Local (-aws-limits: its Scale; the run's seed when it has
 	// none).
 	limits *ddblocal.Limits
+	// kinesis, when set, has the consumers read a Kinesis data stream the
+	// table's changes are carried into (-source kinesis).
+	kinesis *stack.Kinesis
 	// programEnv is added to one program's environment (tests).
 	programEnv map[string][]string
 	// after, when set, runs once the last phase drained, while the local
@@ -132,6 +136,7 @@ func parseFlags(args []string) (config, error) {
 	fs.DurationVar(&c.soak, "soak", 0, "instead of the phases: one phase at the first rate for this long (e.g. 30m), sampling every program's memory; prints \"soak: <program> <start> MB → <end> MB over <minutes> min (<growth> MB/h)\" per program")
 	pricesFile := fs.String("prices", "", "a prices file for the bill per million writes, in the shape of cmd/loadgen/prices.json (default: that file's, us-east-1)")
 	catchupOf := fs.String("catchup-consumers", "projector,notifier", "the consumers -catchup pauses, in turn")
+	source := fs.String("source", "dynamodb", "what the consumers read: dynamodb (the table's stream) or kinesis (a Kinesis data stream on moto_server the table's changes are carried into, 5% of them repeated and 5% put after a later change of their item, drawn from -seed; the report adds the line \"kinesis: …\")")
 	awsLimits := fs.String("aws-limits", "", "put DynamoDB as AWS runs it between the programs and DynamoDB Local, at this scale of AWS's per-partition limits (0.01 or 1/100: a key takes 10 write and 30 read units a second, so 100 writes/s meet what 10,000 meet on AWS): throttles, unprocessed batch keys, transaction conflicts, two readers a shard and 5 GetRecords calls a second a reader; the report says what the programs met")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -243,6 +248,13 @@ func parseFlags(args []string) (config, error) {
 		return c, errors.New("-writer needs -dynamodb (the observer reads the table's stream)")
 	case c.writer != "" && c.limits != nil:
 		return c, errors.New("-aws-limits needs the local stack loadgen starts (not -writer)")
+	case *source != "dynamodb" && *source != "kinesis":
+		return c, fmt.Errorf("-source %q: want dynamodb or kinesis", *source)
+	case *source == "kinesis" && c.writer != "":
+		return c, errors.New("-source kinesis needs the local stack loadgen starts (not -writer)")
+	}
+	if *source == "kinesis" {
+		c.kinesis = &stack.Kinesis{Faults: destination.Faults{Repeat: 0.05, Reorder: 0.05}, Seed: *seed}
 	}
 	if c.soak > 0 {
 		c.rates, c.duration = c.rates[:1], c.soak
@@ -278,6 +290,9 @@ func main() {
 			fmt.Fprintln(os.Stderr, "loadgen:", herr)
 		} else {
 			fmt.Printf("\nreport: %s (charts: %s)\n", c.out, htmlPath(c.out))
+		}
+		if rep.Kinesis != nil {
+			fmt.Println(rep.Kinesis.line())
 		}
 		if rep.Scale != nil {
 			fmt.Println(rep.Scale.line()) // the last line, for scripts
@@ -371,7 +386,7 @@ func run(ctx context.Context, c config, log *slog.Logger, progress io.Writer) (*
 			limits = &l
 		}
 		s, err := stack.Start(ctx, stack.Options{
-			BinDir: c.bin, LocalDir: c.localDir, Table: "load", WriterAddr: fmt.Sprintf("127.0.0.1:%d", port), Limits: limits,
+			BinDir: c.bin, LocalDir: c.localDir, Table: "load", WriterAddr: fmt.Sprintf("127.0.0.1:%d", port), Limits: limits, Kinesis: c.kinesis,
 			// DYNAMODB_CAPACITY: each program's /metrics sums the capacity units its calls consumed
 			AdminPorts: true, Env: append([]string{"DYNAMODB_CAPACITY=true"}, c.env...), ProgramEnv: penv, Output: lf, Logger: slog.New(slog.NewTextHandler(lf, nil)),
 		})
@@ -379,6 +394,13 @@ func run(ctx context.Context, c config, log *slog.Logger, progress io.Writer) (*
 			return nil, err
 		}
 		defer s.Stop()
+		if c.kinesis != nil {
+			// after the last phase drained and verify ran, before Stop
+			defer func() {
+				n := s.KinesisCounts()
+				rep.Kinesis = &KinesisReport{Changes: n.Changes, Repeated: n.Repeated, Reordered: n.Reordered, Repeat: c.kinesis.Faults.Repeat, Reorder: c.kinesis.Faults.Reorder}
+			}()
+		}
 		if s.Limiter != nil {
 			// after verify (deferred later, so run earlier), before Stop
 			defer func() {

@@ -43,8 +43,8 @@ var kinds = []string{kindCombined, kindCompatibility, kindActivity, kindCounts, 
 // link is a core record seen on the stream, waiting for the write that made
 // it.
 type link struct {
-	eventID, seq string
-	hasEvents    bool
+	eventID   string
+	hasEvents bool
 }
 
 // observer watches the table's stream (and the notifier's outbox) and
@@ -114,7 +114,7 @@ func (o *observer) handle(_ context.Context, ev events.DynamoDBEvent) (events.Dy
 			}
 			k := store.Key{PK: c.String(store.AttrPK), SK: c.String(store.AttrSK)}
 			lk := linkKey(k, c.Kind.String())
-			o.links[lk] = append(o.links[lk], link{eventID: c.EventID, seq: c.SequenceNumber, hasEvents: hasEvents})
+			o.links[lk] = append(o.links[lk], link{eventID: c.EventID, hasEvents: hasEvents})
 			continue
 		}
 		switch c.Kind {
@@ -154,7 +154,7 @@ func (o *observer) handle(_ context.Context, ev events.DynamoDBEvent) (events.Dy
 }
 
 // tailOutbox follows the notifier's outbox file (one event per line) until
-// ctx ends, marking each event's record sequence number.
+// ctx ends, marking each event's record by its eventID.
 func (o *observer) tailOutbox(ctx context.Context, path string) {
 	var f *os.File
 	var r *bufio.Reader
@@ -182,14 +182,19 @@ func (o *observer) tailOutbox(ctx context.Context, path string) {
 		line = append(partial, line...)
 		partial = nil
 		var e struct {
-			SequenceNumber string `json:"sequenceNumber"`
+			ID string `json:"id"`
 		}
 		o.events.Add(1)
-		if json.Unmarshal(line, &e) == nil && e.SequenceNumber != "" {
-			at := o.now()
-			o.mu.Lock()
-			o.mark("evt:"+e.SequenceNumber, at)
-			o.mu.Unlock()
+		// an event's id is its record's eventID, a dash and its index: the
+		// eventID is DynamoDB's on either source, where the sequence number
+		// is the Kinesis record's on a Kinesis one
+		if json.Unmarshal(line, &e) == nil {
+			if i := strings.LastIndexByte(e.ID, '-'); i > 0 {
+				at := o.now()
+				o.mu.Lock()
+				o.mark("evt:"+e.ID[:i], at)
+				o.mu.Unlock()
+			}
 		}
 	}
 }

@@ -64,6 +64,25 @@ type Report struct {
 	// AWSLimits is what the programs met behind DynamoDB's limits
 	// (-aws-limits: awslimits.go).
 	AWSLimits *AWSLimitsReport `json:"awsLimits,omitempty"`
+	// Kinesis is what the Kinesis destination carried and injected
+	// (-source kinesis).
+	Kinesis *KinesisReport `json:"kinesis,omitempty"`
+}
+
+// KinesisReport is what -source kinesis's destination did: the changes it
+// carried into the Kinesis stream, and of them those it put twice and
+// those it put after a later change of their item (Repeat and Reorder are
+// the chances it drew them with).
+type KinesisReport struct {
+	Changes   int     `json:"changes"`
+	Repeated  int     `json:"repeated"`
+	Reordered int     `json:"reordered"`
+	Repeat    float64 `json:"repeat"`
+	Reorder   float64 `json:"reorder"`
+}
+
+func (k KinesisReport) line() string {
+	return fmt.Sprintf("kinesis: %d duplicate and %d reordered records injected over %d records", k.Repeated, k.Reordered, k.Changes)
 }
 
 // Dist is a distribution of durations.
