@@ -16,12 +16,6 @@ import (
 	"github.com/dynastream/dynastream/stream/kinesis"
 )
 
-// Stream sources: STREAM_SOURCE.
-const (
-	SourceDynamoDB = "dynamodb" // the table's DynamoDB stream (the default)
-	SourceKinesis  = "kinesis"  // the Kinesis data stream the table writes to
-)
-
 // streamSource is what a consumer's Runner reads, by STREAM_SOURCE: the
 // table's DynamoDB stream, or (kinesis) the Kinesis data stream
 // KINESIS_STREAM_ARN names, at KINESIS_ENDPOINT when set (moto_server's,
