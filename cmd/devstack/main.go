@@ -25,8 +25,8 @@ LOCAL_DIR (default .local), and what the programs read (STREAM_*, LOG_LEVEL), pa
 STREAM_SOURCE=kinesis: the consumers read a Kinesis data stream on moto_server (which must be on PATH) that
 the table's changes are carried into in AWS's record format, as with a table's Kinesis Data Streams
 destination on AWS; KINESIS_REPEAT and KINESIS_REORDER (default 0.05 each) are the chances that a change
-is put twice or after a later change of its item, as AWS allows on that source, drawn from KINESIS_SEED
-(default 1); KINESIS_SHARDS (default 2).
+is put twice, or held back to go after its item's next change in the same batch, as AWS allows on that
+source, drawn from KINESIS_SEED (default 1); KINESIS_SHARDS (default 2).
 `
 
 func main() {
@@ -55,13 +55,13 @@ func main() {
 		AdminPortBase: adminBase,
 		Logger:        log,
 	}
-	// A third consumer of the stream without a third reader: the audit
-	// trail shares the projector's (stream.Fanout).
 	if k, err := kinesisOptions(); err != nil {
 		app.Fatal(log, "bad configuration", err)
 	} else {
 		o.Kinesis = k
 	}
+	// A third consumer of the stream without a third reader: the audit
+	// trail shares the projector's (stream.Fanout).
 	trail := filepath.Join(o.LocalDir, "audit.jsonl")
 	o.ProgramEnv = map[string][]string{"projector": {"AUDIT_LOG=" + trail}}
 

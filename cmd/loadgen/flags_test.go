@@ -81,7 +81,8 @@ func TestSourceFlag(t *testing.T) {
 	if c, err := parseFlags(nil); err != nil || c.kinesis != nil {
 		t.Fatalf("default: %+v %v, want the DynamoDB stream", c.kinesis, err)
 	}
-	for _, args := range [][]string{{"-source", "sqs"}, {"-source", "kinesis", "-writer", "http://127.0.0.1:9", "-dynamodb", "http://127.0.0.1:9"}} {
+	for _, args := range [][]string{{"-source", "sqs"}, {"-source", "kinesis", "-writer", "http://127.0.0.1:9", "-dynamodb", "http://127.0.0.1:9"},
+		{"-source", "kinesis", "-rates", "50", "-catchup", "10s"}} {
 		if _, err := parseFlags(args); err == nil || !strings.Contains(err.Error(), "-source") {
 			t.Errorf("%q: %v, want an error naming -source", args, err)
 		}

@@ -252,6 +252,9 @@ func parseFlags(args []string) (config, error) {
 		return c, fmt.Errorf("-source %q: want dynamodb or kinesis", *source)
 	case *source == "kinesis" && c.writer != "":
 		return c, errors.New("-source kinesis needs the local stack loadgen starts (not -writer)")
+	case *source == "kinesis" && (c.catchup != 0 || c.catchupBacklog != 0):
+		// its backlog is counted on the table's stream, the consumers read another
+		return c, errors.New("-source kinesis takes no -catchup or -catchup-backlog yet")
 	}
 	if *source == "kinesis" {
 		c.kinesis = &stack.Kinesis{Faults: destination.Faults{Repeat: 0.05, Reorder: 0.05}, Seed: *seed}

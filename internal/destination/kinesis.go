@@ -26,8 +26,9 @@ type API interface {
 }
 
 // Faults are what Entries injects, each a chance per change: Repeat, that
-// the change is put twice; Reorder, that it is put after a later change of
-// its item in the same batch.
+// the change is put twice; Reorder, that it is held back and put after the
+// next change of its item in the same batch (where none comes, at the
+// batch's end: not out of order then, and not counted).
 type Faults struct {
 	Repeat, Reorder float64
 }
@@ -47,38 +48,49 @@ type Counts struct {
 
 // Entries returns the records to put for a batch of changes, in the order
 // to put them: each change as DynamoDB writes it to Kinesis, stamped with
-// at (in microseconds, one after the other in the batch's order: the
-// changes' order), with f's repeats and reorders drawn from rng.
-func Entries(batch []events.DynamoDBEventRecord, at func() time.Time, f Faults, rng *rand.Rand) ([]Entry, Counts, error) {
-	out := make([]Entry, 0, len(batch))
+// at(eventID) (microseconds, in the changes' order, the same for a change
+// every time: a repeat carries its change's time), with f's repeats and
+// reorders drawn from rng. Reordered counts exactly the records put after
+// a later change of their item.
+func Entries(batch []events.DynamoDBEventRecord, at func(eventID string) time.Time, f Faults, rng *rand.Rand) ([]Entry, Counts, error) {
+	expanded := make([]Entry, 0, len(batch))
 	var n Counts
 	for _, r := range batch {
-		e, err := entry(r, at())
+		e, err := entry(r, at(r.EventID))
 		if err != nil {
 			return nil, n, err
 		}
-		out = append(out, e)
+		expanded = append(expanded, e)
 		n.Changes++
 		if f.Repeat > 0 && rng.Float64() < f.Repeat {
-			out = append(out, e)
+			expanded = append(expanded, e)
 			n.Repeated++
 		}
 	}
-	if f.Reorder > 0 {
-		// each change, by chance, goes after the next change of its item
-		for i := 0; i < len(out); i++ {
-			if rng.Float64() >= f.Reorder {
-				continue
-			}
-			for j := i + 1; j < len(out); j++ {
-				if out[j].PartitionKey == out[i].PartitionKey && out[j].EventID != out[i].EventID {
-					moved := out[i]
-					copy(out[i:j], out[i+1:j+1])
-					out[j] = moved
-					n.Reordered++
-					break
-				}
-			}
+	if f.Reorder <= 0 {
+		return expanded, n, nil
+	}
+	out := make([]Entry, 0, len(expanded))
+	held := map[string]Entry{} // by partition key: a change waiting for its item's next one
+	var heldOrder []string
+	for _, e := range expanded {
+		if h, ok := held[e.PartitionKey]; ok && h.EventID != e.EventID {
+			out = append(out, e, h) // h after a later change of its item
+			delete(held, e.PartitionKey)
+			n.Reordered++
+			continue
+		}
+		if _, ok := held[e.PartitionKey]; !ok && rng.Float64() < f.Reorder {
+			held[e.PartitionKey] = e
+			heldOrder = append(heldOrder, e.PartitionKey)
+			continue
+		}
+		out = append(out, e)
+	}
+	for _, k := range heldOrder { // no later change of their item came: in order, at the end
+		if h, ok := held[k]; ok {
+			out = append(out, h)
+			delete(held, k)
 		}
 	}
 	return out, n, nil
@@ -146,8 +158,15 @@ type Kinesis struct {
 	mu   sync.Mutex
 	rng  *rand.Rand
 	last time.Time
-	n    struct{ changes, repeated, reordered atomic.Int64 }
+	// stamps are the times given to changes, by eventID, so that a batch
+	// put again after a failure carries the same ones (two generations, so
+	// memory stays bounded: a change is seen again soon or never)
+	stamps, older map[string]time.Time
+	n             struct{ changes, repeated, reordered atomic.Int64 }
 }
+
+// maxStamps is how many changes' times a generation of stamps keeps.
+const maxStamps = 100_000
 
 // Counts says what Kinesis put: the changes, the repeats and reorders it
 // injected (records put again by retries are not among them).
@@ -155,8 +174,15 @@ func (k *Kinesis) Counts() Counts {
 	return Counts{Changes: int(k.n.changes.Load()), Repeated: int(k.n.repeated.Load()), Reordered: int(k.n.reordered.Load())}
 }
 
-// at is the next record's time: now, or a microsecond after the last one.
-func (k *Kinesis) at() time.Time {
+// at is a change's time: the one it was given before, or now, or a
+// microsecond after the last one given.
+func (k *Kinesis) at(eventID string) time.Time {
+	if t, ok := k.stamps[eventID]; ok {
+		return t
+	}
+	if t, ok := k.older[eventID]; ok {
+		return t
+	}
 	now := time.Now
 	if k.Now != nil {
 		now = k.Now
@@ -166,12 +192,20 @@ func (k *Kinesis) at() time.Time {
 		t = k.last.Add(time.Microsecond)
 	}
 	k.last = t
+	if len(k.stamps) >= maxStamps {
+		k.older, k.stamps = k.stamps, nil
+	}
+	if k.stamps == nil {
+		k.stamps = map[string]time.Time{}
+	}
+	k.stamps[eventID] = t
 	return t
 }
 
 // Handle puts a batch's changes (a stream.Handler): the whole batch
 // again on any failure, so a record left unput by a partial failure of
-// PutRecords comes again with the rest (as repeats).
+// PutRecords comes again with the rest (as repeats, with the times they
+// had).
 func (k *Kinesis) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 	k.once.Do(func() { k.rng = rand.New(rand.NewPCG(k.Seed, 0x6b)) })
 	k.mu.Lock()

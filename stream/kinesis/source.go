@@ -26,9 +26,11 @@ type API interface {
 }
 
 // Source is a stream.API that reads the Kinesis data stream whose ARN the
-// Runner's Config.StreamARN names. Options of the DynamoDB Streams client
-// that the Runner passes are not Kinesis's and are ignored: give the
-// Kinesis client its own (retries, endpoint) when it is made.
+// Runner's Config.StreamARN names; one Source serves one stream. Options
+// of the DynamoDB Streams client that the Runner passes are not Kinesis's
+// and are ignored: give the Kinesis client its own (endpoint, and few
+// retries of a throttled read, which the Runner waits out itself) when it
+// is made.
 type Source struct {
 	Client API
 	// PartitionKey is the table's partition key attribute: the Runner
@@ -161,16 +163,8 @@ func streamRecord(lr events.DynamoDBEventRecord) (streamtypes.Record, error) {
 			return streamtypes.Record{}, fmt.Errorf("%s: %w", img.name, err)
 		}
 	}
-	switch {
-	case d.NewImage != nil && d.OldImage != nil:
-		d.StreamViewType = streamtypes.StreamViewTypeNewAndOldImages
-	case d.NewImage != nil:
-		d.StreamViewType = streamtypes.StreamViewTypeNewImage
-	case d.OldImage != nil:
-		d.StreamViewType = streamtypes.StreamViewTypeOldImage
-	default:
-		d.StreamViewType = streamtypes.StreamViewTypeKeysOnly
-	}
+	// no StreamViewType: a Kinesis record has none, as in Lambda's Kinesis
+	// events (stream.DecodeKinesisEvent)
 	rec := streamtypes.Record{
 		AwsRegion: aws.String(lr.AWSRegion), EventID: aws.String(lr.EventID), EventName: streamtypes.OperationType(lr.EventName),
 		EventSource: aws.String(lr.EventSource), EventVersion: aws.String("1.1"), Dynamodb: d,

@@ -1,11 +1,11 @@
 package stack
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net/http"
 	"os/exec"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -50,9 +50,9 @@ func (s *Stack) startKinesis(ctx context.Context, o Options) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out bytes.Buffer
+	out := &tail{}
 	cmd := exec.Command(bin, "-H", "127.0.0.1", "-p", fmt.Sprint(port))
-	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.Stdout, cmd.Stderr = out, out
 	child.Group(cmd)
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("stack: start moto_server: %w", err)
@@ -126,7 +126,34 @@ func (s *Stack) stopKinesis() {
 		k.cancel()
 		<-k.done
 	}
+	if k.dest != nil {
+		n := k.dest.Counts()
+		s.log.Info("the Kinesis destination stopped", "changes", n.Changes, "repeated", n.Repeated, "reordered", n.Reordered)
+	}
 	child.Terminate(k.moto.Process)
 	_ = k.moto.Wait()
 	s.log.Info("moto_server stopped")
+}
+
+// tail keeps the last 64 KB written to it: moto_server's output, which
+// logs every request, for the error that says why it did not start.
+type tail struct {
+	mu sync.Mutex
+	b  []byte
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if over := len(t.b) - 64<<10; over > 0 {
+		t.b = append(t.b[:0], t.b[over:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.b)
 }
