@@ -20,6 +20,7 @@ import (
 	cfntypes "github.com/aws/aws-sdk-go-v2/service/cloudformation/types"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/kinesis"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	lambdatypes "github.com/aws/aws-sdk-go-v2/service/lambda/types"
 	"github.com/google/go-cmp/cmp"
@@ -242,7 +243,11 @@ func checkMapping(t *testing.T, l *lambda.Client, function, streamOf, queue stri
 		t.Fatalf("%s: %d event source mappings, want 1", function, len(out.EventSourceMappings))
 	}
 	m := out.EventSourceMappings[0]
-	if !strings.Contains(aws.ToString(m.EventSourceArn), "/"+streamOf+"/stream/") {
+	if strings.HasPrefix(streamOf, "arn:aws:kinesis:") { // a Kinesis stream's ARN
+		if aws.ToString(m.EventSourceArn) != streamOf {
+			t.Errorf("%s: source %s, want the Kinesis stream %s", function, aws.ToString(m.EventSourceArn), streamOf)
+		}
+	} else if !strings.Contains(aws.ToString(m.EventSourceArn), "/"+streamOf+"/stream/") {
 		t.Errorf("%s: source %s, want the stream of %s", function, aws.ToString(m.EventSourceArn), streamOf)
 	}
 	if !slices.Contains(m.FunctionResponseTypes, lambdatypes.FunctionResponseTypeReportBatchItemFailures) {
@@ -318,6 +323,25 @@ func TestDeployRehearsal(t *testing.T) {
 				t.Errorf("no %s", r)
 			}
 		}
+	})
+
+	t.Run("application on Kinesis", func(t *testing.T) {
+		ids := m.deploy(t, "dynastream-kinesis-rehearsal", "template.yaml", map[string]string{
+			"CodeBucket": "code", "MailFrom": "noreply@example.com", "SesIdentity": "example.com",
+			"JwtIssuer": "https://issuer.example.com", "JwtAudience": "client", "StreamSource": "kinesis",
+		})
+		if ids["ChangeStream"] == "" {
+			t.Fatalf("no ChangeStream among %v", ids)
+		}
+		k := kinesis.NewFromConfig(m.cfg)
+		desc, err := k.DescribeStreamSummary(context.Background(), &kinesis.DescribeStreamSummaryInput{StreamName: aws.String(ids["ChangeStream"])})
+		if err != nil {
+			t.Fatal(err)
+		}
+		arn := aws.ToString(desc.StreamDescriptionSummary.StreamARN)
+		queue := queueName(ids["DeadLetterQueue"])
+		checkMapping(t, l, ids["ProjectorFunction"], arn, queue, len(projections.Filter()))
+		checkMapping(t, l, ids["NotifierFunction"], arn, queue, 2)
 	})
 
 	t.Run("consumer example", func(t *testing.T) {

@@ -32,19 +32,50 @@ import (
 // defaults by itself). A Ref to a Number parameter becomes its default, as
 // the numeric properties it feeds can hold nothing else (numberRefs checks
 // those refs on the raw template).
-func open(t *testing.T) *cloudformation.Template {
+func open(t *testing.T) *cloudformation.Template { return openWith(t, nil) }
+
+// openWith is open with String parameters set (others at their defaults):
+// the template's conditions (Fn::Equals of a parameter and a value) are
+// decided by them, and Fn::If takes the branch they choose; AWS::NoValue
+// is nil (a statement it leaves out is skipped by statements).
+func openWith(t *testing.T, params map[string]string) *cloudformation.Template {
 	t.Helper()
 	b, err := os.ReadFile("template.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
+	value := func(tmpl any, name string) string {
+		if v, ok := params[name]; ok {
+			return v
+		}
+		if p := parameter(tmpl, name); p["Default"] != nil {
+			return fmt.Sprint(p["Default"])
+		}
+		return "ref:" + name
+	}
 	tmpl, err := goformation.ParseYAMLWithOptions(infra.WithoutNewerProperties(b), &intrinsics.ProcessorOptions{
 		IntrinsicHandlerOverrides: map[string]intrinsics.IntrinsicHandler{
 			"Ref": func(_ string, in, tmpl any) any {
+				if in == "AWS::NoValue" {
+					return nil
+				}
 				if p := parameter(tmpl, fmt.Sprint(in)); p["Type"] == "Number" && p["Default"] != nil {
 					return p["Default"]
 				}
+				if _, ok := params[fmt.Sprint(in)]; ok {
+					return params[fmt.Sprint(in)]
+				}
 				return fmt.Sprint("ref:", in)
+			},
+			"Fn::If": func(_ string, in, tmpl any) any {
+				args, _ := in.([]any)
+				if len(args) != 3 {
+					return nil
+				}
+				if condition(t, tmpl, fmt.Sprint(args[0]), value) {
+					return args[1]
+				}
+				return args[2]
 			},
 			"Fn::GetAtt": func(_ string, in, _ any) any {
 				if parts, ok := in.([]any); ok {
@@ -68,6 +99,20 @@ func open(t *testing.T) *cloudformation.Template {
 		t.Fatalf("parse template.yaml: %v", err)
 	}
 	return tmpl
+}
+
+// condition decides a condition of the raw template of the form
+// Fn::Equals [Ref P, v] (the only form the template uses).
+func condition(t *testing.T, tmpl any, name string, value func(any, string) string) bool {
+	m, _ := tmpl.(map[string]any)
+	conds, _ := m["Conditions"].(map[string]any)
+	c, _ := conds[name].(map[string]any)
+	eq, _ := c["Fn::Equals"].([]any)
+	if len(eq) != 2 {
+		t.Fatalf("condition %s is not Fn::Equals [Ref P, value]: %v", name, conds[name])
+	}
+	ref, _ := eq[0].(map[string]any)
+	return value(tmpl, fmt.Sprint(ref["Ref"])) == fmt.Sprint(eq[1])
 }
 
 // parameter returns a parameter's definition from the raw template.
@@ -671,6 +716,9 @@ func statements(t *testing.T, tmpl *cloudformation.Template, role string) []stat
 		}
 		for _, s := range sts {
 			m, _ := s.(map[string]any)
+			if len(m) == 0 { // AWS::NoValue: a statement a condition leaves out
+				continue
+			}
 			if m["Effect"] != "Allow" || m["NotAction"] != nil || m["NotResource"] != nil {
 				t.Errorf("%s/%s: only plain Allow statements are checked: %v", role, p.PolicyName, m)
 			}
@@ -874,3 +922,74 @@ func deref(s *string) string {
 }
 
 func derefBool(b *bool) bool { return b != nil && *b }
+
+// With StreamSource kinesis the table also writes its changes to a Kinesis
+// data stream in microseconds (KinesisStreamSpecification,
+// ApproximateCreationDateTimePrecision MICROSECOND), both mappings read
+// that stream, their roles may read it, and their filters are the same
+// patterns under "data": on a Kinesis source Lambda filters the record's
+// data, which here is the DynamoDB change (Lambda Developer Guide, "Lambda
+// event filtering", on filtering Kinesis messages: a pattern on a JSON
+// payload names its fields under data; paraphrased). With the default
+// (dynamodb) there is none of it.
+func TestKinesisSource(t *testing.T) {
+	raw := rawTemplate(t)
+	if p := parameter(raw, "StreamSource"); p["Default"] != "dynamodb" || fmt.Sprint(p["AllowedValues"]) != "[dynamodb kinesis]" {
+		t.Errorf("parameter StreamSource %v, want dynamodb or kinesis, dynamodb by default", p)
+	}
+	if table, err := open(t).GetDynamoDBTableWithName("Table"); err != nil || table.KinesisStreamSpecification != nil {
+		t.Errorf("the default writes to Kinesis: %+v (%v)", table.KinesisStreamSpecification, err)
+	}
+	tmpl := openWith(t, map[string]string{"StreamSource": "kinesis"})
+	table, err := tmpl.GetDynamoDBTableWithName("Table")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k := table.KinesisStreamSpecification; k == nil || k.StreamArn != "getatt:ChangeStream.Arn" {
+		t.Errorf("the table's KinesisStreamSpecification %+v, want ChangeStream", table.KinesisStreamSpecification)
+	}
+	spec, _ := raw.(map[string]any)["Resources"].(map[string]any)["Table"].(map[string]any)["Properties"].(map[string]any)["KinesisStreamSpecification"]
+	if !strings.Contains(fmt.Sprint(spec), "ApproximateCreationDateTimePrecision:MICROSECOND") {
+		t.Errorf("KinesisStreamSpecification %v: want microseconds, what orders one item's changes", spec)
+	}
+	for name, want := range map[string][]string{"ProjectorEventSourceMapping": projections.Filter().Patterns(), "NotifierEventSourceMapping": notify.Filter().Patterns()} {
+		m, err := tmpl.GetLambdaEventSourceMappingWithName(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if deref(m.EventSourceArn) != "getatt:ChangeStream.Arn" {
+			t.Errorf("%s reads %q, want the Kinesis stream", name, deref(m.EventSourceArn))
+		}
+		var inner []string
+		for _, f := range m.FilterCriteria.Filters {
+			var p map[string]json.RawMessage
+			if err := json.Unmarshal([]byte(deref(f.Pattern)), &p); err != nil || len(p) != 1 || p["data"] == nil {
+				t.Fatalf("%s: pattern %s: want one key, data (%v)", name, deref(f.Pattern), err)
+			}
+			inner = append(inner, string(p["data"]))
+		}
+		c, err := filter.ParseCriteria(inner...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(want, c.Patterns()); d != "" {
+			t.Errorf("%s: the patterns under data are not the consumer's filter (-go +template):\n%s", name, d)
+		}
+	}
+	for _, fn := range []string{"ProjectorFunction", "NotifierFunction"} {
+		f, _ := tmpl.GetLambdaFunctionWithName(fn)
+		granted := map[string]bool{}
+		for _, s := range statements(t, tmpl, strings.TrimSuffix(strings.TrimPrefix(f.Role, "getatt:"), ".Arn")) {
+			if slices.Contains(s.Resources, "getatt:ChangeStream.Arn") {
+				for _, a := range s.Actions {
+					granted[a] = true
+				}
+			}
+		}
+		for _, a := range []string{"kinesis:GetRecords", "kinesis:GetShardIterator", "kinesis:DescribeStream", "kinesis:DescribeStreamSummary", "kinesis:ListShards"} {
+			if !granted[a] {
+				t.Errorf("%s's role may not %s on the Kinesis stream", fn, a)
+			}
+		}
+	}
+}
