@@ -3,6 +3,7 @@ package stream
 import (
 	"crypto/sha256"
 	"encoding/json"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -18,7 +19,10 @@ type FailureRecord struct {
 	ResponseContext FailureResponseContext `json:"responseContext"`
 	Version         string                 `json:"version"`
 	Timestamp       time.Time              `json:"timestamp"`
-	BatchInfo       StreamBatchInfo        `json:"DDBStreamBatchInfo"`
+	// BatchInfo is written as DDBStreamBatchInfo, or as KinesisBatchInfo
+	// for a Kinesis data stream's records (its StreamARN names one), as
+	// Lambda names it on each source; either is read back.
+	BatchInfo StreamBatchInfo `json:"DDBStreamBatchInfo"`
 	// BootstrapKeys, on a record of Bootstrap's (shard BootstrapShard),
 	// are its items' keys, for a redrive to read them again (ReadItems):
 	// Lambda never writes it, as it never bootstraps.
@@ -134,19 +138,52 @@ func (dl DeadLetter) ID() string {
 }
 
 // MarshalJSON writes the record as Lambda does: its timestamp to the
-// millisecond ("2019-11-14T00:13:49.717Z").
+// millisecond ("2019-11-14T00:13:49.717Z"), and the batch's place as
+// DDBStreamBatchInfo, or KinesisBatchInfo for a Kinesis data stream's.
 func (fr FailureRecord) MarshalJSON() ([]byte, error) {
+	var ddb, kinesis *StreamBatchInfo
+	if b := fr.BatchInfo; isKinesisARN(b.StreamARN) {
+		kinesis = &b
+	} else {
+		ddb = &b
+	}
 	return json.Marshal(struct {
 		RequestContext     FailureRequestContext                      `json:"requestContext"`
 		ResponseContext    FailureResponseContext                     `json:"responseContext"`
 		Version            string                                     `json:"version"`
 		Timestamp          string                                     `json:"timestamp"`
-		BatchInfo          StreamBatchInfo                            `json:"DDBStreamBatchInfo"`
+		DDBBatchInfo       *StreamBatchInfo                           `json:"DDBStreamBatchInfo,omitempty"`
+		KinesisBatchInfo   *StreamBatchInfo                           `json:"KinesisBatchInfo,omitempty"`
 		BootstrapKeys      []map[string]events.DynamoDBAttributeValue `json:"bootstrapKeys,omitempty"`
 		BootstrapEventIDs  []string                                   `json:"bootstrapEventIds,omitempty"`
 		Window             *events.Window                             `json:"window,omitempty"`
 		WindowState        map[string]string                          `json:"windowState,omitempty"`
 		WindowStateDropped bool                                       `json:"windowStateDropped,omitempty"`
-	}{fr.RequestContext, fr.ResponseContext, fr.Version, fr.Timestamp.UTC().Format("2006-01-02T15:04:05.000Z07:00"), fr.BatchInfo,
+	}{fr.RequestContext, fr.ResponseContext, fr.Version, fr.Timestamp.UTC().Format("2006-01-02T15:04:05.000Z07:00"), ddb, kinesis,
 		fr.BootstrapKeys, fr.BootstrapEventIDs, fr.Window, fr.WindowState, fr.WindowStateDropped})
+}
+
+// UnmarshalJSON reads a record of either source: its batch's place from
+// DDBStreamBatchInfo or KinesisBatchInfo.
+func (fr *FailureRecord) UnmarshalJSON(b []byte) error {
+	type plain FailureRecord // no methods: the default decoding
+	var v struct {
+		plain
+		KinesisBatchInfo *StreamBatchInfo `json:"KinesisBatchInfo"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*fr = FailureRecord(v.plain)
+	if v.KinesisBatchInfo != nil && fr.BatchInfo == (StreamBatchInfo{}) {
+		fr.BatchInfo = *v.KinesisBatchInfo
+	}
+	return nil
+}
+
+// isKinesisARN reports whether arn names a Kinesis resource
+// (arn:PARTITION:kinesis:REGION:ACCOUNT:stream/NAME).
+func isKinesisARN(arn string) bool {
+	parts := strings.SplitN(arn, ":", 4)
+	return len(parts) == 4 && parts[0] == "arn" && parts[2] == "kinesis"
 }

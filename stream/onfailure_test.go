@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -69,6 +70,54 @@ func TestFailureRecord(t *testing.T) {
 	if _, ok := (stream.DeadLetter{Unconverted: []json.RawMessage{[]byte(`{}`)}}).FailureRecord("f"); ok {
 		t.Error("a dead letter of unconverted records has no range, yet got a failure record")
 	}
+}
+
+// The records of a Kinesis data stream (a table's changes carried there)
+// are named as Lambda names a Kinesis source's in its on-failure record:
+// under KinesisBatchInfo, with the same fields ("Retaining records from a
+// Kinesis Data Streams event source mapping", Lambda Developer Guide:
+// paraphrased), and read back from either key.
+func TestFailureRecordOfAKinesisSource(t *testing.T) {
+	arn := "arn:aws:kinesis:us-east-2:123456789012:stream/mystream"
+	at := time.Date(2026, 12, 7, 10, 0, 0, 123456000, time.UTC)
+	rec := events.DynamoDBEventRecord{EventID: "e1", EventSourceArn: arn,
+		Change: events.DynamoDBStreamRecord{SequenceNumber: "49590338271490256608559692538361571095921575989136588898", ApproximateCreationDateTime: events.SecondsEpochTime{Time: at}}}
+	dl := stream.DeadLetter{StreamARN: arn, ShardID: "shardId-000000000001", Attempts: 4, FailedAt: at.Add(time.Minute), RequestID: "r1",
+		Event: events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{rec}}}
+	fr, ok := dl.FailureRecord("f")
+	if !ok {
+		t.Fatal("no failure record")
+	}
+	b, _ := json.Marshal(fr)
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(b, &keys); err != nil {
+		t.Fatal(err)
+	}
+	if keys["KinesisBatchInfo"] == nil || keys["DDBStreamBatchInfo"] != nil {
+		t.Fatalf("a Kinesis source's record: %s; want KinesisBatchInfo and no DDBStreamBatchInfo", b)
+	}
+	var back stream.FailureRecord
+	if err := json.Unmarshal(b, &back); err != nil || back.BatchInfo != fr.BatchInfo || back.BatchInfo.StartSequenceNumber != rec.Change.SequenceNumber {
+		t.Errorf("read back %+v (%v), want %+v", back.BatchInfo, err, fr.BatchInfo)
+	}
+	// another partition's Kinesis ARN is one too; a DynamoDB stream's is not
+	dl.StreamARN = "arn:aws-cn:kinesis:cn-north-1:123456789012:stream/s"
+	if fr, _ := dl.FailureRecord("f"); !bytesContain(t, fr, `"KinesisBatchInfo"`) {
+		t.Error("a Kinesis ARN of another partition is written as DDBStreamBatchInfo")
+	}
+	dl.StreamARN = "arn:aws:dynamodb:us-east-2:123456789012:table/kinesis/stream/2026"
+	if fr, _ := dl.FailureRecord("f"); !bytesContain(t, fr, `"DDBStreamBatchInfo"`) {
+		t.Error("a DynamoDB stream's record (of a table named kinesis) is written as KinesisBatchInfo")
+	}
+}
+
+func bytesContain(t *testing.T, fr stream.FailureRecord, s string) bool {
+	t.Helper()
+	b, err := json.Marshal(fr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Contains(string(b), s)
 }
 
 var uuidRE = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)

@@ -267,7 +267,7 @@ func failureRecord(body string) (stream.FailureRecord, error) {
 	}
 	b := fr.BatchInfo
 	if b.StreamARN == "" || b.ShardID == "" || b.StartSequenceNumber == "" || b.EndSequenceNumber == "" {
-		return fr, errors.New("no DDBStreamBatchInfo (streamArn, shardId, start and end sequence numbers)")
+		return fr, errors.New("no DDBStreamBatchInfo or KinesisBatchInfo (streamArn, shardId, start and end sequence numbers)")
 	}
 	return fr, nil
 }

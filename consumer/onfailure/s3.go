@@ -68,17 +68,30 @@ func (r S3Record) MarshalJSON() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
+// UnmarshalJSON reads the object as ReadS3Record does (the failure
+// record's own decoding would otherwise leave the payload out).
+func (r *S3Record) UnmarshalJSON(b []byte) error {
+	v, err := ReadS3Record(b)
+	if err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
 // ReadS3Record reads an object an S3 destination holds: its payload an
 // escaped JSON string, as Lambda writes it, or a JSON object.
 func ReadS3Record(body []byte) (S3Record, error) {
+	var r S3Record
+	if err := json.Unmarshal(body, &r.FailureRecord); err != nil { // its own decoding (either batch info)
+		return S3Record{}, err
+	}
 	var raw struct {
-		stream.FailureRecord
 		Payload json.RawMessage `json:"payload"`
 	}
 	if err := json.Unmarshal(body, &raw); err != nil {
 		return S3Record{}, err
 	}
-	r := S3Record{FailureRecord: raw.FailureRecord}
 	p := raw.Payload
 	var s string
 	if len(p) > 0 && p[0] == '"' && json.Unmarshal(p, &s) == nil {
