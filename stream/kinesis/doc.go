@@ -29,6 +29,10 @@
 // is not dropped: it reaches the Runner unreadable, and the Runner
 // dead-letters it with its bytes, then moves on.
 //
+// Criteria reads the filter patterns of a Lambda mapping on such a stream
+// ({"data": {"dynamodb": …}}) as the patterns of the change, the filter
+// the Runner takes.
+//
 // Not here yet: enhanced fan-out (SubscribeToShard), and a child of two
 // merged shards waits for its ParentShardId only, not also for its
 // AdjacentParentShardId (stream.API's shards have one parent).
