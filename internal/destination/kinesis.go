@@ -2,12 +2,8 @@ package destination
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,7 +13,7 @@ import (
 	sdk "github.com/aws/aws-sdk-go-v2/service/kinesis"
 	"github.com/aws/aws-sdk-go-v2/service/kinesis/types"
 
-	"github.com/dynastream/dynastream/stream"
+	"github.com/dynastream/dynastream/stream/kinesis"
 )
 
 // API is what Kinesis calls of a Kinesis Data Streams client.
@@ -96,51 +92,12 @@ func Entries(batch []events.DynamoDBEventRecord, at func(eventID string) time.Ti
 	return out, n, nil
 }
 
-// change is a Kinesis record's data as DynamoDB writes it.
-type change struct {
-	AWSRegion    string                       `json:"awsRegion"`
-	EventID      string                       `json:"eventID"`
-	EventName    string                       `json:"eventName"`
-	UserIdentity *events.DynamoDBUserIdentity `json:"userIdentity"`
-	RecordFormat string                       `json:"recordFormat"`
-	TableName    string                       `json:"tableName"`
-	Dynamodb     struct {
-		ApproximateCreationDateTime          int64                                    `json:"ApproximateCreationDateTime"`
-		ApproximateCreationDateTimePrecision string                                   `json:"ApproximateCreationDateTimePrecision"`
-		Keys                                 map[string]events.DynamoDBAttributeValue `json:"Keys"`
-		NewImage                             map[string]events.DynamoDBAttributeValue `json:"NewImage,omitempty"`
-		OldImage                             map[string]events.DynamoDBAttributeValue `json:"OldImage,omitempty"`
-		SizeBytes                            int64                                    `json:"SizeBytes"`
-	} `json:"dynamodb"`
-	EventSource string `json:"eventSource"`
-}
-
 func entry(r events.DynamoDBEventRecord, at time.Time) (Entry, error) {
-	c := change{AWSRegion: r.AWSRegion, EventID: r.EventID, EventName: r.EventName, UserIdentity: r.UserIdentity,
-		RecordFormat: "application/json", TableName: tableOf(r.EventSourceArn), EventSource: "aws:dynamodb"}
-	if c.EventName == "UNKNOWN_TO_SDK_VERSION" { // DynamoDB Local's TTL deletions: a REMOVE by the TTL service
-		c.EventName = "REMOVE"
-	}
-	d := &c.Dynamodb
-	d.ApproximateCreationDateTime, d.ApproximateCreationDateTimePrecision = at.UnixMicro(), "MICROSECOND"
-	d.Keys, d.NewImage, d.OldImage, d.SizeBytes = r.Change.Keys, r.Change.NewImage, r.Change.OldImage, r.Change.SizeBytes
-	data, err := json.Marshal(c)
+	data, err := kinesis.Data(r, at)
 	if err != nil {
-		return Entry{}, fmt.Errorf("destination: change %s: %w", r.EventID, err)
+		return Entry{}, fmt.Errorf("destination: %w", err)
 	}
-	sum := sha256.Sum256([]byte(stream.ItemKey(r))) // Kinesis takes 256 characters at most
-	return Entry{PartitionKey: hex.EncodeToString(sum[:]), Data: data, EventID: r.EventID}, nil
-}
-
-// tableOf is the table's name in its stream's ARN
-// (arn:aws:dynamodb:region:account:table/NAME/stream/LABEL).
-func tableOf(streamARN string) string {
-	_, rest, ok := strings.Cut(streamARN, ":table/")
-	if !ok {
-		return ""
-	}
-	name, _, _ := strings.Cut(rest, "/")
-	return name
+	return Entry{PartitionKey: kinesis.PartitionKey(r), Data: data, EventID: r.EventID}, nil
 }
 
 // Kinesis puts a DynamoDB stream's changes into a Kinesis data stream.
