@@ -67,9 +67,9 @@ TESTLOG   := $(CURDIR)/$(BIN)/testlog
 gotest     = $(TESTLOG) run -log $(CURDIR)/$(TEST_LOGS)/$(1).json --
 # The tests make test leaves to make test-long, each with its time on a
 # two-core machine (docs/testing.md).
-LONG_TESTS := TestCrashSuite|TestFaultSuite|TestShortLoad|TestBootstrapSizes|TestProjectorBigBatchAndDeadline|TestDeployRehearsal|TestProjectorHeapStaysFlat|TestCookingReplayExactCounts|TestProjectorKinesisReplay|FuzzWriterAtLimits|TestAuthorizationMatrix
+LONG_TESTS := TestCrashSuite|TestFaultSuite|TestShortLoad|TestBootstrapSizes|TestProjectorBigBatchAndDeadline|TestDeployRehearsal|TestProjectorHeapStaysFlat|TestCookingReplayExactCounts|TestProjectorKinesisReplay|TestLocalStackOnKinesis|FuzzWriterAtLimits|TestAuthorizationMatrix
 LONG_SKIP  := ^($(LONG_TESTS))$$
-LONG_PKGS  := ./cmd/loadgen ./cmd/lambdatest ./infra ./internal/projections ./internal/api
+LONG_PKGS  := ./cmd/loadgen ./cmd/lambdatest ./infra ./internal/projections ./internal/api ./cmd/devstack
 # The packages that run handlers concurrently: make test-long runs them
 # under the race detector (make test runs them without it).
 RACE_PKGS     := ./internal/projections ./internal/notify

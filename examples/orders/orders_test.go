@@ -140,7 +140,7 @@ func TestTotalsUnderReplay(t *testing.T) {
 	// changes (repeated, one order's records out of order): the handler
 	// is the same for either source
 	schedules := slices.Concat(replay.Schedules(7, seq), replay.Parallel(replay.Schedules(8, par), 4),
-		replay.KinesisSchedules(9, par/2), replay.Parallel(replay.KinesisSchedules(10, par/2), 4))
+		replay.KinesisSchedules(9, par/4), replay.Parallel(replay.KinesisSchedules(10, par/4), 4))
 	rep, err := replay.Check(ctx, ev, target(tbl, p.Handler(), want), schedules)
 	if err != nil {
 		t.Fatal(err)
