@@ -59,7 +59,9 @@ func TestClient(t *testing.T) {
 	defer srv.Close()
 	defer gw.Close()
 	url := "ws" + strings.TrimPrefix(srv.URL, "http")
-	var out bytes.Buffer
+	// the client writes from two goroutines (the input's answers, the
+	// pushes): a plain bytes.Buffer lost the pushes' lines now and then
+	var out syncBuffer
 	in := strings.NewReader("hello <b>there</b>\nhello <b>there</b>\n\x1b[31mred\n\n/help\n/join\n/frob\n/join kitchen\n")
 	if err := run(url, "ok", "global", in, &out); err != nil {
 		t.Fatal(err)
