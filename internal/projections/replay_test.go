@@ -137,26 +137,34 @@ func runScenario(t *testing.T, st *store.Store) {
 	}
 }
 
+// projectorScenario runs the scenario on a table of its own and returns
+// its store, its stream as captured, and the projector as the kit's
+// target over the table's derived items.
+func projectorScenario(t *testing.T) (*store.Store, events.DynamoDBEvent, replay.Target) {
+	t.Helper()
+	c, table, arn := ddbtest.Table(t)
+	st := store.New(c.DB, table)
+	runScenario(t, st)
+	ev, err := replay.Capture(context.Background(), c.Streams, arn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &projections.Projector{Store: st}
+	ts := replay.TableState{DB: c.DB, Table: table, Derived: replay.DerivedFlag}
+	return st, ev, replay.Target{Handler: p.Handle, Reset: ts.Reset, State: ts.State}
+}
+
 // The projector's derived state is the same when the stream comes as a
 // Kinesis data stream for DynamoDB delivers it: one item's records
 // repeated and out of order (DynamoDB Developer Guide, "Change data capture
 // for Kinesis Data Streams with DynamoDB"), at ParallelizationFactor 1 and
 // 10. Its snapshots are computed "as of" their source change from the core
 // items, its activities and counts keyed by the change: none assumes one
-// item's order. (A long test: the kinesisSchedules of the other projector
-// tests are one of each under make test.)
+// item's order. (A long test, as the other projector tests' Kinesis
+// schedules.)
 func TestProjectorKinesisReplay(t *testing.T) {
-	c, table, arn := ddbtest.Table(t)
-	st := store.New(c.DB, table)
-	runScenario(t, st)
-	ctx := context.Background()
-	ev, err := replay.Capture(ctx, c.Streams, arn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &projections.Projector{Store: st}
-	ts := replay.TableState{DB: c.DB, Table: table, Derived: replay.DerivedFlag}
-	rep, err := replay.Check(ctx, ev, replay.Target{Handler: p.Handle, Reset: ts.Reset, State: ts.State},
+	_, ev, target := projectorScenario(t)
+	rep, err := replay.Check(context.Background(), ev, target,
 		append(replay.KinesisSchedules(20261207, 6), replay.Parallel(replay.KinesisSchedules(20261208, 6), 10)...))
 	if err != nil {
 		t.Fatal(err)
@@ -178,15 +186,8 @@ func TestProjectorKinesisReplay(t *testing.T) {
 // delivered: as captured, every record twice, random batch sizes, shuffled
 // across items, and with injected failures and retries.
 func TestProjectorReplayEquivalence(t *testing.T) {
-	c, table, arn := ddbtest.Table(t)
-	st := store.New(c.DB, table)
-	runScenario(t, st)
+	st, ev, target := projectorScenario(t)
 	ctx := context.Background()
-
-	ev, err := replay.Capture(ctx, c.Streams, arn)
-	if err != nil {
-		t.Fatal(err)
-	}
 	// 3 rooms × (room + owner's member and userroom + 3 × (member + userroom)
 	// + 6 criteria + 2 listings + 1 source lookup + 2 status changes + dave's
 	// member and userroom removed) = 3 × 22; r4: room, 2 × (member +
@@ -196,9 +197,7 @@ func TestProjectorReplayEquivalence(t *testing.T) {
 		t.Fatalf("captured %d records, want %d", got, want)
 	}
 
-	p := &projections.Projector{Store: st}
-	ts := replay.TableState{DB: c.DB, Table: table, Derived: replay.DerivedFlag}
-	rep, err := replay.Check(ctx, ev, replay.Target{Handler: p.Handle, Reset: ts.Reset, State: ts.State}, append(replay.Schedules(20261121, schedules(12)), replay.Parallel(replay.Schedules(20261122, schedules(12)), 10)...))
+	rep, err := replay.Check(ctx, ev, target, append(replay.Schedules(20261121, schedules(12)), replay.Parallel(replay.Schedules(20261122, schedules(12)), 10)...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,15 +255,15 @@ func TestProjectorReplayEquivalence(t *testing.T) {
 			t.Errorf("deleted room r4 still has derived item %v", it["SK"])
 		}
 	}
-	left, err := c.DB.Query(ctx, &dynamodb.QueryInput{
-		TableName: aws.String(table), KeyConditionExpression: aws.String("PK = :pk"),
+	left, err := st.DB.Query(ctx, &dynamodb.QueryInput{
+		TableName: aws.String(st.Table), KeyConditionExpression: aws.String("PK = :pk"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: "ROOM#r4"}},
 	})
 	if err != nil || len(left.Items) != 0 {
 		t.Errorf("r4's partition after the cascade: %v items (err %v)", left, err)
 	}
 	for _, u := range []string{"alice", "bob"} {
-		ur, err := c.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), Key: store.UserRoomKey(u, "r4").AV()})
+		ur, err := st.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(st.Table), Key: store.UserRoomKey(u, "r4").AV()})
 		if err != nil || ur.Item != nil {
 			t.Errorf("%s's UserRoom of r4 after the cascade: %v (err %v)", u, ur.Item, err)
 		}
