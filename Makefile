@@ -102,7 +102,7 @@ test-library: dynamodb-local $(BIN)/testlog
 # .local/libtest), so that a module whose tests need a file or a module
 # it does not carry fails here and not in a user's hands.
 test-long: dynamodb-local cross rehearsal-note $(BIN)/testlog
-	$(call gotest,long) -count=1 -run '$(LONG_SKIP)' $(LONG_PKGS)
+	$(call gotest,long) -count=1 -timeout 30m -run '$(LONG_SKIP)' $(LONG_PKGS)
 	$(call gotest,race) -count=1 -race -skip '$(LONG_SKIP)' $(RACE_PKGS)
 	cd $(USER_MODULE) && GOWORK=off $(call gotest,orders-long) -count=1 ./...
 	$(GO) run ./cmd/libtest -race $(RACE_LIBRARY)

@@ -264,7 +264,7 @@ func TestCookingReplayExactCounts(t *testing.T) {
 	schedules := slices.Concat(replay.Schedules(20261123, 10), replay.Parallel(replay.Schedules(20261124, 6), 10),
 		// as a Kinesis data stream for DynamoDB delivers: a history entry's
 		// removal may come before its insertion, and either twice
-		replay.KinesisSchedules(20261125, 4), replay.Parallel(replay.KinesisSchedules(20261126, 2), 10))
+		replay.KinesisSchedules(20261125, 2), replay.Parallel(replay.KinesisSchedules(20261126, 1), 10))
 	rep, err := replay.Check(ctx, ev, replay.Target{Handler: p.Handle, Reset: cs.Reset, State: cs.State, Follow: ddbtest.FollowPending(t, c.Streams, arn)}, schedules)
 	if err != nil {
 		t.Fatal(err)
