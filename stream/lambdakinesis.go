@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -45,8 +47,8 @@ type kinesisChange struct {
 		ApproximateCreationDateTime          json.Number                              `json:"ApproximateCreationDateTime"`
 		ApproximateCreationDateTimePrecision string                                   `json:"ApproximateCreationDateTimePrecision"`
 		Keys                                 map[string]events.DynamoDBAttributeValue `json:"Keys"`
-		NewImage                             map[string]events.DynamoDBAttributeValue `json:"NewImage"`
-		OldImage                             map[string]events.DynamoDBAttributeValue `json:"OldImage"`
+		NewImage                             map[string]events.DynamoDBAttributeValue `json:"NewImage,omitempty"`
+		OldImage                             map[string]events.DynamoDBAttributeValue `json:"OldImage,omitempty"`
 		SizeBytes                            int64                                    `json:"SizeBytes"`
 	} `json:"dynamodb"`
 }
@@ -174,6 +176,42 @@ func KinesisChange(blob []byte, seq, streamARN string) (events.DynamoDBEventReco
 			SizeBytes:                   c.Change.SizeBytes,
 		},
 	}, nil
+}
+
+// KinesisData is what DynamoDB writes into a Kinesis record for the change
+// r, the other way from KinesisChange: the change as JSON, with its time
+// at to the microsecond (ApproximateCreationDateTimePrecision MICROSECOND)
+// and no sequence number (the Kinesis record has its own). It is how a
+// test, or a local stack without DynamoDB's Kinesis destination, puts a
+// table's changes into a Kinesis stream as AWS would; KinesisChange reads
+// r back (eventName UNKNOWN_TO_SDK_VERSION, DynamoDB Local's TTL deletion,
+// becomes REMOVE, as AWS names it).
+func KinesisData(r events.DynamoDBEventRecord, at time.Time) ([]byte, error) {
+	c := kinesisChange{AWSRegion: r.AWSRegion, EventID: r.EventID, EventName: r.EventName, UserIdentity: r.UserIdentity,
+		RecordFormat: "application/json", TableName: tableOf(r.EventSourceArn), EventSource: dynamodbSource}
+	if c.EventName == "UNKNOWN_TO_SDK_VERSION" {
+		c.EventName = "REMOVE"
+	}
+	d := &c.Change
+	d.ApproximateCreationDateTime = json.Number(strconv.FormatInt(at.UnixMicro(), 10))
+	d.ApproximateCreationDateTimePrecision = "MICROSECOND"
+	d.Keys, d.NewImage, d.OldImage, d.SizeBytes = r.Change.Keys, r.Change.NewImage, r.Change.OldImage, r.Change.SizeBytes
+	b, err := json.Marshal(c)
+	if err != nil {
+		return nil, fmt.Errorf("stream: Kinesis data of change %s: %w", r.EventID, err)
+	}
+	return b, nil
+}
+
+// tableOf is the table's name in its stream's ARN
+// (arn:aws:dynamodb:region:account:table/NAME/stream/LABEL).
+func tableOf(streamARN string) string {
+	_, rest, ok := strings.Cut(streamARN, ":table/")
+	if !ok {
+		return ""
+	}
+	name, _, _ := strings.Cut(rest, "/")
+	return name
 }
 
 // kinesisTime reads a Kinesis record's ApproximateCreationDateTime: an

@@ -22,7 +22,7 @@ import (
 )
 
 // The same handler on the other source: the table's changes as DynamoDB
-// writes them to a Kinesis data stream (kinesis.Data; a fifth of them put
+// writes them to a Kinesis data stream (stream.KinesisData; a fifth of them put
 // twice, as that source may deliver them), read by a Runner through
 // kinesis.Source from moto_server's Kinesis, with the mapping's filter
 // written as Lambda takes it on Kinesis (under data). The totals are the
@@ -43,7 +43,7 @@ func TestTotalsOnAKinesisRunner(t *testing.T) {
 	at := time.Now().UTC()
 	for i, r := range ev.Records {
 		at = at.Add(time.Microsecond)
-		data, err := kinesis.Data(r, at)
+		data, err := stream.KinesisData(r, at)
 		if err != nil {
 			t.Fatal(err)
 		}

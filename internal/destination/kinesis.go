@@ -13,6 +13,7 @@ import (
 	sdk "github.com/aws/aws-sdk-go-v2/service/kinesis"
 	"github.com/aws/aws-sdk-go-v2/service/kinesis/types"
 
+	"github.com/dynastream/dynastream/stream"
 	"github.com/dynastream/dynastream/stream/kinesis"
 )
 
@@ -93,7 +94,7 @@ func Entries(batch []events.DynamoDBEventRecord, at func(eventID string) time.Ti
 }
 
 func entry(r events.DynamoDBEventRecord, at time.Time) (Entry, error) {
-	data, err := kinesis.Data(r, at)
+	data, err := stream.KinesisData(r, at)
 	if err != nil {
 		return Entry{}, fmt.Errorf("destination: %w", err)
 	}

@@ -11,10 +11,13 @@ import (
 	"github.com/dynastream/dynastream/stream/kinesis"
 )
 
-// What Data writes reads back, through the decoder of Lambda's Kinesis
+// What stream.KinesisData writes reads back, through the decoder of Lambda's Kinesis
 // events and of Source, as the change it came from, with the time to the
 // microsecond; a TTL deletion as DynamoDB Local names it is a REMOVE by
-// the TTL service, as on AWS; one item has one partition key.
+// the TTL service, as on AWS; one item has one partition key (the record
+// format of DynamoDB Developer Guide, "Change data capture for Kinesis Data
+// Streams with DynamoDB", and Kinesis's 256-character partition keys,
+// Kinesis API Reference, PutRecord; both paraphrased).
 func TestDataReadsBackAsTheChange(t *testing.T) {
 	at := time.Date(2026, 12, 7, 10, 0, 0, 123456789, time.UTC)
 	r := events.DynamoDBEventRecord{EventID: "e1", EventName: "UNKNOWN_TO_SDK_VERSION", AWSRegion: "us-east-1",
@@ -22,7 +25,7 @@ func TestDataReadsBackAsTheChange(t *testing.T) {
 	r.Change.Keys = map[string]events.DynamoDBAttributeValue{"PK": events.NewStringAttribute("C#1"), "SK": events.NewStringAttribute("O#1")}
 	r.Change.OldImage = map[string]events.DynamoDBAttributeValue{"PK": events.NewStringAttribute("C#1"), "SK": events.NewStringAttribute("O#1"), "n": events.NewNumberAttribute("12345678901234567890123456789012345678")}
 	r.Change.SizeBytes = 42
-	b, err := kinesis.Data(r, at)
+	b, err := stream.KinesisData(r, at)
 	if err != nil {
 		t.Fatal(err)
 	}
