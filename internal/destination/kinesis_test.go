@@ -128,8 +128,10 @@ func (p *put) PutRecords(_ context.Context, in *sdk.PutRecordsInput, _ ...func(*
 }
 
 // A batch PutRecords answers in part fails whole, so its Runner delivers
-// it again and nothing is lost ("a partially successful response"; the
-// failed records are to be sent again: Kinesis API Reference, PutRecords).
+// it again and nothing is lost (PutRecords may put some of a call's
+// records and not others, each refused one with an ErrorCode, and
+// FailedRecordCount says how many: Kinesis API Reference, PutRecords;
+// paraphrased).
 func TestHandlePutsAgainWhatKinesisRefused(t *testing.T) {
 	p := &put{}
 	k := &destination.Kinesis{Client: p, StreamARN: "arn:kinesis"}

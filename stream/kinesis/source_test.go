@@ -165,8 +165,12 @@ func runner(kc *sdk.Client, arn string, dls stream.DeadLetters) *stream.Runner {
 // stream as it reads a DynamoDB stream: each change with its eventID,
 // images and time to the microsecond, the Kinesis record's sequence
 // number and the Kinesis stream's ARN; one shard's records in the shard's
-// order. A record whose data is not a DynamoDB change is dead-lettered
-// with its bytes, and the shard moves on past it.
+// order (the record format of DynamoDB Developer Guide, "Change data
+// capture for Kinesis Data Streams with DynamoDB"). A record whose data is
+// not a DynamoDB change is dead-lettered with its bytes, and the shard
+// moves on past it: AWS documents nothing for such a record on this
+// source; Lambda would hand it to the function, which
+// stream.DecodeKinesisEvent dead-letters the same way.
 func TestSourceReadsWhatDynamoDBWrote(t *testing.T) {
 	kc := startMoto(t)
 	arn := newStream(t, kc, "changes", 1)
@@ -224,9 +228,10 @@ func TestSourceReadsWhatDynamoDBWrote(t *testing.T) {
 	}
 }
 
-// After a split ("the parent shard is closed ... its child shards receive
-// new records": Kinesis Data Streams Developer Guide, resharding), the
-// Runner reads the parent to its end before either child, as Lambda does.
+// After a split, the parent shard is closed and new records go to its
+// children (Kinesis Data Streams Developer Guide, resharding; paraphrased,
+// the page could not be read here): the Runner reads the parent to its
+// end before either child, as Lambda does.
 func TestSourceReadsParentsBeforeChildren(t *testing.T) {
 	kc := startMoto(t)
 	arn := newStream(t, kc, "split", 1)
