@@ -21,7 +21,10 @@ import (
 // Capture reads every record now in a stream, shard by shard (parents
 // before children, each shard in sequence order), and returns them as one
 // event. It stops reading a shard at its end or, for an open shard, after
-// an empty read (DynamoDB Local makes a write visible at once).
+// an empty read (DynamoDB Local makes a write visible at once). A read that
+// DynamoDB Streams refuses because the shard has readers enough
+// (LimitExceededException) is made again after a growing pause, until ctx
+// ends: a test's consumers may be reading the shard as it captures.
 func Capture(ctx context.Context, api stream.API, streamARN string) (events.DynamoDBEvent, error) {
 	shards, err := stream.Shards(ctx, api, streamARN)
 	if err != nil {
@@ -37,7 +40,7 @@ func Capture(ctx context.Context, api stream.API, streamARN string) (events.Dyna
 		}
 		iter := it.ShardIterator
 		for iter != nil {
-			out, err := api.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: iter})
+			out, err := getRecords(ctx, api, iter)
 			if err != nil {
 				return ev, fmt.Errorf("replay: get records: %w", err)
 			}
@@ -128,18 +131,25 @@ type follower struct {
 const followPoll = 250 * time.Millisecond
 
 // getRecords reads a page of shard id, no sooner than followPoll after the
-// last read of it, and again while DynamoDB Streams answers that the shard
-// is read too often (LimitExceededException), with a growing pause.
+// last read of it.
 func (f *follower) getRecords(ctx context.Context, id string, iter *string) (*dynamodbstreams.GetRecordsOutput, error) {
+	if wait := followPoll - time.Since(f.polled[id]); wait > 0 {
+		if err := sleep(ctx, wait); err != nil {
+			return nil, err
+		}
+	}
+	out, err := getRecords(ctx, f.api, iter)
+	f.polled[id] = time.Now()
+	return out, err
+}
+
+// getRecords reads the page at iter, and again while DynamoDB Streams
+// answers that the shard is read too often or by too many
+// (LimitExceededException), after a pause growing from followPoll to 2 s.
+func getRecords(ctx context.Context, api stream.API, iter *string) (*dynamodbstreams.GetRecordsOutput, error) {
 	pause := followPoll
 	for {
-		if wait := followPoll - time.Since(f.polled[id]); wait > 0 {
-			if err := sleep(ctx, wait); err != nil {
-				return nil, err
-			}
-		}
-		f.polled[id] = time.Now()
-		out, err := f.api.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: iter})
+		out, err := api.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: iter})
 		var limited *types.LimitExceededException
 		if !errors.As(err, &limited) {
 			return out, err

@@ -184,3 +184,48 @@ func TestFollowLosesNothingWhenACallFails(t *testing.T) {
 		t.Fatalf("after a failed call: %d records, want the 3 it had read", len(recs))
 	}
 }
+
+// Capture reads a shard that two others are reading: DynamoDB Streams
+// refuses a third reader's GetRecords ("More than 2 processes are reading
+// from the same streams shard at the same time. Exceeding this limit may
+// result in request throttling": LimitExceededException, the DynamoDB
+// Streams API's GetRecords errors, paraphrased) and Capture waits it out,
+// as a test's consumers may be reading the stream it captures. Its client
+// here retries nothing, so the SDK's own retries hide nothing.
+func TestCaptureWaitsOutOtherReaders(t *testing.T) {
+	tbl := ddblocal.NewTable(t, ddblocal.Schema("PK", ""))
+	ctx := context.Background()
+	if _, err := tbl.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(tbl.Name),
+		Item: map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: "a"}}}); err != nil {
+		t.Fatal(err)
+	}
+	api := dynamodbstreams.New(tbl.Streams.Options(), func(o *dynamodbstreams.Options) { o.RetryMaxAttempts = 1 })
+	shards, err := stream.Shards(ctx, api, tbl.StreamARN)
+	if err != nil || len(shards) != 1 {
+		t.Fatalf("shards: %v %v", shards, err)
+	}
+	read := func() error {
+		it, err := api.GetShardIterator(ctx, &dynamodbstreams.GetShardIteratorInput{StreamArn: aws.String(tbl.StreamARN),
+			ShardId: shards[0].ShardId, ShardIteratorType: streamtypes.ShardIteratorTypeTrimHorizon})
+		if err == nil {
+			_, err = api.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: it.ShardIterator})
+		}
+		return err
+	}
+	for range 2 {
+		if err := read(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var limited *streamtypes.LimitExceededException
+	if err := read(); !errors.As(err, &limited) {
+		t.Fatalf("a third reader at once: %v, want LimitExceededException (is the Limiter in front?)", err)
+	}
+	ev, err := replay.Capture(ctx, api, tbl.StreamARN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ev.Records) != 1 {
+		t.Fatalf("captured %d records, want 1", len(ev.Records))
+	}
+}

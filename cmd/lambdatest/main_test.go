@@ -18,16 +18,13 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
-	streamtypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 
-	"github.com/dynastream/dynastream/attr"
 	"github.com/dynastream/dynastream/emf"
 	"github.com/dynastream/dynastream/internal/ddb"
 	"github.com/dynastream/dynastream/internal/ddbtest"
 	"github.com/dynastream/dynastream/internal/runtimeapi"
 	"github.com/dynastream/dynastream/internal/store"
+	"github.com/dynastream/dynastream/replay"
 )
 
 // bin holds the bootstraps, built once by TestMain.
@@ -189,35 +186,9 @@ func claims(user, email string) map[string]string {
 // Local) and returns them as Lambda delivers them.
 func streamEvent(t *testing.T, c *ddb.Clients, arn string) events.DynamoDBEvent {
 	t.Helper()
-	ctx := context.Background()
-	desc, err := c.Streams.DescribeStream(ctx, &dynamodbstreams.DescribeStreamInput{StreamArn: aws.String(arn)})
+	ev, err := replay.Capture(context.Background(), c.Streams, arn)
 	if err != nil {
 		t.Fatal(err)
-	}
-	var ev events.DynamoDBEvent
-	for _, sh := range desc.StreamDescription.Shards {
-		it, err := c.Streams.GetShardIterator(ctx, &dynamodbstreams.GetShardIteratorInput{StreamArn: aws.String(arn), ShardId: sh.ShardId, ShardIteratorType: streamtypes.ShardIteratorTypeTrimHorizon})
-		if err != nil {
-			t.Fatal(err)
-		}
-		iter := it.ShardIterator
-		for iter != nil {
-			out, err := c.Streams.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: iter})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, r := range out.Records {
-				lr, err := attr.LambdaRecord(r, arn)
-				if err != nil {
-					t.Fatal(err)
-				}
-				ev.Records = append(ev.Records, lr)
-			}
-			if len(out.Records) == 0 {
-				break
-			}
-			iter = out.NextShardIterator
-		}
 	}
 	return ev
 }

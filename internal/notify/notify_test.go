@@ -14,10 +14,8 @@ import (
 	"time"
 
 	lambdaevents "github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
-	streamtypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/dynastream/dynastream/attr"
@@ -27,6 +25,7 @@ import (
 	"github.com/dynastream/dynastream/internal/outbox"
 	"github.com/dynastream/dynastream/internal/room"
 	"github.com/dynastream/dynastream/internal/store"
+	"github.com/dynastream/dynastream/replay"
 	"github.com/dynastream/dynastream/stream"
 )
 
@@ -452,41 +451,14 @@ func TestNotifierOnRealStream(t *testing.T) {
 
 func readStream(t *testing.T, sc *dynamodbstreams.Client, arn string, want int) []lambdaevents.DynamoDBEventRecord {
 	t.Helper()
-	ctx := context.Background()
-	var out []lambdaevents.DynamoDBEventRecord
-	deadline := time.Now().Add(10 * time.Second)
-	d, err := sc.DescribeStream(ctx, &dynamodbstreams.DescribeStreamInput{StreamArn: aws.String(arn)})
+	ev, err := replay.Capture(context.Background(), sc, arn)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, sh := range d.StreamDescription.Shards {
-		it, err := sc.GetShardIterator(ctx, &dynamodbstreams.GetShardIteratorInput{StreamArn: aws.String(arn), ShardId: sh.ShardId, ShardIteratorType: streamtypes.ShardIteratorTypeTrimHorizon})
-		if err != nil {
-			t.Fatal(err)
-		}
-		iter := it.ShardIterator
-		for iter != nil && len(out) < want && time.Now().Before(deadline) {
-			res, err := sc.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: iter})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, r := range res.Records {
-				lr, err := attr.LambdaRecord(r, arn)
-				if err != nil {
-					t.Fatal(err)
-				}
-				out = append(out, lr)
-			}
-			iter = res.NextShardIterator
-			if len(res.Records) == 0 {
-				time.Sleep(50 * time.Millisecond)
-			}
-		}
+	if len(ev.Records) != want {
+		t.Fatalf("read %d stream records, want %d", len(ev.Records), want)
 	}
-	if len(out) != want {
-		t.Fatalf("read %d stream records, want %d", len(out), want)
-	}
-	return out
+	return ev.Records
 }
 
 // dataMap returns an event's data as plain JSON values.
