@@ -247,8 +247,8 @@ func TestChatBroadcast(t *testing.T) {
 			return map[string]any{"received": fmt.Sprint(mgmt.received()), "connections": left}, nil
 		},
 	}
-	rep, err := replay.Check(ctx, ev, target, slices.Concat(replay.Schedules(2002, 10), replay.Parallel(replay.Schedules(2003, 10), 10),
-		replay.KinesisSchedules(2004, 3), replay.Parallel(replay.KinesisSchedules(2005, 3), 10)))
+	rep, err := replay.Check(ctx, ev, target, slices.Concat(replay.Schedules(2002, schedules(10, 4)), replay.Parallel(replay.Schedules(2003, schedules(10, 4)), 10),
+		replay.KinesisSchedules(2004, schedules(3, 2)), replay.Parallel(replay.KinesisSchedules(2005, schedules(3, 2)), 10)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -359,8 +359,8 @@ func TestChatPushAuthorization(t *testing.T) {
 			return map[string]any{"received": received, "closed": slices.Sorted(maps.Keys(mgmt.closed)), "connections": left}, err
 		},
 	}
-	rep, err := replay.Check(ctx, removal, target, slices.Concat(replay.Schedules(2701, 8), replay.Parallel(replay.Schedules(2702, 8), 4),
-		replay.KinesisSchedules(2703, 3), replay.Parallel(replay.KinesisSchedules(2704, 3), 4)))
+	rep, err := replay.Check(ctx, removal, target, slices.Concat(replay.Schedules(2701, schedules(8, 4)), replay.Parallel(replay.Schedules(2702, schedules(8, 4)), 4),
+		replay.KinesisSchedules(2703, schedules(3, 2)), replay.Parallel(replay.KinesisSchedules(2704, schedules(3, 2)), 4)))
 	must(err)
 	must(rep.Err())
 	want := map[string]any{"received": "map[alice-1:[m2] dave-1:[m2]]", "closed": []string{"bob-1"},

@@ -189,10 +189,10 @@ func TestCollaborationEmailsExactlyOnce(t *testing.T) {
 			return map[string]any{"emails": sends, "notifications": notes}, nil
 		},
 	}
-	rep, err := replay.Check(ctx, ev, target, slices.Concat(replay.Schedules(404, 10), replay.Parallel(replay.Schedules(405, 10), 10),
+	rep, err := replay.Check(ctx, ev, target, slices.Concat(replay.Schedules(404, schedules(10, 4)), replay.Parallel(replay.Schedules(405, schedules(10, 4)), 10),
 		// as a Kinesis data stream for DynamoDB delivers: records repeated
 		// and one item's out of order
-		replay.KinesisSchedules(406, 4), replay.Parallel(replay.KinesisSchedules(407, 4), 10)))
+		replay.KinesisSchedules(406, schedules(4, 2)), replay.Parallel(replay.KinesisSchedules(407, schedules(4, 2)), 10)))
 	if err != nil {
 		t.Fatal(err)
 	}

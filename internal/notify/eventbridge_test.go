@@ -259,11 +259,11 @@ func TestDomainEventsToEventBridge(t *testing.T) {
 			return lines, nil
 		},
 	}
-	rep, err := replay.Check(ctx, ev, target, slices.Concat(replay.Schedules(5, 10), replay.Parallel(replay.Schedules(6, 10), 10),
+	rep, err := replay.Check(ctx, ev, target, slices.Concat(replay.Schedules(5, schedules(10, 4)), replay.Parallel(replay.Schedules(6, schedules(10, 4)), 10),
 		// as a Kinesis data stream for DynamoDB delivers: records repeated,
 		// one item's out of order; the same events, each once by id, and
 		// changedAt (the record's time to the microsecond) orders each item's
-		replay.KinesisSchedules(7, 4), replay.Parallel(replay.KinesisSchedules(8, 4), 10)))
+		replay.KinesisSchedules(7, schedules(4, 2)), replay.Parallel(replay.KinesisSchedules(8, schedules(4, 2)), 10)))
 	if err != nil {
 		t.Fatal(err)
 	}

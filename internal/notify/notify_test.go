@@ -31,6 +31,16 @@ import (
 
 func TestMain(m *testing.M) { ddbtest.MainLimited(m) }
 
+// schedules is n, or at most short with -short (make test, whose five
+// minutes they would pass); make test-long runs all n, under the race
+// detector.
+func schedules(n, short int) int {
+	if testing.Short() {
+		return min(n, short)
+	}
+	return n
+}
+
 var at = time.Date(2025, 3, 14, 15, 9, 26, 0, time.UTC)
 
 // record builds a stream record as Lambda delivers it.
