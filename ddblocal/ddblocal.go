@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/dynastream/dynastream/ddblocal/internal/child"
 )
 
 // DirEnv names the environment variable that points at the install folder
@@ -151,7 +153,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		args = append(args, "-jar", jar)
 	}
 	cmd := exec.Command("java", append(args, dbArgs...)...)
-	group(cmd)
+	child.Group(cmd)
 	out := o.Output
 	if out == nil {
 		out = io.Discard
@@ -253,11 +255,11 @@ func (s *Server) Stop() error {
 	if s == nil || s.cmd.Process == nil {
 		return nil
 	}
-	terminate(s.cmd.Process)
+	child.Terminate(s.cmd.Process)
 	select {
 	case <-s.done:
 	case <-time.After(5 * time.Second):
-		kill(s.cmd.Process)
+		child.Kill(s.cmd.Process)
 		<-s.done
 	}
 	return nil

@@ -4,7 +4,6 @@ import (
 	"archive/zip"
 	"bytes"
 	"context"
-	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -15,7 +14,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	cfn "github.com/aws/aws-sdk-go-v2/service/cloudformation"
 	cfntypes "github.com/aws/aws-sdk-go-v2/service/cloudformation/types"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -26,6 +24,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/dynastream/dynastream/ddblocal"
+	"github.com/dynastream/dynastream/ddblocal/moto"
 	"github.com/dynastream/dynastream/internal/projections"
 	"github.com/dynastream/dynastream/internal/store"
 	"github.com/dynastream/dynastream/stream"
@@ -42,52 +41,23 @@ import (
 // of this package, and cfn-lint). `make test-long` runs it when
 // moto_server is on PATH and says so when it is not.
 
-// moto is a moto_server on a free loopback port, stopped at the end.
-type moto struct {
+// rehearsal is a moto_server for the rehearsal, stopped at the test's end.
+type rehearsal struct {
 	url string
 	cfg aws.Config
 }
 
-func startMoto(t *testing.T) *moto {
+func startMoto(t *testing.T) *rehearsal {
 	t.Helper()
-	bin, err := exec.LookPath("moto_server")
-	if err != nil {
-		t.Skip("moto_server is not on PATH (pip install 'moto[server]==5.2.1'): the deploy rehearsal did not run")
+	if err := moto.Installed(); err != nil {
+		t.Skip(err.Error() + ": the deploy rehearsal did not run")
 	}
-	port, err := ddblocal.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "-H", "127.0.0.1", "-p", fmt.Sprint(port))
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		if t.Failed() { // moto's own traceback says what it could not do
-			lines := strings.Split(out.String(), "\n")
-			t.Logf("moto_server's last output:\n%s", strings.Join(lines[max(len(lines)-40, 0):], "\n"))
-		}
-	})
-	m := &moto{url: fmt.Sprintf("http://127.0.0.1:%d", port)}
-	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		if resp, err := http.Get(m.url + "/moto-api/"); err == nil {
-			resp.Body.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("moto_server did not answer within a minute:\n%s", out.String())
-		}
-	}
-	m.cfg = aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("test", "test", ""), BaseEndpoint: aws.String(m.url)}
-	return m
+	s := moto.ForTest(t)
+	return &rehearsal{url: s.Endpoint, cfg: s.Config()}
 }
 
 // put stores an object (moto takes unsigned S3 requests).
-func (m *moto) put(t *testing.T, path string, body []byte) {
+func (m *rehearsal) put(t *testing.T, path string, body []byte) {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodPut, m.url+path, bytes.NewReader(body))
 	resp, err := http.DefaultClient.Do(req)
@@ -102,7 +72,7 @@ func (m *moto) put(t *testing.T, path string, body []byte) {
 
 // deploy creates a stack from a template file and waits for it; it returns
 // the physical ids of its resources by logical id.
-func (m *moto) deploy(t *testing.T, name, template string, params map[string]string) map[string]string {
+func (m *rehearsal) deploy(t *testing.T, name, template string, params map[string]string) map[string]string {
 	t.Helper()
 	raw, err := os.ReadFile(template)
 	if err != nil {

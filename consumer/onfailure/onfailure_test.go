@@ -1,14 +1,11 @@
 package onfailure_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,6 +17,7 @@ import (
 
 	"github.com/dynastream/dynastream/consumer/onfailure"
 	"github.com/dynastream/dynastream/ddblocal"
+	"github.com/dynastream/dynastream/ddblocal/moto"
 	"github.com/dynastream/dynastream/stream"
 )
 
@@ -29,77 +27,36 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
-	if moto.cmd != nil {
-		_ = moto.cmd.Process.Kill()
-		_ = moto.cmd.Wait()
-	}
+	motoServer.s.Stop()
 	ddblocal.Teardown()
 	os.Exit(code)
 }
 
-// moto is one moto_server for the package's tests (each makes queues,
-// topics and buckets of its own names).
-var moto struct {
+// motoServer is one moto_server for the package's tests (each makes
+// queues, topics and buckets of its own names).
+var motoServer struct {
 	once sync.Once
-	cmd  *exec.Cmd
-	cfg  aws.Config
-	skip string
+	s    *moto.Server
 	err  error
 	n    atomic.Int32
 }
 
 // unique is a name no other test of the run uses.
-func unique(prefix string) string { return fmt.Sprintf("%s-%d", prefix, moto.n.Add(1)) }
+func unique(prefix string) string { return fmt.Sprintf("%s-%d", prefix, motoServer.n.Add(1)) }
 
-// localMoto is moto_server, started on a free port on first use, as AWS
-// configuration (its SQS, SNS and S3 are real APIs); the test is skipped,
-// saying so, where moto_server is not installed.
+// localMoto is moto_server, started on first use, as AWS configuration
+// (its SQS, SNS and S3 are real APIs); the test is skipped, saying so,
+// where moto_server is not installed.
 func localMoto(t *testing.T) aws.Config {
 	t.Helper()
-	moto.once.Do(startMoto)
-	if moto.skip != "" {
-		t.Skip(moto.skip)
+	motoServer.once.Do(func() { motoServer.s, motoServer.err = moto.Start(context.Background()) })
+	if errors.Is(motoServer.err, moto.ErrNotInstalled) {
+		t.Skip("NOTE: the on-failure destination test did not run: " + motoServer.err.Error())
 	}
-	if moto.err != nil {
-		t.Fatal(moto.err)
+	if motoServer.err != nil {
+		t.Fatal(motoServer.err)
 	}
-	return moto.cfg
-}
-
-func startMoto() {
-	bin, err := exec.LookPath("moto_server")
-	if err != nil {
-		moto.skip = "NOTE: moto_server is not on PATH (pip install 'moto[server]==5.2.1'): the on-failure destination test did not run"
-		return
-	}
-	port, err := ddblocal.FreePort()
-	if err != nil {
-		moto.err = err
-		return
-	}
-	cmd := exec.Command(bin, "-H", "127.0.0.1", "-p", fmt.Sprint(port))
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		moto.err = err
-		return
-	}
-	moto.cmd = cmd
-	url := fmt.Sprintf("http://127.0.0.1:%d", port)
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
-		if resp, err := http.Get(url + "/moto-api/"); err == nil {
-			resp.Body.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			moto.err = fmt.Errorf("moto_server did not answer within a minute:\n%s", out.String())
-			return
-		}
-	}
-	creds := aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
-		return aws.Credentials{AccessKeyID: "test", SecretAccessKey: "test"}, nil
-	})
-	moto.cfg = aws.Config{Region: "us-east-1", Credentials: creds, BaseEndpoint: aws.String(url)}
+	return motoServer.s.Config()
 }
 
 // localSQS is moto_server's SQS and a new queue's URL.

@@ -1,20 +1,15 @@
 package orders_test
 
 import (
-	"bytes"
 	"context"
-	"fmt"
-	"net"
-	"net/http"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	kinesissdk "github.com/aws/aws-sdk-go-v2/service/kinesis"
 
+	"github.com/dynastream/dynastream/ddblocal/moto"
 	"github.com/dynastream/dynastream/examples/orders"
 	"github.com/dynastream/dynastream/replay"
 	"github.com/dynastream/dynastream/stream"
@@ -106,38 +101,8 @@ func btoi(b bool) int {
 }
 
 // motoKinesis starts moto_server (pip's moto[server], which serves Kinesis)
-// on a free loopback port for the test and returns a Kinesis client of it.
+// for the test and returns a Kinesis client of it.
 func motoKinesis(t *testing.T) *kinesissdk.Client {
 	t.Helper()
-	bin, err := exec.LookPath("moto_server")
-	if err != nil {
-		t.Fatal("moto_server is not on PATH (pip install 'moto[server]==5.2.1'): the Kinesis source cannot be tested without it")
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	var out bytes.Buffer
-	cmd := exec.Command(bin, "-H", "127.0.0.1", "-p", fmt.Sprint(port))
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	url := fmt.Sprintf("http://127.0.0.1:%d", port)
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
-		if resp, err := http.Get(url + "/moto-api/"); err == nil {
-			resp.Body.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			cmd.Wait()
-			t.Fatalf("moto_server did not answer within a minute:\n%s", out.String())
-		}
-	}
-	return kinesissdk.New(kinesissdk.Options{Region: "us-east-1", BaseEndpoint: aws.String(url),
-		Credentials: credentials.NewStaticCredentialsProvider("k", "s", "")})
+	return kinesissdk.NewFromConfig(moto.ForTest(t).Config())
 }

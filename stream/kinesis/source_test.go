@@ -1,14 +1,10 @@
 package kinesis_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
-	"net/http"
-	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -16,50 +12,21 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	streamtypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 	sdk "github.com/aws/aws-sdk-go-v2/service/kinesis"
 	"github.com/aws/aws-sdk-go-v2/service/kinesis/types"
 
+	"github.com/dynastream/dynastream/ddblocal/moto"
 	"github.com/dynastream/dynastream/stream"
 	"github.com/dynastream/dynastream/stream/kinesis"
 )
 
 // startMoto starts moto_server (pip's moto[server], which serves Kinesis
-// Data Streams) on a free loopback port and returns a Kinesis client of
-// it; the server stops at the end of the test.
+// Data Streams) for the test and returns a Kinesis client of it.
 func startMoto(t *testing.T) *sdk.Client {
 	t.Helper()
-	bin, err := exec.LookPath("moto_server")
-	if err != nil {
-		t.Fatal("moto_server is not on PATH (pip install 'moto[server]==5.2.1'): the Kinesis source cannot be tested without it")
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	var out bytes.Buffer
-	cmd := exec.Command(bin, "-H", "127.0.0.1", "-p", fmt.Sprint(port))
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	url := fmt.Sprintf("http://127.0.0.1:%d", port)
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
-		if resp, err := http.Get(url + "/moto-api/"); err == nil {
-			resp.Body.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("moto_server did not answer within a minute:\n%s", out.String())
-		}
-	}
-	return sdk.New(sdk.Options{Region: "us-east-1", BaseEndpoint: aws.String(url),
-		Credentials: credentials.NewStaticCredentialsProvider("k", "s", "")})
+	return sdk.NewFromConfig(moto.ForTest(t).Config())
 }
 
 // newStream creates a Kinesis data stream of n shards and returns its ARN.

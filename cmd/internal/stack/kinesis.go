@@ -2,18 +2,15 @@ package stack
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"net/http"
-	"os/exec"
-	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	sdk "github.com/aws/aws-sdk-go-v2/service/kinesis"
 
-	"github.com/dynastream/dynastream/ddblocal"
+	"github.com/dynastream/dynastream/ddblocal/moto"
 	"github.com/dynastream/dynastream/internal/destination"
-	child "github.com/dynastream/dynastream/internal/proc"
 	"github.com/dynastream/dynastream/stream"
 )
 
@@ -32,7 +29,7 @@ type Kinesis struct {
 
 // kinesisSide is the running Kinesis part of a stack.
 type kinesisSide struct {
-	moto   *exec.Cmd
+	moto   *moto.Server
 	dest   *destination.Kinesis
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -42,37 +39,15 @@ type kinesisSide struct {
 // carrying the table's changes into it; it returns the environment the
 // consumers read it by.
 func (s *Stack) startKinesis(ctx context.Context, o Options) ([]string, error) {
-	bin, err := exec.LookPath("moto_server")
+	m, err := moto.Start(ctx)
+	if errors.Is(err, moto.ErrNotInstalled) {
+		return nil, fmt.Errorf("stack: STREAM_SOURCE=kinesis needs moto_server, which serves the Kinesis stream: %w", err)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("stack: STREAM_SOURCE=kinesis needs moto_server on PATH (pip install 'moto[server]==5.2.1'), which serves the Kinesis stream: %w", err)
+		return nil, fmt.Errorf("stack: %w", err)
 	}
-	port, err := ddblocal.FreePort()
-	if err != nil {
-		return nil, err
-	}
-	out := &tail{}
-	cmd := exec.Command(bin, "-H", "127.0.0.1", "-p", fmt.Sprint(port))
-	cmd.Stdout, cmd.Stderr = out, out
-	child.Group(cmd)
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("stack: start moto_server: %w", err)
-	}
-	s.kinesis = &kinesisSide{moto: cmd}
-	endpoint := fmt.Sprintf("http://127.0.0.1:%d", port)
-	for deadline := time.Now().Add(time.Minute); ; {
-		if resp, err := http.Get(endpoint + "/moto-api/"); err == nil {
-			resp.Body.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("stack: moto_server did not answer within a minute:\n%s", out.String())
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
+	s.kinesis = &kinesisSide{moto: m}
+	endpoint := m.Endpoint
 	kc := sdk.NewFromConfig(s.Clients.AWS, func(so *sdk.Options) { so.BaseEndpoint = aws.String(endpoint) })
 	name := o.Table + "-changes"
 	shards := o.Kinesis.Shards
@@ -130,30 +105,6 @@ func (s *Stack) stopKinesis() {
 		n := k.dest.Counts()
 		s.log.Info("the Kinesis destination stopped", "changes", n.Changes, "repeated", n.Repeated, "reordered", n.Reordered)
 	}
-	child.Terminate(k.moto.Process)
-	_ = k.moto.Wait()
+	k.moto.Stop()
 	s.log.Info("moto_server stopped")
-}
-
-// tail keeps the last 64 KB written to it: moto_server's output, which
-// logs every request, for the error that says why it did not start.
-type tail struct {
-	mu sync.Mutex
-	b  []byte
-}
-
-func (t *tail) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.b = append(t.b, p...)
-	if over := len(t.b) - 64<<10; over > 0 {
-		t.b = append(t.b[:0], t.b[over:]...)
-	}
-	return len(p), nil
-}
-
-func (t *tail) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return string(t.b)
 }
