@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 
 	"github.com/dynastream/dynastream/ddblocal"
+	"github.com/dynastream/dynastream/stream"
 )
 
 // callTimes is a stream API that keeps when each GetRecords call was made.
@@ -86,4 +87,44 @@ func TestReaderWaitsOutARefusedRead(t *testing.T) {
 	if refused := lim.Counts().StreamLimited; refused == 0 || refused > seconds+1 {
 		t.Fatalf("%d GetRecords calls refused in %d s, want about one a second (a refused call waits the second out)", refused, seconds)
 	}
+}
+
+// behindFirst is a stream API whose first n GetRecords calls answer an
+// empty page marked behind (stream.MarkBehind) and the same iterator, as
+// Kinesis may answer far from a shard's tip.
+type behindFirst struct {
+	*dynamodbstreams.Client
+	mu sync.Mutex
+	n  int
+}
+
+func (b *behindFirst) GetRecords(ctx context.Context, in *dynamodbstreams.GetRecordsInput, optFns ...func(*dynamodbstreams.Options)) (*dynamodbstreams.GetRecordsOutput, error) {
+	b.mu.Lock()
+	empty := b.n > 0
+	b.n--
+	b.mu.Unlock()
+	if empty {
+		out := &dynamodbstreams.GetRecordsOutput{NextShardIterator: in.ShardIterator}
+		stream.MarkBehind(out)
+		return out, nil
+	}
+	return b.Client.GetRecords(ctx, in, optFns...)
+}
+
+// An empty page short of the shard's tip is a backlog, not the tip: the
+// Runner reads on at once (within ReadsPerSecond), not after its
+// PollInterval, here an hour ("It might take multiple calls to get to a
+// portion of the shard that contains records", GetRecords, the Kinesis
+// Data Streams API Reference). Without the mark it would wait the hour
+// and the records would not come within the test's wait.
+func TestReadsOnWhileBehind(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	putItems(t, f.c.DB, f.table, 0, 3)
+	api := &behindFirst{Client: f.c.Streams, n: 4}
+	rec := &recorder{}
+	r := newRunner(t, api, f.arn, "behind")
+	r.PollInterval = time.Hour
+	start(t, r, rec.handle)
+	waitFor(t, "the records past the empty pages", func() bool { return len(rec.delivered()) == 3 })
 }

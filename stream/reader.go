@@ -99,6 +99,9 @@ type shardReader struct {
 	iter     *string
 	backoff  time.Duration
 	ended    bool // the shard is closed and read to its end
+	// behind: the last read was empty short of the shard's tip
+	// (MarkBehind).
+	behind bool
 	// buf is gathered for the batch window; kept counts the records of it
 	// the filter keeps, and firstBuffered is when the first of them came.
 	buf           []gathered
@@ -295,7 +298,8 @@ func (rd *shardReader) bestCreation(approx time.Time) time.Time {
 // advance moves the reader past a read: its position, the next iterator,
 // whether the shard has ended, and when the shard's end was last reached.
 func (rd *shardReader) advance(out *dynamodbstreams.GetRecordsOutput, readStart time.Time) {
-	if len(out.Records) < fullRead {
+	rd.behind = len(out.Records) == 0 && Behind(out)
+	if len(out.Records) < fullRead && !rd.behind {
 		// A read that returned fewer records than asked for reached the
 		// shard's end (always so on DynamoDB Local; as a rule on
 		// DynamoDB): what comes next was created after it started.
@@ -334,7 +338,8 @@ func (rd *shardReader) flush() bool {
 }
 
 // pace waits before the next read. Read again at once after a full read
-// (a backlog); after an empty one, wait for the poll interval; after one
+// (a backlog) or an empty one short of the tip (MarkBehind: a backlog
+// too); after an empty one, wait for the poll interval; after one
 // in between, wait until what was read is finished, a poll interval at
 // most: reading ahead must not turn into reading the shard in a loop while
 // the handler works, and a consumer that keeps up reads again as soon as
@@ -342,7 +347,7 @@ func (rd *shardReader) flush() bool {
 func (rd *shardReader) pace(ctx context.Context, read int) {
 	r := rd.r
 	switch {
-	case rd.ended || read >= fullRead:
+	case rd.ended || read >= fullRead || rd.behind:
 	case len(rd.buf) > 0 || read == 0:
 		if len(rd.buf) == 0 {
 			rd.sr.windowDue()

@@ -27,6 +27,28 @@ type API interface {
 	GetRecords(ctx context.Context, in *dynamodbstreams.GetRecordsInput, optFns ...func(*dynamodbstreams.Options)) (*dynamodbstreams.GetRecordsOutput, error)
 }
 
+// behindKey is the key MarkBehind sets in a GetRecords answer's metadata.
+type behindKey struct{}
+
+// MarkBehind notes in an empty GetRecords answer of an API over another
+// service that its shard holds records past it: a Kinesis data stream may
+// answer an empty page far from its tip ("It might take multiple calls to
+// get to a portion of the shard that contains records", GetRecords, the
+// Kinesis Data Streams API Reference), and says so with MillisBehindLatest
+// above 0. A Runner reads such a shard again at once (within
+// ReadsPerSecond) rather than after PollInterval, as it does after a full
+// page. DynamoDB Streams has no such field: its pages are taken as they
+// are.
+func MarkBehind(out *dynamodbstreams.GetRecordsOutput) {
+	out.ResultMetadata.Set(behindKey{}, true)
+}
+
+// Behind reports whether MarkBehind marked out.
+func Behind(out *dynamodbstreams.GetRecordsOutput) bool {
+	v, _ := out.ResultMetadata.Get(behindKey{}).(bool)
+	return v
+}
+
 // BatchStats describes one handler call, for metrics.
 type BatchStats struct {
 	Consumer string

@@ -97,7 +97,9 @@ func (s *Source) GetShardIterator(ctx context.Context, in *dynamodbstreams.GetSh
 
 // GetRecords reads a page of the shard and makes of each record's data the
 // stream record it carries. The next iterator is nil once a closed shard
-// is read to its end, as on a DynamoDB stream.
+// is read to its end, as on a DynamoDB stream. An empty page short of the
+// stream's tip (MillisBehindLatest above 0) is marked stream.MarkBehind:
+// the Runner reads on at once rather than after its PollInterval.
 func (s *Source) GetRecords(ctx context.Context, in *dynamodbstreams.GetRecordsInput, _ ...func(*dynamodbstreams.Options)) (*dynamodbstreams.GetRecordsOutput, error) {
 	n := aws.ToInt32(in.Limit)
 	if n <= 0 || n > limit {
@@ -111,7 +113,11 @@ func (s *Source) GetRecords(ctx context.Context, in *dynamodbstreams.GetRecordsI
 	for i, r := range out.Records {
 		recs[i] = Record(r)
 	}
-	return &dynamodbstreams.GetRecordsOutput{Records: recs, NextShardIterator: out.NextShardIterator}, nil
+	page := &dynamodbstreams.GetRecordsOutput{Records: recs, NextShardIterator: out.NextShardIterator}
+	if len(recs) == 0 && aws.ToInt64(out.MillisBehindLatest) > 0 && out.NextShardIterator != nil {
+		stream.MarkBehind(page) // read on at once: records further on
+	}
+	return page, nil
 }
 
 // Record is the DynamoDB stream record a Kinesis record's data carries,

@@ -292,3 +292,44 @@ func messageOf(err error) *string {
 	}
 	return aws.String("")
 }
+
+// page is a Kinesis client whose GetRecords answers out.
+type page struct {
+	fault
+	out *sdk.GetRecordsOutput
+}
+
+func (p page) GetRecords(context.Context, *sdk.GetRecordsInput, ...func(*sdk.Options)) (*sdk.GetRecordsOutput, error) {
+	return p.out, nil
+}
+
+// An empty page with MillisBehindLatest above 0 is short of the stream's
+// tip ("A value of zero indicates that record processing is caught up";
+// "It might take multiple calls to get to a portion of the shard that
+// contains records": GetRecords, the Kinesis Data Streams API Reference):
+// the Source marks it so that the Runner reads on at once. An empty page
+// at the tip, a page with records and a closed shard's end are not marked.
+func TestSourceMarksEmptyPagesBehind(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		name string
+		out  *sdk.GetRecordsOutput
+		want bool
+	}{
+		{"empty, behind", &sdk.GetRecordsOutput{MillisBehindLatest: aws.Int64(86_400_000), NextShardIterator: aws.String("next")}, true},
+		{"empty, at the tip", &sdk.GetRecordsOutput{MillisBehindLatest: aws.Int64(0), NextShardIterator: aws.String("next")}, false},
+		{"empty, no figure", &sdk.GetRecordsOutput{NextShardIterator: aws.String("next")}, false},
+		{"empty, the shard's end", &sdk.GetRecordsOutput{MillisBehindLatest: aws.Int64(5)}, false},
+		{"records, behind", &sdk.GetRecordsOutput{MillisBehindLatest: aws.Int64(5), NextShardIterator: aws.String("next"),
+			Records: []types.Record{{SequenceNumber: aws.String("1"), Data: []byte("not a change")}}}, false},
+	} {
+		src := &kinesis.Source{Client: page{out: c.out}}
+		out, err := src.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: aws.String("it")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := stream.Behind(out); got != c.want {
+			t.Errorf("%s: marked behind %v, want %v", c.name, got, c.want)
+		}
+	}
+}
