@@ -49,6 +49,27 @@ func Behind(out *dynamodbstreams.GetRecordsOutput) bool {
 	return v
 }
 
+// adjacentKey is the key MarkAdjacentParent sets in a DescribeStream
+// answer's metadata.
+type adjacentKey struct{}
+
+// MarkAdjacentParent notes in a DescribeStream answer of an API over
+// another service that shard has a second parent: a Kinesis shard made by
+// merging two has a ParentShardId and an AdjacentParentShardId, and "the
+// parent shards … must be processed before the child" (the Kinesis Data
+// Streams Developer Guide's resharding pages, paraphrased). A Runner then
+// reads the child only once both parents it lists are read to their end,
+// and Shards lists both before it. DynamoDB Streams' shards have one
+// parent.
+func MarkAdjacentParent(out *dynamodbstreams.DescribeStreamOutput, shard, parent string) {
+	m, _ := out.ResultMetadata.Get(adjacentKey{}).(map[string]string)
+	if m == nil {
+		m = map[string]string{}
+		out.ResultMetadata.Set(adjacentKey{}, m)
+	}
+	m[shard] = parent
+}
+
 // BatchStats describes one handler call, for metrics.
 type BatchStats struct {
 	Consumer string
@@ -188,13 +209,12 @@ func (r *Runner) run(ctx context.Context, h Handler, windows WindowHandler, adju
 			}
 			log.Error("describe stream failed; retrying", "err", err)
 		}
-		present := make(map[string]bool, len(shards))
-		for _, s := range shards {
+		present := make(map[string]bool, len(shards.list))
+		for _, s := range shards.list {
 			present[aws.ToString(s.ShardId)] = true
 		}
-		for _, s := range shards {
+		for _, s := range shards.list {
 			id := aws.ToString(s.ShardId)
-			parent := aws.ToString(s.ParentShardId)
 			mu.Lock()
 			skip := running[id] || done[id]
 			mu.Unlock()
@@ -213,13 +233,16 @@ func (r *Runner) run(ctx context.Context, h Handler, windows WindowHandler, adju
 				mu.Unlock()
 				continue
 			}
-			if parent != "" && present[parent] {
-				mu.Lock()
-				parentDone := done[parent]
-				mu.Unlock()
-				if !parentDone {
-					continue // the parent's records come first
+			waiting := false
+			for _, parent := range shards.parents(s) {
+				if present[parent] {
+					mu.Lock()
+					waiting = waiting || !done[parent]
+					mu.Unlock()
 				}
+			}
+			if waiting {
+				continue // the parents' records come first
 			}
 			mu.Lock()
 			running[id] = true

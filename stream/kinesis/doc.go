@@ -33,7 +33,9 @@
 // ({"data": {"dynamodb": …}}) as the patterns of the change, the filter
 // the Runner takes.
 //
-// Not here yet: enhanced fan-out (SubscribeToShard), and a child of two
-// merged shards waits for its ParentShardId only, not also for its
-// AdjacentParentShardId (stream.API's shards have one parent).
+// A child of two merged shards is read after both (its ParentShardId and
+// AdjacentParentShardId: stream.MarkAdjacentParent), a split's children
+// after their parent.
+//
+// Not here yet: enhanced fan-out (SubscribeToShard).
 package kinesis

@@ -53,7 +53,9 @@ var _ stream.API = (*Source)(nil)
 const limit = 1000
 
 // DescribeStream lists every shard of the stream (ListShards, every page)
-// in one answer, each with its parent.
+// in one answer, each with its parent; a merged shard's second parent
+// (AdjacentParentShardId) is marked stream.MarkAdjacentParent, so that the
+// Runner reads the child after both.
 func (s *Source) DescribeStream(ctx context.Context, in *dynamodbstreams.DescribeStreamInput, _ ...func(*dynamodbstreams.Options)) (*dynamodbstreams.DescribeStreamOutput, error) {
 	arn := aws.ToString(in.StreamArn)
 	desc := &streamtypes.StreamDescription{StreamArn: in.StreamArn, StreamStatus: streamtypes.StreamStatusEnabled}
@@ -61,6 +63,7 @@ func (s *Source) DescribeStream(ctx context.Context, in *dynamodbstreams.Describ
 		desc.KeySchema = []streamtypes.KeySchemaElement{{AttributeName: aws.String(s.PartitionKey), KeyType: streamtypes.KeyTypeHash}}
 	}
 	list := &sdk.ListShardsInput{StreamARN: in.StreamArn}
+	adjacent := map[string]string{}
 	for {
 		out, err := s.Client.ListShards(ctx, list)
 		if err != nil {
@@ -72,9 +75,16 @@ func (s *Source) DescribeStream(ctx context.Context, in *dynamodbstreams.Describ
 				shard.SequenceNumberRange = &streamtypes.SequenceNumberRange{StartingSequenceNumber: r.StartingSequenceNumber, EndingSequenceNumber: r.EndingSequenceNumber}
 			}
 			desc.Shards = append(desc.Shards, shard)
+			if p := aws.ToString(sh.AdjacentParentShardId); p != "" {
+				adjacent[aws.ToString(sh.ShardId)] = p
+			}
 		}
 		if out.NextToken == nil {
-			return &dynamodbstreams.DescribeStreamOutput{StreamDescription: desc}, nil
+			page := &dynamodbstreams.DescribeStreamOutput{StreamDescription: desc}
+			for shard, parent := range adjacent { // a merge's second parent
+				stream.MarkAdjacentParent(page, shard, parent)
+			}
+			return page, nil
 		}
 		// "You cannot specify this parameter [StreamName, StreamARN] if
 		// you specify NextToken" (Kinesis API Reference, ListShards)
