@@ -115,7 +115,7 @@ func (s *Source) GetRecords(ctx context.Context, in *dynamodbstreams.GetRecordsI
 	if n <= 0 || n > limit {
 		n = limit
 	}
-	out, err := s.Client.GetRecords(ctx, &sdk.GetRecordsInput{ShardIterator: in.ShardIterator, Limit: aws.Int32(n), StreamARN: s.arn.Load()})
+	out, err := s.Client.GetRecords(ctx, &sdk.GetRecordsInput{ShardIterator: in.ShardIterator, Limit: aws.Int32(n), StreamARN: s.arn.Load()}, noRetryOfThroughput)
 	if err != nil {
 		return nil, streamsError(err)
 	}
@@ -189,6 +189,38 @@ func streamRecord(lr events.DynamoDBEventRecord) (streamtypes.Record, error) {
 		rec.UserIdentity = &streamtypes.Identity{Type: aws.String(id.Type), PrincipalId: aws.String(id.PrincipalID)}
 	}
 	return rec, nil
+}
+
+// noRetryOfThroughput has the SDK hand a read refused for the shard's
+// throughput (ProvisionedThroughputExceededException: "The request rate
+// for the stream is too high, or the requested data is too large for the
+// available throughput. Reduce the frequency or size of your requests",
+// GetRecords, the Kinesis Data Streams API Reference) back at once rather
+// than retry it within the same second, where the shard's five reads a
+// second are spent: the Runner waits it out (as LimitExceededException on
+// a DynamoDB stream).
+func noRetryOfThroughput(o *sdk.Options) {
+	if o.Retryer != nil {
+		o.Retryer = throughputNotRetried{o.Retryer}
+	}
+}
+
+// throughputNotRetried is a retryer that does not retry
+// ProvisionedThroughputExceededException.
+type throughputNotRetried struct{ aws.Retryer }
+
+// GetAttemptToken passes the wrapped retryer's own on (aws.RetryerV2: the
+// adaptive mode's client-side rate limit is kept).
+func (r throughputNotRetried) GetAttemptToken(ctx context.Context) (func(error) error, error) {
+	if v2, ok := r.Retryer.(aws.RetryerV2); ok {
+		return v2.GetAttemptToken(ctx)
+	}
+	return r.Retryer.GetInitialToken(), nil
+}
+
+func (r throughputNotRetried) IsErrorRetryable(err error) bool {
+	var over *types.ProvisionedThroughputExceededException
+	return !errors.As(err, &over) && r.Retryer.IsErrorRetryable(err)
 }
 
 // streamsError is a Kinesis error as the DynamoDB Streams error the Runner

@@ -17,11 +17,16 @@ import (
 	sdk "github.com/aws/aws-sdk-go-v2/service/kinesis"
 	"github.com/aws/aws-sdk-go-v2/service/kinesis/types"
 
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/dynastream/dynastream/ddblocal/moto"
 	"github.com/dynastream/dynastream/stream"
 	"github.com/dynastream/dynastream/stream/kinesis"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strconv"
+	"sync/atomic"
 )
 
 // startMoto starts moto_server (pip's moto[server], which serves Kinesis
@@ -461,6 +466,41 @@ func TestSourceMarksEmptyPagesBehind(t *testing.T) {
 		}
 		if got := stream.Behind(out); got != c.want {
 			t.Errorf("%s: marked behind %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// A read refused for the shard's throughput reaches the Runner at once,
+// as LimitExceededException, which it waits out: the client's own
+// retryer does not spend more of the shard's reads on it within the same
+// second ("Reduce the frequency or size of your requests",
+// ProvisionedThroughputExceededException, GetRecords, the Kinesis Data
+// Streams API Reference). A server error is still the client's to retry.
+func TestSourceLeavesThroughputRefusalsToTheRunner(t *testing.T) {
+	for _, c := range []struct {
+		status   int
+		code     string
+		requests int
+	}{
+		{http.StatusBadRequest, "ProvisionedThroughputExceededException", 1},
+		{http.StatusInternalServerError, "InternalFailure", 3},
+	} {
+		var requests atomic.Int32
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			requests.Add(1)
+			w.Header().Set("Content-Type", "application/x-amz-json-1.1")
+			w.WriteHeader(c.status)
+			fmt.Fprintf(w, `{"__type":%q,"message":"refused"}`, c.code)
+		}))
+		kc := sdk.New(sdk.Options{Region: "us-east-1", BaseEndpoint: aws.String(srv.URL), Credentials: credentials.NewStaticCredentialsProvider("k", "s", ""),
+			Retryer: retry.NewStandard(func(o *retry.StandardOptions) { o.MaxAttempts = 3; o.MaxBackoff = time.Millisecond })})
+		_, err := (&kinesis.Source{Client: kc}).GetRecords(context.Background(), &dynamodbstreams.GetRecordsInput{ShardIterator: aws.String("it")})
+		srv.Close()
+		if err == nil {
+			t.Fatalf("%s: no error", c.code)
+		}
+		if got := int(requests.Load()); got != c.requests {
+			t.Errorf("%s: %d requests, want %d (%v)", c.code, got, c.requests, err)
 		}
 	}
 }
