@@ -195,7 +195,7 @@ load: build dynamodb-local
 # seed corpora (and any crash found, kept in testdata/fuzz) run in `make test`
 # (FuzzWriterAtLimits's, the limit classes, in `make test-long`).
 FUZZTIME     ?= 45s
-FUZZ_TARGETS := ./attr:FuzzRecordConversions ./stream/internal/lambdajson:FuzzDecodeEvent ./internal/events:FuzzChangeMeaning ./internal/store:FuzzCursor ./internal/api:FuzzWriter
+FUZZ_TARGETS := ./attr:FuzzRecordConversions ./stream/internal/lambdajson:FuzzDecodeEvent ./stream/internal/lambdajson:FuzzDecodeChange ./stream:FuzzDecodeKinesisEvent ./internal/events:FuzzChangeMeaning ./internal/store:FuzzCursor ./internal/api:FuzzWriter
 
 fuzz: dynamodb-local
 	@total=0; for t in $(FUZZ_TARGETS); do \

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/dynastream/dynastream/stream/internal/lambdajson"
 )
 
 // A table can stream its changes into a Kinesis data stream ("Change data
@@ -140,42 +142,65 @@ func kinesisRecord(data json.RawMessage, seq, streamARN string) (events.DynamoDB
 // Data that is not a DynamoDB change in JSON, or one without a readable
 // time, is an error.
 func KinesisChange(blob []byte, seq, streamARN string) (events.DynamoDBEventRecord, error) {
+	c, err := lambdajson.DecodeChange(blob) // one pass, the values json.Unmarshal gives
+	if err != nil {
+		if c, err = decodeChange(blob); err != nil { // encoding/json says why
+			return events.DynamoDBEventRecord{}, err
+		}
+	}
+	if c.Record.EventSource != dynamodbSource {
+		return events.DynamoDBEventRecord{}, fmt.Errorf("kinesis.data is %w: its eventSource is %q, not aws:dynamodb", errForeign, c.Record.EventSource)
+	}
+	if c.RecordFormat != "" && c.RecordFormat != "application/json" {
+		return events.DynamoDBEventRecord{}, fmt.Errorf("recordFormat %q: only application/json is read", c.RecordFormat)
+	}
+	at, err := kinesisTime(json.Number(c.Time), c.Precision)
+	if err != nil {
+		return events.DynamoDBEventRecord{}, err
+	}
+	r := c.Record
+	return events.DynamoDBEventRecord{
+		AWSRegion:      r.AWSRegion,
+		EventID:        r.EventID,
+		EventName:      r.EventName,
+		EventSource:    r.EventSource,
+		EventSourceArn: streamARN,
+		UserIdentity:   r.UserIdentity,
+		Change: events.DynamoDBStreamRecord{
+			ApproximateCreationDateTime: events.SecondsEpochTime{Time: at},
+			Keys:                        r.Change.Keys,
+			NewImage:                    r.Change.NewImage,
+			OldImage:                    r.Change.OldImage,
+			SequenceNumber:              seq,
+			SizeBytes:                   r.Change.SizeBytes,
+		},
+	}, nil
+}
+
+// decodeChange decodes a Kinesis record's data with encoding/json (the
+// reference lambdajson.DecodeChange keeps to), for the reason it is
+// refused. aws-lambda-go panics on a binary set with a member that is not
+// a string: that is a refusal too, not a crash of the reader.
+func decodeChange(blob []byte) (_ lambdajson.Change, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("kinesis.data: an attribute value aws-lambda-go cannot read (%v)", p)
+		}
+	}()
 	var c kinesisChange
 	if err := json.Unmarshal(blob, &c); err != nil {
 		var head struct {
 			EventSource string `json:"eventSource"`
 		}
 		if json.Unmarshal(blob, &head) != nil || head.EventSource != dynamodbSource {
-			return events.DynamoDBEventRecord{}, fmt.Errorf("kinesis.data is %w (%v)", errForeign, err)
+			return lambdajson.Change{}, fmt.Errorf("kinesis.data is %w (%v)", errForeign, err)
 		}
-		return events.DynamoDBEventRecord{}, fmt.Errorf("kinesis.data: %w", err)
+		return lambdajson.Change{}, fmt.Errorf("kinesis.data: %w", err)
 	}
-	if c.EventSource != dynamodbSource {
-		return events.DynamoDBEventRecord{}, fmt.Errorf("kinesis.data is %w: its eventSource is %q, not aws:dynamodb", errForeign, c.EventSource)
-	}
-	if c.RecordFormat != "" && c.RecordFormat != "application/json" {
-		return events.DynamoDBEventRecord{}, fmt.Errorf("recordFormat %q: only application/json is read", c.RecordFormat)
-	}
-	at, err := kinesisTime(c.Change.ApproximateCreationDateTime, c.Change.ApproximateCreationDateTimePrecision)
-	if err != nil {
-		return events.DynamoDBEventRecord{}, err
-	}
-	return events.DynamoDBEventRecord{
-		AWSRegion:      c.AWSRegion,
-		EventID:        c.EventID,
-		EventName:      c.EventName,
-		EventSource:    c.EventSource,
-		EventSourceArn: streamARN,
-		UserIdentity:   c.UserIdentity,
-		Change: events.DynamoDBStreamRecord{
-			ApproximateCreationDateTime: events.SecondsEpochTime{Time: at},
-			Keys:                        c.Change.Keys,
-			NewImage:                    c.Change.NewImage,
-			OldImage:                    c.Change.OldImage,
-			SequenceNumber:              seq,
-			SizeBytes:                   c.Change.SizeBytes,
-		},
-	}, nil
+	out := lambdajson.Change{RecordFormat: c.RecordFormat, Time: string(c.Change.ApproximateCreationDateTime), Precision: c.Change.ApproximateCreationDateTimePrecision}
+	out.Record = events.DynamoDBEventRecord{AWSRegion: c.AWSRegion, EventID: c.EventID, EventName: c.EventName, EventSource: c.EventSource, UserIdentity: c.UserIdentity,
+		Change: events.DynamoDBStreamRecord{Keys: c.Change.Keys, NewImage: c.Change.NewImage, OldImage: c.Change.OldImage, SizeBytes: c.Change.SizeBytes}}
+	return out, nil
 }
 
 // KinesisData is what DynamoDB writes into a Kinesis record for the change

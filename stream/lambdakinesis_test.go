@@ -127,7 +127,7 @@ func ddbChange(pk string, extra string) []byte {
 // A Kinesis record that is not a DynamoDB change it can read (data that
 // is not JSON or some other producer's, a format or precision it does not
 // know, a time missing or past 2262, an attribute value that does not
-// decode) goes to the dead letters
+// decode, or one aws-lambda-go panics on) goes to the dead letters
 // with the raw record; the others reach the handler. An event none of
 // whose records is a DynamoDB change fails: the function reads a stream
 // some other producer writes.
@@ -141,6 +141,8 @@ func TestLambdaHandlerIsolatesKinesisRecordsItCannotRead(t *testing.T) {
 		kinesisRecordJSON("1006", ddbChange("c", "")),
 		kinesisRecordJSON("1007", []byte(`{"eventSource":"aws:dynamodb","dynamodb":{"Keys":{"PK":{"S":"d"}}}}`)),
 		kinesisRecordJSON("1008", []byte(`{"eventSource":"aws:dynamodb","dynamodb":{"ApproximateCreationDateTime":9223372036854775807,"ApproximateCreationDateTimePrecision":"MICROSECOND","Keys":{"PK":{"S":"e"}}}}`)),
+		// a binary set member that is not a string: aws-lambda-go panics on it
+		kinesisRecordJSON("1009", []byte(`{"eventSource":"aws:dynamodb","dynamodb":{"ApproximateCreationDateTime":1,"Keys":{"PK":{"BS":[1]}}}}`)),
 	}, ",") + `]}`
 	var got []string
 	h := func(_ context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
@@ -164,7 +166,7 @@ func TestLambdaHandlerIsolatesKinesisRecordsItCannotRead(t *testing.T) {
 			t.Errorf("dead letter %+v: want the raw record and the stream", d)
 		}
 	}
-	if strings.Join(dead, ",") != "1002,1003,1004,1005,1007,1008" {
+	if strings.Join(dead, ",") != "1002,1003,1004,1005,1007,1008,1009" {
 		t.Errorf("dead-lettered %v", dead)
 	}
 
@@ -183,6 +185,7 @@ func FuzzDecodeKinesisEvent(f *testing.F) {
 	f.Add([]byte(`{"Records":[` + kinesisRecordJSON("1", []byte(`{"eventSource":"aws:dynamodb","dynamodb":{"ApproximateCreationDateTime":-1}}`)) + `]}`))
 	f.Add([]byte(`{"Records":[` + kinesisRecordJSON("1", []byte(`{"eventSource":"aws:dynamodb","dynamodb":{"ApproximateCreationDateTime":1e400}}`)) + `]}`))
 	f.Add([]byte(`{"Records":[` + kinesisRecordJSON("1", []byte(`{"eventSource":"aws:dynamodb","dynamodb":{"ApproximateCreationDateTime":9223372036854775807,"ApproximateCreationDateTimePrecision":"MICROSECOND"}}`)) + `]}`))
+	f.Add([]byte(`{"Records":[` + kinesisRecordJSON("1", []byte(`{"eventSource":"aws:dynamodb","dynamodb":{"ApproximateCreationDateTime":1,"Keys":{"PK":{"BS":[1]}}}}`)) + `]}`))
 	f.Fuzz(func(t *testing.T, payload []byte) {
 		ev, bad, err := stream.DecodeKinesisEvent(payload)
 		if err != nil {
