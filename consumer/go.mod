@@ -28,6 +28,6 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/internal/presigned-url v1.14.9 // indirect
 	github.com/aws/aws-sdk-go-v2/service/internal/s3shared v1.20.9 // indirect
 	github.com/aws/smithy-go v1.28.8 // indirect
-	github.com/dynastream/dynastream/attr v0.1.0 // indirect
+	github.com/dynastream/dynastream/attr v0.1.0
 	github.com/go-json-experiment/json v1.27.2 // indirect
 )

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/dynastream/dynastream/attr"
 )
 
 // FailureRecord is what Lambda's event source mapping sends to its
@@ -171,7 +172,7 @@ func (fr *FailureRecord) UnmarshalJSON(b []byte) error {
 		plain
 		KinesisBatchInfo *StreamBatchInfo `json:"KinesisBatchInfo"`
 	}
-	if err := json.Unmarshal(b, &v); err != nil {
+	if err := attr.UnmarshalJSON(b, &v); err != nil { // a dead letter may hold what aws-lambda-go panics on
 		return err
 	}
 	*fr = FailureRecord(v.plain)

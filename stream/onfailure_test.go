@@ -216,3 +216,15 @@ func TestReportBatchItemFailuresOff(t *testing.T) {
 		})
 	}
 }
+
+// A failure record read back from a queue or a bucket is input like any
+// other: one whose keys hold what aws-lambda-go's attribute decoding
+// panics on (a binary set member that is not a string) is an error, not a
+// crash of the redrive that reads it.
+func TestFailureRecordRefusesWhatPanicsAWSLambdaGo(t *testing.T) {
+	var fr stream.FailureRecord
+	err := json.Unmarshal([]byte(`{"DDBStreamBatchInfo":{"shardId":"s"},"bootstrapKeys":[{"PK":{"BS":[{}]}}]}`), &fr)
+	if err == nil {
+		t.Fatal("a binary set of an object was read")
+	}
+}

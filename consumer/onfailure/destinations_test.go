@@ -468,3 +468,15 @@ func TestWindowStateTooLargeForAMessage(t *testing.T) {
 		}
 	}
 }
+
+// An object of the bucket whose payload holds what aws-lambda-go's
+// attribute decoding panics on (a binary set member that is not a string)
+// is refused with an error, as a malformed object is: the redrive goes on
+// to the next.
+func TestReadS3RecordRefusesWhatPanicsAWSLambdaGo(t *testing.T) {
+	body := `{"requestContext":{"condition":"RetryAttemptsExhausted"},"DDBStreamBatchInfo":{"shardId":"s","streamArn":"arn","startSequenceNumber":"1","endSequenceNumber":"1","batchSize":1},` +
+		`"payload":"{\"Records\":[{\"dynamodb\":{\"Keys\":{\"PK\":{\"BS\":[1]}}}}]}"}`
+	if _, err := onfailure.ReadS3Record([]byte(body)); err == nil {
+		t.Fatal("a payload with a binary set of a number was read")
+	}
+}

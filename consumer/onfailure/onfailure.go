@@ -262,7 +262,7 @@ func failureRecord(body string) (stream.FailureRecord, error) {
 		body = env.Message
 	}
 	var fr stream.FailureRecord
-	if err := json.Unmarshal([]byte(body), &fr); err != nil {
+	if err := json.Unmarshal([]byte(body), &fr); err != nil { // FailureRecord.UnmarshalJSON: a panic of aws-lambda-go is an error
 		return fr, err
 	}
 	b := fr.BatchInfo

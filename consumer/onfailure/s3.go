@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/dynastream/dynastream/attr"
 	"github.com/dynastream/dynastream/stream"
 )
 
@@ -100,7 +101,7 @@ func ReadS3Record(body []byte) (S3Record, error) {
 	if len(p) == 0 || string(p) == "null" {
 		return r, errors.New("no payload: the object holds no records")
 	}
-	if err := json.Unmarshal(p, &r.Payload); err != nil {
+	if err := attr.UnmarshalJSON(p, &r.Payload); err != nil { // what aws-lambda-go panics on is an error
 		return r, fmt.Errorf("payload: %w", err)
 	}
 	if len(r.Payload.Records) == 0 {
